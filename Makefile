@@ -1,0 +1,42 @@
+# Two commands on a fresh machine: `make demo` and `make test`. Both set up .venv first.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+PLUGINS := $(sort $(wildcard plugins/recall-kit-*))
+EXAMPLE_PLUGIN := $(wildcard examples/recall-kit-example)
+STAMP := $(VENV)/.installed
+RESULTS := results
+DEMO_DATA := examples/memories
+
+.PHONY: setup demo test bench bench-full lint clean
+
+$(STAMP): pyproject.toml $(wildcard plugins/*/pyproject.toml) $(wildcard examples/recall-kit-example/pyproject.toml)
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	# The CPU build of torch that these machines carry, pinned first so no dependency pulls a CUDA build.
+	$(PIP) install --quiet torch==2.13.0
+	$(PIP) install --quiet -e ".[test]" $(foreach p,$(PLUGINS),-e "$(p)[test]")
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+demo: setup
+	$(VENV)/bin/recall-kit eval --dataset $(DEMO_DATA) --retriever fts5 --json $(RESULTS)/fts5.json
+	$(VENV)/bin/recall-kit eval --dataset $(DEMO_DATA) --retriever fts5+dense+graph --fusion rrf --json $(RESULTS)/hybrid.json
+	$(VENV)/bin/recall-kit compare $(RESULTS)/fts5.json $(RESULTS)/hybrid.json --metrics recall@10,ndcg@10,mrr
+
+test: setup
+	$(PY) -m pytest tests $(foreach p,$(PLUGINS),$(p)/tests) $(foreach p,$(EXAMPLE_PLUGIN),$(p)/tests)
+
+bench: setup
+	$(PY) benchmarks/run_all.py --quick
+
+bench-full: setup
+	$(PY) benchmarks/run_all.py
+
+lint: setup
+	$(PY) -m ruff check recall_kit plugins
+	$(PY) -m mypy recall_kit
+
+clean:
+	rm -rf $(VENV) $(RESULTS)

@@ -1,0 +1,113 @@
+"""Adapters that let a plain object with `retrieve(query, k)`, or a bare callable, act as a Retriever,
+and the loader for `--retriever package.module:Name`."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from recall_kit.errors import SpecError
+from recall_kit.types import Corpus, Hit, Retriever
+
+
+def coerce_hits(output: Iterable[Any], k: int) -> list[Hit]:
+    """Turn what a retriever returned into at most `k` hits, first occurrence of an id kept.
+
+    Accepts `Hit`s, `(id, score)` pairs, or bare ids (scored 1/rank, so the order is kept).
+    """
+    hits: list[Hit] = []
+    seen: set[str] = set()
+    for rank, item in enumerate(output, start=1):
+        if isinstance(item, Hit):
+            hit = Hit(str(item.id), float(item.score))
+        elif isinstance(item, tuple) and len(item) == 2:
+            hit = Hit(str(item[0]), float(item[1]))
+        else:
+            hit = Hit(str(item), 1.0 / rank)
+        if hit.id in seen:
+            continue
+        seen.add(hit.id)
+        hits.append(hit)
+        if len(hits) >= k:
+            break
+    return hits
+
+
+class ObjectAdapter(Retriever):
+    """Wraps an object with `search(query, k)` or `retrieve(query, k)` (and maybe `build_index`)."""
+
+    def __init__(self, target: Any) -> None:
+        super().__init__()
+        self.target = target
+
+    def build_index(self, corpus: Corpus) -> None:
+        for method in ("build_index", "index", "fit"):
+            if callable(getattr(self.target, method, None)):
+                getattr(self.target, method)(corpus)
+                return
+
+    def search(self, query: str, k: int) -> list[Hit]:
+        method = getattr(self.target, "search", None) or self.target.retrieve
+        return coerce_hits(method(query, k), k)
+
+    def search_many(self, queries, k):  # type: ignore[no-untyped-def]
+        if callable(getattr(self.target, "search_many", None)):
+            return [coerce_hits(hits, k) for hits in self.target.search_many(list(queries), k)]
+        return [self.search(query, k) for query in queries]
+
+    def index_size_bytes(self) -> int | None:
+        method = getattr(self.target, "index_size_bytes", None)
+        return method() if callable(method) else None
+
+    def close(self) -> None:
+        method = getattr(self.target, "close", None)
+        if callable(method):
+            method()
+
+
+class CallableAdapter(Retriever):
+    """Wraps a bare callable `fn(query, k)` returning ids, `(id, score)` pairs or hits."""
+
+    def __init__(self, function: Callable[[str, int], Iterable[Any]]) -> None:
+        super().__init__()
+        self.function = function
+
+    def build_index(self, corpus: Corpus) -> None:
+        """A bare callable searches an index of its own; there is nothing to build."""
+
+    def search(self, query: str, k: int) -> list[Hit]:
+        return coerce_hits(self.function(query, k), k)
+
+
+def load_object(path: str) -> Any:
+    """Import `package.module:Name` (the name may be dotted: `module:Outer.Inner`)."""
+    module_name, _, attribute = path.partition(":")
+    if not module_name or not attribute:
+        raise SpecError(f"Bad retriever path {path!r}: expected package.module:Name.")
+    try:
+        target: Any = importlib.import_module(module_name)
+    except ImportError as error:
+        raise SpecError(f"Cannot import {module_name!r} for retriever {path!r}: {error}") from None
+    for part in attribute.split("."):
+        if not hasattr(target, part):
+            raise SpecError(f"Module {module_name!r} has no attribute {attribute!r}.")
+        target = getattr(target, part)
+    return target
+
+
+def make_factory(target: Any) -> tuple[Callable[[Any], Retriever], type]:
+    """A factory `options -> Retriever` for a registered or loaded object, and its Options class."""
+    if inspect.isclass(target) and issubclass(target, Retriever):
+        return target, target.Options
+    if inspect.isclass(target):
+        return (lambda options: ObjectAdapter(target())), type(None)
+    if hasattr(target, "search") or hasattr(target, "retrieve"):
+        return (lambda options: ObjectAdapter(target)), type(None)
+    if callable(target):
+        return (lambda options: CallableAdapter(target)), type(None)
+    raise SpecError(
+        f"{target!r} is not a retriever: expected a Retriever subclass, an object with "
+        "search() or retrieve(), or a callable (query, k) -> ids."
+    )

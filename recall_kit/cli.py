@@ -1,0 +1,297 @@
+"""The `recall-kit` command line: parses, looks names up, calls the library, prints."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import click
+import typer
+import typer.core
+
+from recall_kit.errors import RecallKitError
+
+
+class _Group(typer.core.TyperGroup):
+    """Turns a user's mistake (a RecallKitError) into one line on stderr and exit status 2.
+
+    `--debug` shows the traceback instead; an unexpected error is one line and status 1.
+    """
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
+            raise
+        except RecallKitError as error:
+            if ctx.params.get("debug"):
+                raise
+            typer.echo(f"Error: {error}", err=True)
+            raise typer.Exit(2) from None
+        except KeyboardInterrupt:
+            typer.echo("Interrupted.", err=True)
+            raise typer.Exit(130) from None
+        except Exception as error:
+            if ctx.params.get("debug"):
+                raise
+            typer.echo(
+                f"Error: unexpected {type(error).__name__}: {error} (rerun with --debug for the traceback)",
+                err=True,
+            )
+            raise typer.Exit(1) from None
+
+
+app = typer.Typer(
+    cls=_Group,
+    help="Decide, with evidence, whether a change to your retrieval is real.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+    rich_markup_mode=None,
+)
+dataset_app = typer.Typer(help="Check, describe and convert datasets.", no_args_is_help=True,
+                          rich_markup_mode=None)
+app.add_typer(dataset_app, name="dataset")
+
+
+@app.callback()
+def _root(
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks instead of one-line errors.")] = False,
+) -> None:
+    """Decide, with evidence, whether a change to your retrieval is real."""
+
+
+def _split_names(values: list[str] | None) -> list[str] | None:
+    if not values:
+        return None
+    names = [name.strip() for value in values for name in value.split(",") if name.strip()]
+    return names or None
+
+
+def emit_report(report: Any, reporter_name: str, output: Path | None = None) -> None:
+    """Render `report` with the named reporter; print it, or write it atomically to `output`."""
+    from recall_kit import registry
+    from recall_kit.fileio import write_text_atomic
+
+    reporter = registry.reporters.get(reporter_name).obj()
+    text = reporter.render(report)
+    if output is None:
+        typer.echo(text, nl=False)
+    else:
+        write_text_atomic(output, text)
+        typer.echo(f"Wrote {output}", err=True)
+
+
+@app.command("eval")
+def eval_command(
+    dataset: Annotated[Path, typer.Option("--dataset", "-d", help="Dataset folder (corpus.jsonl, queries.jsonl, qrels.jsonl).")],
+    retriever: Annotated[str | None, typer.Option("--retriever", "-r", help="Legs joined by '+': fts5, fts5+dense, pkg.module:Class.")] = None,
+    fusion: Annotated[list[str] | None, typer.Option("--fusion", "-f", help="Fusion step; repeat to chain (rrf, then exact-bonus).")] = None,
+    weights: Annotated[str | None, typer.Option("--weights", "-w", help="Leg weights: fts5=1,dense=0.5.")] = None,
+    option: Annotated[list[str] | None, typer.Option("--option", "-o", help="NAME.KEY=VALUE for a leg or fusion: dense.model=PATH, rrf.k=60.")] = None,
+    config: Annotated[Path | None, typer.Option("--config", "-c", help="TOML experiment file; flags override it.")] = None,
+    k: Annotated[int, typer.Option("--k", "-k", help="Ranking depth scored.")] = 20,
+    metrics: Annotated[list[str] | None, typer.Option("--metrics", "-m", help="Metrics, comma-separated: recall@10,ndcg@10,mrr.")] = None,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write the result JSON here.")] = None,
+    run_out: Annotated[Path | None, typer.Option("--run", help="Write a TREC run file here.")] = None,
+    report: Annotated[str, typer.Option("--report", help="Output format: table, markdown, csv, json, ...")] = "table",
+    output: Annotated[Path | None, typer.Option("--output", help="Write the report here instead of stdout.")] = None,
+    latency_sample: Annotated[int, typer.Option("--latency-sample", help="Queries timed one at a time (0: none, -1: all).")] = 200,
+    seed: Annotated[int, typer.Option("--seed", help="Recorded in the manifest; used by seeded plugins.")] = 0,
+    progress: Annotated[bool | None, typer.Option("--progress/--no-progress", help="Progress bar on stderr (default: when a terminal).")] = None,
+) -> None:
+    """Run a retriever (or a fused system) on a dataset and score it per stratum."""
+    from recall_kit import registry
+    from recall_kit.dataset import load_dataset
+    from recall_kit.errors import SpecError
+    from recall_kit.runner import run_benchmark
+    from recall_kit.system import (
+        SystemSpec, build_system, load_config, merge_specs, parse_option_assignments, parse_weights,
+    )
+
+    registry.reporters.get(report)  # an unknown reporter fails before any work is done
+    base = load_config(config) if config else None
+    if retriever is None and base is None:
+        raise SpecError("Missing --retriever (or --config with [system] retriever).")
+    override = SystemSpec(
+        retriever=retriever or "",
+        fusions=list(fusion or []),
+        weights=parse_weights(weights),
+        options=parse_option_assignments(option or []),
+    )
+    spec = merge_specs(base, override)
+    system = build_system(spec)
+    loaded = load_dataset(dataset)
+    result = run_benchmark(
+        system, loaded, k=k, metrics=_split_names(metrics),
+        latency_sample=None if latency_sample < 0 else latency_sample,
+        show_progress=progress, seed=seed,
+    )
+    if json_out is not None:
+        result.save(json_out)
+        typer.echo(f"Wrote {json_out}", err=True)
+    if run_out is not None:
+        from recall_kit.trec import write_run
+        from recall_kit.types import Hit
+
+        rankings = {
+            q["query_id"]: [Hit(doc, score) for doc, score in zip(q["ranking"], q["scores"], strict=True)]
+            for q in result.data["queries"]
+        }
+        write_run(run_out, rankings, tag=spec.retriever)
+        typer.echo(f"Wrote {run_out}", err=True)
+    emit_report(result.report(), report, output)
+
+
+@app.command("score")
+def score_command(
+    qrels: Annotated[Path, typer.Option("--qrels", help="TREC qrels file: qid iter docid rel.")],
+    run: Annotated[Path, typer.Option("--run", help="TREC run file: qid Q0 docid rank score tag.")],
+    metrics: Annotated[list[str] | None, typer.Option("--metrics", "-m", help="Metrics, comma-separated.")] = None,
+    complete: Annotated[bool, typer.Option("--complete", "-c", help="Average over every qrels query; missing ones score 0 (trec_eval -c).")] = False,
+    per_query: Annotated[bool, typer.Option("--per-query", "-q", help="Also show each query's values (trec_eval -q).")] = False,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write per-query and mean values as JSON here.")] = None,
+    report: Annotated[str, typer.Option("--report", help="Output format.")] = "table",
+) -> None:
+    """Score a TREC run file against TREC qrels, as trec_eval does."""
+    from recall_kit import registry
+    from recall_kit.evaluation import score_trec_files
+    from recall_kit.fileio import write_json_atomic
+    from recall_kit.types import Report, ReportTable
+
+    registry.reporters.get(report)
+    query_ids, values, overall = score_trec_files(qrels, run, _split_names(metrics), complete=complete)
+    names = list(values)
+    rows = [["all", overall.get("n", len(query_ids)), *(f"{overall[name]:.4f}" for name in names)]]
+    if per_query:
+        rows += [[qid, 1, *(f"{values[name][i]:.4f}" for name in names)] for i, qid in enumerate(query_ids)]
+    data = {
+        "qrels": str(qrels), "run": str(run), "complete": complete, "overall": overall,
+        "queries": {qid: {name: float(values[name][i]) for name in names} for i, qid in enumerate(query_ids)},
+    }
+    if json_out is not None:
+        write_json_atomic(json_out, data)
+        typer.echo(f"Wrote {json_out}", err=True)
+    table = ReportTable(title=f"{run.name} against {qrels.name}", headers=["query", "n", *names], rows=rows)
+    emit_report(Report(title="recall-kit score", tables=[table], data=data), report)
+
+
+@app.command("plugins")
+def plugins_command(
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """List installed plugins, what each registers, and any that failed to load."""
+    from recall_kit import plugins, registry
+
+    infos = plugins.plugin_infos()
+    provides: dict[str, dict[str, list[str]]] = {}
+    for kind, reg in registry.REGISTRIES.items():
+        for name, registration in reg.all().items():
+            provides.setdefault(registration.plugin, {}).setdefault(kind, []).append(name)
+    for info in infos:
+        info["registers"] = provides.get(str(info["name"]), {})
+    errors = dict(plugins.load_errors)
+    if as_json:
+        typer.echo(json.dumps({"plugins": infos, "errors": errors}, indent=2))
+        return
+    from tabulate import tabulate
+
+    rows = []
+    for info in infos:
+        registers = "; ".join(f"{kind}: {', '.join(names)}" for kind, names in info["registers"].items())
+        rows.append([info["name"], info["version"] or ("built-in" if info["builtin"] else ""), registers or ", ".join(info["hooks"])])
+    typer.echo(tabulate(rows, headers=["plugin", "version", "registers"], tablefmt="simple"))
+    for name, message in errors.items():
+        typer.echo(f"failed to load: {name}: {message}", err=True)
+
+
+@app.command("list")
+def list_command(
+    kind: Annotated[str, typer.Argument(help="retrievers, fusions, metrics, reporters or importers.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """List the registered names of one kind, with the plugin that provides each."""
+    from recall_kit import registry
+    from recall_kit.errors import UnknownNameError
+
+    if kind not in registry.REGISTRIES:
+        error = UnknownNameError(kind, list(registry.REGISTRIES))
+        raise RecallKitError(str(error).replace("name", "kind", 1).replace(" See 'recall-kit plugins'.", ""))
+    entries = registry.REGISTRIES[kind].all()
+    rows = [[name, reg.plugin, reg.description] for name, reg in entries.items()]
+    if as_json:
+        typer.echo(json.dumps([dict(zip(["name", "plugin", "description"], row, strict=True)) for row in rows], indent=2))
+        return
+    from tabulate import tabulate
+
+    typer.echo(tabulate(rows, headers=["name", "plugin", "description"], tablefmt="simple"))
+
+
+@dataset_app.command("validate")
+def dataset_validate(
+    path: Annotated[Path, typer.Argument(help="Dataset folder.")],
+) -> None:
+    """Check a dataset: JSON, required fields, duplicate ids, referential integrity."""
+    from recall_kit.dataset import read_dataset
+
+    dataset, problems = read_dataset(path)
+    for problem in problems:
+        typer.echo(str(problem), err=True)
+    if problems:
+        typer.echo(f"{len(problems)} problem(s) in {path}", err=True)
+        raise typer.Exit(1)
+    assert dataset is not None
+    typer.echo(
+        f"ok: {len(dataset.corpus)} memories ({dataset.dropped_sensitive} sensitive dropped), "
+        f"{len(dataset.queries)} queries in {len(dataset.strata)} strata, fingerprint {dataset.fingerprint[:12]}"
+    )
+    for warning in dataset.warnings:
+        typer.echo(f"warning: {warning}", err=True)
+
+
+@dataset_app.command("stats")
+def dataset_stats_command(
+    path: Annotated[Path, typer.Argument(help="Dataset folder.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Aggregate numbers about a dataset (never any memory or query text)."""
+    from recall_kit.dataset import dataset_stats, load_dataset
+
+    stats = dataset_stats(load_dataset(path))
+    if as_json:
+        typer.echo(json.dumps(stats, indent=2))
+        return
+    from tabulate import tabulate
+
+    rows = [[key, value] for key, value in stats.items() if not isinstance(value, dict)]
+    typer.echo(tabulate(rows, tablefmt="plain"))
+    strata_rows = [[s, d["queries"], d["relevant_per_query"]["mean"]] for s, d in stats["strata_detail"].items()]
+    typer.echo("")
+    typer.echo(tabulate(strata_rows, headers=["stratum", "queries", "relevant/query"], tablefmt="simple"))
+    for key in ("memory_words", "query_words", "relevant_per_query"):
+        typer.echo(f"{key}: " + ", ".join(f"{k}={v}" for k, v in stats[key].items()))
+
+
+_commands_registered = False
+
+
+def get_app() -> typer.Typer:
+    """The app with every plugin's commands added (once)."""
+    global _commands_registered
+    if not _commands_registered:
+        from recall_kit.plugins import load_plugins
+
+        _commands_registered = True
+        load_plugins().hook.register_commands(app=app)
+    return app
+
+
+def main() -> None:
+    try:
+        application = get_app()
+    except RecallKitError as error:
+        print(f"Error: {error}", file=sys.stderr)
+        raise SystemExit(2) from None
+    application()

@@ -1,0 +1,422 @@
+"""Loading, validating, fingerprinting and describing a dataset folder (corpus, queries, qrels)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from recall_kit.errors import DatasetError
+from recall_kit.types import Corpus, Memory, Qrels, Query
+
+CORPUS_FILE = "corpus.jsonl"
+QUERIES_FILE = "queries.jsonl"
+QRELS_FILE = "qrels.jsonl"
+
+_MEMORY_FIELDS = {
+    "id", "content", "category", "tags", "expanded_keywords", "importance", "scope",
+    "parent_id", "created_at", "is_sensitive",
+}
+_QUERY_FIELDS = {"query_id", "text", "stratum", "scope"}
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a dataset, located as `file:line` (line 0: the file as a whole)."""
+
+    file: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: {self.message}" if self.line else f"{self.file}: {self.message}"
+
+
+@dataclass
+class Dataset:
+    """A loaded, validated dataset. Sensitive memories are already gone."""
+
+    path: Path
+    corpus: Corpus
+    queries: list[Query]
+    qrels: Qrels
+    dropped_sensitive: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    @property
+    def strata(self) -> list[str]:
+        return sorted({query.stratum for query in self.queries})
+
+    @property
+    def has_scopes(self) -> bool:
+        return any(memory.scope is not None for memory in self.corpus)
+
+    @property
+    def has_parents(self) -> bool:
+        return any(memory.parent_id is not None for memory in self.corpus)
+
+    @property
+    def fingerprint(self) -> str:
+        """sha256 over the corpus fingerprint, the queries and the qrels, canonically encoded."""
+        digest = hashlib.sha256(self.corpus.fingerprint.encode())
+        for query in sorted(self.queries, key=lambda q: q.query_id):
+            digest.update(_canonical([query.query_id, query.text, query.stratum, query.scope]))
+        for query_id in sorted(self.qrels):
+            digest.update(_canonical([query_id, sorted(self.qrels[query_id].items())]))
+        return digest.hexdigest()
+
+    def describe(self) -> dict[str, Any]:
+        """The result's `dataset` section."""
+        return {
+            "name": self.name,
+            "path": str(self.path),
+            "fingerprint": self.fingerprint,
+            "corpus_fingerprint": self.corpus.fingerprint,
+            "memories": len(self.corpus),
+            "queries": len(self.queries),
+            "strata": {
+                stratum: count
+                for stratum, count in sorted(Counter(q.stratum for q in self.queries).items())
+            },
+            "dropped_sensitive": self.dropped_sensitive,
+        }
+
+
+def _canonical(value: Any) -> bytes:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def fingerprint_memories(memories: Sequence[Memory]) -> str:
+    """sha256 over every memory's fields in id order (text included, so any edit changes it)."""
+    digest = hashlib.sha256()
+    for memory in sorted(memories, key=lambda m: m.id):
+        digest.update(
+            _canonical(
+                [
+                    memory.id, memory.content, memory.category, list(memory.tags),
+                    memory.expanded_keywords, memory.importance, memory.scope, memory.parent_id,
+                    memory.created_at,
+                ]
+            )
+        )
+    return digest.hexdigest()
+
+
+def _read_jsonl(path: Path, problems: list[Problem]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield (line number, object) for each non-blank line; record malformed lines as problems."""
+    name = path.name
+    try:
+        handle = path.open(encoding="utf-8")
+    except FileNotFoundError:
+        problems.append(Problem(name, 0, f"missing (expected {path})"))
+        return
+    except OSError as error:
+        problems.append(Problem(name, 0, f"cannot be read ({error.strerror})"))
+        return
+    with handle:
+        try:
+            for number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    value = json.loads(line)
+                except json.JSONDecodeError as error:
+                    problems.append(Problem(name, number, f"not valid JSON ({error.msg})"))
+                    continue
+                if not isinstance(value, dict):
+                    problems.append(Problem(name, number, "expected a JSON object"))
+                    continue
+                yield number, value
+        except UnicodeDecodeError:
+            problems.append(Problem(name, 0, "not UTF-8 text"))
+
+
+def _id(value: Any) -> str | None:
+    """An id as a string, or None when it is not an integer or a non-empty string."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str) and value.strip():
+        return value
+    return None
+
+
+def _optional_text(row: dict[str, Any], key: str, where: Problem, problems: list[Problem]) -> str | None:
+    value = row.get(key)
+    if value is None:
+        return None
+    if isinstance(value, (str, int)) and not isinstance(value, bool):
+        return str(value)
+    problems.append(Problem(where.file, where.line, f'"{key}" must be text'))
+    return None
+
+
+def _parse_memory(number: int, row: dict[str, Any], problems: list[Problem]) -> Memory | None:
+    here = Problem(CORPUS_FILE, number, "")
+    memory_id = _id(row.get("id"))
+    if memory_id is None:
+        problems.append(Problem(CORPUS_FILE, number, 'missing or bad "id" (an integer or text)'))
+        return None
+    content = row.get("content")
+    if not isinstance(content, str):
+        what = "missing" if content is None else "must be text"
+        problems.append(Problem(CORPUS_FILE, number, f'"content" {what} (memory {memory_id})'))
+        return None
+    tags_value = row.get("tags") or ""
+    if isinstance(tags_value, str):
+        tags = tuple(tag.strip() for tag in tags_value.split(",") if tag.strip())
+    elif isinstance(tags_value, list) and all(isinstance(tag, str) for tag in tags_value):
+        tags = tuple(tag.strip() for tag in tags_value if tag.strip())
+    else:
+        problems.append(Problem(CORPUS_FILE, number, '"tags" must be "a,b" text or a list of text'))
+        tags = ()
+    importance = row.get("importance")
+    if importance is not None and (
+        isinstance(importance, bool)
+        or not isinstance(importance, (int, float))
+        or not math.isfinite(importance)
+    ):
+        problems.append(Problem(CORPUS_FILE, number, '"importance" must be a finite number'))
+        importance = None
+    parent = row.get("parent_id")
+    parent_id = _id(parent) if parent is not None else None
+    if parent is not None and parent_id is None:
+        problems.append(Problem(CORPUS_FILE, number, '"parent_id" must be an integer or text'))
+    extra = {k: v for k, v in row.items() if k not in _MEMORY_FIELDS and not k.startswith("_")}
+    return Memory(
+        id=memory_id,
+        content=content,
+        category=_optional_text(row, "category", here, problems) or "",
+        tags=tags,
+        expanded_keywords=_optional_text(row, "expanded_keywords", here, problems) or "",
+        importance=float(importance) if importance is not None else None,
+        scope=_optional_text(row, "scope", here, problems),
+        parent_id=parent_id,
+        created_at=_optional_text(row, "created_at", here, problems),
+        extra=extra,
+    )
+
+
+def _parse_grade(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str):
+        try:
+            return int(value)
+        except ValueError:
+            return None
+    return None
+
+
+def _parse_judgments(number: int, row: dict[str, Any], problems: list[Problem]) -> dict[str, int] | None:
+    if "relevance" in row:
+        relevance = row["relevance"]
+        if not isinstance(relevance, dict):
+            problems.append(Problem(QRELS_FILE, number, '"relevance" must be an object {"id": grade}'))
+            return None
+        judgments = {}
+        for doc_id, grade in relevance.items():
+            parsed = _parse_grade(grade)
+            if parsed is None:
+                problems.append(Problem(QRELS_FILE, number, f"grade for id {doc_id} must be an integer"))
+                return None
+            judgments[str(doc_id)] = parsed
+        return judgments
+    if "relevant_ids" in row:
+        ids = row["relevant_ids"]
+        if not isinstance(ids, list):
+            problems.append(Problem(QRELS_FILE, number, '"relevant_ids" must be a list of ids'))
+            return None
+        judgments = {}
+        for value in ids:
+            doc_id = _id(value)
+            if doc_id is None:
+                problems.append(Problem(QRELS_FILE, number, f"bad id {value!r} in relevant_ids"))
+                return None
+            judgments[doc_id] = 1
+        return judgments
+    problems.append(Problem(QRELS_FILE, number, 'missing "relevant_ids" or "relevance"'))
+    return None
+
+
+def read_dataset(path: str | Path) -> tuple[Dataset | None, list[Problem]]:
+    """Read and check a dataset folder; return it (None when unusable) and every problem found."""
+    root = Path(path)
+    problems: list[Problem] = []
+    if not root.is_dir():
+        return None, [Problem(str(root), 0, "not a dataset folder (expected corpus.jsonl, queries.jsonl, qrels.jsonl)")]
+
+    memories: list[Memory] = []
+    memory_lines: dict[str, int] = {}
+    sensitive: set[str] = set()
+    for number, row in _read_jsonl(root / CORPUS_FILE, problems):
+        if row.get("is_sensitive") is True:
+            memory_id = _id(row.get("id"))
+            if memory_id is not None:
+                sensitive.add(memory_id)
+            continue
+        memory = _parse_memory(number, row, problems)
+        if memory is None:
+            continue
+        if memory.id in memory_lines:
+            problems.append(
+                Problem(CORPUS_FILE, number, f"duplicate id {memory.id} (first on line {memory_lines[memory.id]})")
+            )
+            continue
+        memory_lines[memory.id] = number
+        memories.append(memory)
+
+    queries: list[Query] = []
+    query_lines: dict[str, int] = {}
+    for number, row in _read_jsonl(root / QUERIES_FILE, problems):
+        query_id = _id(row.get("query_id"))
+        if query_id is None:
+            problems.append(Problem(QUERIES_FILE, number, 'missing or bad "query_id"'))
+            continue
+        text = row.get("text")
+        if not isinstance(text, str):
+            what = "missing" if text is None else "must be text"
+            problems.append(Problem(QUERIES_FILE, number, f'"text" {what} (query {query_id})'))
+            continue
+        if query_id in query_lines:
+            problems.append(
+                Problem(QUERIES_FILE, number, f"duplicate query_id {query_id} (first on line {query_lines[query_id]})")
+            )
+            continue
+        here = Problem(QUERIES_FILE, number, "")
+        stratum = _optional_text(row, "stratum", here, problems) or "all"
+        query_lines[query_id] = number
+        queries.append(Query(query_id, text, stratum, _optional_text(row, "scope", here, problems)))
+
+    qrels: Qrels = {}
+    qrels_lines: dict[str, int] = {}
+    by_id = {memory.id: memory for memory in memories}
+    parents = {memory.parent_id for memory in memories if memory.parent_id is not None}
+    query_scope = {query.query_id: query.scope for query in queries}
+    for number, row in _read_jsonl(root / QRELS_FILE, problems):
+        query_id = _id(row.get("query_id"))
+        if query_id is None:
+            problems.append(Problem(QRELS_FILE, number, 'missing or bad "query_id"'))
+            continue
+        if query_id in qrels_lines:
+            problems.append(
+                Problem(QRELS_FILE, number, f"duplicate qrels for {query_id} (first on line {qrels_lines[query_id]})")
+            )
+            continue
+        judgments = _parse_judgments(number, row, problems)
+        if judgments is None:
+            continue
+        qrels_lines[query_id] = number
+        if query_id not in query_lines:
+            problems.append(Problem(QRELS_FILE, number, f"query {query_id} is not in {QUERIES_FILE}"))
+        for doc_id in judgments:
+            if doc_id in sensitive:
+                problems.append(
+                    Problem(QRELS_FILE, number, f"id {doc_id} (query {query_id}) is a sensitive memory, dropped at load")
+                )
+            elif doc_id not in by_id and doc_id not in parents:
+                problems.append(Problem(QRELS_FILE, number, f"id {doc_id} (query {query_id}) is not in {CORPUS_FILE}"))
+            elif doc_id in by_id and query_scope.get(query_id) is not None:
+                scope = by_id[doc_id].scope
+                if scope != query_scope[query_id]:
+                    problems.append(
+                        Problem(
+                            QRELS_FILE, number,
+                            f"id {doc_id} is in scope {scope!r} but query {query_id} searches scope {query_scope[query_id]!r}",
+                        )
+                    )
+        qrels[query_id] = judgments
+    for query in queries:
+        if query.query_id not in qrels and (root / QRELS_FILE).exists():
+            problems.append(
+                Problem(QUERIES_FILE, query_lines[query.query_id], f"query {query.query_id} has no qrels in {QRELS_FILE}")
+            )
+    if not problems and not memories:
+        problems.append(Problem(CORPUS_FILE, 0, "holds no memories"))
+    if not problems and not queries:
+        problems.append(Problem(QUERIES_FILE, 0, "holds no queries"))
+
+    warnings = []
+    unjudgeable = [q.query_id for q in queries if q.query_id in qrels and not any(g >= 1 for g in qrels[q.query_id].values())]
+    if unjudgeable:
+        warnings.append(
+            f"{len(unjudgeable)} queries have no relevant id (grade >= 1) and score 0 on every metric: "
+            + ", ".join(unjudgeable[:10]) + (" ..." if len(unjudgeable) > 10 else "")
+        )
+    dataset = Dataset(
+        path=root.resolve(),
+        corpus=Corpus(memories),
+        queries=queries,
+        qrels=qrels,
+        dropped_sensitive=len(sensitive),
+        warnings=warnings,
+    )
+    return dataset, problems
+
+
+def load_dataset(path: str | Path) -> Dataset:
+    """Load a dataset folder; raise DatasetError (naming file and line) on the first problem."""
+    dataset, problems = read_dataset(path)
+    if problems:
+        more = f" (and {len(problems) - 1} more; see 'recall-kit dataset validate')" if len(problems) > 1 else ""
+        raise DatasetError(f"{problems[0]}{more}")
+    assert dataset is not None
+    return dataset
+
+
+def _distribution(values: Sequence[float]) -> dict[str, float]:
+    if not values:
+        return {"min": 0, "p50": 0, "mean": 0, "p95": 0, "max": 0}
+    array = np.asarray(values, dtype=float)
+    return {
+        "min": float(array.min()),
+        "p50": float(np.percentile(array, 50)),
+        "mean": round(float(array.mean()), 3),
+        "p95": float(np.percentile(array, 95)),
+        "max": float(array.max()),
+    }
+
+
+def dataset_stats(dataset: Dataset) -> dict[str, Any]:
+    """Aggregate numbers only: counts, per-stratum sizes, length distributions. Never any text."""
+    relevant_per_query = [sum(1 for g in dataset.qrels[q.query_id].values() if g >= 1) for q in dataset.queries]
+    graded = any(any(g > 1 for g in judgments.values()) for judgments in dataset.qrels.values())
+    strata: dict[str, Any] = {}
+    for stratum in dataset.strata:
+        members = [q for q in dataset.queries if q.stratum == stratum]
+        strata[stratum] = {
+            "queries": len(members),
+            "relevant_per_query": _distribution(
+                [sum(1 for g in dataset.qrels[q.query_id].values() if g >= 1) for q in members]
+            ),
+        }
+    return {
+        **dataset.describe(),
+        "scopes": len({m.scope for m in dataset.corpus if m.scope is not None}),
+        "parents": len({m.parent_id for m in dataset.corpus if m.parent_id is not None}),
+        "categories": dict(sorted(Counter(m.category or "(none)" for m in dataset.corpus).items())),
+        "graded_qrels": graded,
+        "judgments": sum(len(j) for j in dataset.qrels.values()),
+        "relevant_per_query": _distribution(relevant_per_query),
+        "memory_words": _distribution([len(m.content.split()) for m in dataset.corpus]),
+        "memory_chars": _distribution([len(m.content) for m in dataset.corpus]),
+        "query_words": _distribution([len(q.text.split()) for q in dataset.queries]),
+        "strata_detail": strata,
+        "empty_memories": sum(1 for m in dataset.corpus if not m.content.strip()),
+    }

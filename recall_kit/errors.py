@@ -1,0 +1,72 @@
+"""The typed errors recall-kit raises; the CLI turns each into one line and a non-zero exit."""
+
+from __future__ import annotations
+
+
+class RecallKitError(Exception):
+    """Base of every error that is the user's to fix: the CLI prints it as one line."""
+
+
+class DatasetError(RecallKitError):
+    """A dataset file is missing, malformed, or inconsistent. The message names file and line."""
+
+
+class UnknownNameError(RecallKitError, KeyError):
+    """A name that is not registered. The message lists what is."""
+
+    kind = "name"
+
+    def __init__(self, name: str, available: list[str]) -> None:
+        self.name = name
+        self.available = sorted(available)
+        listing = ", ".join(self.available) if self.available else "(none installed)"
+        super().__init__(
+            f"Unknown {self.kind} {name!r}. Available: {listing}. See 'recall-kit plugins'."
+        )
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0])
+
+
+class UnknownRetrieverError(UnknownNameError):
+    kind = "retriever"
+
+
+class UnknownFusionError(UnknownNameError):
+    kind = "fusion"
+
+
+class UnknownMetricError(UnknownNameError):
+    kind = "metric"
+
+
+class UnknownReporterError(UnknownNameError):
+    kind = "reporter"
+
+
+class UnknownImporterError(UnknownNameError):
+    kind = "importer"
+
+
+class DuplicateNameError(RecallKitError):
+    """Two plugins registered the same name."""
+
+
+class RegistrationError(RecallKitError):
+    """A plugin registered something of the wrong type."""
+
+
+class OptionError(RecallKitError):
+    """A bad `-o name.key=value`, `--weights` or config entry."""
+
+
+class SpecError(RecallKitError):
+    """A malformed `--retriever` / `--fusion` composition."""
+
+
+class PluginRunError(RecallKitError):
+    """A plugin raised while building an index or answering a query."""
+
+
+class ResultFileError(RecallKitError):
+    """A result JSON that cannot be read or does not match another it is compared with."""

@@ -1,0 +1,117 @@
+"""The one plugin manager: built-in plugins, entry-point discovery, allowlist and tracing."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import os
+import sys
+
+import pluggy
+
+from recall_kit import hookspecs
+from recall_kit.errors import RecallKitError
+
+ENTRY_POINT_GROUP = "recall_kit"
+
+DEFAULT_PLUGINS: tuple[str, ...] = (
+    "recall_kit.default_plugins.metrics",
+    "recall_kit.default_plugins.reporters",
+)
+
+pm = pluggy.PluginManager("recall_kit")
+pm.add_hookspecs(hookspecs)
+
+#: Plugins that failed to import or register: plugin name -> "ExceptionType: message".
+load_errors: dict[str, str] = {}
+
+_loaded = False
+
+
+class PluginError(RecallKitError):
+    """A plugin is malformed (for example it implements a hook that has no specification)."""
+
+
+def _allowlist() -> set[str] | None:
+    raw = os.environ.get("RECALL_KIT_LOAD_PLUGINS")
+    if raw is None:
+        return None
+    return {name.strip() for name in raw.split(",") if name.strip()}
+
+
+def _load_entry_points(allowed: set[str] | None) -> None:
+    for entry_point in sorted(
+        importlib.metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name
+    ):
+        distribution = entry_point.dist.name if entry_point.dist else entry_point.name
+        if allowed is not None and not ({entry_point.name, distribution} & allowed):
+            continue
+        if pm.has_plugin(distribution):
+            continue  # the same distribution seen twice on sys.path
+        try:
+            module = entry_point.load()
+            pm.register(module, name=distribution)
+        except Exception as error:  # a broken plugin must not take the others down with it
+            load_errors[distribution] = f"{type(error).__name__}: {error}"
+            print(
+                f"recall-kit: plugin {distribution!r} failed to load "
+                f"({type(error).__name__}: {error}); continuing without it.",
+                file=sys.stderr,
+            )
+
+
+def load_plugins() -> pluggy.PluginManager:
+    """Register the built-ins and every installed plugin, once; return the plugin manager.
+
+    `RECALL_KIT_LOAD_PLUGINS=a,b` loads only the named plugins (entry-point or distribution
+    names; empty loads none). `RECALL_KIT_TRACE_PLUGINS=1` prints every hook call to stderr.
+    """
+    global _loaded
+    if _loaded:
+        return pm
+    _loaded = True
+    for module_name in DEFAULT_PLUGINS:
+        if not pm.has_plugin(module_name):
+            pm.register(importlib.import_module(module_name), name=module_name)
+    _load_entry_points(_allowlist())
+    pm.hook.add_hookspecs.call_historic(kwargs={"plugin_manager": pm})
+    try:
+        pm.check_pending()
+    except pluggy.PluginValidationError as error:
+        raise PluginError(
+            f"Plugin {error.plugin_name!r} implements a hook with no specification: {error}"
+        ) from None
+    if os.environ.get("RECALL_KIT_TRACE_PLUGINS"):
+        pm.trace.root.setwriter(sys.stderr.write)
+        pm.enable_tracing()
+    return pm
+
+
+def plugin_infos() -> list[dict[str, object]]:
+    """One dict per registered plugin: name, version (for distributions), hooks, built-in or not."""
+    load_plugins()
+    dist_versions = {
+        dist: version for dist, version in _distribution_versions() if pm.has_plugin(dist)
+    }
+    infos = []
+    for name, plugin in sorted(pm.list_name_plugin(), key=lambda pair: str(pair[0])):
+        if plugin is None:
+            continue
+        hooks = sorted(caller.name for caller in pm.get_hookcallers(plugin) or [])
+        infos.append(
+            {
+                "name": name,
+                "version": dist_versions.get(name),
+                "builtin": name in DEFAULT_PLUGINS,
+                "hooks": hooks,
+            }
+        )
+    return infos
+
+
+def _distribution_versions() -> list[tuple[str, str]]:
+    pairs = []
+    for entry_point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        if entry_point.dist is not None:
+            pairs.append((entry_point.dist.name, entry_point.dist.version))
+    return pairs

@@ -1,0 +1,155 @@
+"""Name -> object lookups built from the `register_*` hooks, with type checks and duplicate detection."""
+
+from __future__ import annotations
+
+import inspect
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from recall_kit import errors
+from recall_kit.plugins import load_plugins, pm
+from recall_kit.types import Fusion, Importer, Metric, Reporter, Retriever
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Registration(Generic[T]):
+    """A registered object, its name, and the plugin that registered it."""
+
+    name: str
+    obj: T
+    plugin: str
+
+    @property
+    def description(self) -> str:
+        text = getattr(self.obj, "description", "") or inspect.getdoc(self.obj) or ""
+        return text.strip().splitlines()[0] if text.strip() else ""
+
+
+class Registry(Generic[T]):
+    """Everything registered through one `register_<kind>s` hook, rebuilt when plugins change.
+
+    Plugins may build registries for hooks of their own (e.g. extractors) with this class.
+    """
+
+    def __init__(
+        self,
+        kind: str,
+        hook_name: str,
+        check: Callable[[str, Any], str | None],
+        unknown_error: type[errors.UnknownNameError] = errors.UnknownNameError,
+    ) -> None:
+        self.kind = kind
+        self.hook_name = hook_name
+        self._check = check
+        self._unknown_error = unknown_error
+        self._cache_key: tuple | None = None
+        self._entries: dict[str, Registration[T]] = {}
+
+    def _current_key(self) -> tuple:
+        return tuple(sorted((str(name), id(plugin)) for name, plugin in pm.list_name_plugin()))
+
+    def _build(self) -> dict[str, Registration[T]]:
+        entries: dict[str, Registration[T]] = {}
+        caller = getattr(pm.hook, self.hook_name)
+        trace = bool(os.environ.get("RECALL_KIT_TRACE_PLUGINS"))
+        # Each implementation gets its own `register`, so a registration knows its plugin.
+        for impl in reversed(caller.get_hookimpls()):
+            plugin_name = impl.plugin_name
+
+            def register(name: str, obj: Any, _plugin: str = plugin_name) -> None:
+                if not isinstance(name, str) or not name or any(c in name for c in "+=, "):
+                    raise errors.RegistrationError(
+                        f"Plugin {_plugin!r} registered a {self.kind} with a bad name {name!r}:"
+                        " names are non-empty and contain no '+', '=', ',' or spaces."
+                    )
+                problem = self._check(name, obj)
+                if problem:
+                    raise errors.RegistrationError(
+                        f"Plugin {_plugin!r} registered {self.kind} {name!r}: {problem}"
+                    )
+                if name in entries:
+                    raise errors.DuplicateNameError(
+                        f"{self.kind.capitalize()} {name!r} is registered by both "
+                        f"{entries[name].plugin!r} and {_plugin!r}."
+                    )
+                if trace:
+                    print(f"recall-kit: {_plugin} registered {self.kind} {name!r}", file=sys.stderr)
+                entries[name] = Registration(name, obj, _plugin)
+
+            impl.function(**{argname: register for argname in impl.argnames})
+        return entries
+
+    def all(self) -> dict[str, Registration[T]]:
+        """Every registration by name, sorted by name."""
+        load_plugins()
+        key = self._current_key()
+        if key != self._cache_key:
+            self._entries = dict(sorted(self._build().items()))
+            self._cache_key = key
+        return self._entries
+
+    def names(self) -> list[str]:
+        return list(self.all())
+
+    def get(self, name: str) -> Registration[T]:
+        """The registration for `name`, or an Unknown...Error listing what is registered."""
+        entries = self.all()
+        if name not in entries:
+            raise self._unknown_error(name, list(entries))
+        return entries[name]
+
+
+def _check_retriever(name: str, obj: Any) -> str | None:
+    if not inspect.isclass(obj):
+        return "expected a class (a recall_kit.Retriever subclass), got " + type(obj).__name__
+    if issubclass(obj, Retriever) or hasattr(obj, "search") or hasattr(obj, "retrieve"):
+        return None
+    return "expected a recall_kit.Retriever subclass, or a class with search() or retrieve()"
+
+
+def _subclass_check(base: type) -> Callable[[str, Any], str | None]:
+    def check(name: str, obj: Any) -> str | None:
+        if inspect.isclass(obj) and issubclass(obj, base):
+            return None
+        return f"expected a subclass of recall_kit.{base.__name__}, got {obj!r}"
+
+    return check
+
+
+def _check_metric(name: str, obj: Any) -> str | None:
+    if not isinstance(obj, Metric):
+        return f"expected a recall_kit.Metric, got {type(obj).__name__}"
+    if obj.name != name:
+        return f"registered under {name!r} but the Metric is named {obj.name!r}"
+    return None
+
+
+retrievers: Registry[Any] = Registry(
+    "retriever", "register_retrievers", _check_retriever, errors.UnknownRetrieverError
+)
+fusions: Registry[type[Fusion]] = Registry(
+    "fusion", "register_fusions", _subclass_check(Fusion), errors.UnknownFusionError
+)
+metrics: Registry[Metric] = Registry(
+    "metric", "register_metrics", _check_metric, errors.UnknownMetricError
+)
+reporters: Registry[type[Reporter]] = Registry(
+    "reporter", "register_reporters", _subclass_check(Reporter), errors.UnknownReporterError
+)
+importers: Registry[type[Importer]] = Registry(
+    "importer", "register_importers", _subclass_check(Importer), errors.UnknownImporterError
+)
+
+#: The registries `recall-kit list KIND` shows, by plural name.
+REGISTRIES: dict[str, Registry[Any]] = {
+    "retrievers": retrievers,
+    "fusions": fusions,
+    "metrics": metrics,
+    "reporters": reporters,
+    "importers": importers,
+}

@@ -1,0 +1,305 @@
+"""The data types and the base classes that plugins implement: memories, queries, hits, retrievers,
+fusions, metrics, reporters and importers."""
+
+from __future__ import annotations
+
+import dataclasses
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+# A document id is always compared as a string; integer ids in the data are turned into strings on load.
+DocId = str
+# query_id -> {doc_id: grade}; grade >= 1 is relevant, 0 is judged not relevant (as in trec_eval).
+Qrels = dict[str, dict[str, int]]
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    """One row of a corpus. Only `id` and `content` are required."""
+
+    id: DocId
+    content: str
+    category: str = ""
+    tags: tuple[str, ...] = ()
+    expanded_keywords: str = ""
+    importance: float | None = None
+    scope: str | None = None
+    parent_id: DocId | None = None
+    created_at: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def searchable_text(self) -> str:
+        """Content, category, tags and keywords joined: what a single-field retriever indexes."""
+        parts = [self.content, self.category, " ".join(self.tags), self.expanded_keywords]
+        return "\n".join(part for part in parts if part)
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """One query. `stratum` groups queries for per-stratum scores; `scope` limits the search."""
+
+    query_id: str
+    text: str
+    stratum: str = "all"
+    scope: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One retrieved document: its id and the retriever's score (higher is better)."""
+
+    id: DocId
+    score: float
+
+
+def sort_hits(hits: Sequence[Hit]) -> list[Hit]:
+    """Order hits best first as trec_eval does: by score descending, ties by document id descending.
+
+    Every ranking recall-kit scores or writes is in this order, so a run file scores the same in
+    recall-kit, trec_eval, pytrec_eval and ranx.
+    """
+    # Two stable sorts: the secondary key first.
+    by_id = sorted(hits, key=lambda hit: hit.id, reverse=True)
+    return sorted(by_id, key=lambda hit: hit.score, reverse=True)
+
+
+class Corpus(Sequence[Memory]):
+    """An ordered, immutable collection of memories with an id index and a content fingerprint."""
+
+    def __init__(self, memories: Sequence[Memory], fingerprint: str | None = None) -> None:
+        self._memories: tuple[Memory, ...] = tuple(memories)
+        self._by_id: dict[DocId, Memory] = {memory.id: memory for memory in self._memories}
+        if len(self._by_id) != len(self._memories):
+            raise ValueError("duplicate memory ids in corpus")
+        self._fingerprint = fingerprint
+
+    def __len__(self) -> int:
+        return len(self._memories)
+
+    def __getitem__(self, index):  # type: ignore[override]
+        return self._memories[index]
+
+    def __iter__(self) -> Iterator[Memory]:
+        return iter(self._memories)
+
+    def __contains__(self, doc_id: object) -> bool:
+        return doc_id in self._by_id
+
+    def get(self, doc_id: DocId) -> Memory | None:
+        return self._by_id.get(doc_id)
+
+    @property
+    def ids(self) -> list[DocId]:
+        return [memory.id for memory in self._memories]
+
+    @property
+    def fingerprint(self) -> str:
+        """sha256 over every memory's fields: retrievers key their on-disk caches with it."""
+        if self._fingerprint is None:
+            from recall_kit.dataset import fingerprint_memories
+
+            self._fingerprint = fingerprint_memories(self._memories)
+        return self._fingerprint
+
+    def subset(self, predicate: Callable[[Memory], bool]) -> Corpus:
+        return Corpus([memory for memory in self._memories if predicate(memory)])
+
+
+@dataclass(frozen=True)
+class NoOptions:
+    """The options of a plugin that takes none."""
+
+
+class Retriever(ABC):
+    """A retriever builds an index over a corpus and answers queries with ranked hits.
+
+    Subclasses set `Options` to a dataclass of their options (the host turns `-o name.key=value`
+    strings into its field types and rejects unknown keys) and receive an instance in `__init__`.
+    """
+
+    Options: ClassVar[type] = NoOptions
+    #: One line shown by `recall-kit list retrievers`.
+    description: ClassVar[str] = ""
+
+    def __init__(self, options: Any = None) -> None:
+        self.options = options if options is not None else self.Options()
+
+    @abstractmethod
+    def build_index(self, corpus: Corpus) -> None:
+        """Index `corpus`. Called once before any search."""
+
+    @abstractmethod
+    def search(self, query: str, k: int) -> list[Hit]:
+        """Return at most `k` hits for `query`, best first. Any string is a valid query."""
+
+    def search_many(self, queries: Sequence[str], k: int) -> list[list[Hit]]:
+        """Answer a batch of queries; override with a vectorised path where one exists."""
+        return [self.search(query, k) for query in queries]
+
+    def index_size_bytes(self) -> int | None:
+        """The index's real size in bytes, or None when the retriever cannot tell."""
+        return None
+
+    def index_stats(self) -> dict[str, Any]:
+        """Extra aggregate numbers for the result's index section (counts only, never text)."""
+        return {}
+
+    def close(self) -> None:
+        """Release files, connections and memory. Called once when the run is over."""
+
+
+class Fusion(ABC):
+    """A fusion strategy: combines the legs' rankings, or re-ranks an already fused ranking.
+
+    A strategy with `combines_legs = True` can stand first in a chain (`--fusion rrf`); one with
+    `combines_legs = False` only re-ranks (`--fusion rrf --fusion exact-bonus`), and stands first
+    only when there is a single leg.
+    """
+
+    Options: ClassVar[type] = NoOptions
+    description: ClassVar[str] = ""
+    combines_legs: ClassVar[bool] = True
+
+    def __init__(self, options: Any = None) -> None:
+        self.options = options if options is not None else self.Options()
+
+    def depth(self, k: int) -> int:
+        """How many hits each leg should return for a fused list of `k`."""
+        return k
+
+    @abstractmethod
+    def fuse(self, request: FusionRequest) -> list[Hit]:
+        """Return the fused (or re-ranked) hits, best first; `request.k` is how many are wanted."""
+
+    def diagnose(self, weights: Mapping[str, float], k: int) -> list[str]:
+        """Warnings about a configuration that structurally bars a leg from the fused top `k`."""
+        return []
+
+
+@dataclass(frozen=True)
+class FusionRequest:
+    """Everything a fusion step sees for one query."""
+
+    query: Query
+    #: Each leg's hits, best first, keyed by leg name, in the order the legs were given.
+    legs: Mapping[str, list[Hit]]
+    #: Each leg's weight (1.0 unless `--weights` says otherwise).
+    weights: Mapping[str, float]
+    #: The ranking so far: None for the first step of a chain, else the previous step's output.
+    ranking: list[Hit] | None
+    #: The corpus searched, for strategies that read memory fields (text, importance).
+    corpus: Corpus
+    k: int
+
+
+@dataclass(frozen=True)
+class JudgedRankings:
+    """Rankings joined with relevance judgments, as dense arrays, for vectorised metrics.
+
+    Row q is one query; column r is rank r + 1. Cells past the end of a ranking are padding.
+    """
+
+    query_ids: list[str]
+    #: (Q, D) grade of the document at each rank (0 when not relevant, unjudged or padding).
+    grades: np.ndarray
+    #: (Q, D) True where the document at that rank has a judgment (any grade, 0 included).
+    judged: np.ndarray
+    #: (Q,) how many documents each ranking holds (at most D).
+    lengths: np.ndarray
+    #: (Q,) number of relevant documents (grade >= 1) in the qrels.
+    num_relevant: np.ndarray
+    #: (Q, R) the qrels' positive grades sorted descending, zero-padded: the ideal ranking's gains.
+    ideal_grades: np.ndarray
+
+    @property
+    def relevant(self) -> np.ndarray:
+        """(Q, D) True where the document at that rank is relevant (grade >= 1)."""
+        return self.grades >= 1
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A metric family, scored per query over `JudgedRankings`.
+
+    `compute(data, cutoff)` returns one float per query. `cutoff` is "required" (`recall@10`),
+    "optional" (`mrr` or `mrr@10`) or "none" (`map`).
+    """
+
+    name: str
+    compute: Callable[[JudgedRankings, int | None], np.ndarray]
+    cutoff: str = "required"
+    description: str = ""
+    #: Whether `--metrics` uses it when the user names none.
+    default_cutoffs: tuple[int | None, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.cutoff not in ("required", "optional", "none"):
+            raise ValueError(f"metric {self.name!r}: cutoff must be required, optional or none")
+
+
+@dataclass
+class ReportTable:
+    """One table of a report: a title, column headers, rows of plain values, and notes under it."""
+
+    title: str
+    headers: list[str]
+    rows: list[list[Any]]
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Report:
+    """What a command has to show, independent of format; reporters turn it into text.
+
+    `data` is the machine-readable document (for `eval`, the result JSON); `charts` are optional
+    series for graphical reporters: each a dict with a `kind` ("bar", "line", "histogram"), a
+    `title` and its series.
+    """
+
+    title: str
+    tables: list[ReportTable] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    data: dict[str, Any] = field(default_factory=dict)
+    charts: list[dict[str, Any]] = field(default_factory=list)
+
+
+class Reporter(ABC):
+    """An output format for reports (`--report NAME`)."""
+
+    description: ClassVar[str] = ""
+    #: File extension for the output, without the dot.
+    extension: ClassVar[str] = "txt"
+
+    @abstractmethod
+    def render(self, report: Report) -> str:
+        """Return the whole report as text."""
+
+
+class Importer(ABC):
+    """Turns data in some other format into a recall-kit dataset folder."""
+
+    Options: ClassVar[type] = NoOptions
+    description: ClassVar[str] = ""
+
+    def __init__(self, options: Any = None) -> None:
+        self.options = options if options is not None else self.Options()
+
+    @abstractmethod
+    def run(self, source: Path, destination: Path) -> dict[str, Any]:
+        """Write corpus.jsonl, queries.jsonl and qrels.jsonl under `destination` from `source`.
+
+        Returns aggregate counts of what was imported and what was dropped and why (never text).
+        """
+
+
+def option_fields(options_class: type) -> list[dataclasses.Field]:
+    """The declared options of a plugin class (its `Options` dataclass)."""
+    if not dataclasses.is_dataclass(options_class):
+        return []
+    return list(dataclasses.fields(options_class))

@@ -1,0 +1,116 @@
+"""Loading and validating dataset folders: every problem named by file and line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from recall_kit.dataset import dataset_stats, load_dataset, read_dataset
+from recall_kit.errors import DatasetError
+
+
+def write(folder: Path, corpus: list, queries: list, qrels: list) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, rows in (("corpus", corpus), ("queries", queries), ("qrels", qrels)):
+        lines = [row if isinstance(row, str) else json.dumps(row) for row in rows]
+        (folder / f"{name}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return folder
+
+
+CORPUS = [
+    {"id": 1, "content": "Kestrel uses ClickHouse", "tags": "kestrel,db", "importance": 0.5},
+    {"id": "two", "content": "Priya leads Kestrel", "category": "person", "_source": "x"},
+    {"id": 3, "content": "secret diary entry", "is_sensitive": True},
+]
+QUERIES = [
+    {"query_id": "q1", "text": "which database", "stratum": "exact", "_note": "ignored"},
+    {"query_id": 2, "text": "who leads", "stratum": "paraphrase"},
+]
+QRELS = [
+    {"query_id": "q1", "relevant_ids": [1]},
+    {"query_id": "2", "relevance": {"two": 2, "1": 0}},
+]
+
+
+def test_loads_binary_and_graded_qrels_with_mixed_ids(tmp_path):
+    dataset = load_dataset(write(tmp_path / "d", CORPUS, QUERIES, QRELS))
+    assert dataset.corpus.ids == ["1", "two"]
+    assert dataset.dropped_sensitive == 1
+    assert dataset.qrels == {"q1": {"1": 1}, "2": {"two": 2, "1": 0}}
+    assert [q.query_id for q in dataset.queries] == ["q1", "2"]
+    assert dataset.corpus.get("1").tags == ("kestrel", "db")
+    assert "_source" not in dataset.corpus.get("two").extra
+    assert dataset.strata == ["exact", "paraphrase"]
+
+
+def test_fingerprint_is_stable_and_content_sensitive(tmp_path):
+    first = load_dataset(write(tmp_path / "a", CORPUS, QUERIES, QRELS)).fingerprint
+    again = load_dataset(write(tmp_path / "b", CORPUS, QUERIES, QRELS)).fingerprint
+    changed = [dict(CORPUS[0], content="Kestrel uses Postgres"), *CORPUS[1:]]
+    other = load_dataset(write(tmp_path / "c", changed, QUERIES, QRELS)).fingerprint
+    assert first == again and first != other and len(first) == 64
+
+
+@pytest.mark.parametrize(
+    ("corpus", "queries", "qrels", "expected"),
+    [
+        (["{not json"], QUERIES, QRELS, "corpus.jsonl:1: not valid JSON"),
+        ([{"content": "x"}], QUERIES, QRELS, 'corpus.jsonl:1: missing or bad "id"'),
+        ([{"id": 1, "content": 5}], QUERIES, QRELS, 'corpus.jsonl:1: "content" must be text'),
+        ([CORPUS[0], CORPUS[0]], QUERIES, [QRELS[0]], "corpus.jsonl:2: duplicate id 1 (first on line 1)"),
+        (CORPUS, [{"query_id": "q1"}], QRELS, 'queries.jsonl:1: "text" missing'),
+        (CORPUS, QUERIES, [QRELS[0], {"query_id": "2", "relevant_ids": [99]}], "qrels.jsonl:2: id 99 (query 2) is not in corpus.jsonl"),
+        (CORPUS, QUERIES, [QRELS[0], {"query_id": "2", "relevant_ids": [3]}], "qrels.jsonl:2: id 3 (query 2) is a sensitive memory"),
+        (CORPUS, QUERIES, [QRELS[0]], "queries.jsonl:2: query 2 has no qrels"),
+        (CORPUS, QUERIES, [*QRELS, {"query_id": "q9", "relevant_ids": [1]}], "qrels.jsonl:3: query q9 is not in queries.jsonl"),
+        (CORPUS, QUERIES, [QRELS[0], {"query_id": "2", "relevance": {"two": "high"}}], "qrels.jsonl:2: grade for id two must be an integer"),
+        (CORPUS, QUERIES, [QRELS[0], {"query_id": "2"}], 'qrels.jsonl:2: missing "relevant_ids" or "relevance"'),
+        (CORPUS, QUERIES, [*QRELS, QRELS[0]], "qrels.jsonl:3: duplicate qrels for q1 (first on line 1)"),
+    ],
+)
+def test_problems_name_file_and_line(tmp_path, corpus, queries, qrels, expected):
+    folder = write(tmp_path / "d", corpus, queries, qrels)
+    _, problems = read_dataset(folder)
+    assert any(str(problem).startswith(expected) for problem in problems), problems
+    with pytest.raises(DatasetError) as error:
+        load_dataset(folder)
+    assert "\n" not in str(error.value)
+
+
+def test_missing_file_and_missing_folder(tmp_path):
+    folder = write(tmp_path / "d", CORPUS, QUERIES, QRELS)
+    (folder / "qrels.jsonl").unlink()
+    with pytest.raises(DatasetError, match=r"qrels.jsonl: missing"):
+        load_dataset(folder)
+    with pytest.raises(DatasetError, match="not a dataset folder"):
+        load_dataset(tmp_path / "nowhere")
+
+
+def test_scope_mismatch_is_reported(tmp_path):
+    corpus = [{"id": 1, "content": "a", "scope": "alice"}, {"id": 2, "content": "b", "scope": "bob"}]
+    queries = [{"query_id": "q", "text": "a", "scope": "alice"}]
+    _, problems = read_dataset(write(tmp_path / "d", corpus, queries, [{"query_id": "q", "relevant_ids": [2]}]))
+    assert [str(p) for p in problems] == [
+        "qrels.jsonl:1: id 2 is in scope 'bob' but query q searches scope 'alice'"
+    ]
+
+
+def test_parent_ids_are_valid_qrels_targets(tmp_path):
+    corpus = [{"id": "d1#0", "content": "a", "parent_id": "d1"}, {"id": "d1#1", "content": "b", "parent_id": "d1"}]
+    dataset = load_dataset(write(tmp_path / "d", corpus, [{"query_id": "q", "text": "a"}], [{"query_id": "q", "relevant_ids": ["d1"]}]))
+    assert dataset.has_parents and dataset.queries[0].stratum == "all"
+
+
+def test_stats_hold_no_text(tmp_path):
+    dataset = load_dataset(write(tmp_path / "d", CORPUS, QUERIES, QRELS))
+    stats = dataset_stats(dataset)
+    text = json.dumps(stats)
+    for row in CORPUS + QUERIES:
+        for value in (row.get("content"), row.get("text")):
+            if value:
+                assert value not in text
+    assert stats["memories"] == 2 and stats["queries"] == 2 and stats["dropped_sensitive"] == 1
+    assert stats["graded_qrels"] is True
+    assert stats["strata_detail"]["exact"]["queries"] == 1

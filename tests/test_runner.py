@@ -1,0 +1,150 @@
+"""The runner: index builds, batch and single paths, scopes, adapters, contract checks, results."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from helpers import OverlapRetriever, write_dataset
+
+from recall_kit import Hit, Retriever, load_dataset, run_benchmark
+from recall_kit.errors import PluginRunError, SpecError
+from recall_kit.result import SCHEMA, BenchmarkResult
+from recall_kit.runner import checked_hits
+from recall_kit.types import Corpus, Memory
+
+
+def test_result_document_and_hand_checked_metrics(tiny_dataset):
+    dataset = load_dataset(tiny_dataset)
+    result = run_benchmark(OverlapRetriever, dataset, k=5, metrics=["recall@1", "mrr", "ndcg@5"],
+                           latency_sample=None)
+    data = result.to_dict()
+    assert data["schema"] == SCHEMA
+    by_id = {q["query_id"]: q for q in data["queries"]}
+    # e1 "stores events in ClickHouse": memory 1 shares 4 words, nothing else shares any.
+    assert by_id["e1"]["ranking"] == ["1"]
+    assert by_id["e1"]["metrics"] == {"recall@1": 1.0, "mrr": 1.0, "ndcg@5": 1.0}
+    # p1 "morning coffee order" shares no word with memory 3: every metric is 0.
+    assert by_id["p1"]["ranking"] == [] and by_id["p1"]["metrics"]["mrr"] == 0.0
+    # m1 ("which database does priya s project use"): memory 2 shares "priya" and "project" (2),
+    # memory 1 shares nothing. Graded qrels {1: 2, 2: 1}: DCG = 1/log2(2); IDCG = 2 + 1/log2(3).
+    assert by_id["m1"]["ranking"] == ["2"]
+    assert by_id["m1"]["metrics"]["ndcg@5"] == pytest.approx(1 / (2 + 1 / math.log2(3)), abs=1e-6)
+    assert by_id["m1"]["metrics"]["mrr"] == 1.0
+    overall = data["metrics"]["overall"]
+    assert overall["n"] == 4
+    assert overall["mrr"] == pytest.approx((1 + 1 + 0 + 1) / 4)
+    assert data["metrics"]["strata"]["exact"]["n"] == 2
+    assert data["latency_ms"]["n"] == 4
+    assert data["index"]["size_bytes"] > 0
+    assert data["dataset"]["dropped_sensitive"] == 1
+    # The result holds no memory or query text.
+    text = json.dumps(data)
+    assert "ClickHouse" not in text and "coffee" not in text
+
+
+def test_summary_and_round_trip(tiny_dataset, tmp_path):
+    result = run_benchmark(OverlapRetriever, load_dataset(tiny_dataset), k=3)
+    path = tmp_path / "out" / "r.json"
+    result.save(path)
+    again = BenchmarkResult.load(path)
+    assert again.to_dict() == json.loads(json.dumps(result.to_dict()))
+    summary = again.summary()
+    for stratum in ("overall", "exact", "paraphrase", "multihop"):
+        assert stratum in summary
+
+
+class RetrieveOnly:
+    """A plain object with retrieve(query, k) -> ids: the runner adapts it."""
+
+    def __init__(self) -> None:
+        self.indexed: list[str] = []
+
+    def build_index(self, corpus: Corpus) -> None:
+        self.indexed = corpus.ids
+
+    def retrieve(self, query: str, k: int) -> list[int]:
+        return [int(doc) for doc in reversed(self.indexed)][:k]
+
+
+def test_plain_object_and_bare_callable_are_adapted(tiny_dataset):
+    dataset = load_dataset(tiny_dataset)
+    result = run_benchmark(RetrieveOnly(), dataset, k=2, metrics=["recall@2"])
+    assert result.to_dict()["queries"][0]["ranking"] == ["5", "4"]
+    assert result.to_dict()["queries"][0]["scores"] == [1.0, 0.5]
+    called = run_benchmark(lambda query, k: ["3", "3", "1"], dataset, k=5, metrics=["mrr"])
+    ranking = called.to_dict()["queries"][2]["ranking"]
+    assert ranking == ["3", "1"]  # duplicates dropped, order kept
+    assert called.per_query("mrr")["p1"] == 1.0
+
+
+def test_scopes_build_one_index_per_scope(tmp_path):
+    corpus = [
+        {"id": 1, "content": "alpha beta", "scope": "alice"},
+        {"id": 2, "content": "alpha beta", "scope": "bob"},
+        {"id": 3, "content": "alpha", "scope": "bob"},
+    ]
+    queries = [{"query_id": "qa", "text": "alpha beta", "scope": "alice"},
+               {"query_id": "qb", "text": "alpha beta", "scope": "bob"}]
+    qrels = [{"query_id": "qa", "relevant_ids": [1]}, {"query_id": "qb", "relevant_ids": [2]}]
+    dataset = load_dataset(write_dataset(tmp_path / "s", corpus, queries, qrels))
+    data = run_benchmark(OverlapRetriever, dataset, k=5).to_dict()
+    rankings = {q["query_id"]: q["ranking"] for q in data["queries"]}
+    assert rankings == {"qa": ["1"], "qb": ["2", "3"]}
+    assert data["index"]["legs"]["OverlapRetriever"]["indexes"] == 2
+    with pytest.raises(SpecError, match="must be a class"):
+        run_benchmark(RetrieveOnly(), dataset)
+
+
+class Broken(Retriever):
+    def build_index(self, corpus: Corpus) -> None:
+        pass
+
+    def search(self, query: str, k: int) -> list[Hit]:
+        raise RuntimeError("disk on fire")
+
+
+class Unsorted(OverlapRetriever):
+    def search(self, query: str, k: int) -> list[Hit]:
+        return [Hit("1", 0.1), Hit("2", 0.9)]
+
+
+class Stranger(OverlapRetriever):
+    def search(self, query: str, k: int) -> list[Hit]:
+        return [Hit("999", 1.0)]
+
+
+@pytest.mark.parametrize(
+    ("retriever", "message"),
+    [
+        (Broken, "Retriever 'Broken' failed on a batch of queries: RuntimeError: disk on fire"),
+        (Unsorted, "out of order for query e1"),
+        (Stranger, "returned id '999' for query e1, which is not in the corpus"),
+    ],
+)
+def test_contract_violations_are_one_clear_error(tiny_dataset, retriever, message):
+    with pytest.raises(PluginRunError) as error:
+        run_benchmark(retriever, load_dataset(tiny_dataset))
+    assert message in str(error.value)
+
+
+def test_ties_are_put_in_trec_eval_order():
+    corpus = Corpus([Memory("a", ""), Memory("b", ""), Memory("c", "")])
+    hits = checked_hits("x", [Hit("a", 2.0), Hit("b", 1.0), Hit("c", 1.0)], 3, corpus, "q")
+    # Equal scores: trec_eval orders by document id, descending.
+    assert [hit.id for hit in hits] == ["a", "c", "b"]
+
+
+def test_parent_level_scoring(tmp_path):
+    corpus = [
+        {"id": "d1#0", "content": "red fox", "parent_id": "d1"},
+        {"id": "d1#1", "content": "red fox jumps", "parent_id": "d1"},
+        {"id": "d2#0", "content": "red", "parent_id": "d2"},
+    ]
+    queries = [{"query_id": "q", "text": "red fox jumps"}]
+    dataset = load_dataset(write_dataset(tmp_path / "p", corpus, queries, [{"query_id": "q", "relevant_ids": ["d2"]}]))
+    data = run_benchmark(OverlapRetriever, dataset, k=2, metrics=["mrr"]).to_dict()
+    # Chunks rank d1#1 (3), d1#0 (2), d2#0 (1); as parents: d1, d2 -> the relevant d2 is rank 2.
+    assert data["queries"][0]["ranking"] == ["d1", "d2"]
+    assert data["metrics"]["overall"]["mrr"] == 0.5
