@@ -1,0 +1,203 @@
+"""The command line: eval, score, plugins, list, dataset validate/stats, and every error path."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import OverlapRetriever
+from typer.testing import CliRunner
+
+from recall_kit import Hit, Retriever, hookimpl
+from recall_kit.cli import get_app
+from recall_kit.system import SystemSpec, load_config, merge_specs, parse_option_assignments, parse_weights
+from recall_kit.testing import registered_plugin
+
+REPO = Path(__file__).resolve().parents[1]
+runner = CliRunner()
+
+
+def invoke(*args: str):  # type: ignore[no-untyped-def]
+    return runner.invoke(get_app(), list(args))
+
+
+def test_eval_writes_json_run_and_table(overlap_plugin, tiny_dataset, tmp_path):
+    out, run = tmp_path / "r.json", tmp_path / "r.trec"
+    result = invoke("eval", "--dataset", str(tiny_dataset), "--retriever", "overlap", "--k", "5",
+                    "--json", str(out), "--run", str(run), "-o", "overlap.min_overlap=2")
+    assert result.exit_code == 0, result.output
+    for stratum in ("overall", "exact", "paraphrase", "multihop"):
+        assert stratum in result.stdout
+    data = json.loads(out.read_text())
+    assert data["system"]["legs"][0]["options"] == {"min_overlap": 2, "boost": 0.0}
+    assert run.read_text().splitlines()[0].split()[:3] == ["e1", "Q0", "1"]
+
+
+@pytest.mark.parametrize("report", ["markdown", "csv", "json"])
+def test_eval_reports(overlap_plugin, tiny_dataset, report):
+    result = invoke("eval", "-d", str(tiny_dataset), "-r", "overlap", "--report", report)
+    assert result.exit_code == 0, result.output
+    if report == "json":
+        assert json.loads(result.stdout)["schema"] == "recall-kit/result/1"
+    elif report == "markdown":
+        assert "| stratum" in result.stdout
+    else:
+        assert "stratum,n," in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-r", "grph"], "Unknown retriever 'grph'. Available:"),
+        (["-r", "overlap", "--report", "pdf"], "Unknown reporter 'pdf'. Available: csv,"),
+        (["-r", "overlap", "--metrics", "recal@10"], "Unknown metric 'recal'"),
+        (["-r", "overlap", "-o", "overlap.nope=1"], "Unknown option 'nope' for retriever 'overlap'. Available: boost, min_overlap."),
+        (["-r", "overlap", "-o", "overlap.min_overlap=many"], "expected an integer"),
+        (["-r", "overlap", "-o", "broken"], "Bad option 'broken': expected NAME.KEY=VALUE"),
+        (["-r", "overlap", "-o", "dense.model=x"], "Option for 'dense', which is not a leg or fusion"),
+        (["-r", "overlap", "--weights", "overlap=-1"], "weights are finite and >= 0"),
+        (["-r", "overlap", "--fusion", "nofusion"], "Unknown fusion 'nofusion'"),
+        (["-r", "overlap+overlap"], "leg 'overlap' appears twice"),
+        (["-r", "no.such.module:Thing"], "Cannot import 'no.such.module'"),
+        ([], "Missing --retriever"),
+        (["-r", "overlap", "--k", "0"], "k must be at least 1"),
+    ],
+)
+def test_user_mistakes_are_one_line_and_exit_2(overlap_plugin, tiny_dataset, args, message):
+    result = invoke("eval", "--dataset", str(tiny_dataset), *args)
+    assert result.exit_code == 2, result.output
+    assert message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in result.output
+
+
+def test_bad_dataset_and_missing_dataset(overlap_plugin, tiny_dataset, tmp_path):
+    (tiny_dataset / "qrels.jsonl").write_text('{"query_id": "e1", "relevant_ids": [77]}\n')
+    result = invoke("eval", "-d", str(tiny_dataset), "-r", "overlap")
+    assert result.exit_code == 2
+    assert "qrels.jsonl:1: id 77 (query e1) is not in corpus.jsonl" in result.stderr
+    missing = invoke("eval", "-d", str(tmp_path / "none"), "-r", "overlap")
+    assert missing.exit_code == 2 and "not a dataset folder" in missing.stderr
+
+
+class Exploding(Retriever):
+    def build_index(self, corpus):  # type: ignore[no-untyped-def]
+        pass
+
+    def search(self, query: str, k: int) -> list[Hit]:
+        raise ValueError("boom")
+
+
+class ExplodingPlugin:
+    @hookimpl
+    def register_retrievers(self, register):  # type: ignore[no-untyped-def]
+        register("exploding", Exploding)
+
+
+def test_plugin_raising_mid_run_leaves_no_output_file(tiny_dataset, tmp_path):
+    out = tmp_path / "result.json"
+    with registered_plugin(ExplodingPlugin(), name="exploding-plugin"):
+        result = invoke("eval", "-d", str(tiny_dataset), "-r", "exploding", "--json", str(out))
+        assert result.exit_code == 2
+        assert "Retriever 'exploding' failed on a batch of queries: ValueError: boom" in result.stderr
+        assert not out.exists() and list(tmp_path.iterdir()) == [tiny_dataset]
+        debug = runner.invoke(get_app(), ["--debug", "eval", "-d", str(tiny_dataset), "-r", "exploding"])
+        assert debug.exception is not None  # --debug lets the traceback through
+
+
+def test_composition_parsing_and_config(tmp_path):
+    assert parse_weights("fts5=1, dense=0.5") == {"fts5": 1.0, "dense": 0.5}
+    assert parse_option_assignments(["dense.model=a=b", "pkg.mod:Cls.depth=3"]) == {
+        "dense": {"model": "a=b"}, "pkg.mod:Cls": {"depth": "3"}}
+    config = tmp_path / "exp.toml"
+    config.write_text(
+        '[system]\nretriever = "fts5+dense"\nfusion = ["rrf", "exact-bonus"]\n'
+        '[weights]\ndense = 0.5\n[options.rrf]\nk = 10\n[options.dense]\nmodel = "m"\n'
+    )
+    spec = load_config(config)
+    assert spec == SystemSpec("fts5+dense", ["rrf", "exact-bonus"], {"dense": 0.5}, {"rrf": {"k": 10}, "dense": {"model": "m"}})
+    merged = merge_specs(spec, SystemSpec("", [], {"fts5": 2.0}, {"rrf": {"k": "60"}}))
+    assert merged.retriever == "fts5+dense" and merged.fusions == ["rrf", "exact-bonus"]
+    assert merged.weights == {"dense": 0.5, "fts5": 2.0}
+    assert merged.options == {"rrf": {"k": "60"}, "dense": {"model": "m"}}
+    assert merged.label == "fts5+dense (rrf > exact-bonus)"
+
+
+def test_config_file_drives_eval(overlap_plugin, tiny_dataset, tmp_path):
+    config = tmp_path / "exp.toml"
+    config.write_text('[system]\nretriever = "overlap"\n[options.overlap]\nboost = 1.5\n')
+    out = tmp_path / "r.json"
+    result = invoke("eval", "-d", str(tiny_dataset), "--config", str(config), "--json", str(out))
+    assert result.exit_code == 0, result.output
+    assert json.loads(out.read_text())["system"]["legs"][0]["options"]["boost"] == 1.5
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[system\n")
+    broken = invoke("eval", "-d", str(tiny_dataset), "--config", str(bad))
+    assert broken.exit_code == 2 and "bad.toml: not valid TOML" in broken.stderr
+
+
+def test_module_path_retriever_without_entry_point(tiny_dataset):
+    result = invoke("eval", "-d", str(tiny_dataset), "-r", "helpers:OverlapRetriever", "-o", "helpers:OverlapRetriever.boost=1")
+    assert result.exit_code == 0, result.output
+    assert "helpers:OverlapRetriever" in result.stdout
+
+
+def test_list_plugins_and_dataset_commands(overlap_plugin, tiny_dataset):
+    listed = invoke("list", "retrievers")
+    assert "overlap" in listed.stdout and "overlap-plugin" in listed.stdout
+    assert invoke("list", "metrics").stdout.count("recall") >= 2
+    bad_kind = invoke("list", "widgets")
+    assert bad_kind.exit_code == 2 and "Unknown kind 'widgets'" in bad_kind.stderr
+    plugins = json.loads(invoke("plugins", "--json").stdout)
+    names = {p["name"] for p in plugins["plugins"]}
+    assert "overlap-plugin" in names and "recall_kit.default_plugins.metrics" in names
+    valid = invoke("dataset", "validate", str(tiny_dataset))
+    assert valid.exit_code == 0 and "ok: 5 memories (1 sensitive dropped), 4 queries in 3 strata" in valid.stdout
+    stats = invoke("dataset", "stats", str(tiny_dataset), "--json")
+    assert json.loads(stats.stdout)["queries"] == 4
+    assert "ClickHouse" not in stats.stdout
+
+
+def test_dataset_validate_lists_every_problem(tmp_path):
+    folder = tmp_path / "d"
+    folder.mkdir()
+    (folder / "corpus.jsonl").write_text('{"id": 1, "content": "a"}\n{"id": 1, "content": "b"}\nnot json\n')
+    (folder / "queries.jsonl").write_text('{"query_id": "q", "text": "a"}\n')
+    (folder / "qrels.jsonl").write_text('{"query_id": "q", "relevant_ids": [2]}\n')
+    result = invoke("dataset", "validate", str(folder))
+    assert result.exit_code == 1
+    assert "corpus.jsonl:2: duplicate id 1 (first on line 1)" in result.stderr
+    assert "corpus.jsonl:3: not valid JSON" in result.stderr
+    assert "qrels.jsonl:1: id 2 (query q) is not in corpus.jsonl" in result.stderr
+
+
+def test_real_subprocess_error_has_no_traceback(tiny_dataset):
+    env = dict(os.environ, RECALL_KIT_LOAD_PLUGINS="")
+    done = subprocess.run([sys.executable, "-m", "recall_kit", "eval", "-d", str(tiny_dataset), "-r", "grph"],
+                          capture_output=True, text=True, env=env, cwd=REPO, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr.strip().startswith("Error: Unknown retriever 'grph'. Available:")
+    assert "Traceback" not in done.stderr
+
+
+def test_strange_queries_do_not_crash(tmp_path, overlap_plugin):
+    from helpers import CORPUS, write_dataset
+
+    strange = ['', '"', "NEAR(a b)", "content:x", "\x00\x07", "😀" * 50, "a" * 10000, "AND OR NOT *^"]
+    queries = [{"query_id": f"s{i}", "text": text} for i, text in enumerate(strange)]
+    qrels = [{"query_id": f"s{i}", "relevant_ids": [1]} for i in range(len(strange))]
+    folder = write_dataset(tmp_path / "strange", CORPUS, queries, qrels)
+    result = invoke("eval", "-d", str(folder), "-r", "overlap")
+    assert result.exit_code == 0, result.output
+
+
+def test_overlap_is_a_real_ranking():
+    retriever = OverlapRetriever()
+    from recall_kit import Corpus, Memory
+
+    retriever.build_index(Corpus([Memory("1", "a b c"), Memory("2", "a"), Memory("3", "z")]))
+    assert [h.id for h in retriever.search("a b", 5)] == ["1", "2"]
