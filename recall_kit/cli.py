@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 from typing import Annotated, Any
 
-import click
 import typer
 import typer.core
 
@@ -20,10 +19,10 @@ class _Group(typer.core.TyperGroup):
     `--debug` shows the traceback instead; an unexpected error is one line and status 1.
     """
 
-    def invoke(self, ctx: click.Context) -> Any:
+    def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
-        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
+        except (typer.Exit, typer.Abort, typer.TyperException):
             raise
         except RecallKitError as error:
             if ctx.params.get("debug"):
@@ -186,7 +185,7 @@ def plugins_command(
     from recall_kit import plugins, registry
 
     infos = plugins.plugin_infos()
-    provides: dict[str, dict[str, list[str]]] = {}
+    provides: dict[str, dict[str, list[str]]] = {}  # plugin -> kind -> names
     for kind, reg in registry.REGISTRIES.items():
         for name, registration in reg.all().items():
             provides.setdefault(registration.plugin, {}).setdefault(kind, []).append(name)
@@ -200,7 +199,8 @@ def plugins_command(
 
     rows = []
     for info in infos:
-        registers = "; ".join(f"{kind}: {', '.join(names)}" for kind, names in info["registers"].items())
+        registered: dict[str, list[str]] = info["registers"]
+        registers = "; ".join(f"{kind}: {', '.join(names)}" for kind, names in registered.items())
         rows.append([info["name"], info["version"] or ("built-in" if info["builtin"] else ""), registers or ", ".join(info["hooks"])])
     typer.echo(tabulate(rows, headers=["plugin", "version", "registers"], tablefmt="simple"))
     for name, message in errors.items():
@@ -272,6 +272,203 @@ def dataset_stats_command(
     typer.echo(tabulate(strata_rows, headers=["stratum", "queries", "relevant/query"], tablefmt="simple"))
     for key in ("memory_words", "query_words", "relevant_per_query"):
         typer.echo(f"{key}: " + ", ".join(f"{k}={v}" for k, v in stats[key].items()))
+
+
+@dataset_app.command(
+    "import", context_settings={"allow_extra_args": True, "ignore_unknown_options": True}
+)
+def dataset_import_command(
+    ctx: typer.Context,
+    format_name: Annotated[str, typer.Argument(metavar="FORMAT", help="Importer: beir, locomo, longmemeval, trec, sqlite (see 'recall-kit list importers').")],
+    source: Annotated[Path, typer.Argument(metavar="SRC", help="The file or folder to import.")],
+    output: Annotated[Path, typer.Argument(metavar="OUT", help="Dataset folder to write (absent or empty).")],
+    force: Annotated[bool, typer.Option("--force", help="Replace a non-empty OUT.")] = False,
+) -> None:
+    """Import a benchmark into a dataset folder. Importer options follow OUT: --split test, --id-col id."""
+    from recall_kit import registry
+    from recall_kit.importers import flatten_counts, import_dataset, parse_importer_args
+
+    importer_class = registry.importers.get(format_name).obj
+    raw = parse_importer_args(ctx.args, importer_class.Options)
+    counts = import_dataset(format_name, source, output, raw, force=force)
+    for key, value in flatten_counts(counts):
+        typer.echo(f"{key}: {value}")
+    typer.echo(f"Wrote {output}", err=True)
+
+
+@dataset_app.command("export")
+def dataset_export_command(
+    path: Annotated[Path, typer.Argument(metavar="DIR", help="Dataset folder.")],
+    output: Annotated[Path, typer.Argument(metavar="OUT", help="Folder to write (absent or empty).")],
+    format_name: Annotated[str, typer.Option("--format", help="trec (topics.tsv, qrels.txt, corpus.jsonl) or beir.")] = "trec",
+    split: Annotated[str, typer.Option("--split", help="BEIR qrels file name: qrels/<split>.tsv.")] = "test",
+    force: Annotated[bool, typer.Option("--force", help="Replace a non-empty OUT.")] = False,
+) -> None:
+    """Export a dataset's queries and qrels (and corpus) as TREC or BEIR files."""
+    from recall_kit.dataset import load_dataset
+    from recall_kit.export import export_dataset
+    from recall_kit.importers import flatten_counts
+
+    counts = export_dataset(load_dataset(path), output, format_name, split=split, force=force)
+    for key, value in flatten_counts(counts):
+        typer.echo(f"{key}: {value}")
+    typer.echo(f"Wrote {output}", err=True)
+
+
+def _spec_from_flags(retriever: str | None, fusion: list[str] | None, weights: str | None,
+                     option: list[str] | None, config: Path | None) -> Any:
+    """A SystemSpec from the same flags `eval` takes (used by ablate and sweep)."""
+    from recall_kit.errors import SpecError
+    from recall_kit.system import SystemSpec, load_config, merge_specs, parse_option_assignments, parse_weights
+
+    base = load_config(config) if config else None
+    if retriever is None and base is None:
+        raise SpecError("Missing --retriever (or --config with [system] retriever).")
+    override = SystemSpec(retriever=retriever or "", fusions=list(fusion or []),
+                          weights=parse_weights(weights), options=parse_option_assignments(option or []))
+    return merge_specs(base, override)
+
+
+@app.command("compare")
+def compare_command(
+    results: Annotated[list[Path], typer.Argument(help="Result JSON files from 'eval --json'; the first is the baseline.")],
+    metrics: Annotated[list[str] | None, typer.Option("--metrics", "-m", help="Metrics to compare, comma-separated (default: all shared).")] = None,
+    bootstrap: Annotated[int, typer.Option("--bootstrap", help="Bootstrap and randomisation resamples.")] = 10_000,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the resampling.")] = 0,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write the comparison JSON here.")] = None,
+    report: Annotated[str, typer.Option("--report", help="Output format: table, markdown, html, json, csv.")] = "table",
+    output: Annotated[Path | None, typer.Option("--output", help="Write the report here instead of stdout.")] = None,
+) -> None:
+    """Compare result files of one dataset with the first: paired deltas, 95% bootstrap intervals,
+    randomisation-test p-values (Holm-corrected), wins/ties/losses, overall and per stratum."""
+    from recall_kit import registry
+    from recall_kit.compare import compare_files, comparison_report
+    from recall_kit.fileio import write_json_atomic
+
+    registry.reporters.get(report)
+    comparison = compare_files(results, metrics=_split_names(metrics), n_resamples=bootstrap, seed=seed)
+    if json_out is not None:
+        write_json_atomic(json_out, comparison.to_dict())
+        typer.echo(f"Wrote {json_out}", err=True)
+    emit_report(comparison_report(comparison), report, output)
+
+
+@app.command("gate")
+def gate_command(
+    baseline: Annotated[Path, typer.Option("--baseline", help="The accepted result JSON.")],
+    current: Annotated[Path, typer.Option("--current", help="The result JSON to check.")],
+    max_drop: Annotated[float, typer.Option("--max-drop", help="Largest drop allowed per metric.")] = 0.02,
+    relative: Annotated[bool, typer.Option("--relative", help="--max-drop is a share of the baseline, not an absolute drop.")] = False,
+    metrics: Annotated[list[str] | None, typer.Option("--metrics", "-m", help="Metrics to gate (default: all shared).")] = None,
+    latency_max_rise: Annotated[float | None, typer.Option("--latency-max-rise", help="Largest relative latency rise allowed (0.2: +20%); off when not given.")] = None,
+    latency_stat: Annotated[str, typer.Option("--latency-stat", help="Latency statistic gated: p50, p95, p99, mean.")] = "p95",
+    significant: Annotated[bool, typer.Option("--significant", help="Fail only drops the paired randomisation test supports (Holm, p < 0.05).")] = False,
+    per_stratum: Annotated[bool, typer.Option("--per-stratum", help="Gate every stratum too, not only all queries.")] = False,
+    bootstrap: Annotated[int, typer.Option("--bootstrap", help="Resamples for the paired statistics.")] = 10_000,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the resampling.")] = 0,
+    report: Annotated[str, typer.Option("--report", help="Output format.")] = "table",
+    output: Annotated[Path | None, typer.Option("--output", help="Write the report here instead of stdout.")] = None,
+) -> None:
+    """A regression gate for CI: exit 0 when nothing regressed, 1 with a table of what did, 2 on bad input."""
+    from recall_kit import registry
+    from recall_kit.gate import run_gate
+
+    registry.reporters.get(report)
+    outcome = run_gate(baseline, current, max_drop=max_drop, relative=relative, metrics=_split_names(metrics),
+                       latency_max_rise=latency_max_rise, latency_stat=latency_stat, significant=significant,
+                       per_stratum=per_stratum, n_resamples=bootstrap, seed=seed)
+    emit_report(outcome.report(), report, output)
+    if not outcome.passed:
+        raise typer.Exit(1)
+
+
+@app.command("ablate")
+def ablate_command(
+    dataset: Annotated[Path, typer.Option("--dataset", "-d", help="Dataset folder.")],
+    out: Annotated[Path, typer.Option("--out", help="Folder for every variant's result JSON and ablation.json.")],
+    retriever: Annotated[str | None, typer.Option("--retriever", "-r", help="The full system's legs: fts5+dense+graph.")] = None,
+    fusion: Annotated[list[str] | None, typer.Option("--fusion", "-f", help="Fusion step; repeat to chain.")] = None,
+    weights: Annotated[str | None, typer.Option("--weights", "-w", help="Leg weights: fts5=1,dense=0.5.")] = None,
+    option: Annotated[list[str] | None, typer.Option("--option", "-o", help="NAME.KEY=VALUE for a leg or fusion.")] = None,
+    config: Annotated[Path | None, typer.Option("--config", "-c", help="TOML experiment file; flags override it.")] = None,
+    k: Annotated[int, typer.Option("--k", "-k", help="Ranking depth scored.")] = 20,
+    metrics: Annotated[list[str] | None, typer.Option("--metrics", "-m", help="Metrics, comma-separated.")] = None,
+    bootstrap: Annotated[int, typer.Option("--bootstrap", help="Resamples for the paired statistics.")] = 10_000,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the resampling; recorded in manifests.")] = 0,
+    latency_sample: Annotated[int, typer.Option("--latency-sample", help="Queries timed one at a time (0: none, -1: all).")] = 200,
+    report: Annotated[str, typer.Option("--report", help="Output format.")] = "table",
+    output: Annotated[Path | None, typer.Option("--output", help="Write the report here instead of stdout.")] = None,
+    progress: Annotated[bool | None, typer.Option("--progress/--no-progress", help="Progress bar on stderr.")] = None,
+) -> None:
+    """Score every single leg, every leave-one-out and the full system (one search per leg), and
+    compare each with the full system; every variant's result is written to --out."""
+    from recall_kit import registry
+    from recall_kit.ablation import run_ablation
+    from recall_kit.dataset import load_dataset
+
+    registry.reporters.get(report)
+    spec = _spec_from_flags(retriever, fusion, weights, option, config)
+    ablation = run_ablation(spec, load_dataset(dataset), k=k, metrics=_split_names(metrics), out=out,
+                            n_resamples=bootstrap, seed=seed,
+                            latency_sample=None if latency_sample < 0 else latency_sample, show_progress=progress)
+    typer.echo(f"Wrote {len(ablation.variants)} results and ablation.json to {out}", err=True)
+    emit_report(ablation.report(), report, output)
+
+
+@app.command("sweep")
+def sweep_command(
+    dataset: Annotated[Path, typer.Option("--dataset", "-d", help="Dataset folder.")],
+    grid: Annotated[list[str], typer.Option("--grid", "-g", help="LEG=v1,v2 (weights) or NAME.KEY=v1,v2 (options); repeat.")],
+    target: Annotated[str, typer.Option("--target", "-t", help="The metric to maximise, e.g. ndcg@10.")],
+    retriever: Annotated[str | None, typer.Option("--retriever", "-r", help="Legs: fts5+dense+graph.")] = None,
+    fusion: Annotated[list[str] | None, typer.Option("--fusion", "-f", help="Fusion step; repeat to chain.")] = None,
+    weights: Annotated[str | None, typer.Option("--weights", "-w", help="Leg weights of the default system.")] = None,
+    option: Annotated[list[str] | None, typer.Option("--option", "-o", help="NAME.KEY=VALUE fixed for every setting.")] = None,
+    config: Annotated[Path | None, typer.Option("--config", "-c", help="TOML experiment file; flags override it.")] = None,
+    holdout: Annotated[float | None, typer.Option("--holdout", help="Share of queries held out to score the chosen setting (e.g. 0.5).")] = None,
+    k: Annotated[int, typer.Option("--k", "-k", help="Ranking depth scored.")] = 20,
+    metrics: Annotated[list[str] | None, typer.Option("--metrics", "-m", help="Metrics recorded besides the target.")] = None,
+    bootstrap: Annotated[int, typer.Option("--bootstrap", help="Resamples for the paired statistics.")] = 10_000,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the split and the resampling.")] = 0,
+    out: Annotated[Path | None, typer.Option("--out", help="Folder for every setting's result JSON and sweep.json.")] = None,
+    latency_sample: Annotated[int, typer.Option("--latency-sample", help="Queries timed one at a time (0: none, -1: all).")] = 200,
+    report: Annotated[str, typer.Option("--report", help="Output format.")] = "table",
+    output: Annotated[Path | None, typer.Option("--output", help="Write the report here instead of stdout.")] = None,
+    progress: Annotated[bool | None, typer.Option("--progress/--no-progress", help="Progress bar on stderr.")] = None,
+) -> None:
+    """Grid-search leg weights and options on one target metric; with --holdout, choose on one half
+    of the queries and report the choice, against the default, on the other."""
+    from recall_kit import registry
+    from recall_kit.dataset import load_dataset
+    from recall_kit.sweep import run_sweep
+
+    registry.reporters.get(report)
+    spec = _spec_from_flags(retriever, fusion, weights, option, config)
+    sweep = run_sweep(spec, load_dataset(dataset), grid, target, k=k, metrics=_split_names(metrics),
+                      holdout=holdout, seed=seed, out=out, n_resamples=bootstrap,
+                      latency_sample=None if latency_sample < 0 else latency_sample, show_progress=progress)
+    if out is not None:
+        typer.echo(f"Wrote {len(sweep.points) + 1} results and sweep.json to {out}", err=True)
+    emit_report(sweep.report(), report, output)
+
+
+@app.command("pool")
+def pool_command(
+    results: Annotated[list[Path], typer.Argument(help="Result JSON files of one dataset.")],
+    out: Annotated[Path, typer.Option("--out", help="Write the pool here (JSON lines, one per query).")],
+    depth: Annotated[int, typer.Option("--depth", help="Pool each system's top DEPTH ids.")] = 10,
+    dataset: Annotated[Path | None, typer.Option("--dataset", "-d", help="Dataset folder (default: the path in the results).")] = None,
+    with_text: Annotated[bool, typer.Option("--with-text", help="Add query and memory text (needs --dataset).")] = False,
+    report: Annotated[str, typer.Option("--report", help="Output format.")] = "table",
+) -> None:
+    """Write the unjudged ids in the union of the systems' top DEPTH, per query, for judging."""
+    from recall_kit import registry
+    from recall_kit.pool import pool_files
+
+    registry.reporters.get(report)
+    pool = pool_files(results, out, depth=depth, dataset_path=dataset, with_text=with_text)
+    typer.echo(f"Wrote {out}", err=True)
+    emit_report(pool.report(), report)
 
 
 _commands_registered = False

@@ -114,7 +114,7 @@ def _coerce_mapping(value: Any, key_type: Any, value_type: Any, what: str) -> di
 
 def options_to_dict(options: Any) -> dict[str, Any]:
     """The options as plain JSON-able values, for the result's `system` section."""
-    if options is None or not dataclasses.is_dataclass(options):
+    if options is None or not dataclasses.is_dataclass(options) or isinstance(options, type):
         return {}
     return {key: _plain(value) for key, value in dataclasses.asdict(options).items()}
 

@@ -6,6 +6,7 @@ import importlib
 import importlib.metadata
 import os
 import sys
+from typing import Any
 
 import pluggy
 
@@ -17,6 +18,8 @@ ENTRY_POINT_GROUP = "recall_kit"
 DEFAULT_PLUGINS: tuple[str, ...] = (
     "recall_kit.default_plugins.metrics",
     "recall_kit.default_plugins.reporters",
+    "recall_kit.default_plugins.html",
+    "recall_kit.default_plugins.importers",
 )
 
 pm = pluggy.PluginManager("recall_kit")
@@ -78,16 +81,15 @@ def load_plugins() -> pluggy.PluginManager:
     try:
         pm.check_pending()
     except pluggy.PluginValidationError as error:
-        raise PluginError(
-            f"Plugin {error.plugin_name!r} implements a hook with no specification: {error}"
-        ) from None
+        name = pm.get_name(error.plugin) if error.plugin is not None else "?"
+        raise PluginError(f"Plugin {name!r} implements a hook with no specification: {error}") from None
     if os.environ.get("RECALL_KIT_TRACE_PLUGINS"):
         pm.trace.root.setwriter(sys.stderr.write)
         pm.enable_tracing()
     return pm
 
 
-def plugin_infos() -> list[dict[str, object]]:
+def plugin_infos() -> list[dict[str, Any]]:
     """One dict per registered plugin: name, version (for distributions), hooks, built-in or not."""
     load_plugins()
     dist_versions = {

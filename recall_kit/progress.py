@@ -13,7 +13,7 @@ def progress_bar(total: int, description: str, show: bool | None = None) -> Iter
     if show is None:
         show = sys.stderr.isatty()
     if not show or total <= 0:
-        yield lambda steps=1: None
+        yield _ignore
         return
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -23,4 +23,12 @@ def progress_bar(total: int, description: str, show: bool | None = None) -> Iter
         console=Console(stderr=True), transient=True,
     ) as progress:
         task = progress.add_task(description, total=total)
-        yield lambda steps=1: progress.advance(task, steps)
+
+        def advance(steps: int = 1) -> None:
+            progress.advance(task, steps)
+
+        yield advance
+
+
+def _ignore(steps: int = 1) -> None:
+    """advance() when no bar is shown."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
@@ -220,14 +221,17 @@ def build_system(spec: SystemSpec) -> System:
     for name in leg_names:
         target, plugin = _resolve_leg(name)
         factory, options_class = make_factory(target)
-        options = build_options(
-            f"retriever {name!r}", options_class, spec.options.get(name, {})
-        ) if options_class is not type(None) else _no_options(name, spec)
+        if options_class is type(None):
+            if spec.options.get(name):
+                raise OptionError(f"Retriever {name!r} takes no options.")
+            options = None
+        else:
+            options = build_options(f"retriever {name!r}", options_class, spec.options.get(name, {}))
         per_scope = isinstance(target, type)
         legs.append(
             Leg(
                 name=name,
-                factory=(lambda factory=factory, options=options: factory(options)),
+                factory=functools.partial(factory, options),
                 options=options,
                 weight=spec.weights.get(name, 1.0),
                 plugin=plugin,
@@ -254,9 +258,3 @@ def build_system(spec: SystemSpec) -> System:
     if len(legs) > 1 and all(leg.weight == 0 for leg in legs):
         raise OptionError("Every leg has weight 0: nothing can be retrieved.")
     return System(spec=spec, legs=legs, fusions=fusions, fusion_names=fusion_names)
-
-
-def _no_options(name: str, spec: SystemSpec) -> None:
-    if spec.options.get(name):
-        raise OptionError(f"Retriever {name!r} takes no options.")
-    return None

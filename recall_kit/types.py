@@ -61,12 +61,14 @@ class Hit:
 def sort_hits(hits: Sequence[Hit]) -> list[Hit]:
     """Order hits best first as trec_eval does: by score descending, ties by document id descending.
 
-    Every ranking recall-kit scores or writes is in this order, so a run file scores the same in
-    recall-kit, trec_eval, pytrec_eval and ranx.
+    trec_eval holds scores as C floats (32 bits), so two scores equal at float32 precision tie
+    there; they tie here too (each hit keeps its full score). Every ranking recall-kit scores or
+    writes is in this order, so a run file scores the same in recall-kit, trec_eval, pytrec_eval
+    and ranx.
     """
     # Two stable sorts: the secondary key first.
     by_id = sorted(hits, key=lambda hit: hit.id, reverse=True)
-    return sorted(by_id, key=lambda hit: hit.score, reverse=True)
+    return sorted(by_id, key=lambda hit: float(np.float32(hit.score)), reverse=True)
 
 
 class Corpus(Sequence[Memory]):

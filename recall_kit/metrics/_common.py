@@ -1,0 +1,43 @@
+"""Helpers the metric modules share: cutting rankings at k and safe division."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from recall_kit.types import JudgedRankings
+
+
+def relevant_at(data: JudgedRankings, cutoff: int | None) -> np.ndarray:
+    """(Q, min(cutoff, D)) True where the document at that rank is relevant (grade >= 1)."""
+    grades = data.grades if cutoff is None else data.grades[:, :cutoff]
+    return grades >= 1
+
+
+def relevant_retrieved(data: JudgedRankings, cutoff: int | None) -> np.ndarray:
+    """(Q,) how many relevant documents stand in the top `cutoff` (the whole ranking for None)."""
+    return np.count_nonzero(relevant_at(data, cutoff), axis=1).astype(np.float64)
+
+
+def divide(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    """numerator / denominator as float64, 0 where the denominator is 0 (no relevant documents)."""
+    numerator = np.asarray(numerator, dtype=np.float64)
+    denominator = np.asarray(denominator, dtype=np.float64)
+    out = np.zeros(np.broadcast(numerator, denominator).shape, dtype=np.float64)
+    np.divide(numerator, denominator, out=out, where=denominator != 0)
+    return out
+
+
+def check_cutoff(cutoff: int | None, *, required: bool) -> None:
+    """Reject a missing required cutoff or a cutoff below 1 (a library caller's mistake)."""
+    if cutoff is None:
+        if required:
+            raise ValueError("this metric needs a cutoff k >= 1")
+        return
+    if isinstance(cutoff, bool) or not isinstance(cutoff, (int, np.integer)) or cutoff < 1:
+        raise ValueError(f"cutoff must be an integer >= 1, got {cutoff!r}")
+
+
+def require_cutoff(cutoff: int | None) -> int:
+    """The cutoff of a metric that needs one, checked (see `check_cutoff`)."""
+    check_cutoff(cutoff, required=True)
+    return int(cutoff)  # type: ignore[arg-type]  # not None: checked above

@@ -1,0 +1,265 @@
+"""Metric names, judging, aggregation, and a cross-check of every metric against pytrec_eval.
+
+pytrec_eval wraps trec_eval's own C code, so agreement with it is agreement with trec_eval.
+Measures it is asked for use its "name.cutoffs" syntax: ``success.5`` yields ``success_5``
+(trec_eval's success_k, our hit@k), ``map_cut.10`` yields ``map_cut_10``, and so on.
+recall_all@k and judged@k have no trec_eval counterpart and are tested by hand in test_metrics.
+"""
+
+from __future__ import annotations
+
+import importlib
+import random
+
+import numpy as np
+import pytest
+import pytrec_eval
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from recall_kit import errors
+from recall_kit.evaluation import (
+    MetricSpec,
+    aggregate,
+    evaluate,
+    judge_rankings,
+    resolve_metrics,
+    score_trec_files,
+)
+from recall_kit.plugins import pm
+from recall_kit.trec import write_qrels, write_run
+from recall_kit.types import Hit, sort_hits
+
+BUILTIN = "recall_kit.default_plugins.metrics"
+
+# recall-kit name -> pytrec_eval output key.
+TREC_NAMES = {
+    "recall@5": "recall_5",
+    "recall@10": "recall_10",
+    "precision@5": "P_5",
+    "hit@5": "success_5",
+    "ndcg@10": "ndcg_cut_10",
+    "mrr": "recip_rank",
+    "map": "map",
+    "map@10": "map_cut_10",
+    "r_precision": "Rprec",
+}
+TREC_MEASURES = {
+    "recall.5,10",
+    "P.5",
+    "success.5",
+    "ndcg_cut.10",
+    "recip_rank",
+    "map",
+    "map_cut.10",
+    "Rprec",
+}
+
+
+@pytest.fixture(autouse=True)
+def builtin_metrics():
+    """Make sure the built-in metrics are registered, whatever the state of plugin loading."""
+    added = not pm.has_plugin(BUILTIN)
+    if added:
+        pm.register(importlib.import_module(BUILTIN), name=BUILTIN)
+    yield
+    if added:
+        pm.unregister(name=BUILTIN)
+
+
+def random_case(seed: int, num_queries: int = 40):
+    """Graded qrels and a run with many score ties, queries missing on either side."""
+    rng = random.Random(seed)
+    docs = [f"d{i}" for i in range(60)]
+    qrels: dict[str, dict[str, int]] = {}
+    run: dict[str, dict[str, float]] = {}
+    for q in range(num_queries):
+        query_id = f"q{q}"
+        kind = rng.random()
+        if kind > 0.1:  # 10% of queries have no qrels at all (run only)
+            judged = rng.sample(docs, rng.randint(1, 15))
+            # Some queries have only 0 judgments: no relevant document.
+            top = 0 if rng.random() < 0.1 else 3
+            qrels[query_id] = {doc: rng.randint(0, top) for doc in judged}
+        if kind < 0.1 or kind > 0.2:  # 10% of queries are in the qrels only
+            retrieved = rng.sample(docs, rng.randint(1, 30))
+            # Scores from a small set of float32-exact values: many ties, broken by docno.
+            run[query_id] = {doc: rng.randint(0, 6) / 4 for doc in retrieved}
+    return qrels, run
+
+
+def pytrec_values(qrels, run):
+    return pytrec_eval.RelevanceEvaluator(qrels, TREC_MEASURES).evaluate(run)
+
+
+def ours(qrels, run, query_ids):
+    rankings = [
+        [hit.id for hit in sort_hits([Hit(d, s) for d, s in run.get(q, {}).items()])]
+        for q in query_ids
+    ]
+    data = judge_rankings(query_ids, rankings, qrels)
+    return evaluate(data, resolve_metrics(list(TREC_NAMES)))
+
+
+def assert_agrees(qrels, run):
+    expected = pytrec_values(qrels, run)
+    query_ids = sorted(expected)
+    assert query_ids == sorted(set(qrels) & set(run))  # trec_eval's default query set
+    values = ours(qrels, run, query_ids)
+    for name, trec_name in TREC_NAMES.items():
+        want = np.array([expected[q][trec_name] for q in query_ids])
+        np.testing.assert_allclose(values[name], want, atol=1e-4, rtol=0, err_msg=name)
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_agrees_with_pytrec_eval_on_random_runs(seed):
+    assert_agrees(*random_case(seed))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.dictionaries(
+        st.sampled_from([f"q{i}" for i in range(6)]),
+        st.dictionaries(st.sampled_from("abcdefghij"), st.integers(0, 4), min_size=1),
+    ),
+    st.dictionaries(
+        st.sampled_from([f"q{i}" for i in range(6)]),
+        st.dictionaries(
+            st.sampled_from("abcdefghijklmn"), st.sampled_from([0.0, 0.5, 1.0, 2.0]), min_size=1
+        ),
+    ),
+)
+def test_agrees_with_pytrec_eval_hypothesis(qrels, run):
+    assert_agrees(qrels, run)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_score_trec_files_matches_pytrec_eval(tmp_path, seed):
+    qrels, run = random_case(seed)
+    write_qrels(tmp_path / "qrels.txt", qrels)
+    write_run(
+        tmp_path / "run.txt",
+        {q: [Hit(d, s) for d, s in scores.items()] for q, scores in run.items()},
+        tag="test",
+    )
+    expected = pytrec_values(qrels, run)
+    query_ids, values, overall = score_trec_files(
+        tmp_path / "qrels.txt", tmp_path / "run.txt", list(TREC_NAMES)
+    )
+    assert query_ids == sorted(expected)
+    assert overall["n"] == len(expected)
+    for name, trec_name in TREC_NAMES.items():
+        want = np.array([expected[q][trec_name] for q in query_ids])
+        np.testing.assert_allclose(values[name], want, atol=1e-4, rtol=0, err_msg=name)
+        assert overall[name] == pytest.approx(want.mean(), abs=1e-4)
+
+    # trec_eval -c: every qrels query counts, one missing from the run scoring 0.
+    query_ids, values, overall = score_trec_files(
+        tmp_path / "qrels.txt", tmp_path / "run.txt", list(TREC_NAMES), complete=True
+    )
+    assert query_ids == sorted(qrels)
+    assert overall["n"] == len(qrels)
+    for name, trec_name in TREC_NAMES.items():
+        total = sum(expected[q][trec_name] for q in expected)
+        assert overall[name] == pytest.approx(total / len(qrels), abs=1e-4)
+        missing = [i for i, q in enumerate(query_ids) if q not in run]
+        assert missing and not values[name][missing].any()
+
+
+def test_resolve_defaults():
+    names = [spec.name for spec in resolve_metrics(None)]
+    assert names == ["recall@5", "recall@10", "ndcg@10", "mrr", "map", "judged@10"]
+    assert [spec.name for spec in resolve_metrics([])] == names
+
+
+def test_resolve_parses_cutoffs_and_removes_duplicates():
+    specs = resolve_metrics(["recall@10", "mrr", "mrr@10", "recall@10", "map", "map@100"])
+    assert [spec.name for spec in specs] == ["recall@10", "mrr", "mrr@10", "map", "map@100"]
+    assert [spec.cutoff for spec in specs] == [10, None, 10, None, 100]
+    assert specs[0].metric.name == "recall"
+    assert isinstance(specs[0], MetricSpec)
+
+
+def test_resolve_unknown_family_lists_registered():
+    with pytest.raises(errors.UnknownMetricError) as caught:
+        resolve_metrics(["recal@10"])
+    message = str(caught.value)
+    assert "'recal'" in message and "recall" in message and "ndcg" in message
+    assert "\n" not in message
+
+
+@pytest.mark.parametrize(
+    ("name", "fragment"),
+    [
+        ("recall", "needs a cutoff"),
+        ("r_precision@5", "takes no cutoff"),
+        ("recall@0", "Bad cutoff"),
+        ("recall@x", "Bad cutoff"),
+        ("recall@-3", "Bad cutoff"),
+        ("recall@", "Bad cutoff"),
+        ("", "Bad metric name"),
+    ],
+)
+def test_resolve_errors(name, fragment):
+    with pytest.raises(errors.OptionError, match=fragment) as caught:
+        resolve_metrics([name])
+    assert "\n" not in str(caught.value)
+
+
+def test_every_builtin_family_resolves():
+    for name in [
+        "recall@5",
+        "recall_all@5",
+        "precision@5",
+        "hit@5",
+        "ndcg@5",
+        "mrr",
+        "mrr@5",
+        "map",
+        "map@5",
+        "r_precision",
+        "judged@5",
+    ]:
+        assert resolve_metrics([name])[0].name == name
+
+
+def test_judge_rankings_arrays():
+    data = judge_rankings(
+        ["q1", "q2", "q3"],
+        [["a", "b", "c"], ["z"], []],
+        {"q1": {"b": 2, "c": 0, "d": 1, "e": 3}, "q2": {"z": -1}},
+    )
+    assert data.grades.tolist() == [[0, 2, 0], [0, 0, 0], [0, 0, 0]]
+    assert data.judged.tolist() == [[False, True, True], [True, False, False], [False] * 3]
+    assert data.lengths.tolist() == [3, 1, 0]
+    assert data.num_relevant.tolist() == [3, 0, 0]
+    assert data.ideal_grades.tolist() == [[3, 2, 1], [0, 0, 0], [0, 0, 0]]
+
+
+def test_judge_rankings_length_mismatch():
+    with pytest.raises(ValueError):
+        judge_rankings(["q1"], [], {})
+
+
+def test_evaluate_returns_one_array_per_spec():
+    data = judge_rankings(["q1", "q2"], [["a"], ["b"]], {"q1": {"a": 1}, "q2": {"c": 1}})
+    values = evaluate(data, resolve_metrics(["recall@1", "mrr"]))
+    assert list(values) == ["recall@1", "mrr"]
+    assert values["recall@1"].tolist() == [1.0, 0.0]
+
+
+def test_aggregate_macro_averages_by_stratum():
+    values = {"recall@5": np.array([1.0, 0.0, 0.5, 0.25]), "mrr": np.array([1.0, 0.5, 0.0, 0.0])}
+    result = aggregate(values, ["exact", "paraphrase", "exact", "multihop"])
+    assert result["overall"] == {"recall@5": 1.75 / 4, "mrr": 1.5 / 4, "n": 4}
+    assert list(result["strata"]) == ["exact", "paraphrase", "multihop"]  # first appearance
+    assert result["strata"]["exact"] == {"recall@5": 0.75, "mrr": 0.5, "n": 2}
+    assert result["strata"]["paraphrase"] == {"recall@5": 0.0, "mrr": 0.5, "n": 1}
+    assert result["strata"]["multihop"] == {"recall@5": 0.25, "mrr": 0.0, "n": 1}
+    assert type(result["overall"]["mrr"]) is float and type(result["overall"]["n"]) is int
+
+
+def test_aggregate_empty_and_mismatched():
+    assert aggregate({"mrr": np.array([])}, []) == {"overall": {"mrr": 0.0, "n": 0}, "strata": {}}
+    with pytest.raises(ValueError):
+        aggregate({"mrr": np.array([1.0])}, ["a", "b"])

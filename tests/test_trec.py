@@ -1,0 +1,125 @@
+"""TREC run and qrels files: round trips, error lines, and trec_eval's ranking order."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import pytrec_eval
+
+from recall_kit.errors import DatasetError
+from recall_kit.trec import read_qrels, read_run, write_qrels, write_run
+from recall_kit.types import Hit, sort_hits
+
+
+def test_run_round_trip(tmp_path):
+    rankings = {
+        "q1": [Hit("d3", 2.5), Hit("d1", 1.0), Hit("d7", 1e-9)],
+        "q2": [Hit("x", -0.1), Hit("y", -0.30000000000000004)],
+    }
+    path = tmp_path / "run.trec"
+    write_run(path, rankings, tag="bm25")
+    assert path.read_text().splitlines()[0] == "q1 Q0 d3 1 2.5 bm25"
+    assert read_run(path) == rankings  # scores read back exactly
+
+
+def test_qrels_round_trip(tmp_path):
+    qrels = {"q1": {"d1": 2, "d2": 0, "d3": -1}, "7": {"137": 1}}
+    path = tmp_path / "qrels.txt"
+    write_qrels(path, qrels)
+    assert path.read_text().splitlines()[0] == "q1 0 d1 2"
+    assert read_qrels(path) == qrels
+
+
+def test_read_run_orders_as_trec_eval_ignoring_the_rank_column(tmp_path):
+    path = tmp_path / "run.trec"
+    # Ranks say a, b, c, d; scores say otherwise. Ties (b, c, d at 1.0) go by docno descending.
+    path.write_text(
+        "q1 Q0 b 1 1.0 t\n"
+        "q1 Q0 a 2 0.5 t\n"
+        "q1 Q0 d 3 1.0 t\n"
+        "q1\tQ0\tc\t4\t1\tt\n"  # tabs, and an integer score
+        "q1 Q0 e 5 3e0 t\n"
+        "\n"
+    )
+    assert [hit.id for hit in read_run(path)["q1"]] == ["e", "d", "c", "b", "a"]
+
+
+def test_tie_order_equals_trec_eval(tmp_path):
+    # Only "b" is relevant; where it lands decides recip_rank, in trec_eval and here.
+    qrels = {"q": {"b": 1}}
+    scores = {"a": 1.0, "b": 1.0, "c": 1.0, "d": 2.0, "e": 0.0}
+    trec = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank"}).evaluate({"q": scores})
+    ranking = sort_hits([Hit(doc, score) for doc, score in scores.items()])
+    assert [hit.id for hit in ranking] == ["d", "c", "b", "a", "e"]
+    assert trec["q"]["recip_rank"] == 1 / 3
+
+
+def test_scores_equal_in_float32_tie_as_in_trec_eval(tmp_path):
+    # trec_eval keeps scores as C floats: 1.0 and 1.0 + 1e-9 tie and go by docno ("b" > "a").
+    qrels = {"q": {"a": 1}}
+    scores = {"a": 1.0 + 1e-9, "b": 1.0}
+    trec = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank"}).evaluate({"q": scores})
+    assert trec["q"]["recip_rank"] == 0.5
+    hits = [Hit(doc, score) for doc, score in scores.items()]
+    assert [hit.id for hit in sort_hits(hits)] == ["b", "a"]
+    assert sort_hits(hits)[1].score == 1.0 + 1e-9  # the full score is kept
+    path = tmp_path / "run.trec"
+    write_run(path, {"q": hits}, tag="t")
+    assert [hit.id for hit in read_run(path)["q"]] == ["b", "a"]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("q1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 0.4\n", r"run.trec:2: expected 6 columns .*got 5"),
+        ("q1 Q0 d1 1 0.5 t\n\nq1 Q0 d2 2 high t\n", "run.trec:3: score 'high' is not a number"),
+        ("q1 Q0 d1 1 nan t\n", "run.trec:1: score is NaN"),
+        ("q1 Q0 d1 1 0.5 t\nq1 Q0 d1 2 0.4 t\n", "run.trec:2: document 'd1' appears twice"),
+    ],
+)
+def test_run_error_lines(tmp_path, text, message):
+    path = tmp_path / "run.trec"
+    path.write_text(text)
+    with pytest.raises(DatasetError, match=message):
+        read_run(path)
+
+
+def test_same_document_in_two_queries_is_fine(tmp_path):
+    path = tmp_path / "run.trec"
+    path.write_text("q1 Q0 d1 1 0.5 t\nq2 Q0 d1 1 0.5 t\n")
+    assert set(read_run(path)) == {"q1", "q2"}
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("q1 0 d1 1\nq1 0 d2\n", "qrels.txt:2: expected 4 columns"),
+        ("q1 0 d1 1\nq1 0 d2 yes\n", "qrels.txt:2: relevance 'yes' is not an integer"),
+        ("q1 0 d1 1\nq1 0 d1 2\n", "qrels.txt:2: document 'd1' is judged twice"),
+    ],
+)
+def test_qrels_error_lines(tmp_path, text, message):
+    path = tmp_path / "qrels.txt"
+    path.write_text(text)
+    with pytest.raises(DatasetError, match=message):
+        read_qrels(path)
+
+
+def test_missing_file_is_a_dataset_error(tmp_path):
+    with pytest.raises(DatasetError, match="cannot read"):
+        read_run(tmp_path / "nope.trec")
+
+
+def test_write_run_is_atomic(tmp_path):
+    path = tmp_path / "run.trec"
+    write_run(path, {"q1": [Hit("d1", 1.0)]}, tag="old")
+    with pytest.raises(ValueError, match="spaces"):
+        write_run(path, {"q1": [Hit("d1", 1.0)], "q2": [Hit("bad id", 0.5)]}, tag="new")
+    assert path.read_text() == "q1 Q0 d1 1 1.0 old\n"  # the old file is untouched
+    assert os.listdir(tmp_path) == ["run.trec"]  # no temporary file left behind
+
+
+def test_write_run_refuses_bad_tag(tmp_path):
+    with pytest.raises(ValueError):
+        write_run(tmp_path / "run.trec", {}, tag="two words")
