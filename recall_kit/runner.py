@@ -18,7 +18,7 @@ from recall_kit.plugins import pm
 from recall_kit.progress import progress_bar
 from recall_kit.result import SCHEMA, BenchmarkResult, build_manifest
 from recall_kit.system import Leg, System, SystemSpec, build_system
-from recall_kit.types import Corpus, FusionRequest, Hit, Query, Retriever, sort_hits
+from recall_kit.types import Corpus, FusionRequest, Hit, JudgedRankings, Query, Retriever, sort_hits
 
 
 @dataclass
@@ -159,6 +159,8 @@ def run_legs(
                         answer = _call(leg.name, f"on query {query.query_id}", lambda: retriever.search(query.text, depth))
                         run.latency_ms[index] = (time.perf_counter() - started) * 1000.0
                         checked_hits(leg.name, answer, depth, corpus, query.query_id)
+                    # Read again after the queries: some stats (an ANN's measured recall) exist only then.
+                    stats_by_scope[-1] = {**stats, **dict(_call(leg.name, "reporting index stats", retriever.index_stats) or {})}
                 finally:
                     _call(leg.name, "closing", retriever.close)
             run.size_bytes = None if any(size is None for size in sizes) else int(sum(sizes))  # type: ignore[arg-type]
@@ -271,6 +273,22 @@ def _attribution(
     return table, warnings
 
 
+def judged_coverage(judged: JudgedRankings, judged_counts: Sequence[int], depth: int) -> float | None:
+    """Mean, over queries with a ranking, of judged ids in the top `depth` divided by the most that
+    could be judged there (min(depth, ranking length, judged ids in the qrels)).
+
+    A perfect system scores 1 however sparse the qrels are; a low value means the top ranks hold
+    ids nobody judged, so the metrics may under-count this system's hits.
+    """
+    shares = []
+    for row, count in enumerate(judged_counts):
+        top = min(depth, int(judged.lengths[row]))
+        attainable = min(top, count)
+        if attainable > 0:
+            shares.append(min(1.0, float(judged.judged[row, :top].sum()) / attainable))
+    return float(np.mean(shares)) if shares else None
+
+
 def run_benchmark(
     system: System | SystemSpec | str | Retriever | type | Callable[..., Any],
     dataset: Dataset,
@@ -335,11 +353,11 @@ def run_benchmark(
     for fusion in system.fusions:
         warnings.extend(fusion.diagnose(system.weights, k))
     warnings.extend(dataset.warnings)
-    unjudged_share = 1.0 - float(judged.judged.sum()) / max(1, int(judged.lengths.sum()))
-    if unjudged_share > 0.5:
+    coverage = judged_coverage(judged, [len(dataset.qrels[q]) for q in query_ids], min(k, 10))
+    if coverage is not None and coverage < 0.5:
         warnings.append(
-            f"{unjudged_share:.0%} of the ids in the top {k} are unjudged: the qrels may under-count "
-            "this system's hits (see 'recall-kit pool')."
+            f"Only {coverage:.0%} of the top-{min(k, 10)} slots that judged ids could fill hold judged ids: "
+            "the qrels may under-count this system's hits; pool and judge them ('recall-kit pool')."
         )
 
     latencies = []

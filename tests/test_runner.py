@@ -148,3 +148,20 @@ def test_parent_level_scoring(tmp_path):
     # Chunks rank d1#1 (3), d1#0 (2), d2#0 (1); as parents: d1, d2 -> the relevant d2 is rank 2.
     assert data["queries"][0]["ranking"] == ["d1", "d2"]
     assert data["metrics"]["overall"]["mrr"] == 0.5
+
+
+def test_judged_coverage_is_relative_to_what_could_be_judged():
+    from recall_kit.evaluation import judge_rankings
+    from recall_kit.runner import judged_coverage
+
+    qrels = {"a": {"1": 1, "2": 0}, "b": {"9": 1}, "c": {"5": 1}}
+    data = judge_rankings(["a", "b", "c"], [["1", "7", "2"], ["8", "7"], []], qrels)
+    # a: top 3 hold 2 judged ids of 2 attainable -> 1.0; b: 0 of min(2, 1) = 1 -> 0.0; c: no ranking.
+    assert judged_coverage(data, [2, 1, 1], 10) == 0.5
+    assert judged_coverage(data, [2, 1, 1], 1) == 0.5  # a: "1" judged (1/1), b: "8" not (0/1)
+    assert judged_coverage(judge_rankings(["c"], [[]], qrels), [1], 10) is None
+
+
+def test_sparse_qrels_do_not_trigger_the_unjudged_warning(tiny_dataset):
+    data = run_benchmark(OverlapRetriever, load_dataset(tiny_dataset), k=20).to_dict()
+    assert not any("judged ids" in warning for warning in data["warnings"])
