@@ -58,12 +58,13 @@ def checked_hits(leg: str, output: Any, k: int, corpus: Corpus, query_id: str) -
             raise PluginRunError(f"Retriever {leg!r} returned id {hit.id!r} for query {query_id}, which is not in the corpus it indexed.")
         if math.isnan(hit.score):
             raise PluginRunError(f"Retriever {leg!r} returned a NaN score for query {query_id}.")
-        if hit.score > previous:
+        score = float(np.float32(hit.score))  # scores equal at float32 precision tie (see sort_hits)
+        if score > previous:
             raise PluginRunError(
                 f"Retriever {leg!r} returned hits out of order for query {query_id}: "
                 "scores must be non-increasing (best first, higher is better)."
             )
-        previous = hit.score
+        previous = score
     return sort_hits(hits)
 
 

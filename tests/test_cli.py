@@ -201,3 +201,9 @@ def test_overlap_is_a_real_ranking():
 
     retriever.build_index(Corpus([Memory("1", "a b c"), Memory("2", "a"), Memory("3", "z")]))
     assert [h.id for h in retriever.search("a b", 5)] == ["1", "2"]
+
+
+@pytest.mark.parametrize("args", [["--help"], ["eval", "--help"], ["dataset", "validate", "--help"]])
+def test_help_exits_zero_without_error(args):
+    result = invoke(*args)
+    assert result.exit_code == 0 and "Error" not in result.output

@@ -165,3 +165,10 @@ def test_judged_coverage_is_relative_to_what_could_be_judged():
 def test_sparse_qrels_do_not_trigger_the_unjudged_warning(tiny_dataset):
     data = run_benchmark(OverlapRetriever, load_dataset(tiny_dataset), k=20).to_dict()
     assert not any("judged ids" in warning for warning in data["warnings"])
+
+
+def test_scores_equal_at_float32_precision_count_as_ties():
+    corpus = Corpus([Memory("a", ""), Memory("b", "")])
+    # 1.0 + 1e-12 and 1.0 tie at float32 precision: "b" before "a" (id descending) is in order.
+    hits = checked_hits("x", [Hit("b", 1.0), Hit("a", 1.0 + 1e-12)], 2, corpus, "q")
+    assert [hit.id for hit in hits] == ["b", "a"]
