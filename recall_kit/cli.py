@@ -315,11 +315,104 @@ def dataset_export_command(
     typer.echo(f"Wrote {output}", err=True)
 
 
+@dataset_app.command("synth")
+def dataset_synth_command(
+    output: Annotated[Path, typer.Argument(metavar="OUT", help="Dataset folder to write (absent or empty).")],
+    memories: Annotated[int, typer.Option("--memories", help="Memories to generate (at least 30).")] = 6000,
+    queries: Annotated[int, typer.Option("--queries", help="Queries, split over exact, paraphrase and multihop.")] = 2000,
+    seed: Annotated[int, typer.Option("--seed", help="Same seed, same bytes.")] = 0,
+    force: Annotated[bool, typer.Option("--force", help="Replace a non-empty OUT.")] = False,
+) -> None:
+    """Write a seeded synthetic memory dataset of any size (invented names; for benchmarks)."""
+    from recall_kit.synth import write_synthetic_dataset
+
+    counts = write_synthetic_dataset(output, memories, queries, seed=seed, force=force)
+    typer.echo(f"memories: {counts['memories']}")
+    typer.echo(f"queries: {counts['queries']} ({', '.join(f'{s} {n}' for s, n in counts['strata'].items())})")
+    typer.echo(f"Wrote {output}", err=True)
+
+
+@dataset_app.command("generate")
+def dataset_generate_command(
+    path: Annotated[Path, typer.Argument(metavar="DIR", help="Folder with corpus.jsonl (queries/qrels optional).")],
+    exact: Annotated[int | None, typer.Option("--exact", help="Exact-stratum queries: a salient phrase unique to one memory.")] = None,
+    paraphrase: Annotated[int | None, typer.Option("--paraphrase", help="Paraphrase queries (needs a generator plugin of that stratum).")] = None,
+    multihop: Annotated[int | None, typer.Option("--multihop", help="Multihop queries (needs a generator plugin of that stratum).")] = None,
+    generator: Annotated[list[str] | None, typer.Option("--generator", "-g", help="NAME:COUNT of a registered query generator; repeat.")] = None,
+    option: Annotated[list[str] | None, typer.Option("--option", "-o", help="NAME.KEY=VALUE for a generator: exact.max_words=5.")] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the generators.")] = 0,
+    out: Annotated[Path | None, typer.Option("--out", help="Dataset folder to write (default: DIR itself).")] = None,
+) -> None:
+    """Generate queries and qrels from a corpus, appended to the dataset's strata (validated, atomic)."""
+    from recall_kit.evalset.generate import generate_into, parse_generator_requests
+    from recall_kit.system import parse_option_assignments
+
+    requests = parse_generator_requests(exact, paraphrase, multihop, generator or [])
+    summary = generate_into(path, requests, seed=seed, out=out, options=parse_option_assignments(option or []))
+    for line in summary.lines():
+        typer.echo(line)
+
+
+@dataset_app.command("lint")
+def dataset_lint_command(
+    path: Annotated[Path, typer.Argument(metavar="DIR", help="Dataset folder.")],
+    paraphrase_max_overlap: Annotated[float, typer.Option("--paraphrase-max-overlap", help="Largest word Jaccard allowed between a paraphrase query and a relevant memory.")] = 0.18,
+    twin_threshold: Annotated[float, typer.Option("--twin-threshold", help="Word-shingle Jaccard at which two memories are near-duplicate twins.")] = 0.8,
+    shingle_size: Annotated[int, typer.Option("--shingle-size", help="Words per shingle for twin detection.")] = 2,
+    min_queries: Annotated[int, typer.Option("--min-queries", help="Fewest queries a stratum needs to rank systems.")] = 30,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    fix_twins: Annotated[bool, typer.Option("--fix-twins", help="Add missing twins to qrels.jsonl (grade of the judged twin).")] = False,
+) -> None:
+    """Check each stratum against its construction rule and the qrels against near-duplicate
+    memories; ids and numbers only. Exit 1 when problems are found, 0 when clean."""
+    from recall_kit.evalset.lint import fix_twins as apply_twin_fixes
+    from recall_kit.evalset.lint import lint_path
+
+    settings = {"paraphrase_max_overlap": paraphrase_max_overlap, "twin_threshold": twin_threshold,
+                "shingle_size": shingle_size, "min_queries": min_queries}
+    report = lint_path(path, **settings)
+    fixed: dict[str, dict[str, int]] = {}
+    if fix_twins:
+        fixed = apply_twin_fixes(path, report)
+        for query_id, added in fixed.items():
+            typer.echo(f"fixed {query_id}: added " + ", ".join(f"{doc} (grade {g})" for doc, g in added.items()), err=True)
+        if fixed:
+            report = lint_path(path, **settings)
+    if as_json:
+        typer.echo(json.dumps({**report.to_dict(), "fixed": fixed}, indent=2))
+    else:
+        for line in report.lines():
+            typer.echo(line)
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+@app.command("judge")
+def judge_command(
+    pool: Annotated[Path, typer.Argument(help="Pool file from 'recall-kit pool' (JSON lines: query_id, doc_ids).")],
+    dataset: Annotated[Path, typer.Option("--dataset", "-d", help="Dataset folder (query and memory text, existing qrels).")],
+    out: Annotated[Path, typer.Option("--out", help="Merged qrels file to write (a .journal file is kept beside it).")],
+) -> None:
+    """Judge pooled candidates in the terminal, one at a time (0-3, s skip, q quit, ? help).
+    Saved after every answer; run it again to resume. Shows memory text, locally, by necessity."""
+    from recall_kit.evalset.judge import judge
+
+    counts = judge(pool, dataset, out)
+    if counts["left"]:
+        typer.echo(f"{counts['left']} pairs left: run the same command to go on.", err=True)
+
+
 def _spec_from_flags(retriever: str | None, fusion: list[str] | None, weights: str | None,
                      option: list[str] | None, config: Path | None) -> Any:
     """A SystemSpec from the same flags `eval` takes (used by ablate and sweep)."""
     from recall_kit.errors import SpecError
-    from recall_kit.system import SystemSpec, load_config, merge_specs, parse_option_assignments, parse_weights
+    from recall_kit.system import (
+        SystemSpec,
+        load_config,
+        merge_specs,
+        parse_option_assignments,
+        parse_weights,
+    )
 
     base = load_config(config) if config else None
     if retriever is None and base is None:
@@ -469,6 +562,20 @@ def pool_command(
     pool = pool_files(results, out, depth=depth, dataset_path=dataset, with_text=with_text)
     typer.echo(f"Wrote {out}", err=True)
     emit_report(pool.report(), report)
+
+
+@app.command("new-plugin")
+def new_plugin_command(
+    name: Annotated[str, typer.Argument(help="The plugin's name: lowercase letters, digits, dashes (e.g. tfidf).")],
+    kind: Annotated[str, typer.Option("--kind", help="retriever, fusion, metric or reporter.")] = "retriever",
+    directory: Annotated[Path, typer.Option("--dir", help="Folder to create recall-kit-NAME/ in.")] = Path("."),
+) -> None:
+    """Write a working plugin package (pyproject, module, README, passing tests) to start from."""
+    from recall_kit.scaffold import create_plugin
+
+    root = create_plugin(name, kind, directory)
+    typer.echo(f"Created {root}")
+    typer.echo(f"Next: cd {root} && pip install -e '.[test]' && pytest")
 
 
 _commands_registered = False

@@ -20,6 +20,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "recall_kit.default_plugins.reporters",
     "recall_kit.default_plugins.html",
     "recall_kit.default_plugins.importers",
+    "recall_kit.evalset.plugin",
 )
 
 pm = pluggy.PluginManager("recall_kit")

@@ -158,7 +158,6 @@ class BenchmarkResult:
 
     def summary(self) -> str:
         """The overall and per-stratum metrics as a plain-text table."""
-        from tabulate import tabulate
+        from recall_kit.default_plugins.reporters import format_table
 
-        table = self.metrics_table()
-        return tabulate(table.rows, headers=table.headers, tablefmt="simple")
+        return format_table(self.metrics_table(), "simple")

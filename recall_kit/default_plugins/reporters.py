@@ -7,7 +7,29 @@ import io
 import json
 
 from recall_kit.hookspecs import hookimpl
-from recall_kit.types import Report, Reporter
+from recall_kit.types import Report, Reporter, ReportTable
+
+
+def format_table(table: ReportTable, tablefmt: str) -> str:
+    """A table as text, cells exactly as given: a "+0.05" delta keeps its sign. Columns whose every
+    cell is a number (or number-like text) are right-aligned; the rest left-aligned."""
+    from tabulate import tabulate
+
+    def numeric(value: object) -> bool:
+        if isinstance(value, bool):
+            return False
+        if isinstance(value, (int, float)):
+            return True
+        try:
+            float(str(value))
+        except ValueError:
+            return False
+        return True
+
+    columns = list(zip(*table.rows)) if table.rows else [() for _ in table.headers]
+    align = ["right" if column and all(numeric(cell) for cell in column) else "left" for column in columns]
+    return tabulate(table.rows, headers=table.headers, tablefmt=tablefmt, disable_numparse=True,
+                    colalign=align or None)
 
 
 class TableReporter(Reporter):
@@ -17,12 +39,10 @@ class TableReporter(Reporter):
     extension = "txt"
 
     def render(self, report: Report) -> str:
-        from tabulate import tabulate
-
         parts = []
         for table in report.tables:
             parts.append(table.title)
-            parts.append(tabulate(table.rows, headers=table.headers, tablefmt="simple"))
+            parts.append(format_table(table, "simple"))
             parts.extend(f"  {note}" for note in table.notes)
             parts.append("")
         parts.extend(f"warning: {note}" for note in report.notes)
@@ -36,11 +56,9 @@ class MarkdownReporter(Reporter):
     extension = "md"
 
     def render(self, report: Report) -> str:
-        from tabulate import tabulate
-
         parts = [f"# {report.title}", ""]
         for table in report.tables:
-            parts += [f"## {table.title}", "", tabulate(table.rows, headers=table.headers, tablefmt="github"), ""]
+            parts += [f"## {table.title}", "", format_table(table, "github"), ""]
             parts += [f"_{note}_" for note in table.notes]
             if table.notes:
                 parts.append("")

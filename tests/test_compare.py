@@ -1,0 +1,162 @@
+"""`recall-kit compare`: paired deltas, intervals, p-values with Holm, refusals, on synthetic result
+files with hand-worked numbers and end to end on examples/memories with the bm25 plugin."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from recall_kit.compare import compare_files, compare_results, comparison_report
+from recall_kit.errors import ResultFileError
+from recall_kit.result import SCHEMA, BenchmarkResult
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "memories"
+
+
+def synthetic_result(label: str, values: dict[str, list[float]], strata: list[str], fingerprint: str = "fp1",
+                     ids: list[str] | None = None) -> BenchmarkResult:
+    """A minimal result document: per-query values of each metric, in query order."""
+    n = len(strata)
+    ids = ids or [f"q{i:03d}" for i in range(n)]
+    queries = [{"query_id": ids[i], "stratum": strata[i], "ranking": [], "scores": [],
+                "metrics": {m: v[i] for m, v in values.items()}, "found_by": {}} for i in range(n)]
+    overall = {m: float(np.mean(v)) for m, v in values.items()}
+    return BenchmarkResult({
+        "schema": SCHEMA, "system": {"spec": label, "label": label}, "k": 10,
+        "dataset": {"name": "synthetic", "fingerprint": fingerprint, "path": "nowhere"},
+        "metrics": {"names": list(values), "overall": {**overall, "n": n}, "strata": {}},
+        "queries": queries, "latency_ms": {"n": 0}, "warnings": [],
+    })
+
+
+def test_hand_worked_two_system_comparison():
+    # Six queries; B wins on q0, q1, q2 by 1, ties q3, q4, loses q5 by 0.5: delta = 2.5 / 6.
+    a = synthetic_result("A", {"hit@1": [0, 0, 0, 1, 1, 1.0]}, ["s"] * 6)
+    b = synthetic_result("B", {"hit@1": [1, 1, 1, 1, 1, 0.5]}, ["s"] * 6)
+    comparison = compare_results([("A", a), ("B", b)], n_resamples=10_000, seed=0)
+    row = comparison.row("B", "hit@1")
+    assert row.delta == pytest.approx(2.5 / 6)
+    assert (row.wins, row.ties, row.losses) == (3, 2, 1)
+    # Exact test over 2**6 = 64 sign flips of differences (1, 1, 1, 0, 0, -0.5), observed sum 2.5:
+    # |+-1 +-1 +-1 +-0.5| >= 2.5 only when the three 1s share a sign (2 ways): then 3 +- 0.5 is 3.5
+    # or 2.5, both enough (2 ways): 4 of 16 sign patterns, times 4 for the zeros: 16 of 64.
+    assert row.p_value == pytest.approx(16 / 64)
+    # One row only (one stratum, so no per-stratum rows): Holm leaves it alone.
+    assert len(comparison.rows) == 1 and row.p_holm == row.p_value
+    assert not row.significant
+    assert row.ci_low <= row.delta <= row.ci_high
+
+
+def test_strata_rows_holm_and_small_stratum_warning():
+    rng = np.random.default_rng(3)
+    strata = ["big"] * 60 + ["small"] * 12
+    base = rng.random(72)
+    better = np.clip(base + 0.3, 0, 1)
+    a = synthetic_result("A", {"m": list(base), "z": list(base)}, strata)
+    b = synthetic_result("B", {"m": list(better), "z": list(base)}, strata)
+    comparison = compare_results([("A", a), ("B", b)], n_resamples=2000, seed=0)
+    assert [(r.metric, r.scope, r.n) for r in comparison.rows] == [
+        ("m", "overall", 72), ("m", "big", 60), ("m", "small", 12),
+        ("z", "overall", 72), ("z", "big", 60), ("z", "small", 12),
+    ]
+    # Holm over 6 rows: the smallest p is multiplied by 6.
+    smallest = min(comparison.rows, key=lambda r: r.p_value)
+    assert smallest.p_holm == pytest.approx(min(1.0, 6 * smallest.p_value))
+    assert comparison.row("B", "m").significant
+    z = comparison.row("B", "z")
+    assert z.delta == 0 and z.p_value == 1.0 and not z.significant
+    assert any("'small' has 12 queries" in w for w in comparison.warnings)
+    report = comparison_report(comparison)
+    deltas = report.tables[1]
+    assert deltas.headers[10] == "significant"
+    assert [row[10] for row in deltas.rows if row[0] == "z"] == ["no", "no", "no"]
+    assert any("significant=no" in note for note in deltas.notes)
+    kinds = [chart["kind"] for chart in report.charts]
+    assert kinds.count("bar") == 2
+
+
+def test_refuses_different_datasets_and_query_sets():
+    a = synthetic_result("A", {"m": [0.1, 0.2]}, ["s", "s"])
+    other = synthetic_result("B", {"m": [0.1, 0.2]}, ["s", "s"], fingerprint="fp2")
+    with pytest.raises(ResultFileError, match="different datasets"):
+        compare_results([("A", a), ("B", other)])
+    fewer = synthetic_result("B", {"m": [0.1, 0.2]}, ["s", "s"], ids=["q000", "q999"])
+    with pytest.raises(ResultFileError, match="different query sets"):
+        compare_results([("A", a), ("B", fewer)])
+    with pytest.raises(ResultFileError, match="not in"):
+        compare_results([("A", a), ("B", a)], metrics=["ndcg@10"])
+
+
+def _env(plugins: str) -> dict[str, str]:
+    return {**os.environ, "RECALL_KIT_LOAD_PLUGINS": plugins}
+
+
+def _cli(*args: str, plugins: str = "recall-kit-bm25") -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "recall_kit", *args], check=False, cwd=ROOT, env=_env(plugins),
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def bm25_results(tmp_path_factory) -> tuple[Path, Path]:
+    folder = tmp_path_factory.mktemp("compare_e2e")
+    plain, stemmed = folder / "bm25.json", folder / "bm25_stem.json"
+    metrics = "recall@5,recall@10,ndcg@10"
+    for path, extra in ((plain, []), (stemmed, ["-o", "bm25.stemming=true", "-o", "bm25.stopwords=true"])):
+        done = _cli("eval", "-d", str(EXAMPLE), "-r", "bm25", *extra, "-m", metrics, "--json", str(path),
+                    "--latency-sample", "20")
+        assert done.returncode == 0, done.stderr
+    return plain, stemmed
+
+
+def test_compare_end_to_end(bm25_results, tmp_path):
+    plain, stemmed = bm25_results
+    out = tmp_path / "cmp.json"
+    done = _cli("compare", str(plain), str(stemmed), "--bootstrap", "2000", "--json", str(out))
+    assert done.returncode == 0, done.stderr
+    assert "significant" in done.stdout and "W/T/L" in done.stdout
+    data = json.loads(out.read_text())
+    a, b = BenchmarkResult.load(plain), BenchmarkResult.load(stemmed)
+    row = next(r for r in data["rows"] if r["metric"] == "ndcg@10" and r["scope"] == "overall")
+    ids = [q["query_id"] for q in a.data["queries"]]
+    pa, pb = a.per_query("ndcg@10"), b.per_query("ndcg@10")
+    differences = np.array([pb[q] - pa[q] for q in ids])
+    assert row["delta"] == pytest.approx(differences.mean())
+    assert row["value"] == pytest.approx(b.overall["ndcg@10"], abs=1e-6)
+    assert (row["wins"], row["losses"]) == (int((differences > 1e-9).sum()), int((differences < -1e-9).sum()))
+    assert {r["scope"] for r in data["rows"]} == {"overall", "exact", "paraphrase", "multihop"}
+    # Seeded: the same inputs give the same numbers.
+    again = tmp_path / "again.json"
+    assert _cli("compare", str(plain), str(stemmed), "--bootstrap", "2000", "--json", str(again)).returncode == 0
+    assert json.loads(again.read_text())["rows"] == data["rows"]
+
+
+def test_compare_refusal_is_one_line(bm25_results, tmp_path):
+    plain, _ = bm25_results
+    data = json.loads(plain.read_text())
+    data["dataset"]["fingerprint"] = "0" * 64
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(data))
+    done = _cli("compare", str(plain), str(edited))
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "different datasets" in done.stderr
+
+
+def test_compare_markdown_and_html_mark_non_significant(bm25_results):
+    plain, _ = bm25_results
+    comparison = compare_files([plain, plain], n_resamples=500)
+    assert all(not row.significant for row in comparison.rows)
+    from recall_kit.default_plugins.html import HtmlReporter
+    from recall_kit.default_plugins.reporters import MarkdownReporter
+
+    report = comparison_report(comparison)
+    markdown = MarkdownReporter().render(report)
+    assert "| significant" in markdown and "significant=no" in markdown
+    page = HtmlReporter().render(report)
+    assert 'class="ns"' in page and "Greyed rows are not significant" in page

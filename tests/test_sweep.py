@@ -1,0 +1,117 @@
+"""`recall-kit sweep`: grids over weights and options, one search per distinct leg, seeded
+stratified hold-out, and results reproducible by `eval`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from recall_kit.dataset import load_dataset
+from recall_kit.errors import OptionError
+from recall_kit.sweep import grid_specs, parse_grid, split_queries
+from recall_kit.system import SystemSpec
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "memories"
+PLUGINS = "recall-kit-fts5,recall-kit-bm25,recall-kit-fusion"
+
+
+def test_grid_by_hand():
+    spec = SystemSpec("fts5+bm25", ["rrf"], {"fts5": 2.0}, {"bm25": {"b": "0.5"}})
+    axes = parse_grid(["bm25=0,1", "rrf.k=10,60"], spec)
+    assert [(a.name, a.values) for a in axes] == [("bm25", (0.0, 1.0)), ("rrf.k", ("10", "60"))]
+    specs = grid_specs(spec, axes)
+    assert [settings for settings, _ in specs] == [
+        {"bm25": 0.0, "rrf.k": "10"}, {"bm25": 0.0, "rrf.k": "60"},
+        {"bm25": 1.0, "rrf.k": "10"}, {"bm25": 1.0, "rrf.k": "60"},
+    ]
+    last = specs[-1][1]
+    # Fixed settings stay; the grid's are added.
+    assert last.weights == {"fts5": 2.0, "bm25": 1.0}
+    assert last.options == {"bm25": {"b": "0.5"}, "rrf": {"k": "60"}}
+    for bad, message in (["dense=1"], "not a leg"), (["bm25=-1"], ">= 0"), (["grph.k=1"], "not a leg or fusion"), \
+            (["bm25=1", "bm25=2"], "twice"), (["bm25"], "expected"):
+        with pytest.raises(OptionError, match=message):
+            parse_grid(bad, spec)
+
+
+def test_holdout_split_is_stratified_and_seeded():
+    dataset = load_dataset(EXAMPLE)
+    tuning, test = split_queries(dataset, 0.5, seed=0)
+    strata = {q.query_id: q.stratum for q in dataset.queries}
+    assert not set(tuning) & set(test) and len(tuning) + len(test) == len(dataset.queries)
+    total = Counter(strata.values())
+    held = Counter(strata[q] for q in test)
+    assert all(held[s] == round(total[s] * 0.5) for s in total)
+    assert split_queries(dataset, 0.5, seed=0) == (tuning, test)
+    assert split_queries(dataset, 0.5, seed=1)[1] != test
+    smaller = split_queries(dataset, 0.25, seed=0)[1]
+    assert Counter(strata[q] for q in smaller) == {s: round(n * 0.25) for s, n in total.items()}
+    with pytest.raises(OptionError):
+        split_queries(dataset, 1.0, seed=0)
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "recall_kit", *args], check=False, cwd=ROOT,
+                          env={**os.environ, "RECALL_KIT_LOAD_PLUGINS": PLUGINS},
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def sweep_out(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    out = tmp_path_factory.mktemp("sweep_e2e") / "out"
+    done = _cli("sweep", "-d", str(EXAMPLE), "-r", "fts5+bm25", "-f", "rrf", "--grid", "bm25=0,1",
+                "--grid", "rrf.k=10,60", "--grid", "bm25.k1=1.2,1.5", "--target", "ndcg@10", "--holdout", "0.5",
+                "--bootstrap", "2000", "--latency-sample", "0", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    return out, done
+
+
+def test_sweep_with_holdout(sweep_out):
+    out, done = sweep_out
+    index = json.loads((out / "sweep.json").read_text())
+    assert len(index["points"]) == 8
+    # fts5 once, bm25 once per k1 value: three searches for eight settings.
+    assert index["leg_searches"] == 3
+    assert len(index["tuning_queries"]) == 60 and len(index["test_queries"]) == 60
+    best = max(index["points"], key=lambda p: p["tuning_score"])
+    assert index["best"]["settings"] == best["settings"]
+    # The best is reported on the test half, against the default, with the paired statistics.
+    assert index["best"]["test_score"] == best["test_score"]
+    rows = index["comparison"]["rows"]
+    overall = next(r for r in rows if r["scope"] == "overall")
+    assert overall["n"] == 60 and overall["value"] == pytest.approx(best["test_score"])
+    assert overall["baseline"] == pytest.approx(index["default"]["test_score"])
+    assert "held-out test queries" in done.stdout and "optimistic" not in done.stdout
+    for point in index["points"]:
+        result = json.loads((out / point["file"]).read_text())
+        ids = set(index["tuning_queries"])
+        tuned = [q["metrics"]["ndcg@10"] for q in result["queries"] if q["query_id"] in ids]
+        assert point["tuning_score"] == pytest.approx(sum(tuned) / len(tuned))
+
+
+def test_sweep_results_are_reproduced_by_eval(sweep_out, tmp_path):
+    out, _ = sweep_out
+    index = json.loads((out / "sweep.json").read_text())
+    point = next(p for p in index["points"] if p["settings"] == {"bm25": 1.0, "rrf.k": "10", "bm25.k1": "1.2"})
+    fresh = tmp_path / "fresh.json"
+    done = _cli("eval", "-d", str(EXAMPLE), "-r", "fts5+bm25", "-f", "rrf", "-o", "rrf.k=10", "-o", "bm25.k1=1.2",
+                "--weights", "bm25=1", "-m", "ndcg@10", "--json", str(fresh), "--latency-sample", "0")
+    assert done.returncode == 0, done.stderr
+    mine = json.loads((out / point["file"]).read_text())
+    theirs = json.loads(fresh.read_text())
+    assert [q["ranking"] for q in mine["queries"]] == [q["ranking"] for q in theirs["queries"]]
+    assert mine["metrics"]["overall"]["ndcg@10"] == theirs["metrics"]["overall"]["ndcg@10"]
+
+
+def test_sweep_without_holdout_says_it_is_optimistic():
+    done = _cli("sweep", "-d", str(EXAMPLE), "-r", "fts5+bm25", "-f", "rrf", "--grid", "rrf.k=10,60",
+                "--target", "recall@10", "--latency-sample", "0")
+    assert done.returncode == 0, done.stderr
+    assert "optimistic" in done.stdout and "chosen and scored on the same queries" in done.stdout
