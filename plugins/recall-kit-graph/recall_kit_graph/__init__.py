@@ -1,0 +1,59 @@
+"""recall-kit-graph: a typed-relation concept graph retriever (`graph`) for multi-hop recall.
+
+Registers the `graph` retriever, the `register_extractors` hook (through the host's
+`add_hookspecs`) with the built-in `rules` and `triples` extractors, and the `graph-explain`
+command. networkx and scipy are imported only when a graph is built.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import recall_kit
+from recall_kit_graph.extractors import (
+    Extractor,
+    Mention,
+    Relation,
+    RulesExtractor,
+    TriplesExtractor,
+)
+from recall_kit_graph.normalise import normalise_concept
+from recall_kit_graph.retriever import GraphRetriever
+
+__all__ = [
+    "Extractor",
+    "GraphRetriever",
+    "Mention",
+    "Relation",
+    "RulesExtractor",
+    "TriplesExtractor",
+    "normalise_concept",
+]
+__version__ = "0.1.0"
+
+
+@recall_kit.hookimpl
+def add_hookspecs(plugin_manager: Any) -> None:
+    from recall_kit_graph import hookspecs
+
+    caller = getattr(plugin_manager.hook, "register_extractors", None)
+    if caller is None or not caller.has_spec():  # registered again (tests) -> spec already there
+        plugin_manager.add_hookspecs(hookspecs)
+
+
+@recall_kit.hookimpl
+def register_extractors(register: Any) -> None:
+    register("rules", RulesExtractor)
+    register("triples", TriplesExtractor)
+
+
+@recall_kit.hookimpl
+def register_retrievers(register: Any) -> None:
+    register("graph", GraphRetriever)
+
+
+@recall_kit.hookimpl
+def register_commands(app: Any) -> None:
+    from recall_kit_graph.cli import graph_explain
+
+    app.command("graph-explain")(graph_explain)
