@@ -69,6 +69,19 @@ def register_importers(register: Register) -> None:
 
 
 @hookspec
+def register_query_generators(register: Register) -> None:
+    """Register query generators for ``recall-kit dataset generate`` (``--generator NAME:COUNT``).
+
+    :param register: call ``register(name, cls)`` with a subclass of
+        :class:`recall_kit.evalset.generate.QueryGenerator`; its ``stratum`` names the stratum
+        its queries belong to (``--paraphrase N`` uses the one generator of stratum
+        ``paraphrase``), and ``generate(corpus, count, seed)`` returns ``GeneratedQuery`` objects
+        with their relevant ids. The built-in ``exact`` generator is registered this way too.
+    :returns: nothing; every implementation is called.
+    """
+
+
+@hookspec
 def register_commands(app: typer.Typer) -> None:
     """Add sub-commands to the ``recall-kit`` command line.
 

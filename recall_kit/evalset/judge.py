@@ -1,0 +1,216 @@
+"""Interactive relevance judging of a pool (`recall-kit pool`): one query and one candidate at a
+time, saved after every answer (an fsynced append-only journal, then the merged qrels rewritten
+atomically), resumable, and never losing a judgment already made."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from recall_kit.dataset import Dataset, load_dataset
+from recall_kit.errors import DatasetError
+from recall_kit.fileio import write_jsonl_atomic
+from recall_kit.types import DocId, Qrels
+
+GRADES = (0, 1, 2, 3)
+
+HELP = """Grades:
+  0  not relevant: does not help answer the query
+  1  partly relevant: on topic, or one piece of what is needed
+  2  relevant: answers the query, or an essential part of it
+  3  highly relevant: the memory the query is after
+Other keys:
+  s  skip this pair (asked again in a later session)
+  q  quit (every answer so far is saved; run the same command to go on)
+  ?  this help"""
+
+
+def journal_path(out: str | Path) -> Path:
+    """The append-only judgments journal kept beside the qrels file."""
+    out = Path(out)
+    return out.with_name(out.name + ".journal")
+
+
+def read_pool(path: str | Path) -> list[tuple[str, list[DocId]]]:
+    """(query id, candidate ids) per line of a pool file, in file order."""
+    rows: list[tuple[str, list[DocId]]] = []
+    source = Path(path)
+    try:
+        handle = source.open(encoding="utf-8")
+    except FileNotFoundError:
+        raise DatasetError(f"{source}: not found") from None
+    with handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise DatasetError(f"{source.name}:{number}: not valid JSON ({error.msg})") from None
+            if not isinstance(row, dict) or "query_id" not in row or not isinstance(row.get("doc_ids"), list):
+                raise DatasetError(f'{source.name}:{number}: expected {{"query_id": ..., "doc_ids": [...]}}')
+            rows.append((str(row["query_id"]), [str(doc) for doc in row["doc_ids"]]))
+    return rows
+
+
+def read_qrels_file(path: Path) -> Qrels:
+    """A recall-kit qrels.jsonl as {query: {id: grade}}; an absent file is empty."""
+    qrels: Qrels = {}
+    if not path.exists():
+        return qrels
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise DatasetError(f"{path.name}:{number}: not valid JSON ({error.msg})") from None
+            judgments = qrels.setdefault(str(row.get("query_id")), {})
+            if isinstance(row.get("relevance"), dict):
+                for doc, grade in row["relevance"].items():
+                    judgments.setdefault(str(doc), int(grade))
+            for doc in row.get("relevant_ids") or ():
+                judgments.setdefault(str(doc), 1)
+    return qrels
+
+
+def read_journal(path: Path) -> list[tuple[str, DocId, int]]:
+    """The journal's (query, id, grade) entries. A torn last line (a crash mid-write) is ignored."""
+    entries: list[tuple[str, DocId, int]] = []
+    if not path.exists():
+        return entries
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            try:
+                row = json.loads(line)
+                entries.append((str(row["query_id"]), str(row["doc_id"]), int(row["grade"])))
+            except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+                continue
+    return entries
+
+
+@dataclass
+class JudgeSession:
+    """The state of one judging session; `run` drives it with any input and output callables."""
+
+    pool: list[tuple[str, list[DocId]]]
+    dataset: Dataset
+    out: Path
+    #: Every judgment known: dataset qrels, then --out, then the journal (earlier ones win).
+    judgments: Qrels = field(default_factory=dict)
+    answered: int = 0
+    skipped: int = 0
+
+    @classmethod
+    def open(cls, pool_path: str | Path, dataset_path: str | Path, out: str | Path) -> JudgeSession:
+        dataset = load_dataset(dataset_path)
+        session = cls(pool=read_pool(pool_path), dataset=dataset, out=Path(out))
+        merged: Qrels = {qid: dict(grades) for qid, grades in dataset.qrels.items()}
+        for qid, grades in read_qrels_file(session.out).items():
+            for doc, grade in grades.items():
+                merged.setdefault(qid, {}).setdefault(doc, grade)
+        journal = read_journal(journal_path(session.out))
+        for qid, doc, grade in journal:
+            merged.setdefault(qid, {}).setdefault(doc, grade)
+        session.judgments = merged
+        if journal:
+            session._write_qrels()  # a crash may have come between the journal and the qrels file
+        return session
+
+    def pairs(self) -> list[tuple[str, DocId]]:
+        """Every (query, candidate) pair in the pool, in pool order, once."""
+        seen: set[tuple[str, DocId]] = set()
+        ordered = []
+        for query_id, docs in self.pool:
+            for doc in docs:
+                if (query_id, doc) not in seen:
+                    seen.add((query_id, doc))
+                    ordered.append((query_id, doc))
+        return ordered
+
+    def is_judged(self, query_id: str, doc: DocId) -> bool:
+        return doc in self.judgments.get(query_id, {})
+
+    def record(self, query_id: str, doc: DocId, grade: int) -> None:
+        """Save one answer: append it to the journal (fsynced), then rewrite the qrels atomically."""
+        if grade not in GRADES:
+            raise ValueError(f"grade must be one of {GRADES}")
+        if self.is_judged(query_id, doc):
+            return  # never overwrite a judgment
+        path = journal_path(self.out)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as journal:
+            journal.write(json.dumps({"query_id": query_id, "doc_id": doc, "grade": grade}) + "\n")
+            journal.flush()
+            os.fsync(journal.fileno())
+        self.judgments.setdefault(query_id, {})[doc] = grade
+        self.answered += 1
+        self._write_qrels()
+
+    def _write_qrels(self) -> None:
+        order = [query.query_id for query in self.dataset.queries]
+        order += sorted(set(self.judgments) - set(order))
+        rows = [
+            {"query_id": qid, "relevance": dict(self.judgments[qid])}
+            for qid in order if qid in self.judgments
+        ]
+        write_jsonl_atomic(self.out, rows)
+
+    def run(self, ask: Callable[[str], str] = input, show: Callable[[str], None] = print) -> dict[str, int]:
+        """Ask for a grade for every unjudged pair; return counts (answered, skipped, left)."""
+        pairs = self.pairs()
+        total = len(pairs)
+        texts = {query.query_id: query.text for query in self.dataset.queries}
+        unknown = 0
+        quit_early = False
+        pending = [(i, qid, doc) for i, (qid, doc) in enumerate(pairs, start=1) if not self.is_judged(qid, doc)]
+        show(f"{total - len(pending)} of {total} pairs already judged; {len(pending)} to go. "
+             "Answer 0-3, s (skip), q (quit), ? (help).")
+        for position, query_id, doc in pending:
+            memory = self.dataset.corpus.get(doc)
+            if memory is None or query_id not in texts:
+                unknown += 1  # the dataset changed since the pool was made
+                continue
+            show("")
+            show(f"[{position}/{total}] query {query_id}")
+            show(f"  Q: {texts[query_id]}")
+            details = ", ".join(part for part in (memory.category, ",".join(memory.tags)) if part)
+            show(f"  memory {doc}" + (f" ({details})" if details else ""))
+            show(f"  M: {memory.content}")
+            while True:
+                try:
+                    answer = ask(f"grade {position}/{total} [0-3, s, q, ?]: ").strip().lower()
+                except EOFError:
+                    answer = "q"
+                if answer in {str(g) for g in GRADES}:
+                    self.record(query_id, doc, int(answer))
+                    break
+                if answer == "s":
+                    self.skipped += 1
+                    break
+                if answer == "q":
+                    quit_early = True
+                    break
+                if answer == "?":
+                    show(HELP)
+                else:
+                    show("Please answer 0, 1, 2, 3, s, q or ?.")
+            if quit_early:
+                break
+        left = sum(1 for qid, doc in pairs if not self.is_judged(qid, doc))
+        counts = {"answered": self.answered, "skipped": self.skipped, "left": left,
+                  "total": total, "not_in_dataset": unknown}
+        show("")
+        show(f"Saved {self.answered} new judgments to {self.out}; {left} of {total} pairs still unjudged"
+             + (f" ({unknown} not in the dataset)" if unknown else "") + ".")
+        return counts
+
+
+def judge(pool_path: str | Path, dataset_path: str | Path, out: str | Path,
+          ask: Callable[[str], str] = input, show: Callable[[str], None] = print) -> dict[str, int]:
+    """`recall-kit judge`: open (or resume) a session over the pool and run it."""
+    return JudgeSession.open(pool_path, dataset_path, out).run(ask=ask, show=show)
