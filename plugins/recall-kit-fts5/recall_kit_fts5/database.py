@@ -1,0 +1,126 @@
+"""The SQLite database behind the fts5 retriever: schema, filling, on-disk reuse, atomic rebuild."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+
+from recall_kit import Corpus, RecallKitError
+
+#: Bumped whenever the schema or the way rows are written changes: old files are rebuilt.
+SCHEMA_VERSION = 1
+#: Indexable columns, in table order; `keywords` holds Memory.expanded_keywords.
+COLUMNS = ("content", "category", "tags", "keywords")
+#: The FTS5 `tokenize=` argument for each tokenizer option.
+TOKENIZE = {"unicode61": "unicode61", "porter": "porter unicode61", "trigram": "trigram"}
+
+
+def fts5_unavailable(error: sqlite3.OperationalError, tokenizer: str) -> RecallKitError:
+    """A one-line error for a Python whose SQLite lacks FTS5 (or lacks this tokenizer)."""
+    message = str(error)
+    version = sqlite3.sqlite_version
+    if "no such module" in message:
+        return RecallKitError(
+            f"Retriever 'fts5' needs SQLite's FTS5 extension, but this Python's sqlite3 "
+            f"(SQLite {version}) was built without it: use a Python whose sqlite3 has FTS5."
+        )
+    if "tokenizer" in message:
+        return RecallKitError(
+            f"Retriever 'fts5': SQLite {version} has no FTS5 tokenizer {tokenizer!r} "
+            "(trigram needs SQLite 3.34 or later)."
+        )
+    return RecallKitError(f"Retriever 'fts5' cannot create an FTS5 table: {message}")
+
+
+def index_key(fingerprint: str, tokenizer: str, columns: Sequence[str]) -> str:
+    """What an on-disk index must match to be reused: the corpus and the options that shape it."""
+    payload = json.dumps(
+        {"schema": SCHEMA_VERSION, "corpus": fingerprint, "tokenizer": tokenizer,
+         "columns": list(columns)},
+        sort_keys=True,
+    )
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def fill(connection: sqlite3.Connection, corpus: Corpus, tokenizer: str,
+         columns: Sequence[str], key: str) -> None:
+    """Create the tables in an empty database and index `corpus`.
+
+    `memories` holds every row's id, importance and text (the LIKE fallback reads it);
+    `memories_fts` is an external-content FTS5 table over the chosen columns of `memories`.
+    """
+    column_list = ", ".join(columns)
+    connection.executescript(
+        f"""
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE memories (
+            rowid INTEGER PRIMARY KEY, doc_id TEXT NOT NULL, importance REAL,
+            content TEXT, category TEXT, tags TEXT, keywords TEXT
+        );
+        CREATE VIRTUAL TABLE memories_fts USING fts5(
+            {column_list}, content='memories', content_rowid='rowid',
+            tokenize='{TOKENIZE[tokenizer]}'
+        );
+        """
+    )
+    connection.executemany(
+        "INSERT INTO memories (rowid, doc_id, importance, content, category, tags, keywords)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (
+            (rowid, memory.id, memory.importance, memory.content, memory.category,
+             " ".join(memory.tags), memory.expanded_keywords)
+            for rowid, memory in enumerate(corpus, start=1)
+        ),
+    )
+    connection.execute("INSERT INTO memories_fts (memories_fts) VALUES ('rebuild')")
+    connection.executemany(
+        "INSERT INTO meta (key, value) VALUES (?, ?)",
+        [("index_key", key), ("schema", str(SCHEMA_VERSION)), ("tokenizer", tokenizer),
+         ("columns", ",".join(columns)), ("rows", str(len(corpus)))],
+    )
+    connection.commit()
+
+
+def stored_key(path: Path) -> str | None:
+    """The index key recorded in the database at `path`, or None if it is not one of ours."""
+    try:
+        connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return None
+    try:
+        row = connection.execute("SELECT value FROM meta WHERE key = 'index_key'").fetchone()
+        return str(row[0]) if row else None
+    except sqlite3.Error:  # not a database, or some other file: rebuilt
+        return None
+    finally:
+        connection.close()
+
+
+def open_on_disk(path: Path, corpus: Corpus, tokenizer: str, columns: Sequence[str],
+                 key: str) -> tuple[sqlite3.Connection, bool]:
+    """Open the index at `path`, reusing it when its key matches, else rebuilding it atomically.
+
+    A rebuild writes a temporary file beside `path` and renames it over `path` only once it is
+    complete, so a reader never sees a half-built index. Returns (connection, reused).
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.exists() and stored_key(path) == key:
+        return sqlite3.connect(str(path)), True
+    temporary = path.with_name(f"{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    try:
+        connection = sqlite3.connect(str(temporary))
+        try:
+            fill(connection, corpus, tokenizer, columns, key)
+        finally:
+            connection.close()
+        os.replace(temporary, path)
+    finally:
+        for leftover in (temporary, temporary.with_name(temporary.name + "-journal")):
+            if leftover.exists():
+                leftover.unlink()
+    return sqlite3.connect(str(path)), False
