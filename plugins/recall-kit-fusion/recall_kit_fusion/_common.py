@@ -1,0 +1,72 @@
+"""Helpers shared by the fusion strategies: weights, leg cut-offs, min-max scaling, the bar check."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+from recall_kit import FusionRequest, Hit, sort_hits
+
+
+def active_legs(request: FusionRequest, depth: int) -> list[tuple[str, float, list[Hit]]]:
+    """(name, weight, top `depth` hits) for every leg with weight > 0, in the legs' order.
+
+    A leg missing from `request.weights` has weight 1.0, as in the runner. Legs with weight 0
+    contribute nothing, so they are left out here rather than scored with a zero factor.
+    """
+    legs = []
+    for name, hits in request.legs.items():
+        weight = float(request.weights.get(name, 1.0))
+        if weight > 0:
+            legs.append((name, weight, list(hits)[:depth]))
+    return legs
+
+
+def ranked(scores: Mapping[str, float], k: int) -> list[Hit]:
+    """The top `k` of `scores` in recall-kit's order (score descending, then id as sort_hits does)."""
+    return sort_hits([Hit(doc, score) for doc, score in scores.items()])[:k]
+
+
+def minmax_values(scores: Sequence[float]) -> list[float]:
+    """(s - min) / (max - min); every value 1.0 when all scores are equal (a single one included).
+
+    1.0 rather than 0 in the degenerate case: a list whose scores are all equal says nothing about
+    order within it, and scoring it 0 would make a one-hit leg contribute nothing at all.
+    """
+    if not scores:
+        return []
+    low, high = min(scores), max(scores)
+    if high == low:
+        return [1.0] * len(scores)
+    span = high - low
+    return [(score - low) / span for score in scores]
+
+
+def barred_legs(
+    weights: Mapping[str, float],
+    k: int,
+    own_best: Callable[[float], float],
+    contribution_at_rank: Callable[[float, int], float],
+) -> list[tuple[str, float, str, float, float]]:
+    """Legs that can never place a document only they found in the fused top `k`.
+
+    `own_best(w)` is the highest fused score a document found by one leg of weight `w` alone can
+    reach (its rank 1). `contribution_at_rank(w, r)` is the least score a leg of weight `w` gives
+    the document it ranks `r`, whatever else happens. If some other leg M gives even its k-th
+    document more than leg L's best, M's top k all beat every document only L found whenever M
+    returns k hits, in every arrangement: L is barred. The check is as sharp as the bounds given:
+    for RRF they are attained, so a leg that passes can place its rank-1 document (for instance
+    when the other legs agree on their top documents and disagree below).
+
+    Returns (leg, weight, blocking leg, leg's best, blocker's k-th contribution) per barred leg.
+    """
+    found = []
+    active = {name: float(w) for name, w in weights.items() if w > 0}
+    for name, weight in active.items():
+        best = own_best(weight)
+        blockers = [(contribution_at_rank(w, k), other) for other, w in active.items() if other != name]
+        if not blockers:
+            continue
+        worst, other = max(blockers)
+        if worst > best:
+            found.append((name, weight, other, best, worst))
+    return found

@@ -1,0 +1,132 @@
+"""End to end: `recall-kit eval` on examples/memories with fts5 and dense legs, as a real subprocess.
+
+Each distinct command runs once per module (dense embeds the corpus); corpus embeddings go to a
+temporary RECALL_KIT_CACHE shared by the module's runs.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+DATASET = ROOT / "examples" / "memories"
+PLUGINS = "recall-kit-fts5,recall-kit-dense,recall-kit-fusion"
+
+pytestmark = pytest.mark.skipif(
+    not (DATASET / "qrels.jsonl").exists()
+    or importlib.util.find_spec("recall_kit_fts5") is None
+    or importlib.util.find_spec("recall_kit_dense") is None,
+    reason="needs examples/memories and the recall-kit-fts5 and recall-kit-dense plugins",
+)
+
+
+@pytest.fixture(scope="module")
+def run_eval(tmp_path_factory):
+    """eval with the given arguments (once per distinct list): (result JSON, stdout)."""
+    folder = tmp_path_factory.mktemp("fusion-e2e")
+    env = {**os.environ, "RECALL_KIT_LOAD_PLUGINS": PLUGINS, "RECALL_KIT_CACHE": str(folder / "cache")}
+    done: dict[tuple[str, ...], tuple[dict, str]] = {}
+
+    def run(*arguments: str) -> tuple[dict, str]:
+        if arguments not in done:
+            out = folder / f"result-{len(done)}.json"
+            command = [sys.executable, "-m", "recall_kit", "eval", "-d", str(DATASET), "-k", "10",
+                       "-m", "recall@10,mrr", "--latency-sample", "0", "--no-progress", "--json", str(out),
+                       *arguments]
+            completed = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False)
+            assert completed.returncode == 0, completed.stderr[-2000:]
+            done[arguments] = (json.loads(out.read_text()), completed.stdout)
+        return done[arguments]
+
+    return run
+
+
+def overall(result: dict, metric: str) -> float:
+    return result["metrics"]["overall"][metric]
+
+
+def exact(result: dict, metric: str) -> float:
+    return result["metrics"]["strata"]["exact"][metric]
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "measured on examples/memories: recall@10 fts5 0.6826, dense 0.8833, fts5+dense rrf 0.8174 -- "
+    "equal-weight RRF loses to the dense leg (paraphrase stratum: dense 0.95, rrf 0.6625)"
+))
+def test_rrf_recalls_more_than_either_leg(run_eval):
+    fts5, _ = run_eval("-r", "fts5")
+    dense, _ = run_eval("-r", "dense")
+    fused, _ = run_eval("-r", "fts5+dense", "-f", "rrf")
+    print({"fts5": overall(fts5, "recall@10"), "dense": overall(dense, "recall@10"),
+           "rrf": overall(fused, "recall@10")})
+    assert overall(fused, "recall@10") > overall(fts5, "recall@10")
+    assert overall(fused, "recall@10") > overall(dense, "recall@10")
+
+
+def test_rrf_beats_the_lexical_leg(run_eval):
+    fts5, _ = run_eval("-r", "fts5")
+    fused, _ = run_eval("-r", "fts5+dense", "-f", "rrf")
+    assert overall(fused, "recall@10") > overall(fts5, "recall@10")
+
+
+def test_exact_bonus_recovers_the_exact_stratum(run_eval):
+    fts5, _ = run_eval("-r", "fts5")
+    fused, _ = run_eval("-r", "fts5+dense", "-f", "rrf")
+    bonus, _ = run_eval("-r", "fts5+dense", "-f", "rrf", "-f", "exact-bonus")
+    print({"fts5": exact(fts5, "mrr"), "rrf": exact(fused, "mrr"), "rrf+exact-bonus": exact(bonus, "mrr")})
+    assert exact(bonus, "mrr") >= exact(fts5, "mrr")
+    assert exact(bonus, "mrr") >= exact(fused, "mrr")
+    # A re-ranking of the same fused list: the recall of the whole top 10 cannot change.
+    assert overall(bonus, "recall@10") == overall(fused, "recall@10")
+    assert [step["name"] for step in bonus["system"]["fusion"]] == ["rrf", "exact-bonus"]
+
+
+WEIGHTED = ("-r", "fts5+dense", "-f", "rrf", "--weights", "fts5=1,dense=0.5", "-o", "rrf.k=10")
+
+
+def test_weights_and_rrf_k_reach_the_scores(run_eval):
+    result, _ = run_eval(*WEIGHTED)
+    assert result["system"]["weights"] == {"fts5": 1.0, "dense": 0.5}
+    assert result["system"]["fusion"][0]["options"]["k"] == 10
+    weights = {"fts5": 1.0, "dense": 0.5}
+    checked = 0
+    for query in result["queries"]:
+        for doc, score in zip(query["ranking"], query["scores"], strict=True):
+            ranks = query["found_by"][doc]  # each leg that found it, at its 1-based rank
+            assert score == pytest.approx(sum(weights[leg] / (10 + rank) for leg, rank in ranks.items()), abs=1e-6)
+            checked += 1
+    assert checked >= 10 * len(result["queries"]) // 2
+
+
+def test_diagnose_warning_reaches_the_eval_output(run_eval):
+    # dense's best 0.5 / (10 + 1) = 0.045455 < fts5's 10th hit alone, 1 / (10 + 10) = 0.05.
+    result, stdout = run_eval(*WEIGHTED)
+    ours = [warning for warning in result["warnings"] if warning.startswith("Fusion 'rrf': leg 'dense'")]
+    assert len(ours) == 1
+    assert "0.045455" in ours[0] and "0.050000" in ours[0]
+    assert f"warning: {ours[0]}" in stdout
+    sane, sane_stdout = run_eval("-r", "fts5+dense", "-f", "rrf")
+    assert not any(warning.startswith("Fusion 'rrf'") for warning in sane["warnings"])
+    assert "Fusion 'rrf'" not in sane_stdout
+
+
+def test_toml_config_equals_the_flags(run_eval, tmp_path):
+    config = tmp_path / "experiment.toml"
+    config.write_text(
+        '[system]\nretriever = "fts5+dense"\nfusion = ["rrf"]\n\n'
+        "[weights]\nfts5 = 1\ndense = 0.5\n\n[options.rrf]\nk = 10\n",
+        encoding="utf-8",
+    )
+    from_config, _ = run_eval("--config", str(config))
+    from_flags, _ = run_eval(*WEIGHTED)
+    assert from_config["system"]["weights"] == from_flags["system"]["weights"]
+    assert from_config["system"]["fusion"] == from_flags["system"]["fusion"]
+    assert from_config["metrics"] == from_flags["metrics"]
+    assert [q["ranking"] for q in from_config["queries"]] == [q["ranking"] for q in from_flags["queries"]]
