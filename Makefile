@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml $(wildcard plugins/*/pyproject.toml) $(wildcard example
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	# The CPU build of torch that these machines carry, pinned first so no dependency pulls a CUDA build.
 	$(PIP) install --quiet torch==2.13.0
-	$(PIP) install --quiet -e ".[test]" $(foreach p,$(PLUGINS),-e "$(p)[test]")
+	$(PIP) install --quiet -e ".[test]" $(foreach p,$(PLUGINS) $(EXAMPLE_PLUGIN),-e "$(p)[test]")
 	touch $(STAMP)
 
 setup: $(STAMP)
