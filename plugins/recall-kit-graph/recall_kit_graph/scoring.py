@@ -74,8 +74,9 @@ def personalized_pagerank(
 
     x <- alpha * (P^T x + (sum of x over dangling nodes) * p) + (1 - alpha) * p, with p the
     personalization normalised to sum 1, until sum |x - x_prev| < n * tol. `personalization` is
-    (n,) or (n, queries) (one column per query; each column iterates until all have converged).
-    Starts from p; networkx starts from the uniform vector, which changes only the iterations.
+    (n,) or (n, queries): one column per query, each frozen once it has converged, so a batch
+    gives exactly the scores each query gets alone. Starts from p; networkx starts from the
+    uniform vector, which changes only the iterations.
     """
     p = np.asarray(personalization, dtype=np.float64)
     single = p.ndim == 1
@@ -87,11 +88,14 @@ def personalized_pagerank(
     n = transition.size
     x = p.copy()
     dangling = transition.dangling
+    active = np.arange(x.shape[1])
     for _ in range(max_iter):
-        previous = x
-        dangling_mass = x[dangling].sum(axis=0) if dangling.any() else np.zeros(x.shape[1])
-        x = alpha * (transition.backward @ x + p * dangling_mass) + (1.0 - alpha) * p
-        if np.abs(x - previous).sum(axis=0).max() < n * tol:
+        current, target = x[:, active], p[:, active]
+        dangling_mass = current[dangling].sum(axis=0) if dangling.any() else np.zeros(active.size)
+        updated = alpha * (transition.backward @ current + target * dangling_mass) + (1.0 - alpha) * target
+        x[:, active] = updated
+        active = active[np.abs(updated - current).sum(axis=0) >= n * tol]
+        if active.size == 0:
             break
     return x[:, 0] if single else x
 
