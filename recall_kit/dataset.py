@@ -142,6 +142,18 @@ def _read_jsonl(path: Path, problems: list[Problem]) -> Iterator[tuple[int, dict
             problems.append(Problem(name, 0, "not UTF-8 text"))
 
 
+def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) of each non-blank line of a JSONL file; the first malformed line (or a
+    missing file) raises DatasetError naming file and line."""
+    problems: list[Problem] = []
+    for number, row in _read_jsonl(Path(path), problems):
+        if problems:
+            raise DatasetError(str(problems[0]))
+        yield number, row
+    if problems:
+        raise DatasetError(str(problems[0]))
+
+
 def _id(value: Any) -> str | None:
     """An id as a string, or None when it is not an integer or a non-empty string."""
     if isinstance(value, bool) or value is None:

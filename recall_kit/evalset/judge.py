@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from recall_kit.dataset import Dataset, load_dataset
+from recall_kit.dataset import Dataset, load_dataset, read_jsonl
 from recall_kit.errors import DatasetError
 from recall_kit.fileio import write_jsonl_atomic
 from recall_kit.types import DocId, Qrels
@@ -38,21 +38,10 @@ def read_pool(path: str | Path) -> list[tuple[str, list[DocId]]]:
     """(query id, candidate ids) per line of a pool file, in file order."""
     rows: list[tuple[str, list[DocId]]] = []
     source = Path(path)
-    try:
-        handle = source.open(encoding="utf-8")
-    except FileNotFoundError:
-        raise DatasetError(f"{source}: not found") from None
-    with handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise DatasetError(f"{source.name}:{number}: not valid JSON ({error.msg})") from None
-            if not isinstance(row, dict) or "query_id" not in row or not isinstance(row.get("doc_ids"), list):
-                raise DatasetError(f'{source.name}:{number}: expected {{"query_id": ..., "doc_ids": [...]}}')
-            rows.append((str(row["query_id"]), [str(doc) for doc in row["doc_ids"]]))
+    for number, row in read_jsonl(source):
+        if "query_id" not in row or not isinstance(row.get("doc_ids"), list):
+            raise DatasetError(f'{source.name}:{number}: expected {{"query_id": ..., "doc_ids": [...]}}')
+        rows.append((str(row["query_id"]), [str(doc) for doc in row["doc_ids"]]))
     return rows
 
 

@@ -112,28 +112,6 @@ def read_json(path: Path) -> Any:
         raise DatasetError(f"{path.name}: not UTF-8 text") from None
 
 
-def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) of each non-blank line; bad JSON or a non-object names file and line."""
-    try:
-        handle = path.open(encoding="utf-8")
-    except FileNotFoundError:
-        raise DatasetError(f"{path}: not found") from None
-    with handle:
-        try:
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    value = json.loads(line)
-                except json.JSONDecodeError as error:
-                    raise DatasetError(f"{path.name}:{number}: not valid JSON ({error.msg})") from None
-                if not isinstance(value, dict):
-                    raise DatasetError(f"{path.name}:{number}: expected a JSON object")
-                yield number, value
-        except UnicodeDecodeError:
-            raise DatasetError(f"{path.name}: not UTF-8 text") from None
-
-
 def as_id(value: Any) -> str | None:
     """An id as text, or None when it is missing, empty, a bool or not a string or integer."""
     if isinstance(value, bool) or value is None:

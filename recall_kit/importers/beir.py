@@ -6,8 +6,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from recall_kit.dataset import read_jsonl
 from recall_kit.errors import DatasetError
-from recall_kit.importers._writer import Counts, as_id, qrels_row, read_jsonl, write_dataset_files
+from recall_kit.importers._writer import Counts, as_id, qrels_row, write_dataset_files
 from recall_kit.types import Importer
 
 

@@ -8,8 +8,9 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from recall_kit.dataset import read_jsonl
 from recall_kit.errors import DatasetError, OptionError
-from recall_kit.importers._writer import Counts, as_id, qrels_row, read_jsonl, write_dataset_files
+from recall_kit.importers._writer import Counts, as_id, qrels_row, write_dataset_files
 from recall_kit.types import Importer
 
 _TRUE_TEXT = {"1", "true", "yes", "y", "t", "on"}

@@ -7,13 +7,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from recall_kit.dataset import read_jsonl
 from recall_kit.errors import DatasetError, OptionError
 from recall_kit.importers._writer import (
     Counts,
     as_id,
     one_line,
     qrels_row,
-    read_jsonl,
     write_dataset_files,
 )
 from recall_kit.types import Importer

@@ -3,7 +3,6 @@ built-ins, the base class, and the registry built from the `register_extractors`
 
 from __future__ import annotations
 
-import json
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
@@ -11,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+from recall_kit.dataset import read_jsonl
 from recall_kit.errors import DatasetError, UnknownNameError
 from recall_kit.types import Corpus
 from recall_kit_graph.normalise import STOPWORDS, normalise_concept, words
@@ -295,38 +295,25 @@ def normalise_relation(text: str) -> str:
 
 def read_triples(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Parse and check a triples file; a malformed line raises DatasetError `file:line: what`."""
-    try:
-        handle = path.open(encoding="utf-8")
-    except OSError as error:
-        raise DatasetError(f"{path}: cannot read triples ({error.strerror}).") from None
     name = path.name
-    with handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise DatasetError(f"{name}:{number}: not valid JSON ({error.msg})") from None
-            if not isinstance(row, dict):
-                raise DatasetError(f"{name}:{number}: expected a JSON object")
-            for key in ("memory_id", "head", "relation", "tail"):
-                if key not in row:
-                    raise DatasetError(f'{name}:{number}: missing "{key}"')
-            memory_id = row["memory_id"]
-            if isinstance(memory_id, bool) or not (
-                memory_id is None or isinstance(memory_id, (str, int))
-            ):
-                raise DatasetError(f'{name}:{number}: "memory_id" must be a string, an integer or null')
-            triple: dict[str, Any] = {"memory_id": None if memory_id is None else str(memory_id)}
-            for key in ("head", "relation", "tail"):
-                value = row[key]
-                if not isinstance(value, str):
-                    raise DatasetError(f'{name}:{number}: "{key}" must be a string')
-                cleaned = normalise_relation(value) if key == "relation" else value
-                if key != "relation":
-                    cleaned = value if normalise_concept(value) else ""
-                if not cleaned:
-                    raise DatasetError(f'{name}:{number}: "{key}" is empty after normalisation')
-                triple[key] = cleaned
-            yield number, triple
+    for number, row in read_jsonl(path):
+        for key in ("memory_id", "head", "relation", "tail"):
+            if key not in row:
+                raise DatasetError(f'{name}:{number}: missing "{key}"')
+        memory_id = row["memory_id"]
+        if isinstance(memory_id, bool) or not (
+            memory_id is None or isinstance(memory_id, (str, int))
+        ):
+            raise DatasetError(f'{name}:{number}: "memory_id" must be a string, an integer or null')
+        triple: dict[str, Any] = {"memory_id": None if memory_id is None else str(memory_id)}
+        for key in ("head", "relation", "tail"):
+            value = row[key]
+            if not isinstance(value, str):
+                raise DatasetError(f'{name}:{number}: "{key}" must be a string')
+            cleaned = normalise_relation(value) if key == "relation" else value
+            if key != "relation":
+                cleaned = value if normalise_concept(value) else ""
+            if not cleaned:
+                raise DatasetError(f'{name}:{number}: "{key}" is empty after normalisation')
+            triple[key] = cleaned
+        yield number, triple

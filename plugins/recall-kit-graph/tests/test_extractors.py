@@ -156,7 +156,7 @@ def test_triples_loader_malformed_lines(tmp_path: Path, bad_line: str, message: 
 
 def test_triples_missing_file(tmp_path: Path) -> None:
     extractor = TriplesExtractor(GraphRetriever.Options(extractors=("triples",), triples=str(tmp_path / "nope.jsonl")))
-    with pytest.raises(DatasetError, match="nope.jsonl: cannot read triples"):
+    with pytest.raises(DatasetError, match="nope.jsonl: missing"):
         list(extractor.extract(Corpus([Memory("1", "x")])))
 
 
