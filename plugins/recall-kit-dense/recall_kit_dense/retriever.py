@@ -1,0 +1,323 @@
+"""The `dense` retriever: sentence-transformers embeddings, cosine by inner product, exact or ANN."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from recall_kit.types import Corpus, Hit, Memory, Retriever
+from recall_kit_dense.ann import AnnIndex, ann_hits, build_ann, top_k_rows
+from recall_kit_dense.cache import CACHE_FORMAT, EmbeddingCache
+from recall_kit_dense.models import (
+    DEFAULT_MODEL,
+    LoadedModel,
+    load_model,
+    resolve_model,
+    token_lengths,
+)
+from recall_kit_dense.prefixes import Prefixes, resolve_prefixes
+
+#: Memory fields that `fields` may name; `searchable_text` is content, category, tags, keywords.
+TEXT_FIELDS = ("searchable_text", "content", "category", "tags", "expanded_keywords")
+_DEVICE = re.compile(r"^(cpu|auto|mps|cuda(:\d+)?)$")
+
+
+def memory_text(memory: Memory, fields: Sequence[str]) -> str:
+    """The text embedded for a memory: the named fields joined by newlines, empty ones left out.
+
+    An empty result is embedded as the empty string (it still gets a vector, and a rank).
+    """
+    parts = []
+    for name in fields:
+        if name == "searchable_text":
+            value = memory.searchable_text
+        elif name == "tags":
+            value = " ".join(memory.tags)
+        else:
+            value = getattr(memory, name)
+        if value:
+            parts.append(value)
+    return "\n".join(parts)
+
+
+class DenseRetriever(Retriever):
+    """Embeds memories and queries with a sentence-transformers model; cosine similarity."""
+
+    description = "Dense embeddings (sentence-transformers), cosine similarity; offline by default."
+
+    @dataclass(frozen=True)
+    class Options:
+        #: A sentence-transformers model name (loaded from the local cache) or a model folder.
+        model: str = DEFAULT_MODEL
+        #: Memory fields embedded, joined by newlines.
+        fields: tuple[str, ...] = ("searchable_text",)
+        #: Put before each query / memory; None: detected from the model name; "": none.
+        query_prefix: str | None = None
+        doc_prefix: str | None = None
+        batch_size: int = 64
+        #: cpu, cuda, cuda:N, mps, or auto (cuda, then mps, then cpu).
+        device: str = "cpu"
+        #: Tokens kept per text (longer text is truncated); None: the model's own limit.
+        max_seq_length: int | None = None
+        index: Literal["exact", "hnsw", "faiss"] = "exact"
+        ann_m: int = 16
+        ann_ef_construction: int = 200
+        ann_ef_search: int = 64
+        #: Also run exact search for every query and report the ANN's recall@k in index stats.
+        ann_recall_check: bool = False
+        #: Keep corpus embeddings in the user's cache folder (RECALL_KIT_CACHE overrides).
+        cache: bool = True
+        #: Let a model name missing from the local cache be downloaded (the only network use).
+        allow_download: bool = False
+        #: Run code that ships with a model (some models, e.g. nomic-embed, need it).
+        trust_remote_code: bool = False
+
+        def __post_init__(self) -> None:
+            unknown = [name for name in self.fields if name not in TEXT_FIELDS]
+            if unknown or not self.fields:
+                raise ValueError(
+                    f"fields must name some of {', '.join(TEXT_FIELDS)} (got {', '.join(unknown) or 'none'})"
+                )
+            if self.batch_size < 1:
+                raise ValueError("batch_size must be at least 1")
+            if not _DEVICE.match(self.device):
+                raise ValueError(f"device must be cpu, cuda, cuda:N, mps or auto (got {self.device!r})")
+            if self.max_seq_length is not None and self.max_seq_length < 1:
+                raise ValueError("max_seq_length must be at least 1")
+            if min(self.ann_m, self.ann_ef_construction, self.ann_ef_search) < 1:
+                raise ValueError("ann_m, ann_ef_construction and ann_ef_search must be at least 1")
+
+    options: Options
+
+    def __init__(self, options: Any = None) -> None:
+        super().__init__(options)
+        self._loaded: LoadedModel | None = None
+        self._prefixes: Prefixes | None = None
+        self._ids: list[str] = []
+        self._matrix: np.ndarray | None = None
+        self._ann: AnnIndex | None = None
+        self._ann_bytes = 0
+        self._stats: dict[str, Any] = {}
+        self._ann_recall: dict[tuple[str, int], tuple[int, int]] = {}
+
+    # -- the model ---------------------------------------------------------------------------
+
+    def _model(self) -> LoadedModel:
+        if self._loaded is None:
+            options = self.options
+            source = resolve_model(options.model, options.allow_download)
+            self._loaded = load_model(
+                source, options.device, options.max_seq_length, options.trust_remote_code,
+                options.allow_download,
+            )
+            self._prefixes = resolve_prefixes(
+                source.name, options.query_prefix, options.doc_prefix, self._loaded.prompts
+            )
+        return self._loaded
+
+    def _encode(self, texts: list[str], prefix: str) -> np.ndarray:
+        loaded = self._model()
+        if not texts:
+            return np.zeros((0, loaded.dimension), dtype=np.float32)
+        with loaded.lock:
+            vectors = loaded.model.encode(
+                texts, prompt=prefix or None, batch_size=self.options.batch_size,
+                normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False,
+            )
+        return np.ascontiguousarray(vectors, dtype=np.float32)
+
+    def _embed_documents(self, texts: list[str]) -> np.ndarray:
+        """Embed memory texts (the doc prefix applied); a subclass may observe or replace it.
+
+        On a terminal, a progress bar on stderr advances every `batch_size * 16` texts (one
+        encode call each); elsewhere the whole corpus is one encode call.
+        """
+        assert self._prefixes is not None
+        prefix = self._prefixes.document
+        chunk = self.options.batch_size * 16
+        show = sys.stderr.isatty()
+        if not show or len(texts) <= chunk:
+            return self._encode(texts, prefix)
+        from recall_kit.progress import progress_bar
+
+        parts = []
+        with progress_bar(len(texts), "Embedding memories", show=True) as advance:
+            for start in range(0, len(texts), chunk):
+                parts.append(self._encode(texts[start:start + chunk], prefix))
+                advance(len(parts[-1]))
+        return np.vstack(parts)
+
+    def _embed_queries(self, texts: list[str]) -> np.ndarray:
+        """Embed query texts (the query prefix applied)."""
+        assert self._prefixes is not None
+        return self._encode(texts, self._prefixes.query)
+
+    # -- the index ---------------------------------------------------------------------------
+
+    def cache_key(self, corpus: Corpus) -> dict[str, Any]:
+        """Everything the corpus embeddings depend on (see the README's "Embedding cache")."""
+        loaded = self._model()
+        assert self._prefixes is not None
+        import sentence_transformers
+
+        return {
+            "format": CACHE_FORMAT,
+            "model": loaded.source.identity,
+            "weights": loaded.signature,
+            "doc_prefix": self._prefixes.document,
+            "fields": list(self.options.fields),
+            "normalize": True,
+            "max_seq_length": loaded.max_seq_length,
+            "dtype": "float32",
+            "corpus": corpus.fingerprint,
+            # The fingerprint ignores order; the rows of the matrix follow it.
+            "order": hashlib.sha256("\x00".join(corpus.ids).encode()).hexdigest(),
+            "sentence_transformers": sentence_transformers.__version__,
+        }
+
+    def build_index(self, corpus: Corpus) -> None:
+        loaded = self._model()
+        assert self._prefixes is not None
+        self._ids = list(corpus.ids)
+        texts = [memory_text(memory, self.options.fields) for memory in corpus]
+        cache = EmbeddingCache() if self.options.cache else None
+        key = self.cache_key(corpus) if cache is not None else {}
+        status = "disabled"
+        matrix: np.ndarray | None = None
+        truncated: int | None = None
+        if cache is not None:
+            lookup = cache.load(key)
+            status = lookup.status
+            if lookup.hit and lookup.array is not None and lookup.array.shape == (len(texts), loaded.dimension):
+                matrix = lookup.array
+                truncated = (lookup.extra or {}).get("truncated_memories")
+            elif lookup.hit:
+                status = "mismatch"
+        embedded = 0
+        if matrix is None:
+            matrix = self._embed_documents(texts)
+            embedded = len(texts)
+            truncated = self._count_truncated(loaded, texts)
+            if cache is not None:
+                try:
+                    cache.store(key, matrix, {"truncated_memories": truncated})
+                except OSError as error:
+                    status += " (not written)"
+                    print(
+                        f"recall-kit-dense: could not write the embedding cache under "
+                        f"{cache.folder} ({type(error).__name__}); continuing without it.",
+                        file=sys.stderr,
+                    )
+        self._matrix = matrix
+        self._ann = None
+        self._ann_bytes = 0
+        self._ann_recall = {}
+        if self.options.index != "exact" and len(self._ids) > 0:
+            self._ann = build_ann(
+                self.options.index, matrix, self.options.ann_m,
+                self.options.ann_ef_construction, self.options.ann_ef_search,
+            )
+            self._ann_bytes = self._ann.size_bytes()
+        self._stats = {
+            "model": loaded.source.identity if loaded.source.origin != "folder" else loaded.source.name,
+            "model_source": loaded.source.origin,
+            "device": loaded.device,
+            "dimension": loaded.dimension,
+            "max_seq_length": loaded.max_seq_length,
+            "prefixes": self._prefixes.source,
+            "memories": len(self._ids),
+            "embedded_memories": embedded,
+            "truncated_memories": truncated,
+            "cache_hit": status == "hit",
+            "cache": status,
+            "index": self.options.index,
+        }
+
+    def _count_truncated(self, loaded: LoadedModel, texts: list[str]) -> int | None:
+        """How many memory texts (with the doc prefix) are longer than the model's window."""
+        if loaded.max_seq_length is None or not texts:
+            return 0 if not texts else None
+        assert self._prefixes is not None
+        prefix = self._prefixes.document
+        lengths = token_lengths(loaded, [prefix + text for text in texts])
+        if lengths is None:
+            return None
+        return sum(1 for length in lengths if length > loaded.max_seq_length)
+
+    # -- search ------------------------------------------------------------------------------
+
+    def search(self, query: str, k: int) -> list[Hit]:
+        return self.search_many([query], k)[0]
+
+    def search_many(self, queries: Sequence[str], k: int) -> list[list[Hit]]:
+        """One encode call and one matrix product for the whole batch.
+
+        An empty (or whitespace-only) query has nothing to match and gets no hits.
+        """
+        results: list[list[Hit]] = [[] for _ in queries]
+        if self._matrix is None:
+            raise RuntimeError("build_index must be called before search")
+        wanted = [i for i, text in enumerate(queries) if text.strip()]
+        if k <= 0 or not wanted or not self._ids:
+            return results
+        vectors = self._embed_queries([queries[i] for i in wanted])
+        if self._ann is not None:
+            rows, scores = self._ann.query(vectors, k)
+            answers = ann_hits(rows, scores, self._ids, k)
+            if self.options.ann_recall_check:
+                exact = top_k_rows(vectors @ self._matrix.T, self._ids, k)
+                for i, approximate, truth in zip(wanted, answers, exact, strict=True):
+                    self._record_recall(queries[i], k, approximate, truth)
+        else:
+            answers = top_k_rows(vectors @ self._matrix.T, self._ids, k)
+        for i, answer in zip(wanted, answers, strict=True):
+            results[i] = answer
+        return results
+
+    def _record_recall(self, query: str, k: int, approximate: list[Hit], truth: list[Hit]) -> None:
+        # Keyed by a digest, so a query timed again is counted once and no text is kept.
+        digest = hashlib.sha256(query.encode()).hexdigest()[:16]
+        expected = {hit.id for hit in truth}
+        found = {hit.id for hit in approximate}
+        self._ann_recall[(digest, k)] = (len(expected & found), len(expected))
+
+    # -- reporting ---------------------------------------------------------------------------
+
+    @property
+    def embeddings(self) -> np.ndarray | None:
+        """The corpus matrix (one L2-normalised row per memory, in corpus order), read-only."""
+        if self._matrix is None:
+            return None
+        view = self._matrix.view()
+        view.flags.writeable = False
+        return view
+
+    def index_size_bytes(self) -> int | None:
+        if self._matrix is None:
+            return None
+        return int(self._matrix.nbytes) + int(self._ann_bytes)
+
+    def index_stats(self) -> dict[str, Any]:
+        stats = dict(self._stats)
+        if self._ann is not None:
+            stats["ann_bytes"] = self._ann_bytes
+        if self.options.ann_recall_check and self._ann_recall:
+            # Counts as well as the ratio: with scopes the runner sums numbers across indexes,
+            # and matched / expected is the recall over all of them.
+            matched = sum(found for found, _ in self._ann_recall.values())
+            expected = sum(total for _, total in self._ann_recall.values())
+            stats["ann_recall_at_k"] = round(matched / expected, 6) if expected else 1.0
+            stats["ann_recall_matched"] = matched
+            stats["ann_recall_expected"] = expected
+            stats["ann_recall_queries"] = len(self._ann_recall)
+        return stats
+
+    def close(self) -> None:
+        self._matrix = None
+        self._ann = None

@@ -1,0 +1,178 @@
+"""The embedding cache: hits skip embedding, and a corrupt or mismatched file is rebuilt."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from recall_kit_dense.cache import EmbeddingCache, cache_folder
+from recall_kit_dense.retriever import DenseRetriever
+
+from recall_kit.types import Corpus, Memory
+
+MEMORIES = [
+    Memory("10", "Dentist appointment moved to Thursday at 3pm.", category="health"),
+    Memory("11", "The garage door code is the year we moved in.", category="home"),
+    Memory("12", "Mia prefers oat milk in her coffee.", category="people"),
+]
+
+
+class CountingRetriever(DenseRetriever):
+    """A real subclass that records every batch of memory texts it embeds."""
+
+    def __init__(self, options: object = None) -> None:
+        super().__init__(options)
+        self.embedded: list[int] = []
+
+    def _embed_documents(self, texts: list[str]) -> np.ndarray:
+        self.embedded.append(len(texts))
+        return super()._embed_documents(texts)
+
+
+@pytest.fixture
+def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("RECALL_KIT_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "cache" / "dense"
+
+
+def build(corpus: Corpus, **options: object) -> CountingRetriever:
+    retriever = CountingRetriever(DenseRetriever.Options(**options))  # type: ignore[arg-type]
+    retriever.build_index(corpus)
+    return retriever
+
+
+def files(folder: Path) -> tuple[Path, Path]:
+    arrays = sorted(folder.glob("*.npy"))
+    sidecars = sorted(folder.glob("*.json"))
+    assert len(arrays) == 1 and len(sidecars) == 1
+    return arrays[0], sidecars[0]
+
+
+def test_cache_folder_follows_recall_kit_cache(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert cache_folder() == folder
+    monkeypatch.delenv("RECALL_KIT_CACHE")
+    monkeypatch.setenv("XDG_CACHE_HOME", "/somewhere/cache")
+    assert cache_folder() == Path("/somewhere/cache/recall-kit/dense")
+
+
+def test_second_build_is_a_hit_and_embeds_nothing(folder: Path) -> None:
+    corpus = Corpus(MEMORIES)
+    first = build(corpus)
+    assert first.embedded == [3]
+    assert first.index_stats()["cache"] == "miss"
+    _, sidecar_path = files(folder)
+    sidecar = json.loads(sidecar_path.read_text())
+    assert sidecar["shape"] == [3, 384] and sidecar["dtype"] == "float32"
+    assert sidecar["key"]["corpus"] == corpus.fingerprint
+    assert "Dentist" not in sidecar_path.read_text()  # no memory text in the sidecar
+    second = build(Corpus(MEMORIES))
+    assert second.embedded == []
+    stats = second.index_stats()
+    assert (stats["cache"], stats["cache_hit"], stats["embedded_memories"]) == ("hit", True, 0)
+    assert stats["truncated_memories"] == 0  # carried in the sidecar
+    assert np.array_equal(first.embeddings, second.embeddings)
+    assert [h.id for h in second.search("oat milk", 3)] == [h.id for h in first.search("oat milk", 3)]
+
+
+def test_garbage_in_the_array_file_is_detected_and_rebuilt(folder: Path) -> None:
+    corpus = Corpus(MEMORIES)
+    reference = build(corpus).embeddings
+    array_path, _ = files(folder)
+    array_path.write_bytes(b"this is not a numpy file")
+    rebuilt = build(corpus)
+    assert rebuilt.embedded == [3] and rebuilt.index_stats()["cache"] == "corrupt"
+    np.testing.assert_allclose(rebuilt.embeddings, reference, atol=1e-6)
+    assert build(corpus).index_stats()["cache"] == "hit"  # the rebuild was written back
+
+
+def test_a_valid_array_with_changed_numbers_fails_its_checksum(folder: Path) -> None:
+    corpus = Corpus(MEMORIES)
+    build(corpus)
+    array_path, _ = files(folder)
+    array = np.load(array_path)
+    array[0, 0] += 0.5
+    np.save(array_path, array)
+    again = build(corpus)
+    assert again.embedded == [3] and again.index_stats()["cache"] == "corrupt"
+    assert again.embeddings is not None and abs(float(np.linalg.norm(again.embeddings[0])) - 1) < 1e-5
+
+
+def test_a_sidecar_with_another_key_is_a_mismatch_and_rebuilt(folder: Path) -> None:
+    corpus = Corpus(MEMORIES)
+    build(corpus)
+    _, sidecar_path = files(folder)
+    sidecar = json.loads(sidecar_path.read_text())
+    sidecar["key"]["model"] = "some/other-model"
+    sidecar_path.write_text(json.dumps(sidecar))
+    again = build(corpus)
+    assert again.embedded == [3] and again.index_stats()["cache"] == "mismatch"
+    assert build(corpus).index_stats()["cache"] == "hit"
+
+
+def test_a_truncated_sidecar_is_corrupt(folder: Path) -> None:
+    corpus = Corpus(MEMORIES)
+    build(corpus)
+    _, sidecar_path = files(folder)
+    sidecar_path.write_text(sidecar_path.read_text()[:20])
+    assert build(corpus).index_stats()["cache"] == "corrupt"
+
+
+@pytest.mark.parametrize(
+    ("change", "options"),
+    [
+        ("edited memory", {}),
+        ("reordered corpus", {}),
+        ("doc prefix", {"doc_prefix": "passage: "}),
+        ("fields", {"fields": ("content",)}),
+        ("window", {"max_seq_length": 64}),
+    ],
+)
+def test_anything_the_vectors_depend_on_changes_the_key(
+    folder: Path, change: str, options: dict[str, object]
+) -> None:
+    build(Corpus(MEMORIES))
+    memories = list(MEMORIES)
+    if change == "edited memory":
+        memories[1] = Memory("11", "The garage door code changed.", category="home")
+    if change == "reordered corpus":
+        memories.reverse()
+    changed = build(Corpus(memories), **options)
+    assert changed.embedded == [3] and changed.index_stats()["cache"] == "miss"
+    assert len(list(folder.glob("*.npy"))) == 2
+    if change == "reordered corpus":  # rows follow the new order
+        assert changed.search("coffee preference", 1)[0].id == "12"
+
+
+def test_the_query_prefix_does_not_invalidate_corpus_vectors(folder: Path) -> None:
+    build(Corpus(MEMORIES))
+    assert build(Corpus(MEMORIES), query_prefix="find: ").index_stats()["cache"] == "hit"
+
+
+def test_cache_off_writes_nothing(folder: Path) -> None:
+    retriever = build(Corpus(MEMORIES), cache=False)
+    assert retriever.index_stats()["cache"] == "disabled" and retriever.embedded == [3]
+    assert not folder.exists()
+
+
+def test_an_unwritable_cache_folder_does_not_stop_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv("RECALL_KIT_CACHE", str(blocker))  # the cache folder would be under a file
+    retriever = build(Corpus(MEMORIES))
+    assert retriever.index_stats()["cache"] == "miss (not written)"
+    assert retriever.search("dentist", 1)[0].id == "10"
+    assert "could not write the embedding cache" in capsys.readouterr().err
+
+
+def test_store_leaves_no_temporary_files(tmp_path: Path) -> None:
+    cache = EmbeddingCache(tmp_path)
+    key = {"k": 1}
+    cache.store(key, np.eye(3, dtype=np.float32), {"truncated_memories": 0})
+    assert sorted(p.suffix for p in tmp_path.iterdir()) == [".json", ".npy"]
+    lookup = cache.load(key)
+    assert lookup.hit and lookup.array is not None and np.array_equal(lookup.array, np.eye(3))
+    assert cache.load({"k": 2}).status == "miss"

@@ -1,0 +1,122 @@
+"""End to end through the real `recall-kit` command line, in subprocesses."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+EXAMPLES = ROOT / "examples" / "memories"
+
+
+def recall_kit(args: list[str], plugins: str, cache: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    environment = {**os.environ, "RECALL_KIT_LOAD_PLUGINS": plugins, "RECALL_KIT_CACHE": str(cache),
+                   "HF_HUB_OFFLINE": "1", **env}
+    return subprocess.run([sys.executable, "-m", "recall_kit", *args], cwd=ROOT, env=environment,
+                          capture_output=True, text=True, timeout=600, check=False)
+
+
+def has_distribution(name: str) -> bool:
+    try:
+        importlib.metadata.distribution(name)
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True
+
+
+def test_plugins_lists_dense(tmp_path: Path) -> None:
+    done = recall_kit(["plugins", "--json"], "recall-kit-dense", tmp_path)
+    assert done.returncode == 0, done.stderr
+    listing = json.loads(done.stdout)
+    dense = [plugin for plugin in listing["plugins"] if plugin["name"] == "recall-kit-dense"]
+    assert len(dense) == 1 and dense[0]["registers"] == {"retrievers": ["dense"]}
+    assert listing["errors"] == {}
+    done = recall_kit(["list", "retrievers", "--json"], "recall-kit-dense", tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert [(row["name"], row["plugin"]) for row in json.loads(done.stdout)] == [
+        ("dense", "recall-kit-dense")]
+
+
+def write_tiny_dataset(folder: Path) -> Path:
+    folder.mkdir()
+    corpus = [{"id": 1, "content": "The cat sleeps on the windowsill."},
+              {"id": 2, "content": "Quarterly revenue grew eight percent."}]
+    queries = [{"query_id": "q1", "text": "kitten napping", "stratum": "paraphrase"}]
+    qrels = [{"query_id": "q1", "relevant_ids": [1]}]
+    for name, rows in (("corpus", corpus), ("queries", queries), ("qrels", qrels)):
+        (folder / f"{name}.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return folder
+
+
+def test_an_unknown_model_offline_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    dataset = write_tiny_dataset(tmp_path / "tiny")
+    done = recall_kit(
+        ["eval", "-d", str(dataset), "-r", "dense", "-o", "dense.model=no-such-org/no-such-model-2718"],
+        "recall-kit-dense", tmp_path / "cache", HF_HUB_CACHE=str(tmp_path / "empty-hub"),
+    )
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("Error: Model 'no-such-org/no-such-model-2718' is not available offline")
+    assert "Traceback" not in done.stderr
+
+
+def test_a_folder_that_is_not_a_model_is_one_line(tmp_path: Path) -> None:
+    dataset = write_tiny_dataset(tmp_path / "tiny")
+    done = recall_kit(["eval", "-d", str(dataset), "-r", "dense", "-o", f"dense.model={dataset}"],
+                      "recall-kit-dense", tmp_path / "cache")
+    assert done.returncode == 2
+    expected = (
+        f"Error: {str(dataset)!r} is not a sentence-transformers model folder (it has no "
+        "modules.json or config.json); pass a folder saved with SentenceTransformer.save() or a "
+        "model name."
+    )
+    assert done.stderr.strip().splitlines() == [expected]
+
+
+@pytest.fixture(scope="module")
+def example_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    if not (EXAMPLES / "corpus.jsonl").exists():
+        pytest.skip("examples/memories is not there")
+    folder = tmp_path_factory.mktemp("dense-e2e")
+    cache = folder / "cache"
+    runs: dict[str, Any] = {}
+    names = [("dense", "dense-first"), ("dense", "dense-second")]
+    if has_distribution("recall-kit-fts5"):
+        names.append(("fts5", "fts5"))
+    for retriever, label in names:
+        out = folder / f"{label}.json"
+        done = recall_kit(
+            ["eval", "-d", str(EXAMPLES), "-r", retriever, "--json", str(out), "-k", "10",
+             "-m", "recall@10", "--latency-sample", "5"],
+            "recall-kit-dense,recall-kit-fts5", cache,
+        )
+        assert done.returncode == 0, done.stderr
+        runs[label] = json.loads(out.read_text())
+    return runs
+
+
+def test_a_second_eval_hits_the_cache(example_runs: dict[str, Any]) -> None:
+    first = example_runs["dense-first"]["index"]["legs"]["dense"]
+    second = example_runs["dense-second"]["index"]["legs"]["dense"]
+    memories = example_runs["dense-first"]["dataset"]["memories"]
+    assert memories > 0 and first["memories"] == memories
+    assert (first["cache"], first["cache_hit"], first["embedded_memories"]) == ("miss", False, memories)
+    assert (second["cache"], second["cache_hit"], second["embedded_memories"]) == ("hit", True, 0)
+    assert first["size_bytes"] == second["size_bytes"] == memories * 384 * 4
+    assert example_runs["dense-first"]["metrics"] == example_runs["dense-second"]["metrics"]
+
+
+def test_dense_beats_fts5_on_paraphrases(example_runs: dict[str, Any]) -> None:
+    if "fts5" not in example_runs:
+        pytest.skip("recall-kit-fts5 is not installed")
+    dense = example_runs["dense-first"]["metrics"]["strata"]["paraphrase"]["recall@10"]
+    fts5 = example_runs["fts5"]["metrics"]["strata"]["paraphrase"]["recall@10"]
+    assert dense > fts5

@@ -1,0 +1,250 @@
+"""The dense retriever with the real default model (all-MiniLM-L6-v2, bundled) on tiny corpora."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import recall_kit_dense
+from recall_kit_dense.ann import top_k_rows
+from recall_kit_dense.models import DenseModelError, resolve_model
+from recall_kit_dense.retriever import DenseRetriever, memory_text
+
+from recall_kit import registry
+from recall_kit.errors import OptionError, RecallKitError
+from recall_kit.options import build_options
+from recall_kit.testing import registered_plugin
+from recall_kit.types import Corpus, Hit, Memory
+
+Options = DenseRetriever.Options
+
+MEMORIES = [
+    Memory("1", "The cat sleeps on the warm windowsill every afternoon.", category="pets"),
+    Memory("2", "Quarterly revenue grew eight percent, driven by subscription sales.", category="work"),
+    Memory("3", "My sister's wedding is in Lisbon next June.", category="family"),
+    Memory("4", "Bake the sourdough at 230 degrees for forty minutes.", category="recipe"),
+    Memory("5", "The flight to Tokyo leaves from gate 42 at 7am.", category="travel"),
+    Memory("6", "", category=""),  # an empty memory: embedded as the empty string
+]
+
+
+@pytest.fixture(autouse=True)
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("RECALL_KIT_CACHE", str(folder))
+    return folder / "dense"
+
+
+@pytest.fixture
+def corpus() -> Corpus:
+    return Corpus(MEMORIES)
+
+
+def built(corpus: Corpus, **options: object) -> DenseRetriever:
+    retriever = DenseRetriever(Options(**options))  # type: ignore[arg-type]
+    retriever.build_index(corpus)
+    return retriever
+
+
+def test_registered_as_dense() -> None:
+    with registered_plugin(recall_kit_dense):
+        assert registry.retrievers.get("dense").obj is DenseRetriever
+
+
+def test_corpus_vectors_are_unit_length_and_the_size_is_the_matrix(corpus: Corpus) -> None:
+    retriever = built(corpus)
+    matrix = retriever.embeddings
+    assert matrix is not None and matrix.shape == (6, 384) and matrix.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(matrix, axis=1), 1.0, atol=1e-5)
+    assert retriever.index_size_bytes() == 6 * 384 * 4 == matrix.nbytes
+    stats = retriever.index_stats()
+    assert stats["dimension"] == 384
+    assert stats["model"] == "sentence-transformers/all-MiniLM-L6-v2"
+    assert stats["model_source"] == "bundled"
+    assert stats["truncated_memories"] == 0
+    assert stats["cache_hit"] is False and stats["embedded_memories"] == 6
+
+
+def test_cosine_of_a_memory_with_itself_is_one(corpus: Corpus) -> None:
+    retriever = built(corpus, fields=("content",))
+    hits = retriever.search(MEMORIES[3].content, 3)
+    assert hits[0].id == "4"
+    assert hits[0].score == pytest.approx(1.0, abs=1e-5)
+    assert all(hit.score <= 1.0 + 1e-5 for hit in hits)
+
+
+def test_paraphrases_find_their_memory(corpus: Corpus) -> None:
+    retriever = built(corpus)
+    assert retriever.search("a kitten napping in the sun by the window", 1)[0].id == "1"
+    assert retriever.search("what time is my plane to Japan", 1)[0].id == "5"
+    assert retriever.search("when is my sibling getting married", 1)[0].id == "3"
+
+
+def test_search_many_equals_search(corpus: Corpus) -> None:
+    retriever = built(corpus)
+    queries = ["kitten", "company earnings", "bread oven temperature", "airport departure", ""]
+    batch = retriever.search_many(queries, 4)
+    assert len(batch) == len(queries)
+    for query, answer in zip(queries, batch, strict=True):
+        single = retriever.search(query, 4)
+        assert [hit.id for hit in answer] == [hit.id for hit in single]
+        # Padding in a batch moves float32 sums in the last bits only.
+        np.testing.assert_allclose([h.score for h in answer], [h.score for h in single], atol=1e-5)
+
+
+def test_empty_query_zero_k_and_empty_memory(corpus: Corpus) -> None:
+    retriever = built(corpus)
+    assert retriever.search("", 5) == []
+    assert retriever.search("   \n", 5) == []
+    assert retriever.search("cat", 0) == []
+    everything = retriever.search("cat", 100)
+    assert sorted(hit.id for hit in everything) == ["1", "2", "3", "4", "5", "6"]  # "6" is empty
+    scores = [hit.score for hit in everything]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_an_empty_corpus_answers_nothing() -> None:
+    retriever = built(Corpus([]))
+    assert retriever.search("anything", 5) == []
+    assert retriever.search_many(["a", "b"], 5) == [[], []]
+    assert retriever.index_size_bytes() == 0
+
+
+def test_ties_are_ordered_as_sort_hits_orders_them() -> None:
+    # Two memories with the same text embed to the same vector: a tie, settled by id descending.
+    same = "The boiler service is booked for Tuesday."
+    corpus = Corpus([Memory("a", same), Memory("b", same), Memory("c", "Unrelated: tulips bloom.")])
+    retriever = built(corpus, fields=("content",))
+    hits = retriever.search("boiler appointment", 3)
+    assert [hit.id for hit in hits[:2]] == ["b", "a"]
+    assert hits[0].score == hits[1].score
+    # At the cut (k=1) the tie is still settled by id, not by where argpartition put it.
+    assert [hit.id for hit in retriever.search("boiler appointment", 1)] == ["b"]
+
+
+def test_top_k_rows_by_hand() -> None:
+    ids = ["1", "2", "3", "4", "5"]
+    scores = np.array([[0.1, 0.9, 0.5, 0.9, 0.2], [0.3, 0.3, 0.3, 0.3, 0.3]], dtype=np.float32)
+    first, second = top_k_rows(scores, ids, 2)
+    assert [hit.id for hit in first] == ["4", "2"]  # 0.9 twice: id "4" > "2"
+    assert [hit.id for hit in second] == ["5", "4"]  # all tied: highest ids
+    assert top_k_rows(scores, ids, 10)[0][-1] == Hit("1", pytest.approx(0.1))
+    assert top_k_rows(scores, ids, 0) == [[], []]
+
+
+def test_fields_option_chooses_the_text(corpus: Corpus) -> None:
+    memory = Memory("x", "Buy oat milk.", category="shopping", tags=("grocery", "list"),
+                    expanded_keywords="errand")
+    assert memory_text(memory, ("searchable_text",)) == "Buy oat milk.\nshopping\ngrocery list\nerrand"
+    assert memory_text(memory, ("content",)) == "Buy oat milk."
+    assert memory_text(memory, ("content", "tags")) == "Buy oat milk.\ngrocery list"
+    with_category = built(corpus).embeddings
+    content_only = built(corpus, fields=("content",)).embeddings
+    assert with_category is not None and content_only is not None
+    assert not np.allclose(with_category[0], content_only[0])
+
+
+def test_options_from_command_line_strings() -> None:
+    options = build_options("retriever 'dense'", Options, {
+        "fields": "content,tags", "query_prefix": "none", "doc_prefix": "", "batch_size": "8",
+        "index": "faiss", "ann_recall_check": "true", "max_seq_length": "128",
+    })
+    assert options.fields == ("content", "tags")
+    assert options.query_prefix is None and options.doc_prefix == ""
+    assert (options.batch_size, options.index, options.ann_recall_check) == (8, "faiss", True)
+    assert options.max_seq_length == 128
+    for bad in ({"fields": "body"}, {"batch_size": "0"}, {"device": "gpu"}, {"index": "annoy"}):
+        with pytest.raises(OptionError):
+            build_options("retriever 'dense'", Options, bad)
+
+
+def test_truncated_memories_are_counted_against_the_window() -> None:
+    long_memory = Memory("long", "word " * 400)  # 400 tokens + [CLS] + [SEP]
+    corpus = Corpus([long_memory, Memory("short", "a short note")])
+    assert built(corpus).index_stats()["truncated_memories"] == 1  # window 256
+    wide = built(corpus, max_seq_length=512).index_stats()
+    assert wide["truncated_memories"] == 0 and wide["max_seq_length"] == 512
+    narrow = built(corpus, max_seq_length=3).index_stats()
+    assert narrow["truncated_memories"] == 2  # "a short note" is 3 tokens + 2 special
+
+
+def test_max_seq_length_past_the_models_positions_is_one_clear_line() -> None:
+    with pytest.raises(DenseModelError, match=r"exceeds the 512 positions") as caught:
+        built(Corpus(MEMORIES[:1]), max_seq_length=4096)
+    assert "\n" not in str(caught.value)
+
+
+def test_a_model_is_loaded_once_and_shared(corpus: Corpus) -> None:
+    first, second = built(corpus), built(Corpus(MEMORIES[:2]))
+    assert first._loaded is not None and first._loaded is second._loaded
+    assert built(corpus, max_seq_length=128)._loaded is not first._loaded
+
+
+def test_a_model_folder_works_like_the_bundled_name(corpus: Corpus) -> None:
+    folder = resolve_model("sentence-transformers/all-MiniLM-L6-v2").folder
+    by_folder = built(corpus, model=str(folder))
+    assert by_folder.index_stats()["model_source"] == "folder"
+    np.testing.assert_allclose(by_folder.embeddings, built(corpus).embeddings, atol=1e-6)
+
+
+def test_a_named_model_in_the_local_hub_cache_loads_offline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, corpus: Corpus
+) -> None:
+    """A hub-cache layout built from the bundled files, under a BGE-like name: found with no
+    network, and the BGE query prefix is applied."""
+    bundled = resolve_model("all-MiniLM-L6-v2").folder
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    repo = tmp_path / "hub" / "models--acme--bge-tiny-test"
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text(commit)
+    shutil.copytree(bundled, repo / "snapshots" / commit, copy_function=os.symlink)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    retriever = built(corpus, model="acme/bge-tiny-test")
+    stats = retriever.index_stats()
+    assert (stats["model"], stats["model_source"], stats["prefixes"]) == (
+        "acme/bge-tiny-test", "hub cache", "bge")
+    assert retriever._prefixes is not None
+    assert retriever._prefixes.query.startswith("Represent this sentence")
+
+
+def test_an_unknown_model_name_offline_is_one_line_naming_the_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-hub"))
+    with pytest.raises(DenseModelError) as caught:
+        built(Corpus(MEMORIES[:1]), model="no-such-org/no-such-model-2718")
+    message = str(caught.value)
+    assert isinstance(caught.value, RecallKitError)
+    assert "\n" not in message
+    assert "'no-such-org/no-such-model-2718' is not available offline" in message
+    assert "allow_download=true" in message and "local folder" in message
+
+
+def test_a_folder_that_is_not_a_model_is_one_clear_line(tmp_path: Path) -> None:
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "readme.txt").write_text("not a model")
+    with pytest.raises(DenseModelError, match="is not a sentence-transformers model folder"):
+        built(Corpus(MEMORIES[:1]), model=str(folder))
+    with pytest.raises(DenseModelError, match="does not exist"):
+        built(Corpus(MEMORIES[:1]), model=str(tmp_path / "missing"))
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "config.json").write_text("{}")
+    with pytest.raises(DenseModelError, match="could not be loaded as a sentence-transformers model"):
+        built(Corpus(MEMORIES[:1]), model=str(broken))
+
+
+def test_cuda_on_a_machine_without_one_is_one_clear_line() -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a CUDA GPU")
+    with pytest.raises(DenseModelError, match="sees no CUDA GPU"):
+        built(Corpus(MEMORIES[:1]), device="cuda")
+    assert built(Corpus(MEMORIES[:1]), device="auto").index_stats()["device"] in ("cpu", "mps")
