@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_lexical import make_corpus, make_queries  # noqa: E402
+from bench_lexical import make_corpus, make_queries
 
 MISSED: list[str] = []
 

@@ -20,7 +20,9 @@ def coerce_hits(output: Iterable[Any], k: int) -> list[Hit]:
     hits: list[Hit] = []
     seen: set[str] = set()
     for rank, item in enumerate(output, start=1):
-        if isinstance(item, Hit):
+        if type(item) is Hit and type(item.id) is str and type(item.score) is float:
+            hit = item  # already what it should be: no copy on the hot path
+        elif isinstance(item, Hit):
             hit = Hit(str(item.id), float(item.score))
         elif isinstance(item, tuple) and len(item) == 2:
             hit = Hit(str(item[0]), float(item[1]))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -18,7 +19,16 @@ from recall_kit.plugins import pm
 from recall_kit.progress import progress_bar
 from recall_kit.result import SCHEMA, BenchmarkResult, build_manifest
 from recall_kit.system import Leg, System, SystemSpec, build_system
-from recall_kit.types import Corpus, FusionRequest, Hit, JudgedRankings, Query, Retriever, sort_hits
+from recall_kit.types import (
+    Corpus,
+    FusionRequest,
+    Hit,
+    JudgedRankings,
+    Query,
+    Retriever,
+    float32_scores,
+    sort_hits,
+)
 
 
 @dataclass
@@ -37,10 +47,10 @@ class LegRun:
     indexes: int = 0
 
 
-def _call(leg: str, what: str, function: Callable[[], Any]) -> Any:
+def _call(leg: str, what: str, function: Callable[..., Any], *args: Any) -> Any:
     """Run plugin code; turn any exception into one line naming the leg (no query text)."""
     try:
-        return function()
+        return function(*args)
     except RecallKitError:
         raise
     except Exception as error:
@@ -52,20 +62,21 @@ def checked_hits(leg: str, output: Any, k: int, corpus: Corpus, query_id: str) -
     if output is None or isinstance(output, (str, bytes)):
         raise PluginRunError(f"Retriever {leg!r} returned {type(output).__name__} for query {query_id}; expected a list of hits.")
     hits = coerce_hits(output, k)
-    previous = math.inf
     for hit in hits:
         if hit.id not in corpus:
             raise PluginRunError(f"Retriever {leg!r} returned id {hit.id!r} for query {query_id}, which is not in the corpus it indexed.")
         if math.isnan(hit.score):
             raise PluginRunError(f"Retriever {leg!r} returned a NaN score for query {query_id}.")
-        score = float(np.float32(hit.score))  # scores equal at float32 precision tie (see sort_hits)
-        if score > previous:
+    scores = float32_scores(hits)  # scores equal at float32 precision tie (see sort_hits)
+    tied = False
+    for higher, lower in itertools.pairwise(scores):
+        if lower > higher:
             raise PluginRunError(
                 f"Retriever {leg!r} returned hits out of order for query {query_id}: "
                 "scores must be non-increasing (best first, higher is better)."
             )
-        previous = score
-    return sort_hits(hits)
+        tied = tied or lower == higher
+    return sort_hits(hits) if tied else hits
 
 
 def _scope_groups(dataset: Dataset) -> dict[str | None, list[int]]:
@@ -125,7 +136,7 @@ def run_legs(
                 retriever: Retriever = _call(leg.name, "to start", leg.factory)
                 try:
                     started = time.perf_counter()
-                    _call(leg.name, "building its index", lambda: retriever.build_index(corpus))
+                    _call(leg.name, "building its index", retriever.build_index, corpus)
                     build_seconds = time.perf_counter() - started
                     size = _call(leg.name, "reporting its index size", retriever.index_size_bytes)
                     stats = dict(_call(leg.name, "reporting index stats", retriever.index_stats) or {})
@@ -142,7 +153,7 @@ def run_legs(
                     )
                     texts = [dataset.queries[i].text for i in indexes]
                     started = time.perf_counter()
-                    answers = _call(leg.name, "on a batch of queries", lambda: retriever.search_many(texts, depth))
+                    answers = _call(leg.name, "on a batch of queries", retriever.search_many, texts, depth)
                     run.batch_seconds += time.perf_counter() - started
                     if len(answers) != len(indexes):
                         raise PluginRunError(
@@ -153,11 +164,11 @@ def run_legs(
                     advance(len(indexes))
                     timed = [i for i in indexes if i in sampled]
                     if timed:  # one untimed call first: lazy model loads are not query latency
-                        _call(leg.name, "on a query", lambda: retriever.search(dataset.queries[timed[0]].text, depth))
+                        _call(leg.name, "on a query", retriever.search, dataset.queries[timed[0]].text, depth)
                     for index in timed:
                         query = dataset.queries[index]
                         started = time.perf_counter()
-                        answer = _call(leg.name, f"on query {query.query_id}", lambda: retriever.search(query.text, depth))
+                        answer = _call(leg.name, f"on query {query.query_id}", retriever.search, query.text, depth)
                         run.latency_ms[index] = (time.perf_counter() - started) * 1000.0
                         checked_hits(leg.name, answer, depth, corpus, query.query_id)
                     # Read again after the queries: some stats (an ANN's measured recall) exist only then.

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 from abc import ABC, abstractmethod
+from array import array
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,9 +67,16 @@ def sort_hits(hits: Sequence[Hit]) -> list[Hit]:
     writes is in this order, so a run file scores the same in recall-kit, trec_eval, pytrec_eval
     and ranx.
     """
+    keys = float32_scores(hits)
     # Two stable sorts: the secondary key first.
-    by_id = sorted(hits, key=lambda hit: hit.id, reverse=True)
-    return sorted(by_id, key=lambda hit: float(np.float32(hit.score)), reverse=True)
+    order = sorted(range(len(hits)), key=lambda index: hits[index].id, reverse=True)
+    order.sort(key=keys.__getitem__, reverse=True)
+    return [hits[index] for index in order]
+
+
+def float32_scores(hits: Sequence[Hit]) -> array[float]:
+    """The hits' scores at float32 precision (what trec_eval compares); beyond range: +-inf."""
+    return array("f", [hit.score for hit in hits])
 
 
 class Corpus(Sequence[Memory]):
