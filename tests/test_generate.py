@@ -113,7 +113,6 @@ def test_exact_queries_are_unique_to_their_memory_small_corpus(tmp_path: Path) -
     assert problems == [] and dataset is not None
 
 
-@pytest.mark.skipif(not (EXAMPLES / "corpus.jsonl").exists(), reason="examples/memories not written yet")
 def test_exact_queries_are_unique_on_examples(tmp_path: Path) -> None:
     source = write_corpus(tmp_path / "store", [])
     (source / "corpus.jsonl").write_bytes((EXAMPLES / "corpus.jsonl").read_bytes())

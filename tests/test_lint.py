@@ -156,7 +156,6 @@ def test_clean_dataset_exits_zero(tmp_path: Path) -> None:
     assert "ok: no problems found" in result.stdout
 
 
-@pytest.mark.skipif(not (EXAMPLES / "qrels.jsonl").exists(), reason="examples/memories not written yet")
 def test_examples_memories_state() -> None:
     report = lint_dataset(load_dataset(EXAMPLES))
     # The bundled set is built to its rules (examples/memories/check.py): nothing to report

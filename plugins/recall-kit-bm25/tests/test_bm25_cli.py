@@ -8,8 +8,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[3]
 DATASET = ROOT / "examples" / "memories"
 
@@ -27,7 +25,6 @@ def test_plugins_lists_bm25() -> None:
     assert "bm25" in line.split("recall-kit-bm25", 1)[1]
 
 
-@pytest.mark.skipif(not (DATASET / "qrels.jsonl").exists(), reason="bundled dataset not present")
 def test_eval_bm25_writes_a_result_and_prints_strata(tmp_path: Path) -> None:
     out = tmp_path / "bm25_cli_result.json"
     result = run_cli("eval", "--dataset", str(DATASET), "--retriever", "bm25",

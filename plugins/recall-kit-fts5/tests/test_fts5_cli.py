@@ -27,7 +27,6 @@ def test_plugins_lists_fts5() -> None:
     assert "fts5" in line.split("recall-kit-fts5", 1)[1]
 
 
-@pytest.mark.skipif(not (DATASET / "qrels.jsonl").exists(), reason="bundled dataset not present")
 @pytest.mark.parametrize("mode", ["bm25", "production"])
 def test_eval_fts5_writes_a_result_and_prints_strata(tmp_path: Path, mode: str) -> None:
     out = tmp_path / f"fts5_cli_result_{mode}.json"
@@ -48,7 +47,6 @@ def test_eval_fts5_writes_a_result_and_prints_strata(tmp_path: Path, mode: str) 
     assert strata["exact"]["recall@10"] > 0.5
 
 
-@pytest.mark.skipif(not (DATASET / "qrels.jsonl").exists(), reason="bundled dataset not present")
 def test_disk_index_reused_across_runs(tmp_path: Path) -> None:
     index = tmp_path / "fts5_cli_index.sqlite"
     outputs = []
