@@ -107,7 +107,12 @@ def eval_command(
     from recall_kit.errors import SpecError
     from recall_kit.runner import run_benchmark
     from recall_kit.system import (
-        SystemSpec, build_system, load_config, merge_specs, parse_option_assignments, parse_weights,
+        SystemSpec,
+        build_system,
+        load_config,
+        merge_specs,
+        parse_option_assignments,
+        parse_weights,
     )
 
     registry.reporters.get(report)  # an unknown reporter fails before any work is done

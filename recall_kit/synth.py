@@ -245,7 +245,7 @@ def generate(memories: int, queries: int, seed: int = 0) -> tuple[list[dict[str,
 
     # Questions per stratum.
     paraphrase: list[tuple[str, dict[str, int]]] = []
-    for person, index, questions in facts:
+    for _person, index, questions in facts:
         paraphrase.append((rng.choice(questions), dict.fromkeys(ids(stated(index)), 1)))
     multihop: list[tuple[str, dict[str, int]]] = []
     for person in people:

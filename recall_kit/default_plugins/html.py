@@ -184,7 +184,7 @@ def line_chart(chart: dict[str, Any]) -> str:
         canvas.parts.append(f'<text x="{canvas.left + canvas.plot_width / 2:.1f}" '
                             f'y="{canvas.top + canvas.plot_height + 32:.1f}" text-anchor="middle">'
                             f'{_e(chart["x_label"])}</text>')
-    for s, (name, values) in enumerate(series.items()):
+    for s, (_name, values) in enumerate(series.items()):
         colour = _PALETTE[s % len(_PALETTE)]
         points = [(px(x), canvas.y(y)) for x, y in zip(xs, values, strict=False) if _finite(y)]
         if not points:

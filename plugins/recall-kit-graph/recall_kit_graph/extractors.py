@@ -278,7 +278,7 @@ class TriplesExtractor(Extractor):
             raise DatasetError(f"{path}: cannot read triples ({error.strerror}).") from None
 
     def extract(self, corpus: Corpus) -> Iterator[Fact]:
-        for number, triple in read_triples(self._path()):
+        for _number, triple in read_triples(self._path()):
             memory_id = triple["memory_id"]
             if memory_id is not None and memory_id not in corpus:
                 continue

@@ -122,7 +122,8 @@ def test_ppr_matches_networkx_pagerank(plugins: None) -> None:
     seeds[gamma_node] = 0.25
     ours = personalized_pagerank(transition, seeds, alpha=0.85, max_iter=1000, tol=1e-13)
     nx_graph = graph.to_networkx(weights)
-    label = lambda node: graph.node_label(node, show_concepts=False)
+    def label(node):
+        return graph.node_label(node, show_concepts=False)
     reference = networkx.pagerank(
         nx_graph, alpha=0.85, personalization={label(alpha_node): 0.75, label(gamma_node): 0.25},
         max_iter=1000, tol=1e-13, weight="weight",

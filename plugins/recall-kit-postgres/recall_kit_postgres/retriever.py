@@ -118,6 +118,14 @@ class PostgresFTS(Retriever):
         row = self._execute("SELECT to_regclass(%s) IS NOT NULL", (table,)).fetchone()
         return bool(row[0])
 
+    def _identifier(self) -> Any:
+        """The searched table as an SQL identifier (schema-qualified names allowed)."""
+        from psycopg import sql
+
+        if self.table is None:
+            raise PostgresError("pg-fts: search before build_index.")
+        return sql.Identifier(*self.table.split("."))
+
     def _check_columns(self) -> None:
         from psycopg import sql
 
@@ -126,7 +134,7 @@ class PostgresFTS(Retriever):
                                   self.options.importance_col, self.options.tsvector_col) if column
         ]
         # A zero-row select names the table's columns without reading anything.
-        cursor = self._execute(sql.SQL("SELECT * FROM {} LIMIT 0").format(sql.Identifier(*self.table.split("."))))
+        cursor = self._execute(sql.SQL("SELECT * FROM {} LIMIT 0").format(self._identifier()))
         present = {column.name for column in cursor.description}
         for column in wanted:
             if column not in present:
@@ -138,7 +146,7 @@ class PostgresFTS(Retriever):
     def _load(self, corpus: Corpus) -> None:
         from psycopg import sql
 
-        table = sql.Identifier(self.table)
+        table = self._identifier()
         config = sql.Literal(self.options.config)
         vector = sql.SQL(" || ").join(
             sql.SQL("setweight(to_tsvector({}::regconfig, coalesce({}, '')), {})").format(
@@ -173,6 +181,7 @@ class PostgresFTS(Retriever):
             return sql.SQL("id"), sql.SQL("tsv"), sql.SQL("coalesce(importance, 0)")
         options = self.options
         identifier = sql.SQL("{}::text").format(sql.Identifier(options.id_col))
+        vector: Any
         if options.tsvector_col:
             vector = sql.Identifier(options.tsvector_col)
         else:
@@ -208,7 +217,7 @@ class PostgresFTS(Retriever):
             "SELECT {id} AS doc, {score} AS score FROM {table}, {parse}(%(config)s::regconfig, %(query)s) AS q "
             "WHERE {vector} @@ q{restrict} ORDER BY score DESC, ({id}) COLLATE \"C\" DESC LIMIT %(k)s"
         ).format(
-            id=identifier, score=score, table=sql.Identifier(*self.table.split(".")), parse=sql.SQL(parse),
+            id=identifier, score=score, table=self._identifier(), parse=sql.SQL(parse),
             vector=vector, restrict=restrict,
         )
         params = {"norm": int(self.options.normalization), "config": self.options.config, "query": text,
@@ -235,7 +244,7 @@ class PostgresFTS(Retriever):
             if self.created and not self.options.keep_table:
                 from psycopg import sql
 
-                self.connection.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(self.table)))
+                self.connection.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(self._identifier()))
         finally:
             self.connection.close()
             self.connection = None

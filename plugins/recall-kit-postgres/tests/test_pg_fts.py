@@ -10,11 +10,11 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from recall_kit_postgres import PostgresFTS
+from recall_kit_postgres.retriever import safe_dsn
 
 from recall_kit import Corpus, Memory, RecallKitError, load_dataset, run_benchmark
 from recall_kit.options import build_options
-from recall_kit_postgres import PostgresFTS
-from recall_kit_postgres.retriever import safe_dsn
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -185,6 +185,7 @@ def test_runs_end_to_end_on_example_memories(pg_dsn, tmp_path):
 
 def test_in_process_benchmark_with_registered_plugin(pg_dsn):
     import recall_kit_postgres
+
     from recall_kit.testing import registered_plugin
 
     with registered_plugin(recall_kit_postgres, name="recall-kit-postgres"):
