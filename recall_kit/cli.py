@@ -92,7 +92,9 @@ def eval_command(
     option: Annotated[list[str] | None, typer.Option("--option", "-o", help="NAME.KEY=VALUE for a leg or fusion: dense.model=PATH, rrf.k=60.")] = None,
     config: Annotated[Path | None, typer.Option("--config", "-c", help="TOML experiment file; flags override it.")] = None,
     k: Annotated[int, typer.Option("--k", "-k", help="Ranking depth scored.")] = 20,
-    metrics: Annotated[list[str] | None, typer.Option("--metrics", "-m", help="Metrics, comma-separated: recall@10,ndcg@10,mrr.")] = None,
+    metrics: Annotated[list[str] | None, typer.Option("--metrics", "-m", help="Metrics, comma-separated: recall@10,ndcg@10,mrr (trec_eval and ir_measures names work too).")] = None,
+    relevance_level: Annotated[int, typer.Option("--relevance-level", "-l", help="Grades >= this count as relevant for binary metrics (trec_eval -l).")] = 1,
+    judged_only: Annotated[bool, typer.Option("--judged-only", "-J", help="Drop unjudged ids from each ranking before scoring (trec_eval -J).")] = False,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the result JSON here.")] = None,
     run_out: Annotated[Path | None, typer.Option("--run", help="Write a TREC run file here.")] = None,
     report: Annotated[str, typer.Option("--report", help="Output format: table, markdown, csv, json, ...")] = "table",
@@ -131,7 +133,7 @@ def eval_command(
     result = run_benchmark(
         system, loaded, k=k, metrics=_split_names(metrics),
         latency_sample=None if latency_sample < 0 else latency_sample,
-        show_progress=progress, seed=seed,
+        show_progress=progress, seed=seed, relevance_level=relevance_level, judged_only=judged_only,
     )
     if json_out is not None:
         result.save(json_out)
@@ -153,8 +155,10 @@ def eval_command(
 def score_command(
     qrels: Annotated[Path, typer.Option("--qrels", help="TREC qrels file: qid iter docid rel.")],
     run: Annotated[Path, typer.Option("--run", help="TREC run file: qid Q0 docid rank score tag.")],
-    metrics: Annotated[list[str] | None, typer.Option("--metrics", "-m", help="Metrics, comma-separated.")] = None,
+    metrics: Annotated[list[str] | None, typer.Option("--metrics", "-m", help="Metrics, comma-separated: recall@10, ndcg_cut_10, nDCG@10, ...")] = None,
     complete: Annotated[bool, typer.Option("--complete", "-c", help="Average over every qrels query; missing ones score 0 (trec_eval -c).")] = False,
+    relevance_level: Annotated[int, typer.Option("--relevance-level", "-l", help="Grades >= this count as relevant for binary metrics (trec_eval -l).")] = 1,
+    judged_only: Annotated[bool, typer.Option("--judged-only", "-J", help="Drop unjudged documents from each ranking before scoring (trec_eval -J).")] = False,
     per_query: Annotated[bool, typer.Option("--per-query", "-q", help="Also show each query's values (trec_eval -q).")] = False,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write per-query and mean values as JSON here.")] = None,
     report: Annotated[str, typer.Option("--report", help="Output format.")] = "table",
@@ -166,13 +170,17 @@ def score_command(
     from recall_kit.types import Report, ReportTable
 
     registry.reporters.get(report)
-    query_ids, values, overall = score_trec_files(qrels, run, _split_names(metrics), complete=complete)
+    query_ids, values, overall = score_trec_files(
+        qrels, run, _split_names(metrics), complete=complete,
+        relevance_level=relevance_level, judged_only=judged_only,
+    )
     names = list(values)
     rows = [["all", overall.get("n", len(query_ids)), *(f"{overall[name]:.4f}" for name in names)]]
     if per_query:
         rows += [[qid, 1, *(f"{values[name][i]:.4f}" for name in names)] for i, qid in enumerate(query_ids)]
     data = {
-        "qrels": str(qrels), "run": str(run), "complete": complete, "overall": overall,
+        "qrels": str(qrels), "run": str(run), "complete": complete,
+        "relevance_level": relevance_level, "judged_only": judged_only, "overall": overall,
         "queries": {qid: {name: float(values[name][i]) for name in names} for i, qid in enumerate(query_ids)},
     }
     if json_out is not None:
@@ -225,13 +233,18 @@ def list_command(
         error = UnknownNameError(kind, list(registry.REGISTRIES))
         raise RecallKitError(str(error).replace("name", "kind", 1).replace(" See 'recall-kit plugins'.", ""))
     entries = registry.REGISTRIES[kind].all()
-    rows = [[name, reg.plugin, reg.description] for name, reg in entries.items()]
+    headers = ["name", "plugin", "description"]
+    rows: list[list[Any]] = [[name, reg.plugin, reg.description] for name, reg in entries.items()]
+    if kind == "metrics":  # the trec_eval / ir_measures names each metric also answers to
+        headers.insert(1, "aliases")
+        for row, reg in zip(rows, entries.values()):
+            row.insert(1, ", ".join(alias.replace("{k}", "k") for alias in reg.obj.aliases))
     if as_json:
-        typer.echo(json.dumps([dict(zip(["name", "plugin", "description"], row, strict=True)) for row in rows], indent=2))
+        typer.echo(json.dumps([dict(zip(headers, row, strict=True)) for row in rows], indent=2))
         return
     from tabulate import tabulate
 
-    typer.echo(tabulate(rows, headers=["name", "plugin", "description"], tablefmt="simple"))
+    typer.echo(tabulate(rows, headers=headers, tablefmt="simple"))
 
 
 @dataset_app.command("validate")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from itertools import chain, repeat
 from pathlib import Path
@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from recall_kit.errors import OptionError
+from recall_kit.errors import DuplicateNameError, OptionError, UnknownMetricError
 from recall_kit.types import JudgedRankings, Metric, Qrels
 
 # The order the default metric set is shown in; families not listed follow by name. Only an
@@ -65,6 +65,11 @@ def _parse(name: str) -> tuple[str, int | None]:
 def resolve_metrics(names: Sequence[str] | None) -> list[MetricSpec]:
     """Turn metric names (``recall@10``, ``mrr``, ``map@100``) into specs, in order, no repeats.
 
+    A name may also be one users of trec_eval or ir_measures write (``ndcg_cut_10``, ``P_10``,
+    ``recip_rank``, ``nDCG@10``, ``RR``, ...): each metric's `aliases`, matched without regard to
+    case. The spec keeps recall-kit's canonical name (``ndcg@10``), so ``ndcg_cut_10`` and
+    ``ndcg@10`` asked together give one column.
+
     `None` or an empty sequence gives the defaults: every registered family's `default_cutoffs`.
     An unknown family raises `UnknownMetricError` (listing what is registered); a cutoff on a
     family that takes none, a missing required cutoff, or a malformed cutoff raises `OptionError`.
@@ -77,7 +82,10 @@ def resolve_metrics(names: Sequence[str] | None) -> list[MetricSpec]:
     seen: set[str] = set()
     for raw in names:
         family, cutoff = _parse(raw)
-        metric = registry.metrics.get(family).obj
+        entries = registry.metrics.all()
+        if family not in entries:
+            family, cutoff = _resolve_alias(raw, family, entries)
+        metric = entries[family].obj
         if cutoff is not None and metric.cutoff == "none":
             raise OptionError(
                 f"Metric {family!r} takes no cutoff: write {family!r}, not {raw.strip()!r}."
@@ -89,6 +97,74 @@ def resolve_metrics(names: Sequence[str] | None) -> list[MetricSpec]:
             seen.add(name)
             specs.append(MetricSpec(name=name, metric=metric, cutoff=cutoff))
     return specs
+
+
+_ALIAS_CUTOFF = "{k}"
+_TRAILING_NUMBER = re.compile(r"^(?P<stem>.*?)(?P<number>[0-9]+)$")
+# trec_eval's -m syntax, "P.10" for the measure it prints as "P_10".
+_TREC_DOT = re.compile(r"^(?P<stem>[A-Za-z_]+)\.(?P<number>[0-9]+)$")
+
+# The alias table of the last registry state seen: (entries dict, {lowercase alias: family}).
+_alias_cache: tuple[Any, dict[str, str]] | None = None
+
+
+def metric_aliases(entries: dict[str, Any] | None = None) -> dict[str, str]:
+    """Every alias of the registered metrics, lowercased, to the family it names.
+
+    Each family's own name is an alias of itself (``NDCG@10`` finds ``ndcg``). An alias that two
+    families claim raises `DuplicateNameError` naming both plugins.
+    """
+    global _alias_cache
+    from recall_kit import registry
+
+    if entries is None:
+        entries = registry.metrics.all()
+    if _alias_cache is not None and _alias_cache[0] is entries:
+        return _alias_cache[1]
+    table: dict[str, str] = {}
+    owners: dict[str, str] = {}
+    for family, registration in entries.items():
+        metric: Metric = registration.obj
+        implicit = {
+            "required": [f"{family}@{_ALIAS_CUTOFF}"],
+            "optional": [family, f"{family}@{_ALIAS_CUTOFF}"],
+            "none": [family],
+        }[metric.cutoff]
+        for alias in (*implicit, *metric.aliases):
+            key = alias.lower()
+            if key in table and table[key] != family:
+                raise DuplicateNameError(
+                    f"Metric alias {alias!r} is claimed by both {table[key]!r} "
+                    f"({owners[key]!r}) and {family!r} ({registration.plugin!r})."
+                )
+            table[key] = family
+            owners[key] = registration.plugin
+    _alias_cache = (entries, table)
+    return table
+
+
+def _resolve_alias(raw: str, family: str, entries: dict[str, Any]) -> tuple[str, int | None]:
+    """(family, cutoff) for a name that is not a registered family, through the aliases."""
+    table = metric_aliases(entries)
+    text = raw.strip().lower()
+    candidates = [text]
+    dotted = _TREC_DOT.match(text)
+    if dotted:
+        candidates.append(f"{dotted.group('stem')}_{dotted.group('number')}")
+    for candidate in candidates:
+        if candidate in table:
+            return table[candidate], None
+        match = _TRAILING_NUMBER.match(candidate)
+        if match:
+            key = match.group("stem") + _ALIAS_CUTOFF
+            if key in table:
+                cutoff = int(match.group("number"))
+                if cutoff < 1:
+                    raise OptionError(
+                        f"Bad cutoff in metric {raw!r}: the cutoff is a whole number >= 1."
+                    )
+                return table[key], cutoff
+    raise UnknownMetricError(family, list(entries))
 
 
 def _default_specs(registered: dict[str, Any]) -> list[MetricSpec]:
@@ -119,6 +195,9 @@ def judge_rankings(
     rankings: Sequence[Sequence[str]],
     qrels: Qrels,
     depth: int | None = None,
+    *,
+    relevance_level: int = 1,
+    judged_only: bool = False,
 ) -> JudgedRankings:
     """Join rankings with relevance judgments into the dense arrays the metrics read.
 
@@ -126,9 +205,16 @@ def judge_rankings(
     rank order (trec_eval's order for a run: see `recall_kit.types.sort_hits`); it is cut at
     `depth` when one is given. A query missing from `qrels` has no judgments. A document id twice
     in one ranking raises `ValueError`, as trec_eval refuses duplicate documents.
+
+    `relevance_level` (trec_eval ``-l``): grades >= it count as relevant for the binary measures
+    (recall, precision, map, ...); graded measures (ndcg, err) use the grades themselves.
+    `judged_only` (trec_eval ``-J``): documents without a judgment (absent from the qrels, or with
+    a negative grade: pooled but not judged) are removed from each ranking, after the `depth` cut,
+    before anything is scored.
     """
     if len(query_ids) != len(rankings):
         raise ValueError(f"{len(query_ids)} query ids but {len(rankings)} rankings")
+    check_relevance_level(relevance_level, error=ValueError)
     if depth is not None:
         if depth < 0:
             raise ValueError(f"depth must be >= 0, got {depth}")
@@ -136,7 +222,6 @@ def judge_rankings(
     num_queries = len(query_ids)
     lengths = np.fromiter(map(len, rankings), dtype=np.int64, count=num_queries)
     total = int(lengths.sum())
-    width = int(lengths.max()) if num_queries else 0
 
     # One set per ranking, built in C: cheaper than it looks, and trec_eval refuses duplicates.
     distinct = np.fromiter(map(len, map(set, rankings)), dtype=np.int64, count=num_queries)
@@ -148,8 +233,8 @@ def judge_rankings(
     empty: dict[str, int] = {}
     judgments = [qrels.get(query_id, empty) for query_id in query_ids]
 
-    # Every ranked cell's grade, NaN where unjudged: dict.get runs in C through map(), so the
-    # only per-query Python work is building one iterator.
+    # Every ranked cell's grade, NaN where not in the qrels: dict.get runs in C through map(), so
+    # the only per-query Python work is building one iterator.
     nan = float("nan")
     cells = np.fromiter(
         chain.from_iterable(
@@ -158,19 +243,33 @@ def judge_rankings(
         dtype=np.float64,
         count=total,
     )
-    judged_cells = ~np.isnan(cells)
-    grade_cells = np.where(judged_cells, np.maximum(cells, 0.0), 0.0).astype(np.int32)
+    if judged_only:
+        # trec_eval -J: drop every document without a judgment (NaN >= 0 is False), keep order.
+        keep = cells >= 0
+        if not keep.all():
+            owner = np.repeat(np.arange(num_queries), lengths)
+            cells = cells[keep]
+            lengths = np.bincount(owner[keep], minlength=num_queries).astype(np.int64)
+            total = int(lengths.sum())
+    width = int(lengths.max()) if num_queries else 0
+    pooled_cells = ~np.isnan(cells)
+    judged_cells = cells >= 0
+    grade_cells = np.where(judged_cells, cells, 0.0).astype(np.int32)
     grades = np.zeros((num_queries, width), dtype=np.int32)
     judged = np.zeros((num_queries, width), dtype=bool)
+    pooled = np.zeros((num_queries, width), dtype=bool)
     if total == num_queries * width:
         grades[...] = grade_cells.reshape(num_queries, width)
         judged[...] = judged_cells.reshape(num_queries, width)
+        pooled[...] = pooled_cells.reshape(num_queries, width)
     else:
         filled = np.arange(width) < lengths[:, None]
         grades[filled] = grade_cells
         judged[filled] = judged_cells
+        pooled[filled] = pooled_cells
 
-    # The ideal ranking's gains: each query's positive grades, sorted descending.
+    # Per-query counts from the qrels, and the ideal ranking's gains: each query's positive
+    # grades (whatever the relevance level, as trec_eval's ndcg), sorted descending.
     sizes = np.fromiter(map(len, judgments), dtype=np.int64, count=num_queries)
     all_grades = np.fromiter(
         chain.from_iterable(judged.values() for judged in judgments),
@@ -178,13 +277,18 @@ def judge_rankings(
         count=int(sizes.sum()),
     )
     owner = np.repeat(np.arange(num_queries), sizes)
+    num_relevant = np.bincount(
+        owner[all_grades >= relevance_level], minlength=num_queries
+    ).astype(np.int64)
+    nonrelevant = (all_grades >= 0) & (all_grades < relevance_level)
+    num_judged_nonrelevant = np.bincount(owner[nonrelevant], minlength=num_queries).astype(np.int64)
     positive = all_grades >= 1
     pos_grades, pos_owner = all_grades[positive], owner[positive]
-    num_relevant = np.bincount(pos_owner, minlength=num_queries).astype(np.int64)
+    num_positive = np.bincount(pos_owner, minlength=num_queries).astype(np.int64)
     order = np.lexsort((-pos_grades, pos_owner))
     pos_grades, pos_owner = pos_grades[order], pos_owner[order]
-    starts = np.cumsum(num_relevant) - num_relevant
-    ideal_grades = np.zeros((num_queries, int(num_relevant.max()) if num_queries else 0), np.int32)
+    starts = np.cumsum(num_positive) - num_positive
+    ideal_grades = np.zeros((num_queries, int(num_positive.max()) if num_queries else 0), np.int32)
     ideal_grades[pos_owner, np.arange(len(pos_owner)) - starts[pos_owner]] = pos_grades
 
     return JudgedRankings(
@@ -194,7 +298,17 @@ def judge_rankings(
         lengths=lengths,
         num_relevant=num_relevant,
         ideal_grades=ideal_grades,
+        pooled=pooled,
+        num_judged_nonrelevant=num_judged_nonrelevant,
+        relevance_level=int(relevance_level),
     )
+
+
+def check_relevance_level(level: int, error: type[Exception] = OptionError) -> int:
+    """The relevance level (trec_eval ``-l``), checked: a whole number >= 1."""
+    if isinstance(level, bool) or not isinstance(level, (int, np.integer)) or level < 1:
+        raise error(f"relevance level must be a whole number >= 1 (trec_eval -l), got {level!r}")
+    return int(level)
 
 
 def evaluate(data: JudgedRankings, specs: Sequence[MetricSpec]) -> dict[str, np.ndarray]:
@@ -202,11 +316,15 @@ def evaluate(data: JudgedRankings, specs: Sequence[MetricSpec]) -> dict[str, np.
     return {spec.name: spec.compute(data) for spec in specs}
 
 
-def aggregate(values: dict[str, np.ndarray], strata: Sequence[str]) -> dict[str, Any]:
+def aggregate(
+    values: dict[str, np.ndarray], strata: Sequence[str], totals: Collection[str] = ()
+) -> dict[str, Any]:
     """Macro averages: over all queries, and per stratum (strata in order of first appearance).
 
     Returns ``{"overall": {name: mean, ..., "n": Q}, "strata": {stratum: {name: mean, ..., "n":
     count}}}`` with plain Python numbers. With no queries every mean is 0.0 and ``n`` is 0.
+    Names in `totals` are summed instead (counts such as ``num_ret``, as trec_eval sums them:
+    see `summed_names`).
     """
     num_queries = len(strata)
     for name, array in values.items():
@@ -224,14 +342,23 @@ def aggregate(values: dict[str, np.ndarray], strata: Sequence[str]) -> dict[str,
     per_stratum: dict[str, dict[str, Any]] = {str(labels[i]): {} for i in by_appearance}
     for name, array in values.items():
         array = np.asarray(array, dtype=np.float64)
-        overall[name] = float(array.mean()) if num_queries else 0.0
+        summed = name in totals
+        if summed:
+            overall[name] = float(array.sum())
+        else:
+            overall[name] = float(array.mean()) if num_queries else 0.0
         sums = np.bincount(inverse, weights=array, minlength=len(labels))
         for i in by_appearance:
-            per_stratum[str(labels[i])][name] = float(sums[i] / counts[i])
+            per_stratum[str(labels[i])][name] = float(sums[i] if summed else sums[i] / counts[i])
     overall["n"] = num_queries
     for i in by_appearance:
         per_stratum[str(labels[i])]["n"] = int(counts[i])
     return {"overall": overall, "strata": per_stratum}
+
+
+def summed_names(specs: Sequence[MetricSpec]) -> list[str]:
+    """The names among `specs` whose summary is a sum (`Metric.summary`), for `aggregate`."""
+    return [spec.name for spec in specs if spec.metric.summary == "sum"]
 
 
 def score_trec_files(
@@ -239,16 +366,22 @@ def score_trec_files(
     run_path: Path,
     metric_names: Sequence[str] | None,
     complete: bool = False,
+    *,
+    relevance_level: int = 1,
+    judged_only: bool = False,
 ) -> tuple[list[str], dict[str, np.ndarray], dict[str, Any]]:
     """Score a TREC run file against a TREC qrels file, as trec_eval does.
 
     By default only queries in both the run and the qrels are scored (trec_eval's default);
     `complete=True` scores every qrels query, a query missing from the run scoring as an empty
-    ranking (trec_eval ``-c``). Queries come sorted by id, as trec_eval lists them. Returns
-    ``(query_ids, per-query values by metric name, overall means with "n")``.
+    ranking (trec_eval ``-c``). `relevance_level` and `judged_only` are trec_eval's ``-l`` and
+    ``-J`` (see `judge_rankings`). Queries come sorted by id, as trec_eval lists them. Returns
+    ``(query_ids, per-query values by metric name, overall means with "n")``; metrics whose
+    summary is a sum (num_ret, ...) are totals, as in trec_eval's "all" line.
     """
     from recall_kit.trec import read_qrels, read_run
 
+    relevance_level = check_relevance_level(relevance_level)
     specs = resolve_metrics(metric_names)
     qrels = read_qrels(Path(qrels_path))
     run = read_run(Path(run_path))
@@ -257,6 +390,9 @@ def score_trec_files(
     else:
         query_ids = sorted(set(qrels) & set(run))
     rankings = [[hit.id for hit in run.get(query_id, ())] for query_id in query_ids]
-    values = evaluate(judge_rankings(query_ids, rankings, qrels), specs)
-    overall = aggregate(values, ["all"] * len(query_ids))["overall"]
+    data = judge_rankings(
+        query_ids, rankings, qrels, relevance_level=relevance_level, judged_only=judged_only
+    )
+    values = evaluate(data, specs)
+    overall = aggregate(values, ["all"] * len(query_ids), summed_names(specs))["overall"]
     return query_ids, values, overall

@@ -126,6 +126,19 @@ def _check_metric(name: str, obj: Any) -> str | None:
         return f"expected a recall_kit.Metric, got {type(obj).__name__}"
     if obj.name != name:
         return f"registered under {name!r} but the Metric is named {obj.name!r}"
+    for alias in obj.aliases:
+        if (
+            not isinstance(alias, str)
+            or not alias
+            or any(c in alias for c in "+, ")
+            or "{k}" in alias[:-3]
+            or alias.replace("{k}", "").strip() == ""
+        ):
+            return f"bad alias {alias!r}: non-empty, no '+', ',' or spaces, '{{k}}' (the cutoff) only at the end"
+        if alias.endswith("{k}") and obj.cutoff == "none":
+            return f"alias {alias!r} has a cutoff but the metric takes none"
+        if not alias.endswith("{k}") and obj.cutoff == "required":
+            return f"alias {alias!r} has no cutoff '{{k}}' but the metric needs one"
     return None
 
 

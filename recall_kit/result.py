@@ -98,8 +98,13 @@ class BenchmarkResult:
         rows = [["overall", metrics["overall"]["n"], *(_format(metrics["overall"][m]) for m in names)]]
         for stratum, values in metrics["strata"].items():
             rows.append([stratum, values["n"], *(_format(values[m]) for m in names)])
+        notes = []
+        if metrics.get("relevance_level", 1) != 1:
+            notes.append(f"relevant: grade >= {metrics['relevance_level']} (trec_eval -l)")
+        if metrics.get("judged_only"):
+            notes.append("judged only: unjudged ids were dropped from each ranking (trec_eval -J)")
         return ReportTable(title=f"{self.label} on {self.data['dataset']['name']}",
-                           headers=["stratum", "n", *names], rows=rows)
+                           headers=["stratum", "n", *names], rows=rows, notes=notes)
 
     def cost_table(self) -> ReportTable:
         latency = self.data["latency_ms"]

@@ -14,7 +14,14 @@ import numpy as np
 from recall_kit.adapters import coerce_hits
 from recall_kit.dataset import Dataset
 from recall_kit.errors import PluginRunError, RecallKitError, SpecError
-from recall_kit.evaluation import aggregate, evaluate, judge_rankings, resolve_metrics
+from recall_kit.evaluation import (
+    aggregate,
+    check_relevance_level,
+    evaluate,
+    judge_rankings,
+    resolve_metrics,
+    summed_names,
+)
 from recall_kit.plugins import pm
 from recall_kit.progress import progress_bar
 from recall_kit.result import SCHEMA, BenchmarkResult, build_manifest
@@ -310,15 +317,20 @@ def run_benchmark(
     show_progress: bool | None = None,
     seed: int = 0,
     leg_runs: dict[str, LegRun] | None = None,
+    relevance_level: int = 1,
+    judged_only: bool = False,
 ) -> BenchmarkResult:
     """Build, run, fuse, time and score a system on a dataset; return its result.
 
     `system` may be a built System, a SystemSpec, a spec string (`"fts5"`), a Retriever class or
     instance, an object with `retrieve(query, k)`, or a bare callable `(query, k) -> ids`.
     `leg_runs` reuses legs already run (ablations and sweeps re-fuse without re-searching).
+    `relevance_level` and `judged_only` are trec_eval's ``-l`` and ``-J`` (see
+    `recall_kit.evaluation.judge_rankings`): they change how the top k is scored, not what is run.
     """
     if k < 1:
         raise SpecError(f"k must be at least 1, got {k}.")
+    relevance_level = check_relevance_level(relevance_level)
     system = as_system(system)
     specs = resolve_metrics(metrics)
     depth = system.depth(k)
@@ -355,10 +367,11 @@ def run_benchmark(
 
     query_ids = [query.query_id for query in dataset.queries]
     ids = [[hit.id for hit in ranking] for ranking in fused_rankings]
-    judged = judge_rankings(query_ids, ids, dataset.qrels, depth=k)
+    judged = judge_rankings(query_ids, ids, dataset.qrels, depth=k,
+                            relevance_level=relevance_level, judged_only=judged_only)
     values = evaluate(judged, specs)
     strata = [query.stratum for query in dataset.queries]
-    summary = aggregate(values, strata)
+    summary = aggregate(values, strata, summed_names(specs))
     relevant_sets = [{d for d, g in dataset.qrels[q].items() if g >= 1} for q in query_ids]
     attribution, warnings = _attribution([leg.name for leg in system.legs], found_by, ids,
                                           relevant_sets, system.weights, k)
@@ -402,7 +415,8 @@ def run_benchmark(
         "dataset": dataset.describe(),
         "k": k,
         "depth": depth,
-        "metrics": {"names": [spec.name for spec in specs], **summary},
+        "metrics": {"names": [spec.name for spec in specs], "relevance_level": relevance_level,
+                    "judged_only": judged_only, **summary},
         "attribution": attribution,
         "warnings": warnings,
         "queries": queries_out,

@@ -230,10 +230,14 @@ def test_judge_rankings_arrays():
         {"q1": {"b": 2, "c": 0, "d": 1, "e": 3}, "q2": {"z": -1}},
     )
     assert data.grades.tolist() == [[0, 2, 0], [0, 0, 0], [0, 0, 0]]
-    assert data.judged.tolist() == [[False, True, True], [True, False, False], [False] * 3]
+    # z has grade -1: in the pool (trec_eval's "pooled, unjudged"), but not a judgment.
+    assert data.judged.tolist() == [[False, True, True], [False, False, False], [False] * 3]
+    assert data.pooled.tolist() == [[False, True, True], [True, False, False], [False] * 3]
     assert data.lengths.tolist() == [3, 1, 0]
     assert data.num_relevant.tolist() == [3, 0, 0]
+    assert data.num_judged_nonrelevant.tolist() == [1, 0, 0]
     assert data.ideal_grades.tolist() == [[3, 2, 1], [0, 0, 0], [0, 0, 0]]
+    assert data.relevance_level == 1
 
 
 def test_judge_rankings_length_mismatch():
