@@ -84,7 +84,7 @@ def resolve_metrics(names: Sequence[str] | None) -> list[MetricSpec]:
         family, cutoff = _parse(raw)
         entries = registry.metrics.all()
         if family not in entries:
-            family, cutoff = _resolve_alias(raw, family, entries)
+            family, cutoff = _resolve_alias(raw, family, cutoff, entries)
         metric = entries[family].obj
         if cutoff is not None and metric.cutoff == "none":
             raise OptionError(
@@ -143,8 +143,10 @@ def metric_aliases(entries: dict[str, Any] | None = None) -> dict[str, str]:
     return table
 
 
-def _resolve_alias(raw: str, family: str, entries: dict[str, Any]) -> tuple[str, int | None]:
-    """(family, cutoff) for a name that is not a registered family, through the aliases."""
+def _resolve_alias(
+    raw: str, family: str, cutoff: int | None, entries: dict[str, Any]
+) -> tuple[str, int | None]:
+    """(family, cutoff) for a name whose family (as `_parse` read it) is not registered."""
     table = metric_aliases(entries)
     text = raw.strip().lower()
     candidates = [text]
@@ -158,12 +160,17 @@ def _resolve_alias(raw: str, family: str, entries: dict[str, Any]) -> tuple[str,
         if match:
             key = match.group("stem") + _ALIAS_CUTOFF
             if key in table:
-                cutoff = int(match.group("number"))
-                if cutoff < 1:
+                number = int(match.group("number"))
+                if number < 1:
                     raise OptionError(
                         f"Bad cutoff in metric {raw!r}: the cutoff is a whole number >= 1."
                     )
-                return table[key], cutoff
+                return table[key], number
+    # An alias written with a cutoff it does not take (Rprec@5), or without one it needs (ERR):
+    # let the caller say so.
+    for key in (family.lower(), family.lower() + "@" + _ALIAS_CUTOFF):
+        if key in table:
+            return table[key], cutoff
     raise UnknownMetricError(family, list(entries))
 
 

@@ -131,7 +131,7 @@ def _check_metric(name: str, obj: Any) -> str | None:
             not isinstance(alias, str)
             or not alias
             or any(c in alias for c in "+, ")
-            or "{k}" in alias[:-3]
+            or "{k}" in alias.removesuffix("{k}")
             or alias.replace("{k}", "").strip() == ""
         ):
             return f"bad alias {alias!r}: non-empty, no '+', ',' or spaces, '{{k}}' (the cutoff) only at the end"
