@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from recall_kit.errors import ResultFileError
+from recall_kit.evaluation import canonical_metric_name
 from recall_kit.result import BenchmarkResult
 from recall_kit.stats import holm, paired_comparison
 from recall_kit.types import Report, ReportTable
@@ -61,6 +62,7 @@ def check_comparable(named: Sequence[tuple[str, BenchmarkResult]]) -> list[str]:
 def shared_metrics(named: Sequence[tuple[str, BenchmarkResult]], wanted: Sequence[str] | None) -> list[str]:
     """The metrics to compare: the ones asked for (each must be in every file), else all shared."""
     if wanted:
+        wanted = [canonical_metric_name(name) for name in wanted]  # P_10 -> precision@10
         for name in wanted:
             for label, result in named:
                 if name not in result.metric_names:

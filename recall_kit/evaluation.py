@@ -99,6 +99,18 @@ def resolve_metrics(names: Sequence[str] | None) -> list[MetricSpec]:
     return specs
 
 
+def canonical_metric_name(name: str) -> str:
+    """recall-kit's name for a metric name as a user wrote it (``ndcg_cut_10`` -> ``ndcg@10``).
+
+    For commands that read names back from result files (compare, gate): a name no registered
+    metric answers to (a plugin's, not installed here) is returned as written, stripped.
+    """
+    try:
+        return resolve_metrics([name])[0].name
+    except UnknownMetricError:
+        return name.strip()
+
+
 _ALIAS_CUTOFF = "{k}"
 _TRAILING_NUMBER = re.compile(r"^(?P<stem>.*?)(?P<number>[0-9]+)$")
 # trec_eval's -m syntax, "P.10" for the measure it prints as "P_10".

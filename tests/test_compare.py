@@ -160,3 +160,14 @@ def test_compare_markdown_and_html_mark_non_significant(bm25_results):
     assert "| significant" in markdown and "significant=no" in markdown
     page = HtmlReporter().render(report)
     assert 'class="ns"' in page and "Greyed rows are not significant" in page
+
+
+def test_metrics_asked_by_trec_eval_or_ir_measures_names():
+    a = synthetic_result("A", {"hit@1": [0, 0, 1.0], "mrr": [0.5, 0.5, 1.0]}, ["s"] * 3)
+    b = synthetic_result("B", {"hit@1": [1, 0, 1.0], "mrr": [1.0, 0.5, 1.0]}, ["s"] * 3)
+    comparison = compare_results([("A", a), ("B", b)], metrics=["success_1", "Success@1", "recip_rank"],
+                                 n_resamples=100, seed=0)
+    assert comparison.metrics == ["hit@1", "mrr"]
+    assert comparison.row("B", "hit@1").delta == pytest.approx(1 / 3)
+    with pytest.raises(ResultFileError, match="'precision@5' is not in"):
+        compare_results([("A", a), ("B", b)], metrics=["P_5"])
