@@ -19,6 +19,13 @@ from recall_kit.types import JudgedRankings, Metric, Qrels
 _DEFAULT_DISPLAY_ORDER = ("recall", "ndcg", "mrr", "map", "judged")
 
 _NAME = re.compile(r"^(?P<family>[^@\s]+)(?:@(?P<cutoff>.*))?$")
+_ALIAS_CUTOFF = "{k}"
+_TRAILING_NUMBER = re.compile(r"^(?P<stem>.*?)(?P<number>[0-9]+)$")
+# trec_eval's -m syntax, "P.10" for the measure it prints as "P_10".
+_TREC_DOT = re.compile(r"^(?P<stem>[A-Za-z_]+)\.(?P<number>[0-9]+)$")
+
+# The alias table of the last registry state seen: (entries dict, {lowercase alias: family}).
+_alias_cache: tuple[Any, dict[str, str]] | None = None
 
 
 @dataclass(frozen=True)
@@ -67,7 +74,8 @@ def resolve_metrics(names: Sequence[str] | None) -> list[MetricSpec]:
 
     A name may also be one users of trec_eval or ir_measures write (``ndcg_cut_10``, ``P_10``,
     ``recip_rank``, ``nDCG@10``, ``RR``, ...): each metric's `aliases`, matched without regard to
-    case. The spec keeps recall-kit's canonical name (``ndcg@10``), so ``ndcg_cut_10`` and
+    case, and trec_eval's ``-m`` syntax (``P.5``, ``ndcg_cut.5,10`` split into ``["ndcg_cut.5",
+    "10"]``). The spec keeps recall-kit's canonical name (``ndcg@10``), so ``ndcg_cut_10`` and
     ``ndcg@10`` asked together give one column.
 
     `None` or an empty sequence gives the defaults: every registered family's `default_cutoffs`.
@@ -80,7 +88,14 @@ def resolve_metrics(names: Sequence[str] | None) -> list[MetricSpec]:
         return _default_specs(registry.metrics.all())
     specs: list[MetricSpec] = []
     seen: set[str] = set()
+    dotted_stem: str | None = None
     for raw in names:
+        # trec_eval's "-m P.5,10" arrives split at the comma: a bare number after a dotted
+        # trec_eval name is one more cutoff of that measure.
+        if dotted_stem is not None and isinstance(raw, str) and raw.strip().isdigit():
+            raw = f"{dotted_stem}.{raw.strip()}"
+        dotted = _TREC_DOT.match(raw.strip()) if isinstance(raw, str) else None
+        dotted_stem = dotted.group("stem") if dotted else None
         family, cutoff = _parse(raw)
         entries = registry.metrics.all()
         if family not in entries:
@@ -109,15 +124,6 @@ def canonical_metric_name(name: str) -> str:
         return resolve_metrics([name])[0].name
     except UnknownMetricError:
         return name.strip()
-
-
-_ALIAS_CUTOFF = "{k}"
-_TRAILING_NUMBER = re.compile(r"^(?P<stem>.*?)(?P<number>[0-9]+)$")
-# trec_eval's -m syntax, "P.10" for the measure it prints as "P_10".
-_TREC_DOT = re.compile(r"^(?P<stem>[A-Za-z_]+)\.(?P<number>[0-9]+)$")
-
-# The alias table of the last registry state seen: (entries dict, {lowercase alias: family}).
-_alias_cache: tuple[Any, dict[str, str]] | None = None
 
 
 def metric_aliases(entries: dict[str, Any] | None = None) -> dict[str, str]:

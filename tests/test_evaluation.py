@@ -459,6 +459,14 @@ def test_trec_eval_and_ir_measures_names_resolve_to_canonical(alias, canonical):
     assert spec.name == canonical
 
 
+def test_trec_eval_m_syntax_with_several_cutoffs():
+    # trec_eval -m P.5,10 -m ndcg_cut.5,10,20: the CLI splits at commas.
+    specs = resolve_metrics(["P.5", "10", "ndcg_cut.5", "10", "20", "map"])
+    assert [spec.name for spec in specs] == ["precision@5", "precision@10", "ndcg@5", "ndcg@10", "ndcg@20", "map"]
+    with pytest.raises(errors.UnknownMetricError):
+        resolve_metrics(["map", "100"])  # a bare number continues only a dotted trec_eval name
+
+
 def test_aliases_of_one_metric_give_one_column_in_order():
     specs = resolve_metrics(["ndcg_cut_10", "P_5", "nDCG@10", "ndcg@10", "precision@5", "RR", "mrr"])
     assert [spec.name for spec in specs] == ["ndcg@10", "precision@5", "mrr"]
