@@ -39,12 +39,13 @@ class UnknownFusionError(UnknownNameError):
 class UnknownMetricError(UnknownNameError):
     kind = "metric"
 
-    def __init__(self, name: str, available: list[str]) -> None:
+    def __init__(self, name: str, available: list[str], suggestion: str | None = None) -> None:
         super().__init__(name, available)
+        hint = f"Did you mean {suggestion!r}? " if suggestion else ""
         self.args = (
             str(self.args[0]).replace(
                 "See 'recall-kit plugins'.",
-                "trec_eval and ir_measures names work too (ndcg_cut_10, nDCG@10, P_10, RR): "
+                hint + "trec_eval and ir_measures names work too (ndcg_cut_10, nDCG@10, P_10, RR): "
                 "'recall-kit list metrics' shows them all.",
             ),
         )

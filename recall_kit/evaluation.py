@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
@@ -189,7 +190,20 @@ def _resolve_alias(
     for key in (family.lower(), family.lower() + "@" + _ALIAS_CUTOFF):
         if key in table:
             return table[key], cutoff
-    raise UnknownMetricError(family, list(entries))
+    raise UnknownMetricError(family, list(entries), _closest_name(raw.strip(), entries, table))
+
+
+def _closest_name(text: str, entries: dict[str, Any], table: dict[str, str]) -> str | None:
+    """The registered name or alias closest to a misspelt one, written with its cutoff."""
+    number = _TRAILING_NUMBER.match(text)
+    cutoff = number.group("number") if number else "10"
+    spelled = {}  # lowercased -> as registered (P_{k}, not p_{k}); canonical names last, to win
+    for family, registration in entries.items():
+        for alias in (*registration.obj.aliases, f"{family}@{_ALIAS_CUTOFF}", family):
+            if alias.lower() in table:
+                spelled[alias.replace(_ALIAS_CUTOFF, cutoff).lower()] = alias.replace(_ALIAS_CUTOFF, cutoff)
+    close = difflib.get_close_matches(text.lower(), list(spelled), n=1, cutoff=0.75)
+    return spelled[close[0]] if close else None
 
 
 def _default_specs(registered: dict[str, Any]) -> list[MetricSpec]:

@@ -487,7 +487,13 @@ def test_unknown_name_lists_registered_families_and_points_at_aliases():
         resolve_metrics(["ndcg_cut10"])
     message = str(caught.value)
     assert message.startswith("Unknown metric 'ndcg_cut10'. Available: bpref, err, f1, hit,")
-    assert "ndcg_cut_10" in message and "'recall-kit list metrics'" in message and "\n" not in message
+    assert "Did you mean 'ndcg_cut_10'?" in message
+    assert "'recall-kit list metrics'" in message and "\n" not in message
+    with pytest.raises(errors.UnknownMetricError, match="Did you mean 'precision@3'"):
+        resolve_metrics(["precison@3"])
+    with pytest.raises(errors.UnknownMetricError) as caught:
+        resolve_metrics(["xyz"])
+    assert "Did you mean" not in str(caught.value)
 
 
 class _AliasPlugin:
