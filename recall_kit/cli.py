@@ -105,8 +105,8 @@ def eval_command(
     from recall_kit import registry
     from recall_kit.dataset import load_dataset
     from recall_kit.errors import SpecError
-    from recall_kit.runner import run_benchmark
-    from recall_kit.system import (
+    from recall_kit.measure.runner import run_benchmark
+    from recall_kit.measure.system import (
         SystemSpec,
         build_system,
         load_config,
@@ -137,14 +137,7 @@ def eval_command(
         result.save(json_out)
         typer.echo(f"Wrote {json_out}", err=True)
     if run_out is not None:
-        from recall_kit.trec import write_run
-        from recall_kit.types import Hit
-
-        rankings = {
-            q["query_id"]: [Hit(doc, score) for doc, score in zip(q["ranking"], q["scores"], strict=True)]
-            for q in result.data["queries"]
-        }
-        write_run(run_out, rankings, tag=spec.retriever)
+        result.write_run(run_out, tag=spec.retriever)
         typer.echo(f"Wrote {run_out}", err=True)
     emit_report(result.report(), report, output)
 
@@ -161,8 +154,8 @@ def score_command(
 ) -> None:
     """Score a TREC run file against TREC qrels, as trec_eval does."""
     from recall_kit import registry
-    from recall_kit.evaluation import score_trec_files
     from recall_kit.fileio import write_json_atomic
+    from recall_kit.measure.evaluation import score_trec_files
     from recall_kit.types import Report, ReportTable
 
     registry.reporters.get(report)
@@ -191,7 +184,7 @@ def plugins_command(
 
     infos = plugins.plugin_infos()
     provides: dict[str, dict[str, list[str]]] = {}  # plugin -> kind -> names
-    for kind, reg in registry.REGISTRIES.items():
+    for kind, reg in registry.registries().items():
         for name, registration in reg.all().items():
             provides.setdefault(registration.plugin, {}).setdefault(kind, []).append(name)
     for info in infos:
@@ -214,17 +207,18 @@ def plugins_command(
 
 @app.command("list")
 def list_command(
-    kind: Annotated[str, typer.Argument(help="retrievers, fusions, metrics, reporters or importers.")],
+    kind: Annotated[str, typer.Argument(help="retrievers, fusions, metrics, reporters, importers, generators, or a kind a plugin adds (extractors).")],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """List the registered names of one kind, with the plugin that provides each."""
     from recall_kit import registry
     from recall_kit.errors import UnknownNameError
 
-    if kind not in registry.REGISTRIES:
-        error = UnknownNameError(kind, list(registry.REGISTRIES))
+    kinds = registry.registries()
+    if kind not in kinds:
+        error = UnknownNameError(kind, list(kinds))
         raise RecallKitError(str(error).replace("name", "kind", 1).replace(" See 'recall-kit plugins'.", ""))
-    entries = registry.REGISTRIES[kind].all()
+    entries = kinds[kind].all()
     rows = [[name, reg.plugin, reg.description] for name, reg in entries.items()]
     if as_json:
         typer.echo(json.dumps([dict(zip(["name", "plugin", "description"], row, strict=True)) for row in rows], indent=2))
@@ -291,7 +285,7 @@ def dataset_import_command(
 ) -> None:
     """Import a benchmark into a dataset folder. Importer options follow OUT: --split test, --id-col id."""
     from recall_kit import registry
-    from recall_kit.importers import flatten_counts, import_dataset, parse_importer_args
+    from recall_kit.curate.importers import flatten_counts, import_dataset, parse_importer_args
 
     importer_class = registry.importers.get(format_name).obj
     raw = parse_importer_args(ctx.args, importer_class.Options)
@@ -310,9 +304,9 @@ def dataset_export_command(
     force: Annotated[bool, typer.Option("--force", help="Replace a non-empty OUT.")] = False,
 ) -> None:
     """Export a dataset's queries and qrels (and corpus) as TREC or BEIR files."""
+    from recall_kit.curate.export import export_dataset
+    from recall_kit.curate.importers import flatten_counts
     from recall_kit.dataset import load_dataset
-    from recall_kit.export import export_dataset
-    from recall_kit.importers import flatten_counts
 
     counts = export_dataset(load_dataset(path), output, format_name, split=split, force=force)
     for key, value in flatten_counts(counts):
@@ -329,7 +323,7 @@ def dataset_synth_command(
     force: Annotated[bool, typer.Option("--force", help="Replace a non-empty OUT.")] = False,
 ) -> None:
     """Write a seeded synthetic memory dataset of any size (invented names; for benchmarks)."""
-    from recall_kit.synth import write_synthetic_dataset
+    from recall_kit.curate.synth import write_synthetic_dataset
 
     counts = write_synthetic_dataset(output, memories, queries, seed=seed, force=force)
     typer.echo(f"memories: {counts['memories']}")
@@ -349,8 +343,8 @@ def dataset_generate_command(
     out: Annotated[Path | None, typer.Option("--out", help="Dataset folder to write (default: DIR itself).")] = None,
 ) -> None:
     """Generate queries and qrels from a corpus, appended to the dataset's strata (validated, atomic)."""
-    from recall_kit.evalset.generate import generate_into, parse_generator_requests
-    from recall_kit.system import parse_option_assignments
+    from recall_kit.curate.generate import generate_into, parse_generator_requests
+    from recall_kit.measure.system import parse_option_assignments
 
     requests = parse_generator_requests(exact, paraphrase, multihop, generator or [])
     summary = generate_into(path, requests, seed=seed, out=out, options=parse_option_assignments(option or []))
@@ -370,8 +364,8 @@ def dataset_lint_command(
 ) -> None:
     """Check each stratum against its construction rule and the qrels against near-duplicate
     memories; ids and numbers only. Exit 1 when problems are found, 0 when clean."""
-    from recall_kit.evalset.lint import fix_twins as apply_twin_fixes
-    from recall_kit.evalset.lint import lint_path
+    from recall_kit.curate.lint import fix_twins as apply_twin_fixes
+    from recall_kit.curate.lint import lint_path
 
     settings = {"paraphrase_max_overlap": paraphrase_max_overlap, "twin_threshold": twin_threshold,
                 "shingle_size": shingle_size, "min_queries": min_queries}
@@ -400,7 +394,7 @@ def judge_command(
 ) -> None:
     """Judge pooled candidates in the terminal, one at a time (0-3, s skip, q quit, ? help).
     Saved after every answer; run it again to resume. Shows memory text, locally, by necessity."""
-    from recall_kit.evalset.judge import judge
+    from recall_kit.curate.judge import judge
 
     counts = judge(pool, dataset, out)
     if counts["left"]:
@@ -411,7 +405,7 @@ def _spec_from_flags(retriever: str | None, fusion: list[str] | None, weights: s
                      option: list[str] | None, config: Path | None) -> Any:
     """A SystemSpec from the same flags `eval` takes (used by ablate and sweep)."""
     from recall_kit.errors import SpecError
-    from recall_kit.system import (
+    from recall_kit.measure.system import (
         SystemSpec,
         load_config,
         merge_specs,
@@ -440,7 +434,7 @@ def compare_command(
     """Compare result files of one dataset with the first: paired deltas, 95% bootstrap intervals,
     randomisation-test p-values (Holm-corrected), wins/ties/losses, overall and per stratum."""
     from recall_kit import registry
-    from recall_kit.compare import compare_files, comparison_report
+    from recall_kit.decide.compare import compare_files, comparison_report
     from recall_kit.fileio import write_json_atomic
 
     registry.reporters.get(report)
@@ -469,7 +463,7 @@ def gate_command(
 ) -> None:
     """A regression gate for CI: exit 0 when nothing regressed, 1 with a table of what did, 2 on bad input."""
     from recall_kit import registry
-    from recall_kit.gate import run_gate
+    from recall_kit.decide.gate import run_gate
 
     registry.reporters.get(report)
     outcome = run_gate(baseline, current, max_drop=max_drop, relative=relative, metrics=_split_names(metrics),
@@ -501,8 +495,8 @@ def ablate_command(
     """Score every single leg, every leave-one-out and the full system (one search per leg), and
     compare each with the full system; every variant's result is written to --out."""
     from recall_kit import registry
-    from recall_kit.ablation import run_ablation
     from recall_kit.dataset import load_dataset
+    from recall_kit.decide.ablate import run_ablation
 
     registry.reporters.get(report)
     spec = _spec_from_flags(retriever, fusion, weights, option, config)
@@ -538,7 +532,7 @@ def sweep_command(
     of the queries and report the choice, against the default, on the other."""
     from recall_kit import registry
     from recall_kit.dataset import load_dataset
-    from recall_kit.sweep import run_sweep
+    from recall_kit.decide.sweep import run_sweep
 
     registry.reporters.get(report)
     spec = _spec_from_flags(retriever, fusion, weights, option, config)
@@ -561,7 +555,7 @@ def pool_command(
 ) -> None:
     """Write the unjudged ids in the union of the systems' top DEPTH, per query, for judging."""
     from recall_kit import registry
-    from recall_kit.pool import pool_files
+    from recall_kit.curate.pool import pool_files
 
     registry.reporters.get(report)
     pool = pool_files(results, out, depth=depth, dataset_path=dataset, with_text=with_text)

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from recall_kit.errors import DatasetError
+from recall_kit.fingerprint import canonical_json
 from recall_kit.types import Corpus, Memory, Qrels, Query
 
 CORPUS_FILE = "corpus.jsonl"
@@ -71,9 +72,9 @@ class Dataset:
         """sha256 over the corpus fingerprint, the queries and the qrels, canonically encoded."""
         digest = hashlib.sha256(self.corpus.fingerprint.encode())
         for query in sorted(self.queries, key=lambda q: q.query_id):
-            digest.update(_canonical([query.query_id, query.text, query.stratum, query.scope]))
+            digest.update(canonical_json([query.query_id, query.text, query.stratum, query.scope]))
         for query_id in sorted(self.qrels):
-            digest.update(_canonical([query_id, sorted(self.qrels[query_id].items())]))
+            digest.update(canonical_json([query_id, sorted(self.qrels[query_id].items())]))
         return digest.hexdigest()
 
     def describe(self) -> dict[str, Any]:
@@ -91,26 +92,6 @@ class Dataset:
             },
             "dropped_sensitive": self.dropped_sensitive,
         }
-
-
-def _canonical(value: Any) -> bytes:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()
-
-
-def fingerprint_memories(memories: Sequence[Memory]) -> str:
-    """sha256 over every memory's fields in id order (text included, so any edit changes it)."""
-    digest = hashlib.sha256()
-    for memory in sorted(memories, key=lambda m: m.id):
-        digest.update(
-            _canonical(
-                [
-                    memory.id, memory.content, memory.category, list(memory.tags),
-                    memory.expanded_keywords, memory.importance, memory.scope, memory.parent_id,
-                    memory.created_at,
-                ]
-            )
-        )
-    return digest.hexdigest()
 
 
 def _read_jsonl(path: Path, problems: list[Problem]) -> Iterator[tuple[int, dict[str, Any]]]:

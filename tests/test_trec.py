@@ -8,7 +8,7 @@ import pytest
 import pytrec_eval
 
 from recall_kit.errors import DatasetError
-from recall_kit.trec import read_qrels, read_run, write_qrels, write_run
+from recall_kit.measure.trec import read_qrels, read_run, write_qrels, write_run
 from recall_kit.types import Hit, sort_hits
 
 
