@@ -378,7 +378,6 @@ class {{Class}}Reporter(Reporter):
     """Tab-separated values: per table a `# title` line, the headers, the rows."""
 
     description = "tab-separated values, one block per table"
-    extension = "tsv"
 
     def render(self, report: Report) -> str:
         blocks = []

@@ -3,7 +3,6 @@ fusions, metrics, reporters and importers."""
 
 from __future__ import annotations
 
-import dataclasses
 from abc import ABC, abstractmethod
 from array import array
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -283,8 +282,6 @@ class Reporter(ABC):
     """An output format for reports (`--report NAME`)."""
 
     description: ClassVar[str] = ""
-    #: File extension for the output, without the dot.
-    extension: ClassVar[str] = "txt"
 
     @abstractmethod
     def render(self, report: Report) -> str:
@@ -306,13 +303,6 @@ class Importer(ABC):
 
         Returns aggregate counts of what was imported and what was dropped and why (never text).
         """
-
-
-def option_fields(options_class: type) -> list[dataclasses.Field]:
-    """The declared options of a plugin class (its `Options` dataclass)."""
-    if not dataclasses.is_dataclass(options_class):
-        return []
-    return list(dataclasses.fields(options_class))
 
 
 @dataclass(frozen=True)

@@ -5,21 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
+from recall_kit.curate.importers._writer import one_line
 from recall_kit.dataset import Dataset
 from recall_kit.errors import DatasetError
 from recall_kit.fileio import atomic_open, write_jsonl_atomic
+from recall_kit.measure.trec import check_token
 
 EXPORT_FORMATS = ("trec", "beir")
-
-
-def _check_id(kind: str, value: str) -> str:
-    if not value or any(character.isspace() for character in value):
-        raise DatasetError(f"{kind} {value!r} has whitespace: it cannot be written to a TREC or BEIR file")
-    return value
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
 
 
 def export_dataset(
@@ -42,12 +34,12 @@ def export_dataset(
     if format_name not in EXPORT_FORMATS:
         raise DatasetError(f"Unknown export format {format_name!r}. Available: {', '.join(EXPORT_FORMATS)}.")
     for query in dataset.queries:
-        _check_id("query id", query.query_id)
+        check_token("query id", query.query_id)
     for judged in dataset.qrels.values():
         for doc_id in judged:
-            _check_id("document id", doc_id)
+            check_token("document id", doc_id)
     for memory in dataset.corpus:
-        _check_id("document id", memory.id)
+        check_token("document id", memory.id)
     qrels = {query.query_id: dataset.qrels.get(query.query_id, {}) for query in dataset.queries}
     with atomic_folder(destination, force=force) as folder:
         if format_name == "trec":
@@ -55,7 +47,7 @@ def export_dataset(
 
             with atomic_open(folder / "topics.tsv") as stream:
                 for query in dataset.queries:
-                    stream.write(f"{query.query_id}\t{_one_line(query.text)}\n")
+                    stream.write(f"{query.query_id}\t{one_line(query.text)}\n")
             write_qrels(folder / "qrels.txt", qrels)
             write_jsonl_atomic(folder / "corpus.jsonl",
                                ({"id": memory.id, "contents": memory.content} for memory in dataset.corpus))

@@ -29,7 +29,6 @@ from typing import Any
 
 from recall_kit.errors import DatasetError
 
-STRATA = ("exact", "paraphrase", "multihop")
 MIN_MEMORIES = 30
 
 _SYLLABLES = ("ka", "lo", "mi", "ren", "tas", "vo", "qu", "bel", "dor", "fi", "zan", "ul", "pe",

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +20,7 @@ from recall_kit.fileio import write_json_atomic
 from recall_kit.measure.evaluation import resolve_metrics
 from recall_kit.measure.result import BenchmarkResult
 from recall_kit.measure.runner import LegRun, run_benchmark, run_legs, search_depth
-from recall_kit.measure.system import Leg, System, SystemSpec, build_system
+from recall_kit.measure.system import Leg, System, SystemSpec, build_system, parse_weight
 from recall_kit.options import options_to_dict
 from recall_kit.types import Report, ReportTable
 
@@ -55,15 +54,7 @@ def parse_grid(entries: Sequence[str], spec: SystemSpec) -> list[GridAxis]:
         if not dot:
             if target not in legs:
                 raise OptionError(f"Bad --grid {entry!r}: {target!r} is not a leg (legs: {', '.join(legs)}).")
-            weights = []
-            for value in values:
-                try:
-                    weight = float(value)
-                except ValueError:
-                    raise OptionError(f"Bad --grid {entry!r}: weight {value!r} is not a number.") from None
-                if not math.isfinite(weight) or weight < 0:
-                    raise OptionError(f"Bad --grid {entry!r}: weights are finite and >= 0.")
-                weights.append(weight)
+            weights = [parse_weight(value, f"Bad --grid {entry!r}") for value in values]
             axis = GridAxis(target, None, tuple(dict.fromkeys(weights)))
         else:
             if owner not in legs and owner not in spec.fusions:

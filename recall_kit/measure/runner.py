@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from recall_kit.dataset import Dataset
+from recall_kit.dataset import Dataset, summarise
 from recall_kit.errors import PluginRunError, RecallKitError, SpecError
 from recall_kit.measure.adapters import coerce_hits
 from recall_kit.measure.evaluation import aggregate, evaluate, judge_rankings, resolve_metrics
@@ -234,17 +234,7 @@ def to_parents(hits: Sequence[Hit], corpus: Corpus) -> list[Hit]:
 
 
 def _percentiles(values: Sequence[float]) -> dict[str, float | int]:
-    if not values:
-        return {"n": 0, "p50": 0.0, "p95": 0.0, "p99": 0.0, "mean": 0.0, "max": 0.0}
-    array = np.asarray(values, dtype=float)
-    return {
-        "n": int(array.size),
-        "p50": round(float(np.percentile(array, 50)), 4),
-        "p95": round(float(np.percentile(array, 95)), 4),
-        "p99": round(float(np.percentile(array, 99)), 4),
-        "mean": round(float(array.mean()), 4),
-        "max": round(float(array.max()), 4),
-    }
+    return summarise(values, ("n", "p50", "p95", "p99", "mean", "max"))
 
 
 def _attribution(

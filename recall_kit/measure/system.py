@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import math
 import tomllib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,15 +46,6 @@ class SystemSpec:
             "options": {name: dict(values) for name, values in self.options.items()},
         }
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> SystemSpec:
-        return cls(
-            retriever=str(data["retriever"]),
-            fusions=list(data.get("fusions", [])),
-            weights={str(k): float(v) for k, v in dict(data.get("weights", {})).items()},
-            options={str(k): dict(v) for k, v in dict(data.get("options", {})).items()},
-        )
-
 
 def split_legs(retriever: str) -> list[str]:
     """`fts5+dense` -> ["fts5", "dense"]; rejects empty and repeated legs."""
@@ -74,14 +65,19 @@ def parse_weights(text: str | None) -> dict[str, float]:
         name, sep, value = part.partition("=")
         if not sep or not name.strip():
             raise OptionError(f"Bad --weights entry {part!r}: expected LEG=NUMBER.")
-        try:
-            number = float(value)
-        except ValueError:
-            raise OptionError(f"Bad --weights entry {part!r}: {value!r} is not a number.") from None
-        if not math.isfinite(number) or number < 0:
-            raise OptionError(f"Bad --weights entry {part!r}: weights are finite and >= 0.")
-        weights[name.strip()] = number
+        weights[name.strip()] = parse_weight(value, f"Bad --weights entry {part!r}")
     return weights
+
+
+def parse_weight(value: str, context: str) -> float:
+    """One leg weight: a finite number >= 0, else OptionError starting with `context`."""
+    try:
+        number = float(value)
+    except ValueError:
+        raise OptionError(f"{context}: weight {value!r} is not a number.") from None
+    if not math.isfinite(number) or number < 0:
+        raise OptionError(f"{context}: weights are finite and >= 0.")
+    return number
 
 
 def parse_option_assignments(assignments: Sequence[str]) -> dict[str, dict[str, Any]]:

@@ -93,10 +93,11 @@ def read_qrels(path: Path | str) -> Qrels:
     return qrels
 
 
-def _check_token(kind: str, value: str) -> str:
+def check_token(kind: str, value: str) -> str:
+    """`value` as one whitespace-free field of a TREC (or BEIR) line; DatasetError otherwise."""
     value = str(value)
     if not value or any(character.isspace() for character in value):
-        raise ValueError(f"{kind} {value!r} cannot be written to a TREC file (empty or has spaces)")
+        raise DatasetError(f"{kind} {value!r} cannot be written to a TREC or BEIR file (empty or has whitespace)")
     return value
 
 
@@ -106,13 +107,13 @@ def write_run(path: Path | str, rankings: Mapping[str, Sequence[Hit]], tag: str)
     Each ranking is written in trec_eval's order (`sort_hits`), ranks from 1, scores with
     ``repr`` so they read back exactly, so the file scores the same everywhere.
     """
-    tag = _check_token("run tag", tag)
+    tag = check_token("run tag", tag)
 
     def lines() -> Iterator[str]:
         for query_id, hits in rankings.items():
-            query_id = _check_token("query id", query_id)
+            query_id = check_token("query id", query_id)
             for rank, hit in enumerate(sort_hits(hits), start=1):
-                doc_id = _check_token("document id", hit.id)
+                doc_id = check_token("document id", hit.id)
                 yield f"{query_id} Q0 {doc_id} {rank} {float(hit.score)!r} {tag}\n"
 
     with atomic_open(path) as stream:
@@ -124,9 +125,9 @@ def write_qrels(path: Path | str, qrels: Mapping[str, Mapping[str, int]]) -> Non
 
     def lines() -> Iterator[str]:
         for query_id, judged in qrels.items():
-            query_id = _check_token("query id", query_id)
+            query_id = check_token("query id", query_id)
             for doc_id, grade in judged.items():
-                yield f"{query_id} 0 {_check_token('document id', doc_id)} {int(grade)}\n"
+                yield f"{query_id} 0 {check_token('document id', doc_id)} {int(grade)}\n"
 
     with atomic_open(path) as stream:
         stream.writelines(lines())

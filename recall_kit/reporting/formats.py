@@ -35,7 +35,6 @@ class TableReporter(Reporter):
     """Plain-text tables for a terminal."""
 
     description = "plain-text tables (tabulate), for a terminal"
-    extension = "txt"
 
     def render(self, report: Report) -> str:
         parts = []
@@ -52,7 +51,6 @@ class MarkdownReporter(Reporter):
     """GitHub-flavoured Markdown, for pull requests and docs."""
 
     description = "GitHub-flavoured Markdown tables"
-    extension = "md"
 
     def render(self, report: Report) -> str:
         parts = [f"# {report.title}", ""]
@@ -70,7 +68,6 @@ class CsvReporter(Reporter):
     """CSV: every table, one after another, each introduced by its title row."""
 
     description = "CSV rows (each table preceded by a row holding its title)"
-    extension = "csv"
 
     def render(self, report: Report) -> str:
         buffer = io.StringIO()
@@ -88,7 +85,6 @@ class JsonReporter(Reporter):
     """The machine-readable document itself (for eval, the result JSON)."""
 
     description = "the machine-readable JSON document"
-    extension = "json"
 
     def render(self, report: Report) -> str:
         data = report.data or {

@@ -289,7 +289,6 @@ class HtmlReporter(Reporter):
     """One self-contained HTML page: tables, notes and inline SVG charts; works offline."""
 
     description = "a self-contained HTML page with inline SVG charts (no scripts, works offline)"
-    extension = "html"
 
     def render(self, report: Report) -> str:
         parts = [

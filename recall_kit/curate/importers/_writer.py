@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from recall_kit.dataset import CORPUS_FILE, QRELS_FILE, QUERIES_FILE
+from recall_kit.dataset import as_id as dataset_id
 from recall_kit.errors import DatasetError, RecallKitError
-from recall_kit.fileio import write_jsonl_atomic
+from recall_kit.fileio import user_mode, write_jsonl_atomic
 
 
 @contextmanager
@@ -34,9 +35,7 @@ def atomic_folder(destination: str | Path, force: bool = False) -> Iterator[Path
     temporary = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
     try:
         yield temporary
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temporary, 0o777 & ~umask)  # mkdtemp makes 0700; a dataset is an ordinary folder
+        os.chmod(temporary, user_mode(folder=True))  # mkdtemp makes 0700; a dataset is an ordinary folder
         if target.is_dir():
             old = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old", dir=target.parent))
             os.rename(target, old / "previous")
@@ -113,14 +112,9 @@ def read_json(path: Path) -> Any:
 
 
 def as_id(value: Any) -> str | None:
-    """An id as text, or None when it is missing, empty, a bool or not a string or integer."""
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, str) and value.strip():
-        return value.strip()
-    return None
+    """An id from a foreign file as text (surrounding whitespace dropped), or None when it is
+    missing, empty, a bool or not a string or integer."""
+    return dataset_id(value.strip() if isinstance(value, str) else value)
 
 
 def one_line(text: str) -> str:
