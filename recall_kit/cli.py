@@ -62,6 +62,37 @@ def _root(
     """Decide, with evidence, whether a change to your retrieval is real."""
 
 
+def _check_reporter(value: str | None) -> str | None:
+    """--report names a registered reporter; checked before any work is done."""
+    from recall_kit import registry
+
+    if value is not None and value not in registry.reporters.names():
+        raise typer.BadParameter(f"unknown reporter {value!r}; available: {', '.join(registry.reporters.names())}.")
+    return value
+
+
+def _check_latency_sample(value: int) -> int:
+    if value < -1:
+        raise typer.BadParameter(f"{value} is not a query count: give N >= 0, or -1 for all queries.")
+    return value
+
+
+# Options that several commands share, defined once so their names, help and checks agree.
+DatasetOption = Annotated[Path, typer.Option("--dataset", "-d", help="Dataset folder (corpus.jsonl, queries.jsonl, qrels.jsonl).")]
+RetrieverOption = Annotated[str | None, typer.Option("--retriever", "-r", help="Legs joined by '+': fts5, fts5+dense, pkg.module:Class.")]
+FusionOption = Annotated[list[str] | None, typer.Option("--fusion", "-f", help="Fusion step; repeat to chain (rrf, then exact-bonus).")]
+WeightsOption = Annotated[str | None, typer.Option("--weights", "-w", help="Leg weights: fts5=1,dense=0.5.")]
+OptionOption = Annotated[list[str] | None, typer.Option("--option", "-o", help="NAME.KEY=VALUE for a leg or fusion: dense.model=PATH, rrf.k=60; repeat.")]
+ConfigOption = Annotated[Path | None, typer.Option("--config", "-c", help="TOML experiment file; flags override it.")]
+KOption = Annotated[int, typer.Option("--k", "-k", help="Ranking depth scored.")]
+MetricsOption = Annotated[list[str] | None, typer.Option("--metrics", "-m", help="Metrics, comma-separated: recall@10,ndcg@10,mrr.")]
+BootstrapOption = Annotated[int, typer.Option("--bootstrap", help="Bootstrap and randomisation resamples.")]
+ReportOption = Annotated[str, typer.Option("--report", callback=_check_reporter, help="Output format: a reporter name (recall-kit list reporters).")]
+OutputOption = Annotated[Path | None, typer.Option("--output", help="Write the report here instead of stdout.")]
+LatencySampleOption = Annotated[int, typer.Option("--latency-sample", callback=_check_latency_sample, help="Queries timed one at a time (0: none, -1: all).")]
+ProgressOption = Annotated[bool | None, typer.Option("--progress/--no-progress", help="Progress bar on stderr (default: when a terminal).")]
+
+
 def _split_names(values: list[str] | None) -> list[str] | None:
     if not values:
         return None
@@ -85,24 +116,23 @@ def emit_report(report: Any, reporter_name: str, output: Path | None = None) -> 
 
 @app.command("eval")
 def eval_command(
-    dataset: Annotated[Path, typer.Option("--dataset", "-d", help="Dataset folder (corpus.jsonl, queries.jsonl, qrels.jsonl).")],
-    retriever: Annotated[str | None, typer.Option("--retriever", "-r", help="Legs joined by '+': fts5, fts5+dense, pkg.module:Class.")] = None,
-    fusion: Annotated[list[str] | None, typer.Option("--fusion", "-f", help="Fusion step; repeat to chain (rrf, then exact-bonus).")] = None,
-    weights: Annotated[str | None, typer.Option("--weights", "-w", help="Leg weights: fts5=1,dense=0.5.")] = None,
-    option: Annotated[list[str] | None, typer.Option("--option", "-o", help="NAME.KEY=VALUE for a leg or fusion: dense.model=PATH, rrf.k=60.")] = None,
-    config: Annotated[Path | None, typer.Option("--config", "-c", help="TOML experiment file; flags override it.")] = None,
-    k: Annotated[int, typer.Option("--k", "-k", help="Ranking depth scored.")] = 20,
-    metrics: Annotated[list[str] | None, typer.Option("--metrics", "-m", help="Metrics, comma-separated: recall@10,ndcg@10,mrr.")] = None,
+    dataset: DatasetOption,
+    retriever: RetrieverOption = None,
+    fusion: FusionOption = None,
+    weights: WeightsOption = None,
+    option: OptionOption = None,
+    config: ConfigOption = None,
+    k: KOption = 20,
+    metrics: MetricsOption = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the result JSON here.")] = None,
     run_out: Annotated[Path | None, typer.Option("--run", help="Write a TREC run file here.")] = None,
-    report: Annotated[str, typer.Option("--report", help="Output format: table, markdown, csv, json, ...")] = "table",
-    output: Annotated[Path | None, typer.Option("--output", help="Write the report here instead of stdout.")] = None,
-    latency_sample: Annotated[int, typer.Option("--latency-sample", help="Queries timed one at a time (0: none, -1: all).")] = 200,
+    report: ReportOption = "table",
+    output: OutputOption = None,
+    latency_sample: LatencySampleOption = 200,
     seed: Annotated[int, typer.Option("--seed", help="Recorded in the manifest; used by seeded plugins.")] = 0,
-    progress: Annotated[bool | None, typer.Option("--progress/--no-progress", help="Progress bar on stderr (default: when a terminal).")] = None,
+    progress: ProgressOption = None,
 ) -> None:
     """Run a retriever (or a fused system) on a dataset and score it per stratum."""
-    from recall_kit import registry
     from recall_kit.dataset import load_dataset
     from recall_kit.errors import SpecError
     from recall_kit.measure.runner import run_benchmark
@@ -115,7 +145,6 @@ def eval_command(
         parse_weights,
     )
 
-    registry.reporters.get(report)  # an unknown reporter fails before any work is done
     base = load_config(config) if config else None
     if retriever is None and base is None:
         raise SpecError("Missing --retriever (or --config with [system] retriever).")
@@ -146,19 +175,17 @@ def eval_command(
 def score_command(
     qrels: Annotated[Path, typer.Option("--qrels", help="TREC qrels file: qid iter docid rel.")],
     run: Annotated[Path, typer.Option("--run", help="TREC run file: qid Q0 docid rank score tag.")],
-    metrics: Annotated[list[str] | None, typer.Option("--metrics", "-m", help="Metrics, comma-separated.")] = None,
+    metrics: MetricsOption = None,
     complete: Annotated[bool, typer.Option("--complete", "-c", help="Average over every qrels query; missing ones score 0 (trec_eval -c).")] = False,
     per_query: Annotated[bool, typer.Option("--per-query", "-q", help="Also show each query's values (trec_eval -q).")] = False,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write per-query and mean values as JSON here.")] = None,
-    report: Annotated[str, typer.Option("--report", help="Output format.")] = "table",
+    report: ReportOption = "table",
 ) -> None:
     """Score a TREC run file against TREC qrels, as trec_eval does."""
-    from recall_kit import registry
     from recall_kit.fileio import write_json_atomic
     from recall_kit.measure.evaluation import score_trec_files
     from recall_kit.types import Report, ReportTable
 
-    registry.reporters.get(report)
     query_ids, values, overall = score_trec_files(qrels, run, _split_names(metrics), complete=complete)
     names = list(values)
     rows = [["all", overall.get("n", len(query_ids)), *(f"{overall[name]:.4f}" for name in names)]]
@@ -182,13 +209,7 @@ def plugins_command(
     """List installed plugins, what each registers, and any that failed to load."""
     from recall_kit import plugins, registry
 
-    infos = plugins.plugin_infos()
-    provides: dict[str, dict[str, list[str]]] = {}  # plugin -> kind -> names
-    for kind, reg in registry.registries().items():
-        for name, registration in reg.all().items():
-            provides.setdefault(registration.plugin, {}).setdefault(kind, []).append(name)
-    for info in infos:
-        info["registers"] = provides.get(str(info["name"]), {})
+    infos = registry.installed_plugins()
     errors = dict(plugins.load_errors)
     if as_json:
         typer.echo(json.dumps({"plugins": infos, "errors": errors}, indent=2))
@@ -389,7 +410,7 @@ def dataset_lint_command(
 @app.command("judge")
 def judge_command(
     pool: Annotated[Path, typer.Argument(help="Pool file from 'recall-kit pool' (JSON lines: query_id, doc_ids).")],
-    dataset: Annotated[Path, typer.Option("--dataset", "-d", help="Dataset folder (query and memory text, existing qrels).")],
+    dataset: DatasetOption,
     out: Annotated[Path, typer.Option("--out", help="Merged qrels file to write (a .journal file is kept beside it).")],
 ) -> None:
     """Judge pooled candidates in the terminal, one at a time (0-3, s skip, q quit, ? help).
@@ -424,20 +445,18 @@ def _spec_from_flags(retriever: str | None, fusion: list[str] | None, weights: s
 @app.command("compare")
 def compare_command(
     results: Annotated[list[Path], typer.Argument(help="Result JSON files from 'eval --json'; the first is the baseline.")],
-    metrics: Annotated[list[str] | None, typer.Option("--metrics", "-m", help="Metrics to compare, comma-separated (default: all shared).")] = None,
-    bootstrap: Annotated[int, typer.Option("--bootstrap", help="Bootstrap and randomisation resamples.")] = 10_000,
+    metrics: MetricsOption = None,
+    bootstrap: BootstrapOption = 10_000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the resampling.")] = 0,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the comparison JSON here.")] = None,
-    report: Annotated[str, typer.Option("--report", help="Output format: table, markdown, html, json, csv.")] = "table",
-    output: Annotated[Path | None, typer.Option("--output", help="Write the report here instead of stdout.")] = None,
+    report: ReportOption = "table",
+    output: OutputOption = None,
 ) -> None:
     """Compare result files of one dataset with the first: paired deltas, 95% bootstrap intervals,
     randomisation-test p-values (Holm-corrected), wins/ties/losses, overall and per stratum."""
-    from recall_kit import registry
     from recall_kit.decide.compare import compare_files, comparison_report
     from recall_kit.fileio import write_json_atomic
 
-    registry.reporters.get(report)
     comparison = compare_files(results, metrics=_split_names(metrics), n_resamples=bootstrap, seed=seed)
     if json_out is not None:
         write_json_atomic(json_out, comparison.to_dict())
@@ -451,21 +470,19 @@ def gate_command(
     current: Annotated[Path, typer.Option("--current", help="The result JSON to check.")],
     max_drop: Annotated[float, typer.Option("--max-drop", help="Largest drop allowed per metric.")] = 0.02,
     relative: Annotated[bool, typer.Option("--relative", help="--max-drop is a share of the baseline, not an absolute drop.")] = False,
-    metrics: Annotated[list[str] | None, typer.Option("--metrics", "-m", help="Metrics to gate (default: all shared).")] = None,
+    metrics: MetricsOption = None,
     latency_max_rise: Annotated[float | None, typer.Option("--latency-max-rise", help="Largest relative latency rise allowed (0.2: +20%); off when not given.")] = None,
     latency_stat: Annotated[str, typer.Option("--latency-stat", help="Latency statistic gated: p50, p95, p99, mean.")] = "p95",
     significant: Annotated[bool, typer.Option("--significant", help="Fail only drops the paired randomisation test supports (Holm, p < 0.05).")] = False,
     per_stratum: Annotated[bool, typer.Option("--per-stratum", help="Gate every stratum too, not only all queries.")] = False,
-    bootstrap: Annotated[int, typer.Option("--bootstrap", help="Resamples for the paired statistics.")] = 10_000,
+    bootstrap: BootstrapOption = 10_000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the resampling.")] = 0,
-    report: Annotated[str, typer.Option("--report", help="Output format.")] = "table",
-    output: Annotated[Path | None, typer.Option("--output", help="Write the report here instead of stdout.")] = None,
+    report: ReportOption = "table",
+    output: OutputOption = None,
 ) -> None:
     """A regression gate for CI: exit 0 when nothing regressed, 1 with a table of what did, 2 on bad input."""
-    from recall_kit import registry
     from recall_kit.decide.gate import run_gate
 
-    registry.reporters.get(report)
     outcome = run_gate(baseline, current, max_drop=max_drop, relative=relative, metrics=_split_names(metrics),
                        latency_max_rise=latency_max_rise, latency_stat=latency_stat, significant=significant,
                        per_stratum=per_stratum, n_resamples=bootstrap, seed=seed)
@@ -476,29 +493,27 @@ def gate_command(
 
 @app.command("ablate")
 def ablate_command(
-    dataset: Annotated[Path, typer.Option("--dataset", "-d", help="Dataset folder.")],
+    dataset: DatasetOption,
     out: Annotated[Path, typer.Option("--out", help="Folder for every variant's result JSON and ablation.json.")],
-    retriever: Annotated[str | None, typer.Option("--retriever", "-r", help="The full system's legs: fts5+dense+graph.")] = None,
-    fusion: Annotated[list[str] | None, typer.Option("--fusion", "-f", help="Fusion step; repeat to chain.")] = None,
-    weights: Annotated[str | None, typer.Option("--weights", "-w", help="Leg weights: fts5=1,dense=0.5.")] = None,
-    option: Annotated[list[str] | None, typer.Option("--option", "-o", help="NAME.KEY=VALUE for a leg or fusion.")] = None,
-    config: Annotated[Path | None, typer.Option("--config", "-c", help="TOML experiment file; flags override it.")] = None,
-    k: Annotated[int, typer.Option("--k", "-k", help="Ranking depth scored.")] = 20,
-    metrics: Annotated[list[str] | None, typer.Option("--metrics", "-m", help="Metrics, comma-separated.")] = None,
-    bootstrap: Annotated[int, typer.Option("--bootstrap", help="Resamples for the paired statistics.")] = 10_000,
+    retriever: RetrieverOption = None,
+    fusion: FusionOption = None,
+    weights: WeightsOption = None,
+    option: OptionOption = None,
+    config: ConfigOption = None,
+    k: KOption = 20,
+    metrics: MetricsOption = None,
+    bootstrap: BootstrapOption = 10_000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the resampling; recorded in manifests.")] = 0,
-    latency_sample: Annotated[int, typer.Option("--latency-sample", help="Queries timed one at a time (0: none, -1: all).")] = 200,
-    report: Annotated[str, typer.Option("--report", help="Output format.")] = "table",
-    output: Annotated[Path | None, typer.Option("--output", help="Write the report here instead of stdout.")] = None,
-    progress: Annotated[bool | None, typer.Option("--progress/--no-progress", help="Progress bar on stderr.")] = None,
+    latency_sample: LatencySampleOption = 200,
+    report: ReportOption = "table",
+    output: OutputOption = None,
+    progress: ProgressOption = None,
 ) -> None:
     """Score every single leg, every leave-one-out and the full system (one search per leg), and
     compare each with the full system; every variant's result is written to --out."""
-    from recall_kit import registry
     from recall_kit.dataset import load_dataset
     from recall_kit.decide.ablate import run_ablation
 
-    registry.reporters.get(report)
     spec = _spec_from_flags(retriever, fusion, weights, option, config)
     ablation = run_ablation(spec, load_dataset(dataset), k=k, metrics=_split_names(metrics), out=out,
                             n_resamples=bootstrap, seed=seed,
@@ -509,32 +524,30 @@ def ablate_command(
 
 @app.command("sweep")
 def sweep_command(
-    dataset: Annotated[Path, typer.Option("--dataset", "-d", help="Dataset folder.")],
+    dataset: DatasetOption,
     grid: Annotated[list[str], typer.Option("--grid", "-g", help="LEG=v1,v2 (weights) or NAME.KEY=v1,v2 (options); repeat.")],
     target: Annotated[str, typer.Option("--target", "-t", help="The metric to maximise, e.g. ndcg@10.")],
-    retriever: Annotated[str | None, typer.Option("--retriever", "-r", help="Legs: fts5+dense+graph.")] = None,
-    fusion: Annotated[list[str] | None, typer.Option("--fusion", "-f", help="Fusion step; repeat to chain.")] = None,
-    weights: Annotated[str | None, typer.Option("--weights", "-w", help="Leg weights of the default system.")] = None,
-    option: Annotated[list[str] | None, typer.Option("--option", "-o", help="NAME.KEY=VALUE fixed for every setting.")] = None,
-    config: Annotated[Path | None, typer.Option("--config", "-c", help="TOML experiment file; flags override it.")] = None,
+    retriever: RetrieverOption = None,
+    fusion: FusionOption = None,
+    weights: WeightsOption = None,
+    option: OptionOption = None,
+    config: ConfigOption = None,
     holdout: Annotated[float | None, typer.Option("--holdout", help="Share of queries held out to score the chosen setting (e.g. 0.5).")] = None,
-    k: Annotated[int, typer.Option("--k", "-k", help="Ranking depth scored.")] = 20,
-    metrics: Annotated[list[str] | None, typer.Option("--metrics", "-m", help="Metrics recorded besides the target.")] = None,
-    bootstrap: Annotated[int, typer.Option("--bootstrap", help="Resamples for the paired statistics.")] = 10_000,
+    k: KOption = 20,
+    metrics: MetricsOption = None,
+    bootstrap: BootstrapOption = 10_000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the split and the resampling.")] = 0,
     out: Annotated[Path | None, typer.Option("--out", help="Folder for every setting's result JSON and sweep.json.")] = None,
-    latency_sample: Annotated[int, typer.Option("--latency-sample", help="Queries timed one at a time (0: none, -1: all).")] = 200,
-    report: Annotated[str, typer.Option("--report", help="Output format.")] = "table",
-    output: Annotated[Path | None, typer.Option("--output", help="Write the report here instead of stdout.")] = None,
-    progress: Annotated[bool | None, typer.Option("--progress/--no-progress", help="Progress bar on stderr.")] = None,
+    latency_sample: LatencySampleOption = 200,
+    report: ReportOption = "table",
+    output: OutputOption = None,
+    progress: ProgressOption = None,
 ) -> None:
     """Grid-search leg weights and options on one target metric; with --holdout, choose on one half
     of the queries and report the choice, against the default, on the other."""
-    from recall_kit import registry
     from recall_kit.dataset import load_dataset
     from recall_kit.decide.sweep import run_sweep
 
-    registry.reporters.get(report)
     spec = _spec_from_flags(retriever, fusion, weights, option, config)
     sweep = run_sweep(spec, load_dataset(dataset), grid, target, k=k, metrics=_split_names(metrics),
                       holdout=holdout, seed=seed, out=out, n_resamples=bootstrap,
@@ -551,13 +564,11 @@ def pool_command(
     depth: Annotated[int, typer.Option("--depth", help="Pool each system's top DEPTH ids.")] = 10,
     dataset: Annotated[Path | None, typer.Option("--dataset", "-d", help="Dataset folder (default: the path in the results).")] = None,
     with_text: Annotated[bool, typer.Option("--with-text", help="Add query and memory text (needs --dataset).")] = False,
-    report: Annotated[str, typer.Option("--report", help="Output format.")] = "table",
+    report: ReportOption = "table",
 ) -> None:
     """Write the unjudged ids in the union of the systems' top DEPTH, per query, for judging."""
-    from recall_kit import registry
     from recall_kit.curate.pool import pool_files
 
-    registry.reporters.get(report)
     pool = pool_files(results, out, depth=depth, dataset_path=dataset, with_text=with_text)
     typer.echo(f"Wrote {out}", err=True)
     emit_report(pool.report(), report)

@@ -11,7 +11,7 @@ from typing import Any, Generic, TypeVar
 
 from recall_kit import errors
 from recall_kit.options import build_options
-from recall_kit.plugins import load_plugins, pm
+from recall_kit.plugins import load_plugins, plugin_infos, pm
 from recall_kit.types import Fusion, Importer, Metric, QueryGenerator, Reporter, Retriever
 
 T = TypeVar("T")
@@ -199,3 +199,16 @@ def registries() -> dict[str, Registry[Any]]:
                 kind = caller.name.removeprefix("register_")
                 kinds.setdefault(kind, Registry(kind.rstrip("s"), caller.name, _any_object))
     return dict(sorted(kinds.items()))
+
+
+def installed_plugins() -> list[dict[str, Any]]:
+    """What `recall-kit plugins` shows: each plugin's name, version, hooks, and under `registers`
+    the names it registered, by kind."""
+    provides: dict[str, dict[str, list[str]]] = {}  # plugin -> kind -> names
+    for kind, kind_registry in registries().items():
+        for name, registration in kind_registry.all().items():
+            provides.setdefault(registration.plugin, {}).setdefault(kind, []).append(name)
+    infos = plugin_infos()
+    for info in infos:
+        info["registers"] = provides.get(str(info["name"]), {})
+    return infos
