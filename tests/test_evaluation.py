@@ -19,7 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from recall_kit import errors
-from recall_kit.evaluation import (
+from recall_kit.hookspecs import hookimpl
+from recall_kit.measure.evaluation import (
     MetricSpec,
     aggregate,
     evaluate,
@@ -27,10 +28,9 @@ from recall_kit.evaluation import (
     resolve_metrics,
     score_trec_files,
 )
-from recall_kit.hookspecs import hookimpl
-from recall_kit.plugins import pm
+from recall_kit.measure.trec import write_qrels, write_run
+from recall_kit.plugins import load_plugins, pm
 from recall_kit.testing import registered_plugin
-from recall_kit.trec import write_qrels, write_run
 from recall_kit.types import Hit, Metric, sort_hits
 
 BUILTIN = "recall_kit.default_plugins.metrics"
@@ -62,6 +62,9 @@ TREC_MEASURES = {
 @pytest.fixture(autouse=True)
 def builtin_metrics():
     """Make sure the built-in metrics are registered, whatever the state of plugin loading."""
+    # Load first: registering the built-ins before load_plugins() runs, then unregistering them
+    # after the test, would leave every later test in the session without them.
+    load_plugins()
     added = not pm.has_plugin(BUILTIN)
     if added:
         pm.register(importlib.import_module(BUILTIN), name=BUILTIN)

@@ -10,8 +10,8 @@ from helpers import OverlapRetriever, write_dataset
 
 from recall_kit import Hit, Retriever, load_dataset, run_benchmark
 from recall_kit.errors import PluginRunError, SpecError
-from recall_kit.result import SCHEMA, BenchmarkResult
-from recall_kit.runner import checked_hits
+from recall_kit.measure.result import SCHEMA, BenchmarkResult
+from recall_kit.measure.runner import checked_hits
 from recall_kit.types import Corpus, Memory
 
 
@@ -151,8 +151,8 @@ def test_parent_level_scoring(tmp_path):
 
 
 def test_judged_coverage_is_relative_to_what_could_be_judged():
-    from recall_kit.evaluation import judge_rankings
-    from recall_kit.runner import judged_coverage
+    from recall_kit.measure.evaluation import judge_rankings
+    from recall_kit.measure.runner import judged_coverage
 
     qrels = {"a": {"1": 1, "2": 0}, "b": {"9": 1}, "c": {"5": 1}}
     data = judge_rankings(["a", "b", "c"], [["1", "7", "2"], ["8", "7"], []], qrels)

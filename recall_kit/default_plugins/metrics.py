@@ -7,7 +7,7 @@ ir_measures (``P@10``, ``nDCG@10``, ``RR``) write; each family's own name, in an
 from __future__ import annotations
 
 from recall_kit.hookspecs import Register, hookimpl
-from recall_kit.metrics import (
+from recall_kit.measure.metrics import (
     average_precision,
     bpref,
     expected_reciprocal_rank,
