@@ -452,6 +452,9 @@ def test_aggregate_sums_totals_overall_and_per_stratum():
         ("Success@10", "hit@10"), ("Judged@10", "judged@10"), ("ERR@20", "err@20"),
         ("Bpref", "bpref"), ("NumRet", "num_ret"), ("NumRel", "num_rel"), ("NumRelRet", "num_rel_ret"),
         ("SetF", "f1"), ("nDCG(dcg='exp-log2')@10", "ndcg_exp@10"),
+        # ranx
+        ("hit_rate@5", "hit@5"), ("ndcg_burges@10", "ndcg_exp@10"), ("r-precision", "r_precision"),
+        ("precision@10", "precision@10"), ("f1@10", "f1@10"),
         # recall-kit's own names, in any case
         ("success@5", "hit@5"), ("NDCG@5", "ndcg@5"), ("MRR@3", "mrr@3"), ("F1@5", "f1@5"),
         ("ndcg_exp@10", "ndcg_exp@10"),

@@ -1,7 +1,8 @@
 """The built-in metric families, registered through the same hook as any plugin's.
 
-Aliases are the names users of trec_eval (``P_10``, ``ndcg_cut_10``, ``recip_rank``) and
-ir_measures (``P@10``, ``nDCG@10``, ``RR``) write; each family's own name, in any case, works too.
+Aliases are the names users of trec_eval (``P_10``, ``ndcg_cut_10``, ``recip_rank``),
+ir_measures (``P@10``, ``nDCG@10``, ``RR``) and ranx (``hit_rate@10``, ``ndcg_burges@10``) write;
+each family's own name, in any case, works too.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ BUILTIN_METRICS: tuple[Metric, ...] = (
         compute=hit_at_k,
         cutoff="required",
         description="1 when any relevant document is in the top k (trec_eval success_k).",
-        aliases=("success_{k}", "Success@{k}"),
+        aliases=("success_{k}", "Success@{k}", "hit_rate@{k}"),
     ),
     Metric(
         name="f1",
@@ -77,7 +78,7 @@ BUILTIN_METRICS: tuple[Metric, ...] = (
         compute=ndcg_exponential_at_k,
         cutoff="optional",
         description="Graded nDCG with exponential gain 2^grade - 1 (gdeval, Burges et al. 2005).",
-        aliases=("nDCG(dcg='exp-log2')", "nDCG(dcg='exp-log2')@{k}"),
+        aliases=("nDCG(dcg='exp-log2')", "nDCG(dcg='exp-log2')@{k}", "ndcg_burges", "ndcg_burges@{k}"),
     ),
     Metric(
         name="err",
@@ -107,7 +108,7 @@ BUILTIN_METRICS: tuple[Metric, ...] = (
         compute=r_precision,
         cutoff="none",
         description="Precision at rank R, R = number of relevant documents (trec_eval Rprec).",
-        aliases=("Rprec",),
+        aliases=("Rprec", "r-precision"),
     ),
     Metric(
         name="bpref",
