@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from recall_kit.errors import OptionError
+from recall_kit.trec import TrecTable
 from recall_kit.types import JudgedRankings, Metric, Qrels
 
 # The order the default metric set is shown in; families not listed follow by name. Only an
@@ -170,14 +171,27 @@ def judge_rankings(
         grades[filled] = grade_cells
         judged[filled] = judged_cells
 
-    # The ideal ranking's gains: each query's positive grades, sorted descending.
     sizes = np.fromiter(map(len, judgments), dtype=np.int64, count=num_queries)
     all_grades = np.fromiter(
         chain.from_iterable(judged.values() for judged in judgments),
         dtype=np.int64,
         count=int(sizes.sum()),
     )
-    owner = np.repeat(np.arange(num_queries), sizes)
+    num_relevant, ideal_grades = _ideal(all_grades, np.repeat(np.arange(num_queries), sizes), num_queries)
+
+    return JudgedRankings(
+        query_ids=list(query_ids),
+        grades=grades,
+        judged=judged,
+        lengths=lengths,
+        num_relevant=num_relevant,
+        ideal_grades=ideal_grades,
+    )
+
+
+def _ideal(all_grades: np.ndarray, owner: np.ndarray, num_queries: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each query's number of relevant documents, and its ideal ranking's gains: the positive
+    grades in `all_grades` (query `owner[i]` for grade i), sorted descending, zero-padded."""
     positive = all_grades >= 1
     pos_grades, pos_owner = all_grades[positive], owner[positive]
     num_relevant = np.bincount(pos_owner, minlength=num_queries).astype(np.int64)
@@ -186,9 +200,116 @@ def judge_rankings(
     starts = np.cumsum(num_relevant) - num_relevant
     ideal_grades = np.zeros((num_queries, int(num_relevant.max()) if num_queries else 0), np.int32)
     ideal_grades[pos_owner, np.arange(len(pos_owner)) - starts[pos_owner]] = pos_grades
+    return num_relevant, ideal_grades
 
-    return JudgedRankings(
-        query_ids=list(query_ids),
+
+def _factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted distinct values, each value's index among them) for a numpy bytes array.
+
+    Byte order is strcmp's order, trec_eval's. Consecutive repeats (a query's lines) are folded
+    first; short strings are packed into big-endian integers, which sort in the same order faster.
+    """
+    if len(values) == 0:
+        return values, np.zeros(0, dtype=np.int64)
+    change = np.empty(len(values), dtype=bool)
+    change[0] = True
+    np.not_equal(values[1:], values[:-1], out=change[1:])
+    heads = int(np.count_nonzero(change))
+    if heads * 4 < len(values):
+        labels, inverse = np.unique(values[change], return_inverse=True)
+        return labels, inverse.ravel()[np.cumsum(change) - 1]
+    width = values.dtype.itemsize
+    if width <= 8:
+        packed = np.zeros((len(values), 8), dtype=np.uint8)
+        packed[:, :width] = values.view(np.uint8).reshape(len(values), width)
+        keys, inverse = np.unique(packed.view(">u8").ravel(), return_inverse=True)
+        return keys.astype(">u8").view("S8"), inverse.ravel()
+    labels, inverse = np.unique(values, return_inverse=True)
+    return labels, inverse.ravel()
+
+
+def _first_pair_repeat(pairs: np.ndarray) -> int | None:
+    """Index into `pairs` of a value that occurs twice, or None."""
+    ordered = np.sort(pairs)
+    if not (ordered[1:] == ordered[:-1]).any():
+        return None
+    order = np.argsort(pairs, kind="stable")
+    repeats = np.flatnonzero(pairs[order][1:] == pairs[order][:-1])
+    return None if len(repeats) == 0 else int(order[repeats[0] + 1])
+
+
+def judge_tables(run: TrecTable, qrels: TrecTable, complete: bool = False) -> tuple[list[str], JudgedRankings]:
+    """Join a run and qrels read as arrays (`recall_kit.trec.read_run_table`) as trec_eval does.
+
+    The vectorised twin of `judge_rankings` for whole TREC files: each query's lines are put in
+    trec_eval's order (score as float32 descending, ties by document id descending), joined with
+    the judgments, and laid out as `JudgedRankings`. Queries are those in both files (with
+    `complete`, every qrels query), sorted by id. A document twice for one query, in the run or in
+    the qrels, raises `ValueError` naming both ids.
+    """
+    num_run = len(run.doc_ids)
+    query_labels, query_codes = _factorize(np.concatenate([run.query_ids, qrels.query_ids]))
+    doc_labels, doc_codes = _factorize(np.concatenate([run.doc_ids, qrels.doc_ids]))
+    num_queries, num_docs = len(query_labels), max(len(doc_labels), 1)
+    run_query, run_doc = query_codes[:num_run], doc_codes[:num_run]
+    judged_query, judged_doc = query_codes[num_run:], doc_codes[num_run:]
+    run_pairs = run_query * num_docs + run_doc
+    judged_pairs = judged_query * num_docs + judged_doc
+    for pairs, which, query_ids, doc_ids in (
+        (judged_pairs, "qrels", qrels.query_ids, qrels.doc_ids),
+        (run_pairs, "run", run.query_ids, run.doc_ids),
+    ):
+        repeat = _first_pair_repeat(pairs)
+        if repeat is not None:
+            raise ValueError(
+                f"document {doc_ids[repeat].decode()!r} appears twice for query "
+                f"{query_ids[repeat].decode()!r} in the {which}"
+            )
+
+    # trec_eval's order in one sort: query, then float32 score descending, then doc id descending.
+    with np.errstate(over="ignore"):
+        scores32 = run.values.astype(np.float32) + np.float32(0.0)  # -0.0 ties with 0.0
+    bits = scores32.view(np.uint32)
+    ascending = np.where(bits >> 31 != 0, ~bits, bits | np.uint32(0x80000000))
+    primary = (run_query.astype(np.uint64) << np.uint64(32)) | (~ascending).astype(np.uint64)
+    # A run file is usually written in this order already: a stable sort then costs one pass.
+    order = np.argsort(primary, kind="stable")
+    tied = primary[order][1:] == primary[order][:-1]
+    if tied.any():  # equal float32 scores: order each tied group by document id, descending
+        group = np.zeros(num_run, dtype=np.int64)
+        np.cumsum(~tied, out=group[1:])
+        order = order[np.argsort((group << 31) | (num_docs - 1 - run_doc[order]))]
+    run_query, run_pairs = run_query[order], run_pairs[order]
+
+    judged_order = np.argsort(judged_pairs, kind="stable")
+    sorted_pairs = judged_pairs[judged_order]
+    sorted_grades = qrels.values[judged_order].astype(np.int64)
+    position = np.minimum(np.searchsorted(sorted_pairs, run_pairs), max(len(sorted_pairs) - 1, 0))
+    found = sorted_pairs[position] == run_pairs if len(sorted_pairs) else np.zeros(num_run, dtype=bool)
+    cell_grades = np.where(found, sorted_grades[position] if len(sorted_pairs) else 0, 0)
+
+    counts = np.bincount(run_query, minlength=num_queries)
+    in_qrels = np.bincount(judged_query, minlength=num_queries) > 0
+    selected = in_qrels if complete else in_qrels & (counts > 0)
+    new_row = np.cumsum(selected) - 1
+    keep = selected[run_query]
+    rank = np.arange(num_run) - (np.cumsum(counts) - counts)[run_query]
+    rows, columns = new_row[run_query[keep]], rank[keep]
+    lengths = counts[selected].astype(np.int64)
+    num_selected = int(selected.sum())
+    width = int(lengths.max()) if num_selected else 0
+    grades = np.zeros((num_selected, width), dtype=np.int32)
+    judged = np.zeros((num_selected, width), dtype=bool)
+    grades[rows, columns] = np.maximum(cell_grades[keep], 0)
+    judged[rows, columns] = found[keep]
+
+    judged_keep = selected[judged_query]
+    num_relevant, ideal_grades = _ideal(
+        qrels.values[judged_keep].astype(np.int64), new_row[judged_query[judged_keep]], num_selected
+    )
+    query_ids = [label.decode("utf-8") for label in query_labels[selected].tolist()]
+    return query_ids, JudgedRankings(
+        query_ids=query_ids,
         grades=grades,
         judged=judged,
         lengths=lengths,
@@ -247,16 +368,19 @@ def score_trec_files(
     ranking (trec_eval ``-c``). Queries come sorted by id, as trec_eval lists them. Returns
     ``(query_ids, per-query values by metric name, overall means with "n")``.
     """
-    from recall_kit.trec import read_qrels, read_run
+    from recall_kit.errors import DatasetError
+    from recall_kit.trec import read_qrels, read_qrels_table, read_run, read_run_table
 
     specs = resolve_metrics(metric_names)
-    qrels = read_qrels(Path(qrels_path))
-    run = read_run(Path(run_path))
-    if complete:
-        query_ids = sorted(qrels)
-    else:
-        query_ids = sorted(set(qrels) & set(run))
-    rankings = [[hit.id for hit in run.get(query_id, ())] for query_id in query_ids]
-    values = evaluate(judge_rankings(query_ids, rankings, qrels), specs)
+    qrels = read_qrels_table(Path(qrels_path))
+    run = read_run_table(Path(run_path))
+    try:
+        query_ids, data = judge_tables(run, qrels, complete=complete)
+    except ValueError as error:
+        # The fast readers do not track line numbers: the exact readers find the line at fault.
+        read_qrels(Path(qrels_path))
+        read_run(Path(run_path))
+        raise DatasetError(str(error)) from None
+    values = evaluate(data, specs)
     overall = aggregate(values, ["all"] * len(query_ids))["overall"]
     return query_ids, values, overall

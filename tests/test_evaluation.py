@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from recall_kit import errors
+from recall_kit.errors import DatasetError
 from recall_kit.evaluation import (
     MetricSpec,
     aggregate,
@@ -263,3 +264,59 @@ def test_aggregate_empty_and_mismatched():
     assert aggregate({"mrr": np.array([])}, []) == {"overall": {"mrr": 0.0, "n": 0}, "strata": {}}
     with pytest.raises(ValueError):
         aggregate({"mrr": np.array([1.0])}, ["a", "b"])
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_score_trec_files_fast_and_exact_readers_agree(tmp_path, seed):
+    """A file the fast reader takes and the same file with a comment (read line by line) score alike,
+    and both agree with the rankings judged one by one (`judge_rankings`)."""
+    qrels, run = random_case(seed)
+    write_qrels(tmp_path / "qrels.txt", qrels)
+    write_run(tmp_path / "run.txt", {q: [Hit(d, s) for d, s in scores.items()] for q, scores in run.items()}, tag="t")
+    (tmp_path / "qrels-c.txt").write_text("# comment\n" + (tmp_path / "qrels.txt").read_text())
+    (tmp_path / "run-c.txt").write_text("# comment\n" + (tmp_path / "run.txt").read_text())
+    fast = score_trec_files(tmp_path / "qrels.txt", tmp_path / "run.txt", list(TREC_NAMES))
+    exact = score_trec_files(tmp_path / "qrels-c.txt", tmp_path / "run-c.txt", list(TREC_NAMES))
+    assert fast[0] == exact[0]
+    for name in TREC_NAMES:
+        np.testing.assert_array_equal(fast[1][name], exact[1][name])
+    from recall_kit.trec import read_run
+
+    hits = read_run(tmp_path / "run.txt")
+    data = judge_rankings(fast[0], [[h.id for h in hits[q]] for q in fast[0]], qrels)
+    for name, values in evaluate(data, resolve_metrics(list(TREC_NAMES))).items():
+        np.testing.assert_array_equal(values, fast[1][name])
+
+
+@pytest.mark.parametrize(
+    ("run_text", "message"),
+    [
+        ("q1 Q0 a 1 0.5 t\nq1 Q0 b 2 0.4 t\nq1 Q0 a 3 0.3 t\n", "run.txt:3: document 'a' appears twice"),
+        ("q1 Q0 a 1 0.5 t\nq1 Q0 b 2 zero t\n", "run.txt:2: score 'zero' is not a number"),
+    ],
+)
+def test_score_trec_files_names_the_line_at_fault(tmp_path, run_text, message):
+    (tmp_path / "qrels.txt").write_text("q1 0 a 1\n")
+    (tmp_path / "run.txt").write_text(run_text)
+    with pytest.raises(DatasetError, match=message):
+        score_trec_files(tmp_path / "qrels.txt", tmp_path / "run.txt", ["mrr"])
+
+
+def test_score_trec_files_long_ids_and_interleaved_queries(tmp_path):
+    """Ids longer than 8 bytes and a run whose queries' lines interleave: the same as judged one by one."""
+    rng = random.Random(3)
+    lines, run = [], {}
+    for q in ["topic-α-1", "topic-10", "topic-2"]:
+        for d in rng.sample(range(40), 25):
+            score = rng.randint(0, 3) / 2
+            run.setdefault(q, {})[f"document-{d:05d}"] = score
+            lines.append(f"{q} Q0 document-{d:05d} 0 {score} t")
+    rng.shuffle(lines)
+    (tmp_path / "run.txt").write_text("\n".join(lines) + "\n")
+    qrels = {q: {f"document-{d:05d}": rng.randint(0, 2) for d in rng.sample(range(40), 10)} for q in run}
+    write_qrels(tmp_path / "qrels.txt", qrels)
+    query_ids, values, _ = score_trec_files(tmp_path / "qrels.txt", tmp_path / "run.txt", list(TREC_NAMES))
+    expected = pytrec_values(qrels, run)
+    assert query_ids == sorted(run)
+    for name, trec_name in TREC_NAMES.items():
+        np.testing.assert_allclose(values[name], [expected[q][trec_name] for q in query_ids], atol=1e-4, rtol=0)
