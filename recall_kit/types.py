@@ -9,9 +9,10 @@ from array import array
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-import numpy as np
+if TYPE_CHECKING:  # numpy loads only when a command needs it: `recall-kit --help` stays fast
+    import numpy as np
 
 # A document id is always compared as a string; integer ids in the data are turned into strings on load.
 DocId = str
