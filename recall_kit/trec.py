@@ -9,7 +9,10 @@ such as ``3.0``) and names the file and line of a malformed one.
 
 from __future__ import annotations
 
+import contextlib
 import math
+import mmap
+import os
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -147,8 +150,8 @@ def read_run_table(path: Path | str) -> TrecTable:
     Duplicate documents are not checked here (`recall_kit.evaluation.judge_tables` finds them).
     """
     path = Path(path)
-    raw = _read_bytes(path)
-    table = _fast_table(raw, RUN_COLUMNS, score_column=4)
+    with _mapped(path) as raw:
+        table = _fast_table(raw, RUN_COLUMNS, score_column=4)
     if table is not None:
         return table
     run = read_run(path)
@@ -158,12 +161,30 @@ def read_run_table(path: Path | str) -> TrecTable:
 def read_qrels_table(path: Path | str) -> TrecTable:
     """Read TREC qrels as arrays: the fast reader for a regular file, else `read_qrels`'s rows."""
     path = Path(path)
-    raw = _read_bytes(path)
-    table = _fast_table(raw, QRELS_COLUMNS, score_column=None)
+    with _mapped(path) as raw:
+        table = _fast_table(raw, QRELS_COLUMNS, score_column=None)
     if table is not None:
         return table
     qrels = read_qrels(path)
     return _table([(query, doc, grade) for query, judged in qrels.items() for doc, grade in judged.items()], int)
+
+
+@contextlib.contextmanager
+def _mapped(path: Path) -> Iterator[bytes | mmap.mmap]:
+    """The file's bytes, memory-mapped (no copy of a large file); b"" for an empty file."""
+    try:
+        with open(path, "rb") as handle:
+            if os.fstat(handle.fileno()).st_size == 0:
+                yield b""
+                return
+            mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+            try:
+                yield mapped
+            finally:
+                with contextlib.suppress(BufferError):  # an array still viewing it: freed with it
+                    mapped.close()
+    except OSError as error:
+        raise DatasetError(f"{path}: cannot read ({error.strerror or error})") from None
 
 
 def _table(rows: list[tuple[str, str, float]], kind: type) -> TrecTable:
@@ -176,7 +197,7 @@ def _table(rows: list[tuple[str, str, float]], kind: type) -> TrecTable:
     return TrecTable(strings(0), strings(1), np.array([row[2] for row in rows], dtype=dtype))
 
 
-def _fast_table(raw: bytes, columns: int, score_column: int | None) -> TrecTable | None:
+def _fast_table(raw: bytes | mmap.mmap, columns: int, score_column: int | None) -> TrecTable | None:
     """Parse a regular TREC file without a Python loop over its lines; None if it is not regular.
 
     Regular: every line holds exactly `columns` fields, each pair of fields separated by one space
@@ -185,17 +206,14 @@ def _fast_table(raw: bytes, columns: int, score_column: int | None) -> TrecTable
     """
     import numpy as np
 
-    if not raw:
+    if len(raw) == 0:
         return None
-    if not raw.endswith(b"\n"):
-        raw += b"\n"
-    if not raw.isascii():
-        try:
-            raw.decode("utf-8")
-        except UnicodeDecodeError:
-            return None
+    if raw[-1:] != b"\n":
+        raw = bytes(raw) + b"\n"
     buf = np.frombuffer(raw, dtype=np.uint8)
     separators = _separators(buf)
+    if separators is not None and len(separators) and not _is_utf8(raw, buf):
+        return None
     if separators is None or separators.size % columns:
         return None
     ends = separators.reshape(-1, columns)
@@ -229,6 +247,16 @@ def _fast_table(raw: bytes, columns: int, score_column: int | None) -> TrecTable
 
 
 _CHUNK = 1 << 23  # bytes per step: small temporaries are reused, where file-sized ones cost page faults
+
+
+def _is_utf8(raw: bytes | mmap.mmap, buf: np.ndarray) -> bool:
+    if not (buf >= 128).any():
+        return True
+    try:
+        bytes(raw).decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _separators(buf: np.ndarray) -> np.ndarray | None:

@@ -186,3 +186,13 @@ def test_parse_floats_is_float_bit_for_bit():
     values = _parse_floats(np.array([text.encode() for text in texts]))
     for text, value in zip(texts, values.tolist()):
         assert (value, math.copysign(1, value)) == (float(text), math.copysign(1, float(text))), text
+
+
+def test_non_utf8_bytes_are_refused_with_the_line(tmp_path):
+    path = tmp_path / "run.trec"
+    path.write_bytes(b"q1 Q0 d1 1 0.5 t\nq1 Q0 d\xff 2 0.4 t\n")
+    with pytest.raises(DatasetError, match=r"run.trec:2: not UTF-8"):
+        read_run_table(path)
+    empty = tmp_path / "empty.trec"
+    empty.write_bytes(b"")
+    assert len(read_run_table(empty).doc_ids) == 0 and read_run(empty) == {}
