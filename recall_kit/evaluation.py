@@ -284,9 +284,16 @@ def judge_tables(run: TrecTable, qrels: TrecTable, complete: bool = False) -> tu
     judged_order = np.argsort(judged_pairs, kind="stable")
     sorted_pairs = judged_pairs[judged_order]
     sorted_grades = qrels.values[judged_order].astype(np.int64)
-    position = np.minimum(np.searchsorted(sorted_pairs, run_pairs), max(len(sorted_pairs) - 1, 0))
-    found = sorted_pairs[position] == run_pairs if len(sorted_pairs) else np.zeros(num_run, dtype=bool)
-    cell_grades = np.where(found, sorted_grades[position] if len(sorted_pairs) else 0, 0)
+    # Look up only the cells whose document is judged for some query: usually a small share.
+    judged_somewhere = np.zeros(num_docs, dtype=bool)
+    judged_somewhere[judged_doc] = True
+    candidates = np.flatnonzero(judged_somewhere[run_doc[order]])
+    position = np.searchsorted(sorted_pairs, run_pairs[candidates])
+    hit = sorted_pairs[np.minimum(position, max(len(sorted_pairs) - 1, 0))] == run_pairs[candidates]
+    found = np.zeros(num_run, dtype=bool)
+    found[candidates[hit]] = True
+    cell_grades = np.zeros(num_run, dtype=np.int64)
+    cell_grades[candidates[hit]] = sorted_grades[position[hit]]
 
     counts = np.bincount(run_query, minlength=num_queries)
     in_qrels = np.bincount(judged_query, minlength=num_queries) > 0

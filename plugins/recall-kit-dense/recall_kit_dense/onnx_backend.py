@@ -131,8 +131,14 @@ class OnnxQueryEncoder:
         self._session = runtime.InferenceSession(str(self.path), options, providers=["CPUExecutionProvider"])
         self._inputs = [node.name for node in self._session.get_inputs()]
 
-    def encode(self, texts: list[str], prompt: str = "") -> np.ndarray:
-        """Unit-length float32 embeddings, one row per text (`prompt` put before each)."""
+    def encode(self, texts: list[str], prompt: str = "", batch_size: int = 64) -> np.ndarray:
+        """Unit-length float32 embeddings, one row per text (`prompt` put before each), run in
+        batches of `batch_size` texts (padding is per batch, as sentence-transformers does)."""
+        parts = [self._encode_batch(texts[start:start + batch_size], prompt)
+                 for start in range(0, len(texts), batch_size)]
+        return np.vstack(parts) if parts else np.zeros((0, 0), dtype=np.float32)
+
+    def _encode_batch(self, texts: list[str], prompt: str) -> np.ndarray:
         texts = [prompt + text for text in texts]
         if self._lower_case:
             texts = [text.lower() for text in texts]

@@ -176,7 +176,7 @@ class DenseRetriever(Retriever):
                 from recall_kit_dense.onnx_backend import OnnxQueryEncoder
 
                 self._onnx = OnnxQueryEncoder(self._model(), self.options.quantize, self.options.threads)
-            return self._onnx.encode(texts, self._prefixes.query)
+            return self._onnx.encode(texts, self._prefixes.query, self.options.batch_size)
         if len(texts) == 1 and self._model().device == "cpu":
             import torch
 
