@@ -97,7 +97,7 @@ def check_token(kind: str, value: str) -> str:
     """`value` as one whitespace-free field of a TREC (or BEIR) line; DatasetError otherwise."""
     value = str(value)
     if not value or any(character.isspace() for character in value):
-        raise DatasetError(f"{kind} {value!r} cannot be written to a TREC or BEIR file (empty or has whitespace)")
+        raise DatasetError(f"{kind} {value!r} is empty or has whitespace: it cannot be written to a TREC or BEIR file")
     return value
 
 
