@@ -98,8 +98,13 @@ class BenchmarkResult:
         rows = [["overall", metrics["overall"]["n"], *(_format(metrics["overall"][m]) for m in names)]]
         for stratum, values in metrics["strata"].items():
             rows.append([stratum, values["n"], *(_format(values[m]) for m in names)])
+        whole = [name for name in names if "@" not in name]
+        notes = []
+        if whole:
+            # A metric without a cutoff reads the whole ranking, and the ranking is the top k.
+            notes.append(f"{', '.join(whole)}: computed over the top {self.data['k']} (the scored depth k).")
         return ReportTable(title=f"{self.label} on {self.data['dataset']['name']}",
-                           headers=["stratum", "n", *names], rows=rows)
+                           headers=["stratum", "n", *names], rows=rows, notes=notes)
 
     def cost_table(self) -> ReportTable:
         latency = self.data["latency_ms"]
@@ -128,13 +133,14 @@ class BenchmarkResult:
             return None
         rows = [[name, v["relevant_in_top_k"], v["relevant_only_this_leg"], v["relevant_pushed_out"],
                  v["unique_in_top_k"]] for name, v in attribution.items()]
-        k = self.data["k"]
+        k = self.data.get("attribution_depth", self.data["k"])
         return ReportTable(
-            title="What each leg contributed",
+            title=f"What each leg contributed (measured at depth {k})",
             headers=["leg", f"relevant in top {k}", "relevant only it found", "relevant pushed out",
                      f"its own ids in top {k}"],
             rows=rows,
-            notes=[f"pushed out: relevant ids in the leg's own top {k} that the fused top {k} lost"],
+            notes=[f"a leg found a document when it ranked it in its own top {k}; "
+                   f"pushed out: relevant ids in the leg's own top {k} that the fused top {k} lost"],
         )
 
     def report(self) -> Report:
