@@ -14,15 +14,18 @@ from recall_kit.dataset import Dataset
 from recall_kit.errors import SpecError
 from recall_kit.fileio import write_json_atomic
 from recall_kit.result import BenchmarkResult
-from recall_kit.runner import LegRun, run_benchmark, run_legs
+from recall_kit.evaluation import resolve_metrics
+from recall_kit.runner import LegRun, cutoff_depth, run_benchmark, run_legs
 from recall_kit.system import System, SystemSpec, build_system
 from recall_kit.types import Report, ReportTable
 
 SCHEMA = "recall-kit/ablation/1"
 
 
-def run_depth(system: System, dataset: Dataset, k: int) -> int:
-    """How deep each leg is searched for `system` at `k` (as `run_benchmark` works it out)."""
+def run_depth(system: System, dataset: Dataset, k: int, metrics: Sequence[str] | None = None) -> int:
+    """How deep each leg is searched for `system` at `k` (as `run_benchmark` works it out,
+    k raised to the largest cutoff of `metrics`)."""
+    k = cutoff_depth(resolve_metrics(metrics), k, len(dataset.corpus))
     depth = system.depth(k)
     if dataset.has_parents:
         depth = max(depth, 3 * k)
@@ -157,7 +160,7 @@ def run_ablation(
     if len(spec.leg_names) < 2:
         raise SpecError(f"Ablate needs a system of two legs or more, got {spec.retriever!r}.")
     full_system = build_system(spec)
-    depth = run_depth(full_system, dataset, k)
+    depth = run_depth(full_system, dataset, k, metrics)
     runs = run_legs(full_system, dataset, depth, latency_sample, show_progress)
     variants: list[Variant] = []
     skipped: list[str] = []
@@ -168,7 +171,7 @@ def run_ablation(
             continue
         system = full_system if kind == "full" else build_system(variant_spec)
         result = run_benchmark(system, dataset, k=k, metrics=metrics, seed=seed,
-                               leg_runs=leg_runs_for(system, runs, run_depth(system, dataset, k)))
+                               leg_runs=leg_runs_for(system, runs, run_depth(system, dataset, k, metrics)))
         variants.append(Variant(variant_spec.retriever, kind, list(legs), result))
     # Every variant was scored with the same metrics: compare them all.
     comparison = compare_results([(v.name, v.result) for v in variants], n_resamples=n_resamples, seed=seed)

@@ -431,6 +431,7 @@ def _spec_from_flags(retriever: str | None, fusion: list[str] | None, weights: s
 def compare_command(
     results: Annotated[list[Path], typer.Argument(help="Result JSON files from 'eval --json'; the first is the baseline.")],
     metrics: Annotated[list[str] | None, typer.Option("--metrics", "-m", help="Metrics to compare, comma-separated (default: all shared).")] = None,
+    primary: Annotated[list[str] | None, typer.Option("--primary", help="Decision metrics, comma-separated: Holm runs over their all-queries rows; the rest is exploratory (default: the first metric compared).")] = None,
     bootstrap: Annotated[int, typer.Option("--bootstrap", help="Bootstrap and randomisation resamples.")] = 10_000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the resampling.")] = 0,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the comparison JSON here.")] = None,
@@ -438,13 +439,15 @@ def compare_command(
     output: Annotated[Path | None, typer.Option("--output", help="Write the report here instead of stdout.")] = None,
 ) -> None:
     """Compare result files of one dataset with the first: paired deltas, 95% bootstrap intervals,
-    randomisation-test p-values (Holm-corrected), wins/ties/losses, overall and per stratum."""
+    randomisation-test p-values (Holm within the primary family), wins/ties/losses, overall and
+    per stratum."""
     from recall_kit import registry
     from recall_kit.compare import compare_files, comparison_report
     from recall_kit.fileio import write_json_atomic
 
     registry.reporters.get(report)
-    comparison = compare_files(results, metrics=_split_names(metrics), n_resamples=bootstrap, seed=seed)
+    comparison = compare_files(results, metrics=_split_names(metrics), n_resamples=bootstrap, seed=seed,
+                               primary=_split_names(primary))
     if json_out is not None:
         write_json_atomic(json_out, comparison.to_dict())
         typer.echo(f"Wrote {json_out}", err=True)

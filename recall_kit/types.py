@@ -256,6 +256,8 @@ class Metric:
     description: str = ""
     #: Whether `--metrics` uses it when the user names none.
     default_cutoffs: tuple[int | None, ...] = ()
+    #: A check on the data (judged@k), not a measure of retrieval: compare never tests it.
+    diagnostic: bool = False
 
     def __post_init__(self) -> None:
         if self.cutoff not in ("required", "optional", "none"):
