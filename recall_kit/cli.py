@@ -152,34 +152,34 @@ def eval_command(
 @app.command("score")
 def score_command(
     qrels: Annotated[Path, typer.Option("--qrels", help="TREC qrels file: qid iter docid rel.")],
-    run: Annotated[Path, typer.Option("--run", help="TREC run file: qid Q0 docid rank score tag.")],
+    run: Annotated[list[Path], typer.Option("--run", help="TREC run file: qid Q0 docid rank score tag. Repeat to compare runs with the first.")],
     metrics: Annotated[list[str] | None, typer.Option("--metrics", "-m", help="Metrics, comma-separated.")] = None,
     complete: Annotated[bool, typer.Option("--complete", "-c", help="Average over every qrels query; missing ones score 0 (trec_eval -c).")] = False,
     per_query: Annotated[bool, typer.Option("--per-query", "-q", help="Also show each query's values (trec_eval -q).")] = False,
-    json_out: Annotated[Path | None, typer.Option("--json", help="Write per-query and mean values as JSON here.")] = None,
+    ties: Annotated[str, typer.Option("--ties", help="Score precision when ranking: float32 (trec_eval <= 9, pytrec_eval) or float64 (trec_eval 10).")] = "float32",
+    primary: Annotated[list[str] | None, typer.Option("--primary", help="With several runs: decision metrics for Holm's correction (default: the first metric).")] = None,
+    bootstrap: Annotated[int, typer.Option("--bootstrap", help="With several runs: bootstrap and randomisation resamples.")] = 10_000,
+    seed: Annotated[int, typer.Option("--seed", help="With several runs: seed of the resampling.")] = 0,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write per-query and mean values (and the comparison) as JSON here.")] = None,
     report: Annotated[str, typer.Option("--report", help="Output format.")] = "table",
 ) -> None:
-    """Score a TREC run file against TREC qrels, as trec_eval does."""
+    """Score TREC run files against TREC qrels, as trec_eval does; with several runs, compare each
+    with the first as 'compare' does (paired deltas, intervals, Holm-corrected p-values)."""
     from recall_kit import registry
-    from recall_kit.evaluation import score_trec_files
+    from recall_kit.compare import score_report
+    from recall_kit.evaluation import score_run_files
     from recall_kit.fileio import write_json_atomic
-    from recall_kit.types import Report, ReportTable
 
     registry.reporters.get(report)
-    query_ids, values, overall = score_trec_files(qrels, run, _split_names(metrics), complete=complete)
-    names = list(values)
-    rows = [["all", overall.get("n", len(query_ids)), *(f"{overall[name]:.4f}" for name in names)]]
-    if per_query:
-        rows += [[qid, 1, *(f"{values[name][i]:.4f}" for name in names)] for i, qid in enumerate(query_ids)]
-    data = {
-        "qrels": str(qrels), "run": str(run), "complete": complete, "overall": overall,
-        "queries": {qid: {name: float(values[name][i]) for name in names} for i, qid in enumerate(query_ids)},
-    }
+    if bootstrap < 1:
+        raise RecallKitError(f"--bootstrap must be at least 1, got {bootstrap}.")
+    scores = score_run_files(qrels, run, _split_names(metrics), complete=complete, ties=ties)
+    outcome = score_report(qrels, run, scores, complete=complete, ties=ties, per_query=per_query,
+                               primary=_split_names(primary), n_resamples=bootstrap, seed=seed)
     if json_out is not None:
-        write_json_atomic(json_out, data)
+        write_json_atomic(json_out, outcome.data)
         typer.echo(f"Wrote {json_out}", err=True)
-    table = ReportTable(title=f"{run.name} against {qrels.name}", headers=["query", "n", *names], rows=rows)
-    emit_report(Report(title="recall-kit score", tables=[table], data=data), report)
+    emit_report(outcome, report)
 
 
 @app.command("plugins")

@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -15,6 +15,9 @@ from recall_kit.errors import ResultFileError
 from recall_kit.result import BenchmarkResult
 from recall_kit.stats import TIE_TOLERANCE, holm, paired_comparison
 from recall_kit.types import Report, ReportTable
+
+if TYPE_CHECKING:
+    from recall_kit.evaluation import RunScores
 
 SCHEMA = "recall-kit/compare/1"
 ALPHA = 0.05
@@ -358,10 +361,13 @@ def family_note(comparison: Comparison) -> str:
     """One sentence on which rows Holm's correction ran over, and which decide."""
     count = {family: sum(1 for row in comparison.rows if row.family == family)
              for family in (PRIMARY, EXPLORATORY, DIAGNOSTIC)}
+    def rows(n: int) -> str:
+        return f"{n} row" if n == 1 else f"{n} rows"
+
     primary = ", ".join(comparison.primary) or "none"
-    note = (f"Holm within each family: primary = {primary} ({count[PRIMARY]} rows), the decision "
+    note = (f"Holm within each family: primary = {primary} ({rows(count[PRIMARY])}), the decision "
             f"(choose it before looking, with --primary); exploratory = the other "
-            f"{count[EXPLORATORY]} rows, corrected among themselves: for looking, not deciding")
+            f"{rows(count[EXPLORATORY])}, corrected among themselves: for looking, not deciding")
     if count[DIAGNOSTIC]:
         note += "; diagnostic (judged@k) = a check on the qrels, not a hypothesis: not tested"
     return note + "."
@@ -376,7 +382,8 @@ def delta_table(comparison: Comparison, system: str, title: str | None = None) -
         rows.append([
             row.metric, row.scope, row.family, row.n, _f(row.baseline), _f(row.value), _signed(row.delta),
             f"[{_signed(row.ci_low)}, {_signed(row.ci_high)}]", _f(row.prob_not_better),
-            _p(row.p_value), "" if row.p_holm is None else _p(row.p_holm), _verdict(row),
+            "" if row.family == DIAGNOSTIC else _p(row.p_value),
+            "" if row.p_holm is None else _p(row.p_holm), _verdict(row),
             f"{row.wins}/{row.ties}/{row.losses}",
         ])
     not_significant = sum(1 for row in mine if row.family != DIAGNOSTIC and not row.significant)
@@ -478,3 +485,71 @@ def compare_files(
         raise ResultFileError(f"--bootstrap must be at least 1, got {n_resamples}.")
     return compare_results(load_results(paths), metrics=metrics, n_resamples=n_resamples, seed=seed,
                            primary=primary)
+
+
+def run_labels(paths: Sequence[Path]) -> list[str]:
+    """A label per run file: its name, or its path where two runs share a name."""
+    names = [Path(path).name for path in paths]
+    return [name if names.count(name) == 1 else str(path) for name, path in zip(names, paths, strict=True)]
+
+
+def score_report(
+    qrels_path: Path,
+    run_paths: Sequence[Path],
+    scores: Sequence[RunScores],
+    complete: bool = False,
+    ties: str = "float32",
+    per_query: bool = False,
+    primary: Sequence[str] | None = None,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> Report:
+    """`recall-kit score`: one table of every run's means (and per-query values when asked);
+    with several runs, each compared with the first on their shared queries, as `compare` does."""
+    labels = run_labels(run_paths)
+    names = list(scores[0].values)
+    notes = [f"{label}: {warning}" if len(labels) > 1 else warning
+             for label, run in zip(labels, scores, strict=True) for warning in run.warnings]
+
+    def per_query_data(run: RunScores) -> dict[str, dict[str, float]]:
+        return {qid: {name: float(run.values[name][i]) for name in names} for i, qid in enumerate(run.query_ids)}
+
+    def value_rows(run: RunScores) -> list[list[Any]]:
+        rows = [["all", run.overall.get("n", len(run.query_ids)), *(_f(run.overall[name]) for name in names)]]
+        if per_query:
+            rows += [[qid, 1, *(_f(run.values[name][i]) for name in names)] for i, qid in enumerate(run.query_ids)]
+        return rows
+
+    settings = {"qrels": str(qrels_path), "complete": complete, "ties": ties}
+    if len(scores) == 1:
+        (run,) = scores
+        data = {**settings, "run": str(run_paths[0]), "overall": run.overall,
+                "queries": per_query_data(run), "warnings": notes}
+        table = ReportTable(title=f"{Path(run_paths[0]).name} against {Path(qrels_path).name}",
+                            headers=["query", "n", *names], rows=value_rows(run))
+        return Report(title="recall-kit score", tables=[table], notes=notes, data=data)
+
+    rows = [[label, *row] for label, run in zip(labels, scores, strict=True) for row in value_rows(run)]
+    table = ReportTable(title=f"{len(scores)} runs against {Path(qrels_path).name}",
+                        headers=["run", "query", "n", *names], rows=rows)
+    shared = set(scores[0].query_ids).intersection(*(run.query_ids for run in scores[1:]))
+    query_ids = [qid for qid in scores[0].query_ids if qid in shared]
+    if not query_ids:
+        raise ResultFileError("The runs share no scored query: nothing to compare.")
+    if any(len(run.query_ids) != len(query_ids) for run in scores):
+        notes.insert(0, (
+            f"The runs score different query sets: the comparison uses the {len(query_ids)} queries "
+            "all of them answer (--complete scores every qrels query in every run)."
+        ))
+    rows_of = [[{qid: i for i, qid in enumerate(run.query_ids)}[qid] for qid in query_ids] for run in scores]
+    matrices = {name: [run.values[name][rows] for run, rows in zip(scores, rows_of, strict=True)]
+                for name in names}
+    comparison = compare_values(labels, query_ids, None, matrices, primary=primary,
+                                n_resamples=n_resamples, seed=seed)
+    notes = list(comparison.warnings) + notes
+    tables = [table] + [delta_table(comparison, label) for label in labels[1:]]
+    data = {**settings, "runs": [{"run": str(path), "label": label, "overall": run.overall,
+                                  "queries": per_query_data(run)}
+                                 for path, label, run in zip(run_paths, labels, scores, strict=True)],
+            "comparison": comparison.to_dict(), "warnings": notes}
+    return Report(title="recall-kit score", tables=tables, notes=notes, data=data)

@@ -82,7 +82,7 @@ def test_strata_rows_holm_and_small_stratum_warning():
     deltas = report.tables[1]
     assert deltas.headers[2] == "family" and deltas.headers[11] == "significant"
     assert [row[11] for row in deltas.rows if row[0] == "z"] == ["no", "no", "no"]
-    assert any("primary = m (1 rows)" in note and "exploratory = the other 5 rows" in note
+    assert any("primary = m (1 row)" in note and "exploratory = the other 5 rows" in note
                for note in deltas.notes)
     assert any("significant=no" in note for note in deltas.notes)
     kinds = [chart["kind"] for chart in report.charts]
