@@ -9,12 +9,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from recall_kit.compare import ALPHA, Comparison, compare_results
+from recall_kit.compare import ALPHA, DIAGNOSTIC, Comparison, compare_results, family_note
 from recall_kit.dataset import Dataset
 from recall_kit.errors import SpecError
+from recall_kit.evaluation import resolve_metrics
 from recall_kit.fileio import write_json_atomic
 from recall_kit.result import BenchmarkResult
-from recall_kit.evaluation import resolve_metrics
 from recall_kit.runner import LegRun, cutoff_depth, run_benchmark, run_legs
 from recall_kit.system import System, SystemSpec, build_system
 from recall_kit.types import Report, ReportTable
@@ -105,14 +105,18 @@ class Ablation:
                     row.append("")
                 else:
                     c = self.comparison.row(variant.name, metric, "overall")
-                    row.append(f"{c.delta:+.4f}" + ("" if c.significant else " (ns)"))
+                    if c.family == DIAGNOSTIC:
+                        row.append(f"{c.delta:+.4f} (not tested)")
+                    else:
+                        row.append(f"{c.delta:+.4f}" + ("" if c.significant else " (ns)"))
             rows.append(row)
         summary = ReportTable(
             title=f"Ablation of {self.full} (all queries)",
             headers=headers,
             rows=rows,
-            notes=[(f"delta = variant - full system; (ns): not significant (Holm-adjusted paired randomisation "
-                    f"p >= {ALPHA}); single legs are unfused; every variant re-fuses the same leg runs.")],
+            notes=[(f"delta = variant - full system; (ns): not significant (paired randomisation p, Holm-adjusted "
+                    f"within its family, >= {ALPHA}); single legs are unfused; every variant re-fuses the same "
+                    "leg runs."), family_note(self.comparison)],
         )
         tables = [summary]
         full = self.variants[0].result
