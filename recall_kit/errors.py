@@ -44,6 +44,10 @@ class UnknownReporterError(UnknownNameError):
     kind = "reporter"
 
 
+class UnknownGeneratorError(UnknownNameError):
+    kind = "query generator"
+
+
 class UnknownImporterError(UnknownNameError):
     kind = "importer"
 

@@ -3,7 +3,6 @@ fusions, metrics, reporters and importers."""
 
 from __future__ import annotations
 
-import dataclasses
 from abc import ABC, abstractmethod
 from array import array
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -121,7 +120,7 @@ class Corpus(Sequence[Memory]):
     def fingerprint(self) -> str:
         """sha256 over every memory's fields: retrievers key their on-disk caches with it."""
         if self._fingerprint is None:
-            from recall_kit.dataset import fingerprint_memories
+            from recall_kit.fingerprint import fingerprint_memories
 
             self._fingerprint = fingerprint_memories(self._memories)
         return self._fingerprint
@@ -294,8 +293,6 @@ class Reporter(ABC):
     """An output format for reports (`--report NAME`)."""
 
     description: ClassVar[str] = ""
-    #: File extension for the output, without the dot.
-    extension: ClassVar[str] = "txt"
 
     @abstractmethod
     def render(self, report: Report) -> str:
@@ -319,8 +316,54 @@ class Importer(ABC):
         """
 
 
-def option_fields(options_class: type) -> list[dataclasses.Field]:
-    """The declared options of a plugin class (its `Options` dataclass)."""
-    if not dataclasses.is_dataclass(options_class):
-        return []
-    return list(dataclasses.fields(options_class))
+@dataclass(frozen=True)
+class GeneratedQuery:
+    """One generated query and its judgments.
+
+    :param text: the query text.
+    :param relevance: memory id -> grade (1 = relevant; higher grades for graded judgments).
+    :param stratum: the query's stratum; None means the generator's own ``stratum``.
+    :param scope: the scope the query searches (usually the relevant memory's), or None.
+    :param provenance: how it was made (written as ``_``-prefixed, unscored query fields); never
+        put memory text here.
+    """
+
+    text: str
+    relevance: Mapping[DocId, int]
+    stratum: str | None = None
+    scope: str | None = None
+    provenance: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.text, str) or not self.text.strip():
+            raise ValueError("a generated query needs non-empty text")
+        if not any(grade >= 1 for grade in self.relevance.values()):
+            raise ValueError("a generated query needs at least one relevant id (grade >= 1)")
+
+
+class QueryGenerator(ABC):
+    """Makes queries of one stratum from a corpus, with their relevant ids.
+
+    Register a subclass through ``register_query_generators``. ``generate`` is deterministic for
+    a given corpus, count and seed, returns at most ``count`` queries (fewer when the corpus
+    cannot give more), and never invents ids that are not in the corpus.
+    """
+
+    #: The stratum its queries belong to (``exact``, ``paraphrase``, ``multihop``, ...).
+    stratum: ClassVar[str] = ""
+    #: One line shown in listings and ``--help``.
+    description: ClassVar[str] = ""
+    #: A frozen dataclass of its options (``-o NAME.KEY=VALUE``).
+    Options: ClassVar[type] = NoOptions
+
+    def __init__(self, options: Any = None) -> None:
+        self.options = options if options is not None else self.Options()
+
+    @property
+    def name(self) -> str:
+        """The name it is registered under (set by the host when it builds one)."""
+        return getattr(self, "_registered_name", type(self).__name__)
+
+    @abstractmethod
+    def generate(self, corpus: Corpus, count: int, seed: int) -> list[GeneratedQuery]:
+        """Return at most `count` queries over `corpus`, reproducibly for `seed`."""

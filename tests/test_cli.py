@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from recall_kit import Hit, Retriever, hookimpl
 from recall_kit.cli import get_app
-from recall_kit.system import SystemSpec, load_config, merge_specs, parse_option_assignments, parse_weights
+from recall_kit.measure.system import SystemSpec, load_config, merge_specs, parse_option_assignments, parse_weights
 from recall_kit.testing import registered_plugin
 
 REPO = Path(__file__).resolve().parents[1]
@@ -238,7 +238,7 @@ def test_score_several_runs_one_table_and_the_paired_comparison(tmp_path):
     assert data["comparison"]["losses"]["B.run"]["mrr"] == [
         {"query_id": "q3", "baseline": 1.0, "value": 0.5, "delta": -0.5}]
     # The same numbers compare gives for the same per-query values.
-    from recall_kit.compare import compare_values
+    from recall_kit.decide.compare import compare_values
 
     same = compare_values(["A.run", "B.run"], ["q1", "q2", "q3", "q4"], None,
                           {"mrr": [np.array([1, 0.5, 1, 0]), np.array([1, 1, 0.5, 1.0])]})

@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from recall_kit.compare import compare_files, compare_results, comparison_report
+from recall_kit.decide.compare import compare_files, compare_results, comparison_report
 from recall_kit.errors import ResultFileError
-from recall_kit.result import SCHEMA, BenchmarkResult
+from recall_kit.measure.result import SCHEMA, BenchmarkResult
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "memories"
@@ -28,7 +28,7 @@ def synthetic_result(label: str, values: dict[str, list[float]], strata: list[st
     queries = [{"query_id": ids[i], "stratum": strata[i], "ranking": [], "scores": [],
                 "metrics": {m: v[i] for m, v in values.items()}, "found_by": {}} for i in range(n)]
     overall = {m: float(np.mean(v)) for m, v in values.items()}
-    return BenchmarkResult({
+    return BenchmarkResult.from_dict({
         "schema": SCHEMA, "system": {"spec": label, "label": label}, "k": 10,
         "dataset": {"name": "synthetic", "fingerprint": fingerprint, "path": "nowhere"},
         "metrics": {"names": list(values), "overall": {**overall, "n": n}, "strata": {}},
@@ -103,7 +103,7 @@ def _clear_winner_among_many_rows():
 
 
 def test_a_win_on_the_primary_metric_is_not_drowned_by_exploratory_rows():
-    from recall_kit.stats import holm
+    from recall_kit.decide.stats import holm
 
     a, b = _clear_winner_among_many_rows()
     comparison = compare_results([("A", a), ("B", b)], n_resamples=10_000, seed=0)
@@ -193,7 +193,7 @@ def test_compare_end_to_end(bm25_results, tmp_path):
     data = json.loads(out.read_text())
     a, b = BenchmarkResult.load(plain), BenchmarkResult.load(stemmed)
     row = next(r for r in data["rows"] if r["metric"] == "ndcg@10" and r["scope"] == "overall")
-    ids = [q["query_id"] for q in a.data["queries"]]
+    ids = a.query_ids
     pa, pb = a.per_query("ndcg@10"), b.per_query("ndcg@10")
     differences = np.array([pb[q] - pa[q] for q in ids])
     assert row["delta"] == pytest.approx(differences.mean())
@@ -221,8 +221,8 @@ def test_compare_markdown_and_html_mark_non_significant(bm25_results):
     plain, _ = bm25_results
     comparison = compare_files([plain, plain], n_resamples=500)
     assert all(not row.significant for row in comparison.rows)
-    from recall_kit.default_plugins.html import HtmlReporter
-    from recall_kit.default_plugins.reporters import MarkdownReporter
+    from recall_kit.reporting.formats import MarkdownReporter
+    from recall_kit.reporting.html import HtmlReporter
 
     report = comparison_report(comparison)
     markdown = MarkdownReporter().render(report)

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from recall_kit import errors
-from recall_kit.evaluation import (
+from recall_kit.measure.evaluation import (
     MetricSpec,
     aggregate,
     evaluate,
@@ -26,8 +26,8 @@ from recall_kit.evaluation import (
     resolve_metrics,
     score_trec_files,
 )
+from recall_kit.measure.trec import write_qrels, write_run
 from recall_kit.plugins import pm
-from recall_kit.trec import write_qrels, write_run
 from recall_kit.types import Hit, sort_hits
 
 BUILTIN = "recall_kit.default_plugins.metrics"

@@ -13,10 +13,10 @@ from typer.testing import CliRunner
 
 from recall_kit import Corpus, Hit, Retriever, hookimpl
 from recall_kit.cli import app
+from recall_kit.curate.export import export_dataset
+from recall_kit.curate.importers import import_dataset
 from recall_kit.dataset import load_dataset, read_dataset
 from recall_kit.errors import RecallKitError
-from recall_kit.export import export_dataset
-from recall_kit.importers import import_dataset
 from recall_kit.testing import registered_plugin
 
 pytrec_eval = pytest.importorskip("pytrec_eval")

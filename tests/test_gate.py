@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from recall_kit.gate import run_gate
-from recall_kit.result import SCHEMA
+from recall_kit.decide.gate import run_gate
+from recall_kit.measure.result import SCHEMA
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "memories"

@@ -10,8 +10,8 @@ from helpers import OverlapRetriever, write_dataset
 
 from recall_kit import Hit, Retriever, load_dataset, run_benchmark
 from recall_kit.errors import PluginRunError, SpecError
-from recall_kit.result import SCHEMA, BenchmarkResult
-from recall_kit.runner import checked_hits
+from recall_kit.measure.result import SCHEMA, BenchmarkResult
+from recall_kit.measure.runner import checked_hits
 from recall_kit.types import Corpus, Memory
 
 
@@ -151,8 +151,8 @@ def test_parent_level_scoring(tmp_path):
 
 
 def test_judged_coverage_is_relative_to_what_could_be_judged():
-    from recall_kit.evaluation import judge_rankings
-    from recall_kit.runner import judged_coverage
+    from recall_kit.measure.evaluation import judge_rankings
+    from recall_kit.measure.runner import judged_coverage
 
     qrels = {"a": {"1": 1, "2": 0}, "b": {"9": 1}, "c": {"5": 1}}
     data = judge_rankings(["a", "b", "c"], [["1", "7", "2"], ["8", "7"], []], qrels)
@@ -209,7 +209,7 @@ def test_k_is_not_raised_when_no_cutoff_asks_for_it(tiny_dataset):
 
 
 def test_attribution_is_measured_at_k_not_at_the_fusion_depth():
-    from recall_kit.runner import _attribution
+    from recall_kit.measure.runner import _attribution
 
     # Fused top 2 = x, y; y relevant. Leg a ranked x 1st and y 4th; leg b ranked y 1st and x 5th.
     # In their own top 2, x is a's alone and y is b's alone, though both reach both at depth 5.
@@ -226,7 +226,7 @@ def test_attribution_is_measured_at_k_not_at_the_fusion_depth():
 
 
 def test_attribution_depth_is_in_the_result_and_the_report(tiny_dataset):
-    from recall_kit.result import BenchmarkResult
+    from recall_kit.measure.result import BenchmarkResult
 
     data = run_benchmark(OverlapRetriever, load_dataset(tiny_dataset), k=3, metrics=["recall@3"],
                          latency_sample=0).to_dict()
@@ -235,7 +235,7 @@ def test_attribution_depth_is_in_the_result_and_the_report(tiny_dataset):
                                                "relevant_pushed_out", "unique_in_top_k"), 0),
                            "b": dict.fromkeys(("relevant_in_top_k", "relevant_only_this_leg",
                                                "relevant_pushed_out", "unique_in_top_k"), 0)}
-    table = BenchmarkResult(data).attribution_table()
+    table = BenchmarkResult.from_dict(data).attribution_table()
     assert table is not None and "measured at depth 3" in table.title
 
 
