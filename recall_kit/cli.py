@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 import typer.core
 
-from recall_kit.errors import RecallKitError
+from recall_kit.errors import OptionError, RecallKitError
 
 
 class _Group(typer.core.TyperGroup):
@@ -66,14 +66,14 @@ def _check_reporter(value: str | None) -> str | None:
     """--report names a registered reporter; checked before any work is done."""
     from recall_kit import registry
 
-    if value is not None and value not in registry.reporters.names():
-        raise typer.BadParameter(f"unknown reporter {value!r}; available: {', '.join(registry.reporters.names())}.")
+    if value is not None:
+        registry.reporters.get(value)  # one line listing the registered reporters, exit 2
     return value
 
 
 def _check_latency_sample(value: int) -> int:
     if value < -1:
-        raise typer.BadParameter(f"{value} is not a query count: give N >= 0, or -1 for all queries.")
+        raise OptionError(f"--latency-sample {value} is not a query count: give N >= 0, or -1 for all queries.")
     return value
 
 

@@ -66,6 +66,7 @@ def test_eval_reports(overlap_plugin, tiny_dataset, report):
         (["-r", "no.such.module:Thing"], "Cannot import 'no.such.module'"),
         ([], "Missing --retriever"),
         (["-r", "overlap", "--k", "0"], "k must be at least 1"),
+        (["-r", "overlap", "--latency-sample", "-5"], "--latency-sample -5 is not a query count"),
     ],
 )
 def test_user_mistakes_are_one_line_and_exit_2(overlap_plugin, tiny_dataset, args, message):
