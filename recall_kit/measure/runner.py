@@ -308,33 +308,6 @@ def cutoff_depth(specs: Sequence[Any], k: int, corpus_size: int) -> int:
     return max(k, min(deepest, max(corpus_size, 1)))
 
 
-#: A leg that returns nothing for at least this share of the queries gets a warning.
-EMPTY_RANKINGS_WARNING_SHARE = 0.1
-
-
-def empty_rankings(leg_runs: dict[str, LegRun]) -> tuple[dict[str, int], list[str]]:
-    """Per leg, how many queries it answered with no hits; a warning for each leg that did so
-    for a large share (a broken index or query syntax scores 0 silently otherwise)."""
-    counts = {name: sum(1 for hits in run.hits if not hits) for name, run in leg_runs.items()}
-    warnings = []
-    for name, run in leg_runs.items():
-        total = len(run.hits)
-        if total and counts[name] / total >= EMPTY_RANKINGS_WARNING_SHARE:
-            warnings.append(
-                f"Leg {name!r} returned no hits for {counts[name]} of {total} queries "
-                f"({counts[name] / total:.0%}): those queries score 0 through it; check its index "
-                "and query handling before reading its numbers."
-            )
-    return counts, warnings
-
-
-def cutoff_depth(specs: Sequence[Any], k: int, corpus_size: int) -> int:
-    """The depth to score at: k, raised to the largest cutoff asked (a metric past the scored
-    depth would silently equal the metric at k), but no deeper than the corpus."""
-    deepest = max((spec.cutoff for spec in specs if spec.cutoff is not None), default=0)
-    return max(k, min(deepest, max(corpus_size, 1)))
-
-
 def judged_coverage(judged: JudgedRankings, judged_counts: Sequence[int], depth: int) -> float | None:
     """Mean, over queries with a ranking, of judged ids in the top `depth` divided by the most that
     could be judged there (min(depth, ranking length, judged ids in the qrels)).
