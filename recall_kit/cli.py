@@ -84,7 +84,7 @@ FusionOption = Annotated[list[str] | None, typer.Option("--fusion", "-f", help="
 WeightsOption = Annotated[str | None, typer.Option("--weights", "-w", help="Leg weights: fts5=1,dense=0.5.")]
 OptionOption = Annotated[list[str] | None, typer.Option("--option", "-o", help="NAME.KEY=VALUE for a leg or fusion: dense.model=PATH, rrf.k=60; repeat.")]
 ConfigOption = Annotated[Path | None, typer.Option("--config", "-c", help="TOML experiment file; flags override it.")]
-KOption = Annotated[int, typer.Option("--k", "-k", help="Ranking depth scored.")]
+KOption = Annotated[int, typer.Option("--k", "-k", help="Ranking depth scored; raised to the largest metric cutoff asked (recall@100 scores at 100).")]
 MetricsOption = Annotated[list[str] | None, typer.Option("--metrics", "-m", help="Metrics, comma-separated: recall@10,ndcg@10,mrr.")]
 BootstrapOption = Annotated[int, typer.Option("--bootstrap", help="Bootstrap and randomisation resamples.")]
 ReportOption = Annotated[str, typer.Option("--report", callback=_check_reporter, help="Output format: a reporter name (recall-kit list reporters).")]
