@@ -75,6 +75,7 @@ BUILTIN_METRICS: tuple[Metric, ...] = (
         cutoff="required",
         description="Share of the top k that has any judgment: how far to trust the others.",
         default_cutoffs=(10,),
+        diagnostic=True,
     ),
 )
 

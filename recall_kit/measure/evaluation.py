@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain, repeat
 from pathlib import Path
@@ -12,13 +13,16 @@ from typing import Any
 import numpy as np
 
 from recall_kit.errors import OptionError
-from recall_kit.types import JudgedRankings, Metric, Qrels
+from recall_kit.types import TIE_PRECISIONS, Hit, JudgedRankings, Metric, Qrels, sort_hits
 
 # The order the default metric set is shown in; families not listed follow by name. Only an
 # order: which families exist, and which are defaults, comes from the registry.
 _DEFAULT_DISPLAY_ORDER = ("recall", "ndcg", "mrr", "map", "judged")
 
 _NAME = re.compile(r"^(?P<family>[^@\s]+)(?:@(?P<cutoff>.*))?$")
+
+#: The largest cutoff a metric name may carry: far past any ranking, and within every index type.
+MAX_CUTOFF = 2**31 - 1
 
 
 @dataclass(frozen=True)
@@ -58,6 +62,10 @@ def _parse(name: str) -> tuple[str, int | None]:
         raise OptionError(
             f"Bad cutoff in metric {name!r}: the cutoff after '@' is a whole number >= 1, "
             "e.g. 'recall@10'."
+        )
+    if int(raw) > MAX_CUTOFF:
+        raise OptionError(
+            f"Cutoff in metric {name!r} is too large: at most {MAX_CUTOFF} (far past any ranking)."
         )
     return match.group("family"), int(raw)
 
@@ -119,13 +127,17 @@ def judge_rankings(
     rankings: Sequence[Sequence[str]],
     qrels: Qrels,
     depth: int | None = None,
+    complete: bool = False,
 ) -> JudgedRankings:
     """Join rankings with relevance judgments into the dense arrays the metrics read.
 
     `rankings[i]` is query `query_ids[i]`'s ranking as document ids (strings), already in final
     rank order (trec_eval's order for a run: see `recall_kit.types.sort_hits`); it is cut at
-    `depth` when one is given. A query missing from `qrels` has no judgments. A document id twice
-    in one ranking raises `ValueError`, as trec_eval refuses duplicate documents.
+    `depth` when one is given. A query missing from `qrels` is left out, as trec_eval and
+    pytrec_eval leave it out (nothing says what it should have found): the returned `query_ids`
+    say which queries were kept. With `complete=True` it is kept with no judgments, so every
+    metric scores it 0 (a query with judgments but no relevant document is always kept). A
+    document id twice in one ranking raises `ValueError`, as trec_eval refuses duplicates.
     """
     if len(query_ids) != len(rankings):
         raise ValueError(f"{len(query_ids)} query ids but {len(rankings)} rankings")
@@ -144,6 +156,13 @@ def judge_rankings(
         row = int(np.flatnonzero(distinct != lengths)[0])
         repeated = _first_repeat(rankings[row])
         raise ValueError(f"ranking of query {query_ids[row]!r} holds document {repeated!r} twice")
+    if not complete and any(query_id not in qrels for query_id in query_ids):
+        kept = [i for i, query_id in enumerate(query_ids) if query_id in qrels]
+        query_ids = [query_ids[i] for i in kept]
+        rankings = [rankings[i] for i in kept]
+        num_queries, lengths = len(kept), lengths[kept]
+        total = int(lengths.sum())
+        width = int(lengths.max()) if num_queries else 0
 
     empty: dict[str, int] = {}
     judgments = [qrels.get(query_id, empty) for query_id in query_ids]
@@ -234,29 +253,173 @@ def aggregate(values: dict[str, np.ndarray], strata: Sequence[str]) -> dict[str,
     return {"overall": overall, "strata": per_stratum}
 
 
+def depth_warnings(specs: Sequence[MetricSpec], deepest: int, where: str) -> list[str]:
+    """One sentence when a metric's cutoff lies past the deepest ranking of `where`.
+
+    Such a metric counts only the documents that are there, so it equals the same metric at
+    `deepest`: say so rather than let the two read as two measurements.
+    """
+    beyond = [spec.name for spec in specs if spec.cutoff is not None and spec.cutoff > deepest]
+    if not beyond:
+        return []
+    return [
+        f"{', '.join(beyond)}: cutoff past {where} ({deepest} documents); "
+        f"{'it counts' if len(beyond) == 1 else 'they count'} only the documents there, "
+        f"as at @{deepest}."
+    ]
+
+
+@dataclass
+class RunScores:
+    """One run's scores: the queries scored (sorted by id), per-query values, their means."""
+
+    query_ids: list[str]
+    values: dict[str, np.ndarray]
+    overall: dict[str, Any]
+    warnings: list[str]
+
+
+def score_rankings(
+    qrels: Qrels,
+    rankings: Mapping[str, Sequence[str]],
+    specs: Sequence[MetricSpec],
+    complete: bool = False,
+    where: str = "the run's deepest ranking",
+) -> RunScores:
+    """Score ranked ids (best first, by query id) against `qrels`, as trec_eval does.
+
+    By default only queries in both are scored (trec_eval's default); `complete=True` scores
+    every qrels query, a query missing from `rankings` scoring as an empty ranking (trec_eval
+    ``-c``). A query with no qrels is never scored (trec_eval skips it too).
+    """
+    query_ids = sorted(qrels) if complete else sorted(set(qrels) & set(rankings))
+    ranked = [list(rankings.get(query_id, ())) for query_id in query_ids]
+    values = evaluate(judge_rankings(query_ids, ranked, qrels, complete=True), specs)
+    overall = aggregate(values, ["all"] * len(query_ids))["overall"]
+    warnings = depth_warnings(specs, max(map(len, ranked)), where) if ranked else []
+    return RunScores(query_ids, values, overall, warnings)
+
+
+def score_run_files(
+    qrels_path: Path,
+    run_paths: Sequence[Path],
+    metric_names: Sequence[str] | None,
+    complete: bool = False,
+    ties: str = "float32",
+) -> list[RunScores]:
+    """Score TREC run files against one TREC qrels file, as trec_eval does (see `score_rankings`).
+
+    Each ranking is in trec_eval's order: score descending, ties by document id descending, scores
+    compared at float32 precision as trec_eval <= 9 and pytrec_eval do; ``ties="float64"``
+    compares them as doubles, as trec_eval 10 does.
+    """
+    from recall_kit.measure.trec import read_qrels, read_run
+
+    if ties not in TIE_PRECISIONS:
+        raise OptionError(f"--ties must be one of {', '.join(TIE_PRECISIONS)}, got {ties!r}.")
+    specs = resolve_metrics(metric_names)
+    qrels = read_qrels(Path(qrels_path))
+    scores = []
+    for run_path in run_paths:
+        run = read_run(Path(run_path))  # float32 order
+        rankings = {
+            query_id: [hit.id for hit in (sort_hits(hits, ties) if ties != "float32" else hits)]
+            for query_id, hits in run.items()
+        }
+        where = f"the deepest ranking in {Path(run_path).name}"
+        scores.append(score_rankings(qrels, rankings, specs, complete=complete, where=where))
+    return scores
+
+
 def score_trec_files(
     qrels_path: Path,
     run_path: Path,
     metric_names: Sequence[str] | None,
     complete: bool = False,
-) -> tuple[list[str], dict[str, np.ndarray], dict[str, Any]]:
-    """Score a TREC run file against a TREC qrels file, as trec_eval does.
+    ties: str = "float32",
+) -> RunScores:
+    """Score one TREC run file against a TREC qrels file (see `score_run_files`).
 
-    By default only queries in both the run and the qrels are scored (trec_eval's default);
-    `complete=True` scores every qrels query, a query missing from the run scoring as an empty
-    ranking (trec_eval ``-c``). Queries come sorted by id, as trec_eval lists them. Returns
-    ``(query_ids, per-query values by metric name, overall means with "n")``.
+    Queries come sorted by id, as trec_eval lists them. The result holds `query_ids`, `values`
+    (per query, by metric name), `overall` (means, with "n") and `warnings` (cutoffs past the
+    run's deepest ranking).
     """
-    from recall_kit.measure.trec import read_qrels, read_run
+    return score_run_files(qrels_path, [run_path], metric_names, complete=complete, ties=ties)[0]
 
-    specs = resolve_metrics(metric_names)
-    qrels = read_qrels(Path(qrels_path))
-    run = read_run(Path(run_path))
-    if complete:
-        query_ids = sorted(qrels)
-    else:
-        query_ids = sorted(set(qrels) & set(run))
-    rankings = [[hit.id for hit in run.get(query_id, ())] for query_id in query_ids]
-    values = evaluate(judge_rankings(query_ids, rankings, qrels), specs)
-    overall = aggregate(values, ["all"] * len(query_ids))["overall"]
-    return query_ids, values, overall
+
+def _as_qrels(qrels: Mapping[Any, Any]) -> Qrels:
+    out: Qrels = {}
+    for query_id, judged in qrels.items():
+        if isinstance(judged, Mapping):
+            grades = {}
+            for doc, grade in judged.items():
+                if isinstance(grade, bool) or not float(grade).is_integer():
+                    raise ValueError(f"qrels of query {query_id!r}: grade {grade!r} of {doc!r} is not an integer")
+                grades[str(doc)] = int(grade)
+            out[str(query_id)] = grades
+        elif isinstance(judged, (str, bytes)) or not isinstance(judged, Iterable):
+            raise ValueError(
+                f"qrels of query {query_id!r}: expected {{doc_id: grade}} or a list of relevant ids"
+            )
+        else:
+            out[str(query_id)] = {str(doc): 1 for doc in judged}
+    return out
+
+
+def _as_rankings(run: Mapping[Any, Any], ties: str) -> dict[str, list[str]]:
+    rankings: dict[str, list[str]] = {}
+    for query_id, answer in run.items():
+        if isinstance(answer, Mapping):
+            hits = [Hit(str(doc), float(score)) for doc, score in answer.items()]
+            if any(math.isnan(hit.score) for hit in hits):
+                raise ValueError(f"run of query {query_id!r}: a score is NaN")
+            rankings[str(query_id)] = [hit.id for hit in sort_hits(hits, ties)]
+        elif isinstance(answer, (str, bytes)) or not isinstance(answer, Iterable):
+            raise ValueError(
+                f"run of query {query_id!r}: expected {{doc_id: score}} or a list of ids, best first"
+            )
+        else:
+            rankings[str(query_id)] = [str(doc) for doc in answer]
+    return rankings
+
+
+def evaluate_run(
+    qrels: Mapping[Any, Any],
+    run: Mapping[Any, Any],
+    metrics: Sequence[str] | str | None = None,
+    *,
+    per_query: bool = False,
+    complete: bool = False,
+    ties: str = "float32",
+) -> dict[str, Any]:
+    """Score an in-memory run against in-memory qrels: ``recall_kit.evaluate``.
+
+    `qrels` is ``{query_id: {doc_id: grade}}`` (pytrec_eval's shape; grade >= 1 is relevant, 0
+    judged not relevant) or ``{query_id: [relevant ids]}``. `run` is ``{query_id: {doc_id:
+    score}}`` (ranked as trec_eval ranks: score descending, ties by id descending, scores compared
+    at float32 precision unless ``ties="float64"``, trec_eval 10's way) or ``{query_id: [doc_id,
+    ...]}`` already best first. Ids are compared as strings. `metrics` are recall-kit metric
+    names (``"recall@10"``, ``["ndcg@10", "mrr"]``; default: the default set).
+
+    As trec_eval: only queries in both are scored; `complete=True` scores every qrels query, a
+    query the run lacks scoring 0 (``-c``); a query with no qrels is never scored. Returns the
+    means ``{metric: value}``, or with `per_query=True` ``{query_id: {metric: value}}`` as
+    pytrec_eval's ``RelevanceEvaluator.evaluate`` does. A cutoff past the run's deepest ranking
+    raises no error but a `RecallKitWarning` saying it equals the metric at that depth.
+    """
+    import warnings as warnings_module
+
+    from recall_kit.errors import RecallKitWarning
+
+    if ties not in TIE_PRECISIONS:
+        raise ValueError(f"ties must be one of {', '.join(TIE_PRECISIONS)}, got {ties!r}")
+    specs = resolve_metrics([metrics] if isinstance(metrics, str) else metrics)
+    scores = score_rankings(_as_qrels(qrels), _as_rankings(run, ties), specs, complete=complete)
+    for warning in scores.warnings:
+        warnings_module.warn(warning, RecallKitWarning, stacklevel=2)
+    if per_query:
+        return {
+            query_id: {name: float(array[row]) for name, array in scores.values.items()}
+            for row, query_id in enumerate(scores.query_ids)
+        }
+    return {name: float(scores.overall[name]) for name in scores.values}
