@@ -10,11 +10,11 @@ from recall_kit.types import Metric
 
 
 def _on_first_use(name: str) -> Callable[..., Any]:
-    """recall_kit.metrics.<name>, imported when first called: the metric modules load numpy,
+    """recall_kit.measure.metrics.<name>, imported when first called: the metric modules load numpy,
     which `recall-kit --help` and other commands that score nothing should not pay for."""
 
     def compute(data: Any, cutoff: int | None) -> Any:
-        from recall_kit import metrics
+        from recall_kit.measure import metrics
 
         return getattr(metrics, name)(data, cutoff)
 
@@ -91,6 +91,7 @@ BUILTIN_METRICS: tuple[Metric, ...] = (
         cutoff="required",
         description="Share of the top k that has any judgment: how far to trust the others.",
         default_cutoffs=(10,),
+        diagnostic=True,
     ),
 )
 
