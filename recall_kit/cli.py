@@ -84,7 +84,7 @@ FusionOption = Annotated[list[str] | None, typer.Option("--fusion", "-f", help="
 WeightsOption = Annotated[str | None, typer.Option("--weights", "-w", help="Leg weights: fts5=1,dense=0.5.")]
 OptionOption = Annotated[list[str] | None, typer.Option("--option", "-o", help="NAME.KEY=VALUE for a leg or fusion: dense.model=PATH, rrf.k=60; repeat.")]
 ConfigOption = Annotated[Path | None, typer.Option("--config", "-c", help="TOML experiment file; flags override it.")]
-KOption = Annotated[int, typer.Option("--k", "-k", help="Ranking depth scored.")]
+KOption = Annotated[int, typer.Option("--k", "-k", help="Ranking depth scored; raised to the largest metric cutoff asked (recall@100 scores at 100).")]
 MetricsOption = Annotated[list[str] | None, typer.Option("--metrics", "-m", help="Metrics, comma-separated: recall@10,ndcg@10,mrr; trec_eval and ir_measures names work too (ndcg_cut_10, nDCG@10).")]
 RelevanceLevelOption = Annotated[int, typer.Option("--relevance-level", "-l", help="Grades >= this count as relevant for binary metrics (trec_eval -l).")]
 JudgedOnlyOption = Annotated[bool, typer.Option("--judged-only", "-J", help="Drop unjudged ids from each ranking before scoring (trec_eval -J).")]
@@ -178,38 +178,37 @@ def eval_command(
 @app.command("score")
 def score_command(
     qrels: Annotated[Path, typer.Option("--qrels", help="TREC qrels file: qid iter docid rel.")],
-    run: Annotated[Path, typer.Option("--run", help="TREC run file: qid Q0 docid rank score tag.")],
+    run: Annotated[list[Path], typer.Option("--run", help="TREC run file: qid Q0 docid rank score tag. Repeat to compare runs with the first.")],
     metrics: MetricsOption = None,
     complete: Annotated[bool, typer.Option("--complete", "-c", help="Average over every qrels query; missing ones score 0 (trec_eval -c).")] = False,
     relevance_level: RelevanceLevelOption = 1,
     judged_only: JudgedOnlyOption = False,
     per_query: Annotated[bool, typer.Option("--per-query", "-q", help="Also show each query's values (trec_eval -q).")] = False,
-    json_out: Annotated[Path | None, typer.Option("--json", help="Write per-query and mean values as JSON here.")] = None,
+    ties: Annotated[str, typer.Option("--ties", help="Score precision when ranking: float32 (trec_eval <= 9, pytrec_eval) or float64 (trec_eval 10).")] = "float32",
+    primary: Annotated[list[str] | None, typer.Option("--primary", help="With several runs: decision metrics for Holm's correction (default: the first metric).")] = None,
+    bootstrap: Annotated[int, typer.Option("--bootstrap", help="With several runs: bootstrap and randomisation resamples.")] = 10_000,
+    seed: Annotated[int, typer.Option("--seed", help="With several runs: seed of the resampling.")] = 0,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write per-query and mean values (and the comparison) as JSON here.")] = None,
     report: ReportOption = "table",
 ) -> None:
-    """Score a TREC run file against TREC qrels, as trec_eval does."""
+    """Score TREC run files against TREC qrels, as trec_eval does; with several runs, compare each
+    with the first as 'compare' does (paired deltas, intervals, Holm-corrected p-values)."""
+    from recall_kit.decide.compare import score_report
     from recall_kit.fileio import write_json_atomic
-    from recall_kit.measure.evaluation import score_trec_files
-    from recall_kit.types import Report, ReportTable
+    from recall_kit.measure.evaluation import canonical_metric_name, score_run_files
 
-    query_ids, values, overall = score_trec_files(
-        qrels, run, _split_names(metrics), complete=complete,
-        relevance_level=relevance_level, judged_only=judged_only,
-    )
-    names = list(values)
-    rows = [["all", overall.get("n", len(query_ids)), *(f"{overall[name]:.4f}" for name in names)]]
-    if per_query:
-        rows += [[qid, 1, *(f"{values[name][i]:.4f}" for name in names)] for i, qid in enumerate(query_ids)]
-    data = {
-        "qrels": str(qrels), "run": str(run), "complete": complete,
-        "relevance_level": relevance_level, "judged_only": judged_only, "overall": overall,
-        "queries": {qid: {name: float(values[name][i]) for name in names} for i, qid in enumerate(query_ids)},
-    }
+    if bootstrap < 1:
+        raise RecallKitError(f"--bootstrap must be at least 1, got {bootstrap}.")
+    scores = score_run_files(qrels, run, _split_names(metrics), complete=complete, ties=ties,
+                             relevance_level=relevance_level, judged_only=judged_only)
+    primaries = [canonical_metric_name(name) for name in _split_names(primary) or []] or None
+    outcome = score_report(qrels, run, scores, complete=complete, ties=ties, per_query=per_query,
+                           primary=primaries, n_resamples=bootstrap, seed=seed)
+    outcome.data.update(relevance_level=relevance_level, judged_only=judged_only)
     if json_out is not None:
-        write_json_atomic(json_out, data)
+        write_json_atomic(json_out, outcome.data)
         typer.echo(f"Wrote {json_out}", err=True)
-    table = ReportTable(title=f"{run.name} against {qrels.name}", headers=["query", "n", *names], rows=rows)
-    emit_report(Report(title="recall-kit score", tables=[table], data=data), report)
+    emit_report(outcome, report)
 
 
 @app.command("plugins")
@@ -461,6 +460,7 @@ def _spec_from_flags(retriever: str | None, fusion: list[str] | None, weights: s
 def compare_command(
     results: Annotated[list[Path], typer.Argument(help="Result JSON files from 'eval --json'; the first is the baseline.")],
     metrics: MetricsOption = None,
+    primary: Annotated[list[str] | None, typer.Option("--primary", help="Decision metrics, comma-separated: Holm runs over their all-queries rows; the rest is exploratory (default: the first metric compared).")] = None,
     bootstrap: BootstrapOption = 10_000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the resampling.")] = 0,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the comparison JSON here.")] = None,
@@ -468,11 +468,13 @@ def compare_command(
     output: OutputOption = None,
 ) -> None:
     """Compare result files of one dataset with the first: paired deltas, 95% bootstrap intervals,
-    randomisation-test p-values (Holm-corrected), wins/ties/losses, overall and per stratum."""
+    randomisation-test p-values (Holm within the primary family), wins/ties/losses, overall and
+    per stratum."""
     from recall_kit.decide.compare import compare_files, comparison_report
     from recall_kit.fileio import write_json_atomic
 
-    comparison = compare_files(results, metrics=_split_names(metrics), n_resamples=bootstrap, seed=seed)
+    comparison = compare_files(results, metrics=_split_names(metrics), n_resamples=bootstrap, seed=seed,
+                               primary=_split_names(primary))
     if json_out is not None:
         write_json_atomic(json_out, comparison.to_dict())
         typer.echo(f"Wrote {json_out}", err=True)

@@ -48,7 +48,8 @@ RANKINGS = {
 
 @pytest.fixture
 def data():
-    return judge_rankings(list(RANKINGS), list(RANKINGS.values()), QRELS)
+    # complete=True keeps q4, to pin how each metric scores a query with no judgments.
+    return judge_rankings(list(RANKINGS), list(RANKINGS.values()), QRELS, complete=True)
 
 
 def approx(values):
@@ -275,8 +276,8 @@ def test_f1(data):
 
 
 def test_relevance_level_changes_binary_measures_not_gains():
-    level2 = judge_rankings(list(RANKINGS), list(RANKINGS.values()), QRELS, relevance_level=2)
-    level1 = judge_rankings(list(RANKINGS), list(RANKINGS.values()), QRELS)
+    level2 = judge_rankings(list(RANKINGS), list(RANKINGS.values()), QRELS, complete=True, relevance_level=2)
+    level1 = judge_rankings(list(RANKINGS), list(RANKINGS.values()), QRELS, complete=True)
     # q1: a (3) and c (2) are relevant, b (1) is now judged non-relevant, as x (0) is; q3 has none.
     assert level2.num_relevant.tolist() == [2, 0, 0, 0]
     assert level2.num_judged_nonrelevant.tolist() == [2, 1, 1, 0]  # q3: d (1) too
@@ -294,7 +295,7 @@ def test_bad_relevance_level_is_refused(level):
 
 
 def test_judged_only_drops_unjudged_before_scoring():
-    data = judge_rankings(list(RANKINGS), list(RANKINGS.values()), QRELS, judged_only=True)
+    data = judge_rankings(list(RANKINGS), list(RANKINGS.values()), QRELS, complete=True, judged_only=True)
     # q1: x, a, y, b, z -> x, a, b; q2: e, f -> e; q4's g is unjudged -> empty.
     assert data.lengths.tolist() == [3, 1, 0, 0]
     assert data.grades[0].tolist() == [0, 3, 1]

@@ -48,8 +48,8 @@ def test_list_shows_generators_and_a_kind_a_plugin_declares():
     exec(textwrap.dedent('''
         from recall_kit.hookspecs import hookspec
         @hookspec
-        def register_widgets(register):
-            "Register widgets."
+        def register_gadgets(register):
+            "Register gadgets."
     '''), spec_module.__dict__)
 
     class Declarer:
@@ -58,17 +58,17 @@ def test_list_shows_generators_and_a_kind_a_plugin_declares():
             plugin_manager.add_hookspecs(spec_module)
 
         @hookimpl
-        def register_widgets(self, register):  # type: ignore[no-untyped-def]
+        def register_gadgets(self, register):  # type: ignore[no-untyped-def]
             register("sprocket", object)
 
     runner = CliRunner()
     done = runner.invoke(app, ["list", "generators"])
     assert done.exit_code == 0 and "exact" in done.output
     with registered_plugin(Declarer(), name="widget-plugin"):
-        done = runner.invoke(app, ["list", "widgets"])
+        done = runner.invoke(app, ["list", "gadgets"])
         assert done.exit_code == 0, done.output
         assert "sprocket" in done.output and "widget-plugin" in done.output
-        assert "widgets" in registry.registries()
-    assert "widgets" not in registry.registries()
-    done = runner.invoke(app, ["list", "widgets"])
-    assert done.exit_code == 2 and "Unknown kind 'widgets'" in done.output
+        assert "gadgets" in registry.registries()
+    assert "gadgets" not in registry.registries()
+    done = runner.invoke(app, ["list", "gadgets"])
+    assert done.exit_code == 2 and "Unknown kind 'gadgets'" in done.output

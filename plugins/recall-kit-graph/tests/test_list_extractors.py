@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import recall_kit_graph
 from typer.testing import CliRunner
 
-import recall_kit_graph
 from recall_kit.cli import app
 from recall_kit.testing import registered_plugin
 
