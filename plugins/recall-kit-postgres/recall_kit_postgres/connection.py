@@ -60,7 +60,9 @@ def connect(dsn: str, read_only: bool) -> Any:
 
     secret = dsn_password(dsn)
     try:
-        connection = psycopg.connect(dsn, autocommit=True, connect_timeout=10)
+        # No automatic prepared statements: a cached plan would ignore the planner settings that
+        # pgvector's exact reference search turns off (enable_indexscan).
+        connection = psycopg.connect(dsn, autocommit=True, connect_timeout=10, prepare_threshold=None)
     except psycopg.Error as error:
         raise PostgresError(f"Cannot connect to PostgreSQL ({safe_dsn(dsn)}): {first_line(error, secret)}") from None
     except Exception as error:  # a malformed DSN can raise before libpq sees it

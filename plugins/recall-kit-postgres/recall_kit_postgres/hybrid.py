@@ -116,8 +116,8 @@ class PgHybrid(PgVector, PostgresFTS):
             parts.append(sql.SQL("SELECT doc, {part} AS part FROM {ranked}").format(
                 part=part, ranked=sql.Identifier(name + "_ranked")))
         fused = sql.SQL(
-            "fused AS (SELECT doc, sum(part) AS score FROM ({parts}) AS parts GROUP BY doc "
-            "ORDER BY " + ORDER + " LIMIT %(k)s)"
+            "fused AS (SELECT doc, score FROM (SELECT doc, sum(part) AS score FROM ({parts}) AS parts "
+            "GROUP BY doc) AS summed ORDER BY " + ORDER + " LIMIT %(k)s)"
         ).format(parts=sql.SQL(" UNION ALL ").join(parts))
         prior = options.importance_prior
         if prior > 0:

@@ -8,6 +8,7 @@ import atexit
 import importlib.util
 import os
 import pwd
+import re
 import shutil
 import signal
 import subprocess
@@ -161,8 +162,11 @@ class EmbeddedServer:
 
 
 def _last_line(text: str) -> str:
+    """The last line of a server log or tool output, without the log line's time and pid prefix."""
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    return lines[-1] if lines else "no message"
+    if not lines:
+        return "no message"
+    return re.sub(r"^\d{4}-\d\d-\d\d [\d:.]+ \S+ \[\d+\] ", "", lines[-1])
 
 
 # --- one shared server per process ---------------------------------------------------------------

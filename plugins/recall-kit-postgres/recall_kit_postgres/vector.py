@@ -64,6 +64,9 @@ class VectorOptions:
     partial_index: bool = False
     #: Also run every batch query exactly (index scans off) and report the index's recall@k.
     recall_check: bool = True
+    #: Sequential scans off for the searches, so the planner uses the index even on a table small
+    #: enough to scan (what it does on a large one); the exact reference still scans.
+    force_index: bool = False
 
     def dense_options(self) -> Any:
         """The dense plugin's options for the same embedding."""
@@ -223,6 +226,8 @@ class PgVector(PostgresLeg):
     def _set_search_parameters(self) -> None:
         self._execute(f"SET hnsw.ef_search = {int(self.options.ef_search)}")
         self._execute(f"SET ivfflat.probes = {int(self.options.probes)}")
+        if self.options.force_index:
+            self._execute("SET enable_seqscan = off")
 
     # --- search ---------------------------------------------------------------------------
 
@@ -259,6 +264,7 @@ class PgVector(PostgresLeg):
             # Index scans off: the planner sorts every visible row by distance, which is exact.
             self._execute("SET LOCAL enable_indexscan = off")
             self._execute("SET LOCAL enable_bitmapscan = off")
+            self._execute("SET LOCAL enable_seqscan = on")
             return list(self._execute(statement, params).fetchall())
 
     def _explain(self, statement: Any, params: dict[str, Any]) -> str:
