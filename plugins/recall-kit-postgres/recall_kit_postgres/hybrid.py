@@ -54,7 +54,7 @@ class PgHybrid(PgVector, PostgresFTS):
             if not 0.0 <= self.importance_prior <= 1.0:
                 raise ValueError(f"importance_prior must be in [0, 1], got {self.importance_prior}")
 
-    options: Options
+    options: Any
 
     # --- index ----------------------------------------------------------------------------
 
@@ -120,6 +120,7 @@ class PgHybrid(PgVector, PostgresFTS):
             "GROUP BY doc) AS summed ORDER BY " + ORDER + " LIMIT %(k)s)"
         ).format(parts=sql.SQL(" UNION ALL ").join(parts))
         prior = options.importance_prior
+        final: Any
         if prior > 0:
             identifier = sql.SQL("id") if self.created else sql.SQL("{}::text").format(sql.Identifier(options.id_col))
             importance = sql.SQL("importance") if self.created else (

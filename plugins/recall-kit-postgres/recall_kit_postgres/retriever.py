@@ -90,9 +90,9 @@ class PostgresFTS(PostgresLeg):
                                       options.importance_col, options.tsvector_col) if column
             ])
             return
-        self._load(corpus)
+        self._load_fts(corpus)
 
-    def _load(self, corpus: Corpus) -> None:
+    def _load_fts(self, corpus: Corpus) -> None:
         from psycopg import sql
 
         vector = fts_vector_sql(self.options.config, [column for column, _ in FIELD_WEIGHTS], cast=False)

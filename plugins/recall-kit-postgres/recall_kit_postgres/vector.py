@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -116,6 +117,8 @@ class PgVector(PostgresLeg):
         self.hidden = 0
         self._plan: str | None = None
         self._recall: dict[tuple[str, int], tuple[int, int]] = {}
+        #: Milliseconds of each vector statement's round trip (no query embedding in it).
+        self._sql_ms: list[float] = []
 
     # --- index ----------------------------------------------------------------------------
 
@@ -127,6 +130,7 @@ class PgVector(PostgresLeg):
                 f"{self.leg_name}: vector_type=halfvec needs pgvector 0.7 or later; the server has {self.version}."
             )
         self._recall = {}
+        self._sql_ms = []
         self._plan = None
         if existing:
             self.embedder._model()  # the query encoder only: the table holds the memories' vectors
@@ -138,7 +142,7 @@ class PgVector(PostgresLeg):
             assert matrix is not None
             self.dimension = int(matrix.shape[1]) if matrix.ndim == 2 and matrix.shape[0] else \
                 self.embedder._model().dimension
-            self._load(corpus, matrix)
+            self._load_vectors(corpus, matrix)
         self._set_search_parameters()
 
     def _column_type(self) -> Any:
@@ -150,7 +154,7 @@ class PgVector(PostgresLeg):
         """Extra column definitions of our table (pg-hybrid adds the tsvector)."""
         return None
 
-    def _load(self, corpus: Corpus, matrix: np.ndarray) -> None:
+    def _load_vectors(self, corpus: Corpus, matrix: np.ndarray) -> None:
         from psycopg import sql
 
         options = self.options
@@ -185,7 +189,7 @@ class PgVector(PostgresLeg):
             lists = options.lists or max(1, rows // 1000)
             method = sql.SQL("ivfflat ({} {}) WITH (lists = {})").format(
                 sql.Identifier(self._embedding_column()), operators, sql.Literal(lists))
-        partial = sql.SQL("")
+        partial: Any = sql.SQL("")
         if options.partial_index:
             partial = sql.SQL(" WHERE {}").format(self._filter_sql())
         self._execute(sql.SQL("CREATE INDEX ON {} USING {}{}").format(self._identifier(), method, partial))
@@ -235,7 +239,7 @@ class PgVector(PostgresLeg):
         """The rows a query may see: a non-NULL embedding, not hidden, the `where` condition."""
         from psycopg import sql
 
-        parts = [sql.SQL("{} IS NOT NULL").format(sql.Identifier(self._embedding_column()))]
+        parts: list[Any] = [sql.SQL("{} IS NOT NULL").format(sql.Identifier(self._embedding_column()))]
         if self.created and self.options.hidden_fraction > 0:
             parts.append(sql.SQL("NOT hidden"))
         if self.options.where:
@@ -307,7 +311,10 @@ class PgVector(PostgresLeg):
             params = self._params(vector, k)
             if self._plan is None:
                 self._plan = self._explain(statement, params)
-            hits = [Hit(str(doc), float(score)) for doc, score in self._vector_rows(statement, params)]
+            started = time.perf_counter()
+            rows = self._vector_rows(statement, params)
+            self._sql_ms.append((time.perf_counter() - started) * 1000.0)
+            hits = [Hit(str(doc), float(score)) for doc, score in rows]
             results[i] = sort_hits(hits)
             if check:
                 truth = {str(doc) for doc, _ in self._vector_rows(statement, params, exact=True)}
@@ -334,6 +341,10 @@ class PgVector(PostgresLeg):
             stats.update({"m": options.m, "ef_construction": options.ef_construction, "ef_search": options.ef_search})
         elif options.index == "ivfflat":
             stats.update({"lists": options.lists or max(1, len(self.corpus_ids) // 1000), "probes": options.probes})
+        if self._sql_ms:
+            # The substrate's own cost, apart from embedding the query (which dense pays too).
+            stats["sql_ms_p50"] = round(float(np.percentile(self._sql_ms, 50)), 4)
+            stats["sql_ms_p95"] = round(float(np.percentile(self._sql_ms, 95)), 4)
         if self._recall:
             # Counts as well as the ratio: with scopes the runner sums numbers across indexes.
             matched = sum(found for found, _ in self._recall.values())
