@@ -22,7 +22,7 @@ from recall_kit_postgres.connection import PostgresError
 _DENSE = DenseRetriever.Options
 #: The options handed to the dense plugin's embedder (same names, same meaning).
 EMBEDDING_OPTIONS = ("model", "fields", "query_prefix", "doc_prefix", "batch_size", "device", "max_seq_length",
-                     "cache", "allow_download", "trust_remote_code")
+                     "cache", "allow_download", "trust_remote_code", "backend", "quantize", "threads")
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,10 @@ class VectorOptions:
     cache: bool = True
     allow_download: bool = False
     trust_remote_code: bool = False
+    #: The query encoder: torch, or onnx (as dense's `backend`, `quantize`, `threads`).
+    backend: Literal["torch", "onnx"] = "torch"
+    quantize: bool = False
+    threads: int = _DENSE.threads
     #: Column type: vector (float4) or halfvec (float2, pgvector 0.7+).
     vector_type: Literal["vector", "halfvec"] = "vector"
     #: hnsw, ivfflat, or none (exact search: a sequential scan).
