@@ -31,6 +31,8 @@ BASE_SETTINGS = {
 }
 #: Folder name prefix of every embedded server's data (tests look for leftovers by it).
 FOLDER_PREFIX = "recall-kit-pg-"
+#: The file in a server's folder that holds the owning process's pid.
+OWNER_FILE = "owner.pid"
 START_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 15.0
 #: Unix socket paths are limited to 107 bytes; keep ours well below.
@@ -97,11 +99,15 @@ class EmbeddedServer:
         return self.dsn
 
     def _start(self, bindir: Path, user: str | None) -> None:
+        remove_stale_servers(Path(tempfile.gettempdir()))
         self.folder = Path(tempfile.mkdtemp(prefix=FOLDER_PREFIX))
+        # Who owns this server: a later run removes it if this process dies without stopping it.
+        (self.folder / OWNER_FILE).write_text(str(os.getpid()))
         data = self.folder / "data"
         self.sockets = self.folder
         if len(str(self.folder / ".s.PGSQL.5432")) > _SOCKET_PATH_LIMIT:
             self.sockets = Path(tempfile.mkdtemp(prefix=FOLDER_PREFIX, dir="/tmp"))
+            (self.sockets / OWNER_FILE).write_text(str(os.getpid()))
         if user is not None:
             for folder in {self.folder, self.sockets}:
                 shutil.chown(folder, user)
@@ -159,6 +165,44 @@ class EmbeddedServer:
                 shutil.rmtree(folder, ignore_errors=True)
         self.sockets = self.folder = None
         self.dsn = None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_stale_servers(parent: Path) -> list[Path]:
+    """Stop and delete embedded servers under `parent` whose owning recall-kit process is gone
+    (killed with SIGKILL, which nothing can catch). Returns the folders removed."""
+    removed = []
+    for folder in parent.glob(FOLDER_PREFIX + "*"):
+        try:
+            owner = int((folder / OWNER_FILE).read_text().strip())
+        except (OSError, ValueError):
+            continue  # not ours, or still being created
+        if _alive(owner):
+            continue
+        try:
+            postmaster = int((folder / "data" / "postmaster.pid").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            postmaster = None
+        if postmaster is not None and _alive(postmaster):
+            try:
+                os.kill(postmaster, signal.SIGQUIT)  # immediate shutdown: nothing in it is kept
+                deadline = time.monotonic() + STOP_TIMEOUT_S
+                while _alive(postmaster) and time.monotonic() < deadline:
+                    time.sleep(0.05)
+            except OSError:
+                continue
+        shutil.rmtree(folder, ignore_errors=True)
+        removed.append(folder)
+    return removed
 
 
 def _last_line(text: str) -> str:

@@ -88,6 +88,33 @@ def test_a_signal_stops_and_deletes_the_embedded_server(tmpdir_env, sent, status
     assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
 
 
+def test_a_server_orphaned_by_sigkill_is_removed_by_the_next_run(tmpdir_env, monkeypatch):
+    folder, env = tmpdir_env
+    process, line = start_script(env)
+    pid = int(line[2])
+    process.send_signal(signal.SIGKILL)  # nothing can catch it: the server outlives the run
+    process.wait(60)
+    assert psutil.pid_exists(pid) and leftovers(folder)[0]
+    monkeypatch.setenv("TMPDIR", str(folder))
+    tempfile.tempdir = None
+    try:
+        server = EmbeddedServer()
+        server.start()  # finds the folder whose owner is gone: stops its server, deletes it
+        try:
+            names, processes = leftovers(folder)
+            assert names == [server.folder.name] and processes == [server.pid]
+        finally:
+            server.stop()
+    finally:
+        monkeypatch.undo()
+        tempfile.tempdir = None
+    deadline = time.monotonic() + 10
+    while psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE \
+            and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert leftovers(folder) == ([], [])
+
+
 @pytest.mark.parametrize("sent", [signal.SIGTERM, signal.SIGKILL])
 def test_external_server_keeps_no_table_when_recall_kit_is_killed(pg_dsn, tmpdir_env, sent):
     _, env = tmpdir_env
