@@ -16,8 +16,8 @@ from recall_kit_postgres.hybrid import PgHybrid
 from recall_kit_postgres.vector import PgVector, is_hidden
 
 from recall_kit import Corpus, Memory, RecallKitError, load_dataset, run_benchmark
-from recall_kit.options import build_options
 from recall_kit.measure.system import SystemSpec
+from recall_kit.options import build_options
 from recall_kit.testing import registered_plugin
 
 REPO = Path(__file__).resolve().parents[3]
