@@ -398,8 +398,9 @@ def _cost(leg_runs: dict[str, LegRun], fused: FusedRun, query_count: int) -> tup
     """Latency (system and per leg), index cost and throughput; and each sampled query's latency."""
     latency_by_query: dict[int, float] = {}
     sampled = sorted(set.intersection(*[set(run.latency_ms) for run in leg_runs.values()])) if leg_runs else []
-    for index in sampled:
-        latency_by_query[index] = sum(run.latency_ms[index] for run in leg_runs.values()) + fused.fusion_ms[index]
+    for query_index in sampled:
+        latency_by_query[query_index] = (sum(run.latency_ms[query_index] for run in leg_runs.values())
+                                         + fused.fusion_ms[query_index])
     latency = {
         **_percentiles(list(latency_by_query.values())),
         "legs": {name: _percentiles(list(run.latency_ms.values())) for name, run in leg_runs.items()},

@@ -66,7 +66,6 @@ class PostingIndex:
 
         term_of_token = np.fromiter(term_ids(), dtype=np.int64)
         lengths = np.frombuffer(counts, dtype=np.int64).copy() if len(counts) else np.zeros(0, np.int64)
-        del counts
         self.corpus_size = len(lengths)
         total = int(lengths.sum())
         self.vocabulary = vocabulary
