@@ -262,7 +262,10 @@ def _fast_table(raw: bytes | mmap.mmap, columns: int, score_column: int | None) 
             if score_column is not None:
                 values = _parse_floats(strings(score_column))
             else:
-                values = strings(columns - 1).astype(np.int64)
+                grades = strings(columns - 1)
+                if not _plain_integers(grades):  # "3.0", "1_0": the exact reader decides
+                    return None
+                values = grades.astype(np.int64)
     except (ValueError, OverflowError):
         return None
     if score_column is not None and np.isnan(values).any():
@@ -298,6 +301,17 @@ def _separators(buf: np.ndarray) -> np.ndarray | None:
         previous_blank = bool(blank[-1])
         parts.append(np.flatnonzero(blank).astype(index) + index(begin))
     return np.concatenate(parts)
+
+
+def _plain_integers(strings: np.ndarray) -> bool:
+    """Whether every string is an optional sign and ASCII digits (what the exact reader reads
+    the same way), so that numpy's int() conversion cannot accept more (such as "1_0")."""
+    import numpy as np
+
+    chars = strings.view(np.uint8).reshape(len(strings), strings.dtype.itemsize)
+    allowed = ((chars >= ord("0")) & (chars <= ord("9"))) | (chars == 0)
+    allowed[:, 0] |= (chars[:, 0] == ord("+")) | (chars[:, 0] == ord("-"))
+    return bool(allowed.all())
 
 
 def _parse_floats(strings: np.ndarray) -> np.ndarray:
