@@ -19,11 +19,21 @@ class _Group(typer.core.TyperGroup):
     `--debug` shows the traceback instead; an unexpected error is one line and status 1.
     """
 
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        # `--debug` is accepted anywhere before a `--`: `recall-kit eval ... --debug` as well as
+        # `recall-kit --debug eval ...`.
+        end = args.index("--") if "--" in args else len(args)
+        if "--debug" in args[1:end]:
+            args = ["--debug", *(arg for i, arg in enumerate(args) if not (i < end and arg == "--debug"))]
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
         except (typer.Exit, typer.Abort, typer.TyperException):
             raise
+        except BrokenPipeError:
+            raise  # `recall-kit ... | head`: click exits quietly on a closed pipe, as Unix tools do
         except RecallKitError as error:
             if ctx.params.get("debug"):
                 raise
@@ -55,9 +65,18 @@ dataset_app = typer.Typer(help="Check, describe and convert datasets.", no_args_
 app.add_typer(dataset_app, name="dataset")
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from recall_kit import __version__
+
+        typer.echo(f"recall-kit {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
 def _root(
-    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks instead of one-line errors.")] = False,
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks instead of one-line errors (before or after the command).")] = False,
+    version: Annotated[bool, typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit.")] = False,
 ) -> None:
     """Decide, with evidence, whether a change to your retrieval is real."""
 
@@ -285,13 +304,18 @@ def dataset_stats_command(
         return
     from tabulate import tabulate
 
+    def number(value: Any) -> str:
+        # Whole numbers as integers, the rest to two decimals: p95=31.2, not 31.19999999999999.
+        return str(int(value)) if float(value).is_integer() else f"{value:.2f}"
+
     rows = [[key, value] for key, value in stats.items() if not isinstance(value, dict)]
     typer.echo(tabulate(rows, tablefmt="plain"))
-    strata_rows = [[s, d["queries"], d["relevant_per_query"]["mean"]] for s, d in stats["strata_detail"].items()]
+    strata_rows = [[s, d["queries"], number(d["relevant_per_query"]["mean"])] for s, d in stats["strata_detail"].items()]
     typer.echo("")
-    typer.echo(tabulate(strata_rows, headers=["stratum", "queries", "relevant/query"], tablefmt="simple"))
+    typer.echo(tabulate(strata_rows, headers=["stratum", "queries", "relevant/query"], tablefmt="simple",
+                        disable_numparse=True, colalign=("left", "right", "right")))
     for key in ("memory_words", "query_words", "relevant_per_query"):
-        typer.echo(f"{key}: " + ", ".join(f"{k}={v}" for k, v in stats[key].items()))
+        typer.echo(f"{key}: " + ", ".join(f"{k}={number(v)}" for k, v in stats[key].items()))
 
 
 @dataset_app.command(
@@ -335,6 +359,34 @@ def dataset_export_command(
     typer.echo(f"Wrote {output}", err=True)
 
 
+def _refuse_writing_example(path: Path, writes: bool) -> None:
+    from recall_kit.dataset import is_example
+
+    if writes and is_example(path):
+        raise RecallKitError(
+            f"{path} is shipped with recall-kit and read-only: copy it first "
+            "(recall-kit dataset example OUT) and work on the copy."
+        )
+
+
+@dataset_app.command("example")
+def dataset_example_command(
+    output: Annotated[Path, typer.Argument(metavar="OUT", help="Dataset folder to write (absent or empty).")],
+    name: Annotated[str, typer.Option("--name", help="Which shipped example.")] = "memories",
+    force: Annotated[bool, typer.Option("--force", help="Replace a non-empty OUT.")] = False,
+) -> None:
+    """Copy the example dataset shipped with recall-kit (invented memories; 120 queries in exact,
+    paraphrase and multihop strata) to OUT. Commands also read it in place: --dataset example:memories."""
+    from recall_kit.curate.example import write_example_dataset
+    from recall_kit.dataset import load_dataset
+
+    write_example_dataset(output, name, force=force)
+    loaded = load_dataset(output)
+    typer.echo(f"memories: {len(loaded.corpus)}")
+    typer.echo(f"queries: {len(loaded.queries)} ({', '.join(loaded.strata)})")
+    typer.echo(f"Wrote {output}", err=True)
+
+
 @dataset_app.command("synth")
 def dataset_synth_command(
     output: Annotated[Path, typer.Argument(metavar="OUT", help="Dataset folder to write (absent or empty).")],
@@ -367,6 +419,7 @@ def dataset_generate_command(
     from recall_kit.curate.generate import generate_into, parse_generator_requests
     from recall_kit.measure.system import parse_option_assignments
 
+    _refuse_writing_example(path, out is None)
     requests = parse_generator_requests(exact, paraphrase, multihop, generator or [])
     summary = generate_into(path, requests, seed=seed, out=out, options=parse_option_assignments(option or []))
     for line in summary.lines():
@@ -390,6 +443,7 @@ def dataset_lint_command(
 
     settings = {"paraphrase_max_overlap": paraphrase_max_overlap, "twin_threshold": twin_threshold,
                 "shingle_size": shingle_size, "min_queries": min_queries}
+    _refuse_writing_example(path, fix_twins)
     report = lint_path(path, **settings)
     fixed: dict[str, dict[str, int]] = {}
     if fix_twins:
