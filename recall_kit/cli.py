@@ -13,7 +13,54 @@ import typer.core
 from recall_kit.errors import RecallKitError
 
 
-class _Group(typer.core.TyperGroup):
+_CLICK_TYPE_NAMES = {int: "INTEGER", float: "FLOAT", str: "TEXT"}
+
+
+def _click_metavar(param: Any) -> str:
+    """click's placeholder for a parameter typer would show as <path>, <int>, <list[str]>."""
+    import typing
+
+    descriptor = param.type_descriptor
+    if descriptor.is_choice:
+        return "[" + "|".join(str(choice) for choice in descriptor.choices or ()) + "]"
+    if descriptor.is_path:
+        return "PATH"
+    annotation = descriptor.annotation
+    if descriptor.is_list and typing.get_args(annotation):
+        annotation = typing.get_args(annotation)[0]
+    return _CLICK_TYPE_NAMES.get(annotation, "TEXT")
+
+
+def _click_style(command: Any) -> Any:
+    """Help in click's conventions, the same in every command: an argument is its metavar alone
+    (OUT, RESULTS...), an option's value a placeholder (PATH, TEXT, INTEGER, NAME, LIST), and
+    --report lists the registered reporters."""
+    for param in getattr(command, "params", []):
+        if not hasattr(param, "type_descriptor"):
+            continue
+        if isinstance(param, typer.core.TyperArgument):
+            name = param.metavar or param.name.upper()
+            param.metavar = name
+            param.display_type_rich = lambda ctx=None: None
+            suffix = "..." if param.nargs != 1 else ""
+            param._usage_display_name = (lambda n=name, s=suffix, r=param.required: f"{n}{s}" if r else f"[{n}{s}]")
+        elif not getattr(param, "is_flag", False) and param.metavar is None:
+            param.metavar = _click_metavar(param)
+        if param.name == "report" and param.help and "Available:" not in param.help:
+            from recall_kit import registry
+
+            param.help = f"{param.help} Available: {', '.join(registry.reporters.names())}."
+    return command
+
+
+class _ClickStyleGroup(typer.core.TyperGroup):
+    """A group whose commands' help follows click's conventions (see `_click_style`)."""
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        return _click_style(super().get_command(ctx, cmd_name))
+
+
+class _Group(_ClickStyleGroup):
     """Turns a user's mistake (a RecallKitError) into one line on stderr and exit status 2.
 
     `--debug` shows the traceback instead; an unexpected error is one line and status 1.
@@ -60,8 +107,8 @@ app = typer.Typer(
     add_completion=False,
     rich_markup_mode=None,
 )
-dataset_app = typer.Typer(help="Check, describe and convert datasets.", no_args_is_help=True,
-                          rich_markup_mode=None)
+dataset_app = typer.Typer(cls=_ClickStyleGroup, help="Check, describe and convert datasets.",
+                          no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(dataset_app, name="dataset")
 
 
@@ -97,18 +144,20 @@ def _check_latency_sample(value: int) -> int:
 
 
 # Options that several commands share, defined once so their names, help and checks agree.
-DatasetOption = Annotated[Path, typer.Option("--dataset", "-d", help="Dataset folder (corpus.jsonl, queries.jsonl, qrels.jsonl).")]
-RetrieverOption = Annotated[str | None, typer.Option("--retriever", "-r", help="Legs joined by '+': fts5, fts5+dense, pkg.module:Class.")]
-FusionOption = Annotated[list[str] | None, typer.Option("--fusion", "-f", help="Fusion step; repeat to chain (rrf, then exact-bonus).")]
-WeightsOption = Annotated[str | None, typer.Option("--weights", "-w", help="Leg weights: fts5=1,dense=0.5.")]
-OptionOption = Annotated[list[str] | None, typer.Option("--option", "-o", help="NAME.KEY=VALUE for a leg or fusion: dense.model=PATH, rrf.k=60; repeat.")]
-ConfigOption = Annotated[Path | None, typer.Option("--config", "-c", help="TOML experiment file; flags override it.")]
-KOption = Annotated[int, typer.Option("--k", "-k", help="Ranking depth scored.")]
-MetricsOption = Annotated[list[str] | None, typer.Option("--metrics", "-m", help="Metrics, comma-separated: recall@10,ndcg@10,mrr.")]
-BootstrapOption = Annotated[int, typer.Option("--bootstrap", help="Bootstrap and randomisation resamples.")]
-ReportOption = Annotated[str, typer.Option("--report", callback=_check_reporter, help="Output format: a reporter name (recall-kit list reporters).")]
-OutputOption = Annotated[Path | None, typer.Option("--output", help="Write the report here instead of stdout.")]
-LatencySampleOption = Annotated[int, typer.Option("--latency-sample", callback=_check_latency_sample, help="Queries timed one at a time (0: none, -1: all).")]
+DatasetOption = Annotated[Path, typer.Option("--dataset", "-d", metavar="PATH", help="Dataset folder (corpus.jsonl, queries.jsonl, qrels.jsonl), or example:memories (shipped).")]
+RetrieverOption = Annotated[str | None, typer.Option("--retriever", "-r", metavar="SPEC", help="Legs joined by '+': fts5, fts5+dense, pkg.module:Class. Required, unless --config gives [system] retriever.")]
+FusionOption = Annotated[list[str] | None, typer.Option("--fusion", "-f", metavar="NAME", help="Fusion step; repeat to chain (--fusion rrf --fusion exact-bonus).")]
+WeightsOption = Annotated[str | None, typer.Option("--weights", "-w", metavar="LIST", help="Leg weights, comma-separated: fts5=1,dense=0.5.")]
+OptionOption = Annotated[list[str] | None, typer.Option("--option", "-o", metavar="NAME.KEY=VALUE", help="An option of a leg or fusion: dense.model=PATH, rrf.k=60; repeat.")]
+ConfigOption = Annotated[Path | None, typer.Option("--config", "-c", metavar="PATH", help="TOML experiment file; flags override it.")]
+KOption = Annotated[int, typer.Option("--k", "-k", metavar="INTEGER", help="Ranking depth scored.")]
+MetricsOption = Annotated[list[str] | None, typer.Option("--metrics", "-m", metavar="LIST", help="Metrics, comma-separated: recall@10,ndcg@10,mrr.")]
+BootstrapOption = Annotated[int, typer.Option("--bootstrap", metavar="INTEGER", help="Bootstrap and randomisation resamples.")]
+ReportOption = Annotated[str, typer.Option("--report", metavar="NAME", callback=_check_reporter, help="Output format: a reporter name.")]
+OutputOption = Annotated[Path | None, typer.Option("--output", metavar="PATH", help="Write the report to this file instead of stdout.")]
+LatencySampleOption = Annotated[int, typer.Option("--latency-sample", metavar="INTEGER", callback=_check_latency_sample, help="Queries timed one at a time (0: none, -1: all).")]
+#: ablate and sweep write one result file per variant into a folder; `--out` is the old spelling.
+OutDirOption = Annotated[Path, typer.Option("--out-dir", "--out", metavar="DIR", help="Folder for every variant's result JSON and a summary JSON (--out: the old spelling).")]
 ProgressOption = Annotated[bool | None, typer.Option("--progress/--no-progress", help="Progress bar on stderr (default: when a terminal).")]
 
 
@@ -195,8 +244,8 @@ def score_command(
     qrels: Annotated[Path, typer.Option("--qrels", help="TREC qrels file: qid iter docid rel.")],
     run: Annotated[Path, typer.Option("--run", help="TREC run file: qid Q0 docid rank score tag.")],
     metrics: MetricsOption = None,
-    complete: Annotated[bool, typer.Option("--complete", "-c", help="Average over every qrels query; missing ones score 0 (trec_eval -c).")] = False,
-    per_query: Annotated[bool, typer.Option("--per-query", "-q", help="Also show each query's values (trec_eval -q).")] = False,
+    complete: Annotated[bool, typer.Option("--complete", help="Average over every qrels query; missing ones score 0 (trec_eval -c).")] = False,
+    per_query: Annotated[bool, typer.Option("--per-query", help="Also show each query's values (trec_eval -q).")] = False,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write per-query and mean values as JSON here.")] = None,
     report: ReportOption = "table",
 ) -> None:
@@ -318,8 +367,43 @@ def dataset_stats_command(
         typer.echo(f"{key}: " + ", ".join(f"{k}={number(v)}" for k, v in stats[key].items()))
 
 
+class _ImportCommand(typer.core.TyperCommand):
+    """`dataset import`: the help lists every importer's own options, or only FORMAT's when given
+    (`recall-kit dataset import sqlite --help`), read from the registered importers."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        ctx.meta["import_args"] = list(args)
+        return super().parse_args(ctx, args)
+
+    def format_epilog(self, ctx: Any, formatter: Any) -> None:
+        from recall_kit import registry
+        from recall_kit.options import describe_options
+
+        super().format_epilog(ctx, formatter)
+        names = registry.importers.names()
+        given = [arg for arg in ctx.meta.get("import_args", []) if not arg.startswith("-")]
+        if given and given[0] in names:
+            names = [given[0]]
+        for name in names:
+            rows = []
+            for field, type_text, default, meaning in describe_options(registry.importers.get(name).obj.Options):
+                flag = "--" + field.replace("_", "-")
+                if type_text == "bool":
+                    flag = f"{flag} / --no-{field.replace('_', '-')}"
+                else:
+                    flag += " " + {"str": "TEXT", "int": "INTEGER", "float": "FLOAT"}.get(type_text, f"[{type_text}]")
+                shown = "none" if default in ("", None) else str(default).lower() if isinstance(default, bool) else default
+                rows.append((flag, f"{meaning} [default: {shown}]".strip()))
+            with formatter.section(f"Options of the {name} importer (after OUT)"):
+                if rows:
+                    formatter.write_dl(rows)
+                else:
+                    formatter.write_text("none")
+
+
 @dataset_app.command(
-    "import", context_settings={"allow_extra_args": True, "ignore_unknown_options": True}
+    "import", cls=_ImportCommand,
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
 )
 def dataset_import_command(
     ctx: typer.Context,
@@ -410,7 +494,7 @@ def dataset_generate_command(
     exact: Annotated[int | None, typer.Option("--exact", help="Exact-stratum queries: a salient phrase unique to one memory.")] = None,
     paraphrase: Annotated[int | None, typer.Option("--paraphrase", help="Paraphrase queries (needs a generator plugin of that stratum).")] = None,
     multihop: Annotated[int | None, typer.Option("--multihop", help="Multihop queries (needs a generator plugin of that stratum).")] = None,
-    generator: Annotated[list[str] | None, typer.Option("--generator", "-g", help="NAME:COUNT of a registered query generator; repeat.")] = None,
+    generator: Annotated[list[str] | None, typer.Option("--generator", metavar="NAME:COUNT", help="NAME:COUNT of a registered query generator; repeat.")] = None,
     option: Annotated[list[str] | None, typer.Option("--option", "-o", help="NAME.KEY=VALUE for a generator: exact.max_words=5.")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the generators.")] = 0,
     out: Annotated[Path | None, typer.Option("--out", help="Dataset folder to write (default: DIR itself).")] = None,
@@ -548,7 +632,7 @@ def gate_command(
 @app.command("ablate")
 def ablate_command(
     dataset: DatasetOption,
-    out: Annotated[Path, typer.Option("--out", help="Folder for every variant's result JSON and ablation.json.")],
+    out: OutDirOption,
     retriever: RetrieverOption = None,
     fusion: FusionOption = None,
     weights: WeightsOption = None,
@@ -564,7 +648,7 @@ def ablate_command(
     progress: ProgressOption = None,
 ) -> None:
     """Score every single leg, every leave-one-out and the full system (one search per leg), and
-    compare each with the full system; every variant's result is written to --out."""
+    compare each with the full system; every variant's result is written to --out-dir."""
     from recall_kit.dataset import load_dataset
     from recall_kit.decide.ablate import run_ablation
 
@@ -591,7 +675,7 @@ def sweep_command(
     metrics: MetricsOption = None,
     bootstrap: BootstrapOption = 10_000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the split and the resampling.")] = 0,
-    out: Annotated[Path | None, typer.Option("--out", help="Folder for every setting's result JSON and sweep.json.")] = None,
+    out: Annotated[Path | None, OutDirOption.__metadata__[0]] = None,
     latency_sample: LatencySampleOption = 200,
     report: ReportOption = "table",
     output: OutputOption = None,

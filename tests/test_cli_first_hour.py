@@ -114,3 +114,53 @@ def test_a_module_in_the_current_folder_needs_pythonpath(tmp_path, tiny_dataset)
     works = subprocess.run(args, capture_output=True, text=True, cwd=tmp_path, env={**env, "PYTHONPATH": "."}, timeout=120)
     assert works.returncode == 0, works.stderr
     assert json.loads(works.stdout)["system"]["spec"] == "myret:Overlap"
+
+
+def test_import_help_shows_each_importers_options():
+    one = invoke("dataset", "import", "sqlite", "--help")
+    assert one.exit_code == 0, one.output
+    assert "Options of the sqlite importer (after OUT):" in one.stdout
+    assert "--text-col TEXT" in one.stdout and "Column of the memory text. [default: content]" in one.stdout
+    assert "trec importer" not in one.stdout
+    every = invoke("dataset", "import", "--help")
+    for name in ("beir", "locomo", "longmemeval", "sqlite", "trec"):
+        assert f"Options of the {name} importer" in every.stdout
+    assert "--title / --no-title" in every.stdout  # a bool option of beir
+
+
+def _all_commands():  # type: ignore[no-untyped-def]
+    import typer.main
+
+    root = typer.main.get_command(get_app())
+    ctx = root.make_context("recall-kit", ["--help"], resilient_parsing=True)
+    for name in root.list_commands(ctx):
+        command = root.get_command(ctx, name)
+        if hasattr(command, "list_commands"):
+            inner = command.make_context(name, [], resilient_parsing=True, parent=ctx)
+            for sub in command.list_commands(inner):
+                yield [name, sub]
+        else:
+            yield [name]
+
+
+def test_help_uses_click_placeholders_and_short_flags_mean_one_thing():
+    import re
+
+    meanings: dict[str, set[str]] = {}
+    for path in _all_commands():
+        result = invoke(*path, "--help")
+        assert result.exit_code == 0, (path, result.output)
+        for typer_style in ("<str>", "<path>", "<int>", "<list", "{"):
+            assert typer_style not in result.stdout.split("Options of the")[0], (path, typer_style)
+        for short, long in re.findall(r"^\s+(-[a-zA-Z]), (--[\w-]+)", result.stdout, flags=re.M):
+            meanings.setdefault(short, set()).add(long)
+    assert {short: longs for short, longs in meanings.items() if len(longs) > 1} == {}
+    assert meanings["-c"] == {"--config"} and meanings["-d"] == {"--dataset"}
+
+
+def test_out_dir_and_its_old_spelling(overlap_plugin, tiny_dataset, tmp_path):
+    for flag in ("--out-dir", "--out"):
+        result = invoke("ablate", "-d", str(tiny_dataset), "-r", "overlap+overlap2", "--fusion", "x",
+                        flag, str(tmp_path / flag.strip("-")))
+        # the option is accepted under both names (the spec error comes after parsing)
+        assert "No such option" not in result.output
