@@ -74,7 +74,7 @@ def test_strata_rows_holm_and_small_stratum_warning():
     assert z.delta == 0 and z.p_value == 1.0 and not z.significant
     assert any("'small' has 12 queries" in w for w in comparison.warnings)
     report = comparison_report(comparison)
-    deltas = report.tables[1]
+    deltas = next(table for table in report.tables if table.title.endswith("(baseline)"))
     assert deltas.headers[10] == "significant"
     assert [row[10] for row in deltas.rows if row[0] == "z"] == ["no", "no", "no"]
     assert any("significant=no" in note for note in deltas.notes)
