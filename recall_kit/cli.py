@@ -12,7 +12,6 @@ import typer.core
 
 from recall_kit.errors import RecallKitError
 
-
 _CLICK_TYPE_NAMES = {int: "INTEGER", float: "FLOAT", str: "TEXT"}
 
 
@@ -646,6 +645,7 @@ def ablate_command(
     report: ReportOption = "table",
     output: OutputOption = None,
     progress: ProgressOption = None,
+    brief: Annotated[bool, typer.Option("--brief", help="Show the ablation table and each leg's contribution only (every comparison is still in --out-dir).")] = False,
 ) -> None:
     """Score every single leg, every leave-one-out and the full system (one search per leg), and
     compare each with the full system; every variant's result is written to --out-dir."""
@@ -657,7 +657,7 @@ def ablate_command(
                             n_resamples=bootstrap, seed=seed,
                             latency_sample=None if latency_sample < 0 else latency_sample, show_progress=progress)
     typer.echo(f"Wrote {len(ablation.variants)} results and ablation.json to {out}", err=True)
-    emit_report(ablation.report(), report, output)
+    emit_report(ablation.report(brief=brief), report, output)
 
 
 @app.command("sweep")
