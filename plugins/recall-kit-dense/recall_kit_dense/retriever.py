@@ -145,9 +145,11 @@ class DenseRetriever(Retriever):
         prefix = self._prefixes.document
         chunk = self.options.batch_size * 16
         show = sys.stderr.isatty()
+        from recall_kit.progress import progress_bar, stage
+
         if not show or len(texts) <= chunk:
+            stage(f"dense: embedding {len(texts):,} memories")
             return self._encode(texts, prefix)
-        from recall_kit.progress import progress_bar
 
         parts = []
         with progress_bar(len(texts), f"dense: embedding {len(texts):,} memories", show=True) as advance:
