@@ -14,6 +14,8 @@ A comment on the line before a fence says how to run it:
   model or installs into the environment).
 - `<!-- doc-test: exit=N -->`: the block is expected to end with exit status N (a gate that fails).
 - `<!-- doc-test: cwd=tmp -->`: run in a fresh empty folder (commands that create packages).
+- `<!-- doc-test: file=NAME -->` (before any block, e.g. ```python): the block is a file the
+  reader is told to write; it is written as NAME in the current folder.
 - `<!-- doc-test: cleanup=DIST -->`: `pip uninstall DIST` after the block, whatever happened (a
   block that installs a package it made).
 
@@ -57,6 +59,14 @@ class Block:
         return "\n".join(commands)
 
 
+def _marker_before(lines: list[str], index: int) -> str | None:
+    before = index - 1
+    while before >= 0 and not lines[before].strip():
+        before -= 1
+    marker = _MARKER.search(lines[before]) if before >= 0 else None
+    return marker.group(1) if marker else None
+
+
 def shell_blocks(page: Path) -> list[Block]:
     """The shell blocks of a page, with the options of the marker comment just before each."""
     lines = page.read_text(encoding="utf-8").splitlines()
@@ -71,7 +81,12 @@ def shell_blocks(page: Path) -> list[Block]:
         while end < len(lines) and not lines[end].startswith("```"):
             end += 1
         language = opening.group(1)
-        if language in SHELLS:
+        file_marker = _marker_before(lines, index)
+        if file_marker and "file=" in file_marker:
+            name = file_marker.split("file=")[1].split()[0]
+            blocks.append(Block(str(page.relative_to(REPO)), index + 1, language,
+                                "\n".join(lines[index + 1:end]), {"file": name}))
+        elif language in SHELLS:
             options: dict[str, str] = {}
             before = index - 1
             while before >= 0 and not lines[before].strip():
@@ -90,7 +105,8 @@ def shell_blocks(page: Path) -> list[Block]:
 
 
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
-RUNNABLE = [page for page in PAGES if any("skip" not in b.options and b.script.strip() for b in shell_blocks(page))]
+RUNNABLE = [page for page in PAGES
+            if any("skip" not in b.options and "file" not in b.options and b.script.strip() for b in shell_blocks(page))]
 
 
 def test_every_page_is_covered_and_every_skip_says_why():
@@ -99,7 +115,8 @@ def test_every_page_is_covered_and_every_skip_says_why():
             if "skip" in block.options:
                 assert block.options["skip"], f"{block.page}:{block.line}: doc-test skip needs a reason"
     names = {page.relative_to(REPO).as_posix() for page in RUNNABLE}
-    assert {"README.md", "docs/user-guide.md", "docs/plugin-guide.md", "docs/deciding.md"} <= names
+    assert {"README.md", "docs/user-guide.md", "docs/plugin-guide.md", "docs/deciding.md",
+            "docs/evaluation-set.md"} <= names
 
 
 def _scratch(tmp_path: Path) -> Path:
@@ -127,6 +144,10 @@ def test_shell_blocks_run_as_written(page: Path, tmp_path: Path) -> None:
     (state / "cwd").write_text(str(clone))
     ran = 0
     for number, block in enumerate(shell_blocks(page), start=1):
+        if "file" in block.options:  # a file the reader is told to write, written where they are
+            current = Path((state / "cwd").read_text().strip())
+            (current / block.options["file"]).write_text(block.text + "\n", encoding="utf-8")
+            continue
         if "skip" in block.options or not block.script.strip() or (fast and "slow" in block.options):
             continue
         cwd = tmp_path / f"block{number}" if block.options.get("cwd") == "tmp" else None
