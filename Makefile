@@ -6,6 +6,7 @@ PIP := $(PY) -m pip
 PLUGINS := $(sort $(wildcard plugins/recall-kit-*))
 EXAMPLE_PLUGIN := $(wildcard examples/recall-kit-example)
 STAMP := $(VENV)/.installed
+BENCH_STAMP := $(VENV)/.bench-installed
 RESULTS := results
 DEMO_DATA := examples/memories
 
@@ -19,6 +20,11 @@ $(STAMP): pyproject.toml $(wildcard plugins/*/pyproject.toml) $(wildcard example
 	touch $(STAMP)
 
 setup: $(STAMP)
+
+# The benchmarks' peers (bm25s, ranx, pytrec_eval, rank-bm25, hnswlib, faiss): the `bench` extra.
+$(BENCH_STAMP): $(STAMP)
+	$(PIP) install --quiet -e ".[bench]"
+	touch $(BENCH_STAMP)
 
 # The decision a user faces: does the hybrid earn its legs? Every single leg, every leave-one-out
 # and the full fts5+dense+graph hybrid, each against the full system, from one search per leg. On the
@@ -34,10 +40,10 @@ demo: setup
 test: setup
 	$(PY) -m pytest tests $(foreach p,$(PLUGINS),$(p)/tests) $(foreach p,$(EXAMPLE_PLUGIN),$(p)/tests)
 
-bench: setup
+bench: $(BENCH_STAMP)
 	$(PY) benchmarks/run_all.py --quick
 
-bench-full: setup
+bench-full: $(BENCH_STAMP)
 	$(PY) benchmarks/run_all.py
 
 lint: setup

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from recall_kit.decide.compare import compare_files, compare_results
     from recall_kit.decide.gate import run_gate
     from recall_kit.decide.sweep import run_sweep
+    from recall_kit.measure.evaluation import evaluate_run as evaluate
     from recall_kit.measure.evaluation import score_trec_files
     from recall_kit.measure.result import BenchmarkResult, QueryResult, load_results
     from recall_kit.measure.runner import run_benchmark
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
 # What the CLI does, callable from Python. These import numpy-heavy code: loaded on first use, so
 # `import recall_kit` (and `recall-kit --help`) stays fast.
 _LAZY = {
+    "evaluate": "recall_kit.measure.evaluation:evaluate_run",
     "Dataset": "recall_kit.dataset",
     "load_dataset": "recall_kit.dataset",
     "SystemSpec": "recall_kit.measure.system",
@@ -70,7 +72,8 @@ def __getattr__(name: str) -> Any:
     if name in _LAZY:
         import importlib
 
-        return getattr(importlib.import_module(_LAZY[name]), name)
+        module, _, attribute = _LAZY[name].partition(":")
+        return getattr(importlib.import_module(module), attribute or name)
     raise AttributeError(f"module 'recall_kit' has no attribute {name!r}")
 
 
@@ -78,7 +81,8 @@ __all__ = [
     "BenchmarkResult", "Corpus", "Dataset", "DatasetError", "Fusion", "FusionRequest", "GeneratedQuery",
     "Hit", "Importer", "JudgedRankings", "Memory", "Metric", "Qrels", "Query", "QueryGenerator",
     "QueryResult", "RecallKitError", "Report", "ReportTable", "Reporter", "Retriever", "SystemSpec",
-    "__version__", "build_system", "compare_files", "compare_results", "export_dataset", "hookimpl",
+    "__version__", "build_system", "compare_files",
+    "evaluate", "compare_results", "export_dataset", "hookimpl",
     "import_dataset", "load_config", "load_dataset", "load_results", "pool_files", "run_ablation",
     "run_benchmark", "run_gate", "run_sweep", "score_trec_files", "sort_hits",
 ]

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 import typer.core
 
-from recall_kit.errors import RecallKitError
+from recall_kit.errors import OptionError, RecallKitError
 
 _CLICK_TYPE_NAMES = {int: "INTEGER", float: "FLOAT", str: "TEXT"}
 
@@ -131,14 +131,14 @@ def _check_reporter(value: str | None) -> str | None:
     """--report names a registered reporter; checked before any work is done."""
     from recall_kit import registry
 
-    if value is not None and value not in registry.reporters.names():
-        raise typer.BadParameter(f"unknown reporter {value!r}; available: {', '.join(registry.reporters.names())}.")
+    if value is not None:
+        registry.reporters.get(value)  # one line listing the registered reporters, exit 2
     return value
 
 
 def _check_latency_sample(value: int) -> int:
     if value < -1:
-        raise typer.BadParameter(f"{value} is not a query count: give N >= 0, or -1 for all queries.")
+        raise OptionError(f"--latency-sample {value} is not a query count: give N >= 0, or -1 for all queries.")
     return value
 
 
@@ -149,7 +149,7 @@ FusionOption = Annotated[list[str] | None, typer.Option("--fusion", "-f", metava
 WeightsOption = Annotated[str | None, typer.Option("--weights", "-w", metavar="LIST", help="Leg weights, comma-separated: fts5=1,dense=0.5.")]
 OptionOption = Annotated[list[str] | None, typer.Option("--option", "-o", metavar="NAME.KEY=VALUE", help="An option of a leg or fusion: dense.model=PATH, rrf.k=60; repeat.")]
 ConfigOption = Annotated[Path | None, typer.Option("--config", "-c", metavar="PATH", help="TOML experiment file; flags override it.")]
-KOption = Annotated[int, typer.Option("--k", "-k", metavar="INTEGER", help="Ranking depth scored.")]
+KOption = Annotated[int, typer.Option("--k", "-k", metavar="INTEGER", help="Ranking depth scored; raised to the largest metric cutoff asked (recall@100 scores at 100).")]
 MetricsOption = Annotated[list[str] | None, typer.Option("--metrics", "-m", metavar="LIST", help="Metrics, comma-separated: recall@10,ndcg@10,mrr.")]
 BootstrapOption = Annotated[int, typer.Option("--bootstrap", metavar="INTEGER", help="Bootstrap and randomisation resamples.")]
 ReportOption = Annotated[str, typer.Option("--report", metavar="NAME", callback=_check_reporter, help="Output format: a reporter name.")]
@@ -241,32 +241,32 @@ def eval_command(
 @app.command("score")
 def score_command(
     qrels: Annotated[Path, typer.Option("--qrels", help="TREC qrels file: qid iter docid rel.")],
-    run: Annotated[Path, typer.Option("--run", help="TREC run file: qid Q0 docid rank score tag.")],
+    run: Annotated[list[Path], typer.Option("--run", help="TREC run file: qid Q0 docid rank score tag. Repeat to compare runs with the first.")],
     metrics: MetricsOption = None,
     complete: Annotated[bool, typer.Option("--complete", help="Average over every qrels query; missing ones score 0 (trec_eval -c).")] = False,
     per_query: Annotated[bool, typer.Option("--per-query", help="Also show each query's values (trec_eval -q).")] = False,
-    json_out: Annotated[Path | None, typer.Option("--json", help="Write per-query and mean values as JSON here.")] = None,
+    ties: Annotated[str, typer.Option("--ties", help="Score precision when ranking: float32 (trec_eval <= 9, pytrec_eval) or float64 (trec_eval 10).")] = "float32",
+    primary: Annotated[list[str] | None, typer.Option("--primary", metavar="LIST", help="With several runs: decision metrics for Holm's correction (default: the first metric).")] = None,
+    bootstrap: Annotated[int, typer.Option("--bootstrap", metavar="INTEGER", help="With several runs: bootstrap and randomisation resamples.")] = 10_000,
+    seed: Annotated[int, typer.Option("--seed", help="With several runs: seed of the resampling.")] = 0,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write per-query and mean values (and the comparison) as JSON here.")] = None,
     report: ReportOption = "table",
 ) -> None:
-    """Score a TREC run file against TREC qrels, as trec_eval does."""
+    """Score TREC run files against TREC qrels, as trec_eval does; with several runs, compare each
+    with the first as 'compare' does (paired deltas, intervals, Holm-corrected p-values)."""
+    from recall_kit.decide.compare import score_report
     from recall_kit.fileio import write_json_atomic
-    from recall_kit.measure.evaluation import score_trec_files
-    from recall_kit.types import Report, ReportTable
+    from recall_kit.measure.evaluation import score_run_files
 
-    query_ids, values, overall = score_trec_files(qrels, run, _split_names(metrics), complete=complete)
-    names = list(values)
-    rows = [["all", overall.get("n", len(query_ids)), *(f"{overall[name]:.4f}" for name in names)]]
-    if per_query:
-        rows += [[qid, 1, *(f"{values[name][i]:.4f}" for name in names)] for i, qid in enumerate(query_ids)]
-    data = {
-        "qrels": str(qrels), "run": str(run), "complete": complete, "overall": overall,
-        "queries": {qid: {name: float(values[name][i]) for name in names} for i, qid in enumerate(query_ids)},
-    }
+    if bootstrap < 1:
+        raise RecallKitError(f"--bootstrap must be at least 1, got {bootstrap}.")
+    scores = score_run_files(qrels, run, _split_names(metrics), complete=complete, ties=ties)
+    outcome = score_report(qrels, run, scores, complete=complete, ties=ties, per_query=per_query,
+                           primary=_split_names(primary), n_resamples=bootstrap, seed=seed)
     if json_out is not None:
-        write_json_atomic(json_out, data)
+        write_json_atomic(json_out, outcome.data)
         typer.echo(f"Wrote {json_out}", err=True)
-    table = ReportTable(title=f"{run.name} against {qrels.name}", headers=["query", "n", *names], rows=rows)
-    emit_report(Report(title="recall-kit score", tables=[table], data=data), report)
+    emit_report(outcome, report)
 
 
 @app.command("plugins")
@@ -583,6 +583,7 @@ def _spec_from_flags(retriever: str | None, fusion: list[str] | None, weights: s
 def compare_command(
     results: Annotated[list[Path], typer.Argument(help="Result JSON files from 'eval --json'; the first is the baseline.")],
     metrics: MetricsOption = None,
+    primary: Annotated[list[str] | None, typer.Option("--primary", help="Decision metrics, comma-separated: Holm runs over their all-queries rows; the rest is exploratory (default: the first metric compared).")] = None,
     bootstrap: BootstrapOption = 10_000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the resampling.")] = 0,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the comparison JSON here.")] = None,
@@ -590,11 +591,13 @@ def compare_command(
     output: OutputOption = None,
 ) -> None:
     """Compare result files of one dataset with the first: paired deltas, 95% bootstrap intervals,
-    randomisation-test p-values (Holm-corrected), wins/ties/losses, overall and per stratum."""
+    randomisation-test p-values (Holm within the primary family), wins/ties/losses, overall and
+    per stratum."""
     from recall_kit.decide.compare import compare_files, comparison_report
     from recall_kit.fileio import write_json_atomic
 
-    comparison = compare_files(results, metrics=_split_names(metrics), n_resamples=bootstrap, seed=seed)
+    comparison = compare_files(results, metrics=_split_names(metrics), n_resamples=bootstrap, seed=seed,
+                               primary=_split_names(primary))
     if json_out is not None:
         write_json_atomic(json_out, comparison.to_dict())
         typer.echo(f"Wrote {json_out}", err=True)

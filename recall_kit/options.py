@@ -116,7 +116,13 @@ def options_to_dict(options: Any) -> dict[str, Any]:
     """The options as plain JSON-able values, for the result's `system` section."""
     if options is None or not dataclasses.is_dataclass(options) or isinstance(options, type):
         return {}
-    return {key: _plain(value) for key, value in dataclasses.asdict(options).items()}
+    values = dataclasses.asdict(options)
+    for field in dataclasses.fields(options):
+        # A field may name a function that masks its value (a DSN's password) wherever options are written.
+        redact = field.metadata.get("redact")
+        if redact is not None and values.get(field.name) is not None:
+            values[field.name] = redact(values[field.name])
+    return {key: _plain(value) for key, value in values.items()}
 
 
 def _plain(value: Any) -> Any:

@@ -72,6 +72,9 @@ PROVIDED_BY: dict[str, str] = {
     "fts5": "recall-kit-fts5",
     "graph": "recall-kit-graph",
     "pg-fts": "recall-kit-postgres",
+    # registered when recall-kit-dense is installed too: the `vector` extra brings it
+    "pgvector": "recall-kit-postgres[vector]",
+    "pg-hybrid": "recall-kit-postgres[vector]",
     "example": "recall-kit-example",
     "rrf": "recall-kit-fusion",
     "convex": "recall-kit-fusion",
@@ -104,15 +107,16 @@ def install_hints(names: list[str]) -> list[str]:
     to_allow: dict[str, list[str]] = {}
     sentences = []
     for name in names:
-        distribution = PROVIDED_BY.get(name)
-        if distribution is None:
+        requirement = PROVIDED_BY.get(name)
+        if requirement is None:
             continue
+        distribution = requirement.partition("[")[0]
         if distribution in hidden:
             to_allow.setdefault(distribution, []).append(name)
         elif distribution in load_errors:
             sentences.append(f"{distribution} (which provides {name!r}) failed to load: {load_errors[distribution]}")
         else:
-            to_install.setdefault(distribution, []).append(name)
+            to_install.setdefault(requirement, []).append(name)
     if to_allow:
         sentences.insert(0, (
             f"RECALL_KIT_LOAD_PLUGINS={os.environ.get('RECALL_KIT_LOAD_PLUGINS', '')!r} hides the installed "
@@ -121,12 +125,16 @@ def install_hints(names: list[str]) -> list[str]:
         ))
     if to_install:
         provides = "; ".join(f"{dist} provides {', '.join(map(repr, provided))}" for dist, provided in to_install.items())
-        command = "pip install " + " ".join(to_install)
+
+        def quoted(requirement: str) -> str:  # `[extra]` is a glob pattern to a shell
+            return f"'{requirement}'" if "[" in requirement else requirement
+
+        command = "pip install " + " ".join(map(quoted, to_install))
         local = [
-            f"./{folder}/{dist}"
-            for dist in to_install
+            quoted(f"./{folder}/{requirement}")
+            for requirement in to_install
             for folder in ("plugins", "examples")
-            if (Path(folder) / dist / "pyproject.toml").is_file()
+            if (Path(folder) / requirement.partition("[")[0] / "pyproject.toml").is_file()
         ]
         if len(local) == len(to_install):
             command += f" (in this clone: pip install {' '.join(local)})"

@@ -8,9 +8,10 @@ from array import array
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-import numpy as np
+if TYPE_CHECKING:  # numpy loads only when a command needs it: `recall-kit --help` stays fast
+    import numpy as np
 
 # A document id is always compared as a string; integer ids in the data are turned into strings on load.
 DocId = str
@@ -58,15 +59,24 @@ class Hit:
     score: float
 
 
-def sort_hits(hits: Sequence[Hit]) -> list[Hit]:
+#: How scores are compared when ranking: "float32" as trec_eval <= 9 and pytrec_eval, "float64"
+#: as trec_eval 10.
+TIE_PRECISIONS = ("float32", "float64")
+
+
+def sort_hits(hits: Sequence[Hit], ties: str = "float32") -> list[Hit]:
     """Order hits best first as trec_eval does: by score descending, ties by document id descending.
 
-    trec_eval holds scores as C floats (32 bits), so two scores equal at float32 precision tie
-    there; they tie here too (each hit keeps its full score). Every ranking recall-kit scores or
-    writes is in this order, so a run file scores the same in recall-kit, trec_eval, pytrec_eval
-    and ranx.
+    trec_eval up to 9.x and pytrec_eval hold scores as C floats (32 bits), so two scores equal at
+    float32 precision tie there; they tie here too (each hit keeps its full score). That is the
+    default, ``ties="float32"``. trec_eval 10 holds them as doubles: ``ties="float64"`` compares
+    the full scores, so 1.0 and 1.0 + 1e-9 no longer tie. Every ranking recall-kit scores or
+    writes is in the float32 order unless asked otherwise, so a run file scores the same in
+    recall-kit, trec_eval <= 9 and pytrec_eval (ranx breaks ties its own way: see the user guide).
     """
-    keys = float32_scores(hits)
+    if ties not in TIE_PRECISIONS:
+        raise ValueError(f"ties must be one of {', '.join(TIE_PRECISIONS)}, got {ties!r}")
+    keys = float32_scores(hits) if ties == "float32" else [float(hit.score) for hit in hits]
     # Two stable sorts: the secondary key first.
     order = sorted(range(len(hits)), key=lambda index: hits[index].id, reverse=True)
     order.sort(key=keys.__getitem__, reverse=True)
@@ -246,6 +256,8 @@ class Metric:
     description: str = ""
     #: Whether `--metrics` uses it when the user names none.
     default_cutoffs: tuple[int | None, ...] = ()
+    #: A check on the data (judged@k), not a measure of retrieval: compare never tests it.
+    diagnostic: bool = False
 
     def __post_init__(self) -> None:
         if self.cutoff not in ("required", "optional", "none"):

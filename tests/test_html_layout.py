@@ -26,10 +26,10 @@ def _comparison() -> Comparison:
 def test_answer_table_names_the_winner_per_scope():
     table = answer_table(_comparison())
     assert table.title == "Answer: who wins on recall@10"
-    winners = {row[0]: row[3] for row in table.rows}
+    winners = {row[0]: row[4] for row in table.rows}
     # overall: +0.2, significant -> dense; exact: -0.1, significant -> the baseline; paraphrase: p 0.4.
     assert winners == {"overall": "dense", "exact": "fts5", "paraphrase": "no real difference"}
-    assert table.rows[0][6:8] == ["+0.2000", "[+0.1000, +0.3000]"]
+    assert table.rows[0][7:9] == ["+0.2000", "[+0.1000, +0.3000]"]
 
 
 def test_page_leads_with_the_answer_then_charts_then_tables():

@@ -37,7 +37,14 @@ def test_provided_by_matches_every_plugin_folder():
         for module_name in project["project"]["entry-points"]["recall_kit"].values():
             for name in _registered_by(module_name):
                 found[name] = distribution
-    assert found == PROVIDED_BY
+    # A name registered only with an extra installed is listed with the extra: `pkg[extra]`.
+    assert found == {name: requirement.partition("[")[0] for name, requirement in PROVIDED_BY.items()}
+    for requirement in PROVIDED_BY.values():
+        base, _, extra = requirement.partition("[")
+        if extra:
+            folder = next(f for f in PLUGIN_FOLDERS if f.name == base)
+            extras = tomllib.loads((folder / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+            assert extra.rstrip("]") in extras, requirement
 
 
 def _run(args: list[str], allowlist: str | None, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -77,6 +84,10 @@ def test_not_installed_names_get_pip_and_clone_commands(monkeypatch, tmp_path):
         "(in this clone: pip install ./plugins/recall-kit-postgres)"
     ]
     assert install_hints(["grph"]) == []
+    assert install_hints(["pgvector"]) == [
+        "recall-kit-postgres[vector] provides 'pgvector': pip install 'recall-kit-postgres[vector]' "
+        "(in this clone: pip install './plugins/recall-kit-postgres[vector]')"
+    ]
 
 
 def test_a_typo_gets_a_suggestion(overlap_plugin):

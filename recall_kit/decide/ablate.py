@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from recall_kit.dataset import Dataset
-from recall_kit.decide.compare import ALPHA, Comparison, compare_results
+from recall_kit.decide.compare import ALPHA, DIAGNOSTIC, Comparison, compare_results, family_note
 from recall_kit.errors import SpecError
 from recall_kit.fileio import write_json_atomic
 from recall_kit.measure.result import BenchmarkResult
@@ -96,14 +96,18 @@ class Ablation:
                     row.append("")
                 else:
                     c = self.comparison.row(variant.name, metric, "overall")
-                    row.append(f"{c.delta:+.4f}" + ("" if c.significant else " (ns)"))
+                    if c.family == DIAGNOSTIC:
+                        row.append(f"{c.delta:+.4f} (not tested)")
+                    else:
+                        row.append(f"{c.delta:+.4f}" + ("" if c.significant else " (ns)"))
             rows.append(row)
         summary = ReportTable(
             title=f"Ablation of {self.full} (all queries)",
             headers=headers,
             rows=rows,
-            notes=[(f"delta = variant - full system; (ns): not significant (Holm-adjusted paired randomisation "
-                    f"p >= {ALPHA}); single legs are unfused; every variant re-fuses the same leg runs.")],
+            notes=[(f"delta = variant - full system; (ns): not significant (paired randomisation p, Holm-adjusted "
+                    f"within its family, >= {ALPHA}); single legs are unfused; every variant re-fuses the same "
+                    "leg runs."), family_note(self.comparison)],
         )
         tables = [summary]
         full = self.variants[0].result
@@ -152,7 +156,7 @@ def run_ablation(
     if len(spec.leg_names) < 2:
         raise SpecError(f"Ablate needs a system of two legs or more, got {spec.retriever!r}.")
     full_system = build_system(spec)
-    depth = search_depth(full_system, dataset, k)
+    depth = search_depth(full_system, dataset, k, metrics)
     runs = run_legs(full_system, dataset, depth, latency_sample, show_progress)
     variants: list[Variant] = []
     skipped: list[str] = []
@@ -163,7 +167,7 @@ def run_ablation(
             continue
         system = full_system if kind == "full" else build_system(variant_spec)
         result = run_benchmark(system, dataset, k=k, metrics=metrics, seed=seed,
-                               leg_runs=leg_runs_for(system, runs, search_depth(system, dataset, k)))
+                               leg_runs=leg_runs_for(system, runs, search_depth(system, dataset, k, metrics)))
         variants.append(Variant(variant_spec.retriever, kind, list(legs), result))
     # Every variant was scored with the same metrics: compare them all.
     comparison = compare_results([(v.name, v.result) for v in variants], n_resamples=n_resamples, seed=seed)

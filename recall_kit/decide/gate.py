@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from recall_kit.decide.compare import ALPHA, Comparison, compare_results
+from recall_kit.decide.compare import ALPHA, Comparison, compare_results, is_diagnostic, shared_metrics
 from recall_kit.errors import OptionError
 from recall_kit.measure.result import load_results
 from recall_kit.types import Report, ReportTable
@@ -62,9 +62,10 @@ class GateOutcome:
 
         headers = ["check", "scope", "baseline", "current", "change", "allowed",
                    "p (Holm)", "verdict", "note"]
-        unit = "relative drop" if self.settings["relative"] else "absolute drop"
-        notes = [(f"change for a metric: baseline - current ({unit}); for latency: relative rise of "
-                  f"{self.settings['latency_stat']}.")]
+        unit = "relative to the baseline" if self.settings["relative"] else "absolute"
+        notes = [(f"change = current - baseline, as in compare (for a metric: {unit}, a drop is "
+                  f"negative and fails below -allowed; for latency: relative change of "
+                  f"{self.settings['latency_stat']}, failing above +allowed).")]
         if self.settings["significant"]:
             notes.append(f"--significant: a drop fails only when the paired randomisation test, Holm-adjusted "
                          f"over the gated metrics, gives p < {ALPHA}.")
@@ -103,19 +104,23 @@ def run_gate(
     if latency_stat not in LATENCY_STATS:
         raise OptionError(f"--latency-stat must be one of {', '.join(LATENCY_STATS)}, got {latency_stat!r}.")
     named = load_results([baseline, current])
+    # Every gated metric is a decision: Holm runs over all the gated rows (strata included).
+    gated = shared_metrics(named, metrics)
     comparison = compare_results(named, metrics=metrics, n_resamples=n_resamples, seed=seed,
-                                 strata=per_stratum)
+                                 strata=per_stratum, primary=[m for m in gated if not is_diagnostic(m)],
+                                 primary_strata=True)
     checks = []
     for row in comparison.rows:
+        # current - baseline, as compare reports it: a drop is negative.
         if relative:
-            change = (row.baseline - row.value) / row.baseline if row.baseline > 0 else 0.0
+            change = (row.value - row.baseline) / row.baseline if row.baseline > 0 else 0.0
         else:
-            change = row.baseline - row.value
-        over = change > max_drop + 1e-12
+            change = row.value - row.baseline
+        over = change < -max_drop - 1e-12
         note = ""
         if over and significant and not (row.significant and row.delta < 0):
             over = False
-            note = "drop not significant"
+            note = "drop not tested (diagnostic)" if row.p_holm is None else "drop not significant"
         checks.append(GateCheck(what=row.metric, scope=row.scope, baseline=row.baseline, current=row.value,
                                 change=change, allowed=max_drop, regressed=over, p_holm=row.p_holm,
                                 note=note))

@@ -257,7 +257,7 @@ def run_sweep(
     depths: dict[str, int] = {}
     leg_by_key: dict[str, Leg] = {}
     for _, _, system in systems:
-        depth = search_depth(system, dataset, k)
+        depth = search_depth(system, dataset, k, names)
         for leg in system.legs:
             key = _leg_key(leg)
             leg_by_key[key] = leg
@@ -271,7 +271,7 @@ def run_sweep(
     for settings, config, system in systems:
         runs = {leg.name: runs_by_key[_leg_key(leg)] for leg in system.legs}
         result = run_benchmark(system, dataset, k=k, metrics=names, seed=seed,
-                               leg_runs=leg_runs_for(system, runs, search_depth(system, dataset, k)))
+                               leg_runs=leg_runs_for(system, runs, search_depth(system, dataset, k, names)))
         point = SweepPoint(settings, config, result, _mean(result, target_spec.name, tuning_ids),
                            _mean(result, target_spec.name, test_ids) if test_ids else None)
         if not settings:

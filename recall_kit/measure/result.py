@@ -109,6 +109,12 @@ class BenchmarkResult:
     throughput: dict[str, Any] = field(default_factory=dict)
     wall_seconds: float = 0.0
     manifest: dict[str, Any] = field(default_factory=dict)
+    #: The k asked for; `k` is larger when a metric's cutoff lay past it (None: not recorded).
+    k_requested: int | None = None
+    #: The depth the attribution was measured at: each leg's own top k (None: not recorded).
+    attribution_depth: int | None = None
+    #: Leg name -> queries it answered with no hits.
+    empty_rankings: dict[str, int] = field(default_factory=dict)
 
     # -- reading ---------------------------------------------------------------------------------
 
@@ -153,9 +159,12 @@ class BenchmarkResult:
             "system": self.system,
             "dataset": self.dataset,
             "k": self.k,
+            "k_requested": self.k if self.k_requested is None else self.k_requested,
             "depth": self.depth,
             "metrics": {"names": self.metric_names, "overall": self.overall, "strata": self.strata},
             "attribution": self.attribution,
+            "attribution_depth": self.k if self.attribution_depth is None else self.attribution_depth,
+            "empty_rankings": self.empty_rankings,
             "warnings": self.warnings,
             "queries": [query.to_dict() for query in self.queries],
             "latency_ms": self.latency,
@@ -250,6 +259,9 @@ class BenchmarkResult:
             throughput=dict(data.get("throughput") or {}),
             wall_seconds=float(data.get("wall_seconds") or 0.0),
             manifest=dict(data.get("manifest") or {}),
+            k_requested=None if data.get("k_requested") is None else int(data["k_requested"]),
+            attribution_depth=None if data.get("attribution_depth") is None else int(data["attribution_depth"]),
+            empty_rankings={str(leg): int(n) for leg, n in (data.get("empty_rankings") or {}).items()},
         )
 
     def metrics_table(self) -> ReportTable:
@@ -257,8 +269,13 @@ class BenchmarkResult:
         rows = [["overall", self.overall["n"], *(_format(self.overall[m]) for m in names)]]
         for stratum, values in self.strata.items():
             rows.append([stratum, values["n"], *(_format(values[m]) for m in names)])
+        whole = [name for name in names if "@" not in name]
+        notes = []
+        if whole:
+            # A metric without a cutoff reads the whole ranking, and the ranking is the top k.
+            notes.append(f"{', '.join(whole)}: computed over the top {self.k} (the scored depth k).")
         return ReportTable(title=f"{self.label} on {self.dataset.get('name')}",
-                           headers=["stratum", "n", *names], rows=rows)
+                           headers=["stratum", "n", *names], rows=rows, notes=notes)
 
     def cost_table(self) -> ReportTable:
         latency = self.latency
@@ -292,13 +309,14 @@ class BenchmarkResult:
             return None
         rows = [[name, v["relevant_in_top_k"], v["relevant_only_this_leg"], v["relevant_pushed_out"],
                  v["unique_in_top_k"]] for name, v in attribution.items()]
-        k = self.k
+        k = self.k if self.attribution_depth is None else self.attribution_depth
         return ReportTable(
-            title="What each leg contributed",
+            title=f"What each leg contributed (measured at depth {k})",
             headers=["leg", f"relevant in top {k}", "relevant only it found", "relevant pushed out",
                      f"its own ids in top {k}"],
             rows=rows,
-            notes=[f"pushed out: relevant ids in the leg's own top {k} that the fused top {k} lost"],
+            notes=[f"a leg found a document when it ranked it in its own top {k}; "
+                   f"pushed out: relevant ids in the leg's own top {k} that the fused top {k} lost"],
         )
 
     def report(self) -> Report:

@@ -251,18 +251,23 @@ def _attribution(
     weights: dict[str, float],
     k: int,
 ) -> tuple[dict[str, dict[str, int]], list[str]]:
-    """Per leg: relevant ids in the fused top k it found, found only by it, and pushed out."""
+    """Per leg: relevant ids in the fused top k it found, found only by it, and pushed out.
+
+    Everything is measured at the scored depth k: a leg "found" a document when it ranked it in
+    its own top k, however deep the legs were asked to search for fusion. Uniqueness at the
+    fusion depth would credit no leg whenever every leg reaches most of a small corpus.
+    """
     table = {name: {"relevant_in_top_k": 0, "relevant_only_this_leg": 0, "relevant_pushed_out": 0,
                     "unique_in_top_k": 0} for name in leg_names}
     for ranking, found, rel in zip(rankings, found_by, relevant, strict=True):
         top = set(ranking[:k])
         for doc in top:
-            legs_here = found.get(doc, {})
+            legs_here = [name for name, rank in found.get(doc, {}).items() if rank <= k]
             for name in legs_here:
                 if doc in rel:
                     table[name]["relevant_in_top_k"] += 1
             if len(legs_here) == 1:
-                only = next(iter(legs_here))
+                only = legs_here[0]
                 table[only]["unique_in_top_k"] += 1
                 if doc in rel:
                     table[only]["relevant_only_this_leg"] += 1
@@ -275,10 +280,38 @@ def _attribution(
         for name in leg_names:
             if weights.get(name, 1.0) > 0 and table[name]["unique_in_top_k"] == 0:
                 warnings.append(
-                    f"Leg {name!r} never placed a document that only it found in any fused top {k}: "
-                    "check its weight and the fusion settings before concluding it adds nothing."
+                    f"Leg {name!r} never placed a document that only it found (in its own top {k}) "
+                    f"in any fused top {k}: check its weight and the fusion settings before "
+                    "concluding it adds nothing."
                 )
     return table, warnings
+
+
+#: A leg that returns nothing for at least this share of the queries gets a warning.
+EMPTY_RANKINGS_WARNING_SHARE = 0.1
+
+
+def empty_rankings(leg_runs: dict[str, LegRun]) -> tuple[dict[str, int], list[str]]:
+    """Per leg, how many queries it answered with no hits; a warning for each leg that did so
+    for a large share (a broken index or query syntax scores 0 silently otherwise)."""
+    counts = {name: sum(1 for hits in run.hits if not hits) for name, run in leg_runs.items()}
+    warnings = []
+    for name, run in leg_runs.items():
+        total = len(run.hits)
+        if total and counts[name] / total >= EMPTY_RANKINGS_WARNING_SHARE:
+            warnings.append(
+                f"Leg {name!r} returned no hits for {counts[name]} of {total} queries "
+                f"({counts[name] / total:.0%}): those queries score 0 through it; check its index "
+                "and query handling before reading its numbers."
+            )
+    return counts, warnings
+
+
+def cutoff_depth(specs: Sequence[Any], k: int, corpus_size: int) -> int:
+    """The depth to score at: k, raised to the largest cutoff asked (a metric past the scored
+    depth would silently equal the metric at k), but no deeper than the corpus."""
+    deepest = max((spec.cutoff for spec in specs if spec.cutoff is not None), default=0)
+    return max(k, min(deepest, max(corpus_size, 1)))
 
 
 def judged_coverage(judged: JudgedRankings, judged_counts: Sequence[int], depth: int) -> float | None:
@@ -297,9 +330,12 @@ def judged_coverage(judged: JudgedRankings, judged_counts: Sequence[int], depth:
     return float(np.mean(shares)) if shares else None
 
 
-def search_depth(system: System, dataset: Dataset, k: int) -> int:
+def search_depth(system: System, dataset: Dataset, k: int, metrics: Sequence[str] | None = None) -> int:
     """How many hits each leg returns for `system` scored at `k`: what its deepest fusion step
-    asks for (at least k), and at least 3k when chunks collapse into their parents."""
+    asks for (at least k), and at least 3k when chunks collapse into their parents. With
+    `metrics`, k is first raised to their largest cutoff, as `run_benchmark` raises it."""
+    if metrics is not None:
+        k = cutoff_depth(resolve_metrics(metrics), k, len(dataset.corpus))
     depth = system.depth(k)
     if dataset.has_parents:
         depth = max(depth, 3 * k)  # several chunks of one parent collapse into one entry
@@ -368,8 +404,9 @@ def _cost(leg_runs: dict[str, LegRun], fused: FusedRun, query_count: int) -> tup
     """Latency (system and per leg), index cost and throughput; and each sampled query's latency."""
     latency_by_query: dict[int, float] = {}
     sampled = sorted(set.intersection(*[set(run.latency_ms) for run in leg_runs.values()])) if leg_runs else []
-    for index in sampled:
-        latency_by_query[index] = sum(run.latency_ms[index] for run in leg_runs.values()) + fused.fusion_ms[index]
+    for query_index in sampled:
+        latency_by_query[query_index] = (sum(run.latency_ms[query_index] for run in leg_runs.values())
+                                         + fused.fusion_ms[query_index])
     latency = {
         **_percentiles(list(latency_by_query.values())),
         "legs": {name: _percentiles(list(run.latency_ms.values())) for name, run in leg_runs.items()},
@@ -415,6 +452,7 @@ def run_benchmark(
         raise SpecError(f"k must be at least 1, got {k}.")
     system = as_system(system)
     specs = resolve_metrics(metrics)
+    k_asked, k = k, cutoff_depth(specs, k, len(dataset.corpus))
     depth = search_depth(system, dataset, k)
     started_all = time.perf_counter()
     if leg_runs is None:
@@ -426,6 +464,14 @@ def run_benchmark(
     values = evaluate(judged, specs)
     summary = aggregate(values, [query.stratum for query in dataset.queries])
     attribution, warnings = diagnose(system, dataset, fused, judged, k)
+    if k != k_asked:
+        raised = [spec.name for spec in specs if spec.cutoff is not None and spec.cutoff > k_asked]
+        warnings.insert(0, (
+            f"k raised from {k_asked} to {k} so that {', '.join(raised)} "
+            f"{'is' if len(raised) == 1 else 'are'} measured: every metric is scored on the top {k}."
+        ))
+    empty_counts, empty_warnings = empty_rankings(leg_runs)
+    warnings[1 if k != k_asked else 0:0] = empty_warnings
     latency, index_cost, throughput, latency_by_query = _cost(leg_runs, fused, len(dataset.queries))
     queries = [
         QueryResult(
@@ -444,12 +490,15 @@ def run_benchmark(
         system=system.describe(),
         dataset=dataset.describe(),
         k=k,
+        k_requested=k_asked,
         depth=depth,
         metric_names=[spec.name for spec in specs],
         overall=summary["overall"],
         strata=summary["strata"],
         queries=queries,
         attribution=attribution,
+        attribution_depth=k,
+        empty_rankings=empty_counts,
         warnings=warnings,
         latency=latency,
         index=index_cost,

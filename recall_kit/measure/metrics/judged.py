@@ -22,5 +22,6 @@ def judged_at_k(data: JudgedRankings, cutoff: int | None) -> np.ndarray:
     """
     k = require_cutoff(cutoff)
     judged = np.count_nonzero(data.judged[:, :k], axis=1)
-    shown = np.minimum(np.asarray(data.lengths, dtype=np.int64), k)
+    # No ranking is longer than the arrays are wide: a huge k (2**63) means the whole ranking.
+    shown = np.minimum(np.asarray(data.lengths, dtype=np.int64), min(k, data.grades.shape[1]))
     return divide(judged, shown)
