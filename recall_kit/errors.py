@@ -16,12 +16,12 @@ class UnknownNameError(RecallKitError, KeyError):
 
     kind = "name"
 
-    def __init__(self, name: str, available: list[str]) -> None:
+    def __init__(self, name: str, available: list[str], message: str | None = None) -> None:
         self.name = name
         self.available = sorted(available)
         listing = ", ".join(self.available) if self.available else "(none installed)"
         super().__init__(
-            f"Unknown {self.kind} {name!r}. Available: {listing}. See 'recall-kit plugins'."
+            message or f"Unknown {self.kind} {name!r}. Available: {listing}. See 'recall-kit plugins'."
         )
 
     def __str__(self) -> str:  # KeyError would quote the message

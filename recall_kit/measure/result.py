@@ -293,21 +293,26 @@ class BenchmarkResult:
         latency = self.latency
         index = self.index
         rows = []
+        def milliseconds(stats: dict[str, Any]) -> list[Any]:
+            # With --latency-sample 0 nothing was timed: say so rather than print 0.0000 ms.
+            if not stats.get("n"):
+                return ["not measured"] * 3
+            return [_format(stats.get(key, 0.0)) for key in ("p50", "p95", "p99")]
+
         for name, leg in index["legs"].items():
-            leg_latency = latency["legs"].get(name, {})
-            rows.append([name, _format(leg_latency.get("p50", 0.0)), _format(leg_latency.get("p95", 0.0)),
-                         _format(leg_latency.get("p99", 0.0)), _format(leg["build_seconds"]),
+            rows.append([name, *milliseconds(latency["legs"].get(name, {})), _format(leg["build_seconds"]),
                          leg["size_bytes"] if leg["size_bytes"] is not None else "n/a"])
         if len(index["legs"]) > 1:
-            rows.append(["system", _format(latency["p50"]), _format(latency["p95"]), _format(latency["p99"]),
-                         _format(index["build_seconds"]),
+            rows.append(["system", *milliseconds(latency), _format(index["build_seconds"]),
                          index["size_bytes"] if index["size_bytes"] is not None else "n/a"])
         qps = self.throughput.get("queries_per_second")
+        timed = (f"single-query latency over {latency['n']} queries" if latency.get("n")
+                 else "single-query latency not measured (--latency-sample 0)")
         return ReportTable(
             title="Cost",
             headers=["leg", "p50 ms", "p95 ms", "p99 ms", "build s", "index bytes"],
             rows=rows,
-            notes=[f"single-query latency over {latency['n']} queries; batch throughput {qps} queries/s"],
+            notes=[f"{timed}; batch throughput {qps} queries/s"],
         )
 
     def attribution_table(self) -> ReportTable | None:

@@ -25,7 +25,7 @@ from recall_kit.measure.evaluation import (
 from recall_kit.measure.result import BenchmarkResult, QueryResult, build_manifest
 from recall_kit.measure.system import Leg, System, SystemSpec, build_system
 from recall_kit.plugins import pm
-from recall_kit.progress import progress_bar
+from recall_kit.progress import progress_display, stage
 from recall_kit.types import (
     Corpus,
     FusionRequest,
@@ -132,14 +132,17 @@ def run_legs(
                     f"Retriever {leg.name!r} is a single object; this dataset has scopes, so it "
                     "must be a class (one index is built per scope)."
                 )
-    total_steps = len(system.legs) * len(dataset.queries)
-    with progress_bar(total_steps, "Searching", show_progress) as advance:
+    # One display for the whole run, in stages: building (plugins add their own: loading a model,
+    # embedding N memories), searching, timing single queries.
+    with progress_display(show_progress):
         for leg in system.legs:
             run = LegRun(leg.name, hits=[[] for _ in dataset.queries])
             sizes: list[int | None] = []
             stats_by_scope: list[dict[str, Any]] = []
-            for scope, indexes in groups.items():
+            for number, (scope, indexes) in enumerate(groups.items(), start=1):
+                where = f"{leg.name} (scope {number} of {len(groups)})" if len(groups) > 1 else leg.name
                 corpus = _corpus_for(dataset, scope)
+                stage(f"{where}: building the index over {len(corpus):,} memories")
                 retriever: Retriever = _call(leg.name, "to start", leg.factory)
                 try:
                     started = time.perf_counter()
@@ -159,6 +162,7 @@ def run_legs(
                                "memories": len(corpus), "scope": scope, **stats},
                     )
                     texts = [dataset.queries[i].text for i in indexes]
+                    advance = stage(f"{where}: searching {len(texts):,} queries", total=len(texts))
                     started = time.perf_counter()
                     answers = _call(leg.name, "on a batch of queries", retriever.search_many, texts, depth)
                     run.batch_seconds += time.perf_counter() - started
@@ -171,6 +175,7 @@ def run_legs(
                     advance(len(indexes))
                     timed = [i for i in indexes if i in sampled]
                     if timed:  # one untimed call first: lazy model loads are not query latency
+                        advance = stage(f"{where}: timing {len(timed):,} single queries", total=len(timed))
                         _call(leg.name, "on a query", retriever.search, dataset.queries[timed[0]].text, depth)
                     for index in timed:
                         query = dataset.queries[index]
@@ -178,6 +183,7 @@ def run_legs(
                         answer = _call(leg.name, f"on query {query.query_id}", retriever.search, query.text, depth)
                         run.latency_ms[index] = (time.perf_counter() - started) * 1000.0
                         checked_hits(leg.name, answer, depth, corpus, query.query_id)
+                        advance(1)
                     # Read again after the queries: some stats (an ANN's measured recall) exist only then.
                     stats_by_scope[-1] = {**stats, **dict(_call(leg.name, "reporting index stats", retriever.index_stats) or {})}
                 finally:
