@@ -153,18 +153,12 @@ class GraphRetriever(Retriever):
         name = self.options.seed_retriever
         if not name:
             return None
-        from recall_kit import registry
-        from recall_kit.adapters import make_factory
-        from recall_kit.options import build_options
+        import recall_kit
 
-        factory, options_class = make_factory(registry.retrievers.get(name).obj)
-        options = None
-        if options_class is not type(None):
-            options = build_options(f"graph seed retriever {name!r}", options_class,
-                                    dict(self.options.seed_options))
-        elif self.options.seed_options:
-            raise ValueError(f"seed retriever {name!r} takes no options")
-        seeder = factory(options)
+        # Built through the host's own composition, as a one-leg system: the registry lookup,
+        # the option checks and the adapter for retrieve()-only classes are the host's.
+        spec = recall_kit.SystemSpec(retriever=name, options={name: dict(self.options.seed_options)})
+        seeder = recall_kit.build_system(spec).legs[0].factory()
         seeder.build_index(corpus)
         return seeder
 
