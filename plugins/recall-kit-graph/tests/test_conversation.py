@@ -165,3 +165,11 @@ def test_memory_seeds_from_another_retriever(graph_plugin: object) -> None:
 def test_seed_option_errors(raw: dict[str, str], message: str) -> None:
     with pytest.raises(Exception, match=message):
         _options(**raw)
+
+
+def test_unknown_seed_retriever_is_one_clear_error(graph_plugin: object) -> None:
+    from recall_kit.errors import RecallKitError
+
+    retriever = GraphRetriever(_options(seed_retriever="no-such-leg"))
+    with pytest.raises(RecallKitError, match="Unknown retriever 'no-such-leg'"):
+        retriever.build_index(Corpus([Memory("a", "Ana: violin")]))
