@@ -122,7 +122,7 @@ def test_every_page_is_covered_and_every_skip_says_why():
 def _scratch(tmp_path: Path) -> Path:
     clone = tmp_path / "clone"
     clone.mkdir()
-    for name in ("examples", "plugins", ".venv"):
+    for name in ("examples", "plugins", "benchmarks", ".venv"):
         if (REPO / name).exists():
             (clone / name).symlink_to(REPO / name)
     return clone
