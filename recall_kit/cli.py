@@ -14,12 +14,17 @@ from recall_kit.errors import RecallKitError
 
 
 class _Group(typer.core.TyperGroup):
-    """Turns a user's mistake (a RecallKitError) into one line on stderr and exit status 2.
+    """Turns every failure into one line on stderr and an exit status a script can trust.
 
-    `--debug` shows the traceback instead; an unexpected error is one line and status 1.
+    0: done, the verdict is good; 1: done, the verdict is bad (a regression, lint problems);
+    2: no verdict (bad input, a failing plugin, an unwritable output, or an unexpected error);
+    130/143: interrupted by Ctrl-C / SIGTERM. `--debug` shows the traceback instead.
     """
 
     def invoke(self, ctx: Any) -> Any:
+        from recall_kit import errors
+
+        errors.DEBUG = bool(ctx.params.get("debug"))
         try:
             return super().invoke(ctx)
         except (typer.Exit, typer.Abort, typer.TyperException):
@@ -27,19 +32,49 @@ class _Group(typer.core.TyperGroup):
         except RecallKitError as error:
             if ctx.params.get("debug"):
                 raise
-            typer.echo(f"Error: {error}", err=True)
+            typer.echo(f"Error: {_one_line(error)}", err=True)
             raise typer.Exit(2) from None
-        except KeyboardInterrupt:
-            typer.echo("Interrupted.", err=True)
-            raise typer.Exit(130) from None
-        except Exception as error:
+        except KeyboardInterrupt as error:
+            terminated = isinstance(error, Terminated)
+            typer.echo(("Terminated" if terminated else "Interrupted")
+                       + ": outputs not yet finished were not written (no partial files are left).", err=True)
+            raise typer.Exit(143 if terminated else 130) from None
+        except OSError as error:
+            if ctx.params.get("debug"):
+                raise
+            typer.echo(f"Error: {_describe_os_error(error)}", err=True)
+            raise typer.Exit(2) from None
+        except SystemExit:  # a plugin command's own exit status
+            raise
+        except Exception as error:  # RecursionError, bugs
             if ctx.params.get("debug"):
                 raise
             typer.echo(
-                f"Error: unexpected {type(error).__name__}: {error} (rerun with --debug for the traceback)",
+                f"Error: unexpected {type(error).__name__}: {_one_line(error)} "
+                "(rerun with --debug for the traceback)",
                 err=True,
             )
-            raise typer.Exit(1) from None
+            raise typer.Exit(2) from None
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the process is so that every temporary file is removed on the way out."""
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise Terminated()
+
+
+def _one_line(error: BaseException) -> str:
+    text = " ".join(str(error).split())
+    return text if len(text) <= 500 else text[:497] + "..."
+
+
+def _describe_os_error(error: OSError) -> str:
+    reason = error.strerror or type(error).__name__
+    if error.filename is not None:
+        return f"{error.filename}: {reason}."
+    return f"{reason} ({type(error).__name__})."
 
 
 app = typer.Typer(
@@ -69,6 +104,19 @@ def _split_names(values: list[str] | None) -> list[str] | None:
     return names or None
 
 
+def _in_batch() -> bool:
+    from recall_kit.fileio import _batch
+
+    return _batch.get() is not None
+
+
+def _check_latency_sample(value: int) -> None:
+    from recall_kit.errors import OptionError
+
+    if value < -1:
+        raise OptionError(f"--latency-sample must be -1 (all), 0 (none) or a count, got {value}.")
+
+
 def emit_report(report: Any, reporter_name: str, output: Path | None = None) -> None:
     """Render `report` with the named reporter; print it, or write it atomically to `output`."""
     from recall_kit import registry
@@ -80,7 +128,8 @@ def emit_report(report: Any, reporter_name: str, output: Path | None = None) -> 
         typer.echo(text, nl=False)
     else:
         write_text_atomic(output, text)
-        typer.echo(f"Wrote {output}", err=True)
+        if not _in_batch():
+            typer.echo(f"Wrote {output}", err=True)
 
 
 @app.command("eval")
@@ -115,7 +164,11 @@ def eval_command(
         parse_weights,
     )
 
+    from recall_kit.fileio import atomic_batch, check_outputs
+
     registry.reporters.get(report)  # an unknown reporter fails before any work is done
+    check_outputs({"--json": json_out, "--run": run_out, "--output": output}, inputs={"--config": config})
+    _check_latency_sample(latency_sample)
     base = load_config(config) if config else None
     if retriever is None and base is None:
         raise SpecError("Missing --retriever (or --config with [system] retriever).")
@@ -133,20 +186,27 @@ def eval_command(
         latency_sample=None if latency_sample < 0 else latency_sample,
         show_progress=progress, seed=seed,
     )
-    if json_out is not None:
-        result.save(json_out)
-        typer.echo(f"Wrote {json_out}", err=True)
-    if run_out is not None:
-        from recall_kit.trec import write_run
-        from recall_kit.types import Hit
+    with atomic_batch():  # the JSON, the run and the report are all written, or none is
+        if json_out is not None:
+            result.save(json_out)
+        if run_out is not None:
+            from recall_kit.trec import write_run
+            from recall_kit.types import Hit
 
-        rankings = {
-            q["query_id"]: [Hit(doc, score) for doc, score in zip(q["ranking"], q["scores"], strict=True)]
-            for q in result.data["queries"]
-        }
-        write_run(run_out, rankings, tag=spec.retriever)
-        typer.echo(f"Wrote {run_out}", err=True)
-    emit_report(result.report(), report, output)
+            rankings = {
+                q["query_id"]: [Hit(doc, score) for doc, score in zip(q["ranking"], q["scores"], strict=True)]
+                for q in result.data["queries"]
+            }
+            write_run(run_out, rankings, tag=spec.retriever)
+        if output is not None:
+            emit_report(result.report(), report, output)
+    for written in (json_out, run_out):
+        if written is not None:
+            typer.echo(f"Wrote {written}", err=True)
+    if output is None:
+        emit_report(result.report(), report)
+    else:
+        typer.echo(f"Wrote {output}", err=True)
 
 
 @app.command("score")
@@ -165,7 +225,10 @@ def score_command(
     from recall_kit.fileio import write_json_atomic
     from recall_kit.types import Report, ReportTable
 
+    from recall_kit.fileio import check_outputs
+
     registry.reporters.get(report)
+    check_outputs({"--json": json_out}, inputs={"--qrels": qrels, "--run": run})
     query_ids, values, overall = score_trec_files(qrels, run, _split_names(metrics), complete=complete)
     names = list(values)
     rows = [["all", overall.get("n", len(query_ids)), *(f"{overall[name]:.4f}" for name in names)]]
@@ -238,7 +301,8 @@ def list_command(
 def dataset_validate(
     path: Annotated[Path, typer.Argument(help="Dataset folder.")],
 ) -> None:
-    """Check a dataset: JSON, required fields, duplicate ids, referential integrity."""
+    """Check a dataset: JSON, required fields, duplicate ids, referential integrity. Exit 2 when
+    any problem is found (each on one line, file:line: what), 0 when valid."""
     from recall_kit.dataset import read_dataset
 
     dataset, problems = read_dataset(path)
@@ -246,7 +310,7 @@ def dataset_validate(
         typer.echo(str(problem), err=True)
     if problems:
         typer.echo(f"{len(problems)} problem(s) in {path}", err=True)
-        raise typer.Exit(1)
+        raise typer.Exit(2)
     assert dataset is not None
     typer.echo(
         f"ok: {len(dataset.corpus)} memories ({dataset.dropped_sensitive} sensitive dropped), "
@@ -443,7 +507,10 @@ def compare_command(
     from recall_kit.compare import compare_files, comparison_report
     from recall_kit.fileio import write_json_atomic
 
+    from recall_kit.fileio import check_outputs
+
     registry.reporters.get(report)
+    check_outputs({"--json": json_out, "--output": output}, inputs={f"result {p}": p for p in results})
     comparison = compare_files(results, metrics=_split_names(metrics), n_resamples=bootstrap, seed=seed)
     if json_out is not None:
         write_json_atomic(json_out, comparison.to_dict())
@@ -471,7 +538,10 @@ def gate_command(
     from recall_kit import registry
     from recall_kit.gate import run_gate
 
+    from recall_kit.fileio import check_outputs
+
     registry.reporters.get(report)
+    check_outputs({"--output": output}, inputs={"--baseline": baseline, "--current": current})
     outcome = run_gate(baseline, current, max_drop=max_drop, relative=relative, metrics=_split_names(metrics),
                        latency_max_rise=latency_max_rise, latency_stat=latency_stat, significant=significant,
                        per_stratum=per_stratum, n_resamples=bootstrap, seed=seed)
@@ -504,7 +574,11 @@ def ablate_command(
     from recall_kit.ablation import run_ablation
     from recall_kit.dataset import load_dataset
 
+    from recall_kit.fileio import check_outputs
+
     registry.reporters.get(report)
+    check_outputs({"--output": output}, folders={"--out": out}, inputs={"--dataset": dataset, "--config": config})
+    _check_latency_sample(latency_sample)
     spec = _spec_from_flags(retriever, fusion, weights, option, config)
     ablation = run_ablation(spec, load_dataset(dataset), k=k, metrics=_split_names(metrics), out=out,
                             n_resamples=bootstrap, seed=seed,
@@ -540,7 +614,11 @@ def sweep_command(
     from recall_kit.dataset import load_dataset
     from recall_kit.sweep import run_sweep
 
+    from recall_kit.fileio import check_outputs
+
     registry.reporters.get(report)
+    check_outputs({"--output": output}, folders={"--out": out}, inputs={"--dataset": dataset, "--config": config})
+    _check_latency_sample(latency_sample)
     spec = _spec_from_flags(retriever, fusion, weights, option, config)
     sweep = run_sweep(spec, load_dataset(dataset), grid, target, k=k, metrics=_split_names(metrics),
                       holdout=holdout, seed=seed, out=out, n_resamples=bootstrap,
@@ -563,7 +641,10 @@ def pool_command(
     from recall_kit import registry
     from recall_kit.pool import pool_files
 
+    from recall_kit.fileio import check_outputs
+
     registry.reporters.get(report)
+    check_outputs({"--out": out}, inputs={f"result {p}": p for p in results})
     pool = pool_files(results, out, depth=depth, dataset_path=dataset, with_text=with_text)
     typer.echo(f"Wrote {out}", err=True)
     emit_report(pool.report(), report)
@@ -598,9 +679,16 @@ def get_app() -> typer.Typer:
 
 
 def main() -> None:
+    import signal
+
+    # SIGTERM unwinds like Ctrl-C, so the atomic writers remove their temporaries on the way out.
+    signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         application = get_app()
     except RecallKitError as error:
         print(f"Error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
+    except KeyboardInterrupt:
+        print("Interrupted.", file=sys.stderr)
+        raise SystemExit(130) from None
     application()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import importlib.metadata
 import json
+import math
 import os
 import platform
 from pathlib import Path
@@ -85,11 +86,17 @@ class BenchmarkResult:
             data = json.loads(source.read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise ResultFileError(f"{source}: no such result file.") from None
-        except (json.JSONDecodeError, UnicodeDecodeError) as error:
-            raise ResultFileError(f"{source}: not a JSON result file ({error}).") from None
+        except IsADirectoryError:
+            raise ResultFileError(f"{source}: is a folder, not a result file.") from None
+        except OSError as error:
+            raise ResultFileError(f"{source}: cannot read ({error.strerror}).") from None
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as error:
+            reason = "nested too deeply" if isinstance(error, RecursionError) else str(error)
+            raise ResultFileError(f"{source}: not a JSON result file ({reason}).") from None
         if not isinstance(data, dict) or data.get("schema") != SCHEMA:
             found = data.get("schema") if isinstance(data, dict) else None
             raise ResultFileError(f"{source}: expected schema {SCHEMA!r}, found {found!r}.")
+        check_result_document(data, source)
         return cls(data)
 
     def metrics_table(self) -> ReportTable:
@@ -161,3 +168,61 @@ class BenchmarkResult:
         from recall_kit.default_plugins.reporters import format_table
 
         return format_table(self.metrics_table(), "simple")
+
+
+#: Metric families whose values are shares, so a value outside [0, 1] is a corrupt file.
+_UNIT_METRICS = {"recall", "recall_all", "precision", "hit", "ndcg", "mrr", "map", "r_precision", "judged"}
+
+
+def _bad_number(value: Any) -> bool:
+    return isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value)
+
+
+def check_result_document(data: dict[str, Any], source: str | Path) -> None:
+    """Refuse a result a decision would be made on wrongly: missing parts, a query listed twice,
+    a metric value that is not a finite number or outside [0, 1] for a share. One line, naming where."""
+
+    def fail(where: str, what: str) -> None:
+        raise ResultFileError(f"{source}: {where}: {what}; not a valid {SCHEMA} document.")
+
+    for key, kind in (("system", dict), ("dataset", dict), ("metrics", dict), ("queries", list)):
+        if not isinstance(data.get(key), kind):
+            fail(key, f"missing or not a{'n object' if kind is dict else ' list'}")
+    if not isinstance(data["system"].get("spec"), str):
+        fail("system.spec", "missing or not a string")
+    metrics = data["metrics"]
+    names = metrics.get("names")
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        fail("metrics.names", "missing or not a list of names")
+    for key in ("overall", "strata"):
+        if not isinstance(metrics.get(key), dict):
+            fail(f"metrics.{key}", "missing or not an object")
+    scopes = [("overall", metrics["overall"])] + [(f"strata.{k}", v) for k, v in metrics["strata"].items()]
+    for scope, values in scopes:
+        if not isinstance(values, dict):
+            fail(f"metrics.{scope}", "not an object")
+        for name in names:
+            _check_value(fail, f"metrics.{scope}", name, values.get(name))
+    seen: dict[str, int] = {}
+    for index, query in enumerate(data["queries"]):
+        where = f"queries[{index}]"
+        if not isinstance(query, dict) or not isinstance(query.get("query_id"), str):
+            fail(where, "not an object with a string query_id")
+        query_id = query["query_id"]
+        if query_id in seen:
+            fail(where, f"query {query_id!r} is listed twice (first at queries[{seen[query_id]}])")
+        seen[query_id] = index
+        if not isinstance(query.get("metrics"), dict):
+            fail(where, f"query {query_id!r} has no metrics object")
+        if not isinstance(query.get("ranking"), list):
+            fail(where, f"query {query_id!r} has no ranking list")
+        for name in names:
+            _check_value(fail, f"{where} (query {query_id!r})", name, query["metrics"].get(name))
+
+
+def _check_value(fail: Any, where: str, name: str, value: Any) -> None:
+    if _bad_number(value):
+        fail(where, f"metric {name!r} is {value!r}, not a finite number")
+    family = name.split("@", 1)[0]
+    if family in _UNIT_METRICS and not 0.0 <= value <= 1.0:
+        fail(where, f"metric {name!r} is {value}, outside [0, 1]")

@@ -82,8 +82,10 @@ def read_qrels(path: Path | str) -> Qrels:
             grade = int(raw_grade)
         except ValueError:
             raise DatasetError(
-                f"{path.name}:{number}: relevance {raw_grade!r} is not an integer"
+                f"{path.name}:{number}: relevance {raw_grade[:40]!r} is not an integer"
             ) from None
+        if not -1000 <= grade <= 1000:  # recall_kit.dataset.MIN_GRADE..MAX_GRADE
+            raise DatasetError(f"{path.name}:{number}: relevance {raw_grade[:40]} is outside -1000..1000")
         judged = qrels.setdefault(query_id, {})
         if doc_id in judged:
             raise DatasetError(
