@@ -674,7 +674,14 @@ def get_app() -> typer.Typer:
         from recall_kit.plugins import load_plugins
 
         _commands_registered = True
-        load_plugins().hook.register_commands(app=app)
+        from recall_kit.plugins import report_plugin_failure
+
+        # One implementation at a time, so a raising plugin is named and the rest still add theirs.
+        for impl in reversed(load_plugins().hook.register_commands.get_hookimpls()):
+            try:
+                impl.function(**{argname: app for argname in impl.argnames})
+            except BaseException as error:  # sys.exit() included: the host must still start
+                report_plugin_failure(impl.plugin_name, "register_commands", error)
     return app
 
 

@@ -220,7 +220,6 @@ _SIGTERM_SCRIPT = """
 import sys, time
 from recall_kit import cli
 from recall_kit.fileio import atomic_batch, atomic_open
-cli.signal_setup = None
 import signal
 signal.signal(signal.SIGTERM, cli._on_sigterm)
 try:
@@ -335,3 +334,66 @@ def test_gate_compare_and_pool_exit_2_on_bad_input(tmp_path, command, bad):
 def test_latency_sample_below_minus_one_is_refused(overlap_plugin, tiny_dataset):
     result = invoke("eval", "-d", str(tiny_dataset), "-r", "overlap", "--latency-sample", "-5")
     assert result.exit_code == 2 and "--latency-sample must be -1" in _only_line(result.stderr)
+
+
+# 7. One broken plugin is reported by name; the host and the other plugins work -----------------
+
+BROKEN_PLUGINS = {
+    "rk-exit": "import sys\nsys.exit(3)\n",
+    "rk-ctrlc": "raise KeyboardInterrupt\n",
+    "rk-commands": """
+        from recall_kit import hookimpl
+        @hookimpl
+        def register_commands(app):
+            raise RuntimeError("no commands today")
+    """,
+    "rk-typo": """
+        from recall_kit import hookimpl
+        @hookimpl
+        def register_retriver(register):
+            pass
+    """,
+    "rk-raising": """
+        from recall_kit import hookimpl
+        @hookimpl
+        def register_retrievers(register):
+            raise RuntimeError("cannot register")
+    """,
+    "rk-printer": """
+        print("hello from a plugin import")
+        from recall_kit import hookimpl, Retriever, Hit
+        class Good(Retriever):
+            "A good retriever."
+            def build_index(self, corpus): self.ids = corpus.ids
+            def search(self, query, k): return [Hit(i, 1.0) for i in self.ids[:k]]
+        @hookimpl
+        def register_retrievers(register):
+            register("goodone", Good)
+    """,
+}
+
+
+def test_broken_plugins_are_named_and_the_rest_work(tmp_path):
+    from test_plugins import _run_cli, _write_plugin_dist
+
+    site = tmp_path / "site"
+    site.mkdir()
+    for dist, body in BROKEN_PLUGINS.items():
+        _write_plugin_dist(site, dist, dist.replace("-", "_"), body)
+    listed = _run_cli(["list", "retrievers", "--json"], site, {})
+    assert listed.returncode == 0, listed.stderr
+    assert "Traceback" not in listed.stderr
+    names = {entry["name"]: entry["plugin"] for entry in json.loads(listed.stdout)}  # stdout is pure JSON
+    assert names["goodone"] == "rk-printer"
+    assert "hello from a plugin import" in listed.stderr
+    assert "plugin 'rk-exit' failed to load (SystemExit(3))" in listed.stderr
+    assert "plugin 'rk-ctrlc' failed to load (KeyboardInterrupt)" in listed.stderr
+    assert "plugin 'rk-commands' failed in register_commands (RuntimeError: no commands today)" in listed.stderr
+    assert "plugin 'rk-typo' failed to load (PluginError: implements a hook with no specification" in listed.stderr
+    assert "plugin 'rk-raising' failed in register_retrievers (RuntimeError: cannot register)" in listed.stderr
+
+    dataset = write_dataset(tmp_path / "d")
+    evaluated = _run_cli(["eval", "-d", str(dataset), "-r", "goodone", "--report", "json", "--latency-sample", "0"],
+                         site, {})
+    assert evaluated.returncode == 0, evaluated.stderr
+    assert "metrics" in json.loads(evaluated.stdout)  # no plugin print mixed into it
