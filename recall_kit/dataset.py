@@ -192,6 +192,9 @@ def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 #: Grades are integers in this range: wider ones overflow the metrics' integer arrays.
 MIN_GRADE, MAX_GRADE = -1000, 1000
+#: Ids are at most this many characters: an id is a key, not a document.
+MAX_ID_LENGTH = 512
+_ID_INT_BOUND = 10**MAX_ID_LENGTH
 
 
 def _short(value: Any) -> str:
@@ -205,8 +208,8 @@ def _id(value: Any) -> str | None:
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, int):
-        return str(value)
-    if isinstance(value, str) and value.strip() and value.isprintable():
+        return str(value) if -_ID_INT_BOUND < value < _ID_INT_BOUND else None
+    if isinstance(value, str) and value.strip() and len(value) <= MAX_ID_LENGTH and value.isprintable():
         return value
     return None
 
@@ -225,7 +228,7 @@ def _parse_memory(number: int, row: dict[str, Any], problems: list[Problem]) -> 
     here = Problem(CORPUS_FILE, number, "")
     memory_id = _id(row.get("id"))
     if memory_id is None:
-        problems.append(Problem(CORPUS_FILE, number, 'missing or bad "id" (an integer, or text on one line)'))
+        problems.append(Problem(CORPUS_FILE, number, f'missing or bad "id" (an integer, or text on one line of at most {MAX_ID_LENGTH} characters)'))
         return None
     content = row.get("content")
     if not isinstance(content, str):
