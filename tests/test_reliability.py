@@ -213,7 +213,7 @@ def test_an_id_with_a_line_break_is_refused_at_validate(tmp_path):
     with (folder / "corpus.jsonl").open("a") as stream:
         stream.write(json.dumps({"id": "7\nq1 0 1 1", "content": "x"}) + "\n")
     problems = [str(p) for p in read_dataset(folder)[1]]
-    assert problems == ['corpus.jsonl:7: missing or bad "id" (an integer, or text on one line)']
+    assert problems == ['corpus.jsonl:7: missing or bad "id" (an integer, or text on one line of at most 512 characters)']
 
 
 _SIGTERM_SCRIPT = """
@@ -397,3 +397,173 @@ def test_broken_plugins_are_named_and_the_rest_work(tmp_path):
                          site, {})
     assert evaluated.returncode == 0, evaluated.stderr
     assert "metrics" in json.loads(evaluated.stdout)  # no plugin print mixed into it
+
+
+# 11. What ended in "unexpected X": now one line naming the file (and line) -----------------------
+
+def _dataset_with_corpus_line(tmp_path: Path, line: str) -> Path:
+    folder = write_dataset(tmp_path / "d")
+    with (folder / "corpus.jsonl").open("a", encoding="utf-8") as stream:
+        stream.write(line + "\n")
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('{"id": ' + "7" * 5000 + ', "content": "x"}', "corpus.jsonl:7: not valid JSON (Exceeds the limit"),
+        ("[" * 100_000 + "]" * 100_000, "corpus.jsonl:7: not valid JSON (nested too deeply)"),
+        ('{"id": 7, "content": "a \\ud800 b"}', "corpus.jsonl:7: holds a lone surrogate escape"),
+        ('{"id": "' + "x" * 600 + '", "content": "x"}', 'corpus.jsonl:7: missing or bad "id"'),
+    ],
+)
+def test_hostile_corpus_lines_are_one_problem_with_file_and_line(tmp_path, line, message):
+    folder = _dataset_with_corpus_line(tmp_path, line)
+    result = invoke("dataset", "validate", str(folder))
+    assert result.exit_code == 2 and "unexpected" not in result.stderr and "Traceback" not in result.output
+    assert result.stderr.splitlines()[0].startswith(message)
+
+
+def test_a_lone_surrogate_in_a_query_is_refused(tmp_path):
+    folder = write_dataset(tmp_path / "d")
+    with (folder / "queries.jsonl").open("a") as stream:
+        stream.write('{"query_id": "odd", "text": "\\udfff"}\n')
+    assert str(read_dataset(folder)[1][0]).startswith("queries.jsonl:5: holds a lone surrogate escape")
+
+
+def test_non_utf8_corpus_names_the_line(tmp_path):
+    folder = write_dataset(tmp_path / "d")
+    with (folder / "corpus.jsonl").open("ab") as stream:
+        stream.write(b'{"id": 7, "content": "caf\xe9"}\n')
+    assert str(read_dataset(folder)[1][0]) == "corpus.jsonl:7: not UTF-8 text"
+
+
+def test_disk_full_names_the_file(tmp_path, monkeypatch):
+    import errno
+
+    def full(_descriptor: int) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "fsync", full)
+    target = tmp_path / "r.json"
+    with pytest.raises(OutputError, match=r"r\.json: cannot write \(No space left on device\)"):
+        write_text_atomic(target, "{}")
+    assert os.listdir(tmp_path) == []
+
+
+def test_deeply_nested_result_file_is_bad_input(tmp_path):
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ResultFileError, match="nested too deeply"):
+        BenchmarkResult.load(path)
+
+
+@pytest.mark.parametrize(
+    ("toml", "message"),
+    [
+        (None, "is a folder; --config takes a TOML file"),
+        ('[system]\nretriever = "overlap"\n[options]\noverlap = 3\n', "[options] overlap = 3: options are a table"),
+        ('[system]\nretriever = "overlap"\nfusoin = "rrf"\n', "unknown key in [system] 'fusoin'. Did you mean 'fusion'?"),
+        ('[system]\nretriever = "overlap"\n[wieghts]\noverlap = 1\n', "unknown table 'wieghts'. Did you mean 'weights'?"),
+        ('[system]\nretriever = "overlap"\n[weights]\noverlap = nan\n', "weight 'overlap' must be a finite number"),
+        ('[system]\nretriever = 3\n', "[system] retriever must be text"),
+    ],
+)
+def test_config_mistakes_are_refused(overlap_plugin, tiny_dataset, tmp_path, toml, message):
+    config = tmp_path / "exp"
+    if toml is None:
+        config.mkdir()
+    else:
+        config.write_text(toml)
+    result = invoke("eval", "-d", str(tiny_dataset), "-c", str(config))
+    assert result.exit_code == 2, result.output
+    assert message in _only_line(result.stderr)
+
+
+@pytest.mark.parametrize(
+    ("weights", "message"),
+    [(",,", "an empty entry"), ("overlap=1,overlap=2", "leg 'overlap' is given twice")],
+)
+def test_bad_weights_are_refused(overlap_plugin, tiny_dataset, weights, message):
+    result = invoke("eval", "-d", str(tiny_dataset), "-r", "overlap", "--weights", weights)
+    assert result.exit_code == 2 and message in _only_line(result.stderr)
+
+
+# 11 and 15. Importers ----------------------------------------------------------------------------
+
+def _import(*args: str):  # type: ignore[no-untyped-def]
+    return invoke("dataset", "import", *args)
+
+
+def _beir(tmp_path: Path, qrels: str, text: str = "apple") -> Path:
+    source = tmp_path / "beir"
+    (source / "qrels").mkdir(parents=True)
+    (source / "corpus.jsonl").write_text(json.dumps({"_id": "d1", "text": text}) + "\n")
+    (source / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "apple?"}) + "\n")
+    (source / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + qrels)
+    return source
+
+
+def test_beir_fractional_score_is_refused_not_truncated(tmp_path):
+    result = _import("beir", str(_beir(tmp_path, "q1\td1\t1.5\n")), str(tmp_path / "out"))
+    assert result.exit_code == 2
+    assert "test.tsv:2: score '1.5' is not an integer grade" in _only_line(result.stderr)
+    assert not (tmp_path / "out").exists()
+
+
+def test_beir_lone_surrogate_is_one_line(tmp_path):
+    source = _beir(tmp_path, "q1\td1\t1\n")
+    (source / "corpus.jsonl").write_text('{"_id": "d1", "text": "a \\ud800"}\n')
+    result = _import("beir", str(source), str(tmp_path / "out"))
+    assert result.exit_code == 2 and "corpus.jsonl:1: holds a lone surrogate" in _only_line(result.stderr)
+
+
+def test_an_empty_import_says_what_was_dropped(tmp_path):
+    result = _import("beir", str(_beir(tmp_path, "q1\td1\t1\n", text="   ")), str(tmp_path / "out"))
+    assert result.exit_code == 2
+    line = _only_line(result.stderr)
+    assert "holds no memories" in line and "it dropped 1 documents empty" in line
+
+
+def test_locomo_given_a_folder_or_a_list_sample_id(tmp_path):
+    result = _import("locomo", str(tmp_path), str(tmp_path / "out"))
+    assert result.exit_code == 2 and "is a folder; this importer reads one JSON file" in _only_line(result.stderr)
+    source = tmp_path / "locomo.json"
+    source.write_text(json.dumps([{"sample_id": ["conv-1"], "conversation": {}, "qa": []}]))
+    result = _import("locomo", str(source), str(tmp_path / "out"))
+    assert result.exit_code == 2
+    assert "sample 1: sample_id must be one line of text or an integer, got list" in _only_line(result.stderr)
+    source.write_text('[{"sample_id": "c\\udc80", "conversation": {}}]')
+    result = _import("locomo", str(source), str(tmp_path / "out"))
+    assert result.exit_code == 2 and "lone surrogate" in _only_line(result.stderr)
+
+
+def test_sqlite_broken_view_is_one_line(tmp_path):
+    import sqlite3
+
+    database = tmp_path / "store.db"
+    connection = sqlite3.connect(database)
+    connection.execute("CREATE TABLE base (id, content)")
+    connection.execute("CREATE VIEW memories AS SELECT id, content FROM base")
+    connection.execute("DROP TABLE base")
+    connection.commit()
+    connection.close()
+    (tmp_path / "q.jsonl").write_text('{"query_id": "q", "text": "t"}\n')
+    (tmp_path / "r.jsonl").write_text('{"query_id": "q", "relevant_ids": [1]}\n')
+    result = _import("sqlite", str(database), str(tmp_path / "out"), "--queries", str(tmp_path / "q.jsonl"),
+                     "--qrels", str(tmp_path / "r.jsonl"))
+    assert result.exit_code == 2
+    assert "store.db: table 'memories' cannot be read" in _only_line(result.stderr)
+
+
+def test_unclosed_last_trec_topic_is_read_and_counted(tmp_path):
+    source = tmp_path / "trec"
+    source.mkdir()
+    (source / "topics.txt").write_text("<top>\n<num> Number: 1\n<title> apple\n</top>\n"
+                                       "<top>\n<num> Number: 2\n<title> pear\n")
+    (source / "qrels.txt").write_text("1 0 d1 1\n2 0 d2 1\n")
+    (source / "corpus.jsonl").write_text('{"id": "d1", "text": "apple"}\n{"id": "d2", "text": "pear"}\n')
+    result = _import("trec", str(source), str(tmp_path / "out"))
+    assert result.exit_code == 0, result.output
+    assert "queries: 2" in result.stdout
+    assert "notes.topics_unclosed_last_block_read: 1" in result.stdout
