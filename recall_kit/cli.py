@@ -154,6 +154,7 @@ def eval_command(
     from recall_kit import registry
     from recall_kit.dataset import load_dataset
     from recall_kit.errors import SpecError
+    from recall_kit.fileio import atomic_batch, check_outputs
     from recall_kit.runner import run_benchmark
     from recall_kit.system import (
         SystemSpec,
@@ -163,8 +164,6 @@ def eval_command(
         parse_option_assignments,
         parse_weights,
     )
-
-    from recall_kit.fileio import atomic_batch, check_outputs
 
     registry.reporters.get(report)  # an unknown reporter fails before any work is done
     check_outputs({"--json": json_out, "--run": run_out, "--output": output}, inputs={"--config": config})
@@ -222,10 +221,8 @@ def score_command(
     """Score a TREC run file against TREC qrels, as trec_eval does."""
     from recall_kit import registry
     from recall_kit.evaluation import score_trec_files
-    from recall_kit.fileio import write_json_atomic
+    from recall_kit.fileio import check_outputs, write_json_atomic
     from recall_kit.types import Report, ReportTable
-
-    from recall_kit.fileio import check_outputs
 
     registry.reporters.get(report)
     check_outputs({"--json": json_out}, inputs={"--qrels": qrels, "--run": run})
@@ -505,9 +502,7 @@ def compare_command(
     randomisation-test p-values (Holm-corrected), wins/ties/losses, overall and per stratum."""
     from recall_kit import registry
     from recall_kit.compare import compare_files, comparison_report
-    from recall_kit.fileio import write_json_atomic
-
-    from recall_kit.fileio import check_outputs
+    from recall_kit.fileio import check_outputs, write_json_atomic
 
     registry.reporters.get(report)
     check_outputs({"--json": json_out, "--output": output}, inputs={f"result {p}": p for p in results})
@@ -536,9 +531,8 @@ def gate_command(
 ) -> None:
     """A regression gate for CI: exit 0 when nothing regressed, 1 with a table of what did, 2 on bad input."""
     from recall_kit import registry
-    from recall_kit.gate import run_gate
-
     from recall_kit.fileio import check_outputs
+    from recall_kit.gate import run_gate
 
     registry.reporters.get(report)
     check_outputs({"--output": output}, inputs={"--baseline": baseline, "--current": current})
@@ -573,7 +567,6 @@ def ablate_command(
     from recall_kit import registry
     from recall_kit.ablation import run_ablation
     from recall_kit.dataset import load_dataset
-
     from recall_kit.fileio import check_outputs
 
     registry.reporters.get(report)
@@ -612,9 +605,8 @@ def sweep_command(
     of the queries and report the choice, against the default, on the other."""
     from recall_kit import registry
     from recall_kit.dataset import load_dataset
-    from recall_kit.sweep import run_sweep
-
     from recall_kit.fileio import check_outputs
+    from recall_kit.sweep import run_sweep
 
     registry.reporters.get(report)
     check_outputs({"--output": output}, folders={"--out": out}, inputs={"--dataset": dataset, "--config": config})
@@ -639,9 +631,8 @@ def pool_command(
 ) -> None:
     """Write the unjudged ids in the union of the systems' top DEPTH, per query, for judging."""
     from recall_kit import registry
-    from recall_kit.pool import pool_files
-
     from recall_kit.fileio import check_outputs
+    from recall_kit.pool import pool_files
 
     registry.reporters.get(report)
     check_outputs({"--out": out}, inputs={f"result {p}": p for p in results})

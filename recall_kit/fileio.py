@@ -13,7 +13,6 @@ from typing import IO, Any
 
 from recall_kit.errors import OutputError
 
-
 #: Set inside `atomic_batch()`: finished temporaries wait there, (temporary, target), to be moved together.
 _batch: ContextVar[list[tuple[str, Path]] | None] = ContextVar("recall_kit_atomic_batch", default=None)
 

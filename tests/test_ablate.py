@@ -123,12 +123,11 @@ def test_an_ablation_interrupted_while_writing_leaves_nothing(tmp_path, monkeypa
     # Now the set is written all or nothing, and nothing is left to resume or clean by hand.
     from helpers import OverlapPlugin
 
+    from recall_kit import Retriever, hookimpl
     from recall_kit.ablation import run_ablation
     from recall_kit.dataset import load_dataset
     from recall_kit.result import BenchmarkResult
     from recall_kit.testing import registered_plugin
-
-    from recall_kit import Retriever, hookimpl
 
     class Other(Retriever):
         def build_index(self, corpus):  # type: ignore[no-untyped-def]
