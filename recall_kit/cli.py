@@ -110,6 +110,14 @@ def _in_batch() -> bool:
     return _batch.get() is not None
 
 
+def _dataset_files(dataset: Path) -> dict[str, Path]:
+    """The dataset's files as inputs no output may overwrite."""
+    from recall_kit.dataset import CORPUS_FILE, QRELS_FILE, QUERIES_FILE
+
+    return {"--dataset": dataset, **{f"--dataset's {name}": dataset / name
+                                     for name in (CORPUS_FILE, QUERIES_FILE, QRELS_FILE)}}
+
+
 def _check_latency_sample(value: int) -> None:
     from recall_kit.errors import OptionError
 
@@ -166,7 +174,7 @@ def eval_command(
     )
 
     registry.reporters.get(report)  # an unknown reporter fails before any work is done
-    check_outputs({"--json": json_out, "--run": run_out, "--output": output}, inputs={"--config": config})
+    check_outputs({"--json": json_out, "--run": run_out, "--output": output}, inputs={**_dataset_files(dataset), "--config": config})
     _check_latency_sample(latency_sample)
     base = load_config(config) if config else None
     if retriever is None and base is None:
@@ -570,7 +578,7 @@ def ablate_command(
     from recall_kit.fileio import check_outputs
 
     registry.reporters.get(report)
-    check_outputs({"--output": output}, folders={"--out": out}, inputs={"--dataset": dataset, "--config": config})
+    check_outputs({"--output": output}, folders={"--out": out}, inputs={**_dataset_files(dataset), "--config": config})
     _check_latency_sample(latency_sample)
     spec = _spec_from_flags(retriever, fusion, weights, option, config)
     ablation = run_ablation(spec, load_dataset(dataset), k=k, metrics=_split_names(metrics), out=out,
@@ -609,7 +617,7 @@ def sweep_command(
     from recall_kit.sweep import run_sweep
 
     registry.reporters.get(report)
-    check_outputs({"--output": output}, folders={"--out": out}, inputs={"--dataset": dataset, "--config": config})
+    check_outputs({"--output": output}, folders={"--out": out}, inputs={**_dataset_files(dataset), "--config": config})
     _check_latency_sample(latency_sample)
     spec = _spec_from_flags(retriever, fusion, weights, option, config)
     sweep = run_sweep(spec, load_dataset(dataset), grid, target, k=k, metrics=_split_names(metrics),

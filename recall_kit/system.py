@@ -103,7 +103,8 @@ def parse_option_assignments(assignments: Sequence[str]) -> dict[str, dict[str, 
     return options
 
 
-_CONFIG_TABLES = {"system": {"retriever", "fusion"}, "weights": None, "options": None}
+_CONFIG_TABLES = ("system", "weights", "options")
+_SYSTEM_KEYS = ("fusion", "retriever")
 
 
 def _unknown_key(path: Path, where: str, key: str, known: Sequence[str]) -> SpecError:
@@ -133,8 +134,8 @@ def load_config(path: Path) -> SystemSpec:
             raise SpecError(f"{path}: {table} must be a table ([{table}]), got {type(value).__name__}.")
     system = data.get("system", {})
     for key in system:
-        if key not in _CONFIG_TABLES["system"]:
-            raise _unknown_key(path, "key in [system]", key, sorted(_CONFIG_TABLES["system"]))
+        if key not in _SYSTEM_KEYS:
+            raise _unknown_key(path, "key in [system]", key, _SYSTEM_KEYS)
     if "retriever" not in system:
         raise SpecError(f"{path}: missing [system] retriever = \"...\".")
     if not isinstance(system["retriever"], str):

@@ -176,6 +176,14 @@ def test_unwritable_outputs_fail_before_the_run(tiny_dataset, tmp_path, case):
     assert config.read_text() == '[system]\nretriever = "counting"\n'
 
 
+def test_an_output_may_not_overwrite_the_dataset(overlap_plugin, tiny_dataset):
+    before = (tiny_dataset / "qrels.jsonl").read_text()
+    result = invoke("eval", "-d", str(tiny_dataset), "-r", "overlap", "--run", str(tiny_dataset / "qrels.jsonl"))
+    assert result.exit_code == 2
+    assert "--dataset's qrels.jsonl and --run name the same path" in _only_line(result.stderr)
+    assert (tiny_dataset / "qrels.jsonl").read_text() == before
+
+
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
 def test_read_only_folder_fails_before_the_run(tmp_path):
     folder = tmp_path / "ro"
