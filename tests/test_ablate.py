@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from recall_kit.ablation import file_name, sub_spec, variant_legs
-from recall_kit.system import SystemSpec
+from recall_kit.decide.ablate import file_name, sub_spec, variant_legs
+from recall_kit.measure.system import SystemSpec
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "memories"
@@ -124,9 +124,9 @@ def test_an_ablation_interrupted_while_writing_leaves_nothing(tmp_path, monkeypa
     from helpers import OverlapPlugin
 
     from recall_kit import Retriever, hookimpl
-    from recall_kit.ablation import run_ablation
     from recall_kit.dataset import load_dataset
-    from recall_kit.result import BenchmarkResult
+    from recall_kit.decide.ablate import run_ablation
+    from recall_kit.measure.result import BenchmarkResult
     from recall_kit.testing import registered_plugin
 
     class Other(Retriever):

@@ -18,10 +18,10 @@ from typer.testing import CliRunner
 from recall_kit import Hit, hookimpl
 from recall_kit.cli import get_app
 from recall_kit.dataset import read_dataset
+from recall_kit.decide.gate import run_gate
 from recall_kit.errors import OptionError, OutputError, ResultFileError
 from recall_kit.fileio import atomic_batch, check_outputs, write_text_atomic
-from recall_kit.gate import run_gate
-from recall_kit.result import SCHEMA, BenchmarkResult
+from recall_kit.measure.result import SCHEMA, BenchmarkResult
 from recall_kit.testing import registered_plugin
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -119,8 +119,9 @@ def test_grades_at_the_edges_of_the_range_are_accepted(tmp_path):
 
 
 def test_trec_qrels_grades_are_range_checked(tmp_path):
-    from recall_kit.errors import DatasetError
     from recall_kit.trec import read_qrels
+
+    from recall_kit.errors import DatasetError
 
     path = tmp_path / "qrels.txt"
     path.write_text("q1 0 d1 1\nq1 0 d2 4294967297\n")
@@ -341,7 +342,7 @@ def test_gate_compare_and_pool_exit_2_on_bad_input(tmp_path, command, bad):
 
 def test_latency_sample_below_minus_one_is_refused(overlap_plugin, tiny_dataset):
     result = invoke("eval", "-d", str(tiny_dataset), "-r", "overlap", "--latency-sample", "-5")
-    assert result.exit_code == 2 and "--latency-sample must be -1" in _only_line(result.stderr)
+    assert result.exit_code == 2 and "--latency-sample -5 is not a query count" in _only_line(result.stderr)
 
 
 # 7. One broken plugin is reported by name; the host and the other plugins work -----------------

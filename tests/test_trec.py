@@ -8,7 +8,7 @@ import pytest
 import pytrec_eval
 
 from recall_kit.errors import DatasetError
-from recall_kit.trec import read_qrels, read_run, write_qrels, write_run
+from recall_kit.measure.trec import read_qrels, read_run, write_qrels, write_run
 from recall_kit.types import Hit, sort_hits
 
 
@@ -114,12 +114,12 @@ def test_missing_file_is_a_dataset_error(tmp_path):
 def test_write_run_is_atomic(tmp_path):
     path = tmp_path / "run.trec"
     write_run(path, {"q1": [Hit("d1", 1.0)]}, tag="old")
-    with pytest.raises(ValueError, match="spaces"):
+    with pytest.raises(DatasetError, match="whitespace"):
         write_run(path, {"q1": [Hit("d1", 1.0)], "q2": [Hit("bad id", 0.5)]}, tag="new")
     assert path.read_text() == "q1 Q0 d1 1 1.0 old\n"  # the old file is untouched
     assert os.listdir(tmp_path) == ["run.trec"]  # no temporary file left behind
 
 
 def test_write_run_refuses_bad_tag(tmp_path):
-    with pytest.raises(ValueError):
+    with pytest.raises(DatasetError):
         write_run(tmp_path / "run.trec", {}, tag="two words")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from recall_kit.hookspecs import Register, hookimpl
-from recall_kit.metrics import (
+from recall_kit.measure.metrics import (
     average_precision,
     hit_at_k,
     judged_at_k,
@@ -75,6 +75,7 @@ BUILTIN_METRICS: tuple[Metric, ...] = (
         cutoff="required",
         description="Share of the top k that has any judgment: how far to trust the others.",
         default_cutoffs=(10,),
+        diagnostic=True,
     ),
 )
 
