@@ -196,7 +196,8 @@ class BenchmarkResult:
         except IsADirectoryError:
             raise ResultFileError(f"{source}: is a directory, not a result file.") from None
         except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as error:
-            raise ResultFileError(f"{source}: not a JSON result file ({error}).") from None
+            reason = "nested too deeply" if isinstance(error, RecursionError) else str(error)
+            raise ResultFileError(f"{source}: not a JSON result file ({reason}).") from None
         except OSError as error:
             raise ResultFileError(f"{source}: cannot be read ({error.strerror}).") from None
         return cls.from_dict(data, source=str(source))
