@@ -60,9 +60,11 @@ class _ClickStyleGroup(typer.core.TyperGroup):
 
 
 class _Group(_ClickStyleGroup):
-    """Turns a user's mistake (a RecallKitError) into one line on stderr and exit status 2.
+    """Turns every failure into one line on stderr and an exit status a script can trust.
 
-    `--debug` shows the traceback instead; an unexpected error is one line and status 1.
+    0: done, the verdict is good; 1: done, the verdict is bad (a regression, lint problems);
+    2: no verdict (bad input, a failing plugin, an unwritable output, or an unexpected error);
+    130/143: interrupted by Ctrl-C / SIGTERM. `--debug` shows the traceback instead.
     """
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
@@ -74,6 +76,9 @@ class _Group(_ClickStyleGroup):
         return super().parse_args(ctx, args)
 
     def invoke(self, ctx: Any) -> Any:
+        from recall_kit import errors
+
+        errors.DEBUG = bool(ctx.params.get("debug"))
         try:
             return super().invoke(ctx)
         except (typer.Exit, typer.Abort, typer.TyperException):
@@ -83,19 +88,49 @@ class _Group(_ClickStyleGroup):
         except RecallKitError as error:
             if ctx.params.get("debug"):
                 raise
-            typer.echo(f"Error: {error}", err=True)
+            typer.echo(f"Error: {_one_line(error)}", err=True)
             raise typer.Exit(2) from None
-        except KeyboardInterrupt:
-            typer.echo("Interrupted.", err=True)
-            raise typer.Exit(130) from None
-        except Exception as error:
+        except KeyboardInterrupt as error:
+            terminated = isinstance(error, Terminated)
+            typer.echo(("Terminated" if terminated else "Interrupted")
+                       + ": outputs not yet finished were not written (no partial files are left).", err=True)
+            raise typer.Exit(143 if terminated else 130) from None
+        except OSError as error:
+            if ctx.params.get("debug"):
+                raise
+            typer.echo(f"Error: {_describe_os_error(error)}", err=True)
+            raise typer.Exit(2) from None
+        except SystemExit:  # a plugin command's own exit status
+            raise
+        except Exception as error:  # RecursionError, bugs
             if ctx.params.get("debug"):
                 raise
             typer.echo(
-                f"Error: unexpected {type(error).__name__}: {error} (rerun with --debug for the traceback)",
+                f"Error: unexpected {type(error).__name__}: {_one_line(error)} "
+                "(rerun with --debug for the traceback)",
                 err=True,
             )
-            raise typer.Exit(1) from None
+            raise typer.Exit(2) from None
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the process is so that every temporary file is removed on the way out."""
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise Terminated()
+
+
+def _one_line(error: BaseException) -> str:
+    text = " ".join(str(error).split())
+    return text if len(text) <= 500 else text[:497] + "..."
+
+
+def _describe_os_error(error: OSError) -> str:
+    reason = error.strerror or type(error).__name__
+    if error.filename is not None:
+        return f"{error.filename}: {reason}."
+    return f"{reason} ({type(error).__name__})."
 
 
 app = typer.Typer(
@@ -169,6 +204,20 @@ def _split_names(values: list[str] | None) -> list[str] | None:
     return names or None
 
 
+def _in_batch() -> bool:
+    from recall_kit.fileio import _batch
+
+    return _batch.get() is not None
+
+
+def _dataset_files(dataset: Path) -> dict[str, Path]:
+    """The dataset's files as inputs no output may overwrite."""
+    from recall_kit.dataset import CORPUS_FILE, QRELS_FILE, QUERIES_FILE
+
+    return {"--dataset": dataset, **{f"--dataset's {name}": dataset / name
+                                     for name in (CORPUS_FILE, QUERIES_FILE, QRELS_FILE)}}
+
+
 def emit_report(report: Any, reporter_name: str, output: Path | None = None) -> None:
     """Render `report` with the named reporter; print it, or write it atomically to `output`."""
     from recall_kit import registry
@@ -180,7 +229,8 @@ def emit_report(report: Any, reporter_name: str, output: Path | None = None) -> 
         typer.echo(text, nl=False)
     else:
         write_text_atomic(output, text)
-        typer.echo(f"Wrote {output}", err=True)
+        if not _in_batch():
+            typer.echo(f"Wrote {output}", err=True)
 
 
 @app.command("eval")
@@ -206,6 +256,7 @@ def eval_command(
     """Run a retriever (or a fused system) on a dataset and score it per stratum."""
     from recall_kit.dataset import load_dataset
     from recall_kit.errors import SpecError
+    from recall_kit.fileio import atomic_batch, check_outputs
     from recall_kit.measure.runner import run_benchmark
     from recall_kit.measure.system import (
         SystemSpec,
@@ -216,6 +267,8 @@ def eval_command(
         parse_weights,
     )
 
+    check_outputs({"--json": json_out, "--run": run_out, "--output": output},
+                  inputs={**_dataset_files(dataset), "--config": config})
     base = load_config(config) if config else None
     if retriever is None and base is None:
         raise SpecError("Missing --retriever (or --config with [system] retriever).")
@@ -233,13 +286,18 @@ def eval_command(
         latency_sample=None if latency_sample < 0 else latency_sample,
         show_progress=progress, seed=seed, relevance_level=relevance_level, judged_only=judged_only,
     )
-    if json_out is not None:
-        result.save(json_out)
-        typer.echo(f"Wrote {json_out}", err=True)
-    if run_out is not None:
-        result.write_run(run_out, tag=spec.retriever)
-        typer.echo(f"Wrote {run_out}", err=True)
-    emit_report(result.report(), report, output)
+    with atomic_batch():  # the JSON, the run and the report are all written, or none is
+        if json_out is not None:
+            result.save(json_out)
+        if run_out is not None:
+            result.write_run(run_out, tag=spec.retriever)
+        if output is not None:
+            emit_report(result.report(), report, output)
+    for written in (json_out, run_out, output):
+        if written is not None:
+            typer.echo(f"Wrote {written}", err=True)
+    if output is None:
+        emit_report(result.report(), report)
 
 
 @app.command("score")
@@ -261,11 +319,12 @@ def score_command(
     """Score TREC run files against TREC qrels, as trec_eval does; with several runs, compare each
     with the first as 'compare' does (paired deltas, intervals, Holm-corrected p-values)."""
     from recall_kit.decide.compare import score_report
-    from recall_kit.fileio import write_json_atomic
+    from recall_kit.fileio import check_outputs, write_json_atomic
     from recall_kit.measure.evaluation import canonical_metric_name, score_run_files
 
     if bootstrap < 1:
         raise RecallKitError(f"--bootstrap must be at least 1, got {bootstrap}.")
+    check_outputs({"--json": json_out}, inputs={"--qrels": qrels, **{f"--run {r}": r for r in run}})
     scores = score_run_files(qrels, run, _split_names(metrics), complete=complete, ties=ties,
                              relevance_level=relevance_level, judged_only=judged_only)
     primaries = [canonical_metric_name(name) for name in _split_names(primary) or []] or None
@@ -334,7 +393,8 @@ def list_command(
 def dataset_validate(
     path: Annotated[Path, typer.Argument(help="Dataset folder.")],
 ) -> None:
-    """Check a dataset: JSON, required fields, duplicate ids, referential integrity."""
+    """Check a dataset: JSON, required fields, duplicate ids, referential integrity. Exit 2 when
+    any problem is found (each on one line, file:line: what), 0 when valid."""
     from recall_kit.dataset import read_dataset
 
     dataset, problems = read_dataset(path)
@@ -342,7 +402,7 @@ def dataset_validate(
         typer.echo(str(problem), err=True)
     if problems:
         typer.echo(f"{len(problems)} problem(s) in {path}", err=True)
-        raise typer.Exit(1)
+        raise typer.Exit(2)
     assert dataset is not None
     typer.echo(
         f"ok: {len(dataset.corpus)} memories ({dataset.dropped_sensitive} sensitive dropped), "
@@ -608,8 +668,9 @@ def compare_command(
     randomisation-test p-values (Holm within the primary family), wins/ties/losses, overall and
     per stratum."""
     from recall_kit.decide.compare import compare_files, comparison_report
-    from recall_kit.fileio import write_json_atomic
+    from recall_kit.fileio import check_outputs, write_json_atomic
 
+    check_outputs({"--json": json_out, "--output": output}, inputs={f"result {p}": p for p in results})
     comparison = compare_files(results, metrics=_split_names(metrics), n_resamples=bootstrap, seed=seed,
                                primary=_split_names(primary))
     if json_out is not None:
@@ -636,7 +697,9 @@ def gate_command(
 ) -> None:
     """A regression gate for CI: exit 0 when nothing regressed, 1 with a table of what did, 2 on bad input."""
     from recall_kit.decide.gate import run_gate
+    from recall_kit.fileio import check_outputs
 
+    check_outputs({"--output": output}, inputs={"--baseline": baseline, "--current": current})
     outcome = run_gate(baseline, current, max_drop=max_drop, relative=relative, metrics=_split_names(metrics),
                        latency_max_rise=latency_max_rise, latency_stat=latency_stat, significant=significant,
                        per_stratum=per_stratum, n_resamples=bootstrap, seed=seed)
@@ -668,7 +731,9 @@ def ablate_command(
     compare each with the full system; every variant's result is written to --out-dir."""
     from recall_kit.dataset import load_dataset
     from recall_kit.decide.ablate import run_ablation
+    from recall_kit.fileio import check_outputs
 
+    check_outputs({"--output": output}, folders={"--out": out}, inputs={**_dataset_files(dataset), "--config": config})
     spec = _spec_from_flags(retriever, fusion, weights, option, config)
     ablation = run_ablation(spec, load_dataset(dataset), k=k, metrics=_split_names(metrics), out=out,
                             n_resamples=bootstrap, seed=seed,
@@ -702,7 +767,9 @@ def sweep_command(
     of the queries and report the choice, against the default, on the other."""
     from recall_kit.dataset import load_dataset
     from recall_kit.decide.sweep import run_sweep
+    from recall_kit.fileio import check_outputs
 
+    check_outputs({"--output": output}, folders={"--out": out}, inputs={**_dataset_files(dataset), "--config": config})
     spec = _spec_from_flags(retriever, fusion, weights, option, config)
     sweep = run_sweep(spec, load_dataset(dataset), grid, target, k=k, metrics=_split_names(metrics),
                       holdout=holdout, seed=seed, out=out, n_resamples=bootstrap,
@@ -723,7 +790,9 @@ def pool_command(
 ) -> None:
     """Write the unjudged ids in the union of the systems' top DEPTH, per query, for judging."""
     from recall_kit.curate.pool import pool_files
+    from recall_kit.fileio import check_outputs
 
+    check_outputs({"--out": out}, inputs={f"result {p}": p for p in results})
     pool = pool_files(results, out, depth=depth, dataset_path=dataset, with_text=with_text)
     typer.echo(f"Wrote {out}", err=True)
     emit_report(pool.report(), report)
@@ -753,14 +822,28 @@ def get_app() -> typer.Typer:
         from recall_kit.plugins import load_plugins
 
         _commands_registered = True
-        load_plugins().hook.register_commands(app=app)
+        from recall_kit.plugins import report_plugin_failure
+
+        # One implementation at a time, so a raising plugin is named and the rest still add theirs.
+        for impl in reversed(load_plugins().hook.register_commands.get_hookimpls()):
+            try:
+                impl.function(**{argname: app for argname in impl.argnames})
+            except BaseException as error:  # sys.exit() included: the host must still start
+                report_plugin_failure(impl.plugin_name, "register_commands", error)
     return app
 
 
 def main() -> None:
+    import signal
+
+    # SIGTERM unwinds like Ctrl-C, so the atomic writers remove their temporaries on the way out.
+    signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         application = get_app()
     except RecallKitError as error:
         print(f"Error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
+    except KeyboardInterrupt:
+        print("Interrupted.", file=sys.stderr)
+        raise SystemExit(130) from None
     application()

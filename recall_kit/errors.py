@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+
+#: Set by the CLI's `--debug` (or RECALL_KIT_DEBUG=1): show plugin exception messages in full.
+DEBUG = False
+
 
 class RecallKitError(Exception):
     """Base of every error that is the user's to fix: the CLI prints it as one line."""
@@ -81,6 +86,32 @@ class SpecError(RecallKitError):
 
 class PluginRunError(RecallKitError):
     """A plugin raised while building an index or answering a query."""
+
+
+def debug_enabled() -> bool:
+    return DEBUG or bool(os.environ.get("RECALL_KIT_DEBUG"))
+
+
+def describe_plugin_exception(error: BaseException) -> str:
+    """`TypeName` and, only under --debug, the message: a plugin's message may quote memory text."""
+    name = type(error).__name__
+    if isinstance(error, SystemExit):
+        name = f"SystemExit({error.code!r})"
+    message = str(error)
+    if not message or isinstance(error, SystemExit):
+        return name
+    if debug_enabled():
+        return f"{name}: {message}"
+    return f"{name} (message withheld, it may quote memory text; --debug shows it)"
+
+
+def is_interrupt(error: BaseException) -> bool:
+    """Ctrl-C (or SIGTERM, which the CLI turns into KeyboardInterrupt): never a plugin's fault."""
+    return isinstance(error, KeyboardInterrupt)
+
+
+class OutputError(RecallKitError):
+    """An output file that cannot be written (read-only folder, a directory, disk full)."""
 
 
 class ResultFileError(RecallKitError):

@@ -11,7 +11,7 @@ from typing import Any, Generic, TypeVar
 
 from recall_kit import errors
 from recall_kit.options import build_options
-from recall_kit.plugins import PROVIDED_BY, install_hints, load_plugins, plugin_infos, pm
+from recall_kit.plugins import PROVIDED_BY, install_hints, load_plugins, plugin_infos, pm, report_plugin_failure
 from recall_kit.types import Fusion, Importer, Metric, QueryGenerator, Reporter, Retriever
 
 T = TypeVar("T")
@@ -61,8 +61,9 @@ class Registry(Generic[T]):
         # Each implementation gets its own `register`, so a registration knows its plugin.
         for impl in reversed(caller.get_hookimpls()):
             plugin_name = impl.plugin_name
+            mine: dict[str, Registration[T]] = {}  # kept only if the whole hook call succeeds
 
-            def register(name: str, obj: Any, _plugin: str = plugin_name) -> None:
+            def register(name: str, obj: Any, _plugin: str = plugin_name, _mine: dict = mine) -> None:
                 if not isinstance(name, str) or not name or any(c in name for c in "+=, "):
                     raise errors.RegistrationError(
                         f"Plugin {_plugin!r} registered a {self.kind} with a bad name {name!r}:"
@@ -73,16 +74,24 @@ class Registry(Generic[T]):
                     raise errors.RegistrationError(
                         f"Plugin {_plugin!r} registered {self.kind} {name!r}: {problem}"
                     )
-                if name in entries:
+                earlier = entries.get(name) or _mine.get(name)
+                if earlier is not None:
                     raise errors.DuplicateNameError(
                         f"{self.kind.capitalize()} {name!r} is registered by both "
-                        f"{entries[name].plugin!r} and {_plugin!r}."
+                        f"{earlier.plugin!r} and {_plugin!r}."
                     )
                 if trace:
                     print(f"recall-kit: {_plugin} registered {self.kind} {name!r}", file=sys.stderr)
-                entries[name] = Registration(name, obj, _plugin)
+                _mine[name] = Registration(name, obj, _plugin)
 
-            impl.function(**{argname: register for argname in impl.argnames})
+            try:
+                impl.function(**{argname: register for argname in impl.argnames})
+            except (errors.RecallKitError, KeyboardInterrupt):
+                raise
+            except BaseException as error:  # the plugin's own bug: leave it out, name it, go on
+                report_plugin_failure(plugin_name, self.hook_name, error)
+                continue
+            entries.update(mine)
         return entries
 
     def all(self) -> dict[str, Registration[T]]:

@@ -88,7 +88,7 @@ def test_example_dataset_by_name_and_copied(tmp_path):
     again = invoke("dataset", "example", str(tmp_path / "mine"))
     assert again.exit_code == 2 and "is not empty; pass --force" in again.stderr
     unknown = invoke("dataset", "validate", "example:nope")
-    assert unknown.exit_code == 1 and "example:nope: no such example dataset (available: example:memories)" in unknown.stderr
+    assert unknown.exit_code == 2 and "example:nope: no such example dataset (available: example:memories)" in unknown.stderr
     read_only = invoke("dataset", "lint", "example:memories", "--fix-twins")
     assert read_only.exit_code == 2 and "read-only" in read_only.stderr
 

@@ -105,6 +105,21 @@ class Broken(Retriever):
         raise RuntimeError("disk on fire")
 
 
+class Exiting(OverlapRetriever):
+    def search(self, query: str, k: int) -> list[Hit]:
+        raise SystemExit(0)  # must not end a run as a success with nothing written
+
+
+class Infinite(OverlapRetriever):
+    def search(self, query: str, k: int) -> list[Hit]:
+        return [Hit("1", float("inf"))]
+
+
+class MinusInfinite(OverlapRetriever):
+    def search(self, query: str, k: int) -> list[Hit]:
+        return [Hit("1", float("-inf"))]
+
+
 class Unsorted(OverlapRetriever):
     def search(self, query: str, k: int) -> list[Hit]:
         return [Hit("1", 0.1), Hit("2", 0.9)]
@@ -118,7 +133,10 @@ class Stranger(OverlapRetriever):
 @pytest.mark.parametrize(
     ("retriever", "message"),
     [
-        (Broken, "Retriever 'Broken' failed on a batch of queries: RuntimeError: disk on fire"),
+        (Broken, "Retriever 'Broken' failed on a batch of queries: RuntimeError (message withheld"),
+        (Exiting, "Retriever 'Exiting' failed on a batch of queries: SystemExit(0)"),
+        (Infinite, "Retriever 'Infinite' returned a non-finite score (inf) for query e1"),
+        (MinusInfinite, "Retriever 'MinusInfinite' returned a non-finite score (-inf) for query e1"),
         (Unsorted, "out of order for query e1"),
         (Stranger, "returned id '999' for query e1, which is not in the corpus"),
     ],
@@ -127,6 +145,26 @@ def test_contract_violations_are_one_clear_error(tiny_dataset, retriever, messag
     with pytest.raises(PluginRunError) as error:
         run_benchmark(retriever, load_dataset(tiny_dataset))
     assert message in str(error.value)
+
+
+def test_plugin_messages_are_withheld_unless_debug(tiny_dataset, monkeypatch):
+    # A plugin's message may quote memory text: only --debug (RECALL_KIT_DEBUG) shows it.
+    with pytest.raises(PluginRunError) as error:
+        run_benchmark(Broken, load_dataset(tiny_dataset))
+    assert "disk on fire" not in str(error.value)
+    assert isinstance(error.value.__cause__, RuntimeError)  # the Python caller still has it
+    monkeypatch.setenv("RECALL_KIT_DEBUG", "1")
+    with pytest.raises(PluginRunError, match="RuntimeError: disk on fire"):
+        run_benchmark(Broken, load_dataset(tiny_dataset))
+
+
+def test_ctrl_c_in_a_plugin_is_not_a_plugin_error(tiny_dataset):
+    class Interrupted(OverlapRetriever):
+        def search(self, query: str, k: int) -> list[Hit]:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_benchmark(Interrupted, load_dataset(tiny_dataset))
 
 
 def test_ties_are_put_in_trec_eval_order():

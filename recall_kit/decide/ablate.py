@@ -12,7 +12,7 @@ from typing import Any
 from recall_kit.dataset import Dataset
 from recall_kit.decide.compare import ALPHA, DIAGNOSTIC, Comparison, compare_results, family_note
 from recall_kit.errors import SpecError
-from recall_kit.fileio import write_json_atomic
+from recall_kit.fileio import atomic_batch, write_json_atomic
 from recall_kit.measure.result import BenchmarkResult
 from recall_kit.measure.runner import LegRun, run_benchmark, run_legs, search_depth
 from recall_kit.measure.system import System, SystemSpec, build_system
@@ -174,8 +174,9 @@ def run_ablation(
     ablation = Ablation(full=spec.retriever, variants=variants, comparison=comparison, skipped=skipped)
     if out is not None:
         folder = Path(out)
-        for variant in variants:
-            variant.file = file_name(variant.name)
-            variant.result.save(folder / variant.file)
-        write_json_atomic(folder / "ablation.json", ablation.to_dict())
+        with atomic_batch():  # every file or none: an interrupted run leaves no partial set
+            for variant in variants:
+                variant.file = file_name(variant.name)
+                variant.result.save(folder / variant.file)
+            write_json_atomic(folder / "ablation.json", ablation.to_dict())
     return ablation

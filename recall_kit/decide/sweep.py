@@ -16,7 +16,7 @@ from recall_kit.dataset import Dataset
 from recall_kit.decide.ablate import file_name, leg_runs_for
 from recall_kit.decide.compare import ALPHA, Comparison, compare_results, delta_table
 from recall_kit.errors import OptionError
-from recall_kit.fileio import write_json_atomic
+from recall_kit.fileio import atomic_batch, write_json_atomic
 from recall_kit.measure.evaluation import resolve_metrics
 from recall_kit.measure.result import BenchmarkResult
 from recall_kit.measure.runner import LegRun, run_benchmark, run_legs, search_depth
@@ -294,12 +294,13 @@ def run_sweep(
                   leg_searches=len(runs_by_key), skipped=skipped)
     if out is not None:
         folder = Path(out)
-        default_point.file = "default.json"
-        default_point.result.save(folder / default_point.file)
-        for index, point in enumerate(points, start=1):
-            point.file = f"{index:03d}_" + file_name(",".join(f"{n}={v}" for n, v in point.settings.items()))
-            point.result.save(folder / point.file)
-        write_json_atomic(folder / "sweep.json", sweep.to_dict())
+        with atomic_batch():  # every file or none: an interrupted run leaves no partial set
+            default_point.file = "default.json"
+            default_point.result.save(folder / default_point.file)
+            for index, point in enumerate(points, start=1):
+                point.file = f"{index:03d}_" + file_name(",".join(f"{n}={v}" for n, v in point.settings.items()))
+                point.result.save(folder / point.file)
+            write_json_atomic(folder / "sweep.json", sweep.to_dict())
     return sweep
 
 

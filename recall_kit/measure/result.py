@@ -201,7 +201,8 @@ class BenchmarkResult:
         except IsADirectoryError:
             raise ResultFileError(f"{source}: is a directory, not a result file.") from None
         except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as error:
-            raise ResultFileError(f"{source}: not a JSON result file ({error}).") from None
+            reason = "nested too deeply" if isinstance(error, RecursionError) else str(error)
+            raise ResultFileError(f"{source}: not a JSON result file ({reason}).") from None
         except OSError as error:
             raise ResultFileError(f"{source}: cannot be read ({error.strerror}).") from None
         return cls.from_dict(data, source=str(source))
@@ -228,7 +229,8 @@ class BenchmarkResult:
             seen.add(query_id)
             values = read.mapping(entry, "metrics", f"{where}.metrics")
             for name in names:
-                read.number(values, name, f"{where}.metrics.{name}")
+                _check_share(read, name, read.number(values, name, f"{where}.metrics.{name}"),
+                             f"{where} (query {query_id!r})")
             ranking = read.strings(entry, "ranking", f"{where}.ranking")
             scores = [float(s) for s in read.sequence(entry, "scores", f"{where}.scores")]
             if len(scores) != len(ranking):
@@ -247,7 +249,7 @@ class BenchmarkResult:
         overall = read.mapping(metrics, "overall", "metrics.overall")
         strata = read.mapping(metrics, "strata", "metrics.strata")
         for name in names:
-            read.number(overall, name, f"metrics.overall.{name}")
+            _check_share(read, name, read.number(overall, name, f"metrics.overall.{name}"), "metrics.overall")
         return cls(
             system=read.mapping(data, "system"),
             dataset=read.mapping(data, "dataset"),
@@ -354,6 +356,15 @@ class BenchmarkResult:
         from recall_kit.reporting.formats import format_table
 
         return format_table(self.metrics_table(), "simple")
+
+
+#: Metric families whose values are shares, so a value outside [0, 1] is a corrupt file.
+_SHARE_METRICS = {"recall", "recall_all", "precision", "hit", "ndcg", "mrr", "map", "r_precision", "judged"}
+
+
+def _check_share(read: _Reader, name: str, value: float, where: str) -> None:
+    if name.split("@", 1)[0] in _SHARE_METRICS and not 0.0 <= value <= 1.0:
+        raise read.error(f"{where}: metric {name!r} is {value}, outside [0, 1]")
 
 
 def load_results(paths: Sequence[str | Path]) -> list[tuple[str, BenchmarkResult]]:

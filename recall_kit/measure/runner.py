@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from recall_kit.dataset import Dataset, summarise
-from recall_kit.errors import PluginRunError, RecallKitError, SpecError
+from recall_kit.errors import PluginRunError, RecallKitError, SpecError, describe_plugin_exception
 from recall_kit.measure.adapters import coerce_hits
 from recall_kit.measure.evaluation import (
     aggregate,
@@ -55,25 +55,32 @@ class LegRun:
 
 
 def _call(leg: str, what: str, function: Callable[..., Any], *args: Any) -> Any:
-    """Run plugin code; turn any exception into one line naming the leg (no query text)."""
+    """Run plugin code; turn any exception into one line naming the leg (no query text).
+
+    Any BaseException but Ctrl-C counts: a plugin's `sys.exit(0)` must not end a run as a success.
+    """
     try:
         return function(*args)
-    except RecallKitError:
+    except (RecallKitError, KeyboardInterrupt):
         raise
-    except Exception as error:
-        raise PluginRunError(f"Retriever {leg!r} failed {what}: {type(error).__name__}: {error}") from error
+    except BaseException as error:
+        raise PluginRunError(f"Retriever {leg!r} failed {what}: {describe_plugin_exception(error)}") from error
 
 
 def checked_hits(leg: str, output: Any, k: int, corpus: Corpus, query_id: str) -> list[Hit]:
     """Enforce the retriever contract on one answer and put ties in trec_eval order."""
     if output is None or isinstance(output, (str, bytes)):
         raise PluginRunError(f"Retriever {leg!r} returned {type(output).__name__} for query {query_id}; expected a list of hits.")
-    hits = coerce_hits(output, k)
+    try:
+        hits = coerce_hits(output, k)
+    except (TypeError, ValueError, OverflowError) as error:
+        raise PluginRunError(f"Retriever {leg!r} returned malformed hits for query {query_id}: "
+                             f"{describe_plugin_exception(error)}") from None
     for hit in hits:
         if hit.id not in corpus:
             raise PluginRunError(f"Retriever {leg!r} returned id {hit.id!r} for query {query_id}, which is not in the corpus it indexed.")
-        if math.isnan(hit.score):
-            raise PluginRunError(f"Retriever {leg!r} returned a NaN score for query {query_id}.")
+        if not math.isfinite(hit.score):
+            raise PluginRunError(f"Retriever {leg!r} returned a non-finite score ({hit.score}) for query {query_id}.")
     scores = float32_scores(hits)  # scores equal at float32 precision tie (see sort_hits)
     tied = False
     for higher, lower in itertools.pairwise(scores):
@@ -225,11 +232,18 @@ def fuse_one(system: System, query: Query, legs: dict[str, list[Hit]], corpus: C
         request = FusionRequest(query=query, legs=legs, weights=weights, ranking=ranking, corpus=corpus, k=depth)
         try:
             output = fusion.fuse(request)
-        except RecallKitError:
+        except (RecallKitError, KeyboardInterrupt):
             raise
-        except Exception as error:
-            raise PluginRunError(f"Fusion {name!r} failed on query {query.query_id}: {type(error).__name__}: {error}") from error
-        ranking = sort_hits(coerce_hits(output, depth))
+        except BaseException as error:
+            raise PluginRunError(f"Fusion {name!r} failed on query {query.query_id}: "
+                                 f"{describe_plugin_exception(error)}") from error
+        try:
+            ranking = sort_hits(coerce_hits(output, depth))
+        except (TypeError, ValueError, OverflowError) as error:
+            raise PluginRunError(f"Fusion {name!r} returned malformed hits for query {query.query_id}: "
+                                 f"{describe_plugin_exception(error)}") from None
+        if any(not math.isfinite(hit.score) for hit in ranking):
+            raise PluginRunError(f"Fusion {name!r} returned a non-finite score for query {query.query_id}.")
     return ranking or []
 
 

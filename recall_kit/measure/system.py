@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import functools
 import math
 import tomllib
@@ -59,12 +60,18 @@ def split_legs(retriever: str) -> list[str]:
 
 
 def parse_weights(text: str | None) -> dict[str, float]:
-    """`fts5=1,dense=0.5` -> {"fts5": 1.0, "dense": 0.5}."""
+    """`fts5=1,dense=0.5` -> {"fts5": 1.0, "dense": 0.5}; an empty entry or a leg named twice is refused."""
     weights: dict[str, float] = {}
-    for part in filter(None, (part.strip() for part in (text or "").split(","))):
+    if text is None:
+        return weights
+    for part in (part.strip() for part in text.split(",")):
+        if not part:
+            raise OptionError(f"Bad --weights {text!r}: an empty entry; expected LEG=NUMBER,LEG=NUMBER.")
         name, sep, value = part.partition("=")
         if not sep or not name.strip():
             raise OptionError(f"Bad --weights entry {part!r}: expected LEG=NUMBER.")
+        if name.strip() in weights:
+            raise OptionError(f"Bad --weights {text!r}: leg {name.strip()!r} is given twice.")
         weights[name.strip()] = parse_weight(value, f"Bad --weights entry {part!r}")
     return weights
 
@@ -92,28 +99,62 @@ def parse_option_assignments(assignments: Sequence[str]) -> dict[str, dict[str, 
     return options
 
 
+_CONFIG_TABLES = ("system", "weights", "options")
+_SYSTEM_KEYS = ("fusion", "retriever")
+
+
+def _unknown_key(path: Path, where: str, key: str, known: Sequence[str]) -> SpecError:
+    close = difflib.get_close_matches(key, list(known), n=1)
+    hint = f" Did you mean {close[0]!r}?" if close else f" Known: {', '.join(known)}."
+    return SpecError(f"{path}: unknown {where} {key!r}.{hint}")
+
+
 def load_config(path: Path) -> SystemSpec:
-    """Read a TOML experiment file: [system] retriever/fusion, [weights], [options.NAME]."""
+    """Read a TOML experiment file: [system] retriever/fusion, [weights], [options.NAME].
+
+    A misspelled table or key is refused (with the nearest known name), not ignored."""
+    if path.is_dir():
+        raise SpecError(f"{path}: is a folder; --config takes a TOML file.")
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise SpecError(f"{path}: no such config file.") from None
+    except OSError as error:
+        raise SpecError(f"{path}: cannot read ({error.strerror}).") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise SpecError(f"{path}: not valid TOML ({error}).") from None
+    for table, value in data.items():
+        if table not in _CONFIG_TABLES:
+            raise _unknown_key(path, "table", table, list(_CONFIG_TABLES))
+        if not isinstance(value, dict):
+            raise SpecError(f"{path}: {table} must be a table ([{table}]), got {type(value).__name__}.")
     system = data.get("system", {})
+    for key in system:
+        if key not in _SYSTEM_KEYS:
+            raise _unknown_key(path, "key in [system]", key, _SYSTEM_KEYS)
     if "retriever" not in system:
         raise SpecError(f"{path}: missing [system] retriever = \"...\".")
+    if not isinstance(system["retriever"], str):
+        raise SpecError(f"{path}: [system] retriever must be text, like \"fts5+dense\".")
     fusions = system.get("fusion", [])
-    fusions = [fusions] if isinstance(fusions, str) else list(fusions)
+    fusions = [fusions] if isinstance(fusions, str) else fusions
+    if not isinstance(fusions, list) or not all(isinstance(name, str) for name in fusions):
+        raise SpecError(f"{path}: [system] fusion must be a name or a list of names.")
     weights = data.get("weights", {})
     for name, value in weights.items():
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
-            raise SpecError(f"{path}: weight {name!r} must be a number >= 0.")
+        if (not isinstance(value, (int, float)) or isinstance(value, bool)
+                or not math.isfinite(value) or value < 0):
+            raise SpecError(f"{path}: weight {name!r} must be a finite number >= 0.")
+    options = data.get("options", {})
+    for name, values in options.items():
+        if not isinstance(values, dict):
+            raise SpecError(f"{path}: [options] {name} = {values!r}: options are a table, "
+                            f"[options.{name}] with KEY = VALUE lines.")
     return SystemSpec(
-        retriever=str(system["retriever"]),
-        fusions=[str(name) for name in fusions],
+        retriever=system["retriever"],
+        fusions=list(fusions),
         weights={str(name): float(value) for name, value in weights.items()},
-        options={str(name): dict(values) for name, values in data.get("options", {}).items()},
+        options={str(name): dict(values) for name, values in options.items()},
     )
 
 

@@ -46,6 +46,15 @@ def memory_text(memory: Memory, fields: Sequence[str]) -> str:
     return "\n".join(parts)
 
 
+def _encodable(text: str) -> str:
+    """`text` with each lone surrogate (not text; the tokenizer raises TypeError) as U+FFFD."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
 class DenseRetriever(Retriever):
     """Embeds memories and queries with a sentence-transformers model; cosine similarity."""
 
@@ -139,6 +148,7 @@ class DenseRetriever(Retriever):
         loaded = self._model()
         if not texts:
             return np.zeros((0, loaded.dimension), dtype=np.float32)
+        texts = [_encodable(text) for text in texts]
         with loaded.lock:
             vectors = loaded.model.encode(
                 texts, prompt=prefix or None, batch_size=self.options.batch_size,

@@ -176,3 +176,28 @@ def test_store_leaves_no_temporary_files(tmp_path: Path) -> None:
     lookup = cache.load(key)
     assert lookup.hit and lookup.array is not None and np.array_equal(lookup.array, np.eye(3))
     assert cache.load({"k": 2}).status == "miss"
+
+
+def test_all_nan_vectors_with_a_matching_checksum_are_corrupt(folder: Path) -> None:
+    # The sidecar agrees with the file (checksum recomputed), but the numbers are not vectors:
+    # reused, they gave all-zero metrics and no warning.
+    from recall_kit_dense.cache import array_checksum
+
+    corpus = Corpus(MEMORIES)
+    reference = build(corpus)
+    array_path, sidecar_path = files(folder)
+    array = np.full_like(np.load(array_path), np.nan)
+    np.save(array_path, array)
+    sidecar = json.loads(sidecar_path.read_text())
+    sidecar["sha256"] = array_checksum(np.load(array_path))
+    sidecar_path.write_text(json.dumps(sidecar))
+    again = build(corpus)
+    assert again.embedded == [3] and again.index_stats()["cache"] == "corrupt"
+    assert [h.id for h in again.search("oat milk", 3)] == [h.id for h in reference.search("oat milk", 3)]
+
+
+def test_a_query_with_a_lone_surrogate_is_answered(folder: Path) -> None:
+    retriever = build(Corpus(MEMORIES))
+    hits = retriever.search("oat milk \ud800", 3)  # a TypeError in the tokenizer before
+    assert len(hits) == 3 and all(np.isfinite(h.score) for h in hits)
+    assert [h.id for h in retriever.search_many(["\udfff", "oat milk"], 2)[1]][0] == "12"

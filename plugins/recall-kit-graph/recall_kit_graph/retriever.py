@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -130,8 +131,13 @@ class GraphRetriever(Retriever):
         if target is not None and target.exists():
             try:
                 graph = ConceptGraph.from_json(target.read_bytes())
-            except (ValueError, KeyError, OSError):
-                graph = None  # a stale or damaged file is rebuilt and replaced
+                if graph.memory_ids != list(corpus.ids):
+                    raise ValueError("its memory ids differ from the corpus")
+            except (ValueError, KeyError, TypeError, OSError, RecursionError) as error:
+                # A stale or damaged file is rebuilt and replaced, and the user told why.
+                print(f"recall-kit-graph: the graph at {target} failed its check "
+                      f"({type(error).__name__}: {str(error)[:120]}); rebuilding it.", file=sys.stderr)
+                graph = None
         if graph is None:
             graph = build_graph(corpus, (fact for extractor in extractors
                                          for fact in extractor.extract(corpus)))
