@@ -6,7 +6,7 @@ import hashlib
 import json
 import math
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -97,9 +97,12 @@ def _canonical(value: Any) -> bytes:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()
 
 
-def fingerprint_memories(memories: Sequence[Memory]) -> str:
-    """sha256 over every memory's fields in id order (text included, so any edit changes it)."""
+def fingerprint_memories(memories: Sequence[Memory], context: Mapping[str, Any] | None = None) -> str:
+    """sha256 over every memory's fields in id order (text included, so any edit changes it), and
+    over the context expansion the content went through, when there was one."""
     digest = hashlib.sha256()
+    if context:
+        digest.update(_canonical(["context", dict(sorted(context.items()))]))
     for memory in sorted(memories, key=lambda m: m.id):
         digest.update(
             _canonical(

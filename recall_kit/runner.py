@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from recall_kit.adapters import coerce_hits
+from recall_kit.context import expand_corpus
 from recall_kit.dataset import Dataset
 from recall_kit.errors import PluginRunError, RecallKitError, SpecError
 from recall_kit.evaluation import aggregate, evaluate, judge_rankings, resolve_metrics
@@ -88,10 +89,10 @@ def _scope_groups(dataset: Dataset) -> dict[str | None, list[int]]:
     return groups
 
 
-def _corpus_for(dataset: Dataset, scope: str | None) -> Corpus:
+def _corpus_for(corpus: Corpus, scope: str | None) -> Corpus:
     if scope is None:
-        return dataset.corpus
-    return dataset.corpus.subset(lambda memory: memory.scope == scope)
+        return corpus
+    return corpus.subset(lambda memory: memory.scope == scope)
 
 
 def _latency_sample(count: int, sample: int | None) -> list[int]:
@@ -126,13 +127,15 @@ def run_legs(
                     "must be a class (one index is built per scope)."
                 )
     total_steps = len(system.legs) * len(dataset.queries)
+    # Each leg indexes the corpus its context options make (the same ids; see recall_kit.context).
+    expanded = {leg.name: expand_corpus(dataset.corpus, leg.context, leg.name) for leg in system.legs}
     with progress_bar(total_steps, "Searching", show_progress) as advance:
         for leg in system.legs:
             run = LegRun(leg.name, hits=[[] for _ in dataset.queries])
             sizes: list[int | None] = []
             stats_by_scope: list[dict[str, Any]] = []
             for scope, indexes in groups.items():
-                corpus = _corpus_for(dataset, scope)
+                corpus = _corpus_for(expanded[leg.name], scope)
                 retriever: Retriever = _call(leg.name, "to start", leg.factory)
                 try:
                     started = time.perf_counter()
