@@ -288,6 +288,40 @@ def _attribution(
     return table, warnings
 
 
+def _weaker_than_a_leg(
+    system: System, leg_runs: dict[str, LegRun], query_ids: list[str], dataset: Dataset,
+    specs: Sequence[Any], fused: dict[str, np.ndarray], k: int,
+) -> list[str]:
+    """A warning for each leg that, alone, beats the fused ranking on the first metric.
+
+    Fusion is not free: a weak leg's top ranks can push out what a strong leg ranked well
+    (rank-based fusion such as rrf gives rank 1 of every leg the same credit, whatever the leg's
+    quality). The fix is data-dependent, so the warning names the numbers and the options.
+    """
+    if not specs:
+        return []
+    spec = specs[0]
+    fused_mean = float(np.mean(fused[spec.name])) if len(query_ids) else 0.0
+    warnings = []
+    for name, run in leg_runs.items():
+        hits = run.hits
+        if dataset.has_parents:
+            hits = [to_parents(leg_hits, dataset.corpus) for leg_hits in hits]
+        judged = judge_rankings(query_ids, [[hit.id for hit in leg_hits[:k]] for leg_hits in hits],
+                                dataset.qrels, depth=k)
+        alone = float(np.mean(spec.compute(judged))) if len(query_ids) else 0.0
+        if alone > fused_mean + 1e-12:
+            first = system.fusion_names[0] if system.fusion_names else "fusion"
+            advice = ("rrf credits every leg's top ranks alike, however weak the leg; try --fusion convex "
+                      "(min-max), " if first == "rrf" else "try ")
+            warnings.append(
+                f"Leg {name!r} alone scores {spec.name} {alone:.4f}, above the fused {fused_mean:.4f} "
+                f"({first}): the other legs drag it down here. {advice}"
+                "a lower weight for the weaker leg, or dropping it (choose with 'recall-kit sweep --holdout')."
+            )
+    return warnings
+
+
 def judged_coverage(judged: JudgedRankings, judged_counts: Sequence[int], depth: int) -> float | None:
     """Mean, over queries with a ranking, of judged ids in the top `depth` divided by the most that
     could be judged there (min(depth, ranking length, judged ids in the qrels)).
@@ -367,6 +401,8 @@ def run_benchmark(
                                           relevant_sets, system.weights, k)
     for fusion in system.fusions:
         warnings.extend(fusion.diagnose(system.weights, k))
+    if len(leg_runs) > 1:
+        warnings.extend(_weaker_than_a_leg(system, leg_runs, query_ids, dataset, specs, values, k))
     warnings.extend(dataset.warnings)
     coverage = judged_coverage(judged, [len(dataset.qrels[q]) for q in query_ids], min(k, 10))
     if coverage is not None and coverage < 0.5:

@@ -157,3 +157,13 @@ def write_conversations(folder: Path) -> Path:
     source.write_text(json.dumps(CONVERSATIONS), encoding="utf-8")
     import_dataset("locomo", source, folder)
     return folder
+
+
+class ReverseIdRetriever(Retriever):
+    """A deliberately poor leg: every memory, by id descending, whatever the query."""
+
+    def build_index(self, corpus: Corpus) -> None:
+        self.ids = sorted(corpus.ids, reverse=True)
+
+    def search(self, query: str, k: int) -> list[Hit]:
+        return [Hit(doc_id, float(len(self.ids) - rank)) for rank, doc_id in enumerate(self.ids[:k])]
