@@ -6,6 +6,7 @@ PIP := $(PY) -m pip
 PLUGINS := $(sort $(wildcard plugins/recall-kit-*))
 EXAMPLE_PLUGIN := $(wildcard examples/recall-kit-example)
 STAMP := $(VENV)/.installed
+BENCH_STAMP := $(VENV)/.bench-installed
 RESULTS := results
 DEMO_DATA := examples/memories
 
@@ -20,6 +21,11 @@ $(STAMP): pyproject.toml $(wildcard plugins/*/pyproject.toml) $(wildcard example
 
 setup: $(STAMP)
 
+# The benchmarks' peers (bm25s, ranx, pytrec_eval, rank-bm25, hnswlib, faiss): the `bench` extra.
+$(BENCH_STAMP): $(STAMP)
+	$(PIP) install --quiet -e ".[bench]"
+	touch $(BENCH_STAMP)
+
 demo: setup
 	$(VENV)/bin/recall-kit eval --dataset $(DEMO_DATA) --retriever fts5 --json $(RESULTS)/fts5.json
 	$(VENV)/bin/recall-kit eval --dataset $(DEMO_DATA) --retriever fts5+dense+graph --fusion rrf --json $(RESULTS)/hybrid.json
@@ -31,10 +37,10 @@ test: setup
 # The LoCoMo dev conversations, when the checkout sits beside the shared data (never committed).
 LOCOMO := $(wildcard ../shared/data/locomo-dev.json)
 
-bench: setup
+bench: $(BENCH_STAMP)
 	$(PY) benchmarks/run_all.py --quick $(if $(LOCOMO),--locomo $(LOCOMO))
 
-bench-full: setup
+bench-full: $(BENCH_STAMP)
 	$(PY) benchmarks/run_all.py $(if $(LOCOMO),--locomo $(LOCOMO))
 
 lint: setup

@@ -2,6 +2,9 @@
 synthetic dataset, with a warm embedding cache; the share of the wall time that is not the
 retrievers' own work; and the hybrid's single-query latency.
 
+The dense leg embeds queries with `-o dense.backend=onnx` when onnxruntime is installed
+(`--dense-backend torch` for the torch path), one intra-op thread for single queries.
+
 Steps: `recall-kit dataset synth` (6,000 memories, 2,000 queries), one eval to warm the
 embedding cache (RECALL_KIT_CACHE points at a temporary folder), then the timed eval. From its
 result JSON:
@@ -59,7 +62,17 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="same sizes (the bar is stated at them)")
     parser.add_argument("--profile", type=Path, help="also cProfile the timed eval into this file")
     parser.add_argument("--cache", type=Path, help="embedding cache folder to keep (default: a temporary one)")
+    parser.add_argument("--dense-backend", choices=("auto", "torch", "onnx"), default="auto",
+                        help="the dense leg's query path (auto: onnx when onnxruntime is installed)")
     args = parser.parse_args()
+    backend = args.dense_backend
+    if backend == "auto":
+        try:
+            import onnxruntime  # noqa: F401
+
+            backend = "onnx"
+        except ImportError:
+            backend = "torch"
 
     with tempfile.TemporaryDirectory(prefix="recall-kit-bench-eval-") as temporary:
         folder = Path(temporary)
@@ -69,7 +82,7 @@ def main() -> int:
         run([python, "-m", "recall_kit", "dataset", "synth", str(data), "--memories", str(args.memories),
              "--queries", str(args.queries), "--seed", str(args.seed)], env)
         eval_command = [python, "-m", "recall_kit", "eval", "--dataset", str(data), "--retriever", SYSTEM,
-                        "--fusion", "rrf", "--no-progress", "--report", "json"]
+                        "--fusion", "rrf", "--no-progress", "--report", "json", "-o", f"dense.backend={backend}"]
         cold = run([*eval_command, "--json", str(folder / "cold.json"), "--output", str(folder / "r0")], env)
         timed = eval_command
         if args.profile:
@@ -84,6 +97,8 @@ def main() -> int:
     single = sum(leg["mean"] * leg["n"] for leg in legs_latency.values()) / 1000.0
     work = build + search + single
     overhead = wall - work
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"dense query path: {backend}, 1 intra-op thread (dense.threads); load average {load:.2f} at the end")
     print(f"eval {SYSTEM} --fusion rrf: {result['dataset']['memories']} memories, "
           f"{result['dataset']['queries']} queries; cold-cache run {cold:.1f} s (process)")
     print(f"warm run: process {process:.2f} s, wall_seconds {wall:.2f} s")

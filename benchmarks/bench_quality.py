@@ -62,8 +62,8 @@ def main() -> int:
         print(f"bench_quality: no LoCoMo file ({args.locomo or 'none given'}); pass --locomo PATH. Skipped.")
         return 0
 
-    from recall_kit.compare import compare_results
-    from recall_kit.result import BenchmarkResult
+    from recall_kit.decide.compare import compare_results
+    from recall_kit.measure.result import BenchmarkResult
 
     with tempfile.TemporaryDirectory(prefix="recall-kit-quality-") as temporary:
         folder = Path(temporary)
@@ -77,18 +77,18 @@ def main() -> int:
                                     "--metrics", ",".join(METRICS), "--json", str(out), "--no-progress")
             results[name] = BenchmarkResult.load(out)
 
-    strata = ["overall", *sorted(results["lexical"].data["metrics"]["strata"])]
-    print(f"LoCoMo {args.locomo.name}: {results['lexical'].data['dataset']['queries']} queries; "
+    strata = ["overall", *sorted(results["lexical"].strata)]
+    print(f"LoCoMo {args.locomo.name}: {results['lexical'].dataset['queries']} queries; "
           f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
     header = f"{'stratum':12s} {'n':>4s}  " + "  ".join(f"{name:>12s}" for name in SYSTEMS)
     for metric in METRICS:
         print(f"\n{metric}\n{header}")
         for stratum in strata:
             section = (results["lexical"].overall if stratum == "overall"
-                       else results["lexical"].data["metrics"]["strata"][stratum])
+                       else results["lexical"].strata[stratum])
             values = []
             for name in SYSTEMS:
-                data = results[name].overall if stratum == "overall" else results[name].data["metrics"]["strata"][stratum]
+                data = results[name].overall if stratum == "overall" else results[name].strata[stratum]
                 values.append(f"{data[metric]:12.4f}")
             print(f"{stratum:12s} {section['n']:4d}  " + "  ".join(values))
     print("\nwall seconds of each eval: " + ", ".join(f"{name} {wall[name]:.1f}" for name in SYSTEMS))

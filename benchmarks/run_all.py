@@ -31,6 +31,7 @@ BAR_LINE = re.compile(r"^BAR (?P<name>.+?): (?P<value>\S+) \(target (?P<target>[
 SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     "bench_startup.py": (["--quick"], []),
     "bench_scoring.py": (["--queries", "20000"], []),
+    "bench_score_files.py": (["--quick", "--no-ranx"], []),
     "bench_bm25.py": (["--quick"], []),
     "bench_lexical.py": (["--quick"], []),
     "bench_graph.py": (["--memories", "2000", "--queries", "100"], []),

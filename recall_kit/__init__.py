@@ -10,6 +10,7 @@ from recall_kit.types import (
     Corpus,
     Fusion,
     FusionRequest,
+    GeneratedQuery,
     Hit,
     Importer,
     JudgedRankings,
@@ -17,6 +18,7 @@ from recall_kit.types import (
     Metric,
     Qrels,
     Query,
+    QueryGenerator,
     Report,
     Reporter,
     ReportTable,
@@ -27,15 +29,42 @@ from recall_kit.types import (
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
+    from recall_kit.curate.export import export_dataset
+    from recall_kit.curate.importers import import_dataset
+    from recall_kit.curate.pool import pool_files
     from recall_kit.dataset import Dataset, load_dataset
-    from recall_kit.runner import BenchmarkResult, run_benchmark
+    from recall_kit.decide.ablate import run_ablation
+    from recall_kit.decide.compare import compare_files, compare_results
+    from recall_kit.decide.gate import run_gate
+    from recall_kit.decide.sweep import run_sweep
+    from recall_kit.measure.evaluation import evaluate_run as evaluate
+    from recall_kit.measure.evaluation import score_trec_files
+    from recall_kit.measure.result import BenchmarkResult, QueryResult, load_results
+    from recall_kit.measure.runner import run_benchmark
+    from recall_kit.measure.system import SystemSpec, build_system, load_config
 
-# The dataset loader and the runner import numpy-heavy code; load them on first use.
+# What the CLI does, callable from Python. These import numpy-heavy code: loaded on first use, so
+# `import recall_kit` (and `recall-kit --help`) stays fast.
 _LAZY = {
+    "evaluate": "recall_kit.measure.evaluation:evaluate_run",
     "Dataset": "recall_kit.dataset",
     "load_dataset": "recall_kit.dataset",
-    "run_benchmark": "recall_kit.runner",
-    "BenchmarkResult": "recall_kit.runner",
+    "SystemSpec": "recall_kit.measure.system",
+    "build_system": "recall_kit.measure.system",
+    "load_config": "recall_kit.measure.system",
+    "run_benchmark": "recall_kit.measure.runner",
+    "BenchmarkResult": "recall_kit.measure.result",
+    "QueryResult": "recall_kit.measure.result",
+    "load_results": "recall_kit.measure.result",
+    "score_trec_files": "recall_kit.measure.evaluation",
+    "compare_results": "recall_kit.decide.compare",
+    "compare_files": "recall_kit.decide.compare",
+    "run_gate": "recall_kit.decide.gate",
+    "run_ablation": "recall_kit.decide.ablate",
+    "run_sweep": "recall_kit.decide.sweep",
+    "import_dataset": "recall_kit.curate.importers",
+    "export_dataset": "recall_kit.curate.export",
+    "pool_files": "recall_kit.curate.pool",
 }
 
 
@@ -43,13 +72,17 @@ def __getattr__(name: str) -> Any:
     if name in _LAZY:
         import importlib
 
-        return getattr(importlib.import_module(_LAZY[name]), name)
+        module, _, attribute = _LAZY[name].partition(":")
+        return getattr(importlib.import_module(module), attribute or name)
     raise AttributeError(f"module 'recall_kit' has no attribute {name!r}")
 
 
 __all__ = [
-    "BenchmarkResult", "Corpus", "Dataset", "DatasetError", "Fusion", "FusionRequest", "Hit",
-    "Importer", "JudgedRankings", "Memory", "Metric", "Qrels", "Query", "RecallKitError",
-    "Report", "ReportTable", "Reporter", "Retriever", "__version__", "hookimpl", "load_dataset",
-    "run_benchmark", "sort_hits",
+    "BenchmarkResult", "Corpus", "Dataset", "DatasetError", "Fusion", "FusionRequest", "GeneratedQuery",
+    "Hit", "Importer", "JudgedRankings", "Memory", "Metric", "Qrels", "Query", "QueryGenerator",
+    "QueryResult", "RecallKitError", "Report", "ReportTable", "Reporter", "Retriever", "SystemSpec",
+    "__version__", "build_system", "compare_files",
+    "evaluate", "compare_results", "export_dataset", "hookimpl",
+    "import_dataset", "load_config", "load_dataset", "load_results", "pool_files", "run_ablation",
+    "run_benchmark", "run_gate", "run_sweep", "score_trec_files", "sort_hits",
 ]

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 import typer.core
 
-from recall_kit.errors import RecallKitError
+from recall_kit.errors import OptionError, RecallKitError
 
 
 class _Group(typer.core.TyperGroup):
@@ -62,6 +62,37 @@ def _root(
     """Decide, with evidence, whether a change to your retrieval is real."""
 
 
+def _check_reporter(value: str | None) -> str | None:
+    """--report names a registered reporter; checked before any work is done."""
+    from recall_kit import registry
+
+    if value is not None:
+        registry.reporters.get(value)  # one line listing the registered reporters, exit 2
+    return value
+
+
+def _check_latency_sample(value: int) -> int:
+    if value < -1:
+        raise OptionError(f"--latency-sample {value} is not a query count: give N >= 0, or -1 for all queries.")
+    return value
+
+
+# Options that several commands share, defined once so their names, help and checks agree.
+DatasetOption = Annotated[Path, typer.Option("--dataset", "-d", help="Dataset folder (corpus.jsonl, queries.jsonl, qrels.jsonl).")]
+RetrieverOption = Annotated[str | None, typer.Option("--retriever", "-r", help="Legs joined by '+': fts5, fts5+dense, pkg.module:Class.")]
+FusionOption = Annotated[list[str] | None, typer.Option("--fusion", "-f", help="Fusion step; repeat to chain (rrf, then exact-bonus).")]
+WeightsOption = Annotated[str | None, typer.Option("--weights", "-w", help="Leg weights: fts5=1,dense=0.5.")]
+OptionOption = Annotated[list[str] | None, typer.Option("--option", "-o", help="NAME.KEY=VALUE for a leg or fusion: dense.model=PATH, rrf.k=60; repeat.")]
+ConfigOption = Annotated[Path | None, typer.Option("--config", "-c", help="TOML experiment file; flags override it.")]
+KOption = Annotated[int, typer.Option("--k", "-k", help="Ranking depth scored; raised to the largest metric cutoff asked (recall@100 scores at 100).")]
+MetricsOption = Annotated[list[str] | None, typer.Option("--metrics", "-m", help="Metrics, comma-separated: recall@10,ndcg@10,mrr.")]
+BootstrapOption = Annotated[int, typer.Option("--bootstrap", help="Bootstrap and randomisation resamples.")]
+ReportOption = Annotated[str, typer.Option("--report", callback=_check_reporter, help="Output format: a reporter name (recall-kit list reporters).")]
+OutputOption = Annotated[Path | None, typer.Option("--output", help="Write the report here instead of stdout.")]
+LatencySampleOption = Annotated[int, typer.Option("--latency-sample", callback=_check_latency_sample, help="Queries timed one at a time (0: none, -1: all).")]
+ProgressOption = Annotated[bool | None, typer.Option("--progress/--no-progress", help="Progress bar on stderr (default: when a terminal).")]
+
+
 def _split_names(values: list[str] | None) -> list[str] | None:
     if not values:
         return None
@@ -85,28 +116,27 @@ def emit_report(report: Any, reporter_name: str, output: Path | None = None) -> 
 
 @app.command("eval")
 def eval_command(
-    dataset: Annotated[Path, typer.Option("--dataset", "-d", help="Dataset folder (corpus.jsonl, queries.jsonl, qrels.jsonl).")],
-    retriever: Annotated[str | None, typer.Option("--retriever", "-r", help="Legs joined by '+': fts5, fts5+dense, pkg.module:Class.")] = None,
-    fusion: Annotated[list[str] | None, typer.Option("--fusion", "-f", help="Fusion step; repeat to chain (rrf, then exact-bonus).")] = None,
-    weights: Annotated[str | None, typer.Option("--weights", "-w", help="Leg weights: fts5=1,dense=0.5.")] = None,
-    option: Annotated[list[str] | None, typer.Option("--option", "-o", help="NAME.KEY=VALUE for a leg or fusion: dense.model=PATH, rrf.k=60.")] = None,
-    config: Annotated[Path | None, typer.Option("--config", "-c", help="TOML experiment file; flags override it.")] = None,
-    k: Annotated[int, typer.Option("--k", "-k", help="Ranking depth scored.")] = 20,
-    metrics: Annotated[list[str] | None, typer.Option("--metrics", "-m", help="Metrics, comma-separated: recall@10,ndcg@10,mrr.")] = None,
+    dataset: DatasetOption,
+    retriever: RetrieverOption = None,
+    fusion: FusionOption = None,
+    weights: WeightsOption = None,
+    option: OptionOption = None,
+    config: ConfigOption = None,
+    k: KOption = 20,
+    metrics: MetricsOption = None,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the result JSON here.")] = None,
     run_out: Annotated[Path | None, typer.Option("--run", help="Write a TREC run file here.")] = None,
-    report: Annotated[str, typer.Option("--report", help="Output format: table, markdown, csv, json, ...")] = "table",
-    output: Annotated[Path | None, typer.Option("--output", help="Write the report here instead of stdout.")] = None,
-    latency_sample: Annotated[int, typer.Option("--latency-sample", help="Queries timed one at a time (0: none, -1: all).")] = 200,
+    report: ReportOption = "table",
+    output: OutputOption = None,
+    latency_sample: LatencySampleOption = 200,
     seed: Annotated[int, typer.Option("--seed", help="Recorded in the manifest; used by seeded plugins.")] = 0,
-    progress: Annotated[bool | None, typer.Option("--progress/--no-progress", help="Progress bar on stderr (default: when a terminal).")] = None,
+    progress: ProgressOption = None,
 ) -> None:
     """Run a retriever (or a fused system) on a dataset and score it per stratum."""
-    from recall_kit import registry
     from recall_kit.dataset import load_dataset
     from recall_kit.errors import SpecError
-    from recall_kit.runner import run_benchmark
-    from recall_kit.system import (
+    from recall_kit.measure.runner import run_benchmark
+    from recall_kit.measure.system import (
         SystemSpec,
         build_system,
         load_config,
@@ -115,7 +145,6 @@ def eval_command(
         parse_weights,
     )
 
-    registry.reporters.get(report)  # an unknown reporter fails before any work is done
     base = load_config(config) if config else None
     if retriever is None and base is None:
         raise SpecError("Missing --retriever (or --config with [system] retriever).")
@@ -137,14 +166,7 @@ def eval_command(
         result.save(json_out)
         typer.echo(f"Wrote {json_out}", err=True)
     if run_out is not None:
-        from recall_kit.trec import write_run
-        from recall_kit.types import Hit
-
-        rankings = {
-            q["query_id"]: [Hit(doc, score) for doc, score in zip(q["ranking"], q["scores"], strict=True)]
-            for q in result.data["queries"]
-        }
-        write_run(run_out, rankings, tag=spec.retriever)
+        result.write_run(run_out, tag=spec.retriever)
         typer.echo(f"Wrote {run_out}", err=True)
     emit_report(result.report(), report, output)
 
@@ -152,34 +174,32 @@ def eval_command(
 @app.command("score")
 def score_command(
     qrels: Annotated[Path, typer.Option("--qrels", help="TREC qrels file: qid iter docid rel.")],
-    run: Annotated[Path, typer.Option("--run", help="TREC run file: qid Q0 docid rank score tag.")],
-    metrics: Annotated[list[str] | None, typer.Option("--metrics", "-m", help="Metrics, comma-separated.")] = None,
+    run: Annotated[list[Path], typer.Option("--run", help="TREC run file: qid Q0 docid rank score tag. Repeat to compare runs with the first.")],
+    metrics: MetricsOption = None,
     complete: Annotated[bool, typer.Option("--complete", "-c", help="Average over every qrels query; missing ones score 0 (trec_eval -c).")] = False,
     per_query: Annotated[bool, typer.Option("--per-query", "-q", help="Also show each query's values (trec_eval -q).")] = False,
-    json_out: Annotated[Path | None, typer.Option("--json", help="Write per-query and mean values as JSON here.")] = None,
-    report: Annotated[str, typer.Option("--report", help="Output format.")] = "table",
+    ties: Annotated[str, typer.Option("--ties", help="Score precision when ranking: float32 (trec_eval <= 9, pytrec_eval) or float64 (trec_eval 10).")] = "float32",
+    primary: Annotated[list[str] | None, typer.Option("--primary", help="With several runs: decision metrics for Holm's correction (default: the first metric).")] = None,
+    bootstrap: Annotated[int, typer.Option("--bootstrap", help="With several runs: bootstrap and randomisation resamples.")] = 10_000,
+    seed: Annotated[int, typer.Option("--seed", help="With several runs: seed of the resampling.")] = 0,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write per-query and mean values (and the comparison) as JSON here.")] = None,
+    report: ReportOption = "table",
 ) -> None:
-    """Score a TREC run file against TREC qrels, as trec_eval does."""
-    from recall_kit import registry
-    from recall_kit.evaluation import score_trec_files
+    """Score TREC run files against TREC qrels, as trec_eval does; with several runs, compare each
+    with the first as 'compare' does (paired deltas, intervals, Holm-corrected p-values)."""
+    from recall_kit.decide.compare import score_report
     from recall_kit.fileio import write_json_atomic
-    from recall_kit.types import Report, ReportTable
+    from recall_kit.measure.evaluation import score_run_files
 
-    registry.reporters.get(report)
-    query_ids, values, overall = score_trec_files(qrels, run, _split_names(metrics), complete=complete)
-    names = list(values)
-    rows = [["all", overall.get("n", len(query_ids)), *(f"{overall[name]:.4f}" for name in names)]]
-    if per_query:
-        rows += [[qid, 1, *(f"{values[name][i]:.4f}" for name in names)] for i, qid in enumerate(query_ids)]
-    data = {
-        "qrels": str(qrels), "run": str(run), "complete": complete, "overall": overall,
-        "queries": {qid: {name: float(values[name][i]) for name in names} for i, qid in enumerate(query_ids)},
-    }
+    if bootstrap < 1:
+        raise RecallKitError(f"--bootstrap must be at least 1, got {bootstrap}.")
+    scores = score_run_files(qrels, run, _split_names(metrics), complete=complete, ties=ties)
+    outcome = score_report(qrels, run, scores, complete=complete, ties=ties, per_query=per_query,
+                           primary=_split_names(primary), n_resamples=bootstrap, seed=seed)
     if json_out is not None:
-        write_json_atomic(json_out, data)
+        write_json_atomic(json_out, outcome.data)
         typer.echo(f"Wrote {json_out}", err=True)
-    table = ReportTable(title=f"{run.name} against {qrels.name}", headers=["query", "n", *names], rows=rows)
-    emit_report(Report(title="recall-kit score", tables=[table], data=data), report)
+    emit_report(outcome, report)
 
 
 @app.command("plugins")
@@ -189,13 +209,7 @@ def plugins_command(
     """List installed plugins, what each registers, and any that failed to load."""
     from recall_kit import plugins, registry
 
-    infos = plugins.plugin_infos()
-    provides: dict[str, dict[str, list[str]]] = {}  # plugin -> kind -> names
-    for kind, reg in registry.REGISTRIES.items():
-        for name, registration in reg.all().items():
-            provides.setdefault(registration.plugin, {}).setdefault(kind, []).append(name)
-    for info in infos:
-        info["registers"] = provides.get(str(info["name"]), {})
+    infos = registry.installed_plugins()
     errors = dict(plugins.load_errors)
     if as_json:
         typer.echo(json.dumps({"plugins": infos, "errors": errors}, indent=2))
@@ -214,17 +228,18 @@ def plugins_command(
 
 @app.command("list")
 def list_command(
-    kind: Annotated[str, typer.Argument(help="retrievers, fusions, metrics, reporters or importers.")],
+    kind: Annotated[str, typer.Argument(help="retrievers, fusions, metrics, reporters, importers, generators, or a kind a plugin adds (extractors).")],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """List the registered names of one kind, with the plugin that provides each."""
     from recall_kit import registry
     from recall_kit.errors import UnknownNameError
 
-    if kind not in registry.REGISTRIES:
-        error = UnknownNameError(kind, list(registry.REGISTRIES))
+    kinds = registry.registries()
+    if kind not in kinds:
+        error = UnknownNameError(kind, list(kinds))
         raise RecallKitError(str(error).replace("name", "kind", 1).replace(" See 'recall-kit plugins'.", ""))
-    entries = registry.REGISTRIES[kind].all()
+    entries = kinds[kind].all()
     rows = [[name, reg.plugin, reg.description] for name, reg in entries.items()]
     if as_json:
         typer.echo(json.dumps([dict(zip(["name", "plugin", "description"], row, strict=True)) for row in rows], indent=2))
@@ -291,7 +306,7 @@ def dataset_import_command(
 ) -> None:
     """Import a benchmark into a dataset folder. Importer options follow OUT: --split test, --id-col id."""
     from recall_kit import registry
-    from recall_kit.importers import flatten_counts, import_dataset, parse_importer_args
+    from recall_kit.curate.importers import flatten_counts, import_dataset, parse_importer_args
 
     importer_class = registry.importers.get(format_name).obj
     raw = parse_importer_args(ctx.args, importer_class.Options)
@@ -310,9 +325,9 @@ def dataset_export_command(
     force: Annotated[bool, typer.Option("--force", help="Replace a non-empty OUT.")] = False,
 ) -> None:
     """Export a dataset's queries and qrels (and corpus) as TREC or BEIR files."""
+    from recall_kit.curate.export import export_dataset
+    from recall_kit.curate.importers import flatten_counts
     from recall_kit.dataset import load_dataset
-    from recall_kit.export import export_dataset
-    from recall_kit.importers import flatten_counts
 
     counts = export_dataset(load_dataset(path), output, format_name, split=split, force=force)
     for key, value in flatten_counts(counts):
@@ -329,7 +344,7 @@ def dataset_synth_command(
     force: Annotated[bool, typer.Option("--force", help="Replace a non-empty OUT.")] = False,
 ) -> None:
     """Write a seeded synthetic memory dataset of any size (invented names; for benchmarks)."""
-    from recall_kit.synth import write_synthetic_dataset
+    from recall_kit.curate.synth import write_synthetic_dataset
 
     counts = write_synthetic_dataset(output, memories, queries, seed=seed, force=force)
     typer.echo(f"memories: {counts['memories']}")
@@ -349,8 +364,8 @@ def dataset_generate_command(
     out: Annotated[Path | None, typer.Option("--out", help="Dataset folder to write (default: DIR itself).")] = None,
 ) -> None:
     """Generate queries and qrels from a corpus, appended to the dataset's strata (validated, atomic)."""
-    from recall_kit.evalset.generate import generate_into, parse_generator_requests
-    from recall_kit.system import parse_option_assignments
+    from recall_kit.curate.generate import generate_into, parse_generator_requests
+    from recall_kit.measure.system import parse_option_assignments
 
     requests = parse_generator_requests(exact, paraphrase, multihop, generator or [])
     summary = generate_into(path, requests, seed=seed, out=out, options=parse_option_assignments(option or []))
@@ -370,8 +385,8 @@ def dataset_lint_command(
 ) -> None:
     """Check each stratum against its construction rule and the qrels against near-duplicate
     memories; ids and numbers only. Exit 1 when problems are found, 0 when clean."""
-    from recall_kit.evalset.lint import fix_twins as apply_twin_fixes
-    from recall_kit.evalset.lint import lint_path
+    from recall_kit.curate.lint import fix_twins as apply_twin_fixes
+    from recall_kit.curate.lint import lint_path
 
     settings = {"paraphrase_max_overlap": paraphrase_max_overlap, "twin_threshold": twin_threshold,
                 "shingle_size": shingle_size, "min_queries": min_queries}
@@ -395,12 +410,12 @@ def dataset_lint_command(
 @app.command("judge")
 def judge_command(
     pool: Annotated[Path, typer.Argument(help="Pool file from 'recall-kit pool' (JSON lines: query_id, doc_ids).")],
-    dataset: Annotated[Path, typer.Option("--dataset", "-d", help="Dataset folder (query and memory text, existing qrels).")],
+    dataset: DatasetOption,
     out: Annotated[Path, typer.Option("--out", help="Merged qrels file to write (a .journal file is kept beside it).")],
 ) -> None:
     """Judge pooled candidates in the terminal, one at a time (0-3, s skip, q quit, ? help).
     Saved after every answer; run it again to resume. Shows memory text, locally, by necessity."""
-    from recall_kit.evalset.judge import judge
+    from recall_kit.curate.judge import judge
 
     counts = judge(pool, dataset, out)
     if counts["left"]:
@@ -411,7 +426,7 @@ def _spec_from_flags(retriever: str | None, fusion: list[str] | None, weights: s
                      option: list[str] | None, config: Path | None) -> Any:
     """A SystemSpec from the same flags `eval` takes (used by ablate and sweep)."""
     from recall_kit.errors import SpecError
-    from recall_kit.system import (
+    from recall_kit.measure.system import (
         SystemSpec,
         load_config,
         merge_specs,
@@ -430,21 +445,22 @@ def _spec_from_flags(retriever: str | None, fusion: list[str] | None, weights: s
 @app.command("compare")
 def compare_command(
     results: Annotated[list[Path], typer.Argument(help="Result JSON files from 'eval --json'; the first is the baseline.")],
-    metrics: Annotated[list[str] | None, typer.Option("--metrics", "-m", help="Metrics to compare, comma-separated (default: all shared).")] = None,
-    bootstrap: Annotated[int, typer.Option("--bootstrap", help="Bootstrap and randomisation resamples.")] = 10_000,
+    metrics: MetricsOption = None,
+    primary: Annotated[list[str] | None, typer.Option("--primary", help="Decision metrics, comma-separated: Holm runs over their all-queries rows; the rest is exploratory (default: the first metric compared).")] = None,
+    bootstrap: BootstrapOption = 10_000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the resampling.")] = 0,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the comparison JSON here.")] = None,
-    report: Annotated[str, typer.Option("--report", help="Output format: table, markdown, html, json, csv.")] = "table",
-    output: Annotated[Path | None, typer.Option("--output", help="Write the report here instead of stdout.")] = None,
+    report: ReportOption = "table",
+    output: OutputOption = None,
 ) -> None:
     """Compare result files of one dataset with the first: paired deltas, 95% bootstrap intervals,
-    randomisation-test p-values (Holm-corrected), wins/ties/losses, overall and per stratum."""
-    from recall_kit import registry
-    from recall_kit.compare import compare_files, comparison_report
+    randomisation-test p-values (Holm within the primary family), wins/ties/losses, overall and
+    per stratum."""
+    from recall_kit.decide.compare import compare_files, comparison_report
     from recall_kit.fileio import write_json_atomic
 
-    registry.reporters.get(report)
-    comparison = compare_files(results, metrics=_split_names(metrics), n_resamples=bootstrap, seed=seed)
+    comparison = compare_files(results, metrics=_split_names(metrics), n_resamples=bootstrap, seed=seed,
+                               primary=_split_names(primary))
     if json_out is not None:
         write_json_atomic(json_out, comparison.to_dict())
         typer.echo(f"Wrote {json_out}", err=True)
@@ -457,21 +473,19 @@ def gate_command(
     current: Annotated[Path, typer.Option("--current", help="The result JSON to check.")],
     max_drop: Annotated[float, typer.Option("--max-drop", help="Largest drop allowed per metric.")] = 0.02,
     relative: Annotated[bool, typer.Option("--relative", help="--max-drop is a share of the baseline, not an absolute drop.")] = False,
-    metrics: Annotated[list[str] | None, typer.Option("--metrics", "-m", help="Metrics to gate (default: all shared).")] = None,
+    metrics: MetricsOption = None,
     latency_max_rise: Annotated[float | None, typer.Option("--latency-max-rise", help="Largest relative latency rise allowed (0.2: +20%); off when not given.")] = None,
     latency_stat: Annotated[str, typer.Option("--latency-stat", help="Latency statistic gated: p50, p95, p99, mean.")] = "p95",
     significant: Annotated[bool, typer.Option("--significant", help="Fail only drops the paired randomisation test supports (Holm, p < 0.05).")] = False,
     per_stratum: Annotated[bool, typer.Option("--per-stratum", help="Gate every stratum too, not only all queries.")] = False,
-    bootstrap: Annotated[int, typer.Option("--bootstrap", help="Resamples for the paired statistics.")] = 10_000,
+    bootstrap: BootstrapOption = 10_000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the resampling.")] = 0,
-    report: Annotated[str, typer.Option("--report", help="Output format.")] = "table",
-    output: Annotated[Path | None, typer.Option("--output", help="Write the report here instead of stdout.")] = None,
+    report: ReportOption = "table",
+    output: OutputOption = None,
 ) -> None:
     """A regression gate for CI: exit 0 when nothing regressed, 1 with a table of what did, 2 on bad input."""
-    from recall_kit import registry
-    from recall_kit.gate import run_gate
+    from recall_kit.decide.gate import run_gate
 
-    registry.reporters.get(report)
     outcome = run_gate(baseline, current, max_drop=max_drop, relative=relative, metrics=_split_names(metrics),
                        latency_max_rise=latency_max_rise, latency_stat=latency_stat, significant=significant,
                        per_stratum=per_stratum, n_resamples=bootstrap, seed=seed)
@@ -482,29 +496,27 @@ def gate_command(
 
 @app.command("ablate")
 def ablate_command(
-    dataset: Annotated[Path, typer.Option("--dataset", "-d", help="Dataset folder.")],
+    dataset: DatasetOption,
     out: Annotated[Path, typer.Option("--out", help="Folder for every variant's result JSON and ablation.json.")],
-    retriever: Annotated[str | None, typer.Option("--retriever", "-r", help="The full system's legs: fts5+dense+graph.")] = None,
-    fusion: Annotated[list[str] | None, typer.Option("--fusion", "-f", help="Fusion step; repeat to chain.")] = None,
-    weights: Annotated[str | None, typer.Option("--weights", "-w", help="Leg weights: fts5=1,dense=0.5.")] = None,
-    option: Annotated[list[str] | None, typer.Option("--option", "-o", help="NAME.KEY=VALUE for a leg or fusion.")] = None,
-    config: Annotated[Path | None, typer.Option("--config", "-c", help="TOML experiment file; flags override it.")] = None,
-    k: Annotated[int, typer.Option("--k", "-k", help="Ranking depth scored.")] = 20,
-    metrics: Annotated[list[str] | None, typer.Option("--metrics", "-m", help="Metrics, comma-separated.")] = None,
-    bootstrap: Annotated[int, typer.Option("--bootstrap", help="Resamples for the paired statistics.")] = 10_000,
+    retriever: RetrieverOption = None,
+    fusion: FusionOption = None,
+    weights: WeightsOption = None,
+    option: OptionOption = None,
+    config: ConfigOption = None,
+    k: KOption = 20,
+    metrics: MetricsOption = None,
+    bootstrap: BootstrapOption = 10_000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the resampling; recorded in manifests.")] = 0,
-    latency_sample: Annotated[int, typer.Option("--latency-sample", help="Queries timed one at a time (0: none, -1: all).")] = 200,
-    report: Annotated[str, typer.Option("--report", help="Output format.")] = "table",
-    output: Annotated[Path | None, typer.Option("--output", help="Write the report here instead of stdout.")] = None,
-    progress: Annotated[bool | None, typer.Option("--progress/--no-progress", help="Progress bar on stderr.")] = None,
+    latency_sample: LatencySampleOption = 200,
+    report: ReportOption = "table",
+    output: OutputOption = None,
+    progress: ProgressOption = None,
 ) -> None:
     """Score every single leg, every leave-one-out and the full system (one search per leg), and
     compare each with the full system; every variant's result is written to --out."""
-    from recall_kit import registry
-    from recall_kit.ablation import run_ablation
     from recall_kit.dataset import load_dataset
+    from recall_kit.decide.ablate import run_ablation
 
-    registry.reporters.get(report)
     spec = _spec_from_flags(retriever, fusion, weights, option, config)
     ablation = run_ablation(spec, load_dataset(dataset), k=k, metrics=_split_names(metrics), out=out,
                             n_resamples=bootstrap, seed=seed,
@@ -515,32 +527,30 @@ def ablate_command(
 
 @app.command("sweep")
 def sweep_command(
-    dataset: Annotated[Path, typer.Option("--dataset", "-d", help="Dataset folder.")],
+    dataset: DatasetOption,
     grid: Annotated[list[str], typer.Option("--grid", "-g", help="LEG=v1,v2 (weights) or NAME.KEY=v1,v2 (options); repeat.")],
     target: Annotated[str, typer.Option("--target", "-t", help="The metric to maximise, e.g. ndcg@10.")],
-    retriever: Annotated[str | None, typer.Option("--retriever", "-r", help="Legs: fts5+dense+graph.")] = None,
-    fusion: Annotated[list[str] | None, typer.Option("--fusion", "-f", help="Fusion step; repeat to chain.")] = None,
-    weights: Annotated[str | None, typer.Option("--weights", "-w", help="Leg weights of the default system.")] = None,
-    option: Annotated[list[str] | None, typer.Option("--option", "-o", help="NAME.KEY=VALUE fixed for every setting.")] = None,
-    config: Annotated[Path | None, typer.Option("--config", "-c", help="TOML experiment file; flags override it.")] = None,
+    retriever: RetrieverOption = None,
+    fusion: FusionOption = None,
+    weights: WeightsOption = None,
+    option: OptionOption = None,
+    config: ConfigOption = None,
     holdout: Annotated[float | None, typer.Option("--holdout", help="Share of queries held out to score the chosen setting (e.g. 0.5).")] = None,
-    k: Annotated[int, typer.Option("--k", "-k", help="Ranking depth scored.")] = 20,
-    metrics: Annotated[list[str] | None, typer.Option("--metrics", "-m", help="Metrics recorded besides the target.")] = None,
-    bootstrap: Annotated[int, typer.Option("--bootstrap", help="Resamples for the paired statistics.")] = 10_000,
+    k: KOption = 20,
+    metrics: MetricsOption = None,
+    bootstrap: BootstrapOption = 10_000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the split and the resampling.")] = 0,
     out: Annotated[Path | None, typer.Option("--out", help="Folder for every setting's result JSON and sweep.json.")] = None,
-    latency_sample: Annotated[int, typer.Option("--latency-sample", help="Queries timed one at a time (0: none, -1: all).")] = 200,
-    report: Annotated[str, typer.Option("--report", help="Output format.")] = "table",
-    output: Annotated[Path | None, typer.Option("--output", help="Write the report here instead of stdout.")] = None,
-    progress: Annotated[bool | None, typer.Option("--progress/--no-progress", help="Progress bar on stderr.")] = None,
+    latency_sample: LatencySampleOption = 200,
+    report: ReportOption = "table",
+    output: OutputOption = None,
+    progress: ProgressOption = None,
 ) -> None:
     """Grid-search leg weights and options on one target metric; with --holdout, choose on one half
     of the queries and report the choice, against the default, on the other."""
-    from recall_kit import registry
     from recall_kit.dataset import load_dataset
-    from recall_kit.sweep import run_sweep
+    from recall_kit.decide.sweep import run_sweep
 
-    registry.reporters.get(report)
     spec = _spec_from_flags(retriever, fusion, weights, option, config)
     sweep = run_sweep(spec, load_dataset(dataset), grid, target, k=k, metrics=_split_names(metrics),
                       holdout=holdout, seed=seed, out=out, n_resamples=bootstrap,
@@ -557,13 +567,11 @@ def pool_command(
     depth: Annotated[int, typer.Option("--depth", help="Pool each system's top DEPTH ids.")] = 10,
     dataset: Annotated[Path | None, typer.Option("--dataset", "-d", help="Dataset folder (default: the path in the results).")] = None,
     with_text: Annotated[bool, typer.Option("--with-text", help="Add query and memory text (needs --dataset).")] = False,
-    report: Annotated[str, typer.Option("--report", help="Output format.")] = "table",
+    report: ReportOption = "table",
 ) -> None:
     """Write the unjudged ids in the union of the systems' top DEPTH, per query, for judging."""
-    from recall_kit import registry
-    from recall_kit.pool import pool_files
+    from recall_kit.curate.pool import pool_files
 
-    registry.reporters.get(report)
     pool = pool_files(results, out, depth=depth, dataset_path=dataset, with_text=with_text)
     typer.echo(f"Wrote {out}", err=True)
     emit_report(pool.report(), report)

@@ -6,7 +6,7 @@ import hashlib
 import json
 import math
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from recall_kit.errors import DatasetError
+from recall_kit.fingerprint import canonical_json
 from recall_kit.types import Corpus, Memory, Qrels, Query
 
 CORPUS_FILE = "corpus.jsonl"
@@ -71,9 +72,9 @@ class Dataset:
         """sha256 over the corpus fingerprint, the queries and the qrels, canonically encoded."""
         digest = hashlib.sha256(self.corpus.fingerprint.encode())
         for query in sorted(self.queries, key=lambda q: q.query_id):
-            digest.update(_canonical([query.query_id, query.text, query.stratum, query.scope]))
+            digest.update(canonical_json([query.query_id, query.text, query.stratum, query.scope]))
         for query_id in sorted(self.qrels):
-            digest.update(_canonical([query_id, sorted(self.qrels[query_id].items())]))
+            digest.update(canonical_json([query_id, sorted(self.qrels[query_id].items())]))
         return digest.hexdigest()
 
     def describe(self) -> dict[str, Any]:
@@ -91,29 +92,6 @@ class Dataset:
             },
             "dropped_sensitive": self.dropped_sensitive,
         }
-
-
-def _canonical(value: Any) -> bytes:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()
-
-
-def fingerprint_memories(memories: Sequence[Memory], context: Mapping[str, Any] | None = None) -> str:
-    """sha256 over every memory's fields in id order (text included, so any edit changes it), and
-    over the context expansion the content went through, when there was one."""
-    digest = hashlib.sha256()
-    if context:
-        digest.update(_canonical(["context", dict(sorted(context.items()))]))
-    for memory in sorted(memories, key=lambda m: m.id):
-        digest.update(
-            _canonical(
-                [
-                    memory.id, memory.content, memory.category, list(memory.tags),
-                    memory.expanded_keywords, memory.importance, memory.scope, memory.parent_id,
-                    memory.created_at,
-                ]
-            )
-        )
-    return digest.hexdigest()
 
 
 def _read_jsonl(path: Path, problems: list[Problem]) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -157,8 +135,8 @@ def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
         raise DatasetError(str(problems[0]))
 
 
-def _id(value: Any) -> str | None:
-    """An id as a string, or None when it is not an integer or a non-empty string."""
+def as_id(value: Any) -> str | None:
+    """An id as a string, or None when it is not an integer or a non-empty string (a bool is not an id)."""
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, int):
@@ -180,7 +158,7 @@ def _optional_text(row: dict[str, Any], key: str, where: Problem, problems: list
 
 def _parse_memory(number: int, row: dict[str, Any], problems: list[Problem]) -> Memory | None:
     here = Problem(CORPUS_FILE, number, "")
-    memory_id = _id(row.get("id"))
+    memory_id = as_id(row.get("id"))
     if memory_id is None:
         problems.append(Problem(CORPUS_FILE, number, 'missing or bad "id" (an integer or text)'))
         return None
@@ -206,7 +184,7 @@ def _parse_memory(number: int, row: dict[str, Any], problems: list[Problem]) -> 
         problems.append(Problem(CORPUS_FILE, number, '"importance" must be a finite number'))
         importance = None
     parent = row.get("parent_id")
-    parent_id = _id(parent) if parent is not None else None
+    parent_id = as_id(parent) if parent is not None else None
     if parent is not None and parent_id is None:
         problems.append(Problem(CORPUS_FILE, number, '"parent_id" must be an integer or text'))
     extra = {k: v for k, v in row.items() if k not in _MEMORY_FIELDS and not k.startswith("_")}
@@ -260,7 +238,7 @@ def _parse_judgments(number: int, row: dict[str, Any], problems: list[Problem]) 
             return None
         judgments = {}
         for value in ids:
-            doc_id = _id(value)
+            doc_id = as_id(value)
             if doc_id is None:
                 problems.append(Problem(QRELS_FILE, number, f"bad id {value!r} in relevant_ids"))
                 return None
@@ -282,7 +260,7 @@ def read_dataset(path: str | Path) -> tuple[Dataset | None, list[Problem]]:
     sensitive: set[str] = set()
     for number, row in _read_jsonl(root / CORPUS_FILE, problems):
         if row.get("is_sensitive") is True:
-            memory_id = _id(row.get("id"))
+            memory_id = as_id(row.get("id"))
             if memory_id is not None:
                 sensitive.add(memory_id)
             continue
@@ -300,7 +278,7 @@ def read_dataset(path: str | Path) -> tuple[Dataset | None, list[Problem]]:
     queries: list[Query] = []
     query_lines: dict[str, int] = {}
     for number, row in _read_jsonl(root / QUERIES_FILE, problems):
-        query_id = _id(row.get("query_id"))
+        query_id = as_id(row.get("query_id"))
         if query_id is None:
             problems.append(Problem(QUERIES_FILE, number, 'missing or bad "query_id"'))
             continue
@@ -325,7 +303,7 @@ def read_dataset(path: str | Path) -> tuple[Dataset | None, list[Problem]]:
     parents = {memory.parent_id for memory in memories if memory.parent_id is not None}
     query_scope = {query.query_id: query.scope for query in queries}
     for number, row in _read_jsonl(root / QRELS_FILE, problems):
-        query_id = _id(row.get("query_id"))
+        query_id = as_id(row.get("query_id"))
         if query_id is None:
             problems.append(Problem(QRELS_FILE, number, 'missing or bad "query_id"'))
             continue
@@ -395,17 +373,21 @@ def load_dataset(path: str | Path) -> Dataset:
     return dataset
 
 
-def _distribution(values: Sequence[float]) -> dict[str, float]:
-    if not values:
-        return {"min": 0, "p50": 0, "mean": 0, "p95": 0, "max": 0}
+def summarise(values: Sequence[float], keys: Sequence[str] = ("min", "p50", "mean", "p95", "max")) -> dict[str, float | int]:
+    """Named statistics of `values`, each rounded to 4 decimals: `n`, `min`, `max`, `mean`, and
+    `pNN` (the NN-th percentile, numpy's linear interpolation). Every value is 0 when `values` is empty."""
     array = np.asarray(values, dtype=float)
-    return {
-        "min": float(array.min()),
-        "p50": float(np.percentile(array, 50)),
-        "mean": round(float(array.mean()), 3),
-        "p95": float(np.percentile(array, 95)),
-        "max": float(array.max()),
-    }
+    out: dict[str, float | int] = {}
+    for key in keys:
+        if key == "n":
+            out[key] = int(array.size)
+        elif not array.size:
+            out[key] = 0.0
+        elif key.startswith("p"):
+            out[key] = round(float(np.percentile(array, float(key[1:]))), 4)
+        else:
+            out[key] = round(float(getattr(array, key)()), 4)
+    return out
 
 
 def dataset_stats(dataset: Dataset) -> dict[str, Any]:
@@ -417,7 +399,7 @@ def dataset_stats(dataset: Dataset) -> dict[str, Any]:
         members = [q for q in dataset.queries if q.stratum == stratum]
         strata[stratum] = {
             "queries": len(members),
-            "relevant_per_query": _distribution(
+            "relevant_per_query": summarise(
                 [sum(1 for g in dataset.qrels[q.query_id].values() if g >= 1) for q in members]
             ),
         }
@@ -428,10 +410,10 @@ def dataset_stats(dataset: Dataset) -> dict[str, Any]:
         "categories": dict(sorted(Counter(m.category or "(none)" for m in dataset.corpus).items())),
         "graded_qrels": graded,
         "judgments": sum(len(j) for j in dataset.qrels.values()),
-        "relevant_per_query": _distribution(relevant_per_query),
-        "memory_words": _distribution([len(m.content.split()) for m in dataset.corpus]),
-        "memory_chars": _distribution([len(m.content) for m in dataset.corpus]),
-        "query_words": _distribution([len(q.text.split()) for q in dataset.queries]),
+        "relevant_per_query": summarise(relevant_per_query),
+        "memory_words": summarise([len(m.content.split()) for m in dataset.corpus]),
+        "memory_chars": summarise([len(m.content) for m in dataset.corpus]),
+        "query_words": summarise([len(q.text.split()) for q in dataset.queries]),
         "strata_detail": strata,
         "empty_memories": sum(1 for m in dataset.corpus if not m.content.strip()),
     }

@@ -44,6 +44,10 @@ class UnknownReporterError(UnknownNameError):
     kind = "reporter"
 
 
+class UnknownGeneratorError(UnknownNameError):
+    kind = "query generator"
+
+
 class UnknownImporterError(UnknownNameError):
     kind = "importer"
 
@@ -70,3 +74,7 @@ class PluginRunError(RecallKitError):
 
 class ResultFileError(RecallKitError):
     """A result JSON that cannot be read or does not match another it is compared with."""
+
+
+class RecallKitWarning(UserWarning):
+    """Something a number does not say on its own (a cutoff past the ranking's depth, ...)."""

@@ -11,13 +11,26 @@ from pathlib import Path
 from typing import IO, Any
 
 
+def user_mode(folder: bool = False) -> int:
+    """The permissions a new file (0666) or folder (0777) gets under the user's umask. Temporary
+    files and folders start private (0600/0700); outputs get these before they are moved into place."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return (0o777 if folder else 0o666) & ~umask
+
+
 @contextmanager
-def atomic_open(path: str | Path, mode: str = "w") -> Iterator[IO[Any]]:
-    """Open a temporary file beside `path`; on success move it into place, on error remove it."""
+def atomic_open(path: str | Path, mode: str = "w", private: bool = False) -> Iterator[IO[Any]]:
+    """Open a temporary file beside `path`; on success move it into place, on error remove it.
+
+    The file gets the user's umask (as `open` would), or stays 0600 with `private` (caches derived
+    from memory text, such as embeddings)."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
+        if not private:
+            os.chmod(temporary, user_mode())
         encoding = None if "b" in mode else "utf-8"
         with os.fdopen(handle, mode, encoding=encoding) as stream:
             yield stream

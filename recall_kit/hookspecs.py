@@ -73,7 +73,7 @@ def register_query_generators(register: Register) -> None:
     """Register query generators for ``recall-kit dataset generate`` (``--generator NAME:COUNT``).
 
     :param register: call ``register(name, cls)`` with a subclass of
-        :class:`recall_kit.evalset.generate.QueryGenerator`; its ``stratum`` names the stratum
+        :class:`recall_kit.QueryGenerator`; its ``stratum`` names the stratum
         its queries belong to (``--paraphrase N`` uses the one generator of stratum
         ``paraphrase``), and ``generate(corpus, count, seed)`` returns ``GeneratedQuery`` objects
         with their relevant ids. The built-in ``exact`` generator is registered this way too.

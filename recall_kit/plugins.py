@@ -18,9 +18,8 @@ ENTRY_POINT_GROUP = "recall_kit"
 DEFAULT_PLUGINS: tuple[str, ...] = (
     "recall_kit.default_plugins.metrics",
     "recall_kit.default_plugins.reporters",
-    "recall_kit.default_plugins.html",
     "recall_kit.default_plugins.importers",
-    "recall_kit.evalset.plugin",
+    "recall_kit.default_plugins.generators",
 )
 
 pm = pluggy.PluginManager("recall_kit")

@@ -5,13 +5,14 @@ from __future__ import annotations
 import inspect
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from recall_kit import errors
-from recall_kit.plugins import load_plugins, pm
-from recall_kit.types import Fusion, Importer, Metric, Reporter, Retriever
+from recall_kit.options import build_options
+from recall_kit.plugins import load_plugins, plugin_infos, pm
+from recall_kit.types import Fusion, Importer, Metric, QueryGenerator, Reporter, Retriever
 
 T = TypeVar("T")
 
@@ -103,6 +104,16 @@ class Registry(Generic[T]):
             raise self._unknown_error(name, list(entries))
         return entries[name]
 
+    def build_options(self, name: str, raw: Mapping[str, Any] | None = None) -> Any:
+        """`name`'s Options from raw values: strings (from the CLI) coerced to the field types,
+        unknown keys and bad values refused with the list of what exists."""
+        return build_options(f"{self.kind} {name!r}", self.get(name).obj.Options, dict(raw or {}))
+
+    def create(self, name: str, raw_options: Mapping[str, Any] | None = None) -> Any:
+        """Look `name` up, build its options and instantiate it: the one way the host makes a
+        registered class (fusions, importers, query generators)."""
+        return self.get(name).obj(self.build_options(name, raw_options))
+
 
 def _check_retriever(name: str, obj: Any) -> str | None:
     if not inspect.isclass(obj):
@@ -145,6 +156,19 @@ importers: Registry[type[Importer]] = Registry(
     "importer", "register_importers", _subclass_check(Importer), errors.UnknownImporterError
 )
 
+def _check_generator(name: str, obj: Any) -> str | None:
+    if not (isinstance(obj, type) and issubclass(obj, QueryGenerator)):
+        return f"expected a subclass of recall_kit.QueryGenerator, got {obj!r}"
+    if not obj.stratum:
+        return "its class sets no `stratum`"
+    return None
+
+
+#: Every query generator registered through ``register_query_generators``.
+generators: Registry[type[QueryGenerator]] = Registry(
+    "query generator", "register_query_generators", _check_generator, errors.UnknownGeneratorError
+)
+
 #: The registries `recall-kit list KIND` shows, by plural name.
 REGISTRIES: dict[str, Registry[Any]] = {
     "retrievers": retrievers,
@@ -152,4 +176,39 @@ REGISTRIES: dict[str, Registry[Any]] = {
     "metrics": metrics,
     "reporters": reporters,
     "importers": importers,
+    "generators": generators,
 }
+
+
+def _any_object(name: str, obj: Any) -> str | None:
+    return None
+
+
+def registries() -> dict[str, Registry[Any]]:
+    """Every kind `recall-kit list` and `recall-kit plugins` show: the host's registries, plus one
+    for each `register_<kind>(register)` hook a plugin declared itself (the graph plugin's
+    `register_extractors`), listed under `<kind>` without a type check (the plugin checks its own)."""
+    load_plugins()
+    kinds = dict(REGISTRIES)
+    known_hooks = {registry.hook_name for registry in kinds.values()}
+    for plugin in pm.get_plugins():
+        for caller in pm.get_hookcallers(plugin) or []:
+            spec = caller.spec
+            if (caller.name.startswith("register_") and caller.name not in known_hooks
+                    and spec is not None and list(spec.argnames) == ["register"]):
+                kind = caller.name.removeprefix("register_")
+                kinds.setdefault(kind, Registry(kind.rstrip("s"), caller.name, _any_object))
+    return dict(sorted(kinds.items()))
+
+
+def installed_plugins() -> list[dict[str, Any]]:
+    """What `recall-kit plugins` shows: each plugin's name, version, hooks, and under `registers`
+    the names it registered, by kind."""
+    provides: dict[str, dict[str, list[str]]] = {}  # plugin -> kind -> names
+    for kind, kind_registry in registries().items():
+        for name, registration in kind_registry.all().items():
+            provides.setdefault(registration.plugin, {}).setdefault(kind, []).append(name)
+    infos = plugin_infos()
+    for info in infos:
+        info["registers"] = provides.get(str(info["name"]), {})
+    return infos

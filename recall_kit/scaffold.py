@@ -378,7 +378,6 @@ class {{Class}}Reporter(Reporter):
     """Tab-separated values: per table a `# title` line, the headers, the rows."""
 
     description = "tab-separated values, one block per table"
-    extension = "tsv"
 
     def render(self, report: Report) -> str:
         blocks = []
@@ -430,9 +429,9 @@ def test_a_real_run(recall_kit_plugin, recall_kit_dataset):
     recall_kit_plugin({{module}})
     result = run_benchmark("{{name}}", load_dataset(recall_kit_dataset), k=5,
                            metrics=["mrr"], latency_sample=0)
-    queries = {q["query_id"]: q for q in result.data["queries"]}
-    assert queries["exact_keys"]["ranking"][0] == "4"
-    assert queries["exact_keys"]["metrics"]["mrr"] == 1.0
+    queries = {query.query_id: query for query in result.queries}
+    assert queries["exact_keys"].ranking[0] == "4"
+    assert queries["exact_keys"].metrics["mrr"] == 1.0
 ''',
     "fusion": '''\
 """The `{{name}}` fusion: registration and a fused ranking worked out by hand."""
@@ -483,7 +482,7 @@ def test_depth_factor_option():
 
 import numpy as np
 from recall_kit import registry
-from recall_kit.evaluation import evaluate, judge_rankings, resolve_metrics
+from recall_kit.measure.evaluation import evaluate, judge_rankings, resolve_metrics
 
 import {{module}}
 from {{module}} import {{function}}_at_k

@@ -283,7 +283,7 @@ def _adapt(obj: Any) -> Retriever:
     """The retriever as the runner sees it: plain objects and callables go through the adapters."""
     if isinstance(obj, Retriever):
         return obj
-    from recall_kit.adapters import CallableAdapter, ObjectAdapter
+    from recall_kit.measure.adapters import CallableAdapter, ObjectAdapter
 
     if hasattr(obj, "search") or hasattr(obj, "retrieve"):
         return ObjectAdapter(obj)

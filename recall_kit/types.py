@@ -3,15 +3,15 @@ fusions, metrics, reporters and importers."""
 
 from __future__ import annotations
 
-import dataclasses
 from abc import ABC, abstractmethod
 from array import array
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-import numpy as np
+if TYPE_CHECKING:  # numpy loads only when a command needs it: `recall-kit --help` stays fast
+    import numpy as np
 
 # A document id is always compared as a string; integer ids in the data are turned into strings on load.
 DocId = str
@@ -59,15 +59,24 @@ class Hit:
     score: float
 
 
-def sort_hits(hits: Sequence[Hit]) -> list[Hit]:
+#: How scores are compared when ranking: "float32" as trec_eval <= 9 and pytrec_eval, "float64"
+#: as trec_eval 10.
+TIE_PRECISIONS = ("float32", "float64")
+
+
+def sort_hits(hits: Sequence[Hit], ties: str = "float32") -> list[Hit]:
     """Order hits best first as trec_eval does: by score descending, ties by document id descending.
 
-    trec_eval holds scores as C floats (32 bits), so two scores equal at float32 precision tie
-    there; they tie here too (each hit keeps its full score). Every ranking recall-kit scores or
-    writes is in this order, so a run file scores the same in recall-kit, trec_eval, pytrec_eval
-    and ranx.
+    trec_eval up to 9.x and pytrec_eval hold scores as C floats (32 bits), so two scores equal at
+    float32 precision tie there; they tie here too (each hit keeps its full score). That is the
+    default, ``ties="float32"``. trec_eval 10 holds them as doubles: ``ties="float64"`` compares
+    the full scores, so 1.0 and 1.0 + 1e-9 no longer tie. Every ranking recall-kit scores or
+    writes is in the float32 order unless asked otherwise, so a run file scores the same in
+    recall-kit, trec_eval <= 9 and pytrec_eval (ranx breaks ties its own way: see the user guide).
     """
-    keys = float32_scores(hits)
+    if ties not in TIE_PRECISIONS:
+        raise ValueError(f"ties must be one of {', '.join(TIE_PRECISIONS)}, got {ties!r}")
+    keys = float32_scores(hits) if ties == "float32" else [float(hit.score) for hit in hits]
     # Two stable sorts: the secondary key first.
     order = sorted(range(len(hits)), key=lambda index: hits[index].id, reverse=True)
     order.sort(key=keys.__getitem__, reverse=True)
@@ -117,7 +126,7 @@ class Corpus(Sequence[Memory]):
     def fingerprint(self) -> str:
         """sha256 over every memory's fields: retrievers key their on-disk caches with it."""
         if self._fingerprint is None:
-            from recall_kit.dataset import fingerprint_memories
+            from recall_kit.fingerprint import fingerprint_memories
 
             self._fingerprint = fingerprint_memories(self._memories, self.context)
         return self._fingerprint
@@ -252,6 +261,8 @@ class Metric:
     description: str = ""
     #: Whether `--metrics` uses it when the user names none.
     default_cutoffs: tuple[int | None, ...] = ()
+    #: A check on the data (judged@k), not a measure of retrieval: compare never tests it.
+    diagnostic: bool = False
 
     def __post_init__(self) -> None:
         if self.cutoff not in ("required", "optional", "none"):
@@ -288,8 +299,6 @@ class Reporter(ABC):
     """An output format for reports (`--report NAME`)."""
 
     description: ClassVar[str] = ""
-    #: File extension for the output, without the dot.
-    extension: ClassVar[str] = "txt"
 
     @abstractmethod
     def render(self, report: Report) -> str:
@@ -313,8 +322,54 @@ class Importer(ABC):
         """
 
 
-def option_fields(options_class: type) -> list[dataclasses.Field]:
-    """The declared options of a plugin class (its `Options` dataclass)."""
-    if not dataclasses.is_dataclass(options_class):
-        return []
-    return list(dataclasses.fields(options_class))
+@dataclass(frozen=True)
+class GeneratedQuery:
+    """One generated query and its judgments.
+
+    :param text: the query text.
+    :param relevance: memory id -> grade (1 = relevant; higher grades for graded judgments).
+    :param stratum: the query's stratum; None means the generator's own ``stratum``.
+    :param scope: the scope the query searches (usually the relevant memory's), or None.
+    :param provenance: how it was made (written as ``_``-prefixed, unscored query fields); never
+        put memory text here.
+    """
+
+    text: str
+    relevance: Mapping[DocId, int]
+    stratum: str | None = None
+    scope: str | None = None
+    provenance: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.text, str) or not self.text.strip():
+            raise ValueError("a generated query needs non-empty text")
+        if not any(grade >= 1 for grade in self.relevance.values()):
+            raise ValueError("a generated query needs at least one relevant id (grade >= 1)")
+
+
+class QueryGenerator(ABC):
+    """Makes queries of one stratum from a corpus, with their relevant ids.
+
+    Register a subclass through ``register_query_generators``. ``generate`` is deterministic for
+    a given corpus, count and seed, returns at most ``count`` queries (fewer when the corpus
+    cannot give more), and never invents ids that are not in the corpus.
+    """
+
+    #: The stratum its queries belong to (``exact``, ``paraphrase``, ``multihop``, ...).
+    stratum: ClassVar[str] = ""
+    #: One line shown in listings and ``--help``.
+    description: ClassVar[str] = ""
+    #: A frozen dataclass of its options (``-o NAME.KEY=VALUE``).
+    Options: ClassVar[type] = NoOptions
+
+    def __init__(self, options: Any = None) -> None:
+        self.options = options if options is not None else self.Options()
+
+    @property
+    def name(self) -> str:
+        """The name it is registered under (set by the host when it builds one)."""
+        return getattr(self, "_registered_name", type(self).__name__)
+
+    @abstractmethod
+    def generate(self, corpus: Corpus, count: int, seed: int) -> list[GeneratedQuery]:
+        """Return at most `count` queries over `corpus`, reproducibly for `seed`."""

@@ -150,7 +150,7 @@ CONVERSATIONS = [
 
 def write_conversations(folder: Path) -> Path:
     """The synthetic conversations imported with the locomo importer into `folder`; returns it."""
-    from recall_kit.importers import import_dataset
+    from recall_kit.curate.importers import import_dataset
 
     folder.mkdir(parents=True, exist_ok=True)
     source = folder.parent / f"{folder.name}-locomo.json"

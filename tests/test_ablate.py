@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from recall_kit.ablation import file_name, sub_spec, variant_legs
-from recall_kit.system import SystemSpec
+from recall_kit.decide.ablate import file_name, sub_spec, variant_legs
+from recall_kit.measure.system import SystemSpec
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "memories"

@@ -11,7 +11,7 @@ import pytest
 
 from recall_kit import Corpus, Hit, Retriever
 from recall_kit.dataset import load_dataset
-from recall_kit.runner import run_benchmark, to_parents
+from recall_kit.measure.runner import run_benchmark, to_parents
 
 
 class ChunkOverlapRetriever(Retriever):
@@ -54,7 +54,7 @@ def chunked(tmp_path: Path):
 
 
 def by_query(result) -> dict[str, dict]:  # type: ignore[no-untyped-def]
-    return {q["query_id"]: q for q in result.data["queries"]}
+    return {q["query_id"]: q for q in result.to_dict()["queries"]}
 
 
 def test_parents_ranked_at_first_chunk(chunked) -> None:  # type: ignore[no-untyped-def]
@@ -76,7 +76,7 @@ def test_parents_ranked_at_first_chunk(chunked) -> None:  # type: ignore[no-unty
     assert q2["mrr"] == pytest.approx(1.0)
     # q2 gains: C (1) at rank 1; ideal: A (2) then C (1).
     assert q2["ndcg@2"] == pytest.approx(1 / (2 + 1 / math.log2(3)), abs=1e-6)
-    assert result.data["metrics"]["overall"]["recall@2"] == pytest.approx(0.75)
+    assert result.overall["recall@2"] == pytest.approx(0.75)
 
 
 def test_deeper_cutoff_scores_every_parent(chunked) -> None:  # type: ignore[no-untyped-def]

@@ -8,13 +8,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from helpers import OverlapRetriever
 from typer.testing import CliRunner
 
 from recall_kit import Hit, Retriever, hookimpl
 from recall_kit.cli import get_app
-from recall_kit.system import SystemSpec, load_config, merge_specs, parse_option_assignments, parse_weights
+from recall_kit.measure.system import SystemSpec, load_config, merge_specs, parse_option_assignments, parse_weights
 from recall_kit.testing import registered_plugin
 
 REPO = Path(__file__).resolve().parents[1]
@@ -65,6 +66,7 @@ def test_eval_reports(overlap_plugin, tiny_dataset, report):
         (["-r", "no.such.module:Thing"], "Cannot import 'no.such.module'"),
         ([], "Missing --retriever"),
         (["-r", "overlap", "--k", "0"], "k must be at least 1"),
+        (["-r", "overlap", "--latency-sample", "-5"], "--latency-sample -5 is not a query count"),
     ],
 )
 def test_user_mistakes_are_one_line_and_exit_2(overlap_plugin, tiny_dataset, args, message):
@@ -207,3 +209,58 @@ def test_overlap_is_a_real_ranking():
 def test_help_exits_zero_without_error(args):
     result = invoke(*args)
     assert result.exit_code == 0 and "Error" not in result.output
+
+
+def _two_runs(tmp_path):
+    """Four queries, one relevant id each. mrr of run A: 1, 1/2, 1, 0; of run B: 1, 1, 1/2, 1."""
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 a 1\nq2 0 b 1\nq3 0 c 1\nq4 0 d 1\n")
+    run_a, run_b = tmp_path / "A.run", tmp_path / "B.run"
+    run_a.write_text("q1 Q0 a 1 2 A\nq2 Q0 x 1 2 A\nq2 Q0 b 2 1 A\nq3 Q0 c 1 2 A\nq4 Q0 y 1 2 A\n")
+    run_b.write_text("q1 Q0 a 1 2 B\nq2 Q0 b 1 2 B\nq3 Q0 x 1 2 B\nq3 Q0 c 2 1 B\nq4 Q0 d 1 2 B\n")
+    return qrels, run_a, run_b
+
+
+def test_score_several_runs_one_table_and_the_paired_comparison(tmp_path):
+    qrels, run_a, run_b = _two_runs(tmp_path)
+    out = tmp_path / "score.json"
+    result = invoke("score", "--qrels", str(qrels), "--run", str(run_a), "--run", str(run_b),
+                    "-m", "mrr,recall@1", "--json", str(out))
+    assert result.exit_code == 0, result.output
+    assert "B.run vs A.run (baseline)" in result.stdout and "W/T/L" in result.stdout
+    data = json.loads(out.read_text())
+    assert [run["overall"]["mrr"] for run in data["runs"]] == [0.625, 0.875]
+    row = next(r for r in data["comparison"]["rows"] if r["metric"] == "mrr")
+    # Differences 0, +1/2, -1/2, +1: delta 1/4; exact test over 2**4 sign flips: |sum| >= 1 for
+    # 6 of the 8 patterns of the three non-zero differences, so p = 3/4.
+    assert row["delta"] == 0.25 and row["family"] == "primary"
+    assert (row["wins"], row["ties"], row["losses"]) == (2, 1, 1)
+    assert row["p_value"] == 0.75
+    assert data["comparison"]["losses"]["B.run"]["mrr"] == [
+        {"query_id": "q3", "baseline": 1.0, "value": 0.5, "delta": -0.5}]
+    # The same numbers compare gives for the same per-query values.
+    from recall_kit.decide.compare import compare_values
+
+    same = compare_values(["A.run", "B.run"], ["q1", "q2", "q3", "q4"], None,
+                          {"mrr": [np.array([1, 0.5, 1, 0]), np.array([1, 1, 0.5, 1.0])]})
+    assert same.rows[0].to_dict() == row
+
+
+def test_score_warns_of_a_cutoff_past_the_run_and_offers_float64_ties(tmp_path):
+    qrels, run_a, _ = _two_runs(tmp_path)
+    out = tmp_path / "one.json"
+    result = invoke("score", "--qrels", str(qrels), "--run", str(run_a), "-m", "recall@1,recall@100",
+                    "--json", str(out))
+    assert result.exit_code == 0, result.output
+    data = json.loads(out.read_text())
+    assert data["overall"]["recall@100"] == 0.75 and data["ties"] == "float32"
+    assert data["warnings"] == ["recall@100: cutoff past the deepest ranking in A.run (2 documents); "
+                                "it counts only the documents there, as at @2."]
+    # 1.0 + 1e-9 and 1.0 tie as float32 (id descending: b first), not as float64 (a first).
+    (tmp_path / "tie.run").write_text(f"q1 Q0 a 1 {1.0 + 1e-9!r} t\nq1 Q0 b 2 1.0 t\n")
+    for ties, expected in (("float32", "0.5000"), ("float64", "1.0000")):
+        result = invoke("score", "--qrels", str(qrels), "--run", str(tmp_path / "tie.run"), "-m", "mrr",
+                        "--ties", ties)
+        assert result.exit_code == 0 and expected in result.stdout, result.output
+    bad = invoke("score", "--qrels", str(qrels), "--run", str(run_a), "--ties", "float16")
+    assert bad.exit_code == 2 and "--ties must be one of float32, float64" in bad.output

@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from recall_kit.compare import compare_files, compare_results, comparison_report
+from recall_kit.decide.compare import compare_files, compare_results, comparison_report
 from recall_kit.errors import ResultFileError
-from recall_kit.result import SCHEMA, BenchmarkResult
+from recall_kit.measure.result import SCHEMA, BenchmarkResult
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "memories"
@@ -28,7 +28,7 @@ def synthetic_result(label: str, values: dict[str, list[float]], strata: list[st
     queries = [{"query_id": ids[i], "stratum": strata[i], "ranking": [], "scores": [],
                 "metrics": {m: v[i] for m, v in values.items()}, "found_by": {}} for i in range(n)]
     overall = {m: float(np.mean(v)) for m, v in values.items()}
-    return BenchmarkResult({
+    return BenchmarkResult.from_dict({
         "schema": SCHEMA, "system": {"spec": label, "label": label}, "k": 10,
         "dataset": {"name": "synthetic", "fingerprint": fingerprint, "path": "nowhere"},
         "metrics": {"names": list(values), "overall": {**overall, "n": n}, "strata": {}},
@@ -66,20 +66,89 @@ def test_strata_rows_holm_and_small_stratum_warning():
         ("m", "overall", 72), ("m", "big", 60), ("m", "small", 12),
         ("z", "overall", 72), ("z", "big", 60), ("z", "small", 12),
     ]
-    # Holm over 6 rows: the smallest p is multiplied by 6.
-    smallest = min(comparison.rows, key=lambda r: r.p_value)
-    assert smallest.p_holm == pytest.approx(min(1.0, 6 * smallest.p_value))
-    assert comparison.row("B", "m").significant
+    # The primary family is the first metric on all queries: one row, which Holm leaves alone.
+    assert comparison.primary == ["m"]
+    assert [r.family for r in comparison.rows] == ["primary"] + ["exploratory"] * 5
+    primary = comparison.row("B", "m")
+    assert primary.p_holm == primary.p_value and primary.significant
+    # Holm over the 5 exploratory rows: the smallest p among them is multiplied by 5.
+    exploratory = [r for r in comparison.rows if r.family == "exploratory"]
+    smallest = min(exploratory, key=lambda r: r.p_value)
+    assert smallest.p_holm == pytest.approx(min(1.0, 5 * smallest.p_value))
     z = comparison.row("B", "z")
     assert z.delta == 0 and z.p_value == 1.0 and not z.significant
     assert any("'small' has 12 queries" in w for w in comparison.warnings)
     report = comparison_report(comparison)
     deltas = report.tables[1]
-    assert deltas.headers[10] == "significant"
-    assert [row[10] for row in deltas.rows if row[0] == "z"] == ["no", "no", "no"]
+    assert deltas.headers[2] == "family" and deltas.headers[11] == "significant"
+    assert [row[11] for row in deltas.rows if row[0] == "z"] == ["no", "no", "no"]
+    assert any("primary = m (1 row)" in note and "exploratory = the other 5 rows" in note
+               for note in deltas.notes)
     assert any("significant=no" in note for note in deltas.notes)
     kinds = [chart["kind"] for chart in report.charts]
     assert kinds.count("bar") == 2
+
+
+def _clear_winner_among_many_rows():
+    """recall@5 wins on 8 of 72 queries by 0.5, loses none; 3 other metrics x 4 scopes do nothing
+    but judged@10 (a diagnostic), which rises everywhere."""
+    strata = ["s1", "s2", "s3"] * 24
+    base = [0.0] * 72
+    better = [0.5 if i % 9 == 0 else 0.0 for i in range(72)]
+    flat = [0.25] * 72
+    a = synthetic_result("A", {"recall@5": base, "mrr": flat, "ndcg@10": flat, "judged@10": flat}, strata)
+    b = synthetic_result("B", {"recall@5": better, "mrr": flat, "ndcg@10": flat, "judged@10": [0.5] * 72},
+                         strata)
+    return a, b
+
+
+def test_a_win_on_the_primary_metric_is_not_drowned_by_exploratory_rows():
+    from recall_kit.decide.stats import holm
+
+    a, b = _clear_winner_among_many_rows()
+    comparison = compare_results([("A", a), ("B", b)], n_resamples=10_000, seed=0)
+    row = comparison.row("B", "recall@5")
+    # 8 differences of +0.5 and 64 zeros: only flips that keep all 8 signs reach the observed
+    # |mean|: probability 2 / 2**8, so p is about 0.0078.
+    assert row.p_value == pytest.approx(2 / 256, abs=0.002)
+    # Primary (default: the first metric, on all queries) is this one row: Holm leaves p alone.
+    assert comparison.primary == ["recall@5"] and row.family == "primary"
+    assert row.p_holm == row.p_value and row.significant
+    # One family of all 16 rows (the old default) would have called it noise.
+    assert holm([r.p_value for r in comparison.rows])[comparison.rows.index(row)] >= 0.05
+    assert sum(1 for r in comparison.rows if r.family == "exploratory") == 11
+    # judged@10 is a diagnostic: in the table, never tested, never "significant".
+    judged = comparison.row("B", "judged@10")
+    assert judged.family == "diagnostic" and judged.p_holm is None
+    assert judged.to_dict()["significant"] is None
+    table = comparison_report(comparison).tables[1]
+    assert table.rows[0][:3] == ["recall@5", "overall", "primary"]
+    assert [r[11] for r in table.rows if r[0] == "judged@10"] == ["not tested"] * 4
+
+
+def test_primary_names_the_decision_family_and_refuses_what_cannot_decide():
+    a, b = _clear_winner_among_many_rows()
+    comparison = compare_results([("A", a), ("B", b)], n_resamples=500, primary=["mrr", "recall@5"])
+    assert comparison.primary == ["mrr", "recall@5"]
+    primary = [r for r in comparison.rows if r.family == "primary"]
+    assert [(r.metric, r.scope) for r in primary] == [("recall@5", "overall"), ("mrr", "overall")]
+    recall = comparison.row("B", "recall@5")
+    assert recall.p_holm == pytest.approx(min(1.0, 2 * recall.p_value))  # Holm over two rows
+    with pytest.raises(ResultFileError, match="diagnostic"):
+        compare_results([("A", a), ("B", b)], primary=["judged@10"])
+    with pytest.raises(ResultFileError, match="not compared"):
+        compare_results([("A", a), ("B", b)], metrics=["mrr"], primary=["recall@5"])
+
+
+def test_losses_name_the_queries_that_got_worse_worst_first():
+    a = synthetic_result("A", {"m": [1.0, 0.5, 0.5, 0.2]}, ["x", "y", "x", "y"])
+    b = synthetic_result("B", {"m": [0.5, 0.5, 0.0, 0.9]}, ["x", "y", "x", "y"])
+    data = compare_results([("A", a), ("B", b)], n_resamples=100).to_dict()
+    assert data["losses"] == {"B": {"m": [
+        {"query_id": "q000", "stratum": "x", "baseline": 1.0, "value": 0.5, "delta": -0.5},
+        {"query_id": "q002", "stratum": "x", "baseline": 0.5, "value": 0.0, "delta": -0.5},
+    ]}}
+    assert data["test"]["primary"] == ["m"]
 
 
 def test_refuses_different_datasets_and_query_sets():
@@ -124,7 +193,7 @@ def test_compare_end_to_end(bm25_results, tmp_path):
     data = json.loads(out.read_text())
     a, b = BenchmarkResult.load(plain), BenchmarkResult.load(stemmed)
     row = next(r for r in data["rows"] if r["metric"] == "ndcg@10" and r["scope"] == "overall")
-    ids = [q["query_id"] for q in a.data["queries"]]
+    ids = a.query_ids
     pa, pb = a.per_query("ndcg@10"), b.per_query("ndcg@10")
     differences = np.array([pb[q] - pa[q] for q in ids])
     assert row["delta"] == pytest.approx(differences.mean())
@@ -152,8 +221,8 @@ def test_compare_markdown_and_html_mark_non_significant(bm25_results):
     plain, _ = bm25_results
     comparison = compare_files([plain, plain], n_resamples=500)
     assert all(not row.significant for row in comparison.rows)
-    from recall_kit.default_plugins.html import HtmlReporter
-    from recall_kit.default_plugins.reporters import MarkdownReporter
+    from recall_kit.reporting.formats import MarkdownReporter
+    from recall_kit.reporting.html import HtmlReporter
 
     report = comparison_report(comparison)
     markdown = MarkdownReporter().render(report)

@@ -15,9 +15,9 @@ from recall_kit.cli import app
 from recall_kit.context import ContextOptions, expand_corpus, split_leg_options
 from recall_kit.dataset import load_dataset
 from recall_kit.errors import DatasetError, OptionError
-from recall_kit.runner import run_benchmark
-from recall_kit.sweep import run_sweep
-from recall_kit.system import SystemSpec, build_system, parse_option_assignments
+from recall_kit.measure.runner import run_benchmark
+from recall_kit.decide.sweep import run_sweep
+from recall_kit.measure.system import SystemSpec, build_system, parse_option_assignments
 
 
 def memory(doc_id: str, content: str, session: int | None = None, scope: str | None = "s",
@@ -111,14 +111,14 @@ def test_a_third_party_leg_gets_the_expanded_corpus(conversations: Path, overlap
     expanded = run_benchmark(system, dataset, k=5, metrics=["recall@1"])
     # Ids and qrels untouched; the short reply "Yes, loved it!" now carries its topic: the
     # pottery question's answer shares ann, the, pottery, class (4 words; the question turn 3).
-    assert {q["query_id"] for q in expanded.data["queries"]} == {q["query_id"] for q in plain.data["queries"]}
+    assert set(expanded.query_ids) == set(plain.query_ids)
     assert plain.per_query("recall@1")["conv-a:q1"] == 0.0
     assert expanded.per_query("recall@1")["conv-a:q1"] == 1.0
-    assert expanded.data["queries"][0]["ranking"][0] == "conv-a:D1:2"
-    leg = expanded.data["system"]["legs"][0]
+    assert expanded.queries[0].ranking[0] == "conv-a:D1:2"
+    leg = expanded.system["legs"][0]
     assert leg["context"] == {"window": 1, "weight": 2, "by": "auto", "order": "corpus", "date": False}
-    assert expanded.data["manifest"]["context"] == {"overlap": leg["context"]}
-    assert "context" not in plain.data["system"]["legs"][0]
+    assert expanded.manifest["context"] == {"overlap": leg["context"]}
+    assert "context" not in plain.system["legs"][0]
 
 
 def test_overlap_retriever_indexes_the_expanded_text(conversations: Path) -> None:
@@ -146,12 +146,13 @@ def test_context_on_a_fusion_is_rejected(overlap_plugin) -> None:
 def test_sweep_grids_over_the_window(conversations: Path, overlap_plugin, tmp_path: Path) -> None:
     dataset = load_dataset(conversations)
     sweep = run_sweep(SystemSpec("overlap"), dataset, ["overlap.context.window=0,1"], "mrr",
-                      k=5, n_resamples=200, out=tmp_path / "sweep")
+                      k=20, n_resamples=200, out=tmp_path / "sweep")
     # The default and window=0 share one search; window=1 is a second one.
     assert sweep.leg_searches == 2
     scores = {p.settings["overlap.context.window"]: p.tuning_score for p in sweep.points}
     alone = run_benchmark(build_system(SystemSpec("overlap", options={"overlap": {"context.window": "1"}})),
-                          dataset, k=5, metrics=["mrr"])
+                          dataset, k=20, metrics=["mrr"])
+    # (k = 20 covers each scope's whole corpus: the overlap retriever's ties then cut nowhere.)
     assert scores["1"] == pytest.approx(alone.overall["mrr"])
     assert scores["0"] == pytest.approx(sweep.default.tuning_score)
     assert scores["1"] != scores["0"]

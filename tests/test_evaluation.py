@@ -18,7 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from recall_kit import errors
-from recall_kit.evaluation import (
+from recall_kit.errors import DatasetError
+from recall_kit.measure.evaluation import (
     MetricSpec,
     aggregate,
     evaluate,
@@ -26,8 +27,8 @@ from recall_kit.evaluation import (
     resolve_metrics,
     score_trec_files,
 )
+from recall_kit.measure.trec import write_qrels, write_run
 from recall_kit.plugins import pm
-from recall_kit.trec import write_qrels, write_run
 from recall_kit.types import Hit, sort_hits
 
 BUILTIN = "recall_kit.default_plugins.metrics"
@@ -143,9 +144,8 @@ def test_score_trec_files_matches_pytrec_eval(tmp_path, seed):
         tag="test",
     )
     expected = pytrec_values(qrels, run)
-    query_ids, values, overall = score_trec_files(
-        tmp_path / "qrels.txt", tmp_path / "run.txt", list(TREC_NAMES)
-    )
+    scores = score_trec_files(tmp_path / "qrels.txt", tmp_path / "run.txt", list(TREC_NAMES))
+    query_ids, values, overall = scores.query_ids, scores.values, scores.overall
     assert query_ids == sorted(expected)
     assert overall["n"] == len(expected)
     for name, trec_name in TREC_NAMES.items():
@@ -154,9 +154,10 @@ def test_score_trec_files_matches_pytrec_eval(tmp_path, seed):
         assert overall[name] == pytest.approx(want.mean(), abs=1e-4)
 
     # trec_eval -c: every qrels query counts, one missing from the run scoring 0.
-    query_ids, values, overall = score_trec_files(
+    scores = score_trec_files(
         tmp_path / "qrels.txt", tmp_path / "run.txt", list(TREC_NAMES), complete=True
     )
+    query_ids, values, overall = scores.query_ids, scores.values, scores.overall
     assert query_ids == sorted(qrels)
     assert overall["n"] == len(qrels)
     for name, trec_name in TREC_NAMES.items():
@@ -228,6 +229,7 @@ def test_judge_rankings_arrays():
         ["q1", "q2", "q3"],
         [["a", "b", "c"], ["z"], []],
         {"q1": {"b": 2, "c": 0, "d": 1, "e": 3}, "q2": {"z": -1}},
+        complete=True,  # keep q3, which has no qrels
     )
     assert data.grades.tolist() == [[0, 2, 0], [0, 0, 0], [0, 0, 0]]
     assert data.judged.tolist() == [[False, True, True], [True, False, False], [False] * 3]
@@ -263,3 +265,141 @@ def test_aggregate_empty_and_mismatched():
     assert aggregate({"mrr": np.array([])}, []) == {"overall": {"mrr": 0.0, "n": 0}, "strata": {}}
     with pytest.raises(ValueError):
         aggregate({"mrr": np.array([1.0])}, ["a", "b"])
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_score_trec_files_fast_and_exact_readers_agree(tmp_path, seed):
+    """A file the fast reader takes and the same file with a comment (read line by line) score alike,
+    and both agree with the rankings judged one by one (`judge_rankings`)."""
+    qrels, run = random_case(seed)
+    write_qrels(tmp_path / "qrels.txt", qrels)
+    write_run(tmp_path / "run.txt", {q: [Hit(d, s) for d, s in scores.items()] for q, scores in run.items()}, tag="t")
+    (tmp_path / "qrels-c.txt").write_text("# comment\n" + (tmp_path / "qrels.txt").read_text())
+    (tmp_path / "run-c.txt").write_text("# comment\n" + (tmp_path / "run.txt").read_text())
+    fast = score_trec_files(tmp_path / "qrels.txt", tmp_path / "run.txt", list(TREC_NAMES))
+    exact = score_trec_files(tmp_path / "qrels-c.txt", tmp_path / "run-c.txt", list(TREC_NAMES))
+    assert fast.query_ids == exact.query_ids
+    for name in TREC_NAMES:
+        np.testing.assert_array_equal(fast.values[name], exact.values[name])
+    from recall_kit.measure.trec import read_run
+
+    hits = read_run(tmp_path / "run.txt")
+    data = judge_rankings(fast.query_ids, [[h.id for h in hits[q]] for q in fast.query_ids], qrels)
+    for name, values in evaluate(data, resolve_metrics(list(TREC_NAMES))).items():
+        np.testing.assert_array_equal(values, fast.values[name])
+
+
+@pytest.mark.parametrize(
+    ("run_text", "message"),
+    [
+        ("q1 Q0 a 1 0.5 t\nq1 Q0 b 2 0.4 t\nq1 Q0 a 3 0.3 t\n", "run.txt:3: document 'a' appears twice"),
+        ("q1 Q0 a 1 0.5 t\nq1 Q0 b 2 zero t\n", "run.txt:2: score 'zero' is not a number"),
+    ],
+)
+def test_score_trec_files_names_the_line_at_fault(tmp_path, run_text, message):
+    (tmp_path / "qrels.txt").write_text("q1 0 a 1\n")
+    (tmp_path / "run.txt").write_text(run_text)
+    with pytest.raises(DatasetError, match=message):
+        score_trec_files(tmp_path / "qrels.txt", tmp_path / "run.txt", ["mrr"])
+
+
+def test_score_trec_files_long_ids_and_interleaved_queries(tmp_path):
+    """Ids longer than 8 bytes and a run whose queries' lines interleave: the same as judged one by one."""
+    rng = random.Random(3)
+    lines, run = [], {}
+    for q in ["topic-α-1", "topic-10", "topic-2"]:
+        for d in rng.sample(range(40), 25):
+            score = rng.randint(0, 3) / 2
+            run.setdefault(q, {})[f"document-{d:05d}"] = score
+            lines.append(f"{q} Q0 document-{d:05d} 0 {score} t")
+    rng.shuffle(lines)
+    (tmp_path / "run.txt").write_text("\n".join(lines) + "\n")
+    qrels = {q: {f"document-{d:05d}": rng.randint(0, 2) for d in rng.sample(range(40), 10)} for q in run}
+    write_qrels(tmp_path / "qrels.txt", qrels)
+    scored = score_trec_files(tmp_path / "qrels.txt", tmp_path / "run.txt", list(TREC_NAMES))
+    query_ids, values = scored.query_ids, scored.values
+    expected = pytrec_values(qrels, run)
+    assert query_ids == sorted(run)
+    for name, trec_name in TREC_NAMES.items():
+        np.testing.assert_allclose(values[name], [expected[q][trec_name] for q in query_ids], atol=1e-4, rtol=0)
+
+
+def test_judge_rankings_skips_queries_without_qrels_as_trec_eval_does():
+    # q2 has no qrels: trec_eval and pytrec_eval leave it out of every mean.
+    qrels = {"q1": {"a": 1}, "q3": {"c": 0}}
+    rankings = [["a"], ["b"], ["c"]]
+    data = judge_rankings(["q1", "q2", "q3"], rankings, qrels)
+    assert data.query_ids == ["q1", "q3"]  # q3 is judged (grade 0): kept
+    recall = evaluate(data, resolve_metrics(["recall@1"]))["recall@1"]
+    assert recall.tolist() == [1.0, 0.0]
+    expected = pytrec_eval.RelevanceEvaluator(qrels, {"recall.1"}).evaluate(
+        {"q1": {"a": 1.0}, "q2": {"b": 1.0}, "q3": {"c": 1.0}}
+    )
+    assert sorted(expected) == ["q1", "q3"]
+    assert recall.mean() == pytest.approx(np.mean([v["recall_1"] for v in expected.values()]))
+    # complete=True keeps it, scoring 0 (trec_eval -c).
+    kept = judge_rankings(["q1", "q2", "q3"], rankings, qrels, complete=True)
+    assert kept.query_ids == ["q1", "q2", "q3"]
+    assert evaluate(kept, resolve_metrics(["recall@1"]))["recall@1"].tolist() == [1.0, 0.0, 0.0]
+
+
+def test_a_huge_cutoff_is_one_clear_error_and_judged_takes_a_huge_k():
+    with pytest.raises(errors.OptionError, match="too large"):
+        resolve_metrics(["judged@9223372036854775808"])
+    with pytest.raises(errors.OptionError, match="too large"):
+        resolve_metrics([f"recall@{2**31}"])
+    assert resolve_metrics([f"recall@{2**31 - 1}"])[0].cutoff == 2**31 - 1
+    data = judge_rankings(["q"], [["a", "z"]], {"q": {"a": 1}})
+    spec = MetricSpec("judged@huge", resolve_metrics(["judged@5"])[0].metric, 2**63)
+    assert spec.compute(data).tolist() == [0.5]  # one judged of the two returned
+
+
+def test_evaluate_in_memory_run_agrees_with_pytrec_eval():
+    import recall_kit
+
+    for seed in range(5):
+        qrels, run = random_case(seed)
+        expected = pytrec_values(qrels, run)
+        per_query = recall_kit.evaluate(qrels, run, list(TREC_NAMES), per_query=True)
+        assert sorted(per_query) == sorted(expected)
+        for query_id, values in per_query.items():
+            for name, trec_name in TREC_NAMES.items():
+                assert values[name] == pytest.approx(expected[query_id][trec_name], abs=1e-4)
+        means = recall_kit.evaluate(qrels, run, list(TREC_NAMES))
+        for name, trec_name in TREC_NAMES.items():
+            want = np.mean([expected[q][trec_name] for q in expected])
+            assert means[name] == pytest.approx(want, abs=1e-4)
+
+
+def test_evaluate_accepts_lists_and_warns_past_the_depth():
+    import recall_kit
+    from recall_kit.errors import RecallKitWarning
+
+    # Binary qrels as a list; a ranking as ids, best first: "b" at rank 2 of 2.
+    with pytest.warns(RecallKitWarning, match="recall@100: cutoff past"):
+        means = recall_kit.evaluate({"q": ["b", "c"]}, {"q": ["a", "b"]}, ["recall@1", "recall@100", "mrr"])
+    assert means == {"recall@1": 0.0, "recall@100": 0.5, "mrr": 0.5}
+    with pytest.raises(ValueError, match="grade"):
+        recall_kit.evaluate({"q": {"a": 1.5}}, {"q": ["a"]}, "mrr")
+    with pytest.raises(errors.UnknownMetricError):
+        recall_kit.evaluate({"q": ["a"]}, {"q": ["a"]}, "recal@5")
+
+
+def test_ties_float32_by_default_and_float64_on_request(tmp_path):
+    import recall_kit
+
+    # 1.0 + 1e-9 and 1.0 are one float32 (a tie, broken by id descending: "b" first) but two
+    # doubles ("a" first), as trec_eval <= 9 / pytrec_eval and trec_eval 10 rank them.
+    qrels = {"q": {"a": 1}}
+    run = {"q": {"a": 1.0 + 1e-9, "b": 1.0}}
+    trec = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank"}).evaluate(run)
+    assert trec["q"]["recip_rank"] == 0.5
+    assert recall_kit.evaluate(qrels, run, "mrr") == {"mrr": 0.5}
+    assert recall_kit.evaluate(qrels, run, "mrr", ties="float64") == {"mrr": 1.0}
+    with pytest.raises(ValueError, match="ties"):
+        recall_kit.evaluate(qrels, run, "mrr", ties="float16")
+    write_qrels(tmp_path / "qrels.txt", qrels)
+    write_run(tmp_path / "run.txt", {"q": [Hit(d, s) for d, s in run["q"].items()]}, tag="t")
+    assert score_trec_files(tmp_path / "qrels.txt", tmp_path / "run.txt", ["mrr"]).overall["mrr"] == 0.5
+    scored = score_trec_files(tmp_path / "qrels.txt", tmp_path / "run.txt", ["mrr"], ties="float64")
+    assert scored.overall["mrr"] == 1.0

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from recall_kit.dataset import load_dataset
-from recall_kit.runner import run_benchmark
-from recall_kit.system import build_system, load_config
+from recall_kit.measure.runner import run_benchmark
+from recall_kit.measure.system import build_system, load_config
 from recall_kit.testing import registered_plugin
 
 SYSTEMS = Path(__file__).resolve().parents[1] / "examples" / "systems"
@@ -44,9 +44,9 @@ def test_system_loads_and_runs(name: str, plugins, conversations: Path, tmp_path
     system = build_system(spec)
     dataset = load_dataset(conversations)
     result = run_benchmark(system, dataset, k=5, metrics=["recall@5"], latency_sample=0)
-    assert result.data["dataset"]["queries"] == 8
+    assert result.dataset["queries"] == 8
     # Every leg of these systems indexes its memories with their session neighbours.
-    for leg in result.data["system"]["legs"]:
+    for leg in result.system["legs"]:
         if leg["name"] in ("bm25", "dense"):
             assert leg["context"]["window"] >= 1
     assert result.overall["recall@5"] > 0.5
@@ -59,7 +59,7 @@ def test_lexical_system_uses_context_to_find_short_replies(plugins, conversation
     dataset = load_dataset(conversations)
     spec = load_config(SYSTEMS / "lexical.toml")
     result = run_benchmark(build_system(spec), dataset, k=5, metrics=["recall@2"], latency_sample=0)
-    assert result.data["queries"][0]["ranking"][:2] == ["conv-a:D1:1", "conv-a:D1:2"]
+    assert result.queries[0].ranking[:2] == ["conv-a:D1:1", "conv-a:D1:2"]
     assert result.per_query("recall@2")["conv-a:q1"] == 1.0
     spec.options["bm25"].pop("context")
     plain = run_benchmark(build_system(spec), dataset, k=5, metrics=["recall@2"], latency_sample=0)

@@ -13,10 +13,10 @@ from typer.testing import CliRunner
 
 from recall_kit import Corpus, Hit, Retriever, hookimpl
 from recall_kit.cli import app
+from recall_kit.curate.export import export_dataset
+from recall_kit.curate.importers import import_dataset
 from recall_kit.dataset import load_dataset, read_dataset
 from recall_kit.errors import RecallKitError
-from recall_kit.export import export_dataset
-from recall_kit.importers import import_dataset
 from recall_kit.testing import registered_plugin
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
@@ -185,6 +185,6 @@ def test_ids_with_spaces_cannot_be_exported(tmp_path: Path) -> None:
     (folder / "corpus.jsonl").write_text('{"id": "a b", "content": "x"}\n', encoding="utf-8")
     (folder / "queries.jsonl").write_text('{"query_id": "q", "text": "x"}\n', encoding="utf-8")
     (folder / "qrels.jsonl").write_text('{"query_id": "q", "relevant_ids": ["a b"]}\n', encoding="utf-8")
-    with pytest.raises(RecallKitError, match="document id 'a b' has whitespace"):
+    with pytest.raises(RecallKitError, match="document id 'a b' is empty or has whitespace"):
         export_dataset(load_dataset(folder), tmp_path / "out", "trec")
     assert not (tmp_path / "out").exists()

@@ -15,20 +15,13 @@ import pytest
 from typer.testing import CliRunner
 
 import recall_kit
+from recall_kit import GeneratedQuery, QueryGenerator
 from recall_kit.cli import app
+from recall_kit.curate.generate import ExactPhraseGenerator, generate_into, parse_generator_requests, phrase_candidates
+from recall_kit.curate.text import STOPWORDS
 from recall_kit.dataset import load_dataset, read_dataset
-from recall_kit.errors import OptionError
-from recall_kit.evalset.generate import (
-    ExactPhraseGenerator,
-    GeneratedQuery,
-    QueryGenerator,
-    UnknownGeneratorError,
-    generate_into,
-    generators,
-    parse_generator_requests,
-    phrase_candidates,
-)
-from recall_kit.evalset.text import STOPWORDS
+from recall_kit.errors import OptionError, UnknownGeneratorError
+from recall_kit.registry import generators
 from recall_kit.testing import registered_plugin, write_sample_dataset
 from recall_kit.types import Corpus
 
@@ -208,7 +201,7 @@ def tag_plugin():
 def test_exact_is_registered_through_the_hook() -> None:
     registration = generators.get("exact")
     assert registration.obj is ExactPhraseGenerator
-    assert registration.plugin == "recall_kit.evalset.plugin"
+    assert registration.plugin == "recall_kit.default_plugins.generators"
 
 
 def test_paraphrase_without_a_generator_is_one_line_naming_the_hook(tmp_path: Path) -> None:

@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from recall_kit.compare import compare_results, comparison_report
-from recall_kit.default_plugins.html import HtmlReporter
-from recall_kit.result import SCHEMA, BenchmarkResult
+from recall_kit.decide.compare import compare_results, comparison_report
+from recall_kit.measure.result import SCHEMA, BenchmarkResult
+from recall_kit.reporting.html import HtmlReporter
 from recall_kit.types import Report, ReportTable
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,7 +30,7 @@ def _result(label: str, values: list[float], strata: list[str]) -> BenchmarkResu
                for i, v in enumerate(values)]
     overall = {"recall@5": float(np.mean(values)) / 2, "recall@10": float(np.mean(values)),
                "ndcg@10": float(np.mean(values)) * 0.9, "n": n}
-    return BenchmarkResult({
+    return BenchmarkResult.from_dict({
         "schema": SCHEMA, "system": {"spec": label, "label": label}, "k": 10,
         "dataset": {"name": "d", "fingerprint": "fp", "path": "nowhere"},
         "metrics": {"names": ["recall@5", "recall@10", "ndcg@10"], "overall": overall, "strata": {}},
@@ -61,7 +61,7 @@ def test_page_is_self_contained_and_escaped():
 
 
 def test_charts_by_hand():
-    from recall_kit.default_plugins.html import bar_chart, histogram_chart, line_chart, render_chart
+    from recall_kit.reporting.html import bar_chart, histogram_chart, line_chart, render_chart
 
     bars = bar_chart({"groups": {"g1": {"s": 0.5}, "g2": {"s": -0.25}}, "intervals": {"g1": {"s": [0.4, 0.6]}}})
     assert bars.count("<rect") == 2 + 1  # two bars and one legend swatch
@@ -77,7 +77,7 @@ def test_charts_by_hand():
 
 def test_eval_report_renders():
     result = _result("A", [0.5, 0.25], ["s", "t"])
-    result.data["metrics"]["strata"] = {"s": {"recall@5": 0.25, "recall@10": 0.5, "ndcg@10": 0.45, "n": 1}}
+    result.strata = {"s": {"recall@5": 0.25, "recall@10": 0.5, "ndcg@10": 0.45, "n": 1}}
     report = Report(title="t", tables=[ReportTable("T", ["a"], [[1]])], charts=result._charts())
     page = HtmlReporter().render(report)
     assert page.count("<svg") == 2
@@ -108,8 +108,8 @@ def test_renders_in_headless_chromium(tmp_path):
 
 def test_compare_cli_writes_html(tmp_path):
     a, b = tmp_path / "a.json", tmp_path / "b.json"
-    a.write_text(json.dumps(_result("A", [0.1, 0.5, 0.9], ["s"] * 3).data))
-    b.write_text(json.dumps(_result("B", [0.2, 0.5, 1.0], ["s"] * 3).data))
+    a.write_text(json.dumps(_result("A", [0.1, 0.5, 0.9], ["s"] * 3).to_dict()))
+    b.write_text(json.dumps(_result("B", [0.2, 0.5, 1.0], ["s"] * 3).to_dict()))
     out = tmp_path / "c.html"
     done = subprocess.run([sys.executable, "-m", "recall_kit", "compare", str(a), str(b), "--report", "html",
                            "--output", str(out), "--bootstrap", "200"], check=False, cwd=ROOT, capture_output=True, text=True,

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from recall_kit.curate.importers import import_dataset, parse_importer_args
 from recall_kit.dataset import read_dataset
 from recall_kit.errors import DatasetError, OptionError, RecallKitError
-from recall_kit.importers import import_dataset, parse_importer_args
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -124,7 +124,7 @@ def test_output_folder_is_refused_unless_force(tmp_path: Path) -> None:
 
 
 def test_parse_importer_args() -> None:
-    from recall_kit.importers.locomo import LocomoImporter
+    from recall_kit.curate.importers.locomo import LocomoImporter
 
     assert parse_importer_args(["--split", "dev", "--id-col=uid", "--title"]) == {
         "split": "dev", "id_col": "uid", "title": "true",

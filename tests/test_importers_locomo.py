@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from recall_kit.curate.importers import import_dataset
+from recall_kit.curate.importers.locomo import evidence_tokens, session_date
 from recall_kit.dataset import read_dataset
-from recall_kit.importers import import_dataset
-from recall_kit.importers.locomo import evidence_tokens, session_date
 
 
 def turn(speaker: str, dia_id: str | None, text: str | None, **extra: object) -> dict:

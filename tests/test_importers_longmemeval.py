@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from recall_kit.curate.importers import import_dataset
 from recall_kit.dataset import read_dataset
 from recall_kit.errors import OptionError
-from recall_kit.importers import import_dataset
 
 
 def user(text: str, has_answer: bool | None = None) -> dict:

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from recall_kit.curate.importers import import_dataset
+from recall_kit.curate.importers.sqlite import quote_identifier
 from recall_kit.dataset import read_dataset
 from recall_kit.errors import DatasetError, OptionError
-from recall_kit.importers import import_dataset
-from recall_kit.importers.sqlite import quote_identifier
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLE = 'my "mem" table'

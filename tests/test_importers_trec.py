@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from recall_kit.curate.importers import import_dataset
+from recall_kit.curate.importers.trec import parse_topics
 from recall_kit.dataset import read_dataset
 from recall_kit.errors import OptionError
-from recall_kit.importers import import_dataset
-from recall_kit.importers.trec import parse_topics
 
 SGML = """<top>
 <num> Number: 301

@@ -11,8 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 from recall_kit.cli import app
+from recall_kit.curate.judge import JudgeSession, journal_path, judge, read_journal
 from recall_kit.dataset import load_dataset
-from recall_kit.evalset.judge import JudgeSession, journal_path, judge, read_journal
 from recall_kit.testing import write_sample_dataset
 
 # Sample qrels: exact_keys {4: 1}, multi_deploy {5: 1, 4: 0}, para_coffee {3: 1}, ...

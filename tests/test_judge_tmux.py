@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from recall_kit.evalset.judge import journal_path, read_journal
+from recall_kit.curate.judge import journal_path, read_journal
 from recall_kit.testing import write_sample_dataset
 
 ROOT = Path(__file__).resolve().parents[1]

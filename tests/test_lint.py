@@ -11,9 +11,9 @@ import pytest
 from typer.testing import CliRunner
 
 from recall_kit.cli import app
+from recall_kit.curate.lint import Finding, fix_twins, lint_dataset, lint_path
+from recall_kit.curate.text import jaccard, minhash_signatures, near_duplicate_pairs, shingles
 from recall_kit.dataset import load_dataset
-from recall_kit.evalset.lint import Finding, fix_twins, lint_dataset, lint_path
-from recall_kit.evalset.text import jaccard, minhash_signatures, near_duplicate_pairs, shingles
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples" / "memories"
@@ -109,8 +109,8 @@ def test_fix_twins_adds_the_missing_twin_with_the_judged_grade(tmp_path: Path) -
 
 
 def test_fix_twins_is_transitive_and_keeps_zero_judgments() -> None:
+    from recall_kit.curate.lint import missing_twin_grades
     from recall_kit.dataset import Dataset
-    from recall_kit.evalset.lint import missing_twin_grades
     from recall_kit.types import Corpus, Memory
 
     corpus = Corpus([Memory(doc, f"memory {doc}") for doc in ("a", "b", "c", "x")])

@@ -12,7 +12,7 @@ import pytest
 
 from recall_kit.dataset import load_dataset
 from recall_kit.errors import OptionError, ResultFileError
-from recall_kit.result import SCHEMA
+from recall_kit.measure.result import SCHEMA
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -37,7 +37,7 @@ def write_result(path: Path, dataset_dir: Path, label: str, rankings: dict[str, 
         "schema": SCHEMA, "system": {"spec": label, "label": label}, "k": 10,
         "dataset": {"name": "data", "fingerprint": dataset.fingerprint, "path": str(dataset_dir)},
         "metrics": {"names": [], "overall": {"n": 2}, "strata": {}},
-        "queries": [{"query_id": q, "stratum": "s", "ranking": r, "scores": [], "metrics": {}, "found_by": {}}
+        "queries": [{"query_id": q, "stratum": "s", "ranking": r, "scores": [float(len(r) - i) for i in range(len(r))], "metrics": {}, "found_by": {}}
                     for q, r in rankings.items()],
         "latency_ms": {"n": 0}, "warnings": [],
     }
@@ -84,7 +84,7 @@ def test_pool_with_text_only_on_request(dataset_dir, tmp_path):
 
 
 def test_pool_refuses_changed_judgments(dataset_dir, tmp_path):
-    from recall_kit.pool import pool_files
+    from recall_kit.curate.pool import pool_files
 
     a = write_result(tmp_path / "a.json", dataset_dir, "A", {"qa": ["6"], "qb": ["3"]})
     qrels = dataset_dir / "qrels.jsonl"

@@ -10,8 +10,8 @@ from helpers import OverlapRetriever, write_dataset
 
 from recall_kit import Hit, Retriever, load_dataset, run_benchmark
 from recall_kit.errors import PluginRunError, SpecError
-from recall_kit.result import SCHEMA, BenchmarkResult
-from recall_kit.runner import checked_hits
+from recall_kit.measure.result import SCHEMA, BenchmarkResult
+from recall_kit.measure.runner import checked_hits
 from recall_kit.types import Corpus, Memory
 
 
@@ -151,8 +151,8 @@ def test_parent_level_scoring(tmp_path):
 
 
 def test_judged_coverage_is_relative_to_what_could_be_judged():
-    from recall_kit.evaluation import judge_rankings
-    from recall_kit.runner import judged_coverage
+    from recall_kit.measure.evaluation import judge_rankings
+    from recall_kit.measure.runner import judged_coverage
 
     qrels = {"a": {"1": 1, "2": 0}, "b": {"9": 1}, "c": {"5": 1}}
     data = judge_rankings(["a", "b", "c"], [["1", "7", "2"], ["8", "7"], []], qrels)
@@ -178,18 +178,95 @@ def test_a_leg_better_alone_than_the_fusion_is_reported(tiny_dataset, overlap_pl
     """overlap alone: recall@1 = (1 + 1 + 0 + 0.5) / 4 = 0.625 (e1, e2 right; m1 finds 1 of 2);
     the id-descending leg puts memory 5 first for every query; with rrf both rank-1 documents get
     1/61 and ties go to the larger id, so e2 (4 < 5) and p1 are lost: fused 0.375."""
-    from recall_kit.system import SystemSpec
+    from recall_kit.measure.system import SystemSpec
     from recall_kit.testing import registered_plugin
 
     fusion_plugin = pytest.importorskip("recall_kit_fusion")
     dataset = load_dataset(tiny_dataset)
     single = run_benchmark("overlap", dataset, k=1, metrics=["recall@1"], latency_sample=0)
     assert single.overall["recall@1"] == 0.625
-    assert not any("alone scores" in warning for warning in single.data["warnings"])
+    assert not any("alone scores" in warning for warning in single.warnings)
     with registered_plugin(fusion_plugin, name="fusion-for-test"):
         fused = run_benchmark(SystemSpec("overlap+helpers:ReverseIdRetriever", fusions=["rrf"]), dataset,
                               k=1, metrics=["recall@1"], latency_sample=0)
     assert fused.overall["recall@1"] == 0.375
-    [warning] = [w for w in fused.data["warnings"] if "alone scores" in w]
+    [warning] = [w for w in fused.warnings if "alone scores" in w]
     assert warning.startswith("Leg 'overlap' alone scores recall@1 0.6250, above the fused 0.3750 (rrf)")
     assert "--fusion convex" in warning
+
+
+def _ladder_dataset(folder):
+    """Three memories that share 3, 2 and 1 words with the one query; the relevant one ranks 3rd."""
+    corpus = [{"id": 1, "content": "alpha beta gamma"}, {"id": 2, "content": "alpha beta"},
+              {"id": 3, "content": "alpha"}]
+    queries = [{"query_id": "q1", "text": "alpha beta gamma", "stratum": "s"}]
+    return write_dataset(folder, corpus, queries, [{"query_id": "q1", "relevant_ids": [3]}])
+
+
+def test_a_cutoff_past_k_raises_the_depth_instead_of_repeating_recall_at_k(tmp_path):
+    dataset = load_dataset(_ladder_dataset(tmp_path / "ladder"))
+    result = run_benchmark(OverlapRetriever, dataset, k=1, metrics=["recall@1", "recall@3", "mrr"],
+                           latency_sample=0)
+    data = result.to_dict()
+    # Ranking 1, 2, 3: the relevant memory 3 is at rank 3, so recall@3 = 1 and mrr = 1/3.
+    assert data["k"] == 3 and data["k_requested"] == 1
+    assert data["queries"][0]["ranking"] == ["1", "2", "3"]
+    assert data["metrics"]["overall"]["recall@1"] == 0.0
+    assert data["metrics"]["overall"]["recall@3"] == 1.0
+    assert data["metrics"]["overall"]["mrr"] == pytest.approx(1 / 3)
+    assert any("k raised from 1 to 3 so that recall@3 is measured" in w for w in data["warnings"])
+    # mrr reads the whole ranking: the report says how deep that was.
+    assert "mrr: computed over the top 3" in " ".join(result.metrics_table().notes)
+    # A cutoff past the corpus cannot be deeper than the corpus: k stops there, still exact.
+    deep = run_benchmark(OverlapRetriever, dataset, k=1, metrics=["recall@50"], latency_sample=0)
+    assert deep.to_dict()["k"] == 3 and deep.overall["recall@50"] == 1.0
+
+
+def test_k_is_not_raised_when_no_cutoff_asks_for_it(tiny_dataset):
+    data = run_benchmark(OverlapRetriever, load_dataset(tiny_dataset), k=5, metrics=["recall@2", "mrr"],
+                         latency_sample=0).to_dict()
+    assert data["k"] == data["k_requested"] == 5
+    assert not any("k raised" in w for w in data["warnings"])
+
+
+def test_attribution_is_measured_at_k_not_at_the_fusion_depth():
+    from recall_kit.measure.runner import _attribution
+
+    # Fused top 2 = x, y; y relevant. Leg a ranked x 1st and y 4th; leg b ranked y 1st and x 5th.
+    # In their own top 2, x is a's alone and y is b's alone, though both reach both at depth 5.
+    found = [{"x": {"a": 1, "b": 5}, "y": {"b": 1, "a": 4}, "z": {"a": 2}}]
+    table, warnings = _attribution(["a", "b"], found, [["x", "y"]], [{"y", "z"}], {"a": 1.0, "b": 1.0}, 2)
+    assert table["a"] == {"relevant_in_top_k": 0, "relevant_only_this_leg": 0,
+                          "relevant_pushed_out": 1, "unique_in_top_k": 1}  # z: a's 2nd, lost
+    assert table["b"] == {"relevant_in_top_k": 1, "relevant_only_this_leg": 1,
+                          "relevant_pushed_out": 0, "unique_in_top_k": 1}
+    assert warnings == []
+    # At depth 5 both legs reach x and y: neither placed a document only it found.
+    _, deep_warnings = _attribution(["a", "b"], found, [["x", "y"]], [{"y", "z"}], {"a": 1.0, "b": 1.0}, 5)
+    assert len(deep_warnings) == 2 and "in its own top 5" in deep_warnings[0]
+
+
+def test_attribution_depth_is_in_the_result_and_the_report(tiny_dataset):
+    from recall_kit.measure.result import BenchmarkResult
+
+    data = run_benchmark(OverlapRetriever, load_dataset(tiny_dataset), k=3, metrics=["recall@3"],
+                         latency_sample=0).to_dict()
+    assert data["attribution_depth"] == 3
+    data["attribution"] = {"a": dict.fromkeys(("relevant_in_top_k", "relevant_only_this_leg",
+                                               "relevant_pushed_out", "unique_in_top_k"), 0),
+                           "b": dict.fromkeys(("relevant_in_top_k", "relevant_only_this_leg",
+                                               "relevant_pushed_out", "unique_in_top_k"), 0)}
+    table = BenchmarkResult.from_dict(data).attribution_table()
+    assert table is not None and "measured at depth 3" in table.title
+
+
+def test_a_leg_that_returns_nothing_for_many_queries_is_named(tiny_dataset):
+    class Strict(OverlapRetriever):
+        """Needs 4 shared words: only e1 and e2 find anything (2 of 4 queries empty)."""
+
+        def search(self, query, k):
+            return [hit for hit in super().search(query, k) if hit.score >= 4]
+
+    data = run_benchmark(Strict, load_dataset(tiny_dataset), k=3, metrics=["mrr"], latency_sample=0).to_dict()
+    assert data["empty_rankings"] == {"Strict": 2}
+    assert "Leg 'Strict' returned no hits for 2 of 4 queries (50%)" in " ".join(data["warnings"])

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from recall_kit import stats
+from recall_kit.decide import stats
 
 
 def _mean_difference(x, y, axis=-1):

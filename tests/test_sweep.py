@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from recall_kit.dataset import load_dataset
+from recall_kit.decide.sweep import grid_specs, parse_grid, split_queries
 from recall_kit.errors import OptionError
-from recall_kit.sweep import grid_specs, parse_grid, split_queries
-from recall_kit.system import SystemSpec
+from recall_kit.measure.system import SystemSpec
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "memories"

@@ -1,4 +1,4 @@
-"""The synthetic dataset generator (recall_kit.synth) and `recall-kit dataset synth`."""
+"""The synthetic dataset generator (recall_kit.curate.synth) and `recall-kit dataset synth`."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from recall_kit.curate.synth import generate, write_synthetic_dataset
 from recall_kit.dataset import load_dataset, read_dataset
 from recall_kit.errors import DatasetError
-from recall_kit.synth import generate, write_synthetic_dataset
 
 ROOT = Path(__file__).resolve().parents[1]
 

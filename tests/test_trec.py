@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import math
 import os
 
 import pytest
 import pytrec_eval
 
 from recall_kit.errors import DatasetError
-from recall_kit.trec import read_qrels, read_run, write_qrels, write_run
+from recall_kit.measure.trec import read_qrels, read_qrels_table, read_run, read_run_table, write_qrels, write_run
 from recall_kit.types import Hit, sort_hits
 
 
@@ -114,12 +115,84 @@ def test_missing_file_is_a_dataset_error(tmp_path):
 def test_write_run_is_atomic(tmp_path):
     path = tmp_path / "run.trec"
     write_run(path, {"q1": [Hit("d1", 1.0)]}, tag="old")
-    with pytest.raises(ValueError, match="spaces"):
+    with pytest.raises(DatasetError, match="whitespace"):
         write_run(path, {"q1": [Hit("d1", 1.0)], "q2": [Hit("bad id", 0.5)]}, tag="new")
     assert path.read_text() == "q1 Q0 d1 1 1.0 old\n"  # the old file is untouched
     assert os.listdir(tmp_path) == ["run.trec"]  # no temporary file left behind
 
 
 def test_write_run_refuses_bad_tag(tmp_path):
-    with pytest.raises(ValueError):
+    with pytest.raises(DatasetError):
         write_run(tmp_path / "run.trec", {}, tag="two words")
+
+
+# trec_eval's own test suite reads these (test/qrels.test.with-comments, test/results.trunc).
+def test_qrels_comment_lines_and_decimal_grades_read_as_trec_eval(tmp_path):
+    path = tmp_path / "qrels.txt"
+    path.write_text("# judged by hand\nq1 0 d1 3.0\n  # indented comment\nq1 0 d2 0\n\nq2 0 d9 1.7\n")
+    # trec_eval reads a grade with atol(): the integer part.
+    assert read_qrels(path) == {"q1": {"d1": 3, "d2": 0}, "q2": {"d9": 1}}
+
+
+def test_run_fields_after_the_tag_and_comments_are_ignored(tmp_path):
+    path = tmp_path / "run.trec"
+    path.write_text("# a run\nq1 Q0 d1 1 0.5 tag extra fields\nq1 Q0 d2 2 0.9 tag\n")
+    assert [hit.id for hit in read_run(path)["q1"]] == ["d2", "d1"]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("q1 0 d1 1\nq1 0 d2 1e2\n", "qrels.txt:2: relevance '1e2' is not an integer"),
+        ("q1 0 d1 1\nq1 0 d2 1 extra\n", "qrels.txt:2: expected 4 columns"),
+        ("# fine\nq1 0 d1 1\nq1 0 d2 .\n", "qrels.txt:3: relevance '.' is not an integer"),
+    ],
+)
+def test_genuinely_malformed_qrels_still_refused(tmp_path, text, message):
+    path = tmp_path / "qrels.txt"
+    path.write_text(text)
+    with pytest.raises(DatasetError, match=message):
+        read_qrels(path)
+
+
+def test_tables_equal_the_exact_readers(tmp_path):
+    """The fast array reader and the line-by-line reader give the same rows for a regular file."""
+    run_path, qrels_path = tmp_path / "run.trec", tmp_path / "qrels.txt"
+    lines = [f"q{q} Q0 doc{d} {d + 1} {score} t" for q in range(3) for d, score in
+             enumerate(["1.5", "-0.25", "3e2", "0.1000000000000000055511", "-0", "12", "7.", ".5"])]
+    run_path.write_text("\n".join(lines))  # no final newline
+    qrels_path.write_text("q0\t0\tdoc1\t2\nq1 0 doc9 0\nq2 0 doc3 -1\n")
+    run, qrels = read_run_table(run_path), read_qrels_table(qrels_path)
+    assert run.values.dtype.kind == "f" and qrels.values.dtype.kind == "i"
+    rows = sorted(zip(run.query_ids.tolist(), run.doc_ids.tolist(), run.values.tolist()))
+    exact = sorted((q.encode(), h.id.encode(), h.score) for q, hits in read_run(run_path).items() for h in hits)
+    assert rows == exact  # bit for bit: float() and the vectorised parser agree
+    assert sorted(zip(qrels.query_ids.tolist(), qrels.doc_ids.tolist(), qrels.values.tolist())) == sorted(
+        (q.encode(), d.encode(), g) for q, judged in read_qrels(qrels_path).items() for d, g in judged.items())
+
+
+def test_parse_floats_is_float_bit_for_bit():
+    import random
+
+    import numpy as np
+
+    from recall_kit.measure.trec import _parse_floats
+
+    rng = random.Random(7)
+    texts = ["-0", "0.", "5.", ".5", "-.25", "1e5", "-1E-3", "inf", "-inf", "00012.50",
+             "123456789012345", "1234567890123456", "0.30000000000000004"]
+    texts += [repr(rng.uniform(-1e3, 1e3)) for _ in range(500)]
+    texts += [f"{rng.uniform(-50, 50):.{rng.randrange(0, 10)}f}" for _ in range(500)]
+    values = _parse_floats(np.array([text.encode() for text in texts]))
+    for text, value in zip(texts, values.tolist()):
+        assert (value, math.copysign(1, value)) == (float(text), math.copysign(1, float(text))), text
+
+
+def test_non_utf8_bytes_are_refused_with_the_line(tmp_path):
+    path = tmp_path / "run.trec"
+    path.write_bytes(b"q1 Q0 d1 1 0.5 t\nq1 Q0 d\xff 2 0.4 t\n")
+    with pytest.raises(DatasetError, match=r"run.trec:2: not UTF-8"):
+        read_run_table(path)
+    empty = tmp_path / "empty.trec"
+    empty.write_bytes(b"")
+    assert len(read_run_table(empty).doc_ids) == 0 and read_run(empty) == {}

@@ -7,11 +7,11 @@ from recall_kit.hookspecs import Register, hookimpl
 
 @hookimpl
 def register_importers(register: Register) -> None:
-    from recall_kit.importers.beir import BeirImporter
-    from recall_kit.importers.locomo import LocomoImporter
-    from recall_kit.importers.longmemeval import LongMemEvalImporter
-    from recall_kit.importers.sqlite import SqliteImporter
-    from recall_kit.importers.trec import TrecImporter
+    from recall_kit.curate.importers.beir import BeirImporter
+    from recall_kit.curate.importers.locomo import LocomoImporter
+    from recall_kit.curate.importers.longmemeval import LongMemEvalImporter
+    from recall_kit.curate.importers.sqlite import SqliteImporter
+    from recall_kit.curate.importers.trec import TrecImporter
 
     register("beir", BeirImporter)
     register("locomo", LocomoImporter)

@@ -2,19 +2,35 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from recall_kit.hookspecs import Register, hookimpl
-from recall_kit.metrics import (
-    average_precision,
-    hit_at_k,
-    judged_at_k,
-    ndcg_at_k,
-    precision_at_k,
-    r_precision,
-    recall_all_at_k,
-    recall_at_k,
-    reciprocal_rank,
-)
 from recall_kit.types import Metric
+
+
+def _on_first_use(name: str) -> Callable[..., Any]:
+    """recall_kit.measure.metrics.<name>, imported when first called: the metric modules load numpy,
+    which `recall-kit --help` and other commands that score nothing should not pay for."""
+
+    def compute(data: Any, cutoff: int | None) -> Any:
+        from recall_kit.measure import metrics
+
+        return getattr(metrics, name)(data, cutoff)
+
+    compute.__name__ = compute.__qualname__ = name
+    return compute
+
+
+average_precision = _on_first_use("average_precision")
+hit_at_k = _on_first_use("hit_at_k")
+judged_at_k = _on_first_use("judged_at_k")
+ndcg_at_k = _on_first_use("ndcg_at_k")
+precision_at_k = _on_first_use("precision_at_k")
+r_precision = _on_first_use("r_precision")
+recall_all_at_k = _on_first_use("recall_all_at_k")
+recall_at_k = _on_first_use("recall_at_k")
+reciprocal_rank = _on_first_use("reciprocal_rank")
 
 BUILTIN_METRICS: tuple[Metric, ...] = (
     Metric(
@@ -75,6 +91,7 @@ BUILTIN_METRICS: tuple[Metric, ...] = (
         cutoff="required",
         description="Share of the top k that has any judgment: how far to trust the others.",
         default_cutoffs=(10,),
+        diagnostic=True,
     ),
 )
 

@@ -1,109 +1,16 @@
-"""Built-in reporters: table (the default), markdown, csv and json."""
+"""Registers the built-in reporters (implemented in recall_kit.reporting)."""
 
 from __future__ import annotations
 
-import csv
-import io
-import json
-
-from recall_kit.hookspecs import hookimpl
-from recall_kit.types import Report, Reporter, ReportTable
-
-
-def format_table(table: ReportTable, tablefmt: str) -> str:
-    """A table as text, cells exactly as given: a "+0.05" delta keeps its sign. Columns whose every
-    cell is a number (or number-like text) are right-aligned; the rest left-aligned."""
-    from tabulate import tabulate
-
-    def numeric(value: object) -> bool:
-        if isinstance(value, bool):
-            return False
-        if isinstance(value, (int, float)):
-            return True
-        try:
-            float(str(value))
-        except ValueError:
-            return False
-        return True
-
-    columns = list(zip(*table.rows)) if table.rows else [() for _ in table.headers]
-    align = ["right" if column and all(numeric(cell) for cell in column) else "left" for column in columns]
-    return tabulate(table.rows, headers=table.headers, tablefmt=tablefmt, disable_numparse=True,
-                    colalign=align or None)
-
-
-class TableReporter(Reporter):
-    """Plain-text tables for a terminal."""
-
-    description = "plain-text tables (tabulate), for a terminal"
-    extension = "txt"
-
-    def render(self, report: Report) -> str:
-        parts = []
-        for table in report.tables:
-            parts.append(table.title)
-            parts.append(format_table(table, "simple"))
-            parts.extend(f"  {note}" for note in table.notes)
-            parts.append("")
-        parts.extend(f"warning: {note}" for note in report.notes)
-        return "\n".join(parts).rstrip() + "\n"
-
-
-class MarkdownReporter(Reporter):
-    """GitHub-flavoured Markdown, for pull requests and docs."""
-
-    description = "GitHub-flavoured Markdown tables"
-    extension = "md"
-
-    def render(self, report: Report) -> str:
-        parts = [f"# {report.title}", ""]
-        for table in report.tables:
-            parts += [f"## {table.title}", "", format_table(table, "github"), ""]
-            parts += [f"_{note}_" for note in table.notes]
-            if table.notes:
-                parts.append("")
-        if report.notes:
-            parts += ["## Warnings", ""] + [f"- {note}" for note in report.notes]
-        return "\n".join(parts).rstrip() + "\n"
-
-
-class CsvReporter(Reporter):
-    """CSV: every table, one after another, each introduced by its title row."""
-
-    description = "CSV rows (each table preceded by a row holding its title)"
-    extension = "csv"
-
-    def render(self, report: Report) -> str:
-        buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator="\n")
-        for index, table in enumerate(report.tables):
-            if index:
-                writer.writerow([])
-            writer.writerow([f"# {table.title}"])
-            writer.writerow(table.headers)
-            writer.writerows(table.rows)
-        return buffer.getvalue()
-
-
-class JsonReporter(Reporter):
-    """The machine-readable document itself (for eval, the result JSON)."""
-
-    description = "the machine-readable JSON document"
-    extension = "json"
-
-    def render(self, report: Report) -> str:
-        data = report.data or {
-            "title": report.title,
-            "tables": [{"title": t.title, "headers": t.headers, "rows": t.rows, "notes": t.notes}
-                       for t in report.tables],
-            "notes": report.notes,
-        }
-        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+from recall_kit.hookspecs import Register, hookimpl
+from recall_kit.reporting.formats import CsvReporter, JsonReporter, MarkdownReporter, TableReporter
+from recall_kit.reporting.html import HtmlReporter
 
 
 @hookimpl
-def register_reporters(register) -> None:  # type: ignore[no-untyped-def]
+def register_reporters(register: Register) -> None:
     register("table", TableReporter)
     register("markdown", MarkdownReporter)
     register("csv", CsvReporter)
     register("json", JsonReporter)
+    register("html", HtmlReporter)

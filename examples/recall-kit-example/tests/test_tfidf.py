@@ -107,7 +107,7 @@ def test_a_real_run_on_the_sample_dataset(recall_kit_plugin, recall_kit_dataset)
     recall_kit_plugin(recall_kit_example)
     result = run_benchmark("example", load_dataset(recall_kit_dataset), k=5,
                            metrics=["recall@5", "mrr"], latency_sample=0)
-    queries = {q["query_id"]: q for q in result.data["queries"]}
+    queries = {q["query_id"]: q for q in result.to_dict()["queries"]}
     # "rotate the Driftwood API keys" shares four terms with memory 4 and only one elsewhere.
     assert queries["exact_keys"]["ranking"][0] == "4"
     assert queries["exact_keys"]["metrics"]["mrr"] == 1.0

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Sequence
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,31 +45,52 @@ class PostingIndex:
     `post_docs` (ascending document indexes) and `post_weights` for term id `t`.
     """
 
-    def __init__(self, documents: Sequence[Sequence[str]], params: BM25Parameters) -> None:
+    def __init__(self, documents: Iterable[Sequence[str]], params: BM25Parameters) -> None:
+        """`documents`: each document's tokens, in corpus order; read once, so a generator that
+        tokenizes as it goes keeps only one document's tokens in memory at a time."""
         if params.variant not in VARIANTS:
             raise ValueError(f"unknown BM25 variant {params.variant!r}")
         self.params = params
-        self.corpus_size = len(documents)
         # Term ids in order of first appearance, scanning documents in order: the order in which
         # rank-bm25 fills its document-frequency dict, which fixes the float sum of Okapi's
         # average idf.
         vocabulary: dict[str, int] = {}
-        lengths = np.fromiter((len(doc) for doc in documents), dtype=np.int64, count=len(documents))
+        counts = array("q")
+
+        def term_ids() -> Iterator[int]:
+            add = vocabulary.setdefault
+            for doc in documents:
+                counts.append(len(doc))
+                for token in doc:
+                    yield add(token, len(vocabulary))
+
+        term_of_token = np.fromiter(term_ids(), dtype=np.int64)
+        lengths = np.frombuffer(counts, dtype=np.int64).copy() if len(counts) else np.zeros(0, np.int64)
+        self.corpus_size = len(lengths)
         total = int(lengths.sum())
-        term_of_token = np.fromiter(
-            (vocabulary.setdefault(token, len(vocabulary)) for doc in documents for token in doc),
-            dtype=np.int64,
-            count=total,
-        )
         self.vocabulary = vocabulary
         self.doc_len = lengths
-        doc_of_token = np.repeat(np.arange(self.corpus_size, dtype=np.int64), lengths)
+        # One (term, doc) key per token, built in place: term * N + doc.
+        width = max(self.corpus_size, 1)
+        keys = term_of_token
+        keys *= width
+        keys += np.repeat(np.arange(self.corpus_size, dtype=np.int64), lengths)
+        del term_of_token
         vocab_size = len(vocabulary)
-        # One (term, doc) key per token; unique keys sorted by term then doc, with counts = tf.
-        keys, tf = np.unique(term_of_token * max(self.corpus_size, 1) + doc_of_token,
-                             return_counts=True)
-        post_terms = keys // max(self.corpus_size, 1)
-        self.post_docs = (keys % max(self.corpus_size, 1)).astype(np.int32)
+        # Unique keys sorted by term then doc, with counts = tf.
+        keys.sort()
+        first = np.empty(len(keys), dtype=bool)
+        if len(keys):
+            first[0] = True
+            np.not_equal(keys[1:], keys[:-1], out=first[1:])
+        starts = np.flatnonzero(first)
+        del first
+        tf = np.diff(np.append(starts, len(keys)))
+        keys = keys[starts]
+        del starts
+        post_terms = keys // width
+        self.post_docs = (keys % width).astype(np.int32)
+        del keys
         self.term_ptr = np.zeros(vocab_size + 1, dtype=np.int64)
         np.cumsum(np.bincount(post_terms, minlength=vocab_size), out=self.term_ptr[1:])
         doc_freq = np.diff(self.term_ptr)
@@ -76,7 +98,7 @@ class PostingIndex:
         self.avgdl = total / self.corpus_size if self.corpus_size else 0.0
         self.idf = self._idf(doc_freq)
         self.baseline = np.zeros(vocab_size)
-        self.post_weights = self._weights(tf.astype(np.int64), post_terms)
+        self.post_weights = self._weights(tf, post_terms)
 
     def _idf(self, doc_freq: np.ndarray) -> np.ndarray:
         """rank-bm25's idf per term, computed with `math.log` in its order (Python floats)."""
@@ -105,18 +127,31 @@ class PostingIndex:
         return np.asarray(values, dtype=np.float64)
 
     def _weights(self, tf: np.ndarray, post_terms: np.ndarray) -> np.ndarray:
-        """Each posting's contribution, in rank-bm25's operation order (numpy float64)."""
+        """Each posting's contribution, in rank-bm25's operation order (numpy float64).
+
+        Computed in slices of postings: element-wise, so the values are the same, and the
+        temporaries stay small however large the corpus.
+        """
+        if self.params.variant == "bm25plus":
+            # BM25+: a document without the term still gets idf * (delta + 0 / (...)) = idf * delta.
+            self.baseline = self.idf * (self.params.delta + 0.0)
+        weights = np.empty(len(tf))
+        step = 1 << 22
+        for start in range(0, len(tf), step):
+            part = slice(start, start + step)
+            weights[part] = self._slice_weights(tf[part], post_terms[part], self.post_docs[part])
+        return weights
+
+    def _slice_weights(self, tf: np.ndarray, post_terms: np.ndarray, post_docs: np.ndarray) -> np.ndarray:
         p = self.params
         k1, b, avgdl = p.k1, p.b, self.avgdl
         idf = self.idf[post_terms]
-        doc_len = self.doc_len[self.post_docs]
+        doc_len = self.doc_len[post_docs]
         if p.variant == "okapi":
             return idf * (tf * (k1 + 1) / (tf + k1 * (1 - b + b * doc_len / avgdl)))
         if p.variant == "bm25l":
             ctd = tf / (1 - b + b * doc_len / avgdl)
             return idf * tf * (k1 + 1) * (ctd + p.delta) / (k1 + ctd + p.delta)
-        # BM25+: a document without the term still gets idf * (delta + 0 / (...)) = idf * delta.
-        self.baseline = self.idf * (p.delta + 0.0)
         return idf * (p.delta + (tf * (k1 + 1)) / (k1 * (1 - b + b * doc_len / avgdl) + tf))
 
     @property

@@ -80,7 +80,11 @@ class BM25Retriever(Retriever):
 
     def build_index(self, corpus: Corpus) -> None:
         self._ids = [memory.id for memory in corpus]
-        documents = [self.tokens(memory.searchable_text) for memory in corpus]
+        # Tokenized as the index reads them (one memory's tokens alive at a time), unless the
+        # rank-bm25 reference needs them all.
+        keep = self.options.implementation == "rank-bm25"
+        tokenized = (self.tokens(memory.searchable_text) for memory in corpus)
+        documents = list(tokenized) if keep else tokenized
         # Ties are broken as recall_kit.sort_hits does (id descending): a rank per document.
         ascending = sorted(range(len(self._ids)), key=self._ids.__getitem__)
         self._id_rank = np.empty(len(self._ids), dtype=np.int64)
@@ -89,8 +93,8 @@ class BM25Retriever(Retriever):
         self._weights = None
         if not self._index.adds_baseline and self._index.corpus_size:
             self._weights = self._index.weight_matrix()  # the batch path's matrix, built once
-        if self.options.implementation == "rank-bm25" and documents:
-            self._reference = make_reference(documents, self.parameters)
+        if keep and self._index.corpus_size:
+            self._reference = make_reference(documents, self.parameters)  # type: ignore[arg-type]
 
     # -- searching ---------------------------------------------------------------------------
 

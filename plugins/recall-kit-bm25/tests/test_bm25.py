@@ -15,8 +15,8 @@ from recall_kit_bm25.tokenize import tokenize
 
 from recall_kit import Corpus, Hit, Memory, sort_hits
 from recall_kit.errors import OptionError
+from recall_kit.measure.system import SystemSpec, build_system
 from recall_kit.registry import retrievers
-from recall_kit.system import SystemSpec, build_system
 from recall_kit.testing import registered_plugin
 
 Options = BM25Retriever.Options

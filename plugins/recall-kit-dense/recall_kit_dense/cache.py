@@ -109,8 +109,8 @@ class EmbeddingCache:
             "sha256": array_checksum(array),
             "extra": dict(extra),
         }
-        with atomic_open(array_path, "wb") as handle:
+        with atomic_open(array_path, "wb", private=True) as handle:
             np.save(handle, array, allow_pickle=False)
-        with atomic_open(sidecar_path, "wb") as handle:
+        with atomic_open(sidecar_path, "wb", private=True) as handle:
             handle.write(json.dumps(sidecar, indent=1, sort_keys=True).encode())
         return array_path

@@ -77,6 +77,12 @@ class DenseRetriever(Retriever):
         allow_download: bool = False
         #: Run code that ships with a model (some models, e.g. nomic-embed, need it).
         trust_remote_code: bool = False
+        #: The query path: torch, or onnx (ONNX Runtime; the `onnx` extra). Memories use torch.
+        backend: Literal["torch", "onnx"] = "torch"
+        #: With backend=onnx: int8 dynamic quantisation of the query model.
+        quantize: bool = False
+        #: Intra-op threads for embedding a single query (ONNX Runtime's, or torch's).
+        threads: int = 1
 
         def __post_init__(self) -> None:
             unknown = [name for name in self.fields if name not in TEXT_FIELDS]
@@ -92,6 +98,10 @@ class DenseRetriever(Retriever):
                 raise ValueError("max_seq_length must be at least 1")
             if min(self.ann_m, self.ann_ef_construction, self.ann_ef_search) < 1:
                 raise ValueError("ann_m, ann_ef_construction and ann_ef_search must be at least 1")
+            if self.threads < 1:
+                raise ValueError("threads must be at least 1")
+            if self.quantize and self.backend != "onnx":
+                raise ValueError("quantize needs backend=onnx")
 
     options: Options
 
@@ -105,6 +115,7 @@ class DenseRetriever(Retriever):
         self._ann_bytes = 0
         self._stats: dict[str, Any] = {}
         self._ann_recall: dict[tuple[str, int], tuple[int, int]] = {}
+        self._onnx: Any = None
 
     # -- the model ---------------------------------------------------------------------------
 
@@ -154,8 +165,27 @@ class DenseRetriever(Retriever):
         return np.vstack(parts)
 
     def _embed_queries(self, texts: list[str]) -> np.ndarray:
-        """Embed query texts (the query prefix applied)."""
+        """Embed query texts (the query prefix applied), on the backend the options name.
+
+        A single query runs on `threads` intra-op threads: more threads only wait on each
+        other for one short text, and on a busy machine they make it many times slower.
+        """
         assert self._prefixes is not None
+        if self.options.backend == "onnx":
+            if self._onnx is None:
+                from recall_kit_dense.onnx_backend import OnnxQueryEncoder
+
+                self._onnx = OnnxQueryEncoder(self._model(), self.options.quantize, self.options.threads)
+            return self._onnx.encode(texts, self._prefixes.query, self.options.batch_size)
+        if len(texts) == 1 and self._model().device == "cpu":
+            import torch
+
+            saved = torch.get_num_threads()
+            torch.set_num_threads(self.options.threads)
+            try:
+                return self._encode(texts, self._prefixes.query)
+            finally:
+                torch.set_num_threads(saved)
         return self._encode(texts, self._prefixes.query)
 
     # -- the index ---------------------------------------------------------------------------

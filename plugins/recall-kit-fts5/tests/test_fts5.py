@@ -13,8 +13,8 @@ from recall_kit_fts5.database import fts5_unavailable
 
 from recall_kit import Corpus, Hit, Memory, RecallKitError
 from recall_kit.errors import OptionError
+from recall_kit.measure.system import SystemSpec, build_system
 from recall_kit.registry import retrievers
-from recall_kit.system import SystemSpec, build_system
 from recall_kit.testing import registered_plugin
 
 Options = FTS5Retriever.Options

@@ -7,8 +7,8 @@ from fusion_test_helpers import as_dict, hits, make_request
 from recall_kit_fusion.exact_bonus import ExactBonus, normalise_text, query_phrase
 
 from recall_kit import Memory
-from recall_kit.runner import fuse_one
-from recall_kit.system import Leg, System, SystemSpec
+from recall_kit.measure.runner import fuse_one
+from recall_kit.measure.system import Leg, System, SystemSpec
 
 CORPUS = [
     Memory("m1", "Decided: the   Sessionisation\nwindow is 30 minutes, not 45."),

@@ -189,7 +189,7 @@ def test_in_process_benchmark_with_registered_plugin(pg_dsn):
     from recall_kit.testing import registered_plugin
 
     with registered_plugin(recall_kit_postgres, name="recall-kit-postgres"):
-        from recall_kit.system import SystemSpec
+        from recall_kit.measure.system import SystemSpec
 
         spec = SystemSpec("pg-fts", options={"pg-fts": {"dsn": pg_dsn, "allow_write": "true"}})
         result = run_benchmark(spec, load_dataset(REPO / "examples" / "memories"), k=10, latency_sample=5)

@@ -1,0 +1,1 @@
+"""Building evaluation sets: importers, export, synthetic sets, query generation, lint, pooling, judging."""

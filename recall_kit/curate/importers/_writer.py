@@ -1,0 +1,122 @@
+"""Shared plumbing for importers and exports: atomic dataset folders, JSONL rows, drop counts."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from recall_kit.dataset import CORPUS_FILE, QRELS_FILE, QUERIES_FILE
+from recall_kit.dataset import as_id as dataset_id
+from recall_kit.errors import DatasetError, RecallKitError
+from recall_kit.fileio import user_mode, write_jsonl_atomic
+
+
+@contextmanager
+def atomic_folder(destination: str | Path, force: bool = False) -> Iterator[Path]:
+    """Yield an empty temporary folder beside `destination`; on success it becomes `destination`.
+
+    A non-empty `destination` is refused unless `force`; with `force` it is replaced only once
+    the new folder is complete. On any error the temporary folder is removed and `destination`
+    is left as it was.
+    """
+    target = Path(destination)
+    if target.exists() and not target.is_dir():
+        raise RecallKitError(f"{target} exists and is not a folder.")
+    if target.is_dir() and any(target.iterdir()) and not force:
+        raise RecallKitError(f"{target} is not empty; pass --force to replace it.")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    temporary = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    try:
+        yield temporary
+        os.chmod(temporary, user_mode(folder=True))  # mkdtemp makes 0700; a dataset is an ordinary folder
+        if target.is_dir():
+            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old", dir=target.parent))
+            os.rename(target, old / "previous")
+            try:
+                os.rename(temporary, target)
+            except BaseException:
+                os.rename(old / "previous", target)
+                raise
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.rename(temporary, target)
+    except BaseException:
+        shutil.rmtree(temporary, ignore_errors=True)
+        raise
+
+
+def write_dataset_files(
+    destination: Path,
+    memories: list[dict[str, Any]],
+    queries: list[dict[str, Any]],
+    qrels: list[dict[str, Any]],
+) -> None:
+    """Write corpus.jsonl, queries.jsonl and qrels.jsonl under `destination`."""
+    destination.mkdir(parents=True, exist_ok=True)
+    write_jsonl_atomic(destination / CORPUS_FILE, memories)
+    write_jsonl_atomic(destination / QUERIES_FILE, queries)
+    write_jsonl_atomic(destination / QRELS_FILE, qrels)
+
+
+def qrels_row(query_id: str, judgments: dict[str, int], graded: bool = False) -> dict[str, Any]:
+    """One qrels line: `relevant_ids` when every grade is 1 (and not `graded`), else `relevance`."""
+    if not graded and all(grade == 1 for grade in judgments.values()):
+        return {"query_id": query_id, "relevant_ids": list(judgments)}
+    return {"query_id": query_id, "relevance": dict(judgments)}
+
+
+class Counts:
+    """What an importer wrote and what it dropped, by reason: aggregate numbers only, never text."""
+
+    def __init__(self) -> None:
+        self.dropped: Counter[str] = Counter()
+        self.notes: Counter[str] = Counter()
+
+    def drop(self, reason: str, count: int = 1) -> None:
+        """Count `count` rows (or ids) left out, for `reason`."""
+        self.dropped[reason] += count
+
+    def note(self, what: str, count: int = 1) -> None:
+        """Count rows kept but changed or defaulted (an unparsed date kept as text)."""
+        self.notes[what] += count
+
+    def result(self, memories: int, queries: int, judgments: int, **extra: Any) -> dict[str, Any]:
+        return {
+            "memories": memories,
+            "queries": queries,
+            "judgments": judgments,
+            **extra,
+            "dropped": dict(sorted((reason, n) for reason, n in self.dropped.items() if n)),
+            **({"notes": dict(sorted(self.notes.items()))} if self.notes else {}),
+        }
+
+
+def read_json(path: Path) -> Any:
+    """A whole JSON file; a missing or malformed file is one line naming it."""
+    try:
+        with path.open(encoding="utf-8") as handle:
+            return json.load(handle)
+    except FileNotFoundError:
+        raise DatasetError(f"{path}: not found") from None
+    except json.JSONDecodeError as error:
+        raise DatasetError(f"{path.name}:{error.lineno}: not valid JSON ({error.msg})") from None
+    except UnicodeDecodeError:
+        raise DatasetError(f"{path.name}: not UTF-8 text") from None
+
+
+def as_id(value: Any) -> str | None:
+    """An id from a foreign file as text (surrounding whitespace dropped), or None when it is
+    missing, empty, a bool or not a string or integer."""
+    return dataset_id(value.strip() if isinstance(value, str) else value)
+
+
+def one_line(text: str) -> str:
+    """Text with every run of whitespace (tabs and newlines included) as one space."""
+    return " ".join(text.split())

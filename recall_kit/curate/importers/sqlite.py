@@ -1,0 +1,249 @@
+"""Importer for a memory store's SQLite database, with queries and qrels in recall-kit JSONL."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from recall_kit.curate.importers._writer import Counts, as_id, qrels_row, write_dataset_files
+from recall_kit.dataset import read_jsonl
+from recall_kit.errors import DatasetError, OptionError
+from recall_kit.types import Importer
+
+_TRUE_TEXT = {"1", "true", "yes", "y", "t", "on"}
+
+
+def quote_identifier(name: str) -> str:
+    """`name` as an SQLite identifier: in double quotes, inner quotes doubled."""
+    if "\x00" in name:
+        raise OptionError(f"Bad SQL identifier {name!r}.")
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _truthy(value: Any) -> bool:
+    if value is None:
+        return False
+    if isinstance(value, (int, float)):
+        return value != 0
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    return str(value).strip().lower() in _TRUE_TEXT
+
+
+def _tags(value: Any) -> list[str]:
+    if value is None:
+        return []
+    text = value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+    if text.lstrip().startswith("["):
+        try:
+            items = json.loads(text)
+        except json.JSONDecodeError:
+            items = None
+        if isinstance(items, list):
+            return [str(item).strip() for item in items if str(item).strip()]
+    return [tag.strip() for tag in text.split(",") if tag.strip()]
+
+
+class SqliteImporter(Importer):
+    """A memory store's SQLite table, plus queries.jsonl and qrels.jsonl that judge its rows."""
+
+    description = "SQLite memory table (--table, --id-col, --text-col, ...) + --queries/--qrels JSONL"
+
+    @dataclass(frozen=True)
+    class Options:
+        table: str = "memories"
+        id_col: str = "id"
+        text_col: str = "content"
+        category_col: str = ""
+        tags_col: str = ""
+        importance_col: str = ""
+        scope_col: str = ""
+        created_at_col: str = ""
+        parent_col: str = ""
+        #: Rows where this column is true (1, "true", "yes") are never exported.
+        sensitive_col: str = ""
+        #: recall-kit queries.jsonl for this store (required).
+        queries: str = ""
+        #: recall-kit qrels.jsonl judging this store's ids (required).
+        qrels: str = ""
+
+    def run(self, source: Path, destination: Path) -> dict[str, Any]:
+        options = self.options
+        if not options.queries or not options.qrels:
+            raise OptionError(
+                "The sqlite importer needs --queries FILE and --qrels FILE (recall-kit JSONL): "
+                "a dataset without queries cannot be scored."
+            )
+        counts = Counts()
+        self._sensitive_ids: set[str] = set()
+        memories = self._memories(source, counts)
+        by_id = {memory["id"]: memory for memory in memories}
+        parents = {memory["parent_id"] for memory in memories if "parent_id" in memory}
+        sensitive = self._sensitive_ids
+        queries: dict[str, dict[str, Any]] = {}
+        for number, row in read_jsonl(Path(options.queries)):
+            query_id = as_id(row.get("query_id"))
+            if query_id is None or not isinstance(row.get("text"), str):
+                raise DatasetError(f"{Path(options.queries).name}:{number}: needs \"query_id\" and \"text\"")
+            if query_id in queries:
+                counts.drop("queries_duplicate_id")
+                continue
+            query = {"query_id": query_id, "text": row["text"], "stratum": str(row.get("stratum") or "all")}
+            if row.get("scope") is not None:
+                query["scope"] = str(row["scope"])
+            queries[query_id] = query
+
+        kept_queries: list[dict[str, Any]] = []
+        qrels: list[dict[str, Any]] = []
+        judged: set[str] = set()
+        for number, row in read_jsonl(Path(options.qrels)):
+            query_id = as_id(row.get("query_id"))
+            judgments = _judgments(row)
+            if query_id is None or judgments is None:
+                raise DatasetError(
+                    f"{Path(options.qrels).name}:{number}: needs \"query_id\" and "
+                    "\"relevant_ids\" or \"relevance\""
+                )
+            if query_id not in queries:
+                counts.drop("qrels_unknown_query")
+                continue
+            if query_id in judged:
+                counts.drop("qrels_duplicate_query")
+                continue
+            judged.add(query_id)
+            scope = queries[query_id].get("scope")
+            known: dict[str, int] = {}
+            for doc_id, grade in judgments.items():
+                if doc_id in sensitive:
+                    counts.drop("judgments_sensitive")
+                elif doc_id not in by_id and doc_id not in parents:
+                    counts.drop("judgments_unknown_id")
+                elif scope is not None and doc_id in by_id and by_id[doc_id].get("scope") != scope:
+                    counts.drop("judgments_out_of_scope")
+                else:
+                    known[doc_id] = grade
+            if not known:
+                counts.drop("queries_without_judgments")
+                continue
+            kept_queries.append(queries[query_id])
+            qrels.append(qrels_row(query_id, known, graded="relevance" in row))
+        counts.drop("queries_without_qrels", len(set(queries) - judged))
+        write_dataset_files(destination, memories, kept_queries, qrels)
+        return counts.result(
+            memories=len(memories), queries=len(kept_queries),
+            judgments=sum(len(row.get("relevance") or row.get("relevant_ids") or ()) for row in qrels),
+        )
+
+    def _memories(self, source: Path, counts: Counts) -> list[dict[str, Any]]:
+        import sqlite3
+
+        options = self.options
+        if not source.is_file():
+            raise DatasetError(f"{source}: not found")
+        try:
+            connection = sqlite3.connect(f"{source.resolve().as_uri()}?mode=ro", uri=True)
+        except sqlite3.Error as error:
+            raise DatasetError(f"{source.name}: cannot open as SQLite ({error})") from None
+        try:
+            try:
+                tables = {row[0] for row in connection.execute(
+                    "SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
+            except sqlite3.DatabaseError as error:
+                raise DatasetError(f"{source.name}: not an SQLite database ({error})") from None
+            if options.table not in tables:
+                raise DatasetError(
+                    f"{source.name}: no table {options.table!r} (tables: {', '.join(sorted(tables)) or 'none'})"
+                )
+            table = quote_identifier(options.table)
+            columns = [row[1] for row in connection.execute(f"PRAGMA table_info({table})")]
+            wanted = {
+                field.name[: -len("_col")]: getattr(options, field.name)
+                for field in fields(options) if field.name.endswith("_col") and getattr(options, field.name)
+            }
+            for role, column in wanted.items():
+                if column not in columns:
+                    raise DatasetError(
+                        f"{source.name}: table {options.table!r} has no column {column!r} "
+                        f"(--{role.replace('_', '-')}-col; columns: {', '.join(columns)})"
+                    )
+            roles = list(wanted)
+            sql = f"SELECT {', '.join(quote_identifier(wanted[r]) for r in roles)} FROM {table}"
+            rows = connection.execute(sql)
+            memories: list[dict[str, Any]] = []
+            seen: set[str] = set()
+            for values in rows:
+                record = dict(zip(roles, values, strict=True))
+                memory = self._memory(record, seen, counts)
+                if memory is not None:
+                    memories.append(memory)
+            return memories
+        finally:
+            connection.close()
+
+    def _memory(self, record: dict[str, Any], seen: set[str], counts: Counts) -> dict[str, Any] | None:
+        doc_id = _row_id(record["id"])
+        if doc_id is None:
+            counts.drop("rows_missing_id")
+            return None
+        if "sensitive" in record and _truthy(record["sensitive"]):
+            self._sensitive_ids.add(doc_id)
+            counts.drop("rows_sensitive")
+            return None
+        if doc_id in seen:
+            counts.drop("rows_duplicate_id")
+            return None
+        text = record["text"]
+        if isinstance(text, bytes):
+            text = text.decode("utf-8", "replace")
+        if text is None:
+            counts.drop("rows_missing_text")
+            return None
+        seen.add(doc_id)
+        memory: dict[str, Any] = {"id": doc_id, "content": str(text)}
+        for role in ("category", "scope", "created_at"):
+            if record.get(role) is not None:
+                memory[role] = str(record[role])
+        if record.get("parent") is not None:
+            memory["parent_id"] = str(record["parent"])
+        if "tags" in record:
+            tags = _tags(record["tags"])
+            if tags:
+                memory["tags"] = tags
+        if record.get("importance") is not None:
+            try:
+                importance = float(record["importance"])
+            except (TypeError, ValueError):
+                importance = math.nan
+            if math.isfinite(importance):
+                memory["importance"] = importance
+            else:
+                counts.note("importance_not_a_number")
+        return memory
+
+
+def _row_id(value: Any) -> str | None:
+    """A row's id as text: integers (and whole REALs) as digits, text as itself."""
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() else repr(value)
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    return as_id(value)
+
+
+def _judgments(row: dict[str, Any]) -> dict[str, int] | None:
+    if isinstance(row.get("relevance"), dict):
+        grades: dict[str, int] = {}
+        for doc_id, grade in row["relevance"].items():
+            if isinstance(grade, bool) or not isinstance(grade, (int, float)) or int(grade) != grade:
+                return None
+            grades[str(doc_id)] = int(grade)
+        return grades
+    if isinstance(row.get("relevant_ids"), list):
+        ids = [as_id(value) for value in row["relevant_ids"]]
+        if any(doc_id is None for doc_id in ids):
+            return None
+        return dict.fromkeys((doc_id for doc_id in ids if doc_id is not None), 1)
+    return None

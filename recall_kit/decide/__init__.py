@@ -1,0 +1,1 @@
+"""Deciding between systems: paired statistics, compare, gate, ablate, sweep."""

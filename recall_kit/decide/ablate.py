@@ -1,0 +1,178 @@
+"""Ablation of a fused system: every single leg, every leave-one-out, and the full system, scored
+from one search per leg (the variants re-fuse the same leg runs) and compared with the full system."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from recall_kit.dataset import Dataset
+from recall_kit.decide.compare import ALPHA, DIAGNOSTIC, Comparison, compare_results, family_note
+from recall_kit.errors import SpecError
+from recall_kit.fileio import write_json_atomic
+from recall_kit.measure.result import BenchmarkResult
+from recall_kit.measure.runner import LegRun, run_benchmark, run_legs, search_depth
+from recall_kit.measure.system import System, SystemSpec, build_system
+from recall_kit.types import Report, ReportTable
+
+SCHEMA = "recall-kit/ablation/1"
+
+
+def leg_runs_for(system: System, runs: dict[str, LegRun], depth: int) -> dict[str, LegRun]:
+    """The shared leg runs this system uses, each cut to the depth a fresh run would search."""
+    return {leg.name: replace(runs[leg.name], hits=[hits[:depth] for hits in runs[leg.name].hits])
+            for leg in system.legs}
+
+
+def file_name(name: str) -> str:
+    """A result file name from a spec such as `fts5+dense`: safe characters only."""
+    return re.sub(r"[^A-Za-z0-9+=._,-]", "_", name) + ".json"
+
+
+def sub_spec(spec: SystemSpec, legs: Sequence[str]) -> SystemSpec:
+    """The system made of some of `spec`'s legs: same fusion chain, weights and options for them.
+    A single leg has no fusion: it is the leg's own ranking."""
+    fusions = list(spec.fusions) if len(legs) > 1 else []
+    keep = set(legs) | set(fusions)
+    return SystemSpec(
+        retriever="+".join(legs),
+        fusions=fusions,
+        weights={name: weight for name, weight in spec.weights.items() if name in legs},
+        options={name: dict(values) for name, values in spec.options.items() if name in keep},
+    )
+
+
+@dataclass
+class Variant:
+    name: str
+    kind: str  # "full", "leave-one-out" or "single leg"
+    legs: list[str]
+    result: BenchmarkResult
+    file: str | None = None
+
+
+@dataclass
+class Ablation:
+    full: str
+    variants: list[Variant]
+    comparison: Comparison
+    skipped: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        full = self.variants[0].result
+        return {
+            "schema": SCHEMA,
+            "full": self.full,
+            "dataset": full.dataset,
+            "k": full.k,
+            "variants": [
+                {"name": v.name, "kind": v.kind, "legs": v.legs, "file": v.file,
+                 "overall": v.result.overall, "warnings": v.result.warnings}
+                for v in self.variants
+            ],
+            "attribution": full.attribution,
+            "skipped": self.skipped,
+            "comparison": self.comparison.to_dict(),
+        }
+
+    def report(self) -> Report:
+        from recall_kit.decide.compare import delta_table
+
+        metrics = self.comparison.metrics
+        headers = ["variant", "kind"]
+        for metric in metrics:
+            headers += [metric, f"delta {metric}"]
+        rows = []
+        for variant in self.variants:
+            row: list[Any] = [variant.name, variant.kind]
+            for metric in metrics:
+                row.append(f"{variant.result.overall[metric]:.4f}")
+                if variant.kind == "full":
+                    row.append("")
+                else:
+                    c = self.comparison.row(variant.name, metric, "overall")
+                    if c.family == DIAGNOSTIC:
+                        row.append(f"{c.delta:+.4f} (not tested)")
+                    else:
+                        row.append(f"{c.delta:+.4f}" + ("" if c.significant else " (ns)"))
+            rows.append(row)
+        summary = ReportTable(
+            title=f"Ablation of {self.full} (all queries)",
+            headers=headers,
+            rows=rows,
+            notes=[(f"delta = variant - full system; (ns): not significant (paired randomisation p, Holm-adjusted "
+                    f"within its family, >= {ALPHA}); single legs are unfused; every variant re-fuses the same "
+                    "leg runs."), family_note(self.comparison)],
+        )
+        tables = [summary]
+        full = self.variants[0].result
+        attribution = full.attribution_table()
+        if attribution is not None:
+            attribution.title = f"What each leg contributed to {self.full}"
+            tables.append(attribution)
+        tables += [delta_table(self.comparison, v.name, title=f"{v.name} vs {self.full} (full system)")
+                   for v in self.variants[1:]]
+        notes = list(self.comparison.warnings)
+        for variant in self.variants:
+            notes += [f"{variant.name}: {warning}" for warning in variant.result.warnings]
+        notes += self.skipped
+        from recall_kit.decide.compare import comparison_charts
+
+        return Report(title=f"recall-kit ablate: {self.full}", tables=tables, notes=notes,
+                      data=self.to_dict(), charts=comparison_charts(self.comparison))
+
+
+def variant_legs(legs: Sequence[str]) -> list[tuple[str, list[str]]]:
+    """(kind, legs) of every variant: the full system, leave-one-outs (3+ legs), single legs."""
+    out: list[tuple[str, list[str]]] = [("full", list(legs))]
+    if len(legs) > 2:
+        out += [("leave-one-out", [leg for leg in legs if leg != left]) for left in legs]
+    out += [("single leg", [leg]) for leg in legs]
+    return out
+
+
+def run_ablation(
+    spec: SystemSpec,
+    dataset: Dataset,
+    k: int = 20,
+    metrics: Sequence[str] | None = None,
+    out: str | Path | None = None,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    latency_sample: int | None = 200,
+    show_progress: bool | None = None,
+) -> Ablation:
+    """Search once per leg, then score and compare every variant of the system with the full one.
+
+    With `out`, each variant's result JSON (with its manifest) and an `ablation.json` index are
+    written there, so every number in the table can be reproduced with `eval` and `compare`.
+    """
+    if len(spec.leg_names) < 2:
+        raise SpecError(f"Ablate needs a system of two legs or more, got {spec.retriever!r}.")
+    full_system = build_system(spec)
+    depth = search_depth(full_system, dataset, k, metrics)
+    runs = run_legs(full_system, dataset, depth, latency_sample, show_progress)
+    variants: list[Variant] = []
+    skipped: list[str] = []
+    for kind, legs in variant_legs(spec.leg_names):
+        variant_spec = sub_spec(spec, legs)
+        if len(legs) > 1 and all(variant_spec.weights.get(leg, 1.0) == 0 for leg in legs):
+            skipped.append(f"{variant_spec.retriever}: skipped, every leg has weight 0.")
+            continue
+        system = full_system if kind == "full" else build_system(variant_spec)
+        result = run_benchmark(system, dataset, k=k, metrics=metrics, seed=seed,
+                               leg_runs=leg_runs_for(system, runs, search_depth(system, dataset, k, metrics)))
+        variants.append(Variant(variant_spec.retriever, kind, list(legs), result))
+    # Every variant was scored with the same metrics: compare them all.
+    comparison = compare_results([(v.name, v.result) for v in variants], n_resamples=n_resamples, seed=seed)
+    ablation = Ablation(full=spec.retriever, variants=variants, comparison=comparison, skipped=skipped)
+    if out is not None:
+        folder = Path(out)
+        for variant in variants:
+            variant.file = file_name(variant.name)
+            variant.result.save(folder / variant.file)
+        write_json_atomic(folder / "ablation.json", ablation.to_dict())
+    return ablation

@@ -1,0 +1,519 @@
+"""Paired comparison of result files on one dataset: deltas, bootstrap intervals, randomisation
+p-values with Holm's correction, and win/tie/loss records, overall and per stratum."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from recall_kit.decide.stats import TIE_TOLERANCE, holm, paired_comparison
+from recall_kit.errors import ResultFileError
+from recall_kit.measure.result import BenchmarkResult, check_comparable, load_results
+from recall_kit.types import Report, ReportTable
+
+if TYPE_CHECKING:
+    from recall_kit.measure.evaluation import RunScores
+
+SCHEMA = "recall-kit/compare/1"
+ALPHA = 0.05
+#: Below this many queries a stratum's interval and p-value are too rough to lean on.
+SMALL_STRATUM = 30
+#: The families a comparison row belongs to (see `ComparisonRow.family`).
+PRIMARY, EXPLORATORY, DIAGNOSTIC = "primary", "exploratory", "diagnostic"
+
+
+def shared_metrics(named: Sequence[tuple[str, BenchmarkResult]], wanted: Sequence[str] | None) -> list[str]:
+    """The metrics to compare: the ones asked for (each must be in every file), else all shared."""
+    if wanted:
+        for name in wanted:
+            for label, result in named:
+                if name not in result.metric_names:
+                    raise ResultFileError(
+                        f"Metric {name!r} is not in {label!r} (it has {', '.join(result.metric_names)}); "
+                        "re-run eval with --metrics including it."
+                    )
+        return list(dict.fromkeys(wanted))
+    common = [m for m in named[0][1].metric_names if all(m in r.metric_names for _, r in named[1:])]
+    if not common:
+        raise ResultFileError("The result files share no metric.")
+    return common
+
+
+def per_query_matrix(result: BenchmarkResult, metric: str, query_ids: Sequence[str]) -> np.ndarray:
+    values = result.per_query(metric)
+    return np.array([values[q] for q in query_ids], dtype=np.float64)
+
+
+@dataclass
+class ComparisonRow:
+    """One tested difference: a challenger against the baseline on one metric and one scope."""
+
+    system: str
+    metric: str
+    scope: str
+    n: int
+    baseline: float
+    value: float
+    delta: float
+    ci_low: float
+    ci_high: float
+    prob_not_better: float
+    p_value: float
+    #: Holm-adjusted within the row's family; None for a diagnostic, which is no hypothesis.
+    p_holm: float | None = 1.0
+    wins: int = 0
+    ties: int = 0
+    losses: int = 0
+    #: "primary" (the decision: Holm over these rows), "exploratory" (Holm over those rows,
+    #: for looking, not deciding) or "diagnostic" (judged@k: a check on the qrels, not tested).
+    family: str = PRIMARY
+
+    @property
+    def significant(self) -> bool:
+        return self.p_holm is not None and self.p_holm < ALPHA
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "system": self.system, "metric": self.metric, "scope": self.scope, "n": self.n,
+            "family": self.family,
+            "baseline": self.baseline, "value": self.value, "delta": self.delta,
+            "ci_low": self.ci_low, "ci_high": self.ci_high, "prob_not_better": self.prob_not_better,
+            "p_value": self.p_value, "p_holm": self.p_holm,
+            "significant": None if self.family == DIAGNOSTIC else self.significant,
+            "wins": self.wins, "ties": self.ties, "losses": self.losses,
+        }
+
+
+@dataclass
+class Comparison:
+    """The outcome of `compare_results`: rows, settings, and what to warn about."""
+
+    labels: list[str]
+    metrics: list[str]
+    scopes: dict[str, int]
+    rows: list[ComparisonRow]
+    n_resamples: int
+    seed: int
+    warnings: list[str] = field(default_factory=list)
+    results: list[BenchmarkResult] = field(default_factory=list)
+    #: The decision metrics: Holm's correction runs over their rows alone.
+    primary: list[str] = field(default_factory=list)
+    #: challenger -> metric -> the queries it lost on (all compared queries), worst first.
+    losses: dict[str, dict[str, list[dict[str, Any]]]] = field(default_factory=dict)
+
+    @property
+    def baseline(self) -> str:
+        return self.labels[0]
+
+    def row(self, system: str, metric: str, scope: str = "overall") -> ComparisonRow:
+        for row in self.rows:
+            if (row.system, row.metric, row.scope) == (system, metric, scope):
+                return row
+        raise KeyError((system, metric, scope))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA,
+            "baseline": self.baseline,
+            "systems": self.labels,
+            "metrics": self.metrics,
+            "scopes": self.scopes,
+            "bootstrap": {"resamples": self.n_resamples, "seed": self.seed, "confidence": 0.95,
+                          "method": "paired percentile bootstrap"},
+            "test": {"name": "paired randomisation (sign-flip), two-sided", "correction": "holm",
+                     "alpha": ALPHA, "primary": self.primary,
+                     "family": ("primary: the primary metrics' rows; exploratory: every other "
+                                "row, corrected among themselves; diagnostic (judged@k): not tested")},
+            "dataset": self.results[0].dataset if self.results else {},
+            "rows": [row.to_dict() for row in self.rows],
+            "losses": self.losses,
+            "warnings": self.warnings,
+        }
+
+
+def is_diagnostic(metric: str) -> bool:
+    """Whether a metric name is a diagnostic (its family registered with ``diagnostic=True``,
+    as judged@k is): a check on the qrels that no comparison tests as a hypothesis."""
+    from recall_kit import registry
+    from recall_kit.errors import UnknownNameError
+
+    try:
+        return bool(registry.metrics.get(metric.split("@", 1)[0]).obj.diagnostic)
+    except UnknownNameError:  # a metric of a plugin not installed here
+        return False
+
+
+def primary_metrics(metrics: Sequence[str], primary: Sequence[str] | None) -> list[str]:
+    """The decision metrics among `metrics`: those named (each compared, none a diagnostic),
+    else the first compared metric that is not a diagnostic."""
+    if not primary:
+        return [metric for metric in metrics if not is_diagnostic(metric)][:1]
+    for metric in primary:
+        if metric not in metrics:
+            raise ResultFileError(
+                f"--primary names {metric!r}, which is not compared (compared: {', '.join(metrics)})."
+            )
+        if is_diagnostic(metric):
+            raise ResultFileError(
+                f"--primary names {metric!r}, a diagnostic (how much of the ranking is judged), "
+                "not a measure of retrieval: it cannot be a decision metric."
+            )
+    return list(dict.fromkeys(primary))
+
+
+def compare_values(
+    labels: Sequence[str],
+    query_ids: Sequence[str],
+    strata: Sequence[str] | None,
+    matrices: dict[str, list[np.ndarray]],
+    primary: Sequence[str] | None = None,
+    primary_strata: bool = False,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> Comparison:
+    """Compare systems' per-query values with the first system's (the baseline), paired by query.
+
+    `matrices[metric][i]` holds system `labels[i]`'s values in `query_ids` order. For each
+    challenger, metric and scope (overall, then each stratum of `strata` when there are several):
+    the paired delta (challenger - baseline), a 95% paired-bootstrap percentile interval,
+    P(delta <= 0) under the bootstrap, a two-sided paired randomisation p-value, wins/ties/losses.
+    Holm's correction runs within a family: the `primary` metrics' overall rows (every scope's
+    with `primary_strata`) are the decision; the other rows are exploratory, corrected among
+    themselves; a diagnostic metric's rows (judged@k) are not tested. Each row is seeded with
+    `seed` alone, so a row's numbers do not depend on which other rows are asked for.
+    """
+    metrics = list(matrices)
+    decision = primary_metrics(metrics, primary)
+    scopes: dict[str, list[int]] = {"overall": list(range(len(query_ids)))}
+    if strata is not None:
+        by_stratum: dict[str, list[int]] = {}
+        for index, stratum in enumerate(strata):
+            by_stratum.setdefault(stratum, []).append(index)
+        if len(by_stratum) > 1 or "overall" in by_stratum:
+            for stratum, indexes in by_stratum.items():
+                scopes[f"stratum {stratum}" if stratum == "overall" else stratum] = indexes
+    warnings = []
+    for scope, indexes in scopes.items():
+        if scope != "overall" and len(indexes) < SMALL_STRATUM:
+            warnings.append(
+                f"Stratum {scope!r} has {len(indexes)} queries (< {SMALL_STRATUM}): its intervals and "
+                "p-values are rough; do not decide on it alone."
+            )
+    rows: list[ComparisonRow] = []
+    losses: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for position, label in enumerate(labels[1:], start=1):
+        for metric in metrics:
+            baseline_all = matrices[metric][0]
+            values_all = matrices[metric][position]
+            diagnostic = is_diagnostic(metric)
+            for scope, indexes in scopes.items():
+                if diagnostic:
+                    family = DIAGNOSTIC
+                elif metric in decision and (scope == "overall" or primary_strata):
+                    family = PRIMARY
+                else:
+                    family = EXPLORATORY
+                a, b = baseline_all[indexes], values_all[indexes]
+                c = paired_comparison(a, b, n_resamples=n_resamples, seed=seed)
+                rows.append(ComparisonRow(
+                    system=label, metric=metric, scope=scope, n=c.n, baseline=c.baseline_mean,
+                    value=c.candidate_mean, delta=c.delta, ci_low=c.ci_low, ci_high=c.ci_high,
+                    prob_not_better=c.prob_not_better, p_value=c.p_value,
+                    wins=c.record.wins, ties=c.record.ties, losses=c.record.losses, family=family,
+                ))
+            losses.setdefault(label, {})[metric] = query_losses(
+                query_ids, strata, baseline_all, values_all
+            )
+    for family in (PRIMARY, EXPLORATORY):
+        members = [row for row in rows if row.family == family]
+        for row, adjusted in zip(members, holm([row.p_value for row in members]), strict=True):
+            row.p_holm = adjusted
+    for row in rows:
+        if row.family == DIAGNOSTIC:
+            row.p_holm = None
+    return Comparison(
+        labels=list(labels), metrics=metrics,
+        scopes={scope: len(indexes) for scope, indexes in scopes.items()}, rows=rows,
+        n_resamples=n_resamples, seed=seed, warnings=warnings, primary=decision, losses=losses,
+    )
+
+
+def query_losses(
+    query_ids: Sequence[str],
+    strata: Sequence[str] | None,
+    baseline: np.ndarray,
+    values: np.ndarray,
+) -> list[dict[str, Any]]:
+    """The queries where `values` fell below `baseline` (beyond the tie tolerance), worst first."""
+    deltas = values - baseline
+    lost = [int(i) for i in np.flatnonzero(deltas < -TIE_TOLERANCE)]
+    lost.sort(key=lambda i: (float(deltas[i]), query_ids[i]))
+    out = []
+    for i in lost:
+        entry: dict[str, Any] = {"query_id": query_ids[i]}
+        if strata is not None:
+            entry["stratum"] = strata[i]
+        entry.update(baseline=float(baseline[i]), value=float(values[i]), delta=float(deltas[i]))
+        out.append(entry)
+    return out
+
+
+def compare_results(
+    named: Sequence[tuple[str, BenchmarkResult]],
+    metrics: Sequence[str] | None = None,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    query_subset: Sequence[str] | None = None,
+    strata: bool = True,
+    primary: Sequence[str] | None = None,
+    primary_strata: bool = False,
+) -> Comparison:
+    """Compare each result with the first (the baseline), query by query (see `compare_values`).
+
+    `query_subset` restricts the comparison to those queries (a sweep's test half); `strata=False`
+    compares all queries only. `primary` names the decision metrics (default: the first compared
+    metric that is not a diagnostic).
+    """
+    query_ids = check_comparable(named)
+    names = shared_metrics(named, metrics)
+    if query_subset is not None:
+        keep = set(query_subset)
+        query_ids = [q for q in query_ids if q in keep]
+        if not query_ids:
+            raise ResultFileError("No queries left to compare.")
+    base = named[0][1]
+    stratum_of = base.stratum_of()
+    matrices = {m: [per_query_matrix(result, m, query_ids) for _, result in named] for m in names}
+    comparison = compare_values(
+        [label for label, _ in named], query_ids,
+        [stratum_of[q] for q in query_ids] if strata else None, matrices,
+        primary=primary, primary_strata=primary_strata, n_resamples=n_resamples, seed=seed,
+    )
+    ks = {str(result.k) for _, result in named}
+    if len(ks) > 1:
+        comparison.warnings.insert(
+            0, f"The results were scored at different depths k ({', '.join(sorted(ks))})."
+        )
+    comparison.results = [result for _, result in named]
+    return comparison
+
+
+def _f(value: float) -> str:
+    return f"{value:.4f}"
+
+
+def _signed(value: float) -> str:
+    return f"{value:+.4f}"
+
+
+def _p(value: float) -> str:
+    return f"{value:.4f}" if value >= 0.0001 else f"{value:.1e}"
+
+
+def _verdict(row: ComparisonRow) -> str:
+    if row.family == DIAGNOSTIC:
+        return "not tested"
+    return "yes" if row.significant else "no"
+
+
+def family_note(comparison: Comparison) -> str:
+    """One sentence on which rows Holm's correction ran over, and which decide."""
+    count = {family: sum(1 for row in comparison.rows if row.family == family)
+             for family in (PRIMARY, EXPLORATORY, DIAGNOSTIC)}
+    def rows(n: int) -> str:
+        return f"{n} row" if n == 1 else f"{n} rows"
+
+    primary = ", ".join(comparison.primary) or "none"
+    note = (f"Holm within each family: primary = {primary} ({rows(count[PRIMARY])}), the decision "
+            f"(choose it before looking, with --primary); exploratory = the other "
+            f"{rows(count[EXPLORATORY])}, corrected among themselves: for looking, not deciding")
+    if count[DIAGNOSTIC]:
+        note += "; diagnostic (judged@k) = a check on the qrels, not a hypothesis: not tested"
+    return note + "."
+
+
+def delta_table(comparison: Comparison, system: str, title: str | None = None) -> ReportTable:
+    """One challenger against the baseline: a row per metric and scope, the primary family first."""
+    order = {PRIMARY: 0, EXPLORATORY: 1, DIAGNOSTIC: 2}
+    mine = sorted((row for row in comparison.rows if row.system == system), key=lambda r: order[r.family])
+    rows = []
+    for row in mine:
+        rows.append([
+            row.metric, row.scope, row.family, row.n, _f(row.baseline), _f(row.value), _signed(row.delta),
+            f"[{_signed(row.ci_low)}, {_signed(row.ci_high)}]", _f(row.prob_not_better),
+            "" if row.family == DIAGNOSTIC else _p(row.p_value),
+            "" if row.p_holm is None else _p(row.p_holm), _verdict(row),
+            f"{row.wins}/{row.ties}/{row.losses}",
+        ])
+    not_significant = sum(1 for row in mine if row.family != DIAGNOSTIC and not row.significant)
+    notes = [(
+        f"delta = {system} - {comparison.baseline}; 95% paired-bootstrap percentile interval "
+        f"({comparison.n_resamples} resamples, seed {comparison.seed}); P(d<=0): share of resamples "
+        "where the delta is <= 0; p: two-sided paired randomisation test; W/T/L: queries "
+        "won/tied/lost (which ones: 'losses' in --json)."
+    ), family_note(comparison)]
+    if not_significant:
+        notes.append(
+            f"{not_significant} row(s) marked significant=no (Holm-adjusted p >= {ALPHA}): "
+            "treat those deltas as noise."
+        )
+    return ReportTable(
+        title=title or f"{system} vs {comparison.baseline} (baseline)",
+        headers=["metric", "scope", "family", "n", comparison.baseline, system, "delta", "95% CI",
+                 "P(d<=0)", "p", "p (Holm)", "significant", "W/T/L"],
+        rows=rows,
+        notes=notes,
+    )
+
+
+def scores_table(comparison: Comparison) -> ReportTable:
+    """Every system's value per metric and scope, side by side."""
+    values: dict[tuple[str, str], list[str]] = {}
+    for row in comparison.rows:
+        cell = values.setdefault((row.metric, row.scope), [_f(row.baseline)])
+        cell.append(_f(row.value))
+    rows = [[metric, scope, comparison.scopes[scope], *cells] for (metric, scope), cells in values.items()]
+    return ReportTable(title="Scores", headers=["metric", "scope", "n", *comparison.labels], rows=rows)
+
+
+def comparison_charts(comparison: Comparison) -> list[dict[str, Any]]:
+    """Per-stratum deltas with intervals, recall@k curves where available, latency distributions."""
+    charts: list[dict[str, Any]] = []
+    for metric in comparison.metrics:
+        groups: dict[str, dict[str, float]] = {}
+        intervals: dict[str, dict[str, list[float]]] = {}
+        for row in comparison.rows:
+            if row.metric != metric:
+                continue
+            groups.setdefault(row.scope, {})[row.system] = row.delta
+            intervals.setdefault(row.scope, {})[row.system] = [row.ci_low, row.ci_high]
+        charts.append({
+            "kind": "bar", "title": f"{metric}: delta vs {comparison.baseline}, per stratum (95% CI)",
+            "groups": groups, "intervals": intervals, "y_label": f"delta {metric}",
+        })
+    curves = _recall_curve(comparison)
+    if curves is not None:
+        charts.append(curves)
+    latencies = {}
+    for label, result in zip(comparison.labels, comparison.results, strict=True):
+        values = result.latencies()
+        if values:
+            latencies[label] = values
+    if latencies:
+        charts.append({"kind": "histogram", "title": "Single-query latency (ms)", "series": latencies,
+                       "x_label": "ms"})
+    return charts
+
+
+def _recall_curve(comparison: Comparison) -> dict[str, Any] | None:
+    """recall@k against k, from the recall@k metrics every result holds (two cutoffs at least)."""
+    cutoffs: set[int] | None = None
+    for result in comparison.results:
+        found = {int(m.split("@")[1]) for m in result.metric_names if re.fullmatch(r"recall@\d+", m)}
+        cutoffs = found if cutoffs is None else cutoffs & found
+    if not cutoffs or len(cutoffs) < 2:
+        return None
+    xs = sorted(cutoffs)
+    series = {label: [float(result.overall[f"recall@{x}"]) for x in xs]
+              for label, result in zip(comparison.labels, comparison.results, strict=True)}
+    return {"kind": "line", "title": "recall@k (all queries)", "x": xs, "series": series,
+            "x_label": "k", "y_label": "recall"}
+
+
+def comparison_report(comparison: Comparison, title: str | None = None) -> Report:
+    tables = [scores_table(comparison)]
+    tables += [delta_table(comparison, label) for label in comparison.labels[1:]]
+    return Report(
+        title=title or f"recall-kit compare: {', '.join(comparison.labels)}",
+        tables=tables,
+        notes=list(comparison.warnings),
+        data=comparison.to_dict(),
+        charts=comparison_charts(comparison),
+    )
+
+
+def compare_files(
+    paths: Sequence[str | Path],
+    metrics: Sequence[str] | None = None,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    primary: Sequence[str] | None = None,
+) -> Comparison:
+    """`recall-kit compare`: load the files and compare each with the first."""
+    if n_resamples < 1:
+        raise ResultFileError(f"--bootstrap must be at least 1, got {n_resamples}.")
+    return compare_results(load_results(paths), metrics=metrics, n_resamples=n_resamples, seed=seed,
+                           primary=primary)
+
+
+def run_labels(paths: Sequence[Path]) -> list[str]:
+    """A label per run file: its name, or its path where two runs share a name."""
+    names = [Path(path).name for path in paths]
+    return [name if names.count(name) == 1 else str(path) for name, path in zip(names, paths, strict=True)]
+
+
+def score_report(
+    qrels_path: Path,
+    run_paths: Sequence[Path],
+    scores: Sequence[RunScores],
+    complete: bool = False,
+    ties: str = "float32",
+    per_query: bool = False,
+    primary: Sequence[str] | None = None,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> Report:
+    """`recall-kit score`: one table of every run's means (and per-query values when asked);
+    with several runs, each compared with the first on their shared queries, as `compare` does."""
+    labels = run_labels(run_paths)
+    names = list(scores[0].values)
+    notes = [f"{label}: {warning}" if len(labels) > 1 else warning
+             for label, run in zip(labels, scores, strict=True) for warning in run.warnings]
+
+    def per_query_data(run: RunScores) -> dict[str, dict[str, float]]:
+        return {qid: {name: float(run.values[name][i]) for name in names} for i, qid in enumerate(run.query_ids)}
+
+    def value_rows(run: RunScores) -> list[list[Any]]:
+        rows = [["all", run.overall.get("n", len(run.query_ids)), *(_f(run.overall[name]) for name in names)]]
+        if per_query:
+            rows += [[qid, 1, *(_f(run.values[name][i]) for name in names)] for i, qid in enumerate(run.query_ids)]
+        return rows
+
+    settings = {"qrels": str(qrels_path), "complete": complete, "ties": ties}
+    if len(scores) == 1:
+        (run,) = scores
+        data = {**settings, "run": str(run_paths[0]), "overall": run.overall,
+                "queries": per_query_data(run), "warnings": notes}
+        table = ReportTable(title=f"{Path(run_paths[0]).name} against {Path(qrels_path).name}",
+                            headers=["query", "n", *names], rows=value_rows(run))
+        return Report(title="recall-kit score", tables=[table], notes=notes, data=data)
+
+    rows = [[label, *row] for label, run in zip(labels, scores, strict=True) for row in value_rows(run)]
+    table = ReportTable(title=f"{len(scores)} runs against {Path(qrels_path).name}",
+                        headers=["run", "query", "n", *names], rows=rows)
+    shared = set(scores[0].query_ids).intersection(*(run.query_ids for run in scores[1:]))
+    query_ids = [qid for qid in scores[0].query_ids if qid in shared]
+    if not query_ids:
+        raise ResultFileError("The runs share no scored query: nothing to compare.")
+    if any(len(run.query_ids) != len(query_ids) for run in scores):
+        notes.insert(0, (
+            f"The runs score different query sets: the comparison uses the {len(query_ids)} queries "
+            "all of them answer (--complete scores every qrels query in every run)."
+        ))
+    rows_of = [[{qid: i for i, qid in enumerate(run.query_ids)}[qid] for qid in query_ids] for run in scores]
+    matrices = {name: [run.values[name][rows] for run, rows in zip(scores, rows_of, strict=True)]
+                for name in names}
+    comparison = compare_values(labels, query_ids, None, matrices, primary=primary,
+                                n_resamples=n_resamples, seed=seed)
+    notes = list(comparison.warnings) + notes
+    tables = [table] + [delta_table(comparison, label) for label in labels[1:]]
+    data = {**settings, "runs": [{"run": str(path), "label": label, "overall": run.overall,
+                                  "queries": per_query_data(run)}
+                                 for path, label, run in zip(run_paths, labels, scores, strict=True)],
+            "comparison": comparison.to_dict(), "warnings": notes}
+    return Report(title="recall-kit score", tables=tables, notes=notes, data=data)

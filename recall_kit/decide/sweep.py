@@ -1,0 +1,307 @@
+"""Grid sweeps over leg weights and fusion or leg options, with an optional seeded, stratified
+hold-out split so that the chosen setting is scored on queries it was not chosen on."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from recall_kit.dataset import Dataset
+from recall_kit.decide.ablate import file_name, leg_runs_for
+from recall_kit.decide.compare import ALPHA, Comparison, compare_results, delta_table
+from recall_kit.errors import OptionError
+from recall_kit.fileio import write_json_atomic
+from recall_kit.measure.evaluation import resolve_metrics
+from recall_kit.measure.result import BenchmarkResult
+from recall_kit.measure.runner import LegRun, run_benchmark, run_legs, search_depth
+from recall_kit.measure.system import Leg, System, SystemSpec, build_system, parse_weight, split_target
+from recall_kit.options import options_to_dict
+from recall_kit.types import Report, ReportTable
+
+SCHEMA = "recall-kit/sweep/1"
+
+
+@dataclass(frozen=True)
+class GridAxis:
+    """One `--grid` entry: a leg's weight (`graph=0,1`) or an option (`rrf.k=10,60`)."""
+
+    owner: str
+    key: str | None  # None: the owner's weight
+    values: tuple[Any, ...]
+
+    @property
+    def name(self) -> str:
+        return self.owner if self.key is None else f"{self.owner}.{self.key}"
+
+
+def parse_grid(entries: Sequence[str], spec: SystemSpec) -> list[GridAxis]:
+    """`["graph=0,0.35", "rrf.k=10,60"]` -> axes, checked against the system's legs and fusions."""
+    legs = spec.leg_names
+    axes: list[GridAxis] = []
+    for entry in entries:
+        target, sep, raw = entry.partition("=")
+        target = target.strip()
+        values = [value.strip() for value in raw.split(",") if value.strip()]
+        if not sep or not target or not values:
+            raise OptionError(f"Bad --grid {entry!r}: expected LEG=v1,v2 (a weight) or NAME.KEY=v1,v2 (an option).")
+        owner, key = split_target(target)
+        if not owner:
+            if target not in legs:
+                raise OptionError(f"Bad --grid {entry!r}: {target!r} is not a leg (legs: {', '.join(legs)}).")
+            weights = [parse_weight(value, f"Bad --grid {entry!r}") for value in values]
+            axis = GridAxis(target, None, tuple(dict.fromkeys(weights)))
+        else:
+            if owner not in legs and owner not in spec.fusions:
+                raise OptionError(
+                    f"Bad --grid {entry!r}: {owner!r} is not a leg or fusion of this system "
+                    f"(legs: {', '.join(legs)}; fusions: {', '.join(spec.fusions) or 'none'})."
+                )
+            axis = GridAxis(owner, key, tuple(dict.fromkeys(values)))
+        if any(existing.name == axis.name for existing in axes):
+            raise OptionError(f"--grid names {axis.name!r} twice.")
+        axes.append(axis)
+    if not axes:
+        raise OptionError("Sweep needs at least one --grid.")
+    return axes
+
+
+def grid_specs(spec: SystemSpec, axes: Sequence[GridAxis]) -> list[tuple[dict[str, Any], SystemSpec]]:
+    """Every combination of the axes' values, as (settings, spec), in grid order."""
+    out = []
+    for combination in itertools.product(*(axis.values for axis in axes)):
+        weights = dict(spec.weights)
+        options = {name: dict(values) for name, values in spec.options.items()}
+        settings: dict[str, Any] = {}
+        for axis, value in zip(axes, combination, strict=True):
+            settings[axis.name] = value
+            if axis.key is None:
+                weights[axis.owner] = value
+            else:
+                options.setdefault(axis.owner, {})[axis.key] = value
+        out.append((settings, SystemSpec(spec.retriever, list(spec.fusions), weights, options)))
+    return out
+
+
+def split_queries(dataset: Dataset, holdout: float, seed: int) -> tuple[list[str], list[str]]:
+    """A seeded split, stratified by stratum: (tuning ids, test ids); `holdout` is the test share.
+
+    Each stratum keeps at least one query on each side when it has two or more.
+    """
+    if not 0.0 < holdout < 1.0:
+        raise OptionError(f"--holdout is the share of queries held out for testing, in (0, 1); got {holdout}.")
+    rng = np.random.default_rng(seed)
+    by_stratum: dict[str, list[str]] = {}
+    for query in dataset.queries:
+        by_stratum.setdefault(query.stratum, []).append(query.query_id)
+    test: set[str] = set()
+    for stratum in sorted(by_stratum):
+        ids = by_stratum[stratum]
+        count = round(len(ids) * holdout)
+        if len(ids) >= 2:
+            count = min(max(count, 1), len(ids) - 1)
+        order = rng.permutation(len(ids))
+        test.update(ids[i] for i in order[:count])
+    tuning = [q.query_id for q in dataset.queries if q.query_id not in test]
+    return tuning, [q.query_id for q in dataset.queries if q.query_id in test]
+
+
+def _leg_key(leg: Leg) -> str:
+    return json.dumps([leg.name, options_to_dict(leg.options), options_to_dict(leg.context)],
+                      sort_keys=True, default=str)
+
+
+@dataclass
+class SweepPoint:
+    settings: dict[str, Any]
+    spec: SystemSpec
+    result: BenchmarkResult
+    tuning_score: float
+    test_score: float | None = None
+    file: str | None = None
+
+    @property
+    def label(self) -> str:
+        return " ".join(f"{name}={value}" for name, value in self.settings.items()) or "default"
+
+
+@dataclass
+class Sweep:
+    target: str
+    points: list[SweepPoint]
+    default: SweepPoint
+    best: SweepPoint
+    holdout: float | None
+    seed: int
+    tuning_ids: list[str]
+    test_ids: list[str]
+    comparison: Comparison | None
+    leg_searches: int
+    skipped: list[str] = field(default_factory=list)
+
+    def notes(self) -> list[str]:
+        if self.holdout is None:
+            return [(
+                f"The best {self.target} ({self.best.tuning_score:.4f}) is optimistic: the setting was chosen "
+                "and scored on the same queries. Use --holdout 0.5 to score it on queries it was not chosen on."
+            )]
+        return [(
+            f"Chosen on {len(self.tuning_ids)} tuning queries; scored on {len(self.test_ids)} held-out test "
+            f"queries (split stratified by stratum, seed {self.seed}). Only the test-half numbers estimate how "
+            "the setting does on new queries."
+        )]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA,
+            "target": self.target,
+            "dataset": self.default.result.dataset,
+            "holdout": self.holdout,
+            "seed": self.seed,
+            "tuning_queries": self.tuning_ids,
+            "test_queries": self.test_ids,
+            "leg_searches": self.leg_searches,
+            "points": [
+                {"settings": p.settings, "spec": p.spec.to_dict(), "file": p.file,
+                 "tuning_score": p.tuning_score, "test_score": p.test_score, "overall": p.result.overall}
+                for p in self.points
+            ],
+            "default": {"spec": self.default.spec.to_dict(), "file": self.default.file,
+                        "tuning_score": self.default.tuning_score, "test_score": self.default.test_score},
+            "best": {"settings": self.best.settings, "tuning_score": self.best.tuning_score,
+                     "test_score": self.best.test_score},
+            "comparison": self.comparison.to_dict() if self.comparison else None,
+            "skipped": self.skipped,
+            "notes": self.notes(),
+        }
+
+    def report(self) -> Report:
+        held = self.holdout is not None
+        score_header = f"{self.target} (tuning)" if held else f"{self.target} (all queries)"
+        headers = ["rank", "setting", score_header] + ([f"{self.target} (test)"] if held else [])
+        ranked = sorted(self.points, key=lambda p: -p.tuning_score)
+        rows = []
+        for rank, point in enumerate(ranked, start=1):
+            row: list[Any] = [rank, point.label + (" (best)" if point is self.best else ""),
+                              f"{point.tuning_score:.4f}"]
+            if held:
+                row.append(f"{point.test_score:.4f}")
+            rows.append(row)
+        default_row: list[Any] = ["", "default (as given, without the grid)", f"{self.default.tuning_score:.4f}"]
+        if held:
+            default_row.append(f"{self.default.test_score:.4f}")
+        rows.append(default_row)
+        tables = [ReportTable(
+            title=f"Sweep of {self.default.spec.label} on {self.target} ({len(self.points)} settings, "
+                  f"{self.leg_searches} leg searches)",
+            headers=headers, rows=rows, notes=self.notes(),
+        )]
+        if self.comparison is not None:
+            tables.append(delta_table(
+                self.comparison, self.comparison.labels[1],
+                title=f"Best setting vs default on the {len(self.test_ids)} held-out test queries",
+            ))
+        charts = [{"kind": "bar", "title": f"{self.target} per setting ({'tuning half' if held else 'all queries'})",
+                   "groups": {p.label: {self.target: p.tuning_score} for p in ranked}, "y_label": self.target}]
+        notes = list(self.skipped) + (list(self.comparison.warnings) if self.comparison else [])
+        return Report(title=f"recall-kit sweep: {self.default.spec.retriever}", tables=tables, notes=notes,
+                      data=self.to_dict(), charts=charts)
+
+
+def _mean(result: BenchmarkResult, metric: str, ids: Sequence[str]) -> float:
+    values = result.per_query(metric)
+    return float(np.mean([values[q] for q in ids])) if ids else 0.0
+
+
+def run_sweep(
+    spec: SystemSpec,
+    dataset: Dataset,
+    grid: Sequence[str],
+    target: str,
+    k: int = 20,
+    metrics: Sequence[str] | None = None,
+    holdout: float | None = None,
+    seed: int = 0,
+    out: str | Path | None = None,
+    n_resamples: int = 10_000,
+    latency_sample: int | None = 200,
+    show_progress: bool | None = None,
+) -> Sweep:
+    """Score every grid setting, re-fusing shared leg runs; choose the best on `target`.
+
+    Each distinct leg configuration is searched once (a grid over a leg's own option searches
+    that leg once per value). With `holdout`, the best is chosen on the tuning queries and
+    reported, against the default, on the held-out test queries.
+    """
+    axes = parse_grid(grid, spec)
+    target_spec = resolve_metrics([target])[0]
+    names = [s.name for s in resolve_metrics(metrics)]
+    if target_spec.name not in names:
+        names.insert(0, target_spec.name)
+    tuning_ids, test_ids = (split_queries(dataset, holdout, seed) if holdout is not None
+                            else ([q.query_id for q in dataset.queries], []))
+    configurations: list[tuple[dict[str, Any], SystemSpec]] = [({}, spec), *grid_specs(spec, axes)]
+    skipped: list[str] = []
+    systems: list[tuple[dict[str, Any], SystemSpec, System]] = []
+    for settings, config in configurations:
+        legs = config.leg_names
+        if len(legs) > 1 and all(config.weights.get(leg, 1.0) == 0 for leg in legs):
+            skipped.append(f"Setting {settings} skipped: every leg has weight 0.")
+            continue
+        systems.append((settings, config, build_system(config)))
+    # One search per distinct leg configuration, as deep as any setting needs.
+    depths: dict[str, int] = {}
+    leg_by_key: dict[str, Leg] = {}
+    for _, _, system in systems:
+        depth = search_depth(system, dataset, k, names)
+        for leg in system.legs:
+            key = _leg_key(leg)
+            leg_by_key[key] = leg
+            depths[key] = max(depths.get(key, 0), depth)
+    runs_by_key: dict[str, LegRun] = {}
+    for key, leg in leg_by_key.items():
+        single = System(spec=SystemSpec(leg.name), legs=[leg], fusions=[], fusion_names=[])
+        runs_by_key[key] = run_legs(single, dataset, depths[key], latency_sample, show_progress)[leg.name]
+    points: list[SweepPoint] = []
+    default_point: SweepPoint | None = None
+    for settings, config, system in systems:
+        runs = {leg.name: runs_by_key[_leg_key(leg)] for leg in system.legs}
+        result = run_benchmark(system, dataset, k=k, metrics=names, seed=seed,
+                               leg_runs=leg_runs_for(system, runs, search_depth(system, dataset, k, names)))
+        point = SweepPoint(settings, config, result, _mean(result, target_spec.name, tuning_ids),
+                           _mean(result, target_spec.name, test_ids) if test_ids else None)
+        if not settings:
+            default_point = point
+        else:
+            points.append(point)
+    if default_point is None:
+        raise OptionError("The default system (as given, without the grid) cannot run: every leg has weight 0.")
+    if not points:
+        raise OptionError("Every grid setting was skipped.")
+    best = max(points, key=lambda p: p.tuning_score)  # ties: the first in grid order
+    comparison = None
+    if holdout is not None:
+        comparison = compare_results(
+            [("default", default_point.result), (f"best ({best.label})", best.result)],
+            metrics=[target_spec.name], n_resamples=n_resamples, seed=seed, query_subset=test_ids,
+        )
+    sweep = Sweep(target=target_spec.name, points=points, default=default_point, best=best, holdout=holdout,
+                  seed=seed, tuning_ids=tuning_ids, test_ids=test_ids, comparison=comparison,
+                  leg_searches=len(runs_by_key), skipped=skipped)
+    if out is not None:
+        folder = Path(out)
+        default_point.file = "default.json"
+        default_point.result.save(folder / default_point.file)
+        for index, point in enumerate(points, start=1):
+            point.file = f"{index:03d}_" + file_name(",".join(f"{n}={v}" for n, v in point.settings.items()))
+            point.result.save(folder / point.file)
+        write_json_atomic(folder / "sweep.json", sweep.to_dict())
+    return sweep
+
+
+__all__ = ["ALPHA", "GridAxis", "Sweep", "SweepPoint", "grid_specs", "parse_grid", "run_sweep", "split_queries"]

@@ -1,0 +1,572 @@
+"""Scoring: metric names to metrics, rankings joined with qrels, per-query values, their means."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import chain, repeat
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from recall_kit.errors import OptionError
+from recall_kit.measure.trec import TrecTable
+from recall_kit.types import TIE_PRECISIONS, Hit, JudgedRankings, Metric, Qrels, sort_hits
+
+# The order the default metric set is shown in; families not listed follow by name. Only an
+# order: which families exist, and which are defaults, comes from the registry.
+_DEFAULT_DISPLAY_ORDER = ("recall", "ndcg", "mrr", "map", "judged")
+
+_NAME = re.compile(r"^(?P<family>[^@\s]+)(?:@(?P<cutoff>.*))?$")
+
+#: The largest cutoff a metric name may carry: far past any ranking, and within every index type.
+MAX_CUTOFF = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """One metric to compute: its display name (``recall@10``), family and cutoff."""
+
+    name: str
+    metric: Metric
+    cutoff: int | None
+
+    def compute(self, data: JudgedRankings) -> np.ndarray:
+        """One float64 per query of `data`."""
+        values = np.asarray(self.metric.compute(data, self.cutoff), dtype=np.float64)
+        if values.shape != (len(data.query_ids),):
+            raise ValueError(
+                f"metric {self.name!r} returned shape {values.shape}, "
+                f"expected ({len(data.query_ids)},)"
+            )
+        return values
+
+
+def _spec_name(family: str, cutoff: int | None) -> str:
+    return family if cutoff is None else f"{family}@{cutoff}"
+
+
+def _parse(name: str) -> tuple[str, int | None]:
+    text = name.strip() if isinstance(name, str) else ""
+    match = _NAME.match(text)
+    if not match:
+        raise OptionError(
+            f"Bad metric name {name!r}: write a family with an optional cutoff, e.g. 'recall@10'."
+        )
+    raw = match.group("cutoff")
+    if raw is None:
+        return match.group("family"), None
+    if not re.fullmatch(r"[0-9]+", raw.strip()) or int(raw) < 1:
+        raise OptionError(
+            f"Bad cutoff in metric {name!r}: the cutoff after '@' is a whole number >= 1, "
+            "e.g. 'recall@10'."
+        )
+    if int(raw) > MAX_CUTOFF:
+        raise OptionError(
+            f"Cutoff in metric {name!r} is too large: at most {MAX_CUTOFF} (far past any ranking)."
+        )
+    return match.group("family"), int(raw)
+
+
+def resolve_metrics(names: Sequence[str] | None) -> list[MetricSpec]:
+    """Turn metric names (``recall@10``, ``mrr``, ``map@100``) into specs, in order, no repeats.
+
+    `None` or an empty sequence gives the defaults: every registered family's `default_cutoffs`.
+    An unknown family raises `UnknownMetricError` (listing what is registered); a cutoff on a
+    family that takes none, a missing required cutoff, or a malformed cutoff raises `OptionError`.
+    """
+    from recall_kit import registry
+
+    if not names:
+        return _default_specs(registry.metrics.all())
+    specs: list[MetricSpec] = []
+    seen: set[str] = set()
+    for raw in names:
+        family, cutoff = _parse(raw)
+        metric = registry.metrics.get(family).obj
+        if cutoff is not None and metric.cutoff == "none":
+            raise OptionError(
+                f"Metric {family!r} takes no cutoff: write {family!r}, not {raw.strip()!r}."
+            )
+        if cutoff is None and metric.cutoff == "required":
+            raise OptionError(f"Metric {family!r} needs a cutoff: write e.g. '{family}@10'.")
+        name = _spec_name(family, cutoff)
+        if name not in seen:
+            seen.add(name)
+            specs.append(MetricSpec(name=name, metric=metric, cutoff=cutoff))
+    return specs
+
+
+def _default_specs(registered: dict[str, Any]) -> list[MetricSpec]:
+    def order(family: str) -> tuple[int, str]:
+        if family in _DEFAULT_DISPLAY_ORDER:
+            return _DEFAULT_DISPLAY_ORDER.index(family), family
+        return len(_DEFAULT_DISPLAY_ORDER), family
+
+    specs: list[MetricSpec] = []
+    for family in sorted(registered, key=order):
+        metric: Metric = registered[family].obj
+        for cutoff in metric.default_cutoffs:
+            specs.append(MetricSpec(name=_spec_name(family, cutoff), metric=metric, cutoff=cutoff))
+    return specs
+
+
+def _first_repeat(ranking: Sequence[str]) -> str:
+    seen: set[str] = set()
+    for doc in ranking:
+        if doc in seen:
+            return doc
+        seen.add(doc)
+    raise ValueError("no repeated document")
+
+
+def judge_rankings(
+    query_ids: Sequence[str],
+    rankings: Sequence[Sequence[str]],
+    qrels: Qrels,
+    depth: int | None = None,
+    complete: bool = False,
+) -> JudgedRankings:
+    """Join rankings with relevance judgments into the dense arrays the metrics read.
+
+    `rankings[i]` is query `query_ids[i]`'s ranking as document ids (strings), already in final
+    rank order (trec_eval's order for a run: see `recall_kit.types.sort_hits`); it is cut at
+    `depth` when one is given. A query missing from `qrels` is left out, as trec_eval and
+    pytrec_eval leave it out (nothing says what it should have found): the returned `query_ids`
+    say which queries were kept. With `complete=True` it is kept with no judgments, so every
+    metric scores it 0 (a query with judgments but no relevant document is always kept). A
+    document id twice in one ranking raises `ValueError`, as trec_eval refuses duplicates.
+    """
+    if len(query_ids) != len(rankings):
+        raise ValueError(f"{len(query_ids)} query ids but {len(rankings)} rankings")
+    if depth is not None:
+        if depth < 0:
+            raise ValueError(f"depth must be >= 0, got {depth}")
+        rankings = [ranking[:depth] for ranking in rankings]
+    num_queries = len(query_ids)
+    lengths = np.fromiter(map(len, rankings), dtype=np.int64, count=num_queries)
+    total = int(lengths.sum())
+    width = int(lengths.max()) if num_queries else 0
+
+    # One set per ranking, built in C: cheaper than it looks, and trec_eval refuses duplicates.
+    distinct = np.fromiter(map(len, map(set, rankings)), dtype=np.int64, count=num_queries)
+    if total and (distinct != lengths).any():
+        row = int(np.flatnonzero(distinct != lengths)[0])
+        repeated = _first_repeat(rankings[row])
+        raise ValueError(f"ranking of query {query_ids[row]!r} holds document {repeated!r} twice")
+    if not complete and any(query_id not in qrels for query_id in query_ids):
+        kept = [i for i, query_id in enumerate(query_ids) if query_id in qrels]
+        query_ids = [query_ids[i] for i in kept]
+        rankings = [rankings[i] for i in kept]
+        num_queries, lengths = len(kept), lengths[kept]
+        total = int(lengths.sum())
+        width = int(lengths.max()) if num_queries else 0
+
+    empty: dict[str, int] = {}
+    judgments = [qrels.get(query_id, empty) for query_id in query_ids]
+
+    # Every ranked cell's grade, NaN where unjudged: dict.get runs in C through map(), so the
+    # only per-query Python work is building one iterator.
+    nan = float("nan")
+    cells = np.fromiter(
+        chain.from_iterable(
+            map(judged.get, ranking, repeat(nan)) for judged, ranking in zip(judgments, rankings)
+        ),
+        dtype=np.float64,
+        count=total,
+    )
+    judged_cells = ~np.isnan(cells)
+    grade_cells = np.where(judged_cells, np.maximum(cells, 0.0), 0.0).astype(np.int32)
+    grades = np.zeros((num_queries, width), dtype=np.int32)
+    judged = np.zeros((num_queries, width), dtype=bool)
+    if total == num_queries * width:
+        grades[...] = grade_cells.reshape(num_queries, width)
+        judged[...] = judged_cells.reshape(num_queries, width)
+    else:
+        filled = np.arange(width) < lengths[:, None]
+        grades[filled] = grade_cells
+        judged[filled] = judged_cells
+
+    sizes = np.fromiter(map(len, judgments), dtype=np.int64, count=num_queries)
+    all_grades = np.fromiter(
+        chain.from_iterable(judged.values() for judged in judgments),
+        dtype=np.int64,
+        count=int(sizes.sum()),
+    )
+    num_relevant, ideal_grades = _ideal(all_grades, np.repeat(np.arange(num_queries), sizes), num_queries)
+
+    return JudgedRankings(
+        query_ids=list(query_ids),
+        grades=grades,
+        judged=judged,
+        lengths=lengths,
+        num_relevant=num_relevant,
+        ideal_grades=ideal_grades,
+    )
+
+
+def _ideal(all_grades: np.ndarray, owner: np.ndarray, num_queries: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each query's number of relevant documents, and its ideal ranking's gains: the positive
+    grades in `all_grades` (query `owner[i]` for grade i), sorted descending, zero-padded."""
+    positive = all_grades >= 1
+    pos_grades, pos_owner = all_grades[positive], owner[positive]
+    num_relevant = np.bincount(pos_owner, minlength=num_queries).astype(np.int64)
+    order = np.lexsort((-pos_grades, pos_owner))
+    pos_grades, pos_owner = pos_grades[order], pos_owner[order]
+    starts = np.cumsum(num_relevant) - num_relevant
+    ideal_grades = np.zeros((num_queries, int(num_relevant.max()) if num_queries else 0), np.int32)
+    ideal_grades[pos_owner, np.arange(len(pos_owner)) - starts[pos_owner]] = pos_grades
+    return num_relevant, ideal_grades
+
+
+def _factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted distinct values, each value's index among them) for a numpy bytes array.
+
+    Byte order is strcmp's order, trec_eval's. Consecutive repeats (a query's lines) are folded
+    first; short strings are packed into big-endian integers, which sort in the same order faster.
+    """
+    if len(values) == 0:
+        return values, np.zeros(0, dtype=np.int64)
+    change = np.empty(len(values), dtype=bool)
+    change[0] = True
+    np.not_equal(values[1:], values[:-1], out=change[1:])
+    heads = int(np.count_nonzero(change))
+    if heads * 4 < len(values):
+        labels, inverse = np.unique(values[change], return_inverse=True)
+        return labels, inverse.ravel()[np.cumsum(change) - 1]
+    width = values.dtype.itemsize
+    if width <= 8:
+        packed = np.zeros((len(values), 8), dtype=np.uint8)
+        packed[:, :width] = values.view(np.uint8).reshape(len(values), width)
+        keys, inverse = np.unique(packed.view(">u8").ravel(), return_inverse=True)
+        return keys.astype(">u8").view("S8"), inverse.ravel()
+    labels, inverse = np.unique(values, return_inverse=True)
+    return labels, inverse.ravel()
+
+
+def _first_pair_repeat(pairs: np.ndarray) -> int | None:
+    """Index into `pairs` of a value that occurs twice, or None."""
+    ordered = np.sort(pairs)
+    if not (ordered[1:] == ordered[:-1]).any():
+        return None
+    order = np.argsort(pairs, kind="stable")
+    repeats = np.flatnonzero(pairs[order][1:] == pairs[order][:-1])
+    return None if len(repeats) == 0 else int(order[repeats[0] + 1])
+
+
+def _float32_order(scores: np.ndarray, query: np.ndarray, doc: np.ndarray, num_docs: int) -> np.ndarray:
+    """Row order by query, then float32 score descending, then document code descending."""
+    with np.errstate(over="ignore"):
+        scores32 = scores.astype(np.float32) + np.float32(0.0)  # -0.0 ties with 0.0
+    bits = scores32.view(np.uint32)
+    ascending = np.where(bits >> 31 != 0, ~bits, bits | np.uint32(0x80000000))
+    primary = (query.astype(np.uint64) << np.uint64(32)) | (~ascending).astype(np.uint64)
+    # A run file is usually written in this order already: a stable sort then costs one pass.
+    order = np.argsort(primary, kind="stable")
+    tied = primary[order][1:] == primary[order][:-1]
+    if tied.any():  # equal float32 scores: order each tied group by document id, descending
+        group = np.zeros(len(scores), dtype=np.int64)
+        np.cumsum(~tied, out=group[1:])
+        order = order[np.argsort((group << 31) | (num_docs - 1 - doc[order]))]
+    return order
+
+
+def judge_tables(
+    run: TrecTable, qrels: TrecTable, complete: bool = False, ties: str = "float32"
+) -> tuple[list[str], JudgedRankings]:
+    """Join a run and qrels read as arrays (`recall_kit.measure.trec.read_run_table`) as trec_eval does.
+
+    The vectorised twin of `judge_rankings` for whole TREC files: each query's lines are put in
+    trec_eval's order (score descending, compared as float32, or as doubles with
+    ``ties="float64"``; ties by document id descending), joined with
+    the judgments, and laid out as `JudgedRankings`. Queries are those in both files (with
+    `complete`, every qrels query), sorted by id. A document twice for one query, in the run or in
+    the qrels, raises `ValueError` naming both ids.
+    """
+    num_run = len(run.doc_ids)
+    query_labels, query_codes = _factorize(np.concatenate([run.query_ids, qrels.query_ids]))
+    doc_labels, doc_codes = _factorize(np.concatenate([run.doc_ids, qrels.doc_ids]))
+    num_queries, num_docs = len(query_labels), max(len(doc_labels), 1)
+    run_query, run_doc = query_codes[:num_run], doc_codes[:num_run]
+    judged_query, judged_doc = query_codes[num_run:], doc_codes[num_run:]
+    run_pairs = run_query * num_docs + run_doc
+    judged_pairs = judged_query * num_docs + judged_doc
+    for pairs, which, query_ids, doc_ids in (
+        (judged_pairs, "qrels", qrels.query_ids, qrels.doc_ids),
+        (run_pairs, "run", run.query_ids, run.doc_ids),
+    ):
+        repeat = _first_pair_repeat(pairs)
+        if repeat is not None:
+            raise ValueError(
+                f"document {doc_ids[repeat].decode()!r} appears twice for query "
+                f"{query_ids[repeat].decode()!r} in the {which}"
+            )
+
+    if ties == "float64":
+        order = np.lexsort((num_docs - 1 - run_doc, -(run.values + 0.0), run_query))
+    else:
+        order = _float32_order(run.values, run_query, run_doc, num_docs)
+    run_query, run_pairs = run_query[order], run_pairs[order]
+
+    judged_order = np.argsort(judged_pairs, kind="stable")
+    sorted_pairs = judged_pairs[judged_order]
+    sorted_grades = qrels.values[judged_order].astype(np.int64)
+    # Look up only the cells whose document is judged for some query: usually a small share.
+    judged_somewhere = np.zeros(num_docs, dtype=bool)
+    judged_somewhere[judged_doc] = True
+    candidates = np.flatnonzero(judged_somewhere[run_doc[order]])
+    position = np.searchsorted(sorted_pairs, run_pairs[candidates])
+    hit = sorted_pairs[np.minimum(position, max(len(sorted_pairs) - 1, 0))] == run_pairs[candidates]
+    found = np.zeros(num_run, dtype=bool)
+    found[candidates[hit]] = True
+    cell_grades = np.zeros(num_run, dtype=np.int64)
+    cell_grades[candidates[hit]] = sorted_grades[position[hit]]
+
+    counts = np.bincount(run_query, minlength=num_queries)
+    in_qrels = np.bincount(judged_query, minlength=num_queries) > 0
+    selected = in_qrels if complete else in_qrels & (counts > 0)
+    new_row = np.cumsum(selected) - 1
+    keep = selected[run_query]
+    rank = np.arange(num_run) - (np.cumsum(counts) - counts)[run_query]
+    rows, columns = new_row[run_query[keep]], rank[keep]
+    lengths = counts[selected].astype(np.int64)
+    num_selected = int(selected.sum())
+    width = int(lengths.max()) if num_selected else 0
+    grades = np.zeros((num_selected, width), dtype=np.int32)
+    judged = np.zeros((num_selected, width), dtype=bool)
+    grades[rows, columns] = np.maximum(cell_grades[keep], 0)
+    judged[rows, columns] = found[keep]
+
+    judged_keep = selected[judged_query]
+    num_relevant, ideal_grades = _ideal(
+        qrels.values[judged_keep].astype(np.int64), new_row[judged_query[judged_keep]], num_selected
+    )
+    query_ids = [label.decode("utf-8") for label in query_labels[selected].tolist()]
+    return query_ids, JudgedRankings(
+        query_ids=query_ids,
+        grades=grades,
+        judged=judged,
+        lengths=lengths,
+        num_relevant=num_relevant,
+        ideal_grades=ideal_grades,
+    )
+
+
+def evaluate(data: JudgedRankings, specs: Sequence[MetricSpec]) -> dict[str, np.ndarray]:
+    """Per-query values (float64, one per query of `data`) by metric name, in `specs` order."""
+    return {spec.name: spec.compute(data) for spec in specs}
+
+
+def aggregate(values: dict[str, np.ndarray], strata: Sequence[str]) -> dict[str, Any]:
+    """Macro averages: over all queries, and per stratum (strata in order of first appearance).
+
+    Returns ``{"overall": {name: mean, ..., "n": Q}, "strata": {stratum: {name: mean, ..., "n":
+    count}}}`` with plain Python numbers. With no queries every mean is 0.0 and ``n`` is 0.
+    """
+    num_queries = len(strata)
+    for name, array in values.items():
+        if len(array) != num_queries:
+            raise ValueError(f"{name!r} has {len(array)} values for {num_queries} queries")
+    labels, first_seen, inverse, counts = np.unique(
+        np.array([str(stratum) for stratum in strata], dtype=str),
+        return_index=True,
+        return_inverse=True,
+        return_counts=True,
+    )
+    by_appearance = np.argsort(first_seen, kind="stable")
+
+    overall: dict[str, Any] = {}
+    per_stratum: dict[str, dict[str, Any]] = {str(labels[i]): {} for i in by_appearance}
+    for name, array in values.items():
+        array = np.asarray(array, dtype=np.float64)
+        overall[name] = float(array.mean()) if num_queries else 0.0
+        sums = np.bincount(inverse, weights=array, minlength=len(labels))
+        for i in by_appearance:
+            per_stratum[str(labels[i])][name] = float(sums[i] / counts[i])
+    overall["n"] = num_queries
+    for i in by_appearance:
+        per_stratum[str(labels[i])]["n"] = int(counts[i])
+    return {"overall": overall, "strata": per_stratum}
+
+
+def depth_warnings(specs: Sequence[MetricSpec], deepest: int, where: str) -> list[str]:
+    """One sentence when a metric's cutoff lies past the deepest ranking of `where`.
+
+    Such a metric counts only the documents that are there, so it equals the same metric at
+    `deepest`: say so rather than let the two read as two measurements.
+    """
+    beyond = [spec.name for spec in specs if spec.cutoff is not None and spec.cutoff > deepest]
+    if not beyond:
+        return []
+    return [
+        f"{', '.join(beyond)}: cutoff past {where} ({deepest} documents); "
+        f"{'it counts' if len(beyond) == 1 else 'they count'} only the documents there, "
+        f"as at @{deepest}."
+    ]
+
+
+@dataclass
+class RunScores:
+    """One run's scores: the queries scored (sorted by id), per-query values, their means."""
+
+    query_ids: list[str]
+    values: dict[str, np.ndarray]
+    overall: dict[str, Any]
+    warnings: list[str]
+
+
+def score_rankings(
+    qrels: Qrels,
+    rankings: Mapping[str, Sequence[str]],
+    specs: Sequence[MetricSpec],
+    complete: bool = False,
+    where: str = "the run's deepest ranking",
+) -> RunScores:
+    """Score ranked ids (best first, by query id) against `qrels`, as trec_eval does.
+
+    By default only queries in both are scored (trec_eval's default); `complete=True` scores
+    every qrels query, a query missing from `rankings` scoring as an empty ranking (trec_eval
+    ``-c``). A query with no qrels is never scored (trec_eval skips it too).
+    """
+    query_ids = sorted(qrels) if complete else sorted(set(qrels) & set(rankings))
+    ranked = [list(rankings.get(query_id, ())) for query_id in query_ids]
+    values = evaluate(judge_rankings(query_ids, ranked, qrels, complete=True), specs)
+    overall = aggregate(values, ["all"] * len(query_ids))["overall"]
+    warnings = depth_warnings(specs, max(map(len, ranked)), where) if ranked else []
+    return RunScores(query_ids, values, overall, warnings)
+
+
+def score_run_files(
+    qrels_path: Path,
+    run_paths: Sequence[Path],
+    metric_names: Sequence[str] | None,
+    complete: bool = False,
+    ties: str = "float32",
+) -> list[RunScores]:
+    """Score TREC run files against one TREC qrels file, as trec_eval does (see `score_rankings`).
+
+    Each ranking is in trec_eval's order: score descending, ties by document id descending, scores
+    compared at float32 precision as trec_eval <= 9 and pytrec_eval do; ``ties="float64"``
+    compares them as doubles, as trec_eval 10 does.
+    """
+    from recall_kit.errors import DatasetError
+    from recall_kit.measure.trec import read_qrels, read_qrels_table, read_run, read_run_table
+
+    if ties not in TIE_PRECISIONS:
+        raise OptionError(f"--ties must be one of {', '.join(TIE_PRECISIONS)}, got {ties!r}.")
+    specs = resolve_metrics(metric_names)
+    qrels = read_qrels_table(Path(qrels_path))
+    scores = []
+    for run_path in run_paths:
+        run = read_run_table(Path(run_path))
+        try:
+            query_ids, data = judge_tables(run, qrels, complete=complete, ties=ties)
+        except ValueError as error:
+            # The fast readers do not track line numbers: the exact readers find the line at fault.
+            read_qrels(Path(qrels_path))
+            read_run(Path(run_path))
+            raise DatasetError(str(error)) from None
+        values = evaluate(data, specs)
+        overall = aggregate(values, ["all"] * len(query_ids))["overall"]
+        where = f"the deepest ranking in {Path(run_path).name}"
+        deepest = int(data.lengths.max()) if len(query_ids) else 0
+        warnings = depth_warnings(specs, deepest, where) if query_ids else []
+        scores.append(RunScores(query_ids, values, overall, warnings))
+    return scores
+
+
+def score_trec_files(
+    qrels_path: Path,
+    run_path: Path,
+    metric_names: Sequence[str] | None,
+    complete: bool = False,
+    ties: str = "float32",
+) -> RunScores:
+    """Score one TREC run file against a TREC qrels file (see `score_run_files`).
+
+    Queries come sorted by id, as trec_eval lists them. The result holds `query_ids`, `values`
+    (per query, by metric name), `overall` (means, with "n") and `warnings` (cutoffs past the
+    run's deepest ranking).
+    """
+    return score_run_files(qrels_path, [run_path], metric_names, complete=complete, ties=ties)[0]
+
+
+def _as_qrels(qrels: Mapping[Any, Any]) -> Qrels:
+    out: Qrels = {}
+    for query_id, judged in qrels.items():
+        if isinstance(judged, Mapping):
+            grades = {}
+            for doc, grade in judged.items():
+                if isinstance(grade, bool) or not float(grade).is_integer():
+                    raise ValueError(f"qrels of query {query_id!r}: grade {grade!r} of {doc!r} is not an integer")
+                grades[str(doc)] = int(grade)
+            out[str(query_id)] = grades
+        elif isinstance(judged, (str, bytes)) or not isinstance(judged, Iterable):
+            raise ValueError(
+                f"qrels of query {query_id!r}: expected {{doc_id: grade}} or a list of relevant ids"
+            )
+        else:
+            out[str(query_id)] = {str(doc): 1 for doc in judged}
+    return out
+
+
+def _as_rankings(run: Mapping[Any, Any], ties: str) -> dict[str, list[str]]:
+    rankings: dict[str, list[str]] = {}
+    for query_id, answer in run.items():
+        if isinstance(answer, Mapping):
+            hits = [Hit(str(doc), float(score)) for doc, score in answer.items()]
+            if any(math.isnan(hit.score) for hit in hits):
+                raise ValueError(f"run of query {query_id!r}: a score is NaN")
+            rankings[str(query_id)] = [hit.id for hit in sort_hits(hits, ties)]
+        elif isinstance(answer, (str, bytes)) or not isinstance(answer, Iterable):
+            raise ValueError(
+                f"run of query {query_id!r}: expected {{doc_id: score}} or a list of ids, best first"
+            )
+        else:
+            rankings[str(query_id)] = [str(doc) for doc in answer]
+    return rankings
+
+
+def evaluate_run(
+    qrels: Mapping[Any, Any],
+    run: Mapping[Any, Any],
+    metrics: Sequence[str] | str | None = None,
+    *,
+    per_query: bool = False,
+    complete: bool = False,
+    ties: str = "float32",
+) -> dict[str, Any]:
+    """Score an in-memory run against in-memory qrels: ``recall_kit.evaluate``.
+
+    `qrels` is ``{query_id: {doc_id: grade}}`` (pytrec_eval's shape; grade >= 1 is relevant, 0
+    judged not relevant) or ``{query_id: [relevant ids]}``. `run` is ``{query_id: {doc_id:
+    score}}`` (ranked as trec_eval ranks: score descending, ties by id descending, scores compared
+    at float32 precision unless ``ties="float64"``, trec_eval 10's way) or ``{query_id: [doc_id,
+    ...]}`` already best first. Ids are compared as strings. `metrics` are recall-kit metric
+    names (``"recall@10"``, ``["ndcg@10", "mrr"]``; default: the default set).
+
+    As trec_eval: only queries in both are scored; `complete=True` scores every qrels query, a
+    query the run lacks scoring 0 (``-c``); a query with no qrels is never scored. Returns the
+    means ``{metric: value}``, or with `per_query=True` ``{query_id: {metric: value}}`` as
+    pytrec_eval's ``RelevanceEvaluator.evaluate`` does. A cutoff past the run's deepest ranking
+    raises no error but a `RecallKitWarning` saying it equals the metric at that depth.
+    """
+    import warnings as warnings_module
+
+    from recall_kit.errors import RecallKitWarning
+
+    if ties not in TIE_PRECISIONS:
+        raise ValueError(f"ties must be one of {', '.join(TIE_PRECISIONS)}, got {ties!r}")
+    specs = resolve_metrics([metrics] if isinstance(metrics, str) else metrics)
+    scores = score_rankings(_as_qrels(qrels), _as_rankings(run, ties), specs, complete=complete)
+    for warning in scores.warnings:
+        warnings_module.warn(warning, RecallKitWarning, stacklevel=2)
+    if per_query:
+        return {
+            query_id: {name: float(array[row]) for name, array in scores.values.items()}
+            for row, query_id in enumerate(scores.query_ids)
+        }
+    return {name: float(scores.overall[name]) for name in scores.values}

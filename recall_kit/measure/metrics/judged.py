@@ -1,0 +1,27 @@
+"""Judged at k: the share of the top k that has a relevance judgment (a check on the qrels)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from recall_kit.measure.metrics._common import divide, require_cutoff
+from recall_kit.types import JudgedRankings
+
+
+def judged_at_k(data: JudgedRankings, cutoff: int | None) -> np.ndarray:
+    """Judged@k, per query: the fraction of the top ``min(k, n)`` documents that are judged.
+
+    ``judged@k = |judged ∩ top k| / min(k, n)``, n being the ranking's length; a judgment of any
+    grade (0 included) counts. The denominator is ``min(k, n)``, not k, so that a short ranking
+    whose every document is judged scores 1: the metric says how far the other scores can be
+    trusted, not how long the ranking is. An empty ranking scores 0 (nothing was judged).
+    Low values warn that unjudged documents, scored as not relevant, may hide real hits.
+
+    Reference: ir_measures / ranx ``Judged@k`` (not in trec_eval, whose closest measure is
+    ``num_nonrel_judged_ret``); those divide by k, which differs only for rankings shorter than k.
+    """
+    k = require_cutoff(cutoff)
+    judged = np.count_nonzero(data.judged[:, :k], axis=1)
+    # No ranking is longer than the arrays are wide: a huge k (2**63) means the whole ranking.
+    shown = np.minimum(np.asarray(data.lengths, dtype=np.int64), min(k, data.grades.shape[1]))
+    return divide(judged, shown)

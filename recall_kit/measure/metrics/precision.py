@@ -1,0 +1,20 @@
+"""Precision at k: the share of the top k that is relevant."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from recall_kit.measure.metrics._common import relevant_retrieved, require_cutoff
+from recall_kit.types import JudgedRankings
+
+
+def precision_at_k(data: JudgedRankings, cutoff: int | None) -> np.ndarray:
+    """Precision@k, per query.
+
+    ``precision@k = |relevant ∩ top k| / k``; the denominator is k even when the ranking is
+    shorter than k, as in trec_eval.
+
+    Reference: trec_eval ``P_k`` (``-m P.k``).
+    """
+    k = require_cutoff(cutoff)
+    return relevant_retrieved(data, k) / float(k)

@@ -1,0 +1,422 @@
+"""The result document (schema recall-kit/result/1): building its manifest, saving, loading, reporting."""
+
+from __future__ import annotations
+
+import datetime
+import importlib.metadata
+import json
+import math
+import os
+import platform
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from recall_kit.errors import ResultFileError
+from recall_kit.fileio import write_json_atomic
+from recall_kit.options import options_to_dict
+from recall_kit.types import Hit, Report, ReportTable
+
+if TYPE_CHECKING:
+    from recall_kit.measure.system import System
+
+SCHEMA = "recall-kit/result/1"
+
+
+def _version(distribution: str) -> str | None:
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def build_manifest(system: System, seed: int) -> dict[str, Any]:
+    """Versions, platform and time: what is needed to reproduce (or distrust) a result."""
+    plugins = {}
+    for leg in system.legs:
+        plugins[leg.plugin] = _version(leg.plugin)
+    return {
+        "recall_kit": _version("recall-kit"),
+        "plugins": plugins,
+        "context": {leg.name: options_to_dict(leg.context) for leg in system.legs if leg.context},
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpu_count": os.cpu_count(),
+        "seed": seed,
+        "time": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+    }
+
+
+def _format(value: Any) -> Any:
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    return value
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    """One query's entry in a result: its fused ranking, per-query metric values and attribution."""
+
+    query_id: str
+    stratum: str
+    #: Document ids of the scored ranking, best first (trec_eval order), at most k of them.
+    ranking: list[str]
+    #: The fused score of each ranked id.
+    scores: list[float]
+    #: Metric name -> this query's value.
+    metrics: dict[str, float]
+    #: Id -> {leg: rank in that leg's own list}, for returned and relevant ids.
+    found_by: dict[str, dict[str, int]] = field(default_factory=dict)
+    scope: str | None = None
+    #: Single-path latency of this query in ms (sampled queries only).
+    latency_ms: float | None = None
+
+    def hits(self) -> list[Hit]:
+        return [Hit(doc, score) for doc, score in zip(self.ranking, self.scores, strict=True)]
+
+    def to_dict(self) -> dict[str, Any]:
+        entry: dict[str, Any] = {"query_id": self.query_id, "stratum": self.stratum, "ranking": self.ranking,
+                                 "scores": self.scores, "metrics": self.metrics, "found_by": self.found_by}
+        if self.scope is not None:
+            entry["scope"] = self.scope
+        if self.latency_ms is not None:
+            entry["latency_ms"] = self.latency_ms
+        return entry
+
+
+@dataclass
+class BenchmarkResult:
+    """One system's result on one dataset: the one place that builds, validates and reads the
+    `recall-kit/result/1` document. Everything else asks it (accessors), never the raw JSON."""
+
+    #: The system section: spec, label, legs (name, plugin, weight, options), fusion chain.
+    system: dict[str, Any]
+    #: The dataset section: name, path, fingerprint, counts.
+    dataset: dict[str, Any]
+    k: int
+    depth: int
+    metric_names: list[str]
+    #: Metric name -> mean over every query, plus "n".
+    overall: dict[str, float]
+    #: Stratum -> (metric name -> mean over the stratum's queries, plus "n").
+    strata: dict[str, dict[str, float]]
+    queries: list[QueryResult]
+    attribution: dict[str, dict[str, int]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    #: p50/p95/p99/mean/max/n of the system's single-query latency in ms, and "legs": the same per leg.
+    latency: dict[str, Any] = field(default_factory=dict)
+    #: build_seconds, size_bytes and "legs": per-leg build cost and index stats.
+    index: dict[str, Any] = field(default_factory=dict)
+    throughput: dict[str, Any] = field(default_factory=dict)
+    wall_seconds: float = 0.0
+    manifest: dict[str, Any] = field(default_factory=dict)
+    #: The k asked for; `k` is larger when a metric's cutoff lay past it (None: not recorded).
+    k_requested: int | None = None
+    #: The depth the attribution was measured at: each leg's own top k (None: not recorded).
+    attribution_depth: int | None = None
+    #: Leg name -> queries it answered with no hits.
+    empty_rankings: dict[str, int] = field(default_factory=dict)
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    @property
+    def label(self) -> str:
+        return str(self.system.get("label") or self.system.get("spec"))
+
+    @property
+    def fingerprint(self) -> str | None:
+        value = self.dataset.get("fingerprint")
+        return None if value is None else str(value)
+
+    @property
+    def query_ids(self) -> list[str]:
+        return [query.query_id for query in self.queries]
+
+    @property
+    def stratum_names(self) -> list[str]:
+        return list(self.strata)
+
+    def stratum_of(self) -> dict[str, str]:
+        """query_id -> stratum."""
+        return {query.query_id: query.stratum for query in self.queries}
+
+    def per_query(self, metric: str) -> dict[str, float]:
+        """query_id -> value of `metric` for every query."""
+        return {query.query_id: query.metrics[metric] for query in self.queries}
+
+    def rankings(self) -> dict[str, list[str]]:
+        """query_id -> ranked document ids."""
+        return {query.query_id: query.ranking for query in self.queries}
+
+    def latencies(self) -> list[float]:
+        """The sampled single-query latencies in ms, in query order."""
+        return [query.latency_ms for query in self.queries if query.latency_ms is not None]
+
+    # -- writing ---------------------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA,
+            "system": self.system,
+            "dataset": self.dataset,
+            "k": self.k,
+            "k_requested": self.k if self.k_requested is None else self.k_requested,
+            "depth": self.depth,
+            "metrics": {"names": self.metric_names, "overall": self.overall, "strata": self.strata},
+            "attribution": self.attribution,
+            "attribution_depth": self.k if self.attribution_depth is None else self.attribution_depth,
+            "empty_rankings": self.empty_rankings,
+            "warnings": self.warnings,
+            "queries": [query.to_dict() for query in self.queries],
+            "latency_ms": self.latency,
+            "index": self.index,
+            "throughput": self.throughput,
+            "wall_seconds": self.wall_seconds,
+            "manifest": self.manifest,
+        }
+
+    def save(self, path: str | Path) -> None:
+        write_json_atomic(path, self.to_dict())
+
+    def write_run(self, path: str | Path, tag: str | None = None) -> None:
+        """The rankings as a TREC run file (`qid Q0 docid rank score tag`), tagged with the spec."""
+        from recall_kit.measure.trec import write_run
+
+        write_run(path, {query.query_id: query.hits() for query in self.queries},
+                  tag=tag or str(self.system.get("spec") or "recall-kit"))
+
+    # -- loading ---------------------------------------------------------------------------------
+
+    @classmethod
+    def load(cls, path: str | Path) -> BenchmarkResult:
+        source = Path(path)
+        try:
+            data = json.loads(source.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ResultFileError(f"{source}: no such result file.") from None
+        except IsADirectoryError:
+            raise ResultFileError(f"{source}: is a directory, not a result file.") from None
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as error:
+            raise ResultFileError(f"{source}: not a JSON result file ({error}).") from None
+        except OSError as error:
+            raise ResultFileError(f"{source}: cannot be read ({error.strerror}).") from None
+        return cls.from_dict(data, source=str(source))
+
+    @classmethod
+    def from_dict(cls, data: Any, source: str = "result") -> BenchmarkResult:
+        """Validate a result document and build the typed result; a malformed one raises
+        ResultFileError naming the file and the field at fault."""
+        if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+            found = data.get("schema") if isinstance(data, dict) else None
+            raise ResultFileError(f"{source}: expected schema {SCHEMA!r}, found {found!r}.")
+        read = _Reader(source)
+        metrics = read.mapping(data, "metrics")
+        names = read.strings(metrics, "names", "metrics.names")
+        queries: list[QueryResult] = []
+        seen: set[str] = set()
+        for index, entry in enumerate(read.sequence(data, "queries")):
+            where = f"queries[{index}]"
+            if not isinstance(entry, dict):
+                raise read.error(f"{where} is not an object")
+            query_id = read.string(entry, "query_id", f"{where}.query_id")
+            if query_id in seen:
+                raise read.error(f"{where}: query {query_id!r} appears twice")
+            seen.add(query_id)
+            values = read.mapping(entry, "metrics", f"{where}.metrics")
+            for name in names:
+                read.number(values, name, f"{where}.metrics.{name}")
+            ranking = read.strings(entry, "ranking", f"{where}.ranking")
+            scores = [float(s) for s in read.sequence(entry, "scores", f"{where}.scores")]
+            if len(scores) != len(ranking):
+                raise read.error(f"{where}: {len(ranking)} ranked ids but {len(scores)} scores")
+            latency = entry.get("latency_ms")
+            queries.append(QueryResult(
+                query_id=query_id,
+                stratum=read.string(entry, "stratum", f"{where}.stratum"),
+                ranking=ranking,
+                scores=scores,
+                metrics={name: float(value) for name, value in values.items()},
+                found_by=dict(entry.get("found_by") or {}),
+                scope=None if entry.get("scope") is None else str(entry["scope"]),
+                latency_ms=None if latency is None else float(latency),
+            ))
+        overall = read.mapping(metrics, "overall", "metrics.overall")
+        strata = read.mapping(metrics, "strata", "metrics.strata")
+        for name in names:
+            read.number(overall, name, f"metrics.overall.{name}")
+        return cls(
+            system=read.mapping(data, "system"),
+            dataset=read.mapping(data, "dataset"),
+            k=int(read.number(data, "k")),
+            depth=int(data.get("depth", data["k"])),
+            metric_names=names,
+            overall=dict(overall),
+            strata={str(s): dict(v) for s, v in strata.items()},
+            queries=queries,
+            attribution=dict(data.get("attribution") or {}),
+            warnings=[str(w) for w in data.get("warnings") or []],
+            latency=dict(data.get("latency_ms") or {}),
+            index=dict(data.get("index") or {}),
+            throughput=dict(data.get("throughput") or {}),
+            wall_seconds=float(data.get("wall_seconds") or 0.0),
+            manifest=dict(data.get("manifest") or {}),
+            k_requested=None if data.get("k_requested") is None else int(data["k_requested"]),
+            attribution_depth=None if data.get("attribution_depth") is None else int(data["attribution_depth"]),
+            empty_rankings={str(leg): int(n) for leg, n in (data.get("empty_rankings") or {}).items()},
+        )
+
+    def metrics_table(self) -> ReportTable:
+        names = self.metric_names
+        rows = [["overall", self.overall["n"], *(_format(self.overall[m]) for m in names)]]
+        for stratum, values in self.strata.items():
+            rows.append([stratum, values["n"], *(_format(values[m]) for m in names)])
+        whole = [name for name in names if "@" not in name]
+        notes = []
+        if whole:
+            # A metric without a cutoff reads the whole ranking, and the ranking is the top k.
+            notes.append(f"{', '.join(whole)}: computed over the top {self.k} (the scored depth k).")
+        return ReportTable(title=f"{self.label} on {self.dataset.get('name')}",
+                           headers=["stratum", "n", *names], rows=rows, notes=notes)
+
+    def cost_table(self) -> ReportTable:
+        latency = self.latency
+        index = self.index
+        rows = []
+        for name, leg in index["legs"].items():
+            leg_latency = latency["legs"].get(name, {})
+            rows.append([name, _format(leg_latency.get("p50", 0.0)), _format(leg_latency.get("p95", 0.0)),
+                         _format(leg_latency.get("p99", 0.0)), _format(leg["build_seconds"]),
+                         leg["size_bytes"] if leg["size_bytes"] is not None else "n/a"])
+        if len(index["legs"]) > 1:
+            rows.append(["system", _format(latency["p50"]), _format(latency["p95"]), _format(latency["p99"]),
+                         _format(index["build_seconds"]),
+                         index["size_bytes"] if index["size_bytes"] is not None else "n/a"])
+        qps = self.throughput.get("queries_per_second")
+        return ReportTable(
+            title="Cost",
+            headers=["leg", "p50 ms", "p95 ms", "p99 ms", "build s", "index bytes"],
+            rows=rows,
+            notes=[f"single-query latency over {latency['n']} queries; batch throughput {qps} queries/s"],
+        )
+
+    def attribution_table(self) -> ReportTable | None:
+        attribution = self.attribution
+        if len(attribution) < 2:
+            return None
+        rows = [[name, v["relevant_in_top_k"], v["relevant_only_this_leg"], v["relevant_pushed_out"],
+                 v["unique_in_top_k"]] for name, v in attribution.items()]
+        k = self.k if self.attribution_depth is None else self.attribution_depth
+        return ReportTable(
+            title=f"What each leg contributed (measured at depth {k})",
+            headers=["leg", f"relevant in top {k}", "relevant only it found", "relevant pushed out",
+                     f"its own ids in top {k}"],
+            rows=rows,
+            notes=[f"a leg found a document when it ranked it in its own top {k}; "
+                   f"pushed out: relevant ids in the leg's own top {k} that the fused top {k} lost"],
+        )
+
+    def report(self) -> Report:
+        tables = [self.metrics_table(), self.cost_table()]
+        attribution = self.attribution_table()
+        if attribution is not None:
+            tables.append(attribution)
+        return Report(title=f"recall-kit eval: {self.label}", tables=tables,
+                      notes=list(self.warnings), data=self.to_dict(),
+                      charts=self._charts())
+
+    def _charts(self) -> list[dict[str, Any]]:
+        bars = {stratum: {m: values[m] for m in self.metric_names}
+                for stratum, values in [("overall", self.overall), *self.strata.items()]}
+        latencies = self.latencies()
+        return [
+            {"kind": "bar", "title": "Metrics per stratum", "groups": bars},
+            {"kind": "histogram", "title": "Single-query latency (ms)", "values": latencies},
+        ]
+
+    def summary(self) -> str:
+        """The overall and per-stratum metrics as a plain-text table."""
+        from recall_kit.reporting.formats import format_table
+
+        return format_table(self.metrics_table(), "simple")
+
+
+def load_results(paths: Sequence[str | Path]) -> list[tuple[str, BenchmarkResult]]:
+    """Load result files and label each by its system; a label used twice gets its file name."""
+    results = [BenchmarkResult.load(path) for path in paths]
+    labels = [result.label for result in results]
+    out = []
+    for path, label, result in zip(paths, labels, results, strict=True):
+        if labels.count(label) > 1:
+            label = f"{label} [{Path(path).name}]"
+        out.append((label, result))
+    return out
+
+
+def check_comparable(named: Sequence[tuple[str, BenchmarkResult]]) -> list[str]:
+    """Refuse results of different datasets or query sets; return the shared query ids in order."""
+    if len(named) < 2:
+        raise ResultFileError("Compare needs at least two result files.")
+    base_label, base = named[0]
+    base_fp = str(base.fingerprint)
+    base_ids = base.query_ids
+    for label, result in named[1:]:
+        fp = str(result.fingerprint)
+        if fp != base_fp:
+            raise ResultFileError(
+                f"{label!r} and {base_label!r} were run on different datasets (fingerprints "
+                f"{fp[:12]} and {base_fp[:12]}); compare results of one dataset."
+            )
+        ids = set(result.query_ids)
+        if ids != set(base_ids):
+            only_here, only_base = len(ids - set(base_ids)), len(set(base_ids) - ids)
+            raise ResultFileError(
+                f"{label!r} and {base_label!r} hold different query sets ({only_here} queries only in "
+                f"the first, {only_base} only in the second); compare results of one query set."
+            )
+    return base_ids
+
+
+class _Reader:
+    """Typed field access for `from_dict`, each failure one line naming the file and the field."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def error(self, what: str) -> ResultFileError:
+        return ResultFileError(f"{self.source}: {what}; not a valid {SCHEMA} document.")
+
+    def _get(self, data: dict[str, Any], key: str, where: str | None) -> Any:
+        if key not in data:
+            raise self.error(f"missing {where or key!r}")
+        return data[key]
+
+    def mapping(self, data: dict[str, Any], key: str, where: str | None = None) -> dict[str, Any]:
+        value = self._get(data, key, where)
+        if not isinstance(value, dict):
+            raise self.error(f"{where or key} is not an object")
+        return value
+
+    def sequence(self, data: dict[str, Any], key: str, where: str | None = None) -> list[Any]:
+        value = self._get(data, key, where)
+        if not isinstance(value, list):
+            raise self.error(f"{where or key} is not a list")
+        return value
+
+    def string(self, data: dict[str, Any], key: str, where: str | None = None) -> str:
+        value = self._get(data, key, where)
+        if not isinstance(value, str):
+            raise self.error(f"{where or key} is not a string")
+        return value
+
+    def strings(self, data: dict[str, Any], key: str, where: str | None = None) -> list[str]:
+        values = self.sequence(data, key, where)
+        if not all(isinstance(value, str) for value in values):
+            raise self.error(f"{where or key} holds a non-string")
+        return values
+
+    def number(self, data: dict[str, Any], key: str, where: str | None = None) -> float:
+        value = self._get(data, key, where)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise self.error(f"{where or key} is {value!r}, not a finite number")
+        return float(value)

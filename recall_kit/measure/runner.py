@@ -1,0 +1,560 @@
+"""The benchmark runner: build each leg's indexes (per scope), run every query, fuse, time, score."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from recall_kit.context import expand_corpus
+from recall_kit.dataset import Dataset, summarise
+from recall_kit.errors import PluginRunError, RecallKitError, SpecError
+from recall_kit.measure.adapters import coerce_hits
+from recall_kit.measure.evaluation import aggregate, evaluate, judge_rankings, resolve_metrics
+from recall_kit.measure.result import BenchmarkResult, QueryResult, build_manifest
+from recall_kit.measure.system import Leg, System, SystemSpec, build_system
+from recall_kit.plugins import pm
+from recall_kit.progress import progress_bar
+from recall_kit.types import (
+    Corpus,
+    FusionRequest,
+    Hit,
+    JudgedRankings,
+    Query,
+    Retriever,
+    float32_scores,
+    sort_hits,
+)
+
+
+@dataclass
+class LegRun:
+    """One leg's output over the whole query set, and what it cost."""
+
+    name: str
+    #: Hits per query, in the dataset's query order, trec_eval-ordered, at most `depth` each.
+    hits: list[list[Hit]]
+    build_seconds: float = 0.0
+    size_bytes: int | None = 0
+    index_stats: dict[str, Any] = field(default_factory=dict)
+    batch_seconds: float = 0.0
+    #: Single-path latency in ms for the sampled queries: query index -> ms.
+    latency_ms: dict[int, float] = field(default_factory=dict)
+    indexes: int = 0
+
+
+def _call(leg: str, what: str, function: Callable[..., Any], *args: Any) -> Any:
+    """Run plugin code; turn any exception into one line naming the leg (no query text)."""
+    try:
+        return function(*args)
+    except RecallKitError:
+        raise
+    except Exception as error:
+        raise PluginRunError(f"Retriever {leg!r} failed {what}: {type(error).__name__}: {error}") from error
+
+
+def checked_hits(leg: str, output: Any, k: int, corpus: Corpus, query_id: str) -> list[Hit]:
+    """Enforce the retriever contract on one answer and put ties in trec_eval order."""
+    if output is None or isinstance(output, (str, bytes)):
+        raise PluginRunError(f"Retriever {leg!r} returned {type(output).__name__} for query {query_id}; expected a list of hits.")
+    hits = coerce_hits(output, k)
+    for hit in hits:
+        if hit.id not in corpus:
+            raise PluginRunError(f"Retriever {leg!r} returned id {hit.id!r} for query {query_id}, which is not in the corpus it indexed.")
+        if math.isnan(hit.score):
+            raise PluginRunError(f"Retriever {leg!r} returned a NaN score for query {query_id}.")
+    scores = float32_scores(hits)  # scores equal at float32 precision tie (see sort_hits)
+    tied = False
+    for higher, lower in itertools.pairwise(scores):
+        if lower > higher:
+            raise PluginRunError(
+                f"Retriever {leg!r} returned hits out of order for query {query_id}: "
+                "scores must be non-increasing (best first, higher is better)."
+            )
+        tied = tied or lower == higher
+    return sort_hits(hits) if tied else hits
+
+
+def _scope_groups(dataset: Dataset) -> dict[str | None, list[int]]:
+    """Query indexes grouped by the scope they search (None: the whole corpus)."""
+    groups: dict[str | None, list[int]] = {}
+    scoped = dataset.has_scopes
+    for index, query in enumerate(dataset.queries):
+        groups.setdefault(query.scope if scoped else None, []).append(index)
+    return groups
+
+
+def _corpus_for(corpus: Corpus, scope: str | None) -> Corpus:
+    if scope is None:
+        return corpus
+    return corpus.subset(lambda memory: memory.scope == scope)
+
+
+def _latency_sample(count: int, sample: int | None) -> list[int]:
+    """Evenly spaced query indexes for the single-path latency (all when sample is None)."""
+    if sample is None or sample >= count:
+        return list(range(count))
+    if sample <= 0:
+        return []
+    return sorted({int(i) for i in np.linspace(0, count - 1, sample)})
+
+
+def run_legs(
+    system: System,
+    dataset: Dataset,
+    depth: int,
+    latency_sample: int | None = 200,
+    show_progress: bool | None = None,
+) -> dict[str, LegRun]:
+    """Build every leg's indexes (one per scope) and run every query through each leg.
+
+    Each query's batch answer comes from `search_many`; the sampled queries are also timed one
+    at a time through `search`, which is what a user of the store waits for.
+    """
+    groups = _scope_groups(dataset)
+    sampled = set(_latency_sample(len(dataset.queries), latency_sample))
+    runs: dict[str, LegRun] = {}
+    if len(groups) > 1 or None not in groups:
+        for leg in system.legs:
+            if not leg.per_scope:
+                raise SpecError(
+                    f"Retriever {leg.name!r} is a single object; this dataset has scopes, so it "
+                    "must be a class (one index is built per scope)."
+                )
+    total_steps = len(system.legs) * len(dataset.queries)
+    # Each leg indexes the corpus its context options make (the same ids; see recall_kit.context).
+    expanded = {leg.name: expand_corpus(dataset.corpus, leg.context, leg.name) for leg in system.legs}
+    with progress_bar(total_steps, "Searching", show_progress) as advance:
+        for leg in system.legs:
+            run = LegRun(leg.name, hits=[[] for _ in dataset.queries])
+            sizes: list[int | None] = []
+            stats_by_scope: list[dict[str, Any]] = []
+            for scope, indexes in groups.items():
+                corpus = _corpus_for(expanded[leg.name], scope)
+                retriever: Retriever = _call(leg.name, "to start", leg.factory)
+                try:
+                    started = time.perf_counter()
+                    _call(leg.name, "building its index", retriever.build_index, corpus)
+                    build_seconds = time.perf_counter() - started
+                    size = _call(leg.name, "reporting its index size", retriever.index_size_bytes)
+                    stats = dict(_call(leg.name, "reporting index stats", retriever.index_stats) or {})
+                    run.build_seconds += build_seconds
+                    run.indexes += 1
+                    sizes.append(size)
+                    stats_by_scope.append(stats)
+                    pm.hook.on_index_built(
+                        leg=leg.name,
+                        retriever=retriever,
+                        corpus=corpus,
+                        stats={"build_seconds": build_seconds, "size_bytes": size,
+                               "memories": len(corpus), "scope": scope, **stats},
+                    )
+                    texts = [dataset.queries[i].text for i in indexes]
+                    started = time.perf_counter()
+                    answers = _call(leg.name, "on a batch of queries", retriever.search_many, texts, depth)
+                    run.batch_seconds += time.perf_counter() - started
+                    if len(answers) != len(indexes):
+                        raise PluginRunError(
+                            f"Retriever {leg.name!r} answered {len(answers)} of {len(indexes)} queries in search_many."
+                        )
+                    for index, answer in zip(indexes, answers, strict=True):
+                        run.hits[index] = checked_hits(leg.name, answer, depth, corpus, dataset.queries[index].query_id)
+                    advance(len(indexes))
+                    timed = [i for i in indexes if i in sampled]
+                    if timed:  # one untimed call first: lazy model loads are not query latency
+                        _call(leg.name, "on a query", retriever.search, dataset.queries[timed[0]].text, depth)
+                    for index in timed:
+                        query = dataset.queries[index]
+                        started = time.perf_counter()
+                        answer = _call(leg.name, f"on query {query.query_id}", retriever.search, query.text, depth)
+                        run.latency_ms[index] = (time.perf_counter() - started) * 1000.0
+                        checked_hits(leg.name, answer, depth, corpus, query.query_id)
+                    # Read again after the queries: some stats (an ANN's measured recall) exist only then.
+                    stats_by_scope[-1] = {**stats, **dict(_call(leg.name, "reporting index stats", retriever.index_stats) or {})}
+                finally:
+                    _call(leg.name, "closing", retriever.close)
+            run.size_bytes = None if any(size is None for size in sizes) else int(sum(sizes))  # type: ignore[arg-type]
+            run.index_stats = _merge_stats(stats_by_scope)
+            runs[leg.name] = run
+    return runs
+
+
+def _merge_stats(stats_by_scope: list[dict[str, Any]]) -> dict[str, Any]:
+    """Sum numeric index stats over scopes; keep the rest when every scope agrees."""
+    if len(stats_by_scope) == 1:
+        return stats_by_scope[0]
+    merged: dict[str, Any] = {}
+    for stats in stats_by_scope:
+        for key, value in stats.items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                merged[key] = merged.get(key, 0) + value
+            elif isinstance(value, dict):
+                inner = merged.setdefault(key, {})
+                for inner_key, inner_value in value.items():
+                    if isinstance(inner_value, (int, float)) and not isinstance(inner_value, bool):
+                        inner[inner_key] = inner.get(inner_key, 0) + inner_value
+            else:
+                merged.setdefault(key, value)
+    return merged
+
+
+def fuse_one(system: System, query: Query, legs: dict[str, list[Hit]], corpus: Corpus, depth: int) -> list[Hit]:
+    """Run one query's leg outputs through the fusion chain (or pass a single leg through)."""
+    if not system.fusions:
+        return list(next(iter(legs.values())))
+    ranking: list[Hit] | None = None
+    weights = system.weights
+    for name, fusion in zip(system.fusion_names, system.fusions, strict=True):
+        if ranking is None and not fusion.combines_legs:
+            ranking = list(next(iter(legs.values())))
+        request = FusionRequest(query=query, legs=legs, weights=weights, ranking=ranking, corpus=corpus, k=depth)
+        try:
+            output = fusion.fuse(request)
+        except RecallKitError:
+            raise
+        except Exception as error:
+            raise PluginRunError(f"Fusion {name!r} failed on query {query.query_id}: {type(error).__name__}: {error}") from error
+        ranking = sort_hits(coerce_hits(output, depth))
+    return ranking or []
+
+
+def to_parents(hits: Sequence[Hit], corpus: Corpus) -> list[Hit]:
+    """A ranking of chunks as a ranking of their parents: each parent at its first chunk's place."""
+    parents: list[Hit] = []
+    seen: set[str] = set()
+    for hit in hits:
+        memory = corpus.get(hit.id)
+        parent = memory.parent_id if memory is not None and memory.parent_id is not None else hit.id
+        if parent not in seen:
+            seen.add(parent)
+            parents.append(Hit(parent, hit.score))
+    return parents
+
+
+def _percentiles(values: Sequence[float]) -> dict[str, float | int]:
+    return summarise(values, ("n", "p50", "p95", "p99", "mean", "max"))
+
+
+def _attribution(
+    leg_names: list[str],
+    found_by: list[dict[str, dict[str, int]]],
+    rankings: list[list[str]],
+    relevant: list[set[str]],
+    weights: dict[str, float],
+    k: int,
+) -> tuple[dict[str, dict[str, int]], list[str]]:
+    """Per leg: relevant ids in the fused top k it found, found only by it, and pushed out.
+
+    Everything is measured at the scored depth k: a leg "found" a document when it ranked it in
+    its own top k, however deep the legs were asked to search for fusion. Uniqueness at the
+    fusion depth would credit no leg whenever every leg reaches most of a small corpus.
+    """
+    table = {name: {"relevant_in_top_k": 0, "relevant_only_this_leg": 0, "relevant_pushed_out": 0,
+                    "unique_in_top_k": 0} for name in leg_names}
+    for ranking, found, rel in zip(rankings, found_by, relevant, strict=True):
+        top = set(ranking[:k])
+        for doc in top:
+            legs_here = [name for name, rank in found.get(doc, {}).items() if rank <= k]
+            for name in legs_here:
+                if doc in rel:
+                    table[name]["relevant_in_top_k"] += 1
+            if len(legs_here) == 1:
+                only = legs_here[0]
+                table[only]["unique_in_top_k"] += 1
+                if doc in rel:
+                    table[only]["relevant_only_this_leg"] += 1
+        for doc in rel - top:
+            for name, rank in found.get(doc, {}).items():
+                if rank <= k:
+                    table[name]["relevant_pushed_out"] += 1
+    warnings = []
+    if len(leg_names) > 1:
+        for name in leg_names:
+            if weights.get(name, 1.0) > 0 and table[name]["unique_in_top_k"] == 0:
+                warnings.append(
+                    f"Leg {name!r} never placed a document that only it found (in its own top {k}) "
+                    f"in any fused top {k}: check its weight and the fusion settings before "
+                    "concluding it adds nothing."
+                )
+    return table, warnings
+
+
+def _weaker_than_a_leg(
+    system: System, leg_runs: dict[str, LegRun], query_ids: list[str], dataset: Dataset,
+    specs: Sequence[Any], fused: dict[str, np.ndarray], k: int,
+) -> list[str]:
+    """A warning for each leg that, alone, beats the fused ranking on the first metric.
+
+    Fusion is not free: a weak leg's top ranks can push out what a strong leg ranked well
+    (rank-based fusion such as rrf gives rank 1 of every leg the same credit, whatever the leg's
+    quality). The fix is data-dependent, so the warning names the numbers and the options.
+    """
+    if not specs:
+        return []
+    spec = specs[0]
+    fused_mean = float(np.mean(fused[spec.name])) if len(query_ids) else 0.0
+    warnings = []
+    for name, run in leg_runs.items():
+        hits = run.hits
+        if dataset.has_parents:
+            hits = [to_parents(leg_hits, dataset.corpus) for leg_hits in hits]
+        judged = judge_rankings(query_ids, [[hit.id for hit in leg_hits[:k]] for leg_hits in hits],
+                                dataset.qrels, depth=k)
+        alone = float(np.mean(spec.compute(judged))) if len(query_ids) else 0.0
+        if alone > fused_mean + 1e-12:
+            first = system.fusion_names[0] if system.fusion_names else "fusion"
+            advice = ("rrf credits every leg's top ranks alike, however weak the leg; try --fusion convex "
+                      "(min-max), " if first == "rrf" else "try ")
+            warnings.append(
+                f"Leg {name!r} alone scores {spec.name} {alone:.4f}, above the fused {fused_mean:.4f} "
+                f"({first}): the other legs drag it down here. {advice}"
+                "a lower weight for the weaker leg, or dropping it (choose with 'recall-kit sweep --holdout')."
+            )
+    return warnings
+
+
+#: A leg that returns nothing for at least this share of the queries gets a warning.
+EMPTY_RANKINGS_WARNING_SHARE = 0.1
+
+
+def empty_rankings(leg_runs: dict[str, LegRun]) -> tuple[dict[str, int], list[str]]:
+    """Per leg, how many queries it answered with no hits; a warning for each leg that did so
+    for a large share (a broken index or query syntax scores 0 silently otherwise)."""
+    counts = {name: sum(1 for hits in run.hits if not hits) for name, run in leg_runs.items()}
+    warnings = []
+    for name, run in leg_runs.items():
+        total = len(run.hits)
+        if total and counts[name] / total >= EMPTY_RANKINGS_WARNING_SHARE:
+            warnings.append(
+                f"Leg {name!r} returned no hits for {counts[name]} of {total} queries "
+                f"({counts[name] / total:.0%}): those queries score 0 through it; check its index "
+                "and query handling before reading its numbers."
+            )
+    return counts, warnings
+
+
+def cutoff_depth(specs: Sequence[Any], k: int, corpus_size: int) -> int:
+    """The depth to score at: k, raised to the largest cutoff asked (a metric past the scored
+    depth would silently equal the metric at k), but no deeper than the corpus."""
+    deepest = max((spec.cutoff for spec in specs if spec.cutoff is not None), default=0)
+    return max(k, min(deepest, max(corpus_size, 1)))
+
+
+def judged_coverage(judged: JudgedRankings, judged_counts: Sequence[int], depth: int) -> float | None:
+    """Mean, over queries with a ranking, of judged ids in the top `depth` divided by the most that
+    could be judged there (min(depth, ranking length, judged ids in the qrels)).
+
+    A perfect system scores 1 however sparse the qrels are; a low value means the top ranks hold
+    ids nobody judged, so the metrics may under-count this system's hits.
+    """
+    shares = []
+    for row, count in enumerate(judged_counts):
+        top = min(depth, int(judged.lengths[row]))
+        attainable = min(top, count)
+        if attainable > 0:
+            shares.append(min(1.0, float(judged.judged[row, :top].sum()) / attainable))
+    return float(np.mean(shares)) if shares else None
+
+
+def search_depth(system: System, dataset: Dataset, k: int, metrics: Sequence[str] | None = None) -> int:
+    """How many hits each leg returns for `system` scored at `k`: what its deepest fusion step
+    asks for (at least k), and at least 3k when chunks collapse into their parents. With
+    `metrics`, k is first raised to their largest cutoff, as `run_benchmark` raises it."""
+    if metrics is not None:
+        k = cutoff_depth(resolve_metrics(metrics), k, len(dataset.corpus))
+    depth = system.depth(k)
+    if dataset.has_parents:
+        depth = max(depth, 3 * k)  # several chunks of one parent collapse into one entry
+    return depth
+
+
+@dataclass
+class FusedRun:
+    """Every query's scored ranking (top k, parent level where the corpus has chunks), which legs
+    found each returned or relevant id, and what fusion cost."""
+
+    rankings: list[list[Hit]]
+    found_by: list[dict[str, dict[str, int]]]
+    fusion_ms: list[float]
+
+
+def fuse_all(system: System, dataset: Dataset, leg_runs: dict[str, LegRun], depth: int, k: int) -> FusedRun:
+    """Fuse every query's leg outputs, cut to k, and record which legs found what."""
+    rankings: list[list[Hit]] = []
+    found_by: list[dict[str, dict[str, int]]] = []
+    fusion_ms: list[float] = []
+    parents = dataset.has_parents
+    for index, query in enumerate(dataset.queries):
+        legs = {name: run.hits[index] for name, run in leg_runs.items()}
+        started = time.perf_counter()
+        fused = fuse_one(system, query, legs, dataset.corpus, depth)
+        fusion_ms.append((time.perf_counter() - started) * 1000.0)
+        if parents:
+            fused = to_parents(fused, dataset.corpus)
+            legs = {name: to_parents(hits, dataset.corpus) for name, hits in legs.items()}
+        ranking = fused[:k]
+        rankings.append(ranking)
+        relevant = {doc for doc, grade in dataset.qrels[query.query_id].items() if grade >= 1}
+        wanted = {hit.id for hit in ranking} | relevant
+        found: dict[str, dict[str, int]] = {}
+        for name, hits in legs.items():
+            for rank, hit in enumerate(hits, start=1):
+                if hit.id in wanted:
+                    found.setdefault(hit.id, {})[name] = rank
+        found_by.append(found)
+    return FusedRun(rankings, found_by, fusion_ms)
+
+
+def diagnose(
+    system: System, dataset: Dataset, fused: FusedRun, judged: JudgedRankings, k: int
+) -> tuple[dict[str, dict[str, int]], list[str]]:
+    """What each leg contributed, and every warning a reader of the result must see."""
+    query_ids = [query.query_id for query in dataset.queries]
+    ids = [[hit.id for hit in ranking] for ranking in fused.rankings]
+    relevant_sets = [{d for d, g in dataset.qrels[q].items() if g >= 1} for q in query_ids]
+    attribution, warnings = _attribution([leg.name for leg in system.legs], fused.found_by, ids,
+                                         relevant_sets, system.weights, k)
+    for fusion in system.fusions:
+        warnings.extend(fusion.diagnose(system.weights, k))
+    warnings.extend(dataset.warnings)
+    coverage = judged_coverage(judged, [len(dataset.qrels[q]) for q in query_ids], min(k, 10))
+    if coverage is not None and coverage < 0.5:
+        warnings.append(
+            f"Only {coverage:.0%} of the top-{min(k, 10)} slots that judged ids could fill hold judged ids: "
+            "the qrels may under-count this system's hits; pool and judge them ('recall-kit pool')."
+        )
+    return attribution, warnings
+
+
+def _cost(leg_runs: dict[str, LegRun], fused: FusedRun, query_count: int) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], dict[int, float]]:
+    """Latency (system and per leg), index cost and throughput; and each sampled query's latency."""
+    latency_by_query: dict[int, float] = {}
+    sampled = sorted(set.intersection(*[set(run.latency_ms) for run in leg_runs.values()])) if leg_runs else []
+    for query_index in sampled:
+        latency_by_query[query_index] = (sum(run.latency_ms[query_index] for run in leg_runs.values())
+                                         + fused.fusion_ms[query_index])
+    latency = {
+        **_percentiles(list(latency_by_query.values())),
+        "legs": {name: _percentiles(list(run.latency_ms.values())) for name, run in leg_runs.items()},
+    }
+    index = {
+        "build_seconds": round(sum(run.build_seconds for run in leg_runs.values()), 4),
+        "size_bytes": None if any(run.size_bytes is None for run in leg_runs.values())
+        else sum(int(run.size_bytes or 0) for run in leg_runs.values()),
+        "legs": {
+            name: {"build_seconds": round(run.build_seconds, 4), "size_bytes": run.size_bytes,
+                   "indexes": run.indexes, **run.index_stats}
+            for name, run in leg_runs.items()
+        },
+    }
+    search_seconds = sum(run.batch_seconds for run in leg_runs.values())
+    fusion_seconds = sum(fused.fusion_ms) / 1000.0
+    throughput = {
+        "queries": query_count,
+        "search_seconds": round(search_seconds, 4),
+        "fusion_seconds": round(fusion_seconds, 4),
+        "queries_per_second": round(query_count / max(search_seconds + fusion_seconds, 1e-9), 2),
+    }
+    return latency, index, throughput, latency_by_query
+
+
+def run_benchmark(
+    system: System | SystemSpec | str | Retriever | type | Callable[..., Any],
+    dataset: Dataset,
+    k: int = 20,
+    metrics: Sequence[str] | None = None,
+    latency_sample: int | None = 200,
+    show_progress: bool | None = None,
+    seed: int = 0,
+    leg_runs: dict[str, LegRun] | None = None,
+) -> BenchmarkResult:
+    """Build, run, fuse, time and score a system on a dataset; return its result.
+
+    `system` may be a built System, a SystemSpec, a spec string (`"fts5"`), a Retriever class or
+    instance, an object with `retrieve(query, k)`, or a bare callable `(query, k) -> ids`.
+    `leg_runs` reuses legs already run (ablations and sweeps re-fuse without re-searching).
+    """
+    if k < 1:
+        raise SpecError(f"k must be at least 1, got {k}.")
+    system = as_system(system)
+    specs = resolve_metrics(metrics)
+    k_asked, k = k, cutoff_depth(specs, k, len(dataset.corpus))
+    depth = search_depth(system, dataset, k)
+    started_all = time.perf_counter()
+    if leg_runs is None:
+        leg_runs = run_legs(system, dataset, depth, latency_sample, show_progress)
+    fused = fuse_all(system, dataset, leg_runs, depth, k)
+
+    query_ids = [query.query_id for query in dataset.queries]
+    judged = judge_rankings(query_ids, [[hit.id for hit in r] for r in fused.rankings], dataset.qrels, depth=k)
+    values = evaluate(judged, specs)
+    summary = aggregate(values, [query.stratum for query in dataset.queries])
+    attribution, warnings = diagnose(system, dataset, fused, judged, k)
+    if len(leg_runs) > 1:
+        warnings.extend(_weaker_than_a_leg(system, leg_runs, query_ids, dataset, specs, values, k))
+    if k != k_asked:
+        raised = [spec.name for spec in specs if spec.cutoff is not None and spec.cutoff > k_asked]
+        warnings.insert(0, (
+            f"k raised from {k_asked} to {k} so that {', '.join(raised)} "
+            f"{'is' if len(raised) == 1 else 'are'} measured: every metric is scored on the top {k}."
+        ))
+    empty_counts, empty_warnings = empty_rankings(leg_runs)
+    warnings[1 if k != k_asked else 0:0] = empty_warnings
+    latency, index_cost, throughput, latency_by_query = _cost(leg_runs, fused, len(dataset.queries))
+    queries = [
+        QueryResult(
+            query_id=query.query_id,
+            stratum=query.stratum,
+            ranking=[hit.id for hit in fused.rankings[i]],
+            scores=[round(hit.score, 6) for hit in fused.rankings[i]],
+            metrics={name: round(float(array[i]), 6) for name, array in values.items()},
+            found_by=fused.found_by[i],
+            scope=query.scope,
+            latency_ms=round(latency_by_query[i], 4) if i in latency_by_query else None,
+        )
+        for i, query in enumerate(dataset.queries)
+    ]
+    return BenchmarkResult(
+        system=system.describe(),
+        dataset=dataset.describe(),
+        k=k,
+        k_requested=k_asked,
+        depth=depth,
+        metric_names=[spec.name for spec in specs],
+        overall=summary["overall"],
+        strata=summary["strata"],
+        queries=queries,
+        attribution=attribution,
+        attribution_depth=k,
+        empty_rankings=empty_counts,
+        warnings=warnings,
+        latency=latency,
+        index=index_cost,
+        throughput=throughput,
+        wall_seconds=round(time.perf_counter() - started_all, 4),
+        manifest=build_manifest(system, seed),
+    )
+
+
+def as_system(system: Any) -> System:
+    """Whatever `run_benchmark` was given, as a built System."""
+    if isinstance(system, System):
+        return system
+    if isinstance(system, SystemSpec):
+        return build_system(system)
+    if isinstance(system, str):
+        return build_system(SystemSpec(retriever=system))
+    from recall_kit.measure.adapters import make_factory
+
+    factory, options_class = make_factory(system)
+    name = getattr(system, "name", None) or getattr(system, "__name__", None) or type(system).__name__
+    options = options_class() if options_class is not type(None) else None
+    leg = Leg(name=str(name), factory=lambda: factory(options), options=options, weight=1.0,
+              plugin="(python)", per_scope=isinstance(system, type))
+    spec = SystemSpec(retriever=str(name))
+    return System(spec=spec, legs=[leg], fusions=[], fusion_names=[])

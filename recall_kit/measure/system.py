@@ -1,0 +1,274 @@
+"""Composition of a system from names: `fts5+dense+graph`, `--fusion`, `--weights`, `-o`, `--config`."""
+
+from __future__ import annotations
+
+import functools
+import math
+import tomllib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from recall_kit import registry
+from recall_kit.context import ContextOptions, check_context_keys, split_leg_options
+from recall_kit.context import describe as describe_context
+from recall_kit.errors import OptionError, SpecError
+from recall_kit.measure.adapters import load_object, make_factory
+from recall_kit.options import build_options, options_to_dict
+from recall_kit.types import Fusion, Retriever
+
+
+@dataclass
+class SystemSpec:
+    """A system as names and strings: what the command line or a TOML file says."""
+
+    retriever: str
+    fusions: list[str] = field(default_factory=list)
+    weights: dict[str, float] = field(default_factory=dict)
+    #: Options by leg or fusion name: {"dense": {"model": "..."}, "rrf": {"k": 60}}.
+    options: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def leg_names(self) -> list[str]:
+        return split_legs(self.retriever)
+
+    @property
+    def label(self) -> str:
+        """A short human name: `fts5+dense (rrf > exact-bonus)`."""
+        if not self.fusions:
+            return self.retriever
+        return f"{self.retriever} ({' > '.join(self.fusions)})"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "retriever": self.retriever,
+            "fusions": list(self.fusions),
+            "weights": dict(self.weights),
+            "options": {name: dict(values) for name, values in self.options.items()},
+        }
+
+
+def split_legs(retriever: str) -> list[str]:
+    """`fts5+dense` -> ["fts5", "dense"]; rejects empty and repeated legs."""
+    legs = [part.strip() for part in retriever.split("+")]
+    if not retriever.strip() or any(not leg for leg in legs):
+        raise SpecError(f"Bad --retriever {retriever!r}: expected NAME or NAME+NAME+...")
+    repeated = sorted({leg for leg in legs if legs.count(leg) > 1})
+    if repeated:
+        raise SpecError(f"Bad --retriever {retriever!r}: leg {repeated[0]!r} appears twice.")
+    return legs
+
+
+def parse_weights(text: str | None) -> dict[str, float]:
+    """`fts5=1,dense=0.5` -> {"fts5": 1.0, "dense": 0.5}."""
+    weights: dict[str, float] = {}
+    for part in filter(None, (part.strip() for part in (text or "").split(","))):
+        name, sep, value = part.partition("=")
+        if not sep or not name.strip():
+            raise OptionError(f"Bad --weights entry {part!r}: expected LEG=NUMBER.")
+        weights[name.strip()] = parse_weight(value, f"Bad --weights entry {part!r}")
+    return weights
+
+
+def split_target(target: str) -> tuple[str, str]:
+    """`rrf.k` -> ("rrf", "k"); a leg's context option `bm25.context.window` -> ("bm25",
+    "context.window"). ("", "") when there is no NAME.KEY."""
+    owner, dot, key = target.strip().rpartition(".")
+    if not dot or not owner.strip() or not key.strip():
+        return "", ""
+    owner, key = owner.strip(), key.strip()
+    base, dot, last = owner.rpartition(".")
+    if dot and base and last == "context":
+        return base, f"context.{key}"
+    return owner, key
+
+
+def parse_weight(value: str, context: str) -> float:
+    """One leg weight: a finite number >= 0, else OptionError starting with `context`."""
+    try:
+        number = float(value)
+    except ValueError:
+        raise OptionError(f"{context}: weight {value!r} is not a number.") from None
+    if not math.isfinite(number) or number < 0:
+        raise OptionError(f"{context}: weights are finite and >= 0.")
+    return number
+
+
+def parse_option_assignments(assignments: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """[`dense.model=PATH`, `rrf.k=60`] -> {"dense": {"model": "PATH"}, "rrf": {"k": "60"}}."""
+    options: dict[str, dict[str, Any]] = {}
+    for assignment in assignments:
+        target, sep, value = assignment.partition("=")
+        owner, key = split_target(target)
+        if not sep or not owner:
+            raise OptionError(f"Bad option {assignment!r}: expected NAME.KEY=VALUE (e.g. rrf.k=60).")
+        options.setdefault(owner, {})[key] = value
+    return options
+
+
+def load_config(path: Path) -> SystemSpec:
+    """Read a TOML experiment file: [system] retriever/fusion, [weights], [options.NAME]."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SpecError(f"{path}: no such config file.") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise SpecError(f"{path}: not valid TOML ({error}).") from None
+    system = data.get("system", {})
+    if "retriever" not in system:
+        raise SpecError(f"{path}: missing [system] retriever = \"...\".")
+    fusions = system.get("fusion", [])
+    fusions = [fusions] if isinstance(fusions, str) else list(fusions)
+    weights = data.get("weights", {})
+    for name, value in weights.items():
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
+            raise SpecError(f"{path}: weight {name!r} must be a number >= 0.")
+    return SystemSpec(
+        retriever=str(system["retriever"]),
+        fusions=[str(name) for name in fusions],
+        weights={str(name): float(value) for name, value in weights.items()},
+        options={str(name): dict(values) for name, values in data.get("options", {}).items()},
+    )
+
+
+def merge_specs(base: SystemSpec | None, override: SystemSpec) -> SystemSpec:
+    """The command line (`override`) over the config file (`base`)."""
+    if base is None:
+        return override
+    options = {name: dict(values) for name, values in base.options.items()}
+    for name, values in override.options.items():
+        options.setdefault(name, {}).update(values)
+    return SystemSpec(
+        retriever=override.retriever or base.retriever,
+        fusions=override.fusions or base.fusions,
+        weights={**base.weights, **override.weights},
+        options=options,
+    )
+
+
+@dataclass
+class Leg:
+    """One retriever of a system: its name, how to make a fresh instance, its options and weight."""
+
+    name: str
+    factory: Callable[[], Retriever]
+    options: Any
+    weight: float
+    plugin: str
+    #: False for an adapted instance or callable: one object, which cannot be indexed per scope.
+    per_scope: bool = True
+    #: The host's context expansion of the memories this leg indexes (None: as loaded).
+    context: ContextOptions | None = None
+
+
+@dataclass
+class System:
+    """A built system: its legs and its fusion chain, ready for the runner."""
+
+    spec: SystemSpec
+    legs: list[Leg]
+    fusions: list[Fusion]
+    fusion_names: list[str]
+
+    @property
+    def label(self) -> str:
+        return self.spec.label
+
+    @property
+    def weights(self) -> dict[str, float]:
+        return {leg.name: leg.weight for leg in self.legs}
+
+    def depth(self, k: int) -> int:
+        """How many hits each leg returns: what the deepest fusion step asks for, at least k."""
+        return max([k] + [fusion.depth(k) for fusion in self.fusions])
+
+    def describe(self) -> dict[str, Any]:
+        """The result's `system` section."""
+        return {
+            "spec": self.spec.retriever,
+            "label": self.label,
+            "legs": [
+                {
+                    "name": leg.name,
+                    "plugin": leg.plugin,
+                    "weight": leg.weight,
+                    "options": options_to_dict(leg.options),
+                    **({"context": describe_context(leg.context)} if leg.context else {}),
+                }
+                for leg in self.legs
+            ],
+            "fusion": [
+                {"name": name, "options": options_to_dict(fusion.options)}
+                for name, fusion in zip(self.fusion_names, self.fusions, strict=True)
+            ],
+            "weights": self.weights,
+        }
+
+
+def _resolve_leg(name: str) -> tuple[Any, str]:
+    if ":" in name:
+        return load_object(name), name.partition(":")[0]
+    registration = registry.retrievers.get(name)
+    return registration.obj, registration.plugin
+
+
+def build_system(spec: SystemSpec) -> System:
+    """Look every name up, check weights and options, and return a runnable System."""
+    leg_names = spec.leg_names
+    fusion_names = list(spec.fusions)
+    known = set(leg_names) | set(fusion_names)
+    for owner in spec.options:
+        if owner not in known:
+            raise OptionError(
+                f"Option for {owner!r}, which is not a leg or fusion of this system "
+                f"(legs: {', '.join(leg_names)}; fusions: {', '.join(fusion_names) or 'none'})."
+            )
+    for name in spec.weights:
+        if name not in leg_names:
+            raise OptionError(
+                f"Weight for {name!r}, which is not a leg (legs: {', '.join(leg_names)})."
+            )
+    if len(fusion_names) != len(set(fusion_names)):
+        raise SpecError("A fusion appears twice in --fusion; each step is named once.")
+    legs = []
+    for name in fusion_names:
+        check_context_keys(name, spec.options.get(name, {}))
+    for name in leg_names:
+        target, plugin = _resolve_leg(name)
+        factory, options_class = make_factory(target)
+        raw, context = split_leg_options(name, spec.options.get(name, {}))
+        if options_class is type(None):
+            if raw:
+                raise OptionError(f"Retriever {name!r} takes no options.")
+            options = None
+        else:
+            options = build_options(f"retriever {name!r}", options_class, raw)
+        per_scope = isinstance(target, type)
+        legs.append(
+            Leg(
+                name=name,
+                factory=functools.partial(factory, options),
+                options=options,
+                weight=spec.weights.get(name, 1.0),
+                plugin=plugin,
+                per_scope=per_scope,
+                context=context,
+            )
+        )
+    fusions = []
+    for name in fusion_names:
+        fusions.append(registry.fusions.create(name, spec.options.get(name, {})))
+    if len(legs) > 1 and not fusions:
+        raise SpecError(
+            f"{spec.retriever!r} has {len(legs)} legs and needs --fusion to combine them. "
+            f"Available: {', '.join(registry.fusions.names()) or '(none installed)'}."
+        )
+    if len(legs) > 1 and not fusions[0].combines_legs:
+        raise SpecError(
+            f"Fusion {fusion_names[0]!r} only re-ranks a fused list; put a fusion that combines "
+            f"legs first (e.g. --fusion rrf --fusion {fusion_names[0]})."
+        )
+    if len(legs) > 1 and all(leg.weight == 0 for leg in legs):
+        raise OptionError("Every leg has weight 0: nothing can be retrieved.")
+    return System(spec=spec, legs=legs, fusions=fusions, fusion_names=fusion_names)

@@ -1,0 +1,375 @@
+"""Reading and writing TREC run and qrels files, ordered and validated as trec_eval does.
+
+Two readers share one meaning. The fast one (`_regular_columns`) reads a regular file (one
+separator between fields, ``\\n`` line ends, no comments, the exact number of fields) as numpy
+arrays without a Python loop; anything else, and any problem it meets, sends the file to the exact
+line-by-line reader, which reads what trec_eval reads (comments, fields past the run tag, grades
+such as ``3.0``) and names the file and line of a malformed one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import mmap
+import os
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from recall_kit.errors import DatasetError
+from recall_kit.fileio import atomic_open
+from recall_kit.types import Hit, Qrels, sort_hits
+
+if TYPE_CHECKING:
+    import numpy as np
+
+RUN_COLUMNS = 6  # qid Q0 docid rank score tag [anything after the tag is ignored, as trec_eval does]
+QRELS_COLUMNS = 4  # qid iter docid rel
+# trec_eval reads a grade with atol(): its integer part. "3.0" is 3; "1e2" or "yes" is malformed.
+_GRADE = re.compile(r"[+-]?[0-9]+(?:\.[0-9]*)?")
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as error:
+        raise DatasetError(f"{path}: cannot read ({error.strerror or error})") from None
+
+
+def _lines(path: Path, raw: bytes | None = None) -> Iterator[tuple[int, list[str]]]:
+    """(line number, fields) of every line that is neither blank nor a ``#`` comment.
+
+    Fields are split on ASCII whitespace, as trec_eval's ``isspace`` does.
+    """
+    if raw is None:
+        raw = _read_bytes(path)
+    for number, line in enumerate(raw.split(b"\n"), start=1):
+        fields = line.split()
+        if not fields or fields[0].startswith(b"#"):
+            continue
+        try:
+            yield number, [field.decode("utf-8") for field in fields]
+        except UnicodeDecodeError:
+            raise DatasetError(f"{path.name}:{number}: not UTF-8 text") from None
+
+
+def _parse_grade(raw: str) -> int | None:
+    """A qrels grade as trec_eval's atol() reads it: the integer part of a decimal number."""
+    if not _GRADE.fullmatch(raw):
+        return None
+    return int(raw.split(".", 1)[0])
+
+
+def read_run(path: Path | str) -> dict[str, list[Hit]]:
+    """Read a TREC run (``qid Q0 docid rank score tag`` per line) into rankings by query id.
+
+    Read as trec_eval reads it: blank lines and ``#`` comment lines are skipped, fields after the
+    run tag are ignored, the rank column is ignored, and each ranking is in trec_eval's order
+    (`sort_hits`). Queries keep the order of their first line. A line with fewer than six fields,
+    a score that is not a number (or NaN), or a document twice in one query raises `DatasetError`
+    naming file and line.
+    """
+    path = Path(path)
+    hits: dict[str, list[Hit]] = {}
+    seen: dict[str, set[str]] = {}
+    for number, fields in _lines(path):
+        if len(fields) < RUN_COLUMNS:
+            raise DatasetError(
+                f"{path.name}:{number}: expected {RUN_COLUMNS} columns "
+                f"(qid Q0 docid rank score tag), got {len(fields)}"
+            )
+        query_id, _, doc_id, _, raw_score = fields[:5]
+        try:
+            score = float(raw_score)
+        except ValueError:
+            raise DatasetError(
+                f"{path.name}:{number}: score {raw_score!r} is not a number"
+            ) from None
+        if math.isnan(score):
+            raise DatasetError(f"{path.name}:{number}: score is NaN")
+        docs = seen.setdefault(query_id, set())
+        if doc_id in docs:
+            raise DatasetError(
+                f"{path.name}:{number}: document {doc_id!r} appears twice for query {query_id!r}"
+            )
+        docs.add(doc_id)
+        hits.setdefault(query_id, []).append(Hit(doc_id, score))
+    return {query_id: sort_hits(query_hits) for query_id, query_hits in hits.items()}
+
+
+def read_qrels(path: Path | str) -> Qrels:
+    """Read TREC qrels (``qid iter docid rel`` per line) into ``{qid: {docid: grade}}``.
+
+    Read as trec_eval reads it: blank lines and ``#`` comment lines are skipped; a grade is the
+    integer part of a decimal number (``3.0`` is 3, as trec_eval's ``atol``); 0 (or less) is
+    judged not relevant. A line without exactly four fields, a grade that is not a decimal number,
+    or a document judged twice for one query raises `DatasetError` naming file and line.
+    """
+    path = Path(path)
+    qrels: Qrels = {}
+    for number, fields in _lines(path):
+        if len(fields) != QRELS_COLUMNS:
+            raise DatasetError(
+                f"{path.name}:{number}: expected {QRELS_COLUMNS} columns "
+                f"(qid iter docid rel), got {len(fields)}"
+            )
+        query_id, _, doc_id, raw_grade = fields
+        grade = _parse_grade(raw_grade)
+        if grade is None:
+            raise DatasetError(
+                f"{path.name}:{number}: relevance {raw_grade!r} is not an integer"
+            )
+        judged = qrels.setdefault(query_id, {})
+        if doc_id in judged:
+            raise DatasetError(
+                f"{path.name}:{number}: document {doc_id!r} is judged twice for query {query_id!r}"
+            )
+        judged[doc_id] = grade
+    return qrels
+
+
+@dataclass(frozen=True)
+class TrecTable:
+    """A TREC file's rows as arrays, one row per line, in file order.
+
+    `query_ids` and `doc_ids` are numpy bytes arrays (dtype ``S``, UTF-8); `values` holds the
+    scores (float64) of a run or the grades (int64) of qrels.
+    """
+
+    query_ids: np.ndarray
+    doc_ids: np.ndarray
+    values: np.ndarray
+
+
+def read_run_table(path: Path | str) -> TrecTable:
+    """Read a TREC run as arrays: the fast reader for a regular file, else `read_run`'s rows.
+
+    Duplicate documents are not checked here (`recall_kit.measure.evaluation.judge_tables` finds them).
+    """
+    path = Path(path)
+    with _mapped(path) as raw:
+        table = _fast_table(raw, RUN_COLUMNS, score_column=4)
+    if table is not None:
+        return table
+    run = read_run(path)
+    return _table([(query, hit.id, hit.score) for query, hits in run.items() for hit in hits], float)
+
+
+def read_qrels_table(path: Path | str) -> TrecTable:
+    """Read TREC qrels as arrays: the fast reader for a regular file, else `read_qrels`'s rows."""
+    path = Path(path)
+    with _mapped(path) as raw:
+        table = _fast_table(raw, QRELS_COLUMNS, score_column=None)
+    if table is not None:
+        return table
+    qrels = read_qrels(path)
+    return _table([(query, doc, grade) for query, judged in qrels.items() for doc, grade in judged.items()], int)
+
+
+@contextlib.contextmanager
+def _mapped(path: Path) -> Iterator[bytes | mmap.mmap]:
+    """The file's bytes, memory-mapped (no copy of a large file); b"" for an empty file."""
+    try:
+        with open(path, "rb") as handle:
+            if os.fstat(handle.fileno()).st_size == 0:
+                yield b""
+                return
+            mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+            try:
+                yield mapped
+            finally:
+                with contextlib.suppress(BufferError):  # an array still viewing it: freed with it
+                    mapped.close()
+    except OSError as error:
+        raise DatasetError(f"{path}: cannot read ({error.strerror or error})") from None
+
+
+def _table(rows: list[tuple[str, str, float]], kind: type) -> TrecTable:
+    import numpy as np
+
+    def strings(column: int) -> np.ndarray:
+        return np.array([row[column].encode("utf-8") for row in rows], dtype=bytes)
+
+    dtype = np.float64 if kind is float else np.int64
+    return TrecTable(strings(0), strings(1), np.array([row[2] for row in rows], dtype=dtype))
+
+
+def _fast_table(raw: bytes | mmap.mmap, columns: int, score_column: int | None) -> TrecTable | None:
+    """Parse a regular TREC file without a Python loop over its lines; None if it is not regular.
+
+    Regular: every line holds exactly `columns` fields, each pair of fields separated by one space
+    or tab, lines end in ``\\n``, no blank or comment line, UTF-8, every value parses. Anything
+    else returns None and the exact reader takes over, so both readers always agree.
+    """
+    import numpy as np
+
+    if len(raw) == 0:
+        return None
+    if raw[-1:] != b"\n":
+        raw = bytes(raw) + b"\n"
+    buf = np.frombuffer(raw, dtype=np.uint8)
+    separators = _separators(buf)
+    if separators is not None and len(separators) and not _is_utf8(raw, buf):
+        return None
+    if separators is None or separators.size % columns:
+        return None
+    ends = separators.reshape(-1, columns)
+    kinds = buf[ends]
+    if not (kinds[:, -1] == 10).all():
+        return None
+    inner = kinds[:, :-1]
+    if not ((inner == 32) | (inner == 9)).all():
+        return None
+    line_starts = np.empty(len(ends), dtype=ends.dtype)
+    line_starts[0] = 0
+    line_starts[1:] = ends[:-1, -1] + 1
+    if (buf[line_starts] == ord("#")).any():
+        return None
+
+    def strings(column: int) -> np.ndarray:
+        starts = line_starts if column == 0 else ends[:, column - 1] + 1
+        return _column_strings(buf, starts, ends[:, column])
+
+    try:
+        with np.errstate(all="ignore"):
+            if score_column is not None:
+                values = _parse_floats(strings(score_column))
+            else:
+                values = strings(columns - 1).astype(np.int64)
+    except (ValueError, OverflowError):
+        return None
+    if score_column is not None and np.isnan(values).any():
+        return None
+    return TrecTable(strings(0), strings(2), values)
+
+
+_CHUNK = 1 << 23  # bytes per step: small temporaries are reused, where file-sized ones cost page faults
+
+
+def _is_utf8(raw: bytes | mmap.mmap, buf: np.ndarray) -> bool:
+    if not (buf >= 128).any():
+        return True
+    try:
+        bytes(raw).decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _separators(buf: np.ndarray) -> np.ndarray | None:
+    """Positions of the whitespace bytes (<= 32) in `buf`, or None where two are adjacent or
+    the first byte is one (a blank line, a blank field, or indentation)."""
+    import numpy as np
+
+    index = np.int32 if len(buf) < 2**31 else np.int64
+    parts = []
+    previous_blank = True  # a file may not start with whitespace
+    for begin in range(0, len(buf), _CHUNK):
+        blank = buf[begin : begin + _CHUNK] <= 32
+        if (previous_blank and blank[0]) or (blank[1:] & blank[:-1]).any():
+            return None
+        previous_blank = bool(blank[-1])
+        parts.append(np.flatnonzero(blank).astype(index) + index(begin))
+    return np.concatenate(parts)
+
+
+def _parse_floats(strings: np.ndarray) -> np.ndarray:
+    """float() of each numpy bytes string, exactly, vectorised for plain decimals.
+
+    A plain decimal (``-12.375``: optional minus, digits, at most one point, at most 15 digits)
+    is its digits as an integer m, exact in a double, divided by 10**f, also exact (f <= 15):
+    one correctly rounded division, hence bit for bit what float() gives (Clinger's fast path).
+    Other strings (exponents, long mantissas, inf) go through numpy's own conversion.
+    """
+    import numpy as np
+
+    width = strings.dtype.itemsize
+    count = len(strings)
+    chars = strings.view(np.uint8).reshape(count, width)
+    negative = chars[:, 0] == ord("-")
+    mantissa = np.zeros(count, dtype=np.int64)
+    digits = np.zeros(count, dtype=np.int16)
+    fraction = np.zeros(count, dtype=np.int16)
+    points = np.zeros(count, dtype=np.int16)
+    seen_point = np.zeros(count, dtype=bool)
+    other = np.zeros(count, dtype=bool)
+    for offset in range(width):
+        char = chars[:, offset]
+        value = char - np.uint8(ord("0"))  # wraps below '0': only digits are <= 9
+        is_digit = value <= 9
+        is_point = char == ord(".")
+        np.multiply(mantissa, 10, out=mantissa, where=is_digit)
+        np.add(mantissa, value, out=mantissa, where=is_digit)
+        digits += is_digit
+        fraction += is_digit & seen_point
+        points += is_point
+        seen_point |= is_point
+        allowed = is_digit | is_point | (char == 0)
+        if offset == 0:
+            allowed |= negative
+        other |= ~allowed
+    plain = ~other & (points <= 1) & (digits >= 1) & (digits <= 15)
+    values = mantissa / 10.0 ** fraction
+    values = np.where(negative, -values, values)
+    if not plain.all():
+        values[~plain] = strings[~plain].astype(np.float64)
+    return values
+
+
+def _column_strings(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """The byte strings buf[starts[i]:ends[i]] as one numpy ``S`` array, one byte column at a time."""
+    import numpy as np
+
+    lengths = ends - starts
+    width = max(int(lengths.max()), 1)
+    shortest = int(lengths.min())
+    out = np.zeros((len(starts), width), dtype=np.uint8)
+    position = starts.copy()
+    for offset in range(width):
+        column = np.take(buf, position, mode="clip")
+        out[:, offset] = column if offset < shortest else np.where(lengths > offset, column, 0)
+        position += 1
+    return out.view(f"S{width}").ravel()
+
+
+def check_token(kind: str, value: str) -> str:
+    """`value` as one whitespace-free field of a TREC (or BEIR) line; DatasetError otherwise."""
+    value = str(value)
+    if not value or any(character.isspace() for character in value):
+        raise DatasetError(f"{kind} {value!r} is empty or has whitespace: it cannot be written to a TREC or BEIR file")
+    return value
+
+
+def write_run(path: Path | str, rankings: Mapping[str, Sequence[Hit]], tag: str) -> None:
+    """Write rankings as a TREC run, ``qid Q0 docid rank score tag``, atomically.
+
+    Each ranking is written in trec_eval's order (`sort_hits`), ranks from 1, scores with
+    ``repr`` so they read back exactly, so the file scores the same everywhere.
+    """
+    tag = check_token("run tag", tag)
+
+    def lines() -> Iterator[str]:
+        for query_id, hits in rankings.items():
+            query_id = check_token("query id", query_id)
+            for rank, hit in enumerate(sort_hits(hits), start=1):
+                doc_id = check_token("document id", hit.id)
+                yield f"{query_id} Q0 {doc_id} {rank} {float(hit.score)!r} {tag}\n"
+
+    with atomic_open(path) as stream:
+        stream.writelines(lines())
+
+
+def write_qrels(path: Path | str, qrels: Mapping[str, Mapping[str, int]]) -> None:
+    """Write judgments as TREC qrels, ``qid 0 docid grade``, atomically."""
+
+    def lines() -> Iterator[str]:
+        for query_id, judged in qrels.items():
+            query_id = check_token("query id", query_id)
+            for doc_id, grade in judged.items():
+                yield f"{query_id} 0 {check_token('document id', doc_id)} {int(grade)}\n"
+
+    with atomic_open(path) as stream:
+        stream.writelines(lines())

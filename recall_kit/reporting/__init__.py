@@ -1,0 +1,1 @@
+"""Rendering reports: text formats (table, markdown, csv, json) and the html page."""

@@ -1,0 +1,28 @@
+"""Atomic writes: whole or absent, and permissions as the user's umask says (private on request)."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from recall_kit.fileio import atomic_open, write_text_atomic
+
+
+def _mode(path) -> int:
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+def test_outputs_follow_the_umask_and_caches_stay_private(tmp_path):
+    old = os.umask(0o022)
+    try:
+        write_text_atomic(tmp_path / "result.json", "{}")
+        with atomic_open(tmp_path / "cache.npy", "wb", private=True) as stream:
+            stream.write(b"x")
+        os.umask(0o077)
+        write_text_atomic(tmp_path / "strict.json", "{}")
+    finally:
+        os.umask(old)
+    assert _mode(tmp_path / "result.json") == 0o644
+    assert _mode(tmp_path / "cache.npy") == 0o600
+    assert _mode(tmp_path / "strict.json") == 0o600
+    assert sorted(os.listdir(tmp_path)) == ["cache.npy", "result.json", "strict.json"]

@@ -1,0 +1,89 @@
+"""The typed result: accessors, validation of result files (one line naming the field), run files."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+from helpers import OverlapRetriever
+
+from recall_kit import load_dataset, run_benchmark
+from recall_kit.errors import ResultFileError
+from recall_kit.measure.result import SCHEMA, BenchmarkResult, QueryResult, check_comparable
+from recall_kit.measure.trec import read_run
+
+
+@pytest.fixture
+def result(tiny_dataset) -> BenchmarkResult:
+    return run_benchmark(OverlapRetriever, load_dataset(tiny_dataset), k=5, metrics=["recall@1", "mrr"],
+                         latency_sample=None)
+
+
+def test_accessors_answer_what_the_document_holds(result):
+    data = result.to_dict()
+    assert result.query_ids == [q["query_id"] for q in data["queries"]]
+    assert result.stratum_of() == {q["query_id"]: q["stratum"] for q in data["queries"]}
+    assert result.per_query("mrr") == {q["query_id"]: q["metrics"]["mrr"] for q in data["queries"]}
+    assert result.rankings()["e1"] == ["1"]
+    assert result.fingerprint == data["dataset"]["fingerprint"]
+    assert result.metric_names == ["recall@1", "mrr"]
+    assert result.stratum_names == list(data["metrics"]["strata"])
+    assert len(result.latencies()) == data["latency_ms"]["n"] == 4
+    assert isinstance(result.queries[0], QueryResult)
+    assert result.manifest["seed"] == 0 and result.k == 5
+
+
+def test_from_dict_round_trips_the_schema_unchanged(result):
+    data = json.loads(json.dumps(result.to_dict()))
+    assert BenchmarkResult.from_dict(data).to_dict() == data
+
+
+def test_write_run_scores_back_to_the_same_rankings(result, tmp_path):
+    result.write_run(tmp_path / "r.trec")
+    run = read_run(tmp_path / "r.trec")
+    assert {q: [hit.id for hit in hits] for q, hits in run.items()} == {
+        q: ranking for q, ranking in result.rankings().items() if ranking}
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        (lambda d: d.pop("queries"), "missing 'queries'"),
+        (lambda d: d["queries"].append(copy.deepcopy(d["queries"][0])), "appears twice"),
+        (lambda d: d["queries"][1]["metrics"].update(mrr=float("nan")), r"queries\[1\]\.metrics\.mrr is nan"),
+        (lambda d: d["queries"][0]["metrics"].pop("mrr"), r"missing 'queries\[0\]\.metrics\.mrr'"),
+        (lambda d: d["queries"][0].update(ranking="1"), r"queries\[0\]\.ranking is not a list"),
+        (lambda d: d["queries"][0].update(scores=[]), "ranked ids but 0 scores"),
+        (lambda d: d["metrics"].update(names="mrr"), "metrics.names is not a list"),
+        (lambda d: d.update(k="five"), "k is 'five'"),
+    ],
+)
+def test_a_damaged_result_file_is_one_line_naming_the_field(result, tmp_path, damage, message):
+    data = json.loads(json.dumps(result.to_dict()))
+    damage(data)
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(ResultFileError, match=message) as caught:
+        BenchmarkResult.load(path)
+    assert str(caught.value).startswith(str(path)) and "\n" not in str(caught.value)
+
+
+def test_unreadable_result_files(tmp_path):
+    with pytest.raises(ResultFileError, match="no such result file"):
+        BenchmarkResult.load(tmp_path / "absent.json")
+    with pytest.raises(ResultFileError, match="is a directory"):
+        BenchmarkResult.load(tmp_path)
+    (tmp_path / "old.json").write_text(json.dumps({"schema": "recall-kit/result/0"}))
+    with pytest.raises(ResultFileError, match=f"expected schema '{SCHEMA}'"):
+        BenchmarkResult.load(tmp_path / "old.json")
+
+
+def test_check_comparable_refuses_other_datasets_and_query_sets(result):
+    other = BenchmarkResult.from_dict({**result.to_dict(), "dataset": {**result.dataset, "fingerprint": "x"}})
+    with pytest.raises(ResultFileError, match="different datasets"):
+        check_comparable([("a", result), ("b", other)])
+    fewer = BenchmarkResult.from_dict({**result.to_dict(), "queries": result.to_dict()["queries"][1:]})
+    with pytest.raises(ResultFileError, match="different query sets"):
+        check_comparable([("a", result), ("b", fewer)])
+    assert check_comparable([("a", result), ("b", result)]) == result.query_ids
