@@ -158,3 +158,14 @@ def test_sweep_grids_over_the_window(conversations: Path, overlap_plugin, tmp_pa
     assert scores["1"] != scores["0"]
     saved = json.loads((tmp_path / "sweep" / "sweep.json").read_text())
     assert saved["points"][1]["spec"]["options"] == {"overlap": {"context.window": "1"}}
+
+
+def test_the_fingerprint_names_the_expansion_even_for_equal_text() -> None:
+    """On-disk caches key on the corpus fingerprint (the dense embedding cache does): a corpus
+    whose text happens to be unchanged by an expansion (no neighbours) still gets its own key."""
+    memories = [memory("a", "A", 1)]
+    plain = Corpus(memories)
+    expanded = expand_corpus(plain, ContextOptions(window=1), "dense")
+    assert [m.content for m in expanded] == ["A"]
+    assert expanded.fingerprint != plain.fingerprint
+    assert expand_corpus(plain, ContextOptions(window=2), "dense").fingerprint != expanded.fingerprint
