@@ -6,7 +6,7 @@ with one warm-up eval first so the corpus embeddings (torch, shared by all three
 exports are cached (RECALL_KIT_CACHE points at a folder under the temp dir). From each result:
 recall@10 and the single-query latency p50 (`latency_ms.p50`: embedding the query + search).
 
-    python benchmarks/bench_dense_onnx.py [--dataset examples/memories] [--threads 1]
+    python benchmarks/bench_dense_onnx.py [--dataset examples/memories] [--threads 1] [--latency-sample N]
 
 Bars (exit 1 when missed): |recall@10(onnx) - recall@10(torch)| <= 0.005 for fp32 and int8;
 the onnx p50 below torch's (both on --threads intra-op threads).
@@ -35,9 +35,9 @@ def bar(name: str, value: float, target: str, ok: bool) -> None:
         MISSED.append(name)
 
 
-def evaluate(dataset: Path, extra: list[str], out: Path, env: dict[str, str]) -> dict:
+def evaluate(dataset: Path, extra: list[str], out: Path, env: dict[str, str], sample: int = -1) -> dict:
     command = [sys.executable, "-m", "recall_kit", "eval", "--dataset", str(dataset), "--retriever", "dense",
-               "-m", "recall@10", "-k", "10", "--latency-sample", "-1", "--json", str(out), "--no-progress", *extra]
+               "-m", "recall@10", "-k", "10", "--latency-sample", str(sample), "--json", str(out), "--no-progress", *extra]
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         sys.stderr.write(done.stderr[-3000:])
@@ -49,6 +49,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dataset", type=Path, default=ROOT / "examples" / "memories")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--latency-sample", type=int, default=-1, help="queries timed alone (-1: all)")
     parser.add_argument("--quick", action="store_true", help="the same (examples/memories is small)")
     args = parser.parse_args()
     try:
@@ -64,8 +65,9 @@ def main() -> int:
     results = {}
     with tempfile.TemporaryDirectory() as folder:
         for name, extra in BACKENDS.items():
-            evaluate(args.dataset, extra + threads, Path(folder) / "warm.json", env)  # caches, exports
-            results[name] = evaluate(args.dataset, extra + threads, Path(folder) / f"{name}.json", env)
+            evaluate(args.dataset, extra + threads, Path(folder) / "warm.json", env, 1)  # caches, exports
+            results[name] = evaluate(args.dataset, extra + threads, Path(folder) / f"{name}.json", env,
+                                     args.latency_sample)
     base = results["torch"]
     for name, result in results.items():
         recall = result["metrics"]["overall"]["recall@10"]

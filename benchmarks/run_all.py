@@ -39,6 +39,7 @@ SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     "bench_ann.py": (["--quick"], []),
     "bench_scale.py": (["--quick"], []),
     "bench_eval.py": ([], []),
+    "bench_pgvector.py": (["--quick"], []),
     "bench_quality.py": ([], []),
 }
 

@@ -248,10 +248,49 @@ def _parse_judgments(number: int, row: dict[str, Any], problems: list[Problem]) 
     return None
 
 
+#: `--dataset example:NAME` names a dataset shipped inside the package (recall_kit/examples/NAME).
+EXAMPLE_PREFIX = "example:"
+
+
+def example_datasets() -> dict[str, Path]:
+    """The example datasets shipped with recall-kit, by name (`memories`)."""
+    root = Path(__file__).resolve().parent / "examples"
+    if not root.is_dir():
+        return {}
+    return {folder.name: folder for folder in sorted(root.iterdir()) if (folder / CORPUS_FILE).is_file()}
+
+
+def dataset_folder(path: str | Path) -> Path:
+    """The folder a dataset argument names: a path, or `example:NAME` for a shipped example
+    (a folder that exists under that very name wins). An unknown example raises DatasetError."""
+    text = str(path)
+    if not text.startswith(EXAMPLE_PREFIX) or Path(text).exists():
+        return Path(path)
+    name = text.removeprefix(EXAMPLE_PREFIX)
+    examples = example_datasets()
+    if name not in examples:
+        listing = ", ".join(EXAMPLE_PREFIX + known for known in examples) or "(none shipped)"
+        raise DatasetError(f"{text}: no such example dataset (available: {listing}).")
+    return examples[name]
+
+
+def is_example(path: str | Path) -> bool:
+    """True when `path` is a shipped example (read-only: copy it with `recall-kit dataset example`)."""
+    try:
+        folder = dataset_folder(path).resolve()
+    except DatasetError:
+        return False
+    return folder in {example.resolve() for example in example_datasets().values()}
+
+
 def read_dataset(path: str | Path) -> tuple[Dataset | None, list[Problem]]:
-    """Read and check a dataset folder; return it (None when unusable) and every problem found."""
-    root = Path(path)
+    """Read and check a dataset folder (or `example:NAME`); return it (None when unusable) and
+    every problem found."""
     problems: list[Problem] = []
+    try:
+        root = dataset_folder(path)
+    except DatasetError as error:
+        return None, [Problem(str(path), 0, str(error).removeprefix(f"{path}: "))]
     if not root.is_dir():
         return None, [Problem(str(root), 0, "not a dataset folder (expected corpus.jsonl, queries.jsonl, qrels.jsonl)")]
 

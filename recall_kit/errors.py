@@ -16,12 +16,12 @@ class UnknownNameError(RecallKitError, KeyError):
 
     kind = "name"
 
-    def __init__(self, name: str, available: list[str]) -> None:
+    def __init__(self, name: str, available: list[str], message: str | None = None) -> None:
         self.name = name
         self.available = sorted(available)
         listing = ", ".join(self.available) if self.available else "(none installed)"
         super().__init__(
-            f"Unknown {self.kind} {name!r}. Available: {listing}. See 'recall-kit plugins'."
+            message or f"Unknown {self.kind} {name!r}. Available: {listing}. See 'recall-kit plugins'."
         )
 
     def __str__(self) -> str:  # KeyError would quote the message
@@ -38,6 +38,17 @@ class UnknownFusionError(UnknownNameError):
 
 class UnknownMetricError(UnknownNameError):
     kind = "metric"
+
+    def __init__(self, name: str, available: list[str], suggestion: str | None = None) -> None:
+        super().__init__(name, available)
+        hint = f"Did you mean {suggestion!r}? " if suggestion else ""
+        self.args = (
+            str(self.args[0]).replace(
+                "See 'recall-kit plugins'.",
+                hint + "trec_eval and ir_measures names work too (ndcg_cut_10, nDCG@10, P_10, RR): "
+                "'recall-kit list metrics' shows them all.",
+            ),
+        )
 
 
 class UnknownReporterError(UnknownNameError):

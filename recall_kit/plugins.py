@@ -63,6 +63,90 @@ def _load_entry_points(allowed: set[str] | None) -> None:
             )
 
 
+#: Which distribution provides each retriever and fusion of the plugins in this repository, so an
+#: error can say what to install. tests/test_provided_by.py checks this table, both ways, against
+#: what every plugins/*/ (and examples/recall-kit-example/) entry point registers: it cannot drift.
+PROVIDED_BY: dict[str, str] = {
+    "bm25": "recall-kit-bm25",
+    "dense": "recall-kit-dense",
+    "fts5": "recall-kit-fts5",
+    "graph": "recall-kit-graph",
+    "pg-fts": "recall-kit-postgres",
+    # registered when recall-kit-dense is installed too: the `vector` extra brings it
+    "pgvector": "recall-kit-postgres[vector]",
+    "pg-hybrid": "recall-kit-postgres[vector]",
+    "example": "recall-kit-example",
+    "rrf": "recall-kit-fusion",
+    "convex": "recall-kit-fusion",
+    "exact-bonus": "recall-kit-fusion",
+    "importance": "recall-kit-fusion",
+}
+
+
+def hidden_by_allowlist() -> list[str]:
+    """Installed plugin distributions that `RECALL_KIT_LOAD_PLUGINS` kept from loading."""
+    allowed = _allowlist()
+    if allowed is None:
+        return []
+    hidden = set()
+    for entry_point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        distribution = entry_point.dist.name if entry_point.dist else entry_point.name
+        if not ({entry_point.name, distribution} & allowed):
+            hidden.add(distribution)
+    return sorted(hidden)
+
+
+def install_hints(names: list[str]) -> list[str]:
+    """Sentences saying how to get the (unregistered) `names`: the distribution that provides each
+    (pip, and the folder when run from a clone of the repository), whether `RECALL_KIT_LOAD_PLUGINS`
+    hides it, or whether it failed to load. Names no known plugin provides get no sentence."""
+    from pathlib import Path
+
+    hidden = hidden_by_allowlist()
+    to_install: dict[str, list[str]] = {}
+    to_allow: dict[str, list[str]] = {}
+    sentences = []
+    for name in names:
+        requirement = PROVIDED_BY.get(name)
+        if requirement is None:
+            continue
+        distribution = requirement.partition("[")[0]
+        if distribution in hidden:
+            to_allow.setdefault(distribution, []).append(name)
+        elif distribution in load_errors:
+            sentences.append(f"{distribution} (which provides {name!r}) failed to load: {load_errors[distribution]}")
+        else:
+            to_install.setdefault(requirement, []).append(name)
+    if to_allow:
+        sentences.insert(0, (
+            f"RECALL_KIT_LOAD_PLUGINS={os.environ.get('RECALL_KIT_LOAD_PLUGINS', '')!r} hides the installed "
+            + ", ".join(f"{dist} ({', '.join(provided)})" for dist, provided in to_allow.items())
+            + (": add it to the list, or unset it" if len(to_allow) == 1 else ": add them to the list, or unset it")
+        ))
+    if to_install:
+        provides = "; ".join(f"{dist} provides {', '.join(map(repr, provided))}" for dist, provided in to_install.items())
+
+        def quoted(requirement: str) -> str:  # `[extra]` is a glob pattern to a shell
+            return f"'{requirement}'" if "[" in requirement else requirement
+
+        command = "pip install " + " ".join(map(quoted, to_install))
+        local = [
+            quoted(f"./{folder}/{requirement}")
+            for requirement in to_install
+            for folder in ("plugins", "examples")
+            if (Path(folder) / requirement.partition("[")[0] / "pyproject.toml").is_file()
+        ]
+        if len(local) == len(to_install):
+            command += f" (in this clone: pip install {' '.join(local)})"
+        sentences.insert(0, f"{provides}: {command}")
+    if not sentences and hidden and names:
+        sentences.append(
+            f"RECALL_KIT_LOAD_PLUGINS={os.environ.get('RECALL_KIT_LOAD_PLUGINS', '')!r} hides installed "
+            f"plugins: {', '.join(hidden)}"
+        )
+    return sentences
+
+
 def load_plugins() -> pluggy.PluginManager:
     """Register the built-ins and every installed plugin, once; return the plugin manager.
 

@@ -72,3 +72,17 @@ def test_list_shows_generators_and_a_kind_a_plugin_declares():
     assert "gadgets" not in registry.registries()
     done = runner.invoke(app, ["list", "gadgets"])
     assert done.exit_code == 2 and "Unknown kind 'gadgets'" in done.output
+
+
+def test_options_to_dict_applies_a_fields_redact_function():
+    import dataclasses
+
+    from recall_kit.options import options_to_dict
+
+    @dataclasses.dataclass(frozen=True)
+    class Options:
+        dsn: str | None = dataclasses.field(default=None, metadata={"redact": lambda text: text.split(":")[0] + ":***"})
+        depth: int = 3
+
+    assert options_to_dict(Options(dsn="user:secret", depth=4)) == {"dsn": "user:***", "depth": 4}
+    assert options_to_dict(Options()) == {"dsn": None, "depth": 3}  # None is never passed to it

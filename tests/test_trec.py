@@ -196,3 +196,12 @@ def test_non_utf8_bytes_are_refused_with_the_line(tmp_path):
     empty = tmp_path / "empty.trec"
     empty.write_bytes(b"")
     assert len(read_run_table(empty).doc_ids) == 0 and read_run(empty) == {}
+
+
+def test_fast_and_exact_readers_refuse_the_same_grades(tmp_path):
+    path = tmp_path / "qrels.txt"
+    path.write_text("q1 0 d1 1_0\n")  # int() would take it; trec_eval's atol reads 1, we refuse it
+    with pytest.raises(DatasetError, match="qrels.txt:1: relevance '1_0' is not an integer"):
+        read_qrels_table(path)
+    path.write_text("q1 0 d1 +2\nq1 0 d2 -1\n")
+    assert read_qrels_table(path).values.tolist() == [2, -1]

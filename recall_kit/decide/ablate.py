@@ -78,7 +78,9 @@ class Ablation:
             "comparison": self.comparison.to_dict(),
         }
 
-    def report(self) -> Report:
+    def report(self, brief: bool = False) -> Report:
+        """The ablation table, what each leg contributed and (unless `brief`) every variant's
+        paired comparison with the full system."""
         from recall_kit.decide.compare import delta_table
 
         metrics = self.comparison.metrics
@@ -113,8 +115,9 @@ class Ablation:
         if attribution is not None:
             attribution.title = f"What each leg contributed to {self.full}"
             tables.append(attribution)
-        tables += [delta_table(self.comparison, v.name, title=f"{v.name} vs {self.full} (full system)")
-                   for v in self.variants[1:]]
+        if not brief:
+            tables += [delta_table(self.comparison, v.name, title=f"{v.name} vs {self.full} (full system)")
+                       for v in self.variants[1:]]
         notes = list(self.comparison.warnings)
         for variant in self.variants:
             notes += [f"{variant.name}: {warning}" for warning in variant.result.warnings]

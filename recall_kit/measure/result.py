@@ -111,6 +111,10 @@ class BenchmarkResult:
     throughput: dict[str, Any] = field(default_factory=dict)
     wall_seconds: float = 0.0
     manifest: dict[str, Any] = field(default_factory=dict)
+    #: Grades >= it counted as relevant for the binary metrics (trec_eval -l).
+    relevance_level: int = 1
+    #: Whether unjudged ids were dropped from each ranking before scoring (trec_eval -J).
+    judged_only: bool = False
     #: The k asked for; `k` is larger when a metric's cutoff lay past it (None: not recorded).
     k_requested: int | None = None
     #: The depth the attribution was measured at: each leg's own top k (None: not recorded).
@@ -163,7 +167,8 @@ class BenchmarkResult:
             "k": self.k,
             "k_requested": self.k if self.k_requested is None else self.k_requested,
             "depth": self.depth,
-            "metrics": {"names": self.metric_names, "overall": self.overall, "strata": self.strata},
+            "metrics": {"names": self.metric_names, "relevance_level": self.relevance_level,
+                        "judged_only": self.judged_only, "overall": self.overall, "strata": self.strata},
             "attribution": self.attribution,
             "attribution_depth": self.k if self.attribution_depth is None else self.attribution_depth,
             "empty_rankings": self.empty_rankings,
@@ -261,6 +266,9 @@ class BenchmarkResult:
             throughput=dict(data.get("throughput") or {}),
             wall_seconds=float(data.get("wall_seconds") or 0.0),
             manifest=dict(data.get("manifest") or {}),
+            relevance_level=int(read.number(metrics, "relevance_level", "metrics.relevance_level"))
+            if "relevance_level" in metrics else 1,
+            judged_only=bool(metrics.get("judged_only", False)),
             k_requested=None if data.get("k_requested") is None else int(data["k_requested"]),
             attribution_depth=None if data.get("attribution_depth") is None else int(data["attribution_depth"]),
             empty_rankings={str(leg): int(n) for leg, n in (data.get("empty_rankings") or {}).items()},
@@ -276,6 +284,10 @@ class BenchmarkResult:
         if whole:
             # A metric without a cutoff reads the whole ranking, and the ranking is the top k.
             notes.append(f"{', '.join(whole)}: computed over the top {self.k} (the scored depth k).")
+        if self.relevance_level != 1:
+            notes.append(f"relevant: grade >= {self.relevance_level} (trec_eval -l)")
+        if self.judged_only:
+            notes.append("judged only: unjudged ids were dropped from each ranking (trec_eval -J)")
         return ReportTable(title=f"{self.label} on {self.dataset.get('name')}",
                            headers=["stratum", "n", *names], rows=rows, notes=notes)
 
@@ -283,21 +295,26 @@ class BenchmarkResult:
         latency = self.latency
         index = self.index
         rows = []
+        def milliseconds(stats: dict[str, Any]) -> list[Any]:
+            # With --latency-sample 0 nothing was timed: say so rather than print 0.0000 ms.
+            if not stats.get("n"):
+                return ["not measured"] * 3
+            return [_format(stats.get(key, 0.0)) for key in ("p50", "p95", "p99")]
+
         for name, leg in index["legs"].items():
-            leg_latency = latency["legs"].get(name, {})
-            rows.append([name, _format(leg_latency.get("p50", 0.0)), _format(leg_latency.get("p95", 0.0)),
-                         _format(leg_latency.get("p99", 0.0)), _format(leg["build_seconds"]),
+            rows.append([name, *milliseconds(latency["legs"].get(name, {})), _format(leg["build_seconds"]),
                          leg["size_bytes"] if leg["size_bytes"] is not None else "n/a"])
         if len(index["legs"]) > 1:
-            rows.append(["system", _format(latency["p50"]), _format(latency["p95"]), _format(latency["p99"]),
-                         _format(index["build_seconds"]),
+            rows.append(["system", *milliseconds(latency), _format(index["build_seconds"]),
                          index["size_bytes"] if index["size_bytes"] is not None else "n/a"])
         qps = self.throughput.get("queries_per_second")
+        timed = (f"single-query latency over {latency['n']} queries" if latency.get("n")
+                 else "single-query latency not measured (--latency-sample 0)")
         return ReportTable(
             title="Cost",
             headers=["leg", "p50 ms", "p95 ms", "p99 ms", "build s", "index bytes"],
             rows=rows,
-            notes=[f"single-query latency over {latency['n']} queries; batch throughput {qps} queries/s"],
+            notes=[f"{timed}; batch throughput {qps} queries/s"],
         )
 
     def attribution_table(self) -> ReportTable | None:

@@ -15,11 +15,18 @@ from recall_kit.context import expand_corpus
 from recall_kit.dataset import Dataset, summarise
 from recall_kit.errors import PluginRunError, RecallKitError, SpecError
 from recall_kit.measure.adapters import coerce_hits
-from recall_kit.measure.evaluation import aggregate, evaluate, judge_rankings, resolve_metrics
+from recall_kit.measure.evaluation import (
+    aggregate,
+    check_relevance_level,
+    evaluate,
+    judge_rankings,
+    resolve_metrics,
+    summed_names,
+)
 from recall_kit.measure.result import BenchmarkResult, QueryResult, build_manifest
 from recall_kit.measure.system import Leg, System, SystemSpec, build_system
 from recall_kit.plugins import pm
-from recall_kit.progress import progress_bar
+from recall_kit.progress import progress_display, stage
 from recall_kit.types import (
     Corpus,
     FusionRequest,
@@ -126,16 +133,19 @@ def run_legs(
                     f"Retriever {leg.name!r} is a single object; this dataset has scopes, so it "
                     "must be a class (one index is built per scope)."
                 )
-    total_steps = len(system.legs) * len(dataset.queries)
     # Each leg indexes the corpus its context options make (the same ids; see recall_kit.context).
     expanded = {leg.name: expand_corpus(dataset.corpus, leg.context, leg.name) for leg in system.legs}
-    with progress_bar(total_steps, "Searching", show_progress) as advance:
+    # One display for the whole run, in stages: building (plugins add their own: loading a model,
+    # embedding N memories), searching, timing single queries.
+    with progress_display(show_progress):
         for leg in system.legs:
             run = LegRun(leg.name, hits=[[] for _ in dataset.queries])
             sizes: list[int | None] = []
             stats_by_scope: list[dict[str, Any]] = []
-            for scope, indexes in groups.items():
+            for number, (scope, indexes) in enumerate(groups.items(), start=1):
+                where = f"{leg.name} (scope {number} of {len(groups)})" if len(groups) > 1 else leg.name
                 corpus = _corpus_for(expanded[leg.name], scope)
+                stage(f"{where}: building the index over {len(corpus):,} memories")
                 retriever: Retriever = _call(leg.name, "to start", leg.factory)
                 try:
                     started = time.perf_counter()
@@ -155,6 +165,7 @@ def run_legs(
                                "memories": len(corpus), "scope": scope, **stats},
                     )
                     texts = [dataset.queries[i].text for i in indexes]
+                    advance = stage(f"{where}: searching {len(texts):,} queries", total=len(texts))
                     started = time.perf_counter()
                     answers = _call(leg.name, "on a batch of queries", retriever.search_many, texts, depth)
                     run.batch_seconds += time.perf_counter() - started
@@ -167,6 +178,7 @@ def run_legs(
                     advance(len(indexes))
                     timed = [i for i in indexes if i in sampled]
                     if timed:  # one untimed call first: lazy model loads are not query latency
+                        advance = stage(f"{where}: timing {len(timed):,} single queries", total=len(timed))
                         _call(leg.name, "on a query", retriever.search, dataset.queries[timed[0]].text, depth)
                     for index in timed:
                         query = dataset.queries[index]
@@ -174,6 +186,7 @@ def run_legs(
                         answer = _call(leg.name, f"on query {query.query_id}", retriever.search, query.text, depth)
                         run.latency_ms[index] = (time.perf_counter() - started) * 1000.0
                         checked_hits(leg.name, answer, depth, corpus, query.query_id)
+                        advance(1)
                     # Read again after the queries: some stats (an ANN's measured recall) exist only then.
                     stats_by_scope[-1] = {**stats, **dict(_call(leg.name, "reporting index stats", retriever.index_stats) or {})}
                 finally:
@@ -472,15 +485,20 @@ def run_benchmark(
     show_progress: bool | None = None,
     seed: int = 0,
     leg_runs: dict[str, LegRun] | None = None,
+    relevance_level: int = 1,
+    judged_only: bool = False,
 ) -> BenchmarkResult:
     """Build, run, fuse, time and score a system on a dataset; return its result.
 
     `system` may be a built System, a SystemSpec, a spec string (`"fts5"`), a Retriever class or
     instance, an object with `retrieve(query, k)`, or a bare callable `(query, k) -> ids`.
     `leg_runs` reuses legs already run (ablations and sweeps re-fuse without re-searching).
+    `relevance_level` and `judged_only` are trec_eval's ``-l`` and ``-J`` (see
+    `recall_kit.measure.evaluation.judge_rankings`): they change how the top k is scored, not what is run.
     """
     if k < 1:
         raise SpecError(f"k must be at least 1, got {k}.")
+    relevance_level = check_relevance_level(relevance_level)
     system = as_system(system)
     specs = resolve_metrics(metrics)
     k_asked, k = k, cutoff_depth(specs, k, len(dataset.corpus))
@@ -491,9 +509,10 @@ def run_benchmark(
     fused = fuse_all(system, dataset, leg_runs, depth, k)
 
     query_ids = [query.query_id for query in dataset.queries]
-    judged = judge_rankings(query_ids, [[hit.id for hit in r] for r in fused.rankings], dataset.qrels, depth=k)
+    judged = judge_rankings(query_ids, [[hit.id for hit in r] for r in fused.rankings], dataset.qrels, depth=k,
+                            relevance_level=relevance_level, judged_only=judged_only)
     values = evaluate(judged, specs)
-    summary = aggregate(values, [query.stratum for query in dataset.queries])
+    summary = aggregate(values, [query.stratum for query in dataset.queries], summed_names(specs))
     attribution, warnings = diagnose(system, dataset, fused, judged, k)
     if len(leg_runs) > 1:
         warnings.extend(_weaker_than_a_leg(system, leg_runs, query_ids, dataset, specs, values, k))
@@ -526,6 +545,8 @@ def run_benchmark(
         k_requested=k_asked,
         depth=depth,
         metric_names=[spec.name for spec in specs],
+        relevance_level=relevance_level,
+        judged_only=judged_only,
         overall=summary["overall"],
         strata=summary["strata"],
         queries=queries,

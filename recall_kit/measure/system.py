@@ -231,9 +231,14 @@ def build_system(spec: SystemSpec) -> System:
             )
     if len(fusion_names) != len(set(fusion_names)):
         raise SpecError("A fusion appears twice in --fusion; each step is named once.")
-    legs = []
     for name in fusion_names:
         check_context_keys(name, spec.options.get(name, {}))
+    missing = [(registry.retrievers, name) for name in leg_names
+               if ":" not in name and name not in registry.retrievers.names()]
+    missing += [(registry.fusions, name) for name in fusion_names if name not in registry.fusions.names()]
+    if missing:
+        raise registry.unknown_names_error(missing)
+    legs = []
     for name in leg_names:
         target, plugin = _resolve_leg(name)
         factory, options_class = make_factory(target)

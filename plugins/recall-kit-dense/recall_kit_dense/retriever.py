@@ -121,7 +121,10 @@ class DenseRetriever(Retriever):
 
     def _model(self) -> LoadedModel:
         if self._loaded is None:
+            from recall_kit.progress import stage
+
             options = self.options
+            stage(f"dense: loading the model {options.model}")
             source = resolve_model(options.model, options.allow_download)
             self._loaded = load_model(
                 source, options.device, options.max_seq_length, options.trust_remote_code,
@@ -153,12 +156,14 @@ class DenseRetriever(Retriever):
         prefix = self._prefixes.document
         chunk = self.options.batch_size * 16
         show = sys.stderr.isatty()
+        from recall_kit.progress import progress_bar, stage
+
         if not show or len(texts) <= chunk:
+            stage(f"dense: embedding {len(texts):,} memories")
             return self._encode(texts, prefix)
-        from recall_kit.progress import progress_bar
 
         parts = []
-        with progress_bar(len(texts), "Embedding memories", show=True) as advance:
+        with progress_bar(len(texts), f"dense: embedding {len(texts):,} memories", show=True) as advance:
             for start in range(0, len(texts), chunk):
                 parts.append(self._encode(texts[start:start + chunk], prefix))
                 advance(len(parts[-1]))

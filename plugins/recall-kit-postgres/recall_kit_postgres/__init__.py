@@ -1,6 +1,9 @@
-"""recall-kit-postgres: evaluate PostgreSQL full-text search where it runs in production."""
+"""recall-kit-postgres: evaluate PostgreSQL full-text search and pgvector where they run in
+production, on an external server or an embedded one started for the run."""
 
 from __future__ import annotations
+
+import importlib.util
 
 from recall_kit import hookimpl
 from recall_kit_postgres.retriever import PostgresFTS
@@ -11,3 +14,11 @@ __all__ = ["PostgresFTS"]
 @hookimpl
 def register_retrievers(register) -> None:  # type: ignore[no-untyped-def]
     register("pg-fts", PostgresFTS)
+    # pgvector and pg-hybrid embed with recall-kit-dense's model and cache (the same vectors as
+    # `dense`): registered when it is installed (pip install "recall-kit-postgres[vector]").
+    if importlib.util.find_spec("recall_kit_dense") is not None:
+        from recall_kit_postgres.hybrid import PgHybrid
+        from recall_kit_postgres.vector import PgVector
+
+        register("pgvector", PgVector)
+        register("pg-hybrid", PgHybrid)

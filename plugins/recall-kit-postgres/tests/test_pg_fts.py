@@ -89,13 +89,44 @@ def test_plain_parser_and_importance_blend(pg_dsn):
         blended.close()
 
 
-def test_own_table_is_dropped_on_close(pg_dsn):
+def test_own_table_is_temporary_on_an_external_server_and_dropped_on_close(pg_dsn):
     before = tables(pg_dsn)
     retriever = make(pg_dsn, allow_write=True)
     retriever.build_index(SMALL)
-    assert len(tables(pg_dsn) - before) == 1
+    # A temporary table: the server drops it when the session ends, even if recall-kit is killed.
+    persistence = retriever.connection.execute(
+        "SELECT relpersistence FROM pg_class WHERE oid = to_regclass(%s)", (retriever.table,)).fetchone()[0]
+    assert persistence == "t"
+    assert tables(pg_dsn) == before  # other sessions never see it
+    assert [hit.id for hit in retriever.search("kestrel", 1)] == ["1"]
     retriever.close()
-    assert tables(pg_dsn) == before
+    kept = make(pg_dsn, allow_write=True, keep_table=True)
+    kept.build_index(SMALL)
+    kept.close()
+    assert tables(pg_dsn) - before == {kept.table}
+    with psycopg.connect(pg_dsn, autocommit=True) as connection:
+        connection.execute(f'DROP TABLE "{kept.table}"')
+
+
+def test_or_parser_matches_any_word_and_ands_do_not(pg_dsn):
+    retriever = make(pg_dsn, allow_write=True, config="english", parser="or")
+    retriever.build_index(SMALL)
+    try:
+        # "zebra" matches nothing: AND modes return nothing, OR ranks the kestrel rows.
+        assert [hit.id for hit in retriever.search("zebra kestrel", 10)] == ["1", "4", "2", "3"]
+        # Stemmed and stop words dropped, as to_tsvector does: "the cat ran" -> 'cat' | 'ran'.
+        assert [hit.id for hit in retriever.search("the cat is running", 10)] == ["5"]
+        assert retriever.search("the and of", 10) == []  # only stop words: no lexemes, no hits
+        assert retriever.search("it's 'quoted' \\ & | !", 10) == []
+    finally:
+        retriever.close()
+    for parser in ("websearch", "plain"):
+        strict = make(pg_dsn, allow_write=True, parser=parser)
+        strict.build_index(SMALL)
+        try:
+            assert strict.search("zebra kestrel", 10) == []
+        finally:
+            strict.close()
 
 
 def test_existing_table_is_searched_read_only(pg_dsn):
@@ -136,22 +167,54 @@ def test_refusals_are_one_line(pg_dsn, options, message):
     assert message in str(error.value) and "\n" not in str(error.value)
 
 
-def test_connection_failures_are_one_line(tmp_path, pg_dsn):
+def test_connection_failures_are_one_line_and_never_show_a_password(tmp_path, pg_dsn):
     nowhere = make(f"postgresql://recall:hunter2@/postgres?host={tmp_path}")
     with pytest.raises(RecallKitError) as error:
         nowhere.build_index(SMALL)
     assert str(error.value).startswith("Cannot connect to PostgreSQL (postgresql://recall:***@/postgres")
     assert "hunter2" not in str(error.value) and "\n" not in str(error.value)
+    keyword = make(f"host={tmp_path} port=5999 user=recall password=hunter2 dbname=postgres")
+    with pytest.raises(RecallKitError) as error:
+        keyword.build_index(SMALL)
+    assert "password=***" in str(error.value) and "hunter2" not in str(error.value)
+    malformed = make("host=x password=hunter2 nonsense")
+    with pytest.raises(RecallKitError) as error:
+        malformed.build_index(SMALL)
+    assert "hunter2" not in str(error.value) and "\n" not in str(error.value)
     wrong_user = make(pg_dsn.replace("recall@", "mallory@"))
     with pytest.raises(RecallKitError, match='role "mallory" does not exist'):
         wrong_user.build_index(SMALL)
     assert safe_dsn("host=x password=secret user=y") == "host=x password=*** user=y"
+    assert safe_dsn("host=x password='se cret' user=y") == "host=x password=*** user=y"
+    assert safe_dsn("postgresql://u:p%40ss@h/db?password=zz") == "postgresql://u:***@h/db?password=***"
 
 
-def test_no_dsn_names_the_fix(monkeypatch):
+def test_no_dsn_starts_an_embedded_server_stopped_at_exit(monkeypatch):
+    from recall_kit_postgres import server
+
     monkeypatch.delenv("RECALL_KIT_PG_DSN", raising=False)
-    with pytest.raises(RecallKitError, match="pass -o pg-fts.dsn="):
-        PostgresFTS().build_index(SMALL)
+    retriever = PostgresFTS()
+    retriever.build_index(SMALL)
+    try:
+        assert retriever.embedded and retriever.index_stats()["embedded"] is True
+        assert [hit.id for hit in retriever.search("kestrel", 1)] == ["1"]
+        running = server.running_servers()
+        assert len(running) == 1
+        folder, pid = running[0].folder, running[0].pid
+        assert folder is not None and folder.exists()
+    finally:
+        retriever.close()
+    server.stop_embedded_servers()  # what atexit runs
+    assert not folder.exists()
+    assert not _alive(pid)
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 def test_strange_queries_never_raise(pg_dsn):
@@ -166,16 +229,22 @@ def test_strange_queries_never_raise(pg_dsn):
         retriever.close()
 
 
-def test_runs_end_to_end_on_example_memories(pg_dsn, tmp_path):
+def test_runs_end_to_end_on_example_memories_without_writing_the_password(pg_dsn, tmp_path):
     out = tmp_path / "pg.json"
     env = dict(os.environ, RECALL_KIT_LOAD_PLUGINS="recall-kit-postgres")
+    # A key=value DSN with a password (trust authentication ignores it): never written anywhere.
+    host = pg_dsn.partition("host=")[2]
+    dsn = f"host={host} user=recall dbname=postgres password=hunter2"
     done = subprocess.run(
         [sys.executable, "-m", "recall_kit", "eval", "--dataset", "examples/memories", "--retriever", "pg-fts",
-         "-o", f"pg-fts.dsn={pg_dsn}", "-o", "pg-fts.allow_write=true", "--json", str(out)],
+         "-o", f"pg-fts.dsn={dsn}", "-o", "pg-fts.allow_write=true", "--json", str(out)],
         capture_output=True, text=True, cwd=REPO, env=env, timeout=300,
     )
     assert done.returncode == 0, done.stderr
-    data = json.loads(out.read_text())
+    text = out.read_text()
+    assert "hunter2" not in text and "hunter2" not in done.stdout + done.stderr
+    data = json.loads(text)
+    assert data["system"]["legs"][0]["options"]["dsn"].endswith("password=***")
     assert data["system"]["legs"][0]["plugin"] == "recall-kit-postgres"
     assert data["metrics"]["strata"]["exact"]["recall@10"] > 0.5
     assert data["index"]["legs"]["pg-fts"]["size_bytes"] > 0
@@ -201,4 +270,6 @@ def test_plugins_lists_it():
     env = dict(os.environ, RECALL_KIT_LOAD_PLUGINS="recall-kit-postgres")
     done = subprocess.run([sys.executable, "-m", "recall_kit", "plugins"], capture_output=True, text=True,
                           cwd=REPO, env=env, timeout=120)
-    assert "recall-kit-postgres" in done.stdout and "pg-fts" in done.stdout
+    assert "recall-kit-postgres" in done.stdout
+    for name in ("pg-fts", "pgvector", "pg-hybrid"):  # the last two as recall-kit-dense is installed
+        assert name in done.stdout

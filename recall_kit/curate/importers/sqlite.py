@@ -54,14 +54,23 @@ class SqliteImporter(Importer):
 
     @dataclass(frozen=True)
     class Options:
+        #: The table holding one memory per row.
         table: str = "memories"
+        #: Column of the memory id.
         id_col: str = "id"
+        #: Column of the memory text.
         text_col: str = "content"
+        #: Column of the category (empty: none).
         category_col: str = ""
+        #: Column of the tags, comma-separated or a JSON list (empty: none).
         tags_col: str = ""
+        #: Column of the importance, a number (empty: none).
         importance_col: str = ""
+        #: Column of the scope, a user or conversation (empty: none).
         scope_col: str = ""
+        #: Column of the creation time (empty: none).
         created_at_col: str = ""
+        #: Column of the parent document id, for chunks (empty: none).
         parent_col: str = ""
         #: Rows where this column is true (1, "true", "yes") are never exported.
         sensitive_col: str = ""
