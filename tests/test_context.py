@@ -14,9 +14,9 @@ from recall_kit import Corpus, Memory
 from recall_kit.cli import app
 from recall_kit.context import ContextOptions, expand_corpus, split_leg_options
 from recall_kit.dataset import load_dataset
+from recall_kit.decide.sweep import run_sweep
 from recall_kit.errors import DatasetError, OptionError
 from recall_kit.measure.runner import run_benchmark
-from recall_kit.decide.sweep import run_sweep
 from recall_kit.measure.system import SystemSpec, build_system, parse_option_assignments
 
 
