@@ -73,6 +73,9 @@ class DenseRetriever(Retriever):
         ann_recall_check: bool = False
         #: Keep corpus embeddings in the user's cache folder (RECALL_KIT_CACHE overrides).
         cache: bool = True
+        #: Also keep each batch's (`search_many`) query embeddings there, keyed by a digest of
+        #: the query texts: a repeated eval or sweep over the same questions does not re-embed them.
+        query_cache: bool = True
         #: Let a model name missing from the local cache be downloaded (the only network use).
         allow_download: bool = False
         #: Run code that ships with a model (some models, e.g. nomic-embed, need it).
@@ -193,6 +196,43 @@ class DenseRetriever(Retriever):
                 torch.set_num_threads(saved)
         return self._encode(texts, self._prefixes.query)
 
+    def query_cache_key(self, texts: Sequence[str]) -> dict[str, Any]:
+        """Everything a batch of query embeddings depends on; the texts only as a digest."""
+        loaded = self._model()
+        assert self._prefixes is not None
+        import sentence_transformers
+
+        return {
+            "format": CACHE_FORMAT,
+            "kind": "queries",
+            "model": loaded.source.identity,
+            "weights": loaded.signature,
+            "query_prefix": self._prefixes.query,
+            "backend": self.options.backend,
+            "quantize": self.options.quantize,
+            "normalize": True,
+            "max_seq_length": loaded.max_seq_length,
+            "dtype": "float32",
+            "queries": hashlib.sha256("\x00".join(texts).encode()).hexdigest(),
+            "sentence_transformers": sentence_transformers.__version__,
+        }
+
+    def _cached_query_vectors(self, texts: list[str]) -> np.ndarray:
+        """`_embed_queries(texts)`, through the embedding cache when `cache` and `query_cache` are on."""
+        if not (self.options.cache and self.options.query_cache):
+            return self._embed_queries(texts)
+        cache = EmbeddingCache()
+        key = self.query_cache_key(texts)
+        lookup = cache.load(key)
+        if lookup.hit and lookup.array is not None and lookup.array.shape[0] == len(texts):
+            return lookup.array
+        vectors = self._embed_queries(texts)
+        try:
+            cache.store(key, vectors, {})
+        except OSError:
+            pass  # the corpus cache already reports an unwritable folder once
+        return vectors
+
     # -- the index ---------------------------------------------------------------------------
 
     def cache_key(self, corpus: Corpus) -> dict[str, Any]:
@@ -301,7 +341,7 @@ class DenseRetriever(Retriever):
         wanted = [i for i, text in enumerate(queries) if text.strip()]
         if k <= 0 or not wanted or not self._ids:
             return results
-        vectors = self._embed_queries([queries[i] for i in wanted])
+        vectors = self._cached_query_vectors([queries[i] for i in wanted])
         if self._ann is not None:
             rows, scores = self._ann.query(vectors, k)
             answers = ann_hits(rows, scores, self._ids, k)
