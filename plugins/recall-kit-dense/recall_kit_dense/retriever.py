@@ -328,20 +328,26 @@ class DenseRetriever(Retriever):
     # -- search ------------------------------------------------------------------------------
 
     def search(self, query: str, k: int) -> list[Hit]:
-        return self.search_many([query], k)[0]
+        # Always embedded: this is the path whose latency a user waits for (no query cache).
+        return self._search([query], k, cached=False)[0]
 
     def search_many(self, queries: Sequence[str], k: int) -> list[list[Hit]]:
         """One encode call and one matrix product for the whole batch.
 
-        An empty (or whitespace-only) query has nothing to match and gets no hits.
+        An empty (or whitespace-only) query has nothing to match and gets no hits. The batch's
+        query embeddings go through the embedding cache (`query_cache`).
         """
+        return self._search(queries, k, cached=True)
+
+    def _search(self, queries: Sequence[str], k: int, cached: bool) -> list[list[Hit]]:
         results: list[list[Hit]] = [[] for _ in queries]
         if self._matrix is None:
             raise RuntimeError("build_index must be called before search")
         wanted = [i for i, text in enumerate(queries) if text.strip()]
         if k <= 0 or not wanted or not self._ids:
             return results
-        vectors = self._cached_query_vectors([queries[i] for i in wanted])
+        texts = [queries[i] for i in wanted]
+        vectors = self._cached_query_vectors(texts) if cached else self._embed_queries(texts)
         if self._ann is not None:
             rows, scores = self._ann.query(vectors, k)
             answers = ann_hits(rows, scores, self._ids, k)

@@ -216,3 +216,13 @@ def test_query_cache_off_embeds_every_batch(folder: Path) -> None:
     retriever.search_many(QUERIES, 2)
     retriever.search_many(QUERIES, 2)
     assert retriever.query_batches == [2, 2]
+
+
+def test_single_query_search_always_embeds(folder: Path) -> None:
+    """`search` is the latency path: it never reads query vectors from the cache."""
+    retriever = QueryCountingRetriever()
+    retriever.build_index(Corpus(MEMORIES))
+    retriever.search_many(QUERIES[:1], 2)
+    assert retriever.search(QUERIES[0], 2) == retriever.search_many(QUERIES[:1], 2)[0]
+    retriever.search(QUERIES[0], 2)
+    assert retriever.query_batches == [1, 1, 1]
