@@ -1,4 +1,4 @@
-"""Context expansion at index time (recall_kit.context): neighbours in the same session or parent,
+"""Context expansion at index time (recall_kit.measure.context): neighbours in the same session or parent,
 for any leg, with ids, scoring and qrels unchanged."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from typer.testing import CliRunner
 
 from recall_kit import Corpus, Memory
 from recall_kit.cli import app
-from recall_kit.context import ContextOptions, expand_corpus, split_leg_options
 from recall_kit.dataset import load_dataset
 from recall_kit.decide.sweep import run_sweep
 from recall_kit.errors import DatasetError, OptionError
+from recall_kit.measure.context import ContextOptions, expand_corpus, split_leg_options
 from recall_kit.measure.runner import run_benchmark
 from recall_kit.measure.system import SystemSpec, build_system, parse_option_assignments
 

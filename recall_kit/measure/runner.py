@@ -11,10 +11,10 @@ from typing import Any
 
 import numpy as np
 
-from recall_kit.context import expand_corpus
 from recall_kit.dataset import Dataset, summarise
 from recall_kit.errors import PluginRunError, RecallKitError, SpecError
 from recall_kit.measure.adapters import coerce_hits
+from recall_kit.measure.context import expand_corpus
 from recall_kit.measure.evaluation import (
     aggregate,
     check_relevance_level,
@@ -133,7 +133,7 @@ def run_legs(
                     f"Retriever {leg.name!r} is a single object; this dataset has scopes, so it "
                     "must be a class (one index is built per scope)."
                 )
-    # Each leg indexes the corpus its context options make (the same ids; see recall_kit.context).
+    # Each leg indexes the corpus its context options make (the same ids; see recall_kit.measure.context).
     expanded = {leg.name: expand_corpus(dataset.corpus, leg.context, leg.name) for leg in system.legs}
     # One display for the whole run, in stages: building (plugins add their own: loading a model,
     # embedding N memories), searching, timing single queries.

@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from recall_kit import registry
-from recall_kit.context import ContextOptions, check_context_keys, split_leg_options
-from recall_kit.context import describe as describe_context
 from recall_kit.errors import OptionError, SpecError
 from recall_kit.measure.adapters import load_object, make_factory
+from recall_kit.measure.context import ContextOptions, check_context_keys, split_leg_options
+from recall_kit.measure.context import describe as describe_context
 from recall_kit.options import build_options, options_to_dict
 from recall_kit.types import Fusion, Retriever
 
