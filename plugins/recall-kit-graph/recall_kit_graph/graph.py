@@ -31,6 +31,8 @@ DEFAULT_EDGE_WEIGHTS: dict[str, float] = {
     "decided": 1.0,
     "related_to": 0.5,
     "follows": 0.25,
+    "said_by": 0.1,
+    "same_session": 0.1,
     "same_scope": 0.1,
 }
 #: Weight of a relation type the defaults do not name (one from a triples file).
@@ -155,7 +157,8 @@ class ConceptGraph:
 
 def build_graph(corpus: Corpus, facts: Iterable[Fact]) -> ConceptGraph:
     """Build the graph of `corpus` from extractor facts, plus `follows` (consecutive memories
-    of one scope by created_at) and `same_scope` (memory -> its scope's node) edges."""
+    of one scope by created_at), `same_scope` (memory -> its scope's node) and, for memories
+    with a `session` field, `same_session` (memory -> its session's node) edges."""
     memory_ids = [memory.id for memory in corpus]
     memory_index = {memory_id: i for i, memory_id in enumerate(memory_ids)}
     concepts: dict[str, int] = {}
@@ -196,6 +199,12 @@ def build_graph(corpus: Corpus, facts: Iterable[Fact]) -> ConceptGraph:
     for i, row in enumerate(corpus):
         if row.scope is not None:
             by_scope.setdefault(row.scope, []).append((row.created_at or "", i))
+    for i, row in enumerate(corpus):
+        session = row.extra.get("session")
+        if session is not None:
+            node = concept(f"#session:{row.scope or ''}:{session}", "session", raw=True)
+            if node is not None:
+                edges.add((i, node, edge_type("same_session")))
     for scope, members in sorted(by_scope.items()):
         # A scope node is named by the scope id under a prefix no normalised name can have, so
         # no concept from text merges with it and no query matches it.
