@@ -40,11 +40,14 @@ demo: setup
 test: setup
 	$(PY) -m pytest tests $(foreach p,$(PLUGINS),$(p)/tests) $(foreach p,$(EXAMPLE_PLUGIN),$(p)/tests)
 
+# The LoCoMo dev conversations, when the checkout sits beside the shared data (never committed).
+LOCOMO := $(wildcard ../shared/data/locomo-dev.json)
+
 bench: $(BENCH_STAMP)
-	$(PY) benchmarks/run_all.py --quick
+	$(PY) benchmarks/run_all.py --quick $(if $(LOCOMO),--locomo $(LOCOMO))
 
 bench-full: $(BENCH_STAMP)
-	$(PY) benchmarks/run_all.py
+	$(PY) benchmarks/run_all.py $(if $(LOCOMO),--locomo $(LOCOMO))
 
 lint: setup
 	$(PY) -m ruff check recall_kit plugins

@@ -91,8 +91,13 @@ def float32_scores(hits: Sequence[Hit]) -> array[float]:
 class Corpus(Sequence[Memory]):
     """An ordered, immutable collection of memories with an id index and a content fingerprint."""
 
-    def __init__(self, memories: Sequence[Memory], fingerprint: str | None = None) -> None:
+    def __init__(
+        self, memories: Sequence[Memory], fingerprint: str | None = None,
+        context: Mapping[str, Any] | None = None,
+    ) -> None:
         self._memories: tuple[Memory, ...] = tuple(memories)
+        #: The host's context expansion these memories' content went through (None: as loaded).
+        self.context: dict[str, Any] | None = dict(context) if context else None
         self._by_id: dict[DocId, Memory] = {memory.id: memory for memory in self._memories}
         if len(self._by_id) != len(self._memories):
             raise ValueError("duplicate memory ids in corpus")
@@ -123,11 +128,11 @@ class Corpus(Sequence[Memory]):
         if self._fingerprint is None:
             from recall_kit.fingerprint import fingerprint_memories
 
-            self._fingerprint = fingerprint_memories(self._memories)
+            self._fingerprint = fingerprint_memories(self._memories, self.context)
         return self._fingerprint
 
     def subset(self, predicate: Callable[[Memory], bool]) -> Corpus:
-        return Corpus([memory for memory in self._memories if predicate(memory)])
+        return Corpus([memory for memory in self._memories if predicate(memory)], context=self.context)
 
 
 @dataclass(frozen=True)

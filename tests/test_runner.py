@@ -212,6 +212,27 @@ def test_scores_equal_at_float32_precision_count_as_ties():
     assert [hit.id for hit in hits] == ["b", "a"]
 
 
+def test_a_leg_better_alone_than_the_fusion_is_reported(tiny_dataset, overlap_plugin) -> None:
+    """overlap alone: recall@1 = (1 + 1 + 0 + 0.5) / 4 = 0.625 (e1, e2 right; m1 finds 1 of 2);
+    the id-descending leg puts memory 5 first for every query; with rrf both rank-1 documents get
+    1/61 and ties go to the larger id, so e2 (4 < 5) and p1 are lost: fused 0.375."""
+    from recall_kit.measure.system import SystemSpec
+    from recall_kit.testing import registered_plugin
+
+    fusion_plugin = pytest.importorskip("recall_kit_fusion")
+    dataset = load_dataset(tiny_dataset)
+    single = run_benchmark("overlap", dataset, k=1, metrics=["recall@1"], latency_sample=0)
+    assert single.overall["recall@1"] == 0.625
+    assert not any("alone scores" in warning for warning in single.warnings)
+    with registered_plugin(fusion_plugin, name="fusion-for-test"):
+        fused = run_benchmark(SystemSpec("overlap+helpers:ReverseIdRetriever", fusions=["rrf"]), dataset,
+                              k=1, metrics=["recall@1"], latency_sample=0)
+    assert fused.overall["recall@1"] == 0.375
+    [warning] = [w for w in fused.warnings if "alone scores" in w]
+    assert warning.startswith("Leg 'overlap' alone scores recall@1 0.6250, above the fused 0.3750 (rrf)")
+    assert "--fusion convex" in warning
+
+
 def _ladder_dataset(folder):
     """Three memories that share 3, 2 and 1 words with the one query; the relevant one ranks 3rd."""
     corpus = [{"id": 1, "content": "alpha beta gamma"}, {"id": 2, "content": "alpha beta"},

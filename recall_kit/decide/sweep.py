@@ -20,7 +20,7 @@ from recall_kit.fileio import atomic_batch, write_json_atomic
 from recall_kit.measure.evaluation import resolve_metrics
 from recall_kit.measure.result import BenchmarkResult
 from recall_kit.measure.runner import LegRun, run_benchmark, run_legs, search_depth
-from recall_kit.measure.system import Leg, System, SystemSpec, build_system, parse_weight
+from recall_kit.measure.system import Leg, System, SystemSpec, build_system, parse_weight, split_target
 from recall_kit.options import options_to_dict
 from recall_kit.types import Report, ReportTable
 
@@ -50,8 +50,8 @@ def parse_grid(entries: Sequence[str], spec: SystemSpec) -> list[GridAxis]:
         values = [value.strip() for value in raw.split(",") if value.strip()]
         if not sep or not target or not values:
             raise OptionError(f"Bad --grid {entry!r}: expected LEG=v1,v2 (a weight) or NAME.KEY=v1,v2 (an option).")
-        owner, dot, key = target.rpartition(".")
-        if not dot:
+        owner, key = split_target(target)
+        if not owner:
             if target not in legs:
                 raise OptionError(f"Bad --grid {entry!r}: {target!r} is not a leg (legs: {', '.join(legs)}).")
             weights = [parse_weight(value, f"Bad --grid {entry!r}") for value in values]
@@ -112,7 +112,8 @@ def split_queries(dataset: Dataset, holdout: float, seed: int) -> tuple[list[str
 
 
 def _leg_key(leg: Leg) -> str:
-    return json.dumps([leg.name, options_to_dict(leg.options)], sort_keys=True, default=str)
+    return json.dumps([leg.name, options_to_dict(leg.options), options_to_dict(leg.context)],
+                      sort_keys=True, default=str)
 
 
 @dataclass

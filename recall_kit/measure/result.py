@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from recall_kit.errors import ResultFileError
 from recall_kit.fileio import write_json_atomic
+from recall_kit.options import options_to_dict
 from recall_kit.types import Hit, Report, ReportTable
 
 if TYPE_CHECKING:
@@ -38,6 +39,7 @@ def build_manifest(system: System, seed: int) -> dict[str, Any]:
     return {
         "recall_kit": _version("recall-kit"),
         "plugins": plugins,
+        "context": {leg.name: options_to_dict(leg.context) for leg in system.legs if leg.context},
         "python": platform.python_version(),
         "platform": platform.platform(),
         "cpu_count": os.cpu_count(),

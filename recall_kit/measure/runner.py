@@ -14,6 +14,7 @@ import numpy as np
 from recall_kit.dataset import Dataset, summarise
 from recall_kit.errors import PluginRunError, RecallKitError, SpecError, describe_plugin_exception
 from recall_kit.measure.adapters import coerce_hits
+from recall_kit.measure.context import expand_corpus
 from recall_kit.measure.evaluation import (
     aggregate,
     check_relevance_level,
@@ -102,10 +103,10 @@ def _scope_groups(dataset: Dataset) -> dict[str | None, list[int]]:
     return groups
 
 
-def _corpus_for(dataset: Dataset, scope: str | None) -> Corpus:
+def _corpus_for(corpus: Corpus, scope: str | None) -> Corpus:
     if scope is None:
-        return dataset.corpus
-    return dataset.corpus.subset(lambda memory: memory.scope == scope)
+        return corpus
+    return corpus.subset(lambda memory: memory.scope == scope)
 
 
 def _latency_sample(count: int, sample: int | None) -> list[int]:
@@ -139,6 +140,8 @@ def run_legs(
                     f"Retriever {leg.name!r} is a single object; this dataset has scopes, so it "
                     "must be a class (one index is built per scope)."
                 )
+    # Each leg indexes the corpus its context options make (the same ids; see recall_kit.measure.context).
+    expanded = {leg.name: expand_corpus(dataset.corpus, leg.context, leg.name) for leg in system.legs}
     # One display for the whole run, in stages: building (plugins add their own: loading a model,
     # embedding N memories), searching, timing single queries.
     with progress_display(show_progress):
@@ -148,7 +151,7 @@ def run_legs(
             stats_by_scope: list[dict[str, Any]] = []
             for number, (scope, indexes) in enumerate(groups.items(), start=1):
                 where = f"{leg.name} (scope {number} of {len(groups)})" if len(groups) > 1 else leg.name
-                corpus = _corpus_for(dataset, scope)
+                corpus = _corpus_for(expanded[leg.name], scope)
                 stage(f"{where}: building the index over {len(corpus):,} memories")
                 retriever: Retriever = _call(leg.name, "to start", leg.factory)
                 try:
@@ -306,6 +309,40 @@ def _attribution(
                     "concluding it adds nothing."
                 )
     return table, warnings
+
+
+def _weaker_than_a_leg(
+    system: System, leg_runs: dict[str, LegRun], query_ids: list[str], dataset: Dataset,
+    specs: Sequence[Any], fused: dict[str, np.ndarray], k: int,
+) -> list[str]:
+    """A warning for each leg that, alone, beats the fused ranking on the first metric.
+
+    Fusion is not free: a weak leg's top ranks can push out what a strong leg ranked well
+    (rank-based fusion such as rrf gives rank 1 of every leg the same credit, whatever the leg's
+    quality). The fix is data-dependent, so the warning names the numbers and the options.
+    """
+    if not specs:
+        return []
+    spec = specs[0]
+    fused_mean = float(np.mean(fused[spec.name])) if len(query_ids) else 0.0
+    warnings = []
+    for name, run in leg_runs.items():
+        hits = run.hits
+        if dataset.has_parents:
+            hits = [to_parents(leg_hits, dataset.corpus) for leg_hits in hits]
+        judged = judge_rankings(query_ids, [[hit.id for hit in leg_hits[:k]] for leg_hits in hits],
+                                dataset.qrels, depth=k)
+        alone = float(np.mean(spec.compute(judged))) if len(query_ids) else 0.0
+        if alone > fused_mean + 1e-12:
+            first = system.fusion_names[0] if system.fusion_names else "fusion"
+            advice = ("rrf credits every leg's top ranks alike, however weak the leg; try --fusion convex "
+                      "(min-max), " if first == "rrf" else "try ")
+            warnings.append(
+                f"Leg {name!r} alone scores {spec.name} {alone:.4f}, above the fused {fused_mean:.4f} "
+                f"({first}): the other legs drag it down here. {advice}"
+                "a lower weight for the weaker leg, or dropping it (choose with 'recall-kit sweep --holdout')."
+            )
+    return warnings
 
 
 #: A leg that returns nothing for at least this share of the queries gets a warning.
@@ -491,6 +528,8 @@ def run_benchmark(
     values = evaluate(judged, specs)
     summary = aggregate(values, [query.stratum for query in dataset.queries], summed_names(specs))
     attribution, warnings = diagnose(system, dataset, fused, judged, k)
+    if len(leg_runs) > 1:
+        warnings.extend(_weaker_than_a_leg(system, leg_runs, query_ids, dataset, specs, values, k))
     if k != k_asked:
         raised = [spec.name for spec in specs if spec.cutoff is not None and spec.cutoff > k_asked]
         warnings.insert(0, (

@@ -14,6 +14,8 @@ from typing import Any
 from recall_kit import registry
 from recall_kit.errors import OptionError, SpecError
 from recall_kit.measure.adapters import load_object, make_factory
+from recall_kit.measure.context import ContextOptions, check_context_keys, split_leg_options
+from recall_kit.measure.context import describe as describe_context
 from recall_kit.options import build_options, options_to_dict
 from recall_kit.types import Fusion, Retriever
 
@@ -76,6 +78,19 @@ def parse_weights(text: str | None) -> dict[str, float]:
     return weights
 
 
+def split_target(target: str) -> tuple[str, str]:
+    """`rrf.k` -> ("rrf", "k"); a leg's context option `bm25.context.window` -> ("bm25",
+    "context.window"). ("", "") when there is no NAME.KEY."""
+    owner, dot, key = target.strip().rpartition(".")
+    if not dot or not owner.strip() or not key.strip():
+        return "", ""
+    owner, key = owner.strip(), key.strip()
+    base, dot, last = owner.rpartition(".")
+    if dot and base and last == "context":
+        return base, f"context.{key}"
+    return owner, key
+
+
 def parse_weight(value: str, context: str) -> float:
     """One leg weight: a finite number >= 0, else OptionError starting with `context`."""
     try:
@@ -92,10 +107,10 @@ def parse_option_assignments(assignments: Sequence[str]) -> dict[str, dict[str, 
     options: dict[str, dict[str, Any]] = {}
     for assignment in assignments:
         target, sep, value = assignment.partition("=")
-        owner, dot, key = target.rpartition(".")
-        if not sep or not dot or not owner or not key:
+        owner, key = split_target(target)
+        if not sep or not owner:
             raise OptionError(f"Bad option {assignment!r}: expected NAME.KEY=VALUE (e.g. rrf.k=60).")
-        options.setdefault(owner.strip(), {})[key.strip()] = value
+        options.setdefault(owner, {})[key] = value
     return options
 
 
@@ -184,6 +199,8 @@ class Leg:
     plugin: str
     #: False for an adapted instance or callable: one object, which cannot be indexed per scope.
     per_scope: bool = True
+    #: The host's context expansion of the memories this leg indexes (None: as loaded).
+    context: ContextOptions | None = None
 
 
 @dataclass
@@ -218,6 +235,7 @@ class System:
                     "plugin": leg.plugin,
                     "weight": leg.weight,
                     "options": options_to_dict(leg.options),
+                    **({"context": describe_context(leg.context)} if leg.context else {}),
                 }
                 for leg in self.legs
             ],
@@ -254,6 +272,8 @@ def build_system(spec: SystemSpec) -> System:
             )
     if len(fusion_names) != len(set(fusion_names)):
         raise SpecError("A fusion appears twice in --fusion; each step is named once.")
+    for name in fusion_names:
+        check_context_keys(name, spec.options.get(name, {}))
     missing = [(registry.retrievers, name) for name in leg_names
                if ":" not in name and name not in registry.retrievers.names()]
     missing += [(registry.fusions, name) for name in fusion_names if name not in registry.fusions.names()]
@@ -263,12 +283,13 @@ def build_system(spec: SystemSpec) -> System:
     for name in leg_names:
         target, plugin = _resolve_leg(name)
         factory, options_class = make_factory(target)
+        raw, context = split_leg_options(name, spec.options.get(name, {}))
         if options_class is type(None):
-            if spec.options.get(name):
+            if raw:
                 raise OptionError(f"Retriever {name!r} takes no options.")
             options = None
         else:
-            options = build_options(f"retriever {name!r}", options_class, spec.options.get(name, {}))
+            options = build_options(f"retriever {name!r}", options_class, raw)
         per_scope = isinstance(target, type)
         legs.append(
             Leg(
@@ -278,6 +299,7 @@ def build_system(spec: SystemSpec) -> System:
                 weight=spec.weights.get(name, 1.0),
                 plugin=plugin,
                 per_scope=per_scope,
+                context=context,
             )
         )
     fusions = []

@@ -82,6 +82,9 @@ class DenseRetriever(Retriever):
         ann_recall_check: bool = False
         #: Keep corpus embeddings in the user's cache folder (RECALL_KIT_CACHE overrides).
         cache: bool = True
+        #: Also keep each batch's (`search_many`) query embeddings there, keyed by a digest of
+        #: the query texts: a repeated eval or sweep over the same questions does not re-embed them.
+        query_cache: bool = True
         #: Let a model name missing from the local cache be downloaded (the only network use).
         allow_download: bool = False
         #: Run code that ships with a model (some models, e.g. nomic-embed, need it).
@@ -203,6 +206,43 @@ class DenseRetriever(Retriever):
                 torch.set_num_threads(saved)
         return self._encode(texts, self._prefixes.query)
 
+    def query_cache_key(self, texts: Sequence[str]) -> dict[str, Any]:
+        """Everything a batch of query embeddings depends on; the texts only as a digest."""
+        loaded = self._model()
+        assert self._prefixes is not None
+        import sentence_transformers
+
+        return {
+            "format": CACHE_FORMAT,
+            "kind": "queries",
+            "model": loaded.source.identity,
+            "weights": loaded.signature,
+            "query_prefix": self._prefixes.query,
+            "backend": self.options.backend,
+            "quantize": self.options.quantize,
+            "normalize": True,
+            "max_seq_length": loaded.max_seq_length,
+            "dtype": "float32",
+            "queries": hashlib.sha256("\x00".join(texts).encode()).hexdigest(),
+            "sentence_transformers": sentence_transformers.__version__,
+        }
+
+    def _cached_query_vectors(self, texts: list[str]) -> np.ndarray:
+        """`_embed_queries(texts)`, through the embedding cache when `cache` and `query_cache` are on."""
+        if not (self.options.cache and self.options.query_cache):
+            return self._embed_queries(texts)
+        cache = EmbeddingCache()
+        key = self.query_cache_key(texts)
+        lookup = cache.load(key)
+        if lookup.hit and lookup.array is not None and lookup.array.shape[0] == len(texts):
+            return lookup.array
+        vectors = self._embed_queries(texts)
+        try:
+            cache.store(key, vectors, {})
+        except OSError:
+            pass  # the corpus cache already reports an unwritable folder once
+        return vectors
+
     # -- the index ---------------------------------------------------------------------------
 
     def cache_key(self, corpus: Corpus) -> dict[str, Any]:
@@ -298,20 +338,26 @@ class DenseRetriever(Retriever):
     # -- search ------------------------------------------------------------------------------
 
     def search(self, query: str, k: int) -> list[Hit]:
-        return self.search_many([query], k)[0]
+        # Always embedded: this is the path whose latency a user waits for (no query cache).
+        return self._search([query], k, cached=False)[0]
 
     def search_many(self, queries: Sequence[str], k: int) -> list[list[Hit]]:
         """One encode call and one matrix product for the whole batch.
 
-        An empty (or whitespace-only) query has nothing to match and gets no hits.
+        An empty (or whitespace-only) query has nothing to match and gets no hits. The batch's
+        query embeddings go through the embedding cache (`query_cache`).
         """
+        return self._search(queries, k, cached=True)
+
+    def _search(self, queries: Sequence[str], k: int, cached: bool) -> list[list[Hit]]:
         results: list[list[Hit]] = [[] for _ in queries]
         if self._matrix is None:
             raise RuntimeError("build_index must be called before search")
         wanted = [i for i, text in enumerate(queries) if text.strip()]
         if k <= 0 or not wanted or not self._ids:
             return results
-        vectors = self._embed_queries([queries[i] for i in wanted])
+        texts = [queries[i] for i in wanted]
+        vectors = self._cached_query_vectors(texts) if cached else self._embed_queries(texts)
         if self._ann is not None:
             rows, scores = self._ann.query(vectors, k)
             answers = ann_hits(rows, scores, self._ids, k)
