@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 
 
 def canonical_json(value: Any) -> bytes:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
 
 
 def fingerprint_memories(memories: Sequence[Memory], context: Mapping[str, Any] | None = None) -> str:

@@ -223,7 +223,7 @@ class DenseRetriever(Retriever):
             "normalize": True,
             "max_seq_length": loaded.max_seq_length,
             "dtype": "float32",
-            "queries": hashlib.sha256("\x00".join(texts).encode()).hexdigest(),
+            "queries": hashlib.sha256("\x00".join(texts).encode("utf-8", "surrogatepass")).hexdigest(),
             "sentence_transformers": sentence_transformers.__version__,
         }
 
@@ -262,7 +262,7 @@ class DenseRetriever(Retriever):
             "dtype": "float32",
             "corpus": corpus.fingerprint,
             # The fingerprint ignores order; the rows of the matrix follow it.
-            "order": hashlib.sha256("\x00".join(corpus.ids).encode()).hexdigest(),
+            "order": hashlib.sha256("\x00".join(corpus.ids).encode("utf-8", "surrogatepass")).hexdigest(),
             "sentence_transformers": sentence_transformers.__version__,
         }
 
@@ -373,7 +373,7 @@ class DenseRetriever(Retriever):
 
     def _record_recall(self, query: str, k: int, approximate: list[Hit], truth: list[Hit]) -> None:
         # Keyed by a digest, so a query timed again is counted once and no text is kept.
-        digest = hashlib.sha256(query.encode()).hexdigest()[:16]
+        digest = hashlib.sha256(query.encode("utf-8", "surrogatepass")).hexdigest()[:16]
         expected = {hit.id for hit in truth}
         found = {hit.id for hit in approximate}
         self._ann_recall[(digest, k)] = (len(expected & found), len(expected))

@@ -335,7 +335,7 @@ class PgVector(PostgresLeg):
             results[i] = sort_hits(hits)
             if check:
                 truth = {str(doc) for doc, _ in self._vector_rows(statement, params, exact=True)}
-                digest = hashlib.sha256(queries[i].encode()).hexdigest()[:16]
+                digest = hashlib.sha256(queries[i].encode("utf-8", "surrogatepass")).hexdigest()[:16]
                 self._recall[(digest, k)] = (len(truth & {hit.id for hit in hits}), len(truth))
         return results
 
