@@ -753,6 +753,7 @@ def sweep_command(
     option: OptionOption = None,
     config: ConfigOption = None,
     holdout: Annotated[float | None, typer.Option("--holdout", help="Share of queries held out to score the chosen setting (e.g. 0.5).")] = None,
+    stratum: Annotated[str | None, typer.Option("--stratum", help="Score the target on this stratum's queries only (e.g. multihop).")] = None,
     k: KOption = 20,
     metrics: MetricsOption = None,
     bootstrap: BootstrapOption = 10_000,
@@ -773,7 +774,8 @@ def sweep_command(
     spec = _spec_from_flags(retriever, fusion, weights, option, config)
     sweep = run_sweep(spec, load_dataset(dataset), grid, target, k=k, metrics=_split_names(metrics),
                       holdout=holdout, seed=seed, out=out, n_resamples=bootstrap,
-                      latency_sample=None if latency_sample < 0 else latency_sample, show_progress=progress)
+                      latency_sample=None if latency_sample < 0 else latency_sample, show_progress=progress,
+                      stratum=stratum)
     if out is not None:
         typer.echo(f"Wrote {len(sweep.points) + 1} results and sweep.json to {out}", err=True)
     emit_report(sweep.report(), report, output)

@@ -143,14 +143,21 @@ class Sweep:
     comparison: Comparison | None
     leg_searches: int
     skipped: list[str] = field(default_factory=list)
+    stratum: str | None = None
+
+    @property
+    def goal(self) -> str:
+        """The target as the tables name it: the metric, and the stratum when scored on one."""
+        return f"{self.target} on {self.stratum}" if self.stratum else self.target
 
     def notes(self) -> list[str]:
+        scope = ([f"The target is scored on the {self.stratum} stratum's queries only."] if self.stratum else [])
         if self.holdout is None:
-            return [(
-                f"The best {self.target} ({self.best.tuning_score:.4f}) is optimistic: the setting was chosen "
+            return scope + [(
+                f"The best {self.goal} ({self.best.tuning_score:.4f}) is optimistic: the setting was chosen "
                 "and scored on the same queries. Use --holdout 0.5 to score it on queries it was not chosen on."
             )]
-        return [(
+        return scope + [(
             f"Chosen on {len(self.tuning_ids)} tuning queries; scored on {len(self.test_ids)} held-out test "
             f"queries (split stratified by stratum, seed {self.seed}). Only the test-half numbers estimate how "
             "the setting does on new queries."
@@ -160,6 +167,7 @@ class Sweep:
         return {
             "schema": SCHEMA,
             "target": self.target,
+            "stratum": self.stratum,
             "dataset": self.default.result.dataset,
             "holdout": self.holdout,
             "seed": self.seed,
@@ -182,8 +190,8 @@ class Sweep:
 
     def report(self) -> Report:
         held = self.holdout is not None
-        score_header = f"{self.target} (tuning)" if held else f"{self.target} (all queries)"
-        headers = ["rank", "setting", score_header] + ([f"{self.target} (test)"] if held else [])
+        score_header = f"{self.goal} (tuning)" if held else f"{self.goal} (all queries)"
+        headers = ["rank", "setting", score_header] + ([f"{self.goal} (test)"] if held else [])
         ranked = sorted(self.points, key=lambda p: -p.tuning_score)
         rows = []
         for rank, point in enumerate(ranked, start=1):
@@ -197,7 +205,7 @@ class Sweep:
             default_row.append(f"{self.default.test_score:.4f}")
         rows.append(default_row)
         tables = [ReportTable(
-            title=f"Sweep of {self.default.spec.label} on {self.target} ({len(self.points)} settings, "
+            title=f"Sweep of {self.default.spec.label} on {self.goal} ({len(self.points)} settings, "
                   f"{self.leg_searches} leg searches)",
             headers=headers, rows=rows, notes=self.notes(),
         )]
@@ -206,7 +214,7 @@ class Sweep:
                 self.comparison, self.comparison.labels[1],
                 title=f"Best setting vs default on the {len(self.test_ids)} held-out test queries",
             ))
-        charts = [{"kind": "bar", "title": f"{self.target} per setting ({'tuning half' if held else 'all queries'})",
+        charts = [{"kind": "bar", "title": f"{self.goal} per setting ({'tuning half' if held else 'all queries'})",
                    "groups": {p.label: {self.target: p.tuning_score} for p in ranked}, "y_label": self.target}]
         notes = list(self.skipped) + (list(self.comparison.warnings) if self.comparison else [])
         return Report(title=f"recall-kit sweep: {self.default.spec.retriever}", tables=tables, notes=notes,
@@ -231,8 +239,12 @@ def run_sweep(
     n_resamples: int = 10_000,
     latency_sample: int | None = 200,
     show_progress: bool | None = None,
+    stratum: str | None = None,
 ) -> Sweep:
     """Score every grid setting, re-fusing shared leg runs; choose the best on `target`.
+
+    With `stratum`, the target (tuning, test and the comparison) is the mean over that stratum's
+    queries only; the split is the same stratified split either way.
 
     Each distinct leg configuration is searched once (a grid over a leg's own option searches
     that leg once per value). With `holdout`, the best is chosen on the tuning queries and
@@ -245,6 +257,12 @@ def run_sweep(
         names.insert(0, target_spec.name)
     tuning_ids, test_ids = (split_queries(dataset, holdout, seed) if holdout is not None
                             else ([q.query_id for q in dataset.queries], []))
+    if stratum is not None:
+        strata = {q.query_id: q.stratum for q in dataset.queries}
+        if stratum not in set(strata.values()):
+            raise OptionError(f"--stratum {stratum!r}: no query has it (strata: {', '.join(sorted(set(strata.values())))}).")
+        tuning_ids = [q for q in tuning_ids if strata[q] == stratum]
+        test_ids = [q for q in test_ids if strata[q] == stratum]
     configurations: list[tuple[dict[str, Any], SystemSpec]] = [({}, spec), *grid_specs(spec, axes)]
     skipped: list[str] = []
     systems: list[tuple[dict[str, Any], SystemSpec, System]] = []
@@ -292,7 +310,7 @@ def run_sweep(
         )
     sweep = Sweep(target=target_spec.name, points=points, default=default_point, best=best, holdout=holdout,
                   seed=seed, tuning_ids=tuning_ids, test_ids=test_ids, comparison=comparison,
-                  leg_searches=len(runs_by_key), skipped=skipped)
+                  leg_searches=len(runs_by_key), skipped=skipped, stratum=stratum)
     if out is not None:
         folder = Path(out)
         with atomic_batch():  # every file or none: an interrupted run leaves no partial set
