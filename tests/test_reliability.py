@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from helpers import OverlapRetriever, write_dataset
+from test_plugins import GOOD_PLUGIN, _run_cli, _write_plugin_dist
 from typer.testing import CliRunner
 
 from recall_kit import Hit, hookimpl
@@ -367,23 +368,11 @@ BROKEN_PLUGINS = {
         def register_retrievers(register):
             raise RuntimeError("cannot register")
     """,
-    "rk-printer": """
-        print("hello from a plugin import")
-        from recall_kit import hookimpl, Retriever, Hit
-        class Good(Retriever):
-            "A good retriever."
-            def build_index(self, corpus): self.ids = corpus.ids
-            def search(self, query, k): return [Hit(i, 1.0) for i in self.ids[:k]]
-        @hookimpl
-        def register_retrievers(register):
-            register("goodone", Good)
-    """,
+    "rk-printer": '\n    print("hello from a plugin import")' + GOOD_PLUGIN,
 }
 
 
 def test_broken_plugins_are_named_and_the_rest_work(tmp_path):
-    from test_plugins import _run_cli, _write_plugin_dist
-
     site = tmp_path / "site"
     site.mkdir()
     for dist, body in BROKEN_PLUGINS.items():
