@@ -23,6 +23,7 @@ from recall_kit.measure.evaluation import (
     resolve_metrics,
     summed_names,
 )
+from recall_kit.measure.index_stats import merge_index_stats
 from recall_kit.measure.result import BenchmarkResult, QueryResult, build_manifest
 from recall_kit.measure.system import Leg, System, SystemSpec, build_system
 from recall_kit.plugins import pm
@@ -199,28 +200,9 @@ def run_legs(
                 finally:
                     _call(leg.name, "closing", retriever.close)
             run.size_bytes = None if any(size is None for size in sizes) else int(sum(sizes))  # type: ignore[arg-type]
-            run.index_stats = _merge_stats(stats_by_scope)
+            run.index_stats = merge_index_stats(stats_by_scope, [len(indexes) for indexes in groups.values()])
             runs[leg.name] = run
     return runs
-
-
-def _merge_stats(stats_by_scope: list[dict[str, Any]]) -> dict[str, Any]:
-    """Sum numeric index stats over scopes; keep the rest when every scope agrees."""
-    if len(stats_by_scope) == 1:
-        return stats_by_scope[0]
-    merged: dict[str, Any] = {}
-    for stats in stats_by_scope:
-        for key, value in stats.items():
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                merged[key] = merged.get(key, 0) + value
-            elif isinstance(value, dict):
-                inner = merged.setdefault(key, {})
-                for inner_key, inner_value in value.items():
-                    if isinstance(inner_value, (int, float)) and not isinstance(inner_value, bool):
-                        inner[inner_key] = inner.get(inner_key, 0) + inner_value
-            else:
-                merged.setdefault(key, value)
-    return merged
 
 
 def fuse_one(system: System, query: Query, legs: dict[str, list[Hit]], corpus: Corpus, depth: int) -> list[Hit]:
