@@ -14,7 +14,7 @@ import numpy as np
 from recall_kit.decide.stats import TIE_TOLERANCE, holm, paired_comparison
 from recall_kit.errors import ResultFileError
 from recall_kit.measure.evaluation import canonical_metric_name
-from recall_kit.measure.result import BenchmarkResult, check_comparable, load_results
+from recall_kit.measure.result import BenchmarkResult, check_comparable, check_scored_alike, load_results
 from recall_kit.types import Report, ReportTable
 
 if TYPE_CHECKING:
@@ -279,9 +279,11 @@ def compare_results(
 
     `query_subset` restricts the comparison to those queries (a sweep's test half); `strata=False`
     compares all queries only. `primary` names the decision metrics (default: the first compared
-    metric that is not a diagnostic).
+    metric that is not a diagnostic). Results of different datasets or query sets, or scored with
+    different relevance levels (``-l``) or judged-only settings (``-J``), are refused.
     """
     query_ids = check_comparable(named)
+    check_scored_alike(named)
     names = shared_metrics(named, metrics)
     if query_subset is not None:
         keep = set(query_subset)

@@ -405,6 +405,26 @@ def check_comparable(named: Sequence[tuple[str, BenchmarkResult]]) -> list[str]:
     return base_ids
 
 
+def check_scored_alike(named: Sequence[tuple[str, BenchmarkResult]]) -> None:
+    """Refuse results scored with different relevance levels (trec_eval ``-l``) or judged-only
+    settings (``-J``): their per-query values measure different things, so no delta between them
+    says anything about the systems."""
+    base_label, base = named[0]
+    for label, result in named[1:]:
+        if result.relevance_level != base.relevance_level:
+            raise ResultFileError(
+                f"{label!r} and {base_label!r} were scored with different relevance levels (-l "
+                f"{result.relevance_level} and -l {base.relevance_level}); compare results scored alike "
+                "(re-run eval with one -l)."
+            )
+        if result.judged_only != base.judged_only:
+            scored, other = (label, base_label) if result.judged_only else (base_label, label)
+            raise ResultFileError(
+                f"{scored!r} was scored judged-only (-J) and {other!r} was not; compare results scored "
+                "alike (re-run eval with or without -J for both)."
+            )
+
+
 class _Reader:
     """Typed field access for `from_dict`, each failure one line naming the file and the field."""
 
