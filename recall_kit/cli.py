@@ -188,6 +188,7 @@ KOption = Annotated[int, typer.Option("--k", "-k", metavar="INTEGER", help="Rank
 MetricsOption = Annotated[list[str] | None, typer.Option("--metrics", "-m", metavar="LIST", help="Metrics, comma-separated: recall@10,ndcg@10,mrr; trec_eval and ir_measures names work too (ndcg_cut_10, nDCG@10).")]
 RelevanceLevelOption = Annotated[int, typer.Option("--relevance-level", "-l", metavar="INTEGER", help="Grades >= this count as relevant for binary metrics (trec_eval -l).")]
 JudgedOnlyOption = Annotated[bool, typer.Option("--judged-only", "-J", help="Drop unjudged ids from each ranking before scoring (trec_eval -J).")]
+PrimaryOption = Annotated[list[str] | None, typer.Option("--primary", metavar="LIST", help="Decision metrics, comma-separated: Holm runs over their all-queries rows; the rest is exploratory (default: the first metric compared).")]
 BootstrapOption = Annotated[int, typer.Option("--bootstrap", metavar="INTEGER", help="Bootstrap and randomisation resamples.")]
 ReportOption = Annotated[str, typer.Option("--report", metavar="NAME", callback=_check_reporter, help="Output format: a reporter name.")]
 OutputOption = Annotated[Path | None, typer.Option("--output", metavar="PATH", help="Write the report to this file instead of stdout.")]
@@ -657,7 +658,7 @@ def _spec_from_flags(retriever: str | None, fusion: list[str] | None, weights: s
 def compare_command(
     results: Annotated[list[Path], typer.Argument(help="Result JSON files from 'eval --json'; the first is the baseline.")],
     metrics: MetricsOption = None,
-    primary: Annotated[list[str] | None, typer.Option("--primary", help="Decision metrics, comma-separated: Holm runs over their all-queries rows; the rest is exploratory (default: the first metric compared).")] = None,
+    primary: PrimaryOption = None,
     bootstrap: BootstrapOption = 10_000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the resampling.")] = 0,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the comparison JSON here.")] = None,
@@ -719,6 +720,9 @@ def ablate_command(
     config: ConfigOption = None,
     k: KOption = 20,
     metrics: MetricsOption = None,
+    primary: PrimaryOption = None,
+    relevance_level: RelevanceLevelOption = 1,
+    judged_only: JudgedOnlyOption = False,
     bootstrap: BootstrapOption = 10_000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the resampling; recorded in manifests.")] = 0,
     latency_sample: LatencySampleOption = 200,
@@ -737,7 +741,8 @@ def ablate_command(
     spec = _spec_from_flags(retriever, fusion, weights, option, config)
     ablation = run_ablation(spec, load_dataset(dataset), k=k, metrics=_split_names(metrics), out=out,
                             n_resamples=bootstrap, seed=seed,
-                            latency_sample=None if latency_sample < 0 else latency_sample, show_progress=progress)
+                            latency_sample=None if latency_sample < 0 else latency_sample, show_progress=progress,
+                            primary=_split_names(primary), relevance_level=relevance_level, judged_only=judged_only)
     typer.echo(f"Wrote {len(ablation.variants)} results and ablation.json to {out}", err=True)
     emit_report(ablation.report(brief=brief), report, output)
 

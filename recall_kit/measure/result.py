@@ -276,6 +276,15 @@ class BenchmarkResult:
             empty_rankings={str(leg): int(n) for leg, n in (data.get("empty_rankings") or {}).items()},
         )
 
+    def scoring_notes(self) -> list[str]:
+        """What a reader must know about how relevance was scored, when it is not the default."""
+        notes = []
+        if self.relevance_level != 1:
+            notes.append(f"relevant: grade >= {self.relevance_level} (trec_eval -l)")
+        if self.judged_only:
+            notes.append("judged only: unjudged ids were dropped from each ranking (trec_eval -J)")
+        return notes
+
     def metrics_table(self) -> ReportTable:
         names = self.metric_names
         rows = [["overall", self.overall["n"], *(_format(self.overall[m]) for m in names)]]
@@ -286,10 +295,7 @@ class BenchmarkResult:
         if whole:
             # A metric without a cutoff reads the whole ranking, and the ranking is the top k.
             notes.append(f"{', '.join(whole)}: computed over the top {self.k} (the scored depth k).")
-        if self.relevance_level != 1:
-            notes.append(f"relevant: grade >= {self.relevance_level} (trec_eval -l)")
-        if self.judged_only:
-            notes.append("judged only: unjudged ids were dropped from each ranking (trec_eval -J)")
+        notes += self.scoring_notes()
         return ReportTable(title=f"{self.label} on {self.dataset.get('name')}",
                            headers=["stratum", "n", *names], rows=rows, notes=notes)
 
