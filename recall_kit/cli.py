@@ -30,6 +30,18 @@ def _click_metavar(param: Any) -> str:
     return _CLICK_TYPE_NAMES.get(annotation, "TEXT")
 
 
+class _ClickStyleArgument(typer.core.TyperArgument):
+    """An argument shown as click shows it: its metavar alone (OUT, RESULTS...), with "..." when
+    it takes several values and in brackets when optional; no type beside it."""
+
+    def display_type_rich(self, ctx: Any = None) -> str | None:
+        return None
+
+    def _usage_display_name(self) -> str:
+        name = f"{self.metavar}{'...' if self.nargs != 1 else ''}"
+        return name if self.required else f"[{name}]"
+
+
 def _click_style(command: Any) -> Any:
     """Help in click's conventions, the same in every command: an argument is its metavar alone
     (OUT, RESULTS...), an option's value a placeholder (PATH, TEXT, INTEGER, NAME, LIST), and
@@ -38,11 +50,8 @@ def _click_style(command: Any) -> Any:
         if not hasattr(param, "type_descriptor"):
             continue
         if isinstance(param, typer.core.TyperArgument):
-            name = param.metavar or param.name.upper()
-            param.metavar = name
-            param.display_type_rich = lambda ctx=None: None
-            suffix = "..." if param.nargs != 1 else ""
-            param._usage_display_name = (lambda n=name, s=suffix, r=param.required: f"{n}{s}" if r else f"[{n}{s}]")
+            param.metavar = param.metavar or param.name.upper()
+            param.__class__ = _ClickStyleArgument
         elif not getattr(param, "is_flag", False) and param.metavar is None:
             param.metavar = _click_metavar(param)
         if param.name == "report" and param.help and "Available:" not in param.help:

@@ -116,12 +116,14 @@ class Registry(Generic[T]):
     def build_options(self, name: str, raw: Mapping[str, Any] | None = None) -> Any:
         """`name`'s Options from raw values: strings (from the CLI) coerced to the field types,
         unknown keys and bad values refused with the list of what exists."""
-        return build_options(f"{self.kind} {name!r}", self.get(name).obj.Options, dict(raw or {}))
+        registered: Any = self.get(name).obj  # a registered class, with its Options dataclass
+        return build_options(f"{self.kind} {name!r}", registered.Options, dict(raw or {}))
 
     def create(self, name: str, raw_options: Mapping[str, Any] | None = None) -> Any:
         """Look `name` up, build its options and instantiate it: the one way the host makes a
         registered class (fusions, importers, query generators)."""
-        return self.get(name).obj(self.build_options(name, raw_options))
+        registered: Any = self.get(name).obj  # a registered class: Class(options)
+        return registered(self.build_options(name, raw_options))
 
 
 def unknown_names_error(missing: list[tuple[Registry[Any], str]]) -> errors.UnknownNameError:

@@ -60,7 +60,7 @@ def _weight(key: str, stats: Mapping[str, Any], queries: int) -> float:
     stems = [key[:end] for end in range(len(key)) if key[end] == "_"]
     for stem in reversed(stems):  # the longest stem first
         denominator = stats.get(f"{stem}_expected")
-        if _is_count(denominator):
+        if isinstance(denominator, int) and not isinstance(denominator, bool):
             return float(denominator)
     return float(queries)
 

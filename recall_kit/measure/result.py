@@ -256,7 +256,7 @@ class BenchmarkResult:
             system=read.mapping(data, "system"),
             dataset=read.mapping(data, "dataset"),
             k=int(read.number(data, "k")),
-            depth=int(data.get("depth", data["k"])),
+            depth=int(read.number(data, "depth" if "depth" in data else "k")),
             metric_names=names,
             overall=dict(overall),
             strata={str(s): dict(v) for s, v in strata.items()},
