@@ -328,19 +328,13 @@ def score_command(
 ) -> None:
     """Score TREC run files against TREC qrels, as trec_eval does; with several runs, compare each
     with the first as 'compare' does (paired deltas, intervals, Holm-corrected p-values)."""
-    from recall_kit.decide.compare import score_report
+    from recall_kit.decide.score import score_files
     from recall_kit.fileio import check_outputs, write_json_atomic
-    from recall_kit.measure.evaluation import canonical_metric_name, score_run_files
 
-    if bootstrap < 1:
-        raise RecallKitError(f"--bootstrap must be at least 1, got {bootstrap}.")
     check_outputs({"--json": json_out}, inputs={"--qrels": qrels, **{f"--run {r}": r for r in run}})
-    scores = score_run_files(qrels, run, _split_names(metrics), complete=complete, ties=ties,
-                             relevance_level=relevance_level, judged_only=judged_only)
-    primaries = [canonical_metric_name(name) for name in _split_names(primary) or []] or None
-    outcome = score_report(qrels, run, scores, complete=complete, ties=ties, per_query=per_query,
-                           primary=primaries, n_resamples=bootstrap, seed=seed)
-    outcome.data.update(relevance_level=relevance_level, judged_only=judged_only)
+    outcome = score_files(qrels, run, _split_names(metrics), complete=complete, ties=ties,
+                          relevance_level=relevance_level, judged_only=judged_only, per_query=per_query,
+                          primary=_split_names(primary), n_resamples=bootstrap, seed=seed)
     if json_out is not None:
         write_json_atomic(json_out, outcome.data)
         typer.echo(f"Wrote {json_out}", err=True)
@@ -352,22 +346,14 @@ def plugins_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """List installed plugins, what each registers, and any that failed to load."""
-    from recall_kit import plugins, registry
+    from recall_kit import registry
 
-    infos = registry.installed_plugins()
-    errors = dict(plugins.load_errors)
+    listing = registry.plugins_listing()
     if as_json:
-        typer.echo(json.dumps({"plugins": infos, "errors": errors}, indent=2))
+        typer.echo(json.dumps(listing, indent=2))
         return
-    from tabulate import tabulate
-
-    rows = []
-    for info in infos:
-        registered: dict[str, list[str]] = info["registers"]
-        registers = "; ".join(f"{kind}: {', '.join(names)}" for kind, names in registered.items())
-        rows.append([info["name"], info["version"] or ("built-in" if info["builtin"] else ""), registers or ", ".join(info["hooks"])])
-    typer.echo(tabulate(rows, headers=["plugin", "version", "registers"], tablefmt="simple"))
-    for name, message in errors.items():
+    typer.echo(registry.plugins_table(listing["plugins"]))
+    for name, message in listing["errors"].items():
         typer.echo(f"failed to load: {name}: {message}", err=True)
 
 
