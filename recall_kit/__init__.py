@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from recall_kit.decide.ablate import run_ablation
     from recall_kit.decide.compare import compare_files, compare_results
     from recall_kit.decide.gate import run_gate
+    from recall_kit.decide.score import score_files
     from recall_kit.decide.sweep import run_sweep
     from recall_kit.measure.evaluation import evaluate_run as evaluate
     from recall_kit.measure.evaluation import score_trec_files
@@ -57,6 +58,7 @@ _LAZY = {
     "QueryResult": "recall_kit.measure.result",
     "load_results": "recall_kit.measure.result",
     "score_trec_files": "recall_kit.measure.evaluation",
+    "score_files": "recall_kit.decide.score",
     "compare_results": "recall_kit.decide.compare",
     "compare_files": "recall_kit.decide.compare",
     "run_gate": "recall_kit.decide.gate",
@@ -84,5 +86,5 @@ __all__ = [
     "__version__", "build_system", "compare_files",
     "evaluate", "compare_results", "export_dataset", "hookimpl",
     "import_dataset", "load_config", "load_dataset", "load_results", "pool_files", "run_ablation",
-    "run_benchmark", "run_gate", "run_sweep", "score_trec_files", "sort_hits",
+    "run_benchmark", "run_gate", "run_sweep", "score_files", "score_trec_files", "sort_hits",
 ]

@@ -30,6 +30,18 @@ def _click_metavar(param: Any) -> str:
     return _CLICK_TYPE_NAMES.get(annotation, "TEXT")
 
 
+class _ClickStyleArgument(typer.core.TyperArgument):
+    """An argument shown as click shows it: its metavar alone (OUT, RESULTS...), with "..." when
+    it takes several values and in brackets when optional; no type beside it."""
+
+    def display_type_rich(self, ctx: Any = None) -> str | None:
+        return None
+
+    def _usage_display_name(self) -> str:
+        name = f"{self.metavar}{'...' if self.nargs != 1 else ''}"
+        return name if self.required else f"[{name}]"
+
+
 def _click_style(command: Any) -> Any:
     """Help in click's conventions, the same in every command: an argument is its metavar alone
     (OUT, RESULTS...), an option's value a placeholder (PATH, TEXT, INTEGER, NAME, LIST), and
@@ -38,11 +50,8 @@ def _click_style(command: Any) -> Any:
         if not hasattr(param, "type_descriptor"):
             continue
         if isinstance(param, typer.core.TyperArgument):
-            name = param.metavar or param.name.upper()
-            param.metavar = name
-            param.display_type_rich = lambda ctx=None: None
-            suffix = "..." if param.nargs != 1 else ""
-            param._usage_display_name = (lambda n=name, s=suffix, r=param.required: f"{n}{s}" if r else f"[{n}{s}]")
+            param.metavar = param.metavar or param.name.upper()
+            param.__class__ = _ClickStyleArgument
         elif not getattr(param, "is_flag", False) and param.metavar is None:
             param.metavar = _click_metavar(param)
         if param.name == "report" and param.help and "Available:" not in param.help:
@@ -188,6 +197,7 @@ KOption = Annotated[int, typer.Option("--k", "-k", metavar="INTEGER", help="Rank
 MetricsOption = Annotated[list[str] | None, typer.Option("--metrics", "-m", metavar="LIST", help="Metrics, comma-separated: recall@10,ndcg@10,mrr; trec_eval and ir_measures names work too (ndcg_cut_10, nDCG@10).")]
 RelevanceLevelOption = Annotated[int, typer.Option("--relevance-level", "-l", metavar="INTEGER", help="Grades >= this count as relevant for binary metrics (trec_eval -l).")]
 JudgedOnlyOption = Annotated[bool, typer.Option("--judged-only", "-J", help="Drop unjudged ids from each ranking before scoring (trec_eval -J).")]
+PrimaryOption = Annotated[list[str] | None, typer.Option("--primary", metavar="LIST", help="Decision metrics, comma-separated: Holm runs over their all-queries rows; the rest is exploratory (default: the first metric compared).")]
 BootstrapOption = Annotated[int, typer.Option("--bootstrap", metavar="INTEGER", help="Bootstrap and randomisation resamples.")]
 ReportOption = Annotated[str, typer.Option("--report", metavar="NAME", callback=_check_reporter, help="Output format: a reporter name.")]
 OutputOption = Annotated[Path | None, typer.Option("--output", metavar="PATH", help="Write the report to this file instead of stdout.")]
@@ -318,19 +328,13 @@ def score_command(
 ) -> None:
     """Score TREC run files against TREC qrels, as trec_eval does; with several runs, compare each
     with the first as 'compare' does (paired deltas, intervals, Holm-corrected p-values)."""
-    from recall_kit.decide.compare import score_report
+    from recall_kit.decide.score import score_files
     from recall_kit.fileio import check_outputs, write_json_atomic
-    from recall_kit.measure.evaluation import canonical_metric_name, score_run_files
 
-    if bootstrap < 1:
-        raise RecallKitError(f"--bootstrap must be at least 1, got {bootstrap}.")
     check_outputs({"--json": json_out}, inputs={"--qrels": qrels, **{f"--run {r}": r for r in run}})
-    scores = score_run_files(qrels, run, _split_names(metrics), complete=complete, ties=ties,
-                             relevance_level=relevance_level, judged_only=judged_only)
-    primaries = [canonical_metric_name(name) for name in _split_names(primary) or []] or None
-    outcome = score_report(qrels, run, scores, complete=complete, ties=ties, per_query=per_query,
-                           primary=primaries, n_resamples=bootstrap, seed=seed)
-    outcome.data.update(relevance_level=relevance_level, judged_only=judged_only)
+    outcome = score_files(qrels, run, _split_names(metrics), complete=complete, ties=ties,
+                          relevance_level=relevance_level, judged_only=judged_only, per_query=per_query,
+                          primary=_split_names(primary), n_resamples=bootstrap, seed=seed)
     if json_out is not None:
         write_json_atomic(json_out, outcome.data)
         typer.echo(f"Wrote {json_out}", err=True)
@@ -342,22 +346,14 @@ def plugins_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """List installed plugins, what each registers, and any that failed to load."""
-    from recall_kit import plugins, registry
+    from recall_kit import registry
 
-    infos = registry.installed_plugins()
-    errors = dict(plugins.load_errors)
+    listing = registry.plugins_listing()
     if as_json:
-        typer.echo(json.dumps({"plugins": infos, "errors": errors}, indent=2))
+        typer.echo(json.dumps(listing, indent=2))
         return
-    from tabulate import tabulate
-
-    rows = []
-    for info in infos:
-        registered: dict[str, list[str]] = info["registers"]
-        registers = "; ".join(f"{kind}: {', '.join(names)}" for kind, names in registered.items())
-        rows.append([info["name"], info["version"] or ("built-in" if info["builtin"] else ""), registers or ", ".join(info["hooks"])])
-    typer.echo(tabulate(rows, headers=["plugin", "version", "registers"], tablefmt="simple"))
-    for name, message in errors.items():
+    typer.echo(registry.plugins_table(listing["plugins"]))
+    for name, message in listing["errors"].items():
         typer.echo(f"failed to load: {name}: {message}", err=True)
 
 
@@ -657,7 +653,7 @@ def _spec_from_flags(retriever: str | None, fusion: list[str] | None, weights: s
 def compare_command(
     results: Annotated[list[Path], typer.Argument(help="Result JSON files from 'eval --json'; the first is the baseline.")],
     metrics: MetricsOption = None,
-    primary: Annotated[list[str] | None, typer.Option("--primary", help="Decision metrics, comma-separated: Holm runs over their all-queries rows; the rest is exploratory (default: the first metric compared).")] = None,
+    primary: PrimaryOption = None,
     bootstrap: BootstrapOption = 10_000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the resampling.")] = 0,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the comparison JSON here.")] = None,
@@ -719,6 +715,9 @@ def ablate_command(
     config: ConfigOption = None,
     k: KOption = 20,
     metrics: MetricsOption = None,
+    primary: PrimaryOption = None,
+    relevance_level: RelevanceLevelOption = 1,
+    judged_only: JudgedOnlyOption = False,
     bootstrap: BootstrapOption = 10_000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the resampling; recorded in manifests.")] = 0,
     latency_sample: LatencySampleOption = 200,
@@ -737,7 +736,8 @@ def ablate_command(
     spec = _spec_from_flags(retriever, fusion, weights, option, config)
     ablation = run_ablation(spec, load_dataset(dataset), k=k, metrics=_split_names(metrics), out=out,
                             n_resamples=bootstrap, seed=seed,
-                            latency_sample=None if latency_sample < 0 else latency_sample, show_progress=progress)
+                            latency_sample=None if latency_sample < 0 else latency_sample, show_progress=progress,
+                            primary=_split_names(primary), relevance_level=relevance_level, judged_only=judged_only)
     typer.echo(f"Wrote {len(ablation.variants)} results and ablation.json to {out}", err=True)
     emit_report(ablation.report(brief=brief), report, output)
 

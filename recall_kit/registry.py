@@ -11,7 +11,15 @@ from typing import Any, Generic, TypeVar
 
 from recall_kit import errors
 from recall_kit.options import build_options
-from recall_kit.plugins import PROVIDED_BY, install_hints, load_plugins, plugin_infos, pm, report_plugin_failure
+from recall_kit.plugins import (
+    PROVIDED_BY,
+    install_hints,
+    load_errors,
+    load_plugins,
+    plugin_infos,
+    pm,
+    report_plugin_failure,
+)
 from recall_kit.types import Fusion, Importer, Metric, QueryGenerator, Reporter, Retriever
 
 T = TypeVar("T")
@@ -116,12 +124,14 @@ class Registry(Generic[T]):
     def build_options(self, name: str, raw: Mapping[str, Any] | None = None) -> Any:
         """`name`'s Options from raw values: strings (from the CLI) coerced to the field types,
         unknown keys and bad values refused with the list of what exists."""
-        return build_options(f"{self.kind} {name!r}", self.get(name).obj.Options, dict(raw or {}))
+        registered: Any = self.get(name).obj  # a registered class, with its Options dataclass
+        return build_options(f"{self.kind} {name!r}", registered.Options, dict(raw or {}))
 
     def create(self, name: str, raw_options: Mapping[str, Any] | None = None) -> Any:
         """Look `name` up, build its options and instantiate it: the one way the host makes a
         registered class (fusions, importers, query generators)."""
-        return self.get(name).obj(self.build_options(name, raw_options))
+        registered: Any = self.get(name).obj  # a registered class: Class(options)
+        return registered(self.build_options(name, raw_options))
 
 
 def unknown_names_error(missing: list[tuple[Registry[Any], str]]) -> errors.UnknownNameError:
@@ -259,3 +269,24 @@ def installed_plugins() -> list[dict[str, Any]]:
     for info in infos:
         info["registers"] = provides.get(str(info["name"]), {})
     return infos
+
+
+def plugins_listing() -> dict[str, Any]:
+    """What `recall-kit plugins --json` prints: `plugins` (see `installed_plugins`) and `errors`,
+    each entry point that failed to load with its one-line reason."""
+    plugins = installed_plugins()  # loads the plugins, so the errors are known
+    return {"plugins": plugins, "errors": dict(load_errors)}
+
+
+def plugins_table(plugins: list[dict[str, Any]]) -> str:
+    """`recall-kit plugins`: one row per plugin, its version ("built-in" for recall-kit's own), and
+    what it registers by kind (or, when it registers nothing, the hooks it implements)."""
+    from tabulate import tabulate
+
+    rows = []
+    for info in plugins:
+        registered: dict[str, list[str]] = info["registers"]
+        registers = "; ".join(f"{kind}: {', '.join(names)}" for kind, names in registered.items())
+        version = info["version"] or ("built-in" if info["builtin"] else "")
+        rows.append([info["name"], version, registers or ", ".join(info["hooks"])])
+    return str(tabulate(rows, headers=["plugin", "version", "registers"], tablefmt="simple"))

@@ -171,7 +171,13 @@ class Retriever(ABC):
         return None
 
     def index_stats(self) -> dict[str, Any]:
-        """Extra aggregate numbers for the result's index section (counts only, never text)."""
+        """Extra aggregate numbers for the result's index section (never text).
+
+        With scopes (one index each) the runner merges them: integers are counts and are summed;
+        floats are ratios or measurements and are averaged, weighted by ``<stem>_expected`` when
+        the stats give a ratio's denominator (``ann_recall_at_k`` by ``ann_recall_expected``), else
+        by the queries each scope searched; other values are kept when every scope agrees.
+        """
         return {}
 
     def close(self) -> None:

@@ -163,3 +163,45 @@ def test_an_ablation_interrupted_while_writing_leaves_nothing(tmp_path, monkeypa
             run_ablation(spec, load_dataset(EXAMPLE), k=5, out=out, n_resamples=200, latency_sample=0)
     assert len(saved) == 4
     assert not out.exists() or os.listdir(out) == []
+
+
+def test_ablate_takes_primary_relevance_level_and_judged_only(tiny_dataset):
+    """--primary, -l and -J mean in ablate what they mean in compare and eval: every variant is
+    scored at the level, judged-only, and the comparisons' decision family is the metric named."""
+    from helpers import OverlapPlugin
+
+    from recall_kit.dataset import load_dataset
+    from recall_kit.decide.ablate import run_ablation
+    from recall_kit.measure.runner import run_benchmark
+    from recall_kit.testing import registered_plugin
+
+    recall_kit_fusion = pytest.importorskip("recall_kit_fusion")
+    dataset = load_dataset(tiny_dataset)
+    spec = SystemSpec("overlap+helpers:ReverseIdRetriever", ["rrf"], {}, {})
+    with registered_plugin(OverlapPlugin(), name="overlap-plugin"), \
+            registered_plugin(recall_kit_fusion, name="fusion-for-ablate-test"):
+        ablation = run_ablation(spec, dataset, k=3, metrics=["recall@3", "mrr"], n_resamples=200,
+                                latency_sample=0, primary=["mrr"], relevance_level=2, judged_only=True)
+        fresh = run_benchmark(spec, dataset, k=3, metrics=["recall@3", "mrr"], latency_sample=0,
+                              relevance_level=2, judged_only=True)
+        default = run_ablation(spec, dataset, k=3, metrics=["recall@3", "mrr"], n_resamples=200,
+                               latency_sample=0)
+    assert ablation.comparison.primary == ["mrr"] and default.comparison.primary == ["recall@3"]
+    assert all(v.result.relevance_level == 2 and v.result.judged_only for v in ablation.variants)
+    assert ablation.variants[0].result.overall == fresh.overall
+    # m1's only grade-2 memory is 1: at -l 2 fewer documents are relevant than by default.
+    assert ablation.variants[0].result.overall != default.variants[0].result.overall
+    assert "relevant: grade >= 2 (trec_eval -l)" in ablation.report().tables[0].notes
+
+
+def test_ablate_cli_passes_primary_level_and_judged_only(tmp_path):
+    out = tmp_path / "out"
+    done = _cli(["ablate", "-d", str(EXAMPLE), "-r", "fts5+bm25", "-f", "rrf", "-m", "recall@10,mrr",
+                 "--primary", "mrr", "-l", "2", "-J", "--out", str(out), "--bootstrap", "200",
+                 "--latency-sample", "0", "--brief"], tmp_path)
+    assert done.returncode == 0, done.stderr
+    index = json.loads((out / "ablation.json").read_text())
+    assert index["comparison"]["test"]["primary"] == ["mrr"]
+    full = json.loads((out / "fts5+bm25.json").read_text())
+    assert full["metrics"]["relevance_level"] == 2 and full["metrics"]["judged_only"] is True
+    assert "relevant: grade >= 2" in done.stdout

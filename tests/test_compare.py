@@ -163,6 +163,22 @@ def test_refuses_different_datasets_and_query_sets():
         compare_results([("A", a), ("B", a)], metrics=["ndcg@10"])
 
 
+def test_refuses_results_scored_with_different_relevance_levels_or_judged_only():
+    from dataclasses import replace
+
+    a = synthetic_result("A", {"m": [0.1, 0.2]}, ["s", "s"])
+    strict = replace(synthetic_result("B", {"m": [0.1, 0.2]}, ["s", "s"]), relevance_level=2)
+    with pytest.raises(ResultFileError, match=r"different relevance levels \(-l 2 and -l 1\)"):
+        compare_results([("A", a), ("B", strict)])
+    judged = replace(synthetic_result("B", {"m": [0.1, 0.2]}, ["s", "s"]), judged_only=True)
+    with pytest.raises(ResultFileError, match=r"'B' was scored judged-only \(-J\) and 'A' was not"):
+        compare_results([("A", a), ("B", judged)])
+    with pytest.raises(ResultFileError, match=r"'B' was scored judged-only \(-J\) and 'A' was not"):
+        compare_results([("B", judged), ("A", a)])
+    same = replace(a, relevance_level=2, judged_only=True)
+    compare_results([("A", same), ("B", replace(strict, judged_only=True))], n_resamples=10)
+
+
 def _env(plugins: str) -> dict[str, str]:
     return {**os.environ, "RECALL_KIT_LOAD_PLUGINS": plugins}
 
@@ -215,6 +231,22 @@ def test_compare_refusal_is_one_line(bm25_results, tmp_path):
     done = _cli("compare", str(plain), str(edited))
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and "different datasets" in done.stderr
+
+
+def test_compare_refuses_a_different_relevance_level_in_one_line(bm25_results, tmp_path):
+    plain, _ = bm25_results
+    data = json.loads(plain.read_text())
+    data["metrics"]["relevance_level"] = 2
+    edited = tmp_path / "level2.json"
+    edited.write_text(json.dumps(data))
+    done = _cli("compare", str(plain), str(edited))
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "different relevance levels (-l 2 and -l 1)" in done.stderr
+    data["metrics"].update(relevance_level=1, judged_only=True)
+    edited.write_text(json.dumps(data))
+    done = _cli("compare", str(plain), str(edited))
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "judged-only (-J)" in done.stderr
 
 
 def test_compare_markdown_and_html_mark_non_significant(bm25_results):

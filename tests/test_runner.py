@@ -308,3 +308,31 @@ def test_a_leg_that_returns_nothing_for_many_queries_is_named(tiny_dataset):
     data = run_benchmark(Strict, load_dataset(tiny_dataset), k=3, metrics=["mrr"], latency_sample=0).to_dict()
     assert data["empty_rankings"] == {"Strict": 2}
     assert "Leg 'Strict' returned no hits for 2 of 4 queries (50%)" in " ".join(data["warnings"])
+
+
+def test_attribution_counts_relevant_at_the_relevance_level(tmp_path, overlap_plugin) -> None:
+    """overlap ranks 1, 2, 3 for "alpha beta gamma", the id-descending leg 3, 2, 1; with rrf at k = 1
+    memories 1 and 3 tie (1/61 + 1/63) and the larger id wins: the fused top 1 is memory 3, which
+    only the id-descending leg holds in its top 1. Memory 3 has grade 1, memory 1 grade 2: at -l 2
+    memory 3 is not relevant, so that leg found nothing relevant only it found."""
+    from recall_kit.measure.system import SystemSpec
+    from recall_kit.testing import registered_plugin
+
+    fusion_plugin = pytest.importorskip("recall_kit_fusion")
+    corpus = [{"id": 1, "content": "alpha beta gamma"}, {"id": 2, "content": "alpha beta"},
+              {"id": 3, "content": "alpha"}]
+    queries = [{"query_id": "q1", "text": "alpha beta gamma", "stratum": "s"}]
+    qrels = [{"query_id": "q1", "relevance": {"3": 1, "1": 2}}]
+    dataset = load_dataset(write_dataset(tmp_path / "graded", corpus, queries, qrels))
+    spec = SystemSpec("overlap+helpers:ReverseIdRetriever", fusions=["rrf"])
+    with registered_plugin(fusion_plugin, name="fusion-for-test"):
+        lenient = run_benchmark(spec, dataset, k=1, metrics=["recall@1"], latency_sample=0)
+        strict = run_benchmark(spec, dataset, k=1, metrics=["recall@1"], latency_sample=0, relevance_level=2)
+    reverse = "helpers:ReverseIdRetriever"
+    assert lenient.queries[0].ranking == strict.queries[0].ranking == ["3"]
+    assert lenient.attribution[reverse]["relevant_only_this_leg"] == 1
+    assert lenient.overall["recall@1"] == 0.5
+    assert strict.overall["recall@1"] == 0.0
+    assert strict.attribution[reverse] == {"relevant_in_top_k": 0, "relevant_only_this_leg": 0,
+                                           "relevant_pushed_out": 0, "unique_in_top_k": 1}
+    assert strict.attribution["overlap"]["relevant_pushed_out"] == 1  # memory 1 (grade 2), lost

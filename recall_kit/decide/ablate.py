@@ -107,7 +107,7 @@ class Ablation:
             rows=rows,
             notes=[(f"delta = variant - full system; (ns): not significant (paired randomisation p, Holm-adjusted "
                     f"within its family, >= {ALPHA}); single legs are unfused; every variant re-fuses the same "
-                    "leg runs."), family_note(self.comparison)],
+                    "leg runs."), family_note(self.comparison), *self.variants[0].result.scoring_notes()],
         )
         tables = [summary]
         full = self.variants[0].result
@@ -147,8 +147,15 @@ def run_ablation(
     seed: int = 0,
     latency_sample: int | None = 200,
     show_progress: bool | None = None,
+    primary: Sequence[str] | None = None,
+    relevance_level: int = 1,
+    judged_only: bool = False,
 ) -> Ablation:
     """Search once per leg, then score and compare every variant of the system with the full one.
+
+    `primary` names the decision metrics of the comparisons, as in `compare_results` (default:
+    the first metric that is not a diagnostic); `relevance_level` and `judged_only` are trec_eval's
+    ``-l`` and ``-J``, as in `run_benchmark`, the same for every variant.
 
     With `out`, each variant's result JSON (with its manifest) and an `ablation.json` index are
     written there, so every number in the table can be reproduced with `eval` and `compare`.
@@ -167,10 +174,12 @@ def run_ablation(
             continue
         system = full_system if kind == "full" else build_system(variant_spec)
         result = run_benchmark(system, dataset, k=k, metrics=metrics, seed=seed,
-                               leg_runs=leg_runs_for(system, runs, search_depth(system, dataset, k, metrics)))
+                               leg_runs=leg_runs_for(system, runs, search_depth(system, dataset, k, metrics)),
+                               relevance_level=relevance_level, judged_only=judged_only)
         variants.append(Variant(variant_spec.retriever, kind, list(legs), result))
     # Every variant was scored with the same metrics: compare them all.
-    comparison = compare_results([(v.name, v.result) for v in variants], n_resamples=n_resamples, seed=seed)
+    comparison = compare_results([(v.name, v.result) for v in variants], n_resamples=n_resamples, seed=seed,
+                                 primary=primary)
     ablation = Ablation(full=spec.retriever, variants=variants, comparison=comparison, skipped=skipped)
     if out is not None:
         folder = Path(out)

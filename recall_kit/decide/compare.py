@@ -7,18 +7,15 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from recall_kit.decide.stats import TIE_TOLERANCE, holm, paired_comparison
 from recall_kit.errors import ResultFileError
 from recall_kit.measure.evaluation import canonical_metric_name
-from recall_kit.measure.result import BenchmarkResult, check_comparable, load_results
+from recall_kit.measure.result import BenchmarkResult, check_comparable, check_scored_alike, load_results
 from recall_kit.types import Report, ReportTable
-
-if TYPE_CHECKING:
-    from recall_kit.measure.evaluation import RunScores
 
 SCHEMA = "recall-kit/compare/1"
 ALPHA = 0.05
@@ -279,9 +276,11 @@ def compare_results(
 
     `query_subset` restricts the comparison to those queries (a sweep's test half); `strata=False`
     compares all queries only. `primary` names the decision metrics (default: the first compared
-    metric that is not a diagnostic).
+    metric that is not a diagnostic). Results of different datasets or query sets, or scored with
+    different relevance levels (``-l``) or judged-only settings (``-J``), are refused.
     """
     query_ids = check_comparable(named)
+    check_scored_alike(named)
     names = shared_metrics(named, metrics)
     if query_subset is not None:
         keep = set(query_subset)
@@ -305,7 +304,8 @@ def compare_results(
     return comparison
 
 
-def _f(value: float) -> str:
+def four_places(value: float) -> str:
+    """A value as every comparison table shows it: four decimals."""
     return f"{value:.4f}"
 
 
@@ -346,8 +346,8 @@ def delta_table(comparison: Comparison, system: str, title: str | None = None) -
     rows = []
     for row in mine:
         rows.append([
-            row.metric, row.scope, row.family, row.n, _f(row.baseline), _f(row.value), _signed(row.delta),
-            f"[{_signed(row.ci_low)}, {_signed(row.ci_high)}]", _f(row.prob_not_better),
+            row.metric, row.scope, row.family, row.n, four_places(row.baseline), four_places(row.value), _signed(row.delta),
+            f"[{_signed(row.ci_low)}, {_signed(row.ci_high)}]", four_places(row.prob_not_better),
             "" if row.family == DIAGNOSTIC else _p(row.p_value),
             "" if row.p_holm is None else _p(row.p_holm), _verdict(row),
             f"{row.wins}/{row.ties}/{row.losses}",
@@ -387,7 +387,7 @@ def answer_table(comparison: Comparison) -> ReportTable:
             winner = "no real difference"
         else:
             winner = row.system if row.delta > 0 else comparison.baseline
-        rows.append([row.scope, row.n, row.system, row.family, winner, _f(row.baseline), _f(row.value),
+        rows.append([row.scope, row.n, row.system, row.family, winner, four_places(row.baseline), four_places(row.value),
                      _signed(row.delta), f"[{_signed(row.ci_low)}, {_signed(row.ci_high)}]",
                      "" if row.p_holm is None else _p(row.p_holm), "yes" if row.significant else "no"])
     return ReportTable(
@@ -406,8 +406,8 @@ def scores_table(comparison: Comparison) -> ReportTable:
     """Every system's value per metric and scope, side by side."""
     values: dict[tuple[str, str], list[str]] = {}
     for row in comparison.rows:
-        cell = values.setdefault((row.metric, row.scope), [_f(row.baseline)])
-        cell.append(_f(row.value))
+        cell = values.setdefault((row.metric, row.scope), [four_places(row.baseline)])
+        cell.append(four_places(row.value))
     rows = [[metric, scope, comparison.scopes[scope], *cells] for (metric, scope), cells in values.items()]
     return ReportTable(title="Scores", headers=["metric", "scope", "n", *comparison.labels], rows=rows)
 
@@ -482,71 +482,3 @@ def compare_files(
         raise ResultFileError(f"--bootstrap must be at least 1, got {n_resamples}.")
     return compare_results(load_results(paths), metrics=metrics, n_resamples=n_resamples, seed=seed,
                            primary=primary)
-
-
-def run_labels(paths: Sequence[Path]) -> list[str]:
-    """A label per run file: its name, or its path where two runs share a name."""
-    names = [Path(path).name for path in paths]
-    return [name if names.count(name) == 1 else str(path) for name, path in zip(names, paths, strict=True)]
-
-
-def score_report(
-    qrels_path: Path,
-    run_paths: Sequence[Path],
-    scores: Sequence[RunScores],
-    complete: bool = False,
-    ties: str = "float32",
-    per_query: bool = False,
-    primary: Sequence[str] | None = None,
-    n_resamples: int = 10_000,
-    seed: int = 0,
-) -> Report:
-    """`recall-kit score`: one table of every run's means (and per-query values when asked);
-    with several runs, each compared with the first on their shared queries, as `compare` does."""
-    labels = run_labels(run_paths)
-    names = list(scores[0].values)
-    notes = [f"{label}: {warning}" if len(labels) > 1 else warning
-             for label, run in zip(labels, scores, strict=True) for warning in run.warnings]
-
-    def per_query_data(run: RunScores) -> dict[str, dict[str, float]]:
-        return {qid: {name: float(run.values[name][i]) for name in names} for i, qid in enumerate(run.query_ids)}
-
-    def value_rows(run: RunScores) -> list[list[Any]]:
-        rows = [["all", run.overall.get("n", len(run.query_ids)), *(_f(run.overall[name]) for name in names)]]
-        if per_query:
-            rows += [[qid, 1, *(_f(run.values[name][i]) for name in names)] for i, qid in enumerate(run.query_ids)]
-        return rows
-
-    settings = {"qrels": str(qrels_path), "complete": complete, "ties": ties}
-    if len(scores) == 1:
-        (run,) = scores
-        data = {**settings, "run": str(run_paths[0]), "overall": run.overall,
-                "queries": per_query_data(run), "warnings": notes}
-        table = ReportTable(title=f"{Path(run_paths[0]).name} against {Path(qrels_path).name}",
-                            headers=["query", "n", *names], rows=value_rows(run))
-        return Report(title="recall-kit score", tables=[table], notes=notes, data=data)
-
-    rows = [[label, *row] for label, run in zip(labels, scores, strict=True) for row in value_rows(run)]
-    table = ReportTable(title=f"{len(scores)} runs against {Path(qrels_path).name}",
-                        headers=["run", "query", "n", *names], rows=rows)
-    shared = set(scores[0].query_ids).intersection(*(run.query_ids for run in scores[1:]))
-    query_ids = [qid for qid in scores[0].query_ids if qid in shared]
-    if not query_ids:
-        raise ResultFileError("The runs share no scored query: nothing to compare.")
-    if any(len(run.query_ids) != len(query_ids) for run in scores):
-        notes.insert(0, (
-            f"The runs score different query sets: the comparison uses the {len(query_ids)} queries "
-            "all of them answer (--complete scores every qrels query in every run)."
-        ))
-    rows_of = [[{qid: i for i, qid in enumerate(run.query_ids)}[qid] for qid in query_ids] for run in scores]
-    matrices = {name: [run.values[name][rows] for run, rows in zip(scores, rows_of, strict=True)]
-                for name in names}
-    comparison = compare_values(labels, query_ids, None, matrices, primary=primary,
-                                n_resamples=n_resamples, seed=seed)
-    notes = list(comparison.warnings) + notes
-    tables = [table] + [delta_table(comparison, label) for label in labels[1:]]
-    data = {**settings, "runs": [{"run": str(path), "label": label, "overall": run.overall,
-                                  "queries": per_query_data(run)}
-                                 for path, label, run in zip(run_paths, labels, scores, strict=True)],
-            "comparison": comparison.to_dict(), "warnings": notes}
-    return Report(title="recall-kit score", tables=tables, notes=notes, data=data)

@@ -519,9 +519,9 @@ def judge_tables(
         qrels.values[judged_keep].astype(np.int64), new_row[judged_query[judged_keep]], num_selected,
         relevance_level,
     )
-    query_ids = [label.decode("utf-8") for label in query_labels[selected].tolist()]
-    return query_ids, JudgedRankings(
-        query_ids=query_ids,
+    kept_ids = [label.decode("utf-8") for label in query_labels[selected].tolist()]
+    return kept_ids, JudgedRankings(
+        query_ids=kept_ids,
         grades=grades,
         judged=judged,
         lengths=lengths,

@@ -256,7 +256,7 @@ class BenchmarkResult:
             system=read.mapping(data, "system"),
             dataset=read.mapping(data, "dataset"),
             k=int(read.number(data, "k")),
-            depth=int(data.get("depth", data["k"])),
+            depth=int(read.number(data, "depth" if "depth" in data else "k")),
             metric_names=names,
             overall=dict(overall),
             strata={str(s): dict(v) for s, v in strata.items()},
@@ -276,6 +276,15 @@ class BenchmarkResult:
             empty_rankings={str(leg): int(n) for leg, n in (data.get("empty_rankings") or {}).items()},
         )
 
+    def scoring_notes(self) -> list[str]:
+        """What a reader must know about how relevance was scored, when it is not the default."""
+        notes = []
+        if self.relevance_level != 1:
+            notes.append(f"relevant: grade >= {self.relevance_level} (trec_eval -l)")
+        if self.judged_only:
+            notes.append("judged only: unjudged ids were dropped from each ranking (trec_eval -J)")
+        return notes
+
     def metrics_table(self) -> ReportTable:
         names = self.metric_names
         rows = [["overall", self.overall["n"], *(_format(self.overall[m]) for m in names)]]
@@ -286,10 +295,7 @@ class BenchmarkResult:
         if whole:
             # A metric without a cutoff reads the whole ranking, and the ranking is the top k.
             notes.append(f"{', '.join(whole)}: computed over the top {self.k} (the scored depth k).")
-        if self.relevance_level != 1:
-            notes.append(f"relevant: grade >= {self.relevance_level} (trec_eval -l)")
-        if self.judged_only:
-            notes.append("judged only: unjudged ids were dropped from each ranking (trec_eval -J)")
+        notes += self.scoring_notes()
         return ReportTable(title=f"{self.label} on {self.dataset.get('name')}",
                            headers=["stratum", "n", *names], rows=rows, notes=notes)
 
@@ -403,6 +409,26 @@ def check_comparable(named: Sequence[tuple[str, BenchmarkResult]]) -> list[str]:
                 f"the first, {only_base} only in the second); compare results of one query set."
             )
     return base_ids
+
+
+def check_scored_alike(named: Sequence[tuple[str, BenchmarkResult]]) -> None:
+    """Refuse results scored with different relevance levels (trec_eval ``-l``) or judged-only
+    settings (``-J``): their per-query values measure different things, so no delta between them
+    says anything about the systems."""
+    base_label, base = named[0]
+    for label, result in named[1:]:
+        if result.relevance_level != base.relevance_level:
+            raise ResultFileError(
+                f"{label!r} and {base_label!r} were scored with different relevance levels (-l "
+                f"{result.relevance_level} and -l {base.relevance_level}); compare results scored alike "
+                "(re-run eval with one -l)."
+            )
+        if result.judged_only != base.judged_only:
+            scored, other = (label, base_label) if result.judged_only else (base_label, label)
+            raise ResultFileError(
+                f"{scored!r} was scored judged-only (-J) and {other!r} was not; compare results scored "
+                "alike (re-run eval with or without -J for both)."
+            )
 
 
 class _Reader:

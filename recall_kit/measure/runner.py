@@ -23,6 +23,7 @@ from recall_kit.measure.evaluation import (
     resolve_metrics,
     summed_names,
 )
+from recall_kit.measure.index_stats import merge_index_stats
 from recall_kit.measure.result import BenchmarkResult, QueryResult, build_manifest
 from recall_kit.measure.system import Leg, System, SystemSpec, build_system
 from recall_kit.plugins import pm
@@ -199,28 +200,9 @@ def run_legs(
                 finally:
                     _call(leg.name, "closing", retriever.close)
             run.size_bytes = None if any(size is None for size in sizes) else int(sum(sizes))  # type: ignore[arg-type]
-            run.index_stats = _merge_stats(stats_by_scope)
+            run.index_stats = merge_index_stats(stats_by_scope, [len(indexes) for indexes in groups.values()])
             runs[leg.name] = run
     return runs
-
-
-def _merge_stats(stats_by_scope: list[dict[str, Any]]) -> dict[str, Any]:
-    """Sum numeric index stats over scopes; keep the rest when every scope agrees."""
-    if len(stats_by_scope) == 1:
-        return stats_by_scope[0]
-    merged: dict[str, Any] = {}
-    for stats in stats_by_scope:
-        for key, value in stats.items():
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                merged[key] = merged.get(key, 0) + value
-            elif isinstance(value, dict):
-                inner = merged.setdefault(key, {})
-                for inner_key, inner_value in value.items():
-                    if isinstance(inner_value, (int, float)) and not isinstance(inner_value, bool):
-                        inner[inner_key] = inner.get(inner_key, 0) + inner_value
-            else:
-                merged.setdefault(key, value)
-    return merged
 
 
 def fuse_one(system: System, query: Query, legs: dict[str, list[Hit]], corpus: Corpus, depth: int) -> list[Hit]:
@@ -313,9 +295,11 @@ def _attribution(
 
 def _weaker_than_a_leg(
     system: System, leg_runs: dict[str, LegRun], query_ids: list[str], dataset: Dataset,
-    specs: Sequence[Any], fused: dict[str, np.ndarray], k: int,
+    specs: Sequence[Any], fused: dict[str, np.ndarray], k: int, *,
+    relevance_level: int = 1, judged_only: bool = False,
 ) -> list[str]:
-    """A warning for each leg that, alone, beats the fused ranking on the first metric.
+    """A warning for each leg that, alone, beats the fused ranking on the first metric (each
+    scored as the fused ranking is: same k, relevance level and judged-only setting).
 
     Fusion is not free: a weak leg's top ranks can push out what a strong leg ranked well
     (rank-based fusion such as rrf gives rank 1 of every leg the same credit, whatever the leg's
@@ -331,7 +315,8 @@ def _weaker_than_a_leg(
         if dataset.has_parents:
             hits = [to_parents(leg_hits, dataset.corpus) for leg_hits in hits]
         judged = judge_rankings(query_ids, [[hit.id for hit in leg_hits[:k]] for leg_hits in hits],
-                                dataset.qrels, depth=k)
+                                dataset.qrels, depth=k, relevance_level=relevance_level,
+                                judged_only=judged_only)
         alone = float(np.mean(spec.compute(judged))) if len(query_ids) else 0.0
         if alone > fused_mean + 1e-12:
             first = system.fusion_names[0] if system.fusion_names else "fusion"
@@ -410,8 +395,15 @@ class FusedRun:
     fusion_ms: list[float]
 
 
-def fuse_all(system: System, dataset: Dataset, leg_runs: dict[str, LegRun], depth: int, k: int) -> FusedRun:
-    """Fuse every query's leg outputs, cut to k, and record which legs found what."""
+def relevant_ids(dataset: Dataset, query_id: str, relevance_level: int = 1) -> set[str]:
+    """The ids a query's qrels call relevant at `relevance_level` (trec_eval ``-l``): grade >= it."""
+    return {doc for doc, grade in dataset.qrels[query_id].items() if grade >= relevance_level}
+
+
+def fuse_all(system: System, dataset: Dataset, leg_runs: dict[str, LegRun], depth: int, k: int,
+             relevance_level: int = 1) -> FusedRun:
+    """Fuse every query's leg outputs, cut to k, and record which legs found what (each returned
+    id, and each id relevant at `relevance_level`)."""
     rankings: list[list[Hit]] = []
     found_by: list[dict[str, dict[str, int]]] = []
     fusion_ms: list[float] = []
@@ -426,7 +418,7 @@ def fuse_all(system: System, dataset: Dataset, leg_runs: dict[str, LegRun], dept
             legs = {name: to_parents(hits, dataset.corpus) for name, hits in legs.items()}
         ranking = fused[:k]
         rankings.append(ranking)
-        relevant = {doc for doc, grade in dataset.qrels[query.query_id].items() if grade >= 1}
+        relevant = relevant_ids(dataset, query.query_id, relevance_level)
         wanted = {hit.id for hit in ranking} | relevant
         found: dict[str, dict[str, int]] = {}
         for name, hits in legs.items():
@@ -438,12 +430,16 @@ def fuse_all(system: System, dataset: Dataset, leg_runs: dict[str, LegRun], dept
 
 
 def diagnose(
-    system: System, dataset: Dataset, fused: FusedRun, judged: JudgedRankings, k: int
+    system: System, dataset: Dataset, fused: FusedRun, judged: JudgedRankings, k: int,
+    relevance_level: int = 1,
 ) -> tuple[dict[str, dict[str, int]], list[str]]:
-    """What each leg contributed, and every warning a reader of the result must see."""
+    """What each leg contributed, and every warning a reader of the result must see.
+
+    A document is relevant, for the attribution as for the binary metrics, when its grade is at
+    least `relevance_level` (trec_eval ``-l``)."""
     query_ids = [query.query_id for query in dataset.queries]
     ids = [[hit.id for hit in ranking] for ranking in fused.rankings]
-    relevant_sets = [{d for d, g in dataset.qrels[q].items() if g >= 1} for q in query_ids]
+    relevant_sets = [relevant_ids(dataset, q, relevance_level) for q in query_ids]
     attribution, warnings = _attribution([leg.name for leg in system.legs], fused.found_by, ids,
                                          relevant_sets, system.weights, k)
     for fusion in system.fusions:
@@ -520,16 +516,17 @@ def run_benchmark(
     started_all = time.perf_counter()
     if leg_runs is None:
         leg_runs = run_legs(system, dataset, depth, latency_sample, show_progress)
-    fused = fuse_all(system, dataset, leg_runs, depth, k)
+    fused = fuse_all(system, dataset, leg_runs, depth, k, relevance_level)
 
     query_ids = [query.query_id for query in dataset.queries]
     judged = judge_rankings(query_ids, [[hit.id for hit in r] for r in fused.rankings], dataset.qrels, depth=k,
                             relevance_level=relevance_level, judged_only=judged_only)
     values = evaluate(judged, specs)
     summary = aggregate(values, [query.stratum for query in dataset.queries], summed_names(specs))
-    attribution, warnings = diagnose(system, dataset, fused, judged, k)
+    attribution, warnings = diagnose(system, dataset, fused, judged, k, relevance_level)
     if len(leg_runs) > 1:
-        warnings.extend(_weaker_than_a_leg(system, leg_runs, query_ids, dataset, specs, values, k))
+        warnings.extend(_weaker_than_a_leg(system, leg_runs, query_ids, dataset, specs, values, k,
+                                           relevance_level=relevance_level, judged_only=judged_only))
     if k != k_asked:
         raised = [spec.name for spec in specs if spec.cutoff is not None and spec.cutoff > k_asked]
         warnings.insert(0, (

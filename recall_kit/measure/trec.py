@@ -218,11 +218,12 @@ def _mapped(path: Path) -> Iterator[bytes | mmap.mmap]:
 def _table(rows: list[tuple[str, str, float]], kind: type) -> TrecTable:
     import numpy as np
 
-    def strings(column: int) -> np.ndarray:
-        return np.array([row[column].encode("utf-8") for row in rows], dtype=bytes)
+    def strings(values: list[str]) -> np.ndarray:
+        return np.array([value.encode("utf-8") for value in values], dtype=bytes)
 
     dtype = np.float64 if kind is float else np.int64
-    return TrecTable(strings(0), strings(1), np.array([row[2] for row in rows], dtype=dtype))
+    return TrecTable(strings([row[0] for row in rows]), strings([row[1] for row in rows]),
+                     np.array([row[2] for row in rows], dtype=dtype))
 
 
 def _fast_table(raw: bytes | mmap.mmap, columns: int, score_column: int | None) -> TrecTable | None:
@@ -303,7 +304,7 @@ def _separators(buf: np.ndarray) -> np.ndarray | None:
         if (previous_blank and blank[0]) or (blank[1:] & blank[:-1]).any():
             return None
         previous_blank = bool(blank[-1])
-        parts.append(np.flatnonzero(blank).astype(index) + index(begin))
+        parts.append((np.flatnonzero(blank) + begin).astype(index))
     return np.concatenate(parts)
 
 

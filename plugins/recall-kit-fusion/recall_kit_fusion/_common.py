@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable, Mapping, Sequence
 
 from recall_kit import FusionRequest, Hit, sort_hits
@@ -57,6 +58,12 @@ def barred_legs(
     for RRF they are attained, so a leg that passes can place its rank-1 document (for instance
     when the other legs agree on their top documents and disagree below).
 
+    "More" is decided as the fused ranking decides it: `recall_kit.sort_hits` compares scores at
+    float32 precision (trec_eval's), and two scores equal there tie and are ordered by id, so L's
+    document can win the tie. Comparing the float64 bounds instead would name a leg whose best
+    falls a few ulps short (weights 0.01 and 0.010000000000000002, both at rank 1) although its
+    document is placed whenever its id sorts first.
+
     Returns (leg, weight, blocking leg, leg's best, blocker's k-th contribution) per barred leg.
     """
     found = []
@@ -67,6 +74,11 @@ def barred_legs(
         if not blockers:
             continue
         worst, other = max(blockers)
-        if worst > best:
+        if as_ranked(worst) > as_ranked(best):
             found.append((name, weight, other, best, worst))
     return found
+
+
+def as_ranked(score: float) -> float:
+    """`score` at the precision the fused ranking compares scores (float32, as `sort_hits`)."""
+    return array("f", [score])[0]

@@ -70,6 +70,8 @@ class ReciprocalRankFusion(Fusion):
         flagged. Agreement among the other legs can still push it out on a given query (k
         documents ranked in the top k by all of them collect sum_M w_M / (k_rrf + k) each), but
         that depends on the data: the runner's attribution table shows how often it happens.
+        Scores are compared at float32 precision, as the fused ranking compares them (see
+        `barred_legs`): a leg whose best only ties the other's k-th there is not barred.
         """
         offset = self.options.k
         warnings = []

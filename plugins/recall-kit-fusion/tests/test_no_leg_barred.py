@@ -19,6 +19,7 @@ from collections.abc import Callable
 from fusion_test_helpers import make_request, ranked_ids
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
+from recall_kit_fusion._common import as_ranked
 from recall_kit_fusion.convex import ConvexFusion
 from recall_kit_fusion.rrf import ReciprocalRankFusion
 
@@ -96,8 +97,9 @@ def test_diagnose_is_exact(setup):
     weights = {"L": weight, **{f"M{i}": w for i, w in enumerate(others)}}
     score = value_at(norm, offset, depth)
     best = weight * 1.0 if norm != "rrf" else weight / (offset + 1)
-    # The most favourable arrangement: the documents that alone outscore L's best are shared.
-    beats = {name: sum(1 for r in range(1, depth + 1) if score(w, r) > best)
+    # The most favourable arrangement: the documents that alone outscore L's best (at the float32
+    # precision the ranking compares scores, see sort_hits) are shared.
+    beats = {name: sum(1 for r in range(1, depth + 1) if as_ranked(score(w, r)) > as_ranked(best))
              for name, w in weights.items() if name != "L"}
     legs = {"L": ranked_ids([STAR])}
     for name, count in beats.items():
@@ -127,3 +129,18 @@ def test_a_diagnosed_bar_holds_in_every_arrangement(setup, data):
         # Every other leg returns its full depth (the bar's condition), overlapping at random.
         legs[f"M{index}"] = ranked_ids(data.draw(st.permutations(pool))[:depth])
     assert STAR not in top_ids(fusion, legs, weights, k)
+
+
+NEXT_AFTER_0_01 = 0.010000000000000002  # the float after 0.01: hypothesis's favourite edge
+
+
+def test_diagnose_agrees_with_the_ranking_at_a_float32_tie():
+    """L (weight 0.01) against M (the next float up), k = 1: in float64 M's rank 1 outscores L's,
+    but the ranking compares scores at float32 precision, where they tie and ids decide; L's
+    document is placed, so diagnose must not call L barred."""
+    for norm in ("rrf", "minmax", "max", "rank"):
+        fusion = fusion_for(norm, 60, 5)
+        weights = {"L": 0.01, "M": NEXT_AFTER_0_01}
+        legs = {"L": ranked_ids([STAR]), "M": ranked_ids(["m0", "m1", "m2", "m3", "m4"])}
+        assert top_ids(fusion, legs, weights, 1) == [STAR], norm
+        assert not any("leg 'L' (weight" in w for w in fusion.diagnose(weights, 1)), norm
