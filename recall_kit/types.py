@@ -150,6 +150,10 @@ class Retriever(ABC):
     Options: ClassVar[type] = NoOptions
     #: One line shown by `recall-kit list retrievers`.
     description: ClassVar[str] = ""
+    #: `index_stats` keys whose integers are settings or per-index properties (a vector
+    #: dimension, an HNSW `m`, a count of distinct kinds), not counts: with scopes they are kept
+    #: when every index agrees and listed when they differ, never summed.
+    index_settings: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, options: Any = None) -> None:
         self.options = options if options is not None else self.Options()
@@ -173,7 +177,8 @@ class Retriever(ABC):
     def index_stats(self) -> dict[str, Any]:
         """Extra aggregate numbers for the result's index section (never text).
 
-        With scopes (one index each) the runner merges them: integers are counts and are summed;
+        With scopes (one index each) the runner merges them: integers are counts and are summed
+        (except the keys named in `index_settings`, kept or listed like names);
         floats are ratios or measurements and are averaged, weighted by ``<stem>_expected`` when
         the stats give a ratio's denominator (``ann_recall_at_k`` by ``ann_recall_expected``), else
         by the queries each scope searched; other values are kept when every scope agrees.

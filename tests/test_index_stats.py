@@ -26,6 +26,13 @@ def test_counts_sum_and_ratios_average_by_their_denominator():
     assert merged["edges_by_type"] == {"same_session": 7}
 
 
+def test_settings_are_kept_or_listed_never_summed():
+    alice = {"rows": 10, "dimension": 384, "edge_types": 5, "nested": {"m": 16, "rows": 1}}
+    bob = {"rows": 30, "dimension": 384, "edge_types": 7, "nested": {"m": 16, "rows": 2}}
+    merged = merge_index_stats([alice, bob], [1, 1], settings={"dimension", "edge_types", "m"})
+    assert merged == {"rows": 40, "dimension": 384, "edge_types": [5, 7], "nested": {"m": 16, "rows": 3}}
+
+
 def test_a_ratio_is_never_above_one_however_many_scopes():
     scopes = [{"ann_recall_at_k": 0.95} for _ in range(5)]
     assert merge_index_stats(scopes, [2] * 5)["ann_recall_at_k"] == pytest.approx(0.95)
@@ -36,12 +43,15 @@ def test_one_scope_is_kept_as_it_is():
 
 
 class RecallReporting(OverlapRetriever):
-    """Reports a ratio with its counts, as the dense and pgvector legs report ANN recall."""
+    """Reports a ratio with its counts, as the dense and pgvector legs report ANN recall, and a
+    setting (a vector dimension) that every index shares."""
+
+    index_settings = frozenset({"dimension"})
 
     def index_stats(self):  # type: ignore[no-untyped-def]
         matched, expected = (1, 2) if len(self.index) == 1 else (3, 3)
         return {"rows": len(self.index), "ann_recall_at_k": matched / expected,
-                "ann_recall_matched": matched, "ann_recall_expected": expected}
+                "ann_recall_matched": matched, "ann_recall_expected": expected, "dimension": 384}
 
 
 def test_the_runner_averages_a_ratio_over_scopes(tmp_path):
@@ -55,3 +65,4 @@ def test_the_runner_averages_a_ratio_over_scopes(tmp_path):
     stats = run_benchmark(RecallReporting, dataset, k=5).to_dict()["index"]["legs"]["RecallReporting"]
     assert stats["rows"] == 3
     assert stats["ann_recall_at_k"] == pytest.approx((1 + 3) / (2 + 3))  # not 0.5 + 1.0
+    assert stats["dimension"] == 384  # not 768: a setting, not a count

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 
-def merge_index_stats(stats_by_scope: Sequence[Mapping[str, Any]], queries_by_scope: Sequence[int]) -> dict[str, Any]:
+def merge_index_stats(stats_by_scope: Sequence[Mapping[str, Any]], queries_by_scope: Sequence[int],
+                      settings: Collection[str] = ()) -> dict[str, Any]:
     """Merge the stats of a leg's indexes, one per scope, by what each value is:
 
+    - a key in `settings` (the retriever's `index_settings`: a dimension, an HNSW `m`) is kept
+      when every scope agrees and listed when they differ, as names are, at any depth;
     - an integer is a count (rows, edges, matched ids): summed over the scopes;
     - a float is a ratio or a measurement (``ann_recall_at_k``, a latency percentile): never
       summed, but averaged over the scopes that report it, weighted by a count: the ratio's own
@@ -31,13 +34,13 @@ def merge_index_stats(stats_by_scope: Sequence[Mapping[str, Any]], queries_by_sc
         present = [(stats, queries) for stats, queries in zip(stats_by_scope, queries_by_scope, strict=True)
                    if key in stats]
         values = [stats[key] for stats, _ in present]
-        if all(_is_count(value) for value in values):
+        if key not in settings and all(_is_count(value) for value in values):
             merged[key] = sum(values)
-        elif all(_is_number(value) for value in values):
+        elif key not in settings and all(_is_number(value) for value in values):
             weights = [_weight(key, stats, queries) for stats, queries in present]
             merged[key] = _weighted_mean(values, weights)
         elif all(isinstance(value, Mapping) for value in values):
-            merged[key] = merge_index_stats(values, [queries for _, queries in present])
+            merged[key] = merge_index_stats(values, [queries for _, queries in present], settings)
         else:
             distinct: list[Any] = []
             for value in values:

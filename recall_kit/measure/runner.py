@@ -150,11 +150,13 @@ def run_legs(
             run = LegRun(leg.name, hits=[[] for _ in dataset.queries])
             sizes: list[int | None] = []
             stats_by_scope: list[dict[str, Any]] = []
+            settings: frozenset[str] = frozenset()
             for number, (scope, indexes) in enumerate(groups.items(), start=1):
                 where = f"{leg.name} (scope {number} of {len(groups)})" if len(groups) > 1 else leg.name
                 corpus = _corpus_for(expanded[leg.name], scope)
                 stage(f"{where}: building the index over {len(corpus):,} memories")
                 retriever: Retriever = _call(leg.name, "to start", leg.factory)
+                settings = frozenset(getattr(retriever, "index_settings", ()))
                 try:
                     started = time.perf_counter()
                     _call(leg.name, "building its index", retriever.build_index, corpus)
@@ -200,7 +202,8 @@ def run_legs(
                 finally:
                     _call(leg.name, "closing", retriever.close)
             run.size_bytes = None if any(size is None for size in sizes) else int(sum(sizes))  # type: ignore[arg-type]
-            run.index_stats = merge_index_stats(stats_by_scope, [len(indexes) for indexes in groups.values()])
+            run.index_stats = merge_index_stats(stats_by_scope, [len(indexes) for indexes in groups.values()],
+                                                settings=settings)
             runs[leg.name] = run
     return runs
 

@@ -59,6 +59,7 @@ class DenseRetriever(Retriever):
     """Embeds memories and queries with a sentence-transformers model; cosine similarity."""
 
     description = "Dense embeddings (sentence-transformers), cosine similarity; offline by default."
+    index_settings = frozenset({"dimension", "max_seq_length"})
 
     @dataclass(frozen=True)
     class Options:

@@ -38,6 +38,7 @@ class FTS5Retriever(Retriever):
     """
 
     description = "SQLite FTS5: bm25() ranking, or a memory store's AND-then-OR + importance search"
+    index_settings = frozenset({"columns"})
 
     @dataclass(frozen=True)
     class Options:

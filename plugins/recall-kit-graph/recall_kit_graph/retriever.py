@@ -38,6 +38,7 @@ class GraphRetriever(Retriever):
     """Typed-relation concept graph: multi-hop recall over memories that share an entity."""
 
     description = "Concept graph over memories (typed relations); spreading activation or PPR."
+    index_settings = frozenset({"edge_types"})  # distinct types per graph, not a count of edges
 
     @dataclass(frozen=True)
     class Options:

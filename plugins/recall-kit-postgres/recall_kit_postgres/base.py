@@ -40,6 +40,8 @@ class PostgresLeg(Retriever):
 
     #: The registered name, for messages.
     leg_name = "pg"
+    #: Index parameters and depths the stats report: kept across scopes, never summed.
+    index_settings = frozenset({"m", "ef_construction", "ef_search", "lists", "probes", "depth"})
 
     def __init__(self, options: Any = None) -> None:
         super().__init__(options)
