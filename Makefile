@@ -26,19 +26,28 @@ $(BENCH_STAMP): $(STAMP)
 	$(PIP) install --quiet -e ".[bench]"
 	touch $(BENCH_STAMP)
 
+# The decision a user faces: does the hybrid earn its legs? Every single leg, every leave-one-out
+# and the full fts5+dense+graph hybrid, each against the full system, from one search per leg. On the
+# example, dense alone beats the rrf hybrid: the table says so. Every comparison (with intervals and
+# p-values) is in $(RESULTS)/ablation/ and the page $(RESULTS)/ablation.html.
 demo: setup
-	$(VENV)/bin/recall-kit eval --dataset $(DEMO_DATA) --retriever fts5 --json $(RESULTS)/fts5.json
-	$(VENV)/bin/recall-kit eval --dataset $(DEMO_DATA) --retriever fts5+dense+graph --fusion rrf --json $(RESULTS)/hybrid.json
-	$(VENV)/bin/recall-kit compare $(RESULTS)/fts5.json $(RESULTS)/hybrid.json --metrics recall@10,ndcg@10,mrr
+	$(VENV)/bin/recall-kit ablate --dataset $(DEMO_DATA) --retriever fts5+dense+graph --fusion rrf \
+		--metrics recall@10,ndcg@10,mrr --out-dir $(RESULTS)/ablation --brief
+	$(VENV)/bin/recall-kit compare $(RESULTS)/ablation/fts5+dense+graph.json $(RESULTS)/ablation/dense.json \
+		$(RESULTS)/ablation/fts5.json $(RESULTS)/ablation/graph.json --metrics recall@10,ndcg@10,mrr \
+		--report html --output $(RESULTS)/ablation.html
 
 test: setup
 	$(PY) -m pytest tests $(foreach p,$(PLUGINS),$(p)/tests) $(foreach p,$(EXAMPLE_PLUGIN),$(p)/tests)
 
+# The LoCoMo dev conversations, when the checkout sits beside the shared data (never committed).
+LOCOMO := $(wildcard ../shared/data/locomo-dev.json)
+
 bench: $(BENCH_STAMP)
-	$(PY) benchmarks/run_all.py --quick
+	$(PY) benchmarks/run_all.py --quick $(if $(LOCOMO),--locomo $(LOCOMO))
 
 bench-full: $(BENCH_STAMP)
-	$(PY) benchmarks/run_all.py
+	$(PY) benchmarks/run_all.py $(if $(LOCOMO),--locomo $(LOCOMO))
 
 lint: setup
 	$(PY) -m ruff check recall_kit plugins

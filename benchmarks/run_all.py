@@ -9,6 +9,7 @@ failed.
     python benchmarks/run_all.py --quick        # make bench: a few minutes' sizes
     python benchmarks/run_all.py                # make bench-full: every size
     python benchmarks/run_all.py --only eval,bm25
+    python benchmarks/run_all.py --only quality --locomo ../shared/data/locomo-dev.json
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     "bench_scale.py": (["--quick"], []),
     "bench_eval.py": ([], []),
     "bench_pgvector.py": (["--quick"], []),
+    "bench_quality.py": ([], []),
 }
 
 
@@ -78,6 +80,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes: a few minutes")
     parser.add_argument("--only", help="comma-separated short names: eval,bm25,ann,scale,startup,...")
+    parser.add_argument("--locomo", help="a LoCoMo JSON file for bench_quality.py (skipped without)")
     args = parser.parse_args()
 
     present = sorted(path.name for path in HERE.glob("bench_*.py"))
@@ -89,6 +92,8 @@ def main() -> int:
     summary = []
     for script in order:
         command = [sys.executable, str(HERE / script), *arguments(script, args.quick)]
+        if script == "bench_quality.py" and args.locomo:
+            command += ["--locomo", args.locomo]
         print(f"\n=== {script} {' '.join(command[2:])}", flush=True)
         started = time.perf_counter()
         process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

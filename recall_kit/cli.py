@@ -12,34 +12,125 @@ import typer.core
 
 from recall_kit.errors import OptionError, RecallKitError
 
+_CLICK_TYPE_NAMES = {int: "INTEGER", float: "FLOAT", str: "TEXT"}
 
-class _Group(typer.core.TyperGroup):
-    """Turns a user's mistake (a RecallKitError) into one line on stderr and exit status 2.
 
-    `--debug` shows the traceback instead; an unexpected error is one line and status 1.
+def _click_metavar(param: Any) -> str:
+    """click's placeholder for a parameter typer would show as <path>, <int>, <list[str]>."""
+    import typing
+
+    descriptor = param.type_descriptor
+    if descriptor.is_choice:
+        return "[" + "|".join(str(choice) for choice in descriptor.choices or ()) + "]"
+    if descriptor.is_path:
+        return "PATH"
+    annotation = descriptor.annotation
+    if descriptor.is_list and typing.get_args(annotation):
+        annotation = typing.get_args(annotation)[0]
+    return _CLICK_TYPE_NAMES.get(annotation, "TEXT")
+
+
+def _click_style(command: Any) -> Any:
+    """Help in click's conventions, the same in every command: an argument is its metavar alone
+    (OUT, RESULTS...), an option's value a placeholder (PATH, TEXT, INTEGER, NAME, LIST), and
+    --report lists the registered reporters."""
+    for param in getattr(command, "params", []):
+        if not hasattr(param, "type_descriptor"):
+            continue
+        if isinstance(param, typer.core.TyperArgument):
+            name = param.metavar or param.name.upper()
+            param.metavar = name
+            param.display_type_rich = lambda ctx=None: None
+            suffix = "..." if param.nargs != 1 else ""
+            param._usage_display_name = (lambda n=name, s=suffix, r=param.required: f"{n}{s}" if r else f"[{n}{s}]")
+        elif not getattr(param, "is_flag", False) and param.metavar is None:
+            param.metavar = _click_metavar(param)
+        if param.name == "report" and param.help and "Available:" not in param.help:
+            from recall_kit import registry
+
+            param.help = f"{param.help} Available: {', '.join(registry.reporters.names())}."
+    return command
+
+
+class _ClickStyleGroup(typer.core.TyperGroup):
+    """A group whose commands' help follows click's conventions (see `_click_style`)."""
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        return _click_style(super().get_command(ctx, cmd_name))
+
+
+class _Group(_ClickStyleGroup):
+    """Turns every failure into one line on stderr and an exit status a script can trust.
+
+    0: done, the verdict is good; 1: done, the verdict is bad (a regression, lint problems);
+    2: no verdict (bad input, a failing plugin, an unwritable output, or an unexpected error);
+    130/143: interrupted by Ctrl-C / SIGTERM. `--debug` shows the traceback instead.
     """
 
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        # `--debug` is accepted anywhere before a `--`: `recall-kit eval ... --debug` as well as
+        # `recall-kit --debug eval ...`.
+        end = args.index("--") if "--" in args else len(args)
+        if "--debug" in args[1:end]:
+            args = ["--debug", *(arg for i, arg in enumerate(args) if not (i < end and arg == "--debug"))]
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx: Any) -> Any:
+        from recall_kit import errors
+
+        errors.DEBUG = bool(ctx.params.get("debug"))
         try:
             return super().invoke(ctx)
         except (typer.Exit, typer.Abort, typer.TyperException):
             raise
+        except BrokenPipeError:
+            raise  # `recall-kit ... | head`: click exits quietly on a closed pipe, as Unix tools do
         except RecallKitError as error:
             if ctx.params.get("debug"):
                 raise
-            typer.echo(f"Error: {error}", err=True)
+            typer.echo(f"Error: {_one_line(error)}", err=True)
             raise typer.Exit(2) from None
-        except KeyboardInterrupt:
-            typer.echo("Interrupted.", err=True)
-            raise typer.Exit(130) from None
-        except Exception as error:
+        except KeyboardInterrupt as error:
+            terminated = isinstance(error, Terminated)
+            typer.echo(("Terminated" if terminated else "Interrupted")
+                       + ": outputs not yet finished were not written (no partial files are left).", err=True)
+            raise typer.Exit(143 if terminated else 130) from None
+        except OSError as error:
+            if ctx.params.get("debug"):
+                raise
+            typer.echo(f"Error: {_describe_os_error(error)}", err=True)
+            raise typer.Exit(2) from None
+        except SystemExit:  # a plugin command's own exit status
+            raise
+        except Exception as error:  # RecursionError, bugs
             if ctx.params.get("debug"):
                 raise
             typer.echo(
-                f"Error: unexpected {type(error).__name__}: {error} (rerun with --debug for the traceback)",
+                f"Error: unexpected {type(error).__name__}: {_one_line(error)} "
+                "(rerun with --debug for the traceback)",
                 err=True,
             )
-            raise typer.Exit(1) from None
+            raise typer.Exit(2) from None
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the process is so that every temporary file is removed on the way out."""
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise Terminated()
+
+
+def _one_line(error: BaseException) -> str:
+    text = " ".join(str(error).split())
+    return text if len(text) <= 500 else text[:497] + "..."
+
+
+def _describe_os_error(error: OSError) -> str:
+    reason = error.strerror or type(error).__name__
+    if error.filename is not None:
+        return f"{error.filename}: {reason}."
+    return f"{reason} ({type(error).__name__})."
 
 
 app = typer.Typer(
@@ -50,14 +141,23 @@ app = typer.Typer(
     add_completion=False,
     rich_markup_mode=None,
 )
-dataset_app = typer.Typer(help="Check, describe and convert datasets.", no_args_is_help=True,
-                          rich_markup_mode=None)
+dataset_app = typer.Typer(cls=_ClickStyleGroup, help="Check, describe and convert datasets.",
+                          no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(dataset_app, name="dataset")
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from recall_kit import __version__
+
+        typer.echo(f"recall-kit {__version__}")
+        raise typer.Exit()
 
 
 @app.callback()
 def _root(
-    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks instead of one-line errors.")] = False,
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks instead of one-line errors (before or after the command).")] = False,
+    version: Annotated[bool, typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit.")] = False,
 ) -> None:
     """Decide, with evidence, whether a change to your retrieval is real."""
 
@@ -78,18 +178,22 @@ def _check_latency_sample(value: int) -> int:
 
 
 # Options that several commands share, defined once so their names, help and checks agree.
-DatasetOption = Annotated[Path, typer.Option("--dataset", "-d", help="Dataset folder (corpus.jsonl, queries.jsonl, qrels.jsonl).")]
-RetrieverOption = Annotated[str | None, typer.Option("--retriever", "-r", help="Legs joined by '+': fts5, fts5+dense, pkg.module:Class.")]
-FusionOption = Annotated[list[str] | None, typer.Option("--fusion", "-f", help="Fusion step; repeat to chain (rrf, then exact-bonus).")]
-WeightsOption = Annotated[str | None, typer.Option("--weights", "-w", help="Leg weights: fts5=1,dense=0.5.")]
-OptionOption = Annotated[list[str] | None, typer.Option("--option", "-o", help="NAME.KEY=VALUE for a leg or fusion: dense.model=PATH, rrf.k=60; repeat.")]
-ConfigOption = Annotated[Path | None, typer.Option("--config", "-c", help="TOML experiment file; flags override it.")]
-KOption = Annotated[int, typer.Option("--k", "-k", help="Ranking depth scored; raised to the largest metric cutoff asked (recall@100 scores at 100).")]
-MetricsOption = Annotated[list[str] | None, typer.Option("--metrics", "-m", help="Metrics, comma-separated: recall@10,ndcg@10,mrr.")]
-BootstrapOption = Annotated[int, typer.Option("--bootstrap", help="Bootstrap and randomisation resamples.")]
-ReportOption = Annotated[str, typer.Option("--report", callback=_check_reporter, help="Output format: a reporter name (recall-kit list reporters).")]
-OutputOption = Annotated[Path | None, typer.Option("--output", help="Write the report here instead of stdout.")]
-LatencySampleOption = Annotated[int, typer.Option("--latency-sample", callback=_check_latency_sample, help="Queries timed one at a time (0: none, -1: all).")]
+DatasetOption = Annotated[Path, typer.Option("--dataset", "-d", metavar="PATH", help="Dataset folder (corpus.jsonl, queries.jsonl, qrels.jsonl), or example:memories (shipped).")]
+RetrieverOption = Annotated[str | None, typer.Option("--retriever", "-r", metavar="SPEC", help="Legs joined by '+': fts5, fts5+dense, pkg.module:Class. Required, unless --config gives [system] retriever.")]
+FusionOption = Annotated[list[str] | None, typer.Option("--fusion", "-f", metavar="NAME", help="Fusion step; repeat to chain (--fusion rrf --fusion exact-bonus).")]
+WeightsOption = Annotated[str | None, typer.Option("--weights", "-w", metavar="LIST", help="Leg weights, comma-separated: fts5=1,dense=0.5.")]
+OptionOption = Annotated[list[str] | None, typer.Option("--option", "-o", metavar="NAME.KEY=VALUE", help="An option of a leg or fusion: dense.model=PATH, rrf.k=60; repeat.")]
+ConfigOption = Annotated[Path | None, typer.Option("--config", "-c", metavar="PATH", help="TOML experiment file; flags override it.")]
+KOption = Annotated[int, typer.Option("--k", "-k", metavar="INTEGER", help="Ranking depth scored; raised to the largest metric cutoff asked (recall@100 scores at 100).")]
+MetricsOption = Annotated[list[str] | None, typer.Option("--metrics", "-m", metavar="LIST", help="Metrics, comma-separated: recall@10,ndcg@10,mrr; trec_eval and ir_measures names work too (ndcg_cut_10, nDCG@10).")]
+RelevanceLevelOption = Annotated[int, typer.Option("--relevance-level", "-l", metavar="INTEGER", help="Grades >= this count as relevant for binary metrics (trec_eval -l).")]
+JudgedOnlyOption = Annotated[bool, typer.Option("--judged-only", "-J", help="Drop unjudged ids from each ranking before scoring (trec_eval -J).")]
+BootstrapOption = Annotated[int, typer.Option("--bootstrap", metavar="INTEGER", help="Bootstrap and randomisation resamples.")]
+ReportOption = Annotated[str, typer.Option("--report", metavar="NAME", callback=_check_reporter, help="Output format: a reporter name.")]
+OutputOption = Annotated[Path | None, typer.Option("--output", metavar="PATH", help="Write the report to this file instead of stdout.")]
+LatencySampleOption = Annotated[int, typer.Option("--latency-sample", metavar="INTEGER", callback=_check_latency_sample, help="Queries timed one at a time (0: none, -1: all).")]
+#: ablate and sweep write one result file per variant into a folder; `--out` is the old spelling.
+OutDirOption = Annotated[Path, typer.Option("--out-dir", "--out", metavar="DIR", help="Folder for every variant's result JSON and a summary JSON (--out: the old spelling).")]
 ProgressOption = Annotated[bool | None, typer.Option("--progress/--no-progress", help="Progress bar on stderr (default: when a terminal).")]
 
 
@@ -98,6 +202,20 @@ def _split_names(values: list[str] | None) -> list[str] | None:
         return None
     names = [name.strip() for value in values for name in value.split(",") if name.strip()]
     return names or None
+
+
+def _in_batch() -> bool:
+    from recall_kit.fileio import _batch
+
+    return _batch.get() is not None
+
+
+def _dataset_files(dataset: Path) -> dict[str, Path]:
+    """The dataset's files as inputs no output may overwrite."""
+    from recall_kit.dataset import CORPUS_FILE, QRELS_FILE, QUERIES_FILE
+
+    return {"--dataset": dataset, **{f"--dataset's {name}": dataset / name
+                                     for name in (CORPUS_FILE, QUERIES_FILE, QRELS_FILE)}}
 
 
 def emit_report(report: Any, reporter_name: str, output: Path | None = None) -> None:
@@ -111,7 +229,8 @@ def emit_report(report: Any, reporter_name: str, output: Path | None = None) -> 
         typer.echo(text, nl=False)
     else:
         write_text_atomic(output, text)
-        typer.echo(f"Wrote {output}", err=True)
+        if not _in_batch():
+            typer.echo(f"Wrote {output}", err=True)
 
 
 @app.command("eval")
@@ -124,6 +243,8 @@ def eval_command(
     config: ConfigOption = None,
     k: KOption = 20,
     metrics: MetricsOption = None,
+    relevance_level: RelevanceLevelOption = 1,
+    judged_only: JudgedOnlyOption = False,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the result JSON here.")] = None,
     run_out: Annotated[Path | None, typer.Option("--run", help="Write a TREC run file here.")] = None,
     report: ReportOption = "table",
@@ -135,6 +256,7 @@ def eval_command(
     """Run a retriever (or a fused system) on a dataset and score it per stratum."""
     from recall_kit.dataset import load_dataset
     from recall_kit.errors import SpecError
+    from recall_kit.fileio import atomic_batch, check_outputs
     from recall_kit.measure.runner import run_benchmark
     from recall_kit.measure.system import (
         SystemSpec,
@@ -145,6 +267,8 @@ def eval_command(
         parse_weights,
     )
 
+    check_outputs({"--json": json_out, "--run": run_out, "--output": output},
+                  inputs={**_dataset_files(dataset), "--config": config})
     base = load_config(config) if config else None
     if retriever is None and base is None:
         raise SpecError("Missing --retriever (or --config with [system] retriever).")
@@ -160,15 +284,20 @@ def eval_command(
     result = run_benchmark(
         system, loaded, k=k, metrics=_split_names(metrics),
         latency_sample=None if latency_sample < 0 else latency_sample,
-        show_progress=progress, seed=seed,
+        show_progress=progress, seed=seed, relevance_level=relevance_level, judged_only=judged_only,
     )
-    if json_out is not None:
-        result.save(json_out)
-        typer.echo(f"Wrote {json_out}", err=True)
-    if run_out is not None:
-        result.write_run(run_out, tag=spec.retriever)
-        typer.echo(f"Wrote {run_out}", err=True)
-    emit_report(result.report(), report, output)
+    with atomic_batch():  # the JSON, the run and the report are all written, or none is
+        if json_out is not None:
+            result.save(json_out)
+        if run_out is not None:
+            result.write_run(run_out, tag=spec.retriever)
+        if output is not None:
+            emit_report(result.report(), report, output)
+    for written in (json_out, run_out, output):
+        if written is not None:
+            typer.echo(f"Wrote {written}", err=True)
+    if output is None:
+        emit_report(result.report(), report)
 
 
 @app.command("score")
@@ -176,11 +305,13 @@ def score_command(
     qrels: Annotated[Path, typer.Option("--qrels", help="TREC qrels file: qid iter docid rel.")],
     run: Annotated[list[Path], typer.Option("--run", help="TREC run file: qid Q0 docid rank score tag. Repeat to compare runs with the first.")],
     metrics: MetricsOption = None,
-    complete: Annotated[bool, typer.Option("--complete", "-c", help="Average over every qrels query; missing ones score 0 (trec_eval -c).")] = False,
-    per_query: Annotated[bool, typer.Option("--per-query", "-q", help="Also show each query's values (trec_eval -q).")] = False,
+    complete: Annotated[bool, typer.Option("--complete", help="Average over every qrels query; missing ones score 0 (trec_eval -c).")] = False,
+    relevance_level: RelevanceLevelOption = 1,
+    judged_only: JudgedOnlyOption = False,
+    per_query: Annotated[bool, typer.Option("--per-query", help="Also show each query's values (trec_eval -q).")] = False,
     ties: Annotated[str, typer.Option("--ties", help="Score precision when ranking: float32 (trec_eval <= 9, pytrec_eval) or float64 (trec_eval 10).")] = "float32",
-    primary: Annotated[list[str] | None, typer.Option("--primary", help="With several runs: decision metrics for Holm's correction (default: the first metric).")] = None,
-    bootstrap: Annotated[int, typer.Option("--bootstrap", help="With several runs: bootstrap and randomisation resamples.")] = 10_000,
+    primary: Annotated[list[str] | None, typer.Option("--primary", metavar="LIST", help="With several runs: decision metrics for Holm's correction (default: the first metric).")] = None,
+    bootstrap: Annotated[int, typer.Option("--bootstrap", metavar="INTEGER", help="With several runs: bootstrap and randomisation resamples.")] = 10_000,
     seed: Annotated[int, typer.Option("--seed", help="With several runs: seed of the resampling.")] = 0,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write per-query and mean values (and the comparison) as JSON here.")] = None,
     report: ReportOption = "table",
@@ -188,14 +319,18 @@ def score_command(
     """Score TREC run files against TREC qrels, as trec_eval does; with several runs, compare each
     with the first as 'compare' does (paired deltas, intervals, Holm-corrected p-values)."""
     from recall_kit.decide.compare import score_report
-    from recall_kit.fileio import write_json_atomic
-    from recall_kit.measure.evaluation import score_run_files
+    from recall_kit.fileio import check_outputs, write_json_atomic
+    from recall_kit.measure.evaluation import canonical_metric_name, score_run_files
 
     if bootstrap < 1:
         raise RecallKitError(f"--bootstrap must be at least 1, got {bootstrap}.")
-    scores = score_run_files(qrels, run, _split_names(metrics), complete=complete, ties=ties)
+    check_outputs({"--json": json_out}, inputs={"--qrels": qrels, **{f"--run {r}": r for r in run}})
+    scores = score_run_files(qrels, run, _split_names(metrics), complete=complete, ties=ties,
+                             relevance_level=relevance_level, judged_only=judged_only)
+    primaries = [canonical_metric_name(name) for name in _split_names(primary) or []] or None
     outcome = score_report(qrels, run, scores, complete=complete, ties=ties, per_query=per_query,
-                           primary=_split_names(primary), n_resamples=bootstrap, seed=seed)
+                           primary=primaries, n_resamples=bootstrap, seed=seed)
+    outcome.data.update(relevance_level=relevance_level, judged_only=judged_only)
     if json_out is not None:
         write_json_atomic(json_out, outcome.data)
         typer.echo(f"Wrote {json_out}", err=True)
@@ -240,20 +375,26 @@ def list_command(
         error = UnknownNameError(kind, list(kinds))
         raise RecallKitError(str(error).replace("name", "kind", 1).replace(" See 'recall-kit plugins'.", ""))
     entries = kinds[kind].all()
-    rows = [[name, reg.plugin, reg.description] for name, reg in entries.items()]
+    headers = ["name", "plugin", "description"]
+    rows: list[list[Any]] = [[name, reg.plugin, reg.description] for name, reg in entries.items()]
+    if kind == "metrics":  # the trec_eval / ir_measures names each metric also answers to
+        headers.insert(1, "aliases")
+        for row, reg in zip(rows, entries.values()):
+            row.insert(1, ", ".join(alias.replace("{k}", "k") for alias in reg.obj.aliases))
     if as_json:
-        typer.echo(json.dumps([dict(zip(["name", "plugin", "description"], row, strict=True)) for row in rows], indent=2))
+        typer.echo(json.dumps([dict(zip(headers, row, strict=True)) for row in rows], indent=2))
         return
     from tabulate import tabulate
 
-    typer.echo(tabulate(rows, headers=["name", "plugin", "description"], tablefmt="simple"))
+    typer.echo(tabulate(rows, headers=headers, tablefmt="simple"))
 
 
 @dataset_app.command("validate")
 def dataset_validate(
     path: Annotated[Path, typer.Argument(help="Dataset folder.")],
 ) -> None:
-    """Check a dataset: JSON, required fields, duplicate ids, referential integrity."""
+    """Check a dataset: JSON, required fields, duplicate ids, referential integrity. Exit 2 when
+    any problem is found (each on one line, file:line: what), 0 when valid."""
     from recall_kit.dataset import read_dataset
 
     dataset, problems = read_dataset(path)
@@ -261,7 +402,7 @@ def dataset_validate(
         typer.echo(str(problem), err=True)
     if problems:
         typer.echo(f"{len(problems)} problem(s) in {path}", err=True)
-        raise typer.Exit(1)
+        raise typer.Exit(2)
     assert dataset is not None
     typer.echo(
         f"ok: {len(dataset.corpus)} memories ({dataset.dropped_sensitive} sensitive dropped), "
@@ -285,17 +426,57 @@ def dataset_stats_command(
         return
     from tabulate import tabulate
 
+    def number(value: Any) -> str:
+        # Whole numbers as integers, the rest to two decimals: p95=31.2, not 31.19999999999999.
+        return str(int(value)) if float(value).is_integer() else f"{value:.2f}"
+
     rows = [[key, value] for key, value in stats.items() if not isinstance(value, dict)]
     typer.echo(tabulate(rows, tablefmt="plain"))
-    strata_rows = [[s, d["queries"], d["relevant_per_query"]["mean"]] for s, d in stats["strata_detail"].items()]
+    strata_rows = [[s, d["queries"], number(d["relevant_per_query"]["mean"])] for s, d in stats["strata_detail"].items()]
     typer.echo("")
-    typer.echo(tabulate(strata_rows, headers=["stratum", "queries", "relevant/query"], tablefmt="simple"))
+    typer.echo(tabulate(strata_rows, headers=["stratum", "queries", "relevant/query"], tablefmt="simple",
+                        disable_numparse=True, colalign=("left", "right", "right")))
     for key in ("memory_words", "query_words", "relevant_per_query"):
-        typer.echo(f"{key}: " + ", ".join(f"{k}={v}" for k, v in stats[key].items()))
+        typer.echo(f"{key}: " + ", ".join(f"{k}={number(v)}" for k, v in stats[key].items()))
+
+
+class _ImportCommand(typer.core.TyperCommand):
+    """`dataset import`: the help lists every importer's own options, or only FORMAT's when given
+    (`recall-kit dataset import sqlite --help`), read from the registered importers."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        ctx.meta["import_args"] = list(args)
+        return super().parse_args(ctx, args)
+
+    def format_epilog(self, ctx: Any, formatter: Any) -> None:
+        from recall_kit import registry
+        from recall_kit.options import describe_options
+
+        super().format_epilog(ctx, formatter)
+        names = registry.importers.names()
+        given = [arg for arg in ctx.meta.get("import_args", []) if not arg.startswith("-")]
+        if given and given[0] in names:
+            names = [given[0]]
+        for name in names:
+            rows = []
+            for field, type_text, default, meaning in describe_options(registry.importers.get(name).obj.Options):
+                flag = "--" + field.replace("_", "-")
+                if type_text == "bool":
+                    flag = f"{flag} / --no-{field.replace('_', '-')}"
+                else:
+                    flag += " " + {"str": "TEXT", "int": "INTEGER", "float": "FLOAT"}.get(type_text, f"[{type_text}]")
+                shown = "none" if default in ("", None) else str(default).lower() if isinstance(default, bool) else default
+                rows.append((flag, f"{meaning} [default: {shown}]".strip()))
+            with formatter.section(f"Options of the {name} importer (after OUT)"):
+                if rows:
+                    formatter.write_dl(rows)
+                else:
+                    formatter.write_text("none")
 
 
 @dataset_app.command(
-    "import", context_settings={"allow_extra_args": True, "ignore_unknown_options": True}
+    "import", cls=_ImportCommand,
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
 )
 def dataset_import_command(
     ctx: typer.Context,
@@ -335,6 +516,34 @@ def dataset_export_command(
     typer.echo(f"Wrote {output}", err=True)
 
 
+def _refuse_writing_example(path: Path, writes: bool) -> None:
+    from recall_kit.dataset import is_example
+
+    if writes and is_example(path):
+        raise RecallKitError(
+            f"{path} is shipped with recall-kit and read-only: copy it first "
+            "(recall-kit dataset example OUT) and work on the copy."
+        )
+
+
+@dataset_app.command("example")
+def dataset_example_command(
+    output: Annotated[Path, typer.Argument(metavar="OUT", help="Dataset folder to write (absent or empty).")],
+    name: Annotated[str, typer.Option("--name", help="Which shipped example.")] = "memories",
+    force: Annotated[bool, typer.Option("--force", help="Replace a non-empty OUT.")] = False,
+) -> None:
+    """Copy the example dataset shipped with recall-kit (invented memories; 120 queries in exact,
+    paraphrase and multihop strata) to OUT. Commands also read it in place: --dataset example:memories."""
+    from recall_kit.curate.example import write_example_dataset
+    from recall_kit.dataset import load_dataset
+
+    write_example_dataset(output, name, force=force)
+    loaded = load_dataset(output)
+    typer.echo(f"memories: {len(loaded.corpus)}")
+    typer.echo(f"queries: {len(loaded.queries)} ({', '.join(loaded.strata)})")
+    typer.echo(f"Wrote {output}", err=True)
+
+
 @dataset_app.command("synth")
 def dataset_synth_command(
     output: Annotated[Path, typer.Argument(metavar="OUT", help="Dataset folder to write (absent or empty).")],
@@ -358,7 +567,7 @@ def dataset_generate_command(
     exact: Annotated[int | None, typer.Option("--exact", help="Exact-stratum queries: a salient phrase unique to one memory.")] = None,
     paraphrase: Annotated[int | None, typer.Option("--paraphrase", help="Paraphrase queries (needs a generator plugin of that stratum).")] = None,
     multihop: Annotated[int | None, typer.Option("--multihop", help="Multihop queries (needs a generator plugin of that stratum).")] = None,
-    generator: Annotated[list[str] | None, typer.Option("--generator", "-g", help="NAME:COUNT of a registered query generator; repeat.")] = None,
+    generator: Annotated[list[str] | None, typer.Option("--generator", metavar="NAME:COUNT", help="NAME:COUNT of a registered query generator; repeat.")] = None,
     option: Annotated[list[str] | None, typer.Option("--option", "-o", help="NAME.KEY=VALUE for a generator: exact.max_words=5.")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the generators.")] = 0,
     out: Annotated[Path | None, typer.Option("--out", help="Dataset folder to write (default: DIR itself).")] = None,
@@ -367,6 +576,7 @@ def dataset_generate_command(
     from recall_kit.curate.generate import generate_into, parse_generator_requests
     from recall_kit.measure.system import parse_option_assignments
 
+    _refuse_writing_example(path, out is None)
     requests = parse_generator_requests(exact, paraphrase, multihop, generator or [])
     summary = generate_into(path, requests, seed=seed, out=out, options=parse_option_assignments(option or []))
     for line in summary.lines():
@@ -390,6 +600,7 @@ def dataset_lint_command(
 
     settings = {"paraphrase_max_overlap": paraphrase_max_overlap, "twin_threshold": twin_threshold,
                 "shingle_size": shingle_size, "min_queries": min_queries}
+    _refuse_writing_example(path, fix_twins)
     report = lint_path(path, **settings)
     fixed: dict[str, dict[str, int]] = {}
     if fix_twins:
@@ -457,8 +668,9 @@ def compare_command(
     randomisation-test p-values (Holm within the primary family), wins/ties/losses, overall and
     per stratum."""
     from recall_kit.decide.compare import compare_files, comparison_report
-    from recall_kit.fileio import write_json_atomic
+    from recall_kit.fileio import check_outputs, write_json_atomic
 
+    check_outputs({"--json": json_out, "--output": output}, inputs={f"result {p}": p for p in results})
     comparison = compare_files(results, metrics=_split_names(metrics), n_resamples=bootstrap, seed=seed,
                                primary=_split_names(primary))
     if json_out is not None:
@@ -485,7 +697,9 @@ def gate_command(
 ) -> None:
     """A regression gate for CI: exit 0 when nothing regressed, 1 with a table of what did, 2 on bad input."""
     from recall_kit.decide.gate import run_gate
+    from recall_kit.fileio import check_outputs
 
+    check_outputs({"--output": output}, inputs={"--baseline": baseline, "--current": current})
     outcome = run_gate(baseline, current, max_drop=max_drop, relative=relative, metrics=_split_names(metrics),
                        latency_max_rise=latency_max_rise, latency_stat=latency_stat, significant=significant,
                        per_stratum=per_stratum, n_resamples=bootstrap, seed=seed)
@@ -497,7 +711,7 @@ def gate_command(
 @app.command("ablate")
 def ablate_command(
     dataset: DatasetOption,
-    out: Annotated[Path, typer.Option("--out", help="Folder for every variant's result JSON and ablation.json.")],
+    out: OutDirOption,
     retriever: RetrieverOption = None,
     fusion: FusionOption = None,
     weights: WeightsOption = None,
@@ -511,18 +725,21 @@ def ablate_command(
     report: ReportOption = "table",
     output: OutputOption = None,
     progress: ProgressOption = None,
+    brief: Annotated[bool, typer.Option("--brief", help="Show the ablation table and each leg's contribution only (every comparison is still in --out-dir).")] = False,
 ) -> None:
     """Score every single leg, every leave-one-out and the full system (one search per leg), and
-    compare each with the full system; every variant's result is written to --out."""
+    compare each with the full system; every variant's result is written to --out-dir."""
     from recall_kit.dataset import load_dataset
     from recall_kit.decide.ablate import run_ablation
+    from recall_kit.fileio import check_outputs
 
+    check_outputs({"--output": output}, folders={"--out": out}, inputs={**_dataset_files(dataset), "--config": config})
     spec = _spec_from_flags(retriever, fusion, weights, option, config)
     ablation = run_ablation(spec, load_dataset(dataset), k=k, metrics=_split_names(metrics), out=out,
                             n_resamples=bootstrap, seed=seed,
                             latency_sample=None if latency_sample < 0 else latency_sample, show_progress=progress)
     typer.echo(f"Wrote {len(ablation.variants)} results and ablation.json to {out}", err=True)
-    emit_report(ablation.report(), report, output)
+    emit_report(ablation.report(brief=brief), report, output)
 
 
 @app.command("sweep")
@@ -536,11 +753,12 @@ def sweep_command(
     option: OptionOption = None,
     config: ConfigOption = None,
     holdout: Annotated[float | None, typer.Option("--holdout", help="Share of queries held out to score the chosen setting (e.g. 0.5).")] = None,
+    stratum: Annotated[str | None, typer.Option("--stratum", help="Score the target on this stratum's queries only (e.g. multihop).")] = None,
     k: KOption = 20,
     metrics: MetricsOption = None,
     bootstrap: BootstrapOption = 10_000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the split and the resampling.")] = 0,
-    out: Annotated[Path | None, typer.Option("--out", help="Folder for every setting's result JSON and sweep.json.")] = None,
+    out: Annotated[Path | None, OutDirOption.__metadata__[0]] = None,
     latency_sample: LatencySampleOption = 200,
     report: ReportOption = "table",
     output: OutputOption = None,
@@ -550,11 +768,14 @@ def sweep_command(
     of the queries and report the choice, against the default, on the other."""
     from recall_kit.dataset import load_dataset
     from recall_kit.decide.sweep import run_sweep
+    from recall_kit.fileio import check_outputs
 
+    check_outputs({"--output": output}, folders={"--out": out}, inputs={**_dataset_files(dataset), "--config": config})
     spec = _spec_from_flags(retriever, fusion, weights, option, config)
     sweep = run_sweep(spec, load_dataset(dataset), grid, target, k=k, metrics=_split_names(metrics),
                       holdout=holdout, seed=seed, out=out, n_resamples=bootstrap,
-                      latency_sample=None if latency_sample < 0 else latency_sample, show_progress=progress)
+                      latency_sample=None if latency_sample < 0 else latency_sample, show_progress=progress,
+                      stratum=stratum)
     if out is not None:
         typer.echo(f"Wrote {len(sweep.points) + 1} results and sweep.json to {out}", err=True)
     emit_report(sweep.report(), report, output)
@@ -571,7 +792,9 @@ def pool_command(
 ) -> None:
     """Write the unjudged ids in the union of the systems' top DEPTH, per query, for judging."""
     from recall_kit.curate.pool import pool_files
+    from recall_kit.fileio import check_outputs
 
+    check_outputs({"--out": out}, inputs={f"result {p}": p for p in results})
     pool = pool_files(results, out, depth=depth, dataset_path=dataset, with_text=with_text)
     typer.echo(f"Wrote {out}", err=True)
     emit_report(pool.report(), report)
@@ -601,14 +824,28 @@ def get_app() -> typer.Typer:
         from recall_kit.plugins import load_plugins
 
         _commands_registered = True
-        load_plugins().hook.register_commands(app=app)
+        from recall_kit.plugins import report_plugin_failure
+
+        # One implementation at a time, so a raising plugin is named and the rest still add theirs.
+        for impl in reversed(load_plugins().hook.register_commands.get_hookimpls()):
+            try:
+                impl.function(**{argname: app for argname in impl.argnames})
+            except BaseException as error:  # sys.exit() included: the host must still start
+                report_plugin_failure(impl.plugin_name, "register_commands", error)
     return app
 
 
 def main() -> None:
+    import signal
+
+    # SIGTERM unwinds like Ctrl-C, so the atomic writers remove their temporaries on the way out.
+    signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         application = get_app()
     except RecallKitError as error:
         print(f"Error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
+    except KeyboardInterrupt:
+        print("Interrupted.", file=sys.stderr)
+        raise SystemExit(130) from None
     application()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -115,12 +116,47 @@ def _read_jsonl(path: Path, problems: list[Problem]) -> Iterator[tuple[int, dict
                 except json.JSONDecodeError as error:
                     problems.append(Problem(name, number, f"not valid JSON ({error.msg})"))
                     continue
+                except RecursionError:
+                    problems.append(Problem(name, number, "not valid JSON (nested too deeply)"))
+                    continue
+                except ValueError as error:  # an integer of more than 4300 digits
+                    problems.append(Problem(name, number, f"not valid JSON ({str(error).split(';')[0]})"))
+                    continue
                 if not isinstance(value, dict):
                     problems.append(Problem(name, number, "expected a JSON object"))
                     continue
+                if _SURROGATE_ESCAPE.search(line) and has_lone_surrogate(value):
+                    problems.append(Problem(name, number, "holds a lone surrogate escape (\\ud800-\\udfff): not text"))
+                    continue
                 yield number, value
-        except UnicodeDecodeError:
-            problems.append(Problem(name, 0, "not UTF-8 text"))
+        except UnicodeDecodeError as error:
+            problems.append(Problem(name, _line_of_byte(path, error), "not UTF-8 text"))
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def has_lone_surrogate(value: Any) -> bool:
+    """True when a decoded JSON value holds a string that is not encodable text (a lone surrogate)."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _line_of_byte(path: Path, error: UnicodeDecodeError) -> int:
+    """The 1-based line of the first byte that is not UTF-8 (0 when it cannot be found)."""
+    try:
+        with path.open("rb") as stream:
+            for number, raw in enumerate(stream, start=1):
+                try:
+                    raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    return number
+    except OSError:
+        pass
+    return 0
 
 
 def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -135,13 +171,27 @@ def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
         raise DatasetError(str(problems[0]))
 
 
+#: Grades are integers in this range: wider ones overflow the metrics' integer arrays.
+MIN_GRADE, MAX_GRADE = -1000, 1000
+#: Ids are at most this many characters: an id is a key, not a document.
+MAX_ID_LENGTH = 512
+_ID_INT_BOUND = 10**MAX_ID_LENGTH
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def as_id(value: Any) -> str | None:
-    """An id as a string, or None when it is not an integer or a non-empty string (a bool is not an id)."""
+    """An id as a string, or None when it is not an integer or a non-empty one-line string of at
+    most MAX_ID_LENGTH characters (a bool is not an id; a line break, tab or NUL would break TREC
+    files and reports)."""
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, int):
-        return str(value)
-    if isinstance(value, str) and value.strip():
+        return str(value) if -_ID_INT_BOUND < value < _ID_INT_BOUND else None
+    if isinstance(value, str) and value.strip() and len(value) <= MAX_ID_LENGTH and value.isprintable():
         return value
     return None
 
@@ -160,7 +210,7 @@ def _parse_memory(number: int, row: dict[str, Any], problems: list[Problem]) -> 
     here = Problem(CORPUS_FILE, number, "")
     memory_id = as_id(row.get("id"))
     if memory_id is None:
-        problems.append(Problem(CORPUS_FILE, number, 'missing or bad "id" (an integer or text)'))
+        problems.append(Problem(CORPUS_FILE, number, f'missing or bad "id" (an integer, or text on one line of at most {MAX_ID_LENGTH} characters)'))
         return None
     content = row.get("content")
     if not isinstance(content, str):
@@ -225,9 +275,16 @@ def _parse_judgments(number: int, row: dict[str, Any], problems: list[Problem]) 
             return None
         judgments = {}
         for doc_id, grade in relevance.items():
+            if as_id(doc_id) is None:
+                problems.append(Problem(QRELS_FILE, number, f"bad id {_short(doc_id)} in relevance"))
+                return None
             parsed = _parse_grade(grade)
             if parsed is None:
                 problems.append(Problem(QRELS_FILE, number, f"grade for id {doc_id} must be an integer"))
+                return None
+            if not MIN_GRADE <= parsed <= MAX_GRADE:
+                problems.append(Problem(QRELS_FILE, number, f"grade {_short(parsed)} for id {doc_id} "
+                                        f"is outside {MIN_GRADE}..{MAX_GRADE}"))
                 return None
             judgments[str(doc_id)] = parsed
         return judgments
@@ -240,7 +297,7 @@ def _parse_judgments(number: int, row: dict[str, Any], problems: list[Problem]) 
         for value in ids:
             doc_id = as_id(value)
             if doc_id is None:
-                problems.append(Problem(QRELS_FILE, number, f"bad id {value!r} in relevant_ids"))
+                problems.append(Problem(QRELS_FILE, number, f"bad id {_short(value)} in relevant_ids"))
                 return None
             judgments[doc_id] = 1
         return judgments
@@ -248,10 +305,49 @@ def _parse_judgments(number: int, row: dict[str, Any], problems: list[Problem]) 
     return None
 
 
+#: `--dataset example:NAME` names a dataset shipped inside the package (recall_kit/examples/NAME).
+EXAMPLE_PREFIX = "example:"
+
+
+def example_datasets() -> dict[str, Path]:
+    """The example datasets shipped with recall-kit, by name (`memories`)."""
+    root = Path(__file__).resolve().parent / "examples"
+    if not root.is_dir():
+        return {}
+    return {folder.name: folder for folder in sorted(root.iterdir()) if (folder / CORPUS_FILE).is_file()}
+
+
+def dataset_folder(path: str | Path) -> Path:
+    """The folder a dataset argument names: a path, or `example:NAME` for a shipped example
+    (a folder that exists under that very name wins). An unknown example raises DatasetError."""
+    text = str(path)
+    if not text.startswith(EXAMPLE_PREFIX) or Path(text).exists():
+        return Path(path)
+    name = text.removeprefix(EXAMPLE_PREFIX)
+    examples = example_datasets()
+    if name not in examples:
+        listing = ", ".join(EXAMPLE_PREFIX + known for known in examples) or "(none shipped)"
+        raise DatasetError(f"{text}: no such example dataset (available: {listing}).")
+    return examples[name]
+
+
+def is_example(path: str | Path) -> bool:
+    """True when `path` is a shipped example (read-only: copy it with `recall-kit dataset example`)."""
+    try:
+        folder = dataset_folder(path).resolve()
+    except DatasetError:
+        return False
+    return folder in {example.resolve() for example in example_datasets().values()}
+
+
 def read_dataset(path: str | Path) -> tuple[Dataset | None, list[Problem]]:
-    """Read and check a dataset folder; return it (None when unusable) and every problem found."""
-    root = Path(path)
+    """Read and check a dataset folder (or `example:NAME`); return it (None when unusable) and
+    every problem found."""
     problems: list[Problem] = []
+    try:
+        root = dataset_folder(path)
+    except DatasetError as error:
+        return None, [Problem(str(path), 0, str(error).removeprefix(f"{path}: "))]
     if not root.is_dir():
         return None, [Problem(str(root), 0, "not a dataset folder (expected corpus.jsonl, queries.jsonl, qrels.jsonl)")]
 

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+
+#: Set by the CLI's `--debug` (or RECALL_KIT_DEBUG=1): show plugin exception messages in full.
+DEBUG = False
+
 
 class RecallKitError(Exception):
     """Base of every error that is the user's to fix: the CLI prints it as one line."""
@@ -16,12 +21,12 @@ class UnknownNameError(RecallKitError, KeyError):
 
     kind = "name"
 
-    def __init__(self, name: str, available: list[str]) -> None:
+    def __init__(self, name: str, available: list[str], message: str | None = None) -> None:
         self.name = name
         self.available = sorted(available)
         listing = ", ".join(self.available) if self.available else "(none installed)"
         super().__init__(
-            f"Unknown {self.kind} {name!r}. Available: {listing}. See 'recall-kit plugins'."
+            message or f"Unknown {self.kind} {name!r}. Available: {listing}. See 'recall-kit plugins'."
         )
 
     def __str__(self) -> str:  # KeyError would quote the message
@@ -38,6 +43,17 @@ class UnknownFusionError(UnknownNameError):
 
 class UnknownMetricError(UnknownNameError):
     kind = "metric"
+
+    def __init__(self, name: str, available: list[str], suggestion: str | None = None) -> None:
+        super().__init__(name, available)
+        hint = f"Did you mean {suggestion!r}? " if suggestion else ""
+        self.args = (
+            str(self.args[0]).replace(
+                "See 'recall-kit plugins'.",
+                hint + "trec_eval and ir_measures names work too (ndcg_cut_10, nDCG@10, P_10, RR): "
+                "'recall-kit list metrics' shows them all.",
+            ),
+        )
 
 
 class UnknownReporterError(UnknownNameError):
@@ -70,6 +86,32 @@ class SpecError(RecallKitError):
 
 class PluginRunError(RecallKitError):
     """A plugin raised while building an index or answering a query."""
+
+
+def debug_enabled() -> bool:
+    return DEBUG or bool(os.environ.get("RECALL_KIT_DEBUG"))
+
+
+def describe_plugin_exception(error: BaseException) -> str:
+    """`TypeName` and, only under --debug, the message: a plugin's message may quote memory text."""
+    name = type(error).__name__
+    if isinstance(error, SystemExit):
+        name = f"SystemExit({error.code!r})"
+    message = str(error)
+    if not message or isinstance(error, SystemExit):
+        return name
+    if debug_enabled():
+        return f"{name}: {message}"
+    return f"{name} (message withheld, it may quote memory text; --debug shows it)"
+
+
+def is_interrupt(error: BaseException) -> bool:
+    """Ctrl-C (or SIGTERM, which the CLI turns into KeyboardInterrupt): never a plugin's fault."""
+    return isinstance(error, KeyboardInterrupt)
+
+
+class OutputError(RecallKitError):
+    """An output file that cannot be written (read-only folder, a directory, disk full)."""
 
 
 class ResultFileError(RecallKitError):

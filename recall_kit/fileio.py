@@ -5,10 +5,51 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import IO, Any
+
+from recall_kit.errors import OutputError
+
+#: Set inside `atomic_batch()`: finished temporaries wait there, (temporary, target), to be moved together.
+_batch: ContextVar[list[tuple[str, Path]] | None] = ContextVar("recall_kit_atomic_batch", default=None)
+
+
+@contextmanager
+def atomic_batch() -> Iterator[None]:
+    """Every `atomic_open` inside moves into place only when the block ends without error, so a
+    command's outputs (a result JSON and its TREC run; an ablation's variants and its index) are
+    all written or none is. On error or interrupt (Ctrl-C, SIGTERM) every temporary is removed."""
+    if _batch.get() is not None:  # nested: the outer batch commits
+        yield
+        return
+    pending: list[tuple[str, Path]] = []
+    token = _batch.set(pending)
+    try:
+        yield
+    except BaseException:
+        for temporary, _ in pending:
+            _unlink(temporary)
+        raise
+    finally:
+        _batch.reset(token)
+    moved = 0
+    try:
+        for temporary, target in pending:
+            os.replace(temporary, target)
+            moved += 1
+    finally:
+        for temporary, _ in pending[moved:]:
+            _unlink(temporary)
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
 
 
 def user_mode(folder: bool = False) -> int:
@@ -26,8 +67,13 @@ def atomic_open(path: str | Path, mode: str = "w", private: bool = False) -> Ite
     The file gets the user's umask (as `open` would), or stays 0600 with `private` (caches derived
     from memory text, such as embeddings)."""
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    if target.is_dir():
+        raise OutputError(f"{target}: is a folder; give a file path to write.")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as error:
+        raise OutputError(f"{target}: cannot write ({error.strerror or type(error).__name__}).") from None
     try:
         if not private:
             os.chmod(temporary, user_mode())
@@ -36,12 +82,16 @@ def atomic_open(path: str | Path, mode: str = "w", private: bool = False) -> Ite
             yield stream
             stream.flush()
             os.fsync(stream.fileno())
-        os.replace(temporary, target)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except FileNotFoundError:
-            pass
+        pending = _batch.get()
+        if pending is None:
+            os.replace(temporary, target)
+        else:
+            pending.append((temporary, target))
+    except BaseException as error:
+        _unlink(temporary)
+        if isinstance(error, OSError) and error.filename in (None, temporary, str(target)):
+            # Disk full, quota, a folder in the way: name the file, not just the errno.
+            raise OutputError(f"{target}: cannot write ({error.strerror or type(error).__name__}).") from error
         raise
 
 
@@ -60,3 +110,58 @@ def write_jsonl_atomic(path: str | Path, rows: Any) -> None:
     with atomic_open(path) as stream:
         for row in rows:
             stream.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+def _nearest_existing(path: Path) -> Path:
+    for candidate in (path, *path.parents):
+        if candidate.exists():
+            return candidate
+    return Path(".")
+
+
+def _probe_folder(flag: str, folder: Path, target: Path) -> None:
+    """Fail now, not after the run, when `target` cannot be created under `folder`."""
+    existing = _nearest_existing(folder)
+    if not existing.is_dir():
+        raise OutputError(f"{flag} {target}: {existing} is a file, not a folder.")
+    try:
+        handle, probe = tempfile.mkstemp(prefix=".recall-kit-probe.", suffix=".tmp", dir=existing)
+    except OSError as error:
+        raise OutputError(f"{flag} {target}: cannot write in {existing} ({error.strerror}).") from None
+    os.close(handle)
+    _unlink(probe)
+
+
+def check_outputs(
+    files: Mapping[str, str | Path | None],
+    folders: Mapping[str, str | Path | None] | None = None,
+    inputs: Mapping[str, str | Path | None] | None = None,
+) -> None:
+    """Before any work: every output file (by flag) is not a folder and can be written; every output
+    folder is not a file and can be written in; no two outputs, and no output and input, are one path.
+    Raises OutputError naming the flags."""
+    seen: dict[Path, str] = {}
+    for flag, given in (inputs or {}).items():
+        if given is not None:
+            seen[Path(given).resolve()] = flag
+    for flag, given in [*files.items(), *(folders or {}).items()]:
+        if given is None:
+            continue
+        resolved = Path(given).resolve()
+        if resolved in seen:
+            raise OutputError(f"{seen[resolved]} and {flag} name the same path {given}; give each its own.")
+        seen[resolved] = flag
+    for flag, given in files.items():
+        if given is None:
+            continue
+        target = Path(given)
+        if target.is_dir():
+            raise OutputError(f"{flag} {target}: is a folder; give a file path to write.")
+        _probe_folder(flag, target.parent, target)
+    for flag, given in (folders or {}).items():
+        if given is None:
+            continue
+        folder = Path(given)
+        if folder.exists() and not folder.is_dir():
+            raise OutputError(f"{flag} {folder}: is a file; give a folder to write in.")
+        _probe_folder(flag, folder, folder)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -12,12 +12,15 @@ if TYPE_CHECKING:
 
 
 def canonical_json(value: Any) -> bytes:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
 
 
-def fingerprint_memories(memories: Sequence[Memory]) -> str:
-    """sha256 over every memory's fields in id order (text included, so any edit changes it)."""
+def fingerprint_memories(memories: Sequence[Memory], context: Mapping[str, Any] | None = None) -> str:
+    """sha256 over every memory's fields in id order (text included, so any edit changes it), and
+    over the context expansion the content went through, when there was one."""
     digest = hashlib.sha256()
+    if context:
+        digest.update(canonical_json(["context", dict(sorted(context.items()))]))
     for memory in sorted(memories, key=lambda m: m.id):
         digest.update(
             canonical_json(

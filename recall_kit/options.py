@@ -133,3 +133,42 @@ def _plain(value: Any) -> Any:
     if isinstance(value, (str, int, float, bool)) or value is None:
         return value
     return str(value)
+
+
+def describe_options(options_class: type | None) -> list[tuple[str, str, Any, str]]:
+    """Each field of an Options dataclass as `(name, type, default, meaning)`, the meaning read from
+    the `#:` comment lines above the field (as Sphinx's autodoc reads them); "" where there is none.
+    What `recall-kit dataset import FORMAT --help` shows."""
+    import inspect
+    import re
+
+    if options_class is None or not dataclasses.is_dataclass(options_class):
+        return []
+    try:
+        source = inspect.getsource(options_class)
+    except (OSError, TypeError):
+        source = ""
+    comments: dict[str, str] = {}
+    pending: list[str] = []
+    for line in source.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("#:"):
+            pending.append(stripped[2:].strip())
+            continue
+        match = re.match(r"(\w+)\s*:", stripped)
+        if match and pending:
+            comments[match.group(1)] = " ".join(pending)
+        pending = []
+    hints = typing.get_type_hints(options_class)
+    rows = []
+    for field in dataclasses.fields(options_class):
+        if not field.init:
+            continue
+        annotation = hints.get(field.name, Any)
+        if typing.get_origin(annotation) is Literal:
+            type_text = "|".join(str(choice) for choice in typing.get_args(annotation))
+        else:
+            type_text = getattr(annotation, "__name__", str(annotation).replace("typing.", ""))
+        default = field.default if field.default is not dataclasses.MISSING else None
+        rows.append((field.name, type_text, default, comments.get(field.name, "")))
+    return rows

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.metadata
 import os
@@ -42,6 +43,19 @@ def _allowlist() -> set[str] | None:
     return {name.strip() for name in raw.split(",") if name.strip()}
 
 
+def report_plugin_failure(name: str, what: str, error: BaseException) -> None:
+    """Record a broken plugin (shown by `recall-kit plugins`) and say so once on stderr; the rest go on."""
+    detail = f"{type(error).__name__}: {' '.join(str(error).split())[:300]}".rstrip(": ")
+    if isinstance(error, SystemExit):
+        detail = f"SystemExit({error.code!r})"
+    key = name if what == "load" else f"{name} ({what})"
+    if key in load_errors:
+        return
+    load_errors[key] = detail
+    verb = "failed to load" if what == "load" else f"failed in {what}"
+    print(f"recall-kit: plugin {name!r} {verb} ({detail}); continuing without it.", file=sys.stderr)
+
+
 def _load_entry_points(allowed: set[str] | None) -> None:
     for entry_point in sorted(
         importlib.metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name
@@ -52,15 +66,114 @@ def _load_entry_points(allowed: set[str] | None) -> None:
         if pm.has_plugin(distribution):
             continue  # the same distribution seen twice on sys.path
         try:
-            module = entry_point.load()
-            pm.register(module, name=distribution)
-        except Exception as error:  # a broken plugin must not take the others down with it
-            load_errors[distribution] = f"{type(error).__name__}: {error}"
-            print(
-                f"recall-kit: plugin {distribution!r} failed to load "
-                f"({type(error).__name__}: {error}); continuing without it.",
-                file=sys.stderr,
-            )
+            # A plugin that prints at import must not corrupt `--report json` on stdout.
+            with contextlib.redirect_stdout(sys.stderr):
+                module = entry_point.load()
+                pm.register(module, name=distribution)
+        except BaseException as error:  # sys.exit() or KeyboardInterrupt raised by a plugin's import
+            # A broken plugin must not take the others (or the host) down with it.
+            if pm.has_plugin(distribution):
+                pm.unregister(name=distribution)
+            report_plugin_failure(distribution, "load", error)
+
+
+def _drop_unspecified_hooks() -> None:
+    """A hook implementation with no specification (a misspelled hook name): the plugin is
+    reported by name and unregistered; a built-in with one is a bug and fails loudly."""
+    while True:
+        try:
+            pm.check_pending()
+            return
+        except pluggy.PluginValidationError as error:
+            name = pm.get_name(error.plugin) if error.plugin is not None else None
+            if name is None or name in DEFAULT_PLUGINS:
+                raise PluginError(f"Plugin {name or '?'!r} implements a hook with no specification: {error}") from None
+            pm.unregister(name=name)
+            report_plugin_failure(name, "load", PluginError(f"implements a hook with no specification: {error}"))
+
+
+#: Which distribution provides each retriever and fusion of the plugins in this repository, so an
+#: error can say what to install. tests/test_provided_by.py checks this table, both ways, against
+#: what every plugins/*/ (and examples/recall-kit-example/) entry point registers: it cannot drift.
+PROVIDED_BY: dict[str, str] = {
+    "bm25": "recall-kit-bm25",
+    "dense": "recall-kit-dense",
+    "fts5": "recall-kit-fts5",
+    "graph": "recall-kit-graph",
+    "pg-fts": "recall-kit-postgres",
+    # registered when recall-kit-dense is installed too: the `vector` extra brings it
+    "pgvector": "recall-kit-postgres[vector]",
+    "pg-hybrid": "recall-kit-postgres[vector]",
+    "example": "recall-kit-example",
+    "rrf": "recall-kit-fusion",
+    "convex": "recall-kit-fusion",
+    "exact-bonus": "recall-kit-fusion",
+    "importance": "recall-kit-fusion",
+}
+
+
+def hidden_by_allowlist() -> list[str]:
+    """Installed plugin distributions that `RECALL_KIT_LOAD_PLUGINS` kept from loading."""
+    allowed = _allowlist()
+    if allowed is None:
+        return []
+    hidden = set()
+    for entry_point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        distribution = entry_point.dist.name if entry_point.dist else entry_point.name
+        if not ({entry_point.name, distribution} & allowed):
+            hidden.add(distribution)
+    return sorted(hidden)
+
+
+def install_hints(names: list[str]) -> list[str]:
+    """Sentences saying how to get the (unregistered) `names`: the distribution that provides each
+    (pip, and the folder when run from a clone of the repository), whether `RECALL_KIT_LOAD_PLUGINS`
+    hides it, or whether it failed to load. Names no known plugin provides get no sentence."""
+    from pathlib import Path
+
+    hidden = hidden_by_allowlist()
+    to_install: dict[str, list[str]] = {}
+    to_allow: dict[str, list[str]] = {}
+    sentences = []
+    for name in names:
+        requirement = PROVIDED_BY.get(name)
+        if requirement is None:
+            continue
+        distribution = requirement.partition("[")[0]
+        if distribution in hidden:
+            to_allow.setdefault(distribution, []).append(name)
+        elif distribution in load_errors:
+            sentences.append(f"{distribution} (which provides {name!r}) failed to load: {load_errors[distribution]}")
+        else:
+            to_install.setdefault(requirement, []).append(name)
+    if to_allow:
+        sentences.insert(0, (
+            f"RECALL_KIT_LOAD_PLUGINS={os.environ.get('RECALL_KIT_LOAD_PLUGINS', '')!r} hides the installed "
+            + ", ".join(f"{dist} ({', '.join(provided)})" for dist, provided in to_allow.items())
+            + (": add it to the list, or unset it" if len(to_allow) == 1 else ": add them to the list, or unset it")
+        ))
+    if to_install:
+        provides = "; ".join(f"{dist} provides {', '.join(map(repr, provided))}" for dist, provided in to_install.items())
+
+        def quoted(requirement: str) -> str:  # `[extra]` is a glob pattern to a shell
+            return f"'{requirement}'" if "[" in requirement else requirement
+
+        command = "pip install " + " ".join(map(quoted, to_install))
+        local = [
+            quoted(f"./{folder}/{requirement}")
+            for requirement in to_install
+            for folder in ("plugins", "examples")
+            if (Path(folder) / requirement.partition("[")[0] / "pyproject.toml").is_file()
+        ]
+        if len(local) == len(to_install):
+            command += f" (in this clone: pip install {' '.join(local)})"
+        sentences.insert(0, f"{provides}: {command}")
+    if not sentences and hidden and names:
+        sentences.append(
+            f"RECALL_KIT_LOAD_PLUGINS={os.environ.get('RECALL_KIT_LOAD_PLUGINS', '')!r} hides installed "
+            f"plugins: {', '.join(hidden)}"
+        )
+    return sentences
 
 
 def load_plugins() -> pluggy.PluginManager:
@@ -68,6 +181,8 @@ def load_plugins() -> pluggy.PluginManager:
 
     `RECALL_KIT_LOAD_PLUGINS=a,b` loads only the named plugins (entry-point or distribution
     names; empty loads none). `RECALL_KIT_TRACE_PLUGINS=1` prints every hook call to stderr.
+    A plugin that fails to import, or implements a hook that has no specification, is left out
+    and reported (`recall-kit plugins`); the others load.
     """
     global _loaded
     if _loaded:
@@ -78,11 +193,7 @@ def load_plugins() -> pluggy.PluginManager:
             pm.register(importlib.import_module(module_name), name=module_name)
     _load_entry_points(_allowlist())
     pm.hook.add_hookspecs.call_historic(kwargs={"plugin_manager": pm})
-    try:
-        pm.check_pending()
-    except pluggy.PluginValidationError as error:
-        name = pm.get_name(error.plugin) if error.plugin is not None else "?"
-        raise PluginError(f"Plugin {name!r} implements a hook with no specification: {error}") from None
+    _drop_unspecified_hooks()
     if os.environ.get("RECALL_KIT_TRACE_PLUGINS"):
         pm.trace.root.setwriter(sys.stderr.write)
         pm.enable_tracing()

@@ -11,7 +11,7 @@ from typing import Any, Generic, TypeVar
 
 from recall_kit import errors
 from recall_kit.options import build_options
-from recall_kit.plugins import load_plugins, plugin_infos, pm
+from recall_kit.plugins import PROVIDED_BY, install_hints, load_plugins, plugin_infos, pm, report_plugin_failure
 from recall_kit.types import Fusion, Importer, Metric, QueryGenerator, Reporter, Retriever
 
 T = TypeVar("T")
@@ -61,8 +61,9 @@ class Registry(Generic[T]):
         # Each implementation gets its own `register`, so a registration knows its plugin.
         for impl in reversed(caller.get_hookimpls()):
             plugin_name = impl.plugin_name
+            mine: dict[str, Registration[T]] = {}  # kept only if the whole hook call succeeds
 
-            def register(name: str, obj: Any, _plugin: str = plugin_name) -> None:
+            def register(name: str, obj: Any, _plugin: str = plugin_name, _mine: dict = mine) -> None:
                 if not isinstance(name, str) or not name or any(c in name for c in "+=, "):
                     raise errors.RegistrationError(
                         f"Plugin {_plugin!r} registered a {self.kind} with a bad name {name!r}:"
@@ -73,16 +74,24 @@ class Registry(Generic[T]):
                     raise errors.RegistrationError(
                         f"Plugin {_plugin!r} registered {self.kind} {name!r}: {problem}"
                     )
-                if name in entries:
+                earlier = entries.get(name) or _mine.get(name)
+                if earlier is not None:
                     raise errors.DuplicateNameError(
                         f"{self.kind.capitalize()} {name!r} is registered by both "
-                        f"{entries[name].plugin!r} and {_plugin!r}."
+                        f"{earlier.plugin!r} and {_plugin!r}."
                     )
                 if trace:
                     print(f"recall-kit: {_plugin} registered {self.kind} {name!r}", file=sys.stderr)
-                entries[name] = Registration(name, obj, _plugin)
+                _mine[name] = Registration(name, obj, _plugin)
 
-            impl.function(**{argname: register for argname in impl.argnames})
+            try:
+                impl.function(**{argname: register for argname in impl.argnames})
+            except (errors.RecallKitError, KeyboardInterrupt):
+                raise
+            except BaseException as error:  # the plugin's own bug: leave it out, name it, go on
+                report_plugin_failure(plugin_name, self.hook_name, error)
+                continue
+            entries.update(mine)
         return entries
 
     def all(self) -> dict[str, Registration[T]]:
@@ -101,7 +110,7 @@ class Registry(Generic[T]):
         """The registration for `name`, or an Unknown...Error listing what is registered."""
         entries = self.all()
         if name not in entries:
-            raise self._unknown_error(name, list(entries))
+            raise unknown_names_error([(self, name)])
         return entries[name]
 
     def build_options(self, name: str, raw: Mapping[str, Any] | None = None) -> Any:
@@ -113,6 +122,31 @@ class Registry(Generic[T]):
         """Look `name` up, build its options and instantiate it: the one way the host makes a
         registered class (fusions, importers, query generators)."""
         return self.get(name).obj(self.build_options(name, raw_options))
+
+
+def unknown_names_error(missing: list[tuple[Registry[Any], str]]) -> errors.UnknownNameError:
+    """One error naming every unregistered name at once (`fts5+dense+graph --fusion rrf` with only
+    graph installed names fts5, dense and rrf), each with a close registered name when there is one,
+    what to install for it, and whether RECALL_KIT_LOAD_PLUGINS hides it."""
+    import difflib
+
+    parts = []
+    for kind_registry, name in missing:
+        close = [] if name in PROVIDED_BY else difflib.get_close_matches(name, kind_registry.names(), n=1, cutoff=0.6)
+        parts.append(f"{kind_registry.kind} {name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    kinds = list(dict.fromkeys(kind_registry for kind_registry, _ in missing))
+    available = "; ".join(
+        f"{kind_registry.kind}s: {', '.join(kind_registry.names()) or '(none installed)'}"
+        for kind_registry in kinds
+    )
+    hints = "".join(f" {hint}." for hint in install_hints([name for _, name in missing]))
+    first_registry, first_name = missing[0]
+    if len(missing) == 1:
+        listing = ", ".join(first_registry.names()) or "(none installed)"
+        message = f"Unknown {parts[0]}. Available: {listing}.{hints} See 'recall-kit plugins'."
+    else:
+        message = f"Unknown {', '.join(parts)}. Available {available}.{hints} See 'recall-kit plugins'."
+    return first_registry._unknown_error(first_name, first_registry.names(), message)
 
 
 def _check_retriever(name: str, obj: Any) -> str | None:
@@ -137,6 +171,19 @@ def _check_metric(name: str, obj: Any) -> str | None:
         return f"expected a recall_kit.Metric, got {type(obj).__name__}"
     if obj.name != name:
         return f"registered under {name!r} but the Metric is named {obj.name!r}"
+    for alias in obj.aliases:
+        if (
+            not isinstance(alias, str)
+            or not alias
+            or any(c in alias for c in "+, ")
+            or "{k}" in alias.removesuffix("{k}")
+            or alias.replace("{k}", "").strip() == ""
+        ):
+            return f"bad alias {alias!r}: non-empty, no '+', ',' or spaces, '{{k}}' (the cutoff) only at the end"
+        if alias.endswith("{k}") and obj.cutoff == "none":
+            return f"alias {alias!r} has a cutoff but the metric takes none"
+        if not alias.endswith("{k}") and obj.cutoff == "required":
+            return f"alias {alias!r} has no cutoff '{{k}}' but the metric needs one"
     return None
 
 

@@ -168,8 +168,8 @@ After `pip install {{distribution}}`, nothing else is needed: recall-kit discove
 _README = {
     "retriever": '''\
 ```bash
-recall-kit eval --dataset examples/memories --retriever {{name}}
-recall-kit eval --dataset examples/memories --retriever fts5+{{name}} --fusion rrf
+recall-kit eval --dataset example:memories --retriever {{name}}
+recall-kit eval --dataset example:memories --retriever fts5+{{name}} --fusion rrf
 ```
 
 It scores a memory by the share of the query's distinct words that the memory contains: a
@@ -184,7 +184,7 @@ recall-kit's retriever conformance suite on it.
 ''',
     "fusion": '''\
 ```bash
-recall-kit eval --dataset examples/memories --retriever fts5+dense --fusion {{name}}
+recall-kit eval --dataset example:memories --retriever fts5+dense --fusion {{name}}
 ```
 
 Weighted Borda count: in each leg, the document at rank r of a list cut at depth d gets
@@ -198,14 +198,14 @@ Weighted Borda count: in each leg, the document at rank r of a list cut at depth
 ''',
     "metric": '''\
 ```bash
-recall-kit eval --dataset examples/memories --retriever fts5 --metrics {{name}}@10,recall@10
+recall-kit eval --dataset example:memories --retriever fts5 --metrics {{name}}@10,recall@10
 ```
 
 `{{name}}@k`: how many relevant documents (grade >= 1) the top k holds, per query.
 ''',
     "reporter": '''\
 ```bash
-recall-kit eval --dataset examples/memories --retriever fts5 --report {{name}}
+recall-kit eval --dataset example:memories --retriever fts5 --report {{name}}
 ```
 
 Tab-separated values: each table as a `# title` line, a header row and its rows, tables separated

@@ -91,8 +91,13 @@ def float32_scores(hits: Sequence[Hit]) -> array[float]:
 class Corpus(Sequence[Memory]):
     """An ordered, immutable collection of memories with an id index and a content fingerprint."""
 
-    def __init__(self, memories: Sequence[Memory], fingerprint: str | None = None) -> None:
+    def __init__(
+        self, memories: Sequence[Memory], fingerprint: str | None = None,
+        context: Mapping[str, Any] | None = None,
+    ) -> None:
         self._memories: tuple[Memory, ...] = tuple(memories)
+        #: The host's context expansion these memories' content went through (None: as loaded).
+        self.context: dict[str, Any] | None = dict(context) if context else None
         self._by_id: dict[DocId, Memory] = {memory.id: memory for memory in self._memories}
         if len(self._by_id) != len(self._memories):
             raise ValueError("duplicate memory ids in corpus")
@@ -123,11 +128,11 @@ class Corpus(Sequence[Memory]):
         if self._fingerprint is None:
             from recall_kit.fingerprint import fingerprint_memories
 
-            self._fingerprint = fingerprint_memories(self._memories)
+            self._fingerprint = fingerprint_memories(self._memories, self.context)
         return self._fingerprint
 
     def subset(self, predicate: Callable[[Memory], bool]) -> Corpus:
-        return Corpus([memory for memory in self._memories if predicate(memory)])
+        return Corpus([memory for memory in self._memories if predicate(memory)], context=self.context)
 
 
 @dataclass(frozen=True)
@@ -227,19 +232,28 @@ class JudgedRankings:
     query_ids: list[str]
     #: (Q, D) grade of the document at each rank (0 when not relevant, unjudged or padding).
     grades: np.ndarray
-    #: (Q, D) True where the document at that rank has a judgment (any grade, 0 included).
+    #: (Q, D) True where the document at that rank has a judgment: a grade >= 0 in the qrels.
+    #: A negative grade (trec_eval's -1, "pooled but not judged") is not a judgment.
     judged: np.ndarray
     #: (Q,) how many documents each ranking holds (at most D).
     lengths: np.ndarray
-    #: (Q,) number of relevant documents (grade >= 1) in the qrels.
+    #: (Q,) number of relevant documents (grade >= `relevance_level`) in the qrels.
     num_relevant: np.ndarray
-    #: (Q, R) the qrels' positive grades sorted descending, zero-padded: the ideal ranking's gains.
+    #: (Q, R) the qrels' positive grades sorted descending, zero-padded: the ideal ranking's gains
+    #: (every grade >= 1, whatever the relevance level, as trec_eval's ndcg).
     ideal_grades: np.ndarray
+    #: (Q, D) True where the document at that rank is in the qrels at all, negative grades included
+    #: (trec_eval's pool): ``pooled & ~judged`` is pooled but not judged.
+    pooled: np.ndarray
+    #: (Q,) number of judged non-relevant documents (0 <= grade < `relevance_level`) in the qrels.
+    num_judged_nonrelevant: np.ndarray
+    #: The lowest grade that counts as relevant for binary measures (trec_eval ``-l``).
+    relevance_level: int = 1
 
     @property
     def relevant(self) -> np.ndarray:
-        """(Q, D) True where the document at that rank is relevant (grade >= 1)."""
-        return self.grades >= 1
+        """(Q, D) True where the document at that rank is relevant (grade >= relevance level)."""
+        return self.grades >= self.relevance_level
 
 
 @dataclass(frozen=True)
@@ -256,12 +270,20 @@ class Metric:
     description: str = ""
     #: Whether `--metrics` uses it when the user names none.
     default_cutoffs: tuple[int | None, ...] = ()
+    #: Other names users write for it, matched without regard to case: ``"P_{k}"`` (trec_eval),
+    #: ``"P@{k}"`` (ir_measures), ``"RR"``. ``{k}``, at the end only, stands for the cutoff.
+    aliases: tuple[str, ...] = ()
+    #: How per-query values become one number: "mean" (macro average), or "sum" for counts such
+    #: as trec_eval's num_ret, whose summary line is a total.
+    summary: str = "mean"
     #: A check on the data (judged@k), not a measure of retrieval: compare never tests it.
     diagnostic: bool = False
 
     def __post_init__(self) -> None:
         if self.cutoff not in ("required", "optional", "none"):
             raise ValueError(f"metric {self.name!r}: cutoff must be required, optional or none")
+        if self.summary not in ("mean", "sum"):
+            raise ValueError(f"metric {self.name!r}: summary must be mean or sum")
 
 
 @dataclass

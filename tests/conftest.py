@@ -24,3 +24,11 @@ def overlap_plugin():
 @pytest.fixture
 def tiny_dataset(tmp_path: Path) -> Path:
     return write_dataset(tmp_path / "tiny")
+
+
+@pytest.fixture
+def conversations(tmp_path: Path) -> Path:
+    """Two synthetic LoCoMo-format conversations, imported (turns carry `session` and `created_at`)."""
+    from helpers import write_conversations
+
+    return write_conversations(tmp_path / "conversations")

@@ -116,3 +116,50 @@ def test_ablation_numbers_are_reproduced_by_eval(ablation):
 def test_ablate_refuses_a_single_leg(tmp_path):
     done = _cli(["ablate", "-d", str(EXAMPLE), "-r", "bm25", "--out", str(tmp_path / "o")], tmp_path)
     assert done.returncode == 2 and "two legs or more" in done.stderr
+
+
+def test_an_ablation_interrupted_while_writing_leaves_nothing(tmp_path, monkeypatch):
+    # Ctrl-C (or SIGTERM) after 5 of 7 variant files: before, 5 files and no ablation.json stayed.
+    # Now the set is written all or nothing, and nothing is left to resume or clean by hand.
+    from helpers import OverlapPlugin
+
+    from recall_kit import Retriever, hookimpl
+    from recall_kit.dataset import load_dataset
+    from recall_kit.decide.ablate import run_ablation
+    from recall_kit.measure.result import BenchmarkResult
+    from recall_kit.testing import registered_plugin
+
+    class Other(Retriever):
+        def build_index(self, corpus):  # type: ignore[no-untyped-def]
+            self.ids = corpus.ids
+
+        def search(self, query, k):  # type: ignore[no-untyped-def]
+            from recall_kit import Hit
+
+            return [Hit(i, 1.0 / (n + 1)) for n, i in enumerate(self.ids[:k])]
+
+    class Plugins:
+        @hookimpl
+        def register_retrievers(self, register):  # type: ignore[no-untyped-def]
+            register("first", Other)
+            register("second", Other)
+
+    saved = []
+    original = BenchmarkResult.save
+
+    def save(self, path):  # type: ignore[no-untyped-def]
+        if len(saved) == 4:
+            raise KeyboardInterrupt
+        saved.append(path)
+        original(self, path)
+
+    monkeypatch.setattr(BenchmarkResult, "save", save)
+    out = tmp_path / "out"
+    recall_kit_fusion = pytest.importorskip("recall_kit_fusion")
+    with registered_plugin(OverlapPlugin(), name="overlap-plugin"), registered_plugin(Plugins(), name="two"), \
+            registered_plugin(recall_kit_fusion, name="fusion-for-ablate-test"):
+        spec = SystemSpec("overlap+first+second", ["rrf"], {}, {})
+        with pytest.raises(KeyboardInterrupt):
+            run_ablation(spec, load_dataset(EXAMPLE), k=5, out=out, n_resamples=200, latency_sample=0)
+    assert len(saved) == 4
+    assert not out.exists() or os.listdir(out) == []

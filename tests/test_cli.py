@@ -105,7 +105,8 @@ def test_plugin_raising_mid_run_leaves_no_output_file(tiny_dataset, tmp_path):
     with registered_plugin(ExplodingPlugin(), name="exploding-plugin"):
         result = invoke("eval", "-d", str(tiny_dataset), "-r", "exploding", "--json", str(out))
         assert result.exit_code == 2
-        assert "Retriever 'exploding' failed on a batch of queries: ValueError: boom" in result.stderr
+        assert "Retriever 'exploding' failed on a batch of queries: ValueError (message withheld" in result.stderr
+        assert "boom" not in result.stderr
         assert not out.exists() and list(tmp_path.iterdir()) == [tiny_dataset]
         debug = runner.invoke(get_app(), ["--debug", "eval", "-d", str(tiny_dataset), "-r", "exploding"])
         assert debug.exception is not None  # --debug lets the traceback through
@@ -171,7 +172,7 @@ def test_dataset_validate_lists_every_problem(tmp_path):
     (folder / "queries.jsonl").write_text('{"query_id": "q", "text": "a"}\n')
     (folder / "qrels.jsonl").write_text('{"query_id": "q", "relevant_ids": [2]}\n')
     result = invoke("dataset", "validate", str(folder))
-    assert result.exit_code == 1 and "unexpected" not in result.stderr
+    assert result.exit_code == 2 and "unexpected" not in result.stderr
     assert "corpus.jsonl:2: duplicate id 1 (first on line 1)" in result.stderr
     assert "corpus.jsonl:3: not valid JSON" in result.stderr
     assert "qrels.jsonl:1: id 2 (query q) is not in corpus.jsonl" in result.stderr
@@ -211,6 +212,88 @@ def test_help_exits_zero_without_error(args):
     assert result.exit_code == 0 and "Error" not in result.output
 
 
+# ---- trec_eval's -l and -J, and trec_eval / ir_measures metric names ----------------------------
+
+
+def _trec_files(tmp_path: Path) -> tuple[Path, Path]:
+    qrels, run = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    # q1: a (2), b (1), n (0), p (-1: pooled, not judged); u is in no qrels line.
+    qrels.write_text("q1 0 a 2\nq1 0 b 1\nq1 0 n 0\nq1 0 p -1\nq2 0 c 1\n")
+    run.write_text("q1 Q0 u 1 5 t\nq1 Q0 b 2 4 t\nq1 Q0 p 3 3 t\nq1 Q0 a 4 2 t\nq1 Q0 n 5 1 t\n"
+                   "q2 Q0 c 1 1 t\n")
+    return qrels, run
+
+
+def test_score_takes_trec_eval_names_relevance_level_and_judged_only(tmp_path):
+    import pytrec_eval
+
+    qrels, run = _trec_files(tmp_path)
+    out = tmp_path / "score.json"
+    result = invoke("score", "--qrels", str(qrels), "--run", str(run), "-m", "P_2,recip_rank,nDCG@5,num_ret,bpref",
+                    "-l", "2", "-J", "--per-query", "--json", str(out))
+    assert result.exit_code == 0, result.output
+    assert "precision@2" in result.stdout and "ndcg@5" in result.stdout and "P_2" not in result.stdout
+    data = json.loads(out.read_text())
+    assert data["relevance_level"] == 2 and data["judged_only"] is True
+    # By hand: -J leaves b, a, n for q1 (u unjudged, p pooled but unjudged); with -l 2 only a is
+    # relevant: P_2 = 1/2, recip_rank = 1/2; q2's c (1) is not relevant at level 2.
+    assert data["queries"]["q1"]["precision@2"] == 0.5 and data["queries"]["q1"]["mrr"] == 0.5
+    assert data["queries"]["q2"]["mrr"] == 0.0
+    assert data["overall"]["num_ret"] == 4  # a total, as trec_eval's "all" line: 3 + 1
+    evaluator = pytrec_eval.RelevanceEvaluator(
+        {"q1": {"a": 2, "b": 1, "n": 0, "p": -1}, "q2": {"c": 1}}, {"P.2", "recip_rank", "ndcg_cut.5", "bpref"},
+        relevance_level=2, judged_docs_only_flag=True)
+    expected = evaluator.evaluate({"q1": {"u": 5, "b": 4, "p": 3, "a": 2, "n": 1}, "q2": {"c": 1}})
+    for ours, theirs in [("precision@2", "P_2"), ("mrr", "recip_rank"), ("ndcg@5", "ndcg_cut_5"), ("bpref", "bpref")]:
+        for query_id in ("q1", "q2"):
+            assert data["queries"][query_id][ours] == pytest.approx(expected[query_id][theirs], abs=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-l", "0"], "relevance level must be a whole number >= 1"),
+        (["-m", "ndcg_cut10"], "Unknown metric 'ndcg_cut10'. Available:"),
+        (["-m", "Rprec@5"], "Metric 'r_precision' takes no cutoff"),
+    ],
+)
+def test_score_bad_options_are_one_line(tmp_path, args, message):
+    qrels, run = _trec_files(tmp_path)
+    result = invoke("score", "--qrels", str(qrels), "--run", str(run), *args)
+    assert result.exit_code == 2
+    assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_eval_takes_aliases_relevance_level_and_judged_only(overlap_plugin, tiny_dataset, tmp_path):
+    out = tmp_path / "r.json"
+    result = invoke("eval", "-d", str(tiny_dataset), "-r", "overlap", "--k", "5",
+                    "-m", "recall_5,ndcg_cut_5,RR,num_rel", "-l", "2", "-J", "--json", str(out))
+    assert result.exit_code == 0, result.output
+    assert "grade >= 2" in result.stdout and "judged only" in result.stdout
+    data = json.loads(out.read_text())
+    metrics = data["metrics"]
+    assert metrics["names"] == ["recall@5", "ndcg@5", "mrr", "num_rel"]
+    assert metrics["relevance_level"] == 2 and metrics["judged_only"] is True
+    # Only m1's id 1 has grade >= 2: one relevant document in all.
+    assert metrics["overall"]["num_rel"] == 1
+    queries = {q["query_id"]: q for q in data["queries"]}
+    assert queries["e1"]["metrics"]["num_rel"] == 0 and queries["m1"]["metrics"]["num_rel"] == 1
+    # -J: every id left in a scored ranking is judged, so recall@5 is the found share of {1}.
+    from recall_kit.measure.evaluation import evaluate, judge_rankings, resolve_metrics
+
+    qrels = {"e1": {"1": 1}, "e2": {"4": 1}, "p1": {"3": 1}, "m1": {"1": 2, "2": 1, "5": 0}}
+    ids = [queries[q]["ranking"] for q in ("e1", "e2", "p1", "m1")]
+    values = evaluate(judge_rankings(["e1", "e2", "p1", "m1"], ids, qrels, relevance_level=2, judged_only=True),
+                      resolve_metrics(["recall@5", "ndcg@5", "mrr"]))
+    for name in ("recall@5", "ndcg@5", "mrr"):
+        assert metrics["overall"][name] == pytest.approx(float(values[name].mean()))
+
+
+def test_list_metrics_shows_aliases():
+    listed = invoke("list", "metrics", "--json")
+    rows = {row["name"]: row for row in json.loads(listed.stdout)}
+    assert "ndcg_cut_k" in rows["ndcg"]["aliases"] and "P@k" in rows["precision"]["aliases"]
+    assert {"bpref", "infap", "err", "ndcg_exp", "f1", "num_ret", "num_rel", "num_rel_ret"} <= set(rows)
 def _two_runs(tmp_path):
     """Four queries, one relevant id each. mrr of run A: 1, 1/2, 1, 0; of run B: 1, 1, 1/2, 1."""
     qrels = tmp_path / "qrels.txt"

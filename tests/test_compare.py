@@ -79,7 +79,7 @@ def test_strata_rows_holm_and_small_stratum_warning():
     assert z.delta == 0 and z.p_value == 1.0 and not z.significant
     assert any("'small' has 12 queries" in w for w in comparison.warnings)
     report = comparison_report(comparison)
-    deltas = report.tables[1]
+    deltas = next(table for table in report.tables if table.title.endswith("(baseline)"))
     assert deltas.headers[2] == "family" and deltas.headers[11] == "significant"
     assert [row[11] for row in deltas.rows if row[0] == "z"] == ["no", "no", "no"]
     assert any("primary = m (1 row)" in note and "exploratory = the other 5 rows" in note
@@ -121,7 +121,7 @@ def test_a_win_on_the_primary_metric_is_not_drowned_by_exploratory_rows():
     judged = comparison.row("B", "judged@10")
     assert judged.family == "diagnostic" and judged.p_holm is None
     assert judged.to_dict()["significant"] is None
-    table = comparison_report(comparison).tables[1]
+    table = next(t for t in comparison_report(comparison).tables if t.title.endswith("(baseline)"))
     assert table.rows[0][:3] == ["recall@5", "overall", "primary"]
     assert [r[11] for r in table.rows if r[0] == "judged@10"] == ["not tested"] * 4
 
@@ -229,3 +229,14 @@ def test_compare_markdown_and_html_mark_non_significant(bm25_results):
     assert "| significant" in markdown and "significant=no" in markdown
     page = HtmlReporter().render(report)
     assert 'class="ns"' in page and "Greyed rows are not significant" in page
+
+
+def test_metrics_asked_by_trec_eval_or_ir_measures_names():
+    a = synthetic_result("A", {"hit@1": [0, 0, 1.0], "mrr": [0.5, 0.5, 1.0]}, ["s"] * 3)
+    b = synthetic_result("B", {"hit@1": [1, 0, 1.0], "mrr": [1.0, 0.5, 1.0]}, ["s"] * 3)
+    comparison = compare_results([("A", a), ("B", b)], metrics=["success_1", "Success@1", "recip_rank"],
+                                 n_resamples=100, seed=0)
+    assert comparison.metrics == ["hit@1", "mrr"]
+    assert comparison.row("B", "hit@1").delta == pytest.approx(1 / 3)
+    with pytest.raises(ResultFileError, match="'precision@5' is not in"):
+        compare_results([("A", a), ("B", b)], metrics=["P_5"])

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import random
+import shutil
 
 import numpy as np
 import pytest
@@ -19,6 +20,7 @@ from hypothesis import strategies as st
 
 from recall_kit import errors
 from recall_kit.errors import DatasetError
+from recall_kit.hookspecs import hookimpl
 from recall_kit.measure.evaluation import (
     MetricSpec,
     aggregate,
@@ -28,8 +30,9 @@ from recall_kit.measure.evaluation import (
     score_trec_files,
 )
 from recall_kit.measure.trec import write_qrels, write_run
-from recall_kit.plugins import pm
-from recall_kit.types import Hit, sort_hits
+from recall_kit.plugins import load_plugins, pm
+from recall_kit.testing import registered_plugin
+from recall_kit.types import Hit, Metric, sort_hits
 
 BUILTIN = "recall_kit.default_plugins.metrics"
 
@@ -60,6 +63,9 @@ TREC_MEASURES = {
 @pytest.fixture(autouse=True)
 def builtin_metrics():
     """Make sure the built-in metrics are registered, whatever the state of plugin loading."""
+    # Load first: registering the built-ins before load_plugins() runs, then unregistering them
+    # after the test, would leave every later test in the session without them.
+    load_plugins()
     added = not pm.has_plugin(BUILTIN)
     if added:
         pm.register(importlib.import_module(BUILTIN), name=BUILTIN)
@@ -232,10 +238,14 @@ def test_judge_rankings_arrays():
         complete=True,  # keep q3, which has no qrels
     )
     assert data.grades.tolist() == [[0, 2, 0], [0, 0, 0], [0, 0, 0]]
-    assert data.judged.tolist() == [[False, True, True], [True, False, False], [False] * 3]
+    # z has grade -1: in the pool (trec_eval's "pooled, unjudged"), but not a judgment.
+    assert data.judged.tolist() == [[False, True, True], [False, False, False], [False] * 3]
+    assert data.pooled.tolist() == [[False, True, True], [True, False, False], [False] * 3]
     assert data.lengths.tolist() == [3, 1, 0]
     assert data.num_relevant.tolist() == [3, 0, 0]
+    assert data.num_judged_nonrelevant.tolist() == [1, 0, 0]
     assert data.ideal_grades.tolist() == [[3, 2, 1], [0, 0, 0], [0, 0, 0]]
+    assert data.relevance_level == 1
 
 
 def test_judge_rankings_length_mismatch():
@@ -267,6 +277,270 @@ def test_aggregate_empty_and_mismatched():
         aggregate({"mrr": np.array([1.0])}, ["a", "b"])
 
 
+# ---- relevance level (-l), judged only (-J), grade -1, and the measures added for them ------------
+
+# Every measure pytrec_eval has, as recall-kit name -> pytrec_eval key.
+FULL_NAMES = {
+    **TREC_NAMES,
+    "ndcg": "ndcg",
+    "bpref": "bpref",
+    "infap": "infAP",
+    "num_ret": "num_ret",
+    "num_rel": "num_rel",
+    "num_rel_ret": "num_rel_ret",
+    "f1": "set_F",
+}
+FULL_MEASURES = TREC_MEASURES | {"ndcg", "bpref", "infAP", "num_ret", "num_rel", "num_rel_ret", "set_F"}
+
+
+def pooled_case(seed: int, num_queries: int = 30):
+    """Graded qrels with -1 grades (pooled, not judged: trec_eval's sampled pool), and a run."""
+    rng = random.Random(seed)
+    docs = [f"d{i}" for i in range(60)]
+    qrels: dict[str, dict[str, int]] = {}
+    run: dict[str, dict[str, float]] = {}
+    for q in range(num_queries):
+        query_id = f"q{q}"
+        judged = rng.sample(docs, rng.randint(1, 20))
+        qrels[query_id] = {doc: rng.choice([-1, -1, 0, 0, 1, 2, 3]) for doc in judged}
+        retrieved = rng.sample(docs, rng.randint(1, 30))
+        run[query_id] = {doc: rng.randint(0, 6) / 4 for doc in retrieved}
+    return qrels, run
+
+
+@pytest.mark.parametrize("judged_only", [False, True])
+@pytest.mark.parametrize("relevance_level", [1, 2, 3])
+@pytest.mark.parametrize("seed", range(6))
+def test_relevance_level_and_judged_only_agree_with_pytrec_eval(seed, relevance_level, judged_only):
+    qrels, run = pooled_case(seed)
+    evaluator = pytrec_eval.RelevanceEvaluator(
+        qrels, FULL_MEASURES, relevance_level=relevance_level, judged_docs_only_flag=judged_only
+    )
+    expected = evaluator.evaluate(run)
+    query_ids = sorted(expected)
+    rankings = [[hit.id for hit in sort_hits([Hit(d, s) for d, s in run[q].items()])] for q in query_ids]
+    data = judge_rankings(
+        query_ids, rankings, qrels, relevance_level=relevance_level, judged_only=judged_only
+    )
+    values = evaluate(data, resolve_metrics(list(FULL_NAMES)))
+    for name, trec_name in FULL_NAMES.items():
+        want = np.array([expected[q][trec_name] for q in query_ids])
+        np.testing.assert_allclose(values[name], want, atol=1e-4, rtol=0, err_msg=name)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_new_measures_agree_with_pytrec_eval_on_complete_judgments(seed):
+    qrels, run = random_case(seed)
+    expected = pytrec_eval.RelevanceEvaluator(qrels, FULL_MEASURES).evaluate(run)
+    query_ids = sorted(expected)
+    rankings = [[hit.id for hit in sort_hits([Hit(d, s) for d, s in run[q].items()])] for q in query_ids]
+    values = evaluate(judge_rankings(query_ids, rankings, qrels), resolve_metrics(list(FULL_NAMES)))
+    for name, trec_name in FULL_NAMES.items():
+        want = np.array([expected[q][trec_name] for q in query_ids])
+        np.testing.assert_allclose(values[name], want, atol=1e-4, rtol=0, err_msg=name)
+
+
+def test_f1_at_k_is_the_harmonic_mean_of_pytrec_evals_p_and_recall():
+    qrels, run = random_case(3)
+    expected = pytrec_eval.RelevanceEvaluator(qrels, {"P.5", "recall.5"}).evaluate(run)
+    query_ids = sorted(expected)
+    rankings = [[hit.id for hit in sort_hits([Hit(d, s) for d, s in run[q].items()])] for q in query_ids]
+    values = evaluate(judge_rankings(query_ids, rankings, qrels), resolve_metrics(["f1@5"]))["f1@5"]
+    p = np.array([expected[q]["P_5"] for q in query_ids])
+    r = np.array([expected[q]["recall_5"] for q in query_ids])
+    want = np.divide(2 * p * r, p + r, out=np.zeros_like(p), where=(p + r) > 0)
+    np.testing.assert_allclose(values, want, atol=1e-4, rtol=0)
+
+
+@pytest.mark.skipif(shutil.which("perl") is None, reason="ir_measures runs gdeval.pl with perl")
+@pytest.mark.parametrize("seed", range(3))
+def test_err_and_exponential_ndcg_agree_with_ir_measures_gdeval(seed):
+    """pytrec_eval has neither: ir_measures' ERR@k and nDCG(dcg='exp-log2')@k run gdeval.pl."""
+    import ir_measures
+
+    rng = random.Random(seed)
+    docs = [f"d{i}" for i in range(50)]
+    qrels, run = {}, {}
+    for q in range(1, 26):  # gdeval wants numeric topics and grades <= 4
+        qrels[str(q)] = {doc: rng.choice([-1, 0, 0, 1, 2, 3, 4]) for doc in rng.sample(docs, rng.randint(1, 20))}
+        retrieved = rng.sample(docs, rng.randint(1, 30))
+        scores = rng.sample(range(1000), len(retrieved))  # no ties: gdeval compares scores as perl does
+        run[str(q)] = {doc: score / 8 for doc, score in zip(retrieved, scores)}
+    ours_to_theirs = {
+        "err@5": ir_measures.ERR @ 5,
+        "err@20": ir_measures.ERR @ 20,
+        "ndcg_exp@3": ir_measures.nDCG(dcg="exp-log2") @ 3,
+        "ndcg_exp@10": ir_measures.nDCG(dcg="exp-log2") @ 10,
+    }
+    theirs = {
+        (str(m.measure), m.query_id): m.value
+        for m in ir_measures.iter_calc(list(ours_to_theirs.values()), qrels, run)
+    }
+    query_ids = sorted(run)
+    rankings = [[hit.id for hit in sort_hits([Hit(d, s) for d, s in run[q].items()])] for q in query_ids]
+    values = evaluate(judge_rankings(query_ids, rankings, qrels), resolve_metrics(list(ours_to_theirs)))
+    compared = 0
+    for name, measure in ours_to_theirs.items():
+        for i, query_id in enumerate(query_ids):
+            key = (str(measure), query_id)
+            if key in theirs:  # gdeval reports only topics with a positive judgment
+                assert values[name][i] == pytest.approx(theirs[key], abs=1e-4), (name, query_id)
+                compared += 1
+    assert compared > 60
+
+
+def test_judged_agrees_with_ir_measures_and_differs_only_on_minus_one():
+    import ir_measures
+
+    qrels = {"1": {"a": 1, "b": 0, "p": -1}, "2": {"c": 2}}
+    run = {"1": {"a": 4.0, "p": 3.0, "x": 2.0, "b": 1.0}, "2": {"c": 1.0, "y": 0.5}}
+    theirs = {(str(m.measure), m.query_id): m.value
+              for m in ir_measures.iter_calc([ir_measures.Judged @ 3, ir_measures.Judged @ 10], qrels, run)}
+    rankings = [[hit.id for hit in sort_hits([Hit(d, s) for d, s in run[q].items()])] for q in ("1", "2")]
+    values = evaluate(judge_rankings(["1", "2"], rankings, qrels), resolve_metrics(["judged@3", "judged@10"]))
+    # Query 2 has no -1 grade: the same value (both divide by min(k, n) = 2).
+    assert values["judged@10"][1] == theirs[("Judged@10", "2")] == 0.5
+    # Query 1: ir_measures counts p (-1) as judged; recall-kit, as trec_eval, does not.
+    assert theirs[("Judged@3", "1")] == pytest.approx(2 / 3)
+    assert values["judged@3"][0] == pytest.approx(1 / 3)
+    assert values["judged@10"][0] == pytest.approx(2 / 4)
+
+
+@pytest.mark.parametrize(("relevance_level", "judged_only"), [(1, True), (2, True), (2, False), (3, True)])
+def test_score_trec_files_with_relevance_level_and_judged_only(tmp_path, relevance_level, judged_only):
+    qrels, run = pooled_case(7)
+    write_qrels(tmp_path / "qrels.txt", qrels)
+    write_run(tmp_path / "run.txt", {q: [Hit(d, s) for d, s in docs.items()] for q, docs in run.items()}, tag="t")
+    names = ["P_5", "ndcg_cut_10", "bpref", "infAP", "num_ret", "num_rel_ret"]
+    expected = pytrec_eval.RelevanceEvaluator(
+        qrels, {"P.5", "ndcg_cut.10", "bpref", "infAP", "num_ret", "num_rel_ret"},
+        relevance_level=relevance_level, judged_docs_only_flag=judged_only,
+    ).evaluate(run)
+    scores = score_trec_files(
+        tmp_path / "qrels.txt", tmp_path / "run.txt", names, relevance_level=relevance_level,
+        judged_only=judged_only,
+    )
+    query_ids, values, overall = scores.query_ids, scores.values, scores.overall
+    assert list(values) == ["precision@5", "ndcg@10", "bpref", "infap", "num_ret", "num_rel_ret"]
+    for ours_name, trec_name in zip(values, ["P_5", "ndcg_cut_10", "bpref", "infAP", "num_ret", "num_rel_ret"]):
+        want = np.array([expected[q][trec_name] for q in query_ids])
+        np.testing.assert_allclose(values[ours_name], want, atol=1e-4, rtol=0, err_msg=ours_name)
+    # trec_eval's "all" line sums the counts and averages the rest.
+    assert overall["num_ret"] == sum(expected[q]["num_ret"] for q in query_ids)
+    assert overall["precision@5"] == pytest.approx(np.mean([expected[q]["P_5"] for q in query_ids]), abs=1e-4)
+    with pytest.raises(errors.OptionError, match="relevance level"):
+        score_trec_files(tmp_path / "qrels.txt", tmp_path / "run.txt", names, relevance_level=0)
+
+
+def test_aggregate_sums_totals_overall_and_per_stratum():
+    values = {"num_ret": np.array([3.0, 5.0, 2.0]), "mrr": np.array([1.0, 0.5, 0.0])}
+    result = aggregate(values, ["a", "b", "a"], totals=["num_ret"])
+    assert result["overall"] == {"num_ret": 10.0, "mrr": 0.5, "n": 3}
+    assert result["strata"]["a"] == {"num_ret": 5.0, "mrr": 0.5, "n": 2}
+
+
+# ---- names users of trec_eval and ir_measures write ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("alias", "canonical"),
+    [
+        # trec_eval, as it prints them and as -m takes them
+        ("ndcg_cut_10", "ndcg@10"), ("ndcg_cut.10", "ndcg@10"), ("ndcg", "ndcg"), ("P_10", "precision@10"),
+        ("P.5", "precision@5"), ("recip_rank", "mrr"), ("Rprec", "r_precision"), ("map", "map"),
+        ("map_cut_100", "map@100"), ("recall_10", "recall@10"), ("recall.1000", "recall@1000"),
+        ("success_10", "hit@10"), ("bpref", "bpref"), ("num_ret", "num_ret"), ("num_rel", "num_rel"),
+        ("num_rel_ret", "num_rel_ret"), ("infAP", "infap"), ("set_F", "f1"),
+        # ir_measures
+        ("nDCG@10", "ndcg@10"), ("nDCG", "ndcg"), ("P@10", "precision@10"), ("RR", "mrr"),
+        ("RR@10", "mrr@10"), ("R@100", "recall@100"), ("AP", "map"), ("AP@10", "map@10"),
+        ("Success@10", "hit@10"), ("Judged@10", "judged@10"), ("ERR@20", "err@20"),
+        ("Bpref", "bpref"), ("NumRet", "num_ret"), ("NumRel", "num_rel"), ("NumRelRet", "num_rel_ret"),
+        ("SetF", "f1"), ("nDCG(dcg='exp-log2')@10", "ndcg_exp@10"),
+        # ranx
+        ("hit_rate@5", "hit@5"), ("ndcg_burges@10", "ndcg_exp@10"), ("r-precision", "r_precision"),
+        ("precision@10", "precision@10"), ("f1@10", "f1@10"),
+        # recall-kit's own names, in any case
+        ("success@5", "hit@5"), ("NDCG@5", "ndcg@5"), ("MRR@3", "mrr@3"), ("F1@5", "f1@5"),
+        ("ndcg_exp@10", "ndcg_exp@10"),
+    ],
+)
+def test_trec_eval_and_ir_measures_names_resolve_to_canonical(alias, canonical):
+    (spec,) = resolve_metrics([alias])
+    assert spec.name == canonical
+
+
+def test_trec_eval_m_syntax_with_several_cutoffs():
+    # trec_eval -m P.5,10 -m ndcg_cut.5,10,20: the CLI splits at commas.
+    specs = resolve_metrics(["P.5", "10", "ndcg_cut.5", "10", "20", "map"])
+    assert [spec.name for spec in specs] == ["precision@5", "precision@10", "ndcg@5", "ndcg@10", "ndcg@20", "map"]
+    with pytest.raises(errors.UnknownMetricError):
+        resolve_metrics(["map", "100"])  # a bare number continues only a dotted trec_eval name
+
+
+def test_aliases_of_one_metric_give_one_column_in_order():
+    specs = resolve_metrics(["ndcg_cut_10", "P_5", "nDCG@10", "ndcg@10", "precision@5", "RR", "mrr"])
+    assert [spec.name for spec in specs] == ["ndcg@10", "precision@5", "mrr"]
+
+
+@pytest.mark.parametrize(
+    ("name", "fragment"),
+    [("P_0", "Bad cutoff"), ("Rprec@5", "takes no cutoff"), ("num_ret@10", "takes no cutoff"),
+     ("ERR", "needs a cutoff"), ("R@x", "Bad cutoff")],
+)
+def test_alias_errors(name, fragment):
+    with pytest.raises(errors.OptionError, match=fragment):
+        resolve_metrics([name])
+
+
+def test_unknown_name_lists_registered_families_and_points_at_aliases():
+    with pytest.raises(errors.UnknownMetricError) as caught:
+        resolve_metrics(["ndcg_cut10"])
+    message = str(caught.value)
+    assert message.startswith("Unknown metric 'ndcg_cut10'. Available: bpref, err, f1, hit,")
+    assert "Did you mean 'ndcg_cut_10'?" in message
+    assert "'recall-kit list metrics'" in message and "\n" not in message
+    with pytest.raises(errors.UnknownMetricError, match="Did you mean 'precision@3'"):
+        resolve_metrics(["precison@3"])
+    with pytest.raises(errors.UnknownMetricError) as caught:
+        resolve_metrics(["xyz"])
+    assert "Did you mean" not in str(caught.value)
+
+
+class _AliasPlugin:
+    def __init__(self, metric: Metric) -> None:
+        self.metric = metric
+
+    @hookimpl
+    def register_metrics(self, register):
+        register(self.metric.name, self.metric)
+
+
+def test_a_plugin_metric_answers_to_its_own_aliases():
+    metric = Metric(name="doubled_recall", compute=lambda data, k: np.zeros(len(data.query_ids)),
+                    aliases=("dr_{k}",))
+    with registered_plugin(_AliasPlugin(metric), name="alias-plugin"):
+        assert resolve_metrics(["DR_7"])[0].name == "doubled_recall@7"
+    with pytest.raises(errors.UnknownMetricError):
+        resolve_metrics(["dr_7"])
+
+
+def test_an_alias_two_metrics_claim_fails_loudly_naming_both():
+    metric = Metric(name="my_precision", compute=lambda data, k: np.zeros(len(data.query_ids)),
+                    aliases=("P@{k}",))
+    with registered_plugin(_AliasPlugin(metric), name="clash-plugin"), \
+            pytest.raises(errors.DuplicateNameError) as caught:
+        resolve_metrics(["P@10"])
+    assert "'precision'" in str(caught.value) and "'my_precision'" in str(caught.value)
+    assert "clash-plugin" in str(caught.value)
+
+
+@pytest.mark.parametrize("alias", ["P {k}", "x,y", "{k}", "a{k}b"])
+def test_a_malformed_alias_is_refused_at_registration(alias):
+    metric = Metric(name="odd", compute=lambda data, k: np.zeros(len(data.query_ids)), aliases=(alias,))
+    with registered_plugin(_AliasPlugin(metric), name="odd-plugin"), \
+            pytest.raises(errors.RegistrationError, match="bad alias"):
+        resolve_metrics(["recall@5"])
 @pytest.mark.parametrize("seed", range(3))
 def test_score_trec_files_fast_and_exact_readers_agree(tmp_path, seed):
     """A file the fast reader takes and the same file with a comment (read line by line) score alike,
@@ -403,3 +677,21 @@ def test_ties_float32_by_default_and_float64_on_request(tmp_path):
     assert score_trec_files(tmp_path / "qrels.txt", tmp_path / "run.txt", ["mrr"]).overall["mrr"] == 0.5
     scored = score_trec_files(tmp_path / "qrels.txt", tmp_path / "run.txt", ["mrr"], ties="float64")
     assert scored.overall["mrr"] == 1.0
+
+
+def test_recall_kit_evaluate_takes_aliases_relevance_level_and_judged_only():
+    import recall_kit
+
+    qrels, run = pooled_case(11)
+    ours = recall_kit.evaluate(qrels, run, ["P_5", "bpref", "infAP", "recip_rank"], per_query=True,
+                               relevance_level=2, judged_only=True)
+    theirs = pytrec_eval.RelevanceEvaluator(
+        qrels, {"P.5", "bpref", "infAP", "recip_rank"}, relevance_level=2, judged_docs_only_flag=True
+    ).evaluate(run)
+    assert sorted(ours) == sorted(theirs)
+    for query_id, values in ours.items():
+        assert list(values) == ["precision@5", "bpref", "infap", "mrr"]
+        for name, trec_name in [("precision@5", "P_5"), ("bpref", "bpref"), ("infap", "infAP"), ("mrr", "recip_rank")]:
+            assert values[name] == pytest.approx(theirs[query_id][trec_name], abs=1e-4)
+    with pytest.raises(ValueError, match="relevance level"):
+        recall_kit.evaluate(qrels, run, ["mrr"], relevance_level=0)

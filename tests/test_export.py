@@ -139,7 +139,7 @@ def test_eval_run_scores_the_same_in_pytrec_eval_and_score(tmp_path: Path, overl
     assert scored["overall"]["map"] == pytest.approx(((1 + 2 / 3) / 2 + 0.25 + 1.0) / 3)
     # eval averages over every query (q4 scores 0); score -c does the same.
     complete_file = tmp_path / "complete.json"
-    invoke("score", "--qrels", str(qrels_file), "--run", str(run_file), "-m", "map", "-c", "--json", str(complete_file))
+    invoke("score", "--qrels", str(qrels_file), "--run", str(run_file), "-m", "map", "--complete", "--json", str(complete_file))
     complete = json.loads(complete_file.read_text(encoding="utf-8"))
     assert complete["overall"]["map"] == pytest.approx(result["metrics"]["overall"]["map"], abs=1e-6)
     assert complete["overall"]["map"] == pytest.approx(((1 + 2 / 3) / 2 + 0.25 + 1.0 + 0.0) / 4)

@@ -114,9 +114,28 @@ def test_torn_journal_line_and_a_crash_before_the_qrels_rewrite(setup: tuple[Pat
     session = JudgeSession.open(pool, dataset, out)
     assert read_out(out)["para_coffee"] == {"3": 1, "10": 2}  # repaired on open
     assert not session.is_judged("exact_keys", "5")
+    assert journal.read_text().endswith("\n")  # the torn half line was cut on open
+    session.record("exact_keys", "5", 3)  # ...so the next record is not glued to it
+    assert read_journal(journal) == [("para_coffee", "10", 2), ("exact_keys", "5", 3)]
     script = Script(["q"])
     session.run(ask=script.ask, show=script.show)
-    assert script.prompts[0].startswith("grade 1/7")
+    assert script.prompts[0].startswith("grade 3/7")  # two of the pool pairs now judged
+
+
+def test_an_unwritable_out_fails_before_the_first_answer(setup: tuple[Path, Path, Path]) -> None:
+    from recall_kit.errors import OutputError
+
+    pool, dataset, out = setup
+    out.mkdir(parents=True)  # --out names a folder
+    script = Script(["3"])
+    with pytest.raises(OutputError, match="is a folder"):
+        judge(pool, dataset, out, ask=script.ask, show=script.show)
+    assert script.prompts == []  # nothing was asked
+    blocker = out.parent / "file"
+    blocker.write_text("")
+    with pytest.raises(OutputError, match="is a file, not a folder"):
+        judge(pool, dataset, blocker / "qrels.jsonl", ask=script.ask, show=script.show)
+    assert script.prompts == []
 
 
 def test_out_may_be_the_dataset_qrels_itself(setup: tuple[Path, Path, Path]) -> None:

@@ -87,3 +87,21 @@ def test_check_comparable_refuses_other_datasets_and_query_sets(result):
     with pytest.raises(ResultFileError, match="different query sets"):
         check_comparable([("a", result), ("b", fewer)])
     assert check_comparable([("a", result), ("b", result)]) == result.query_ids
+
+
+def test_relevance_level_and_judged_only_are_recorded_and_read_back(tiny_dataset):
+    scored = run_benchmark(OverlapRetriever, load_dataset(tiny_dataset), k=5, metrics=["num_rel"],
+                           latency_sample=0, relevance_level=2, judged_only=True)
+    data = json.loads(json.dumps(scored.to_dict()))
+    assert data["metrics"]["relevance_level"] == 2 and data["metrics"]["judged_only"] is True
+    back = BenchmarkResult.from_dict(data)
+    assert (back.relevance_level, back.judged_only) == (2, True)
+    assert any("grade >= 2" in note for note in back.metrics_table().notes)
+    # A file written before the two fields existed reads as trec_eval's defaults.
+    del data["metrics"]["relevance_level"], data["metrics"]["judged_only"]
+    old = BenchmarkResult.from_dict(data)
+    assert (old.relevance_level, old.judged_only) == (1, False)
+    assert not any("trec_eval -" in note for note in old.metrics_table().notes)
+    data["metrics"]["relevance_level"] = "two"
+    with pytest.raises(ResultFileError, match="metrics.relevance_level"):
+        BenchmarkResult.from_dict(data)

@@ -105,6 +105,21 @@ class Broken(Retriever):
         raise RuntimeError("disk on fire")
 
 
+class Exiting(OverlapRetriever):
+    def search(self, query: str, k: int) -> list[Hit]:
+        raise SystemExit(0)  # must not end a run as a success with nothing written
+
+
+class Infinite(OverlapRetriever):
+    def search(self, query: str, k: int) -> list[Hit]:
+        return [Hit("1", float("inf"))]
+
+
+class MinusInfinite(OverlapRetriever):
+    def search(self, query: str, k: int) -> list[Hit]:
+        return [Hit("1", float("-inf"))]
+
+
 class Unsorted(OverlapRetriever):
     def search(self, query: str, k: int) -> list[Hit]:
         return [Hit("1", 0.1), Hit("2", 0.9)]
@@ -118,7 +133,10 @@ class Stranger(OverlapRetriever):
 @pytest.mark.parametrize(
     ("retriever", "message"),
     [
-        (Broken, "Retriever 'Broken' failed on a batch of queries: RuntimeError: disk on fire"),
+        (Broken, "Retriever 'Broken' failed on a batch of queries: RuntimeError (message withheld"),
+        (Exiting, "Retriever 'Exiting' failed on a batch of queries: SystemExit(0)"),
+        (Infinite, "Retriever 'Infinite' returned a non-finite score (inf) for query e1"),
+        (MinusInfinite, "Retriever 'MinusInfinite' returned a non-finite score (-inf) for query e1"),
         (Unsorted, "out of order for query e1"),
         (Stranger, "returned id '999' for query e1, which is not in the corpus"),
     ],
@@ -127,6 +145,26 @@ def test_contract_violations_are_one_clear_error(tiny_dataset, retriever, messag
     with pytest.raises(PluginRunError) as error:
         run_benchmark(retriever, load_dataset(tiny_dataset))
     assert message in str(error.value)
+
+
+def test_plugin_messages_are_withheld_unless_debug(tiny_dataset, monkeypatch):
+    # A plugin's message may quote memory text: only --debug (RECALL_KIT_DEBUG) shows it.
+    with pytest.raises(PluginRunError) as error:
+        run_benchmark(Broken, load_dataset(tiny_dataset))
+    assert "disk on fire" not in str(error.value)
+    assert isinstance(error.value.__cause__, RuntimeError)  # the Python caller still has it
+    monkeypatch.setenv("RECALL_KIT_DEBUG", "1")
+    with pytest.raises(PluginRunError, match="RuntimeError: disk on fire"):
+        run_benchmark(Broken, load_dataset(tiny_dataset))
+
+
+def test_ctrl_c_in_a_plugin_is_not_a_plugin_error(tiny_dataset):
+    class Interrupted(OverlapRetriever):
+        def search(self, query: str, k: int) -> list[Hit]:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_benchmark(Interrupted, load_dataset(tiny_dataset))
 
 
 def test_ties_are_put_in_trec_eval_order():
@@ -172,6 +210,27 @@ def test_scores_equal_at_float32_precision_count_as_ties():
     # 1.0 + 1e-12 and 1.0 tie at float32 precision: "b" before "a" (id descending) is in order.
     hits = checked_hits("x", [Hit("b", 1.0), Hit("a", 1.0 + 1e-12)], 2, corpus, "q")
     assert [hit.id for hit in hits] == ["b", "a"]
+
+
+def test_a_leg_better_alone_than_the_fusion_is_reported(tiny_dataset, overlap_plugin) -> None:
+    """overlap alone: recall@1 = (1 + 1 + 0 + 0.5) / 4 = 0.625 (e1, e2 right; m1 finds 1 of 2);
+    the id-descending leg puts memory 5 first for every query; with rrf both rank-1 documents get
+    1/61 and ties go to the larger id, so e2 (4 < 5) and p1 are lost: fused 0.375."""
+    from recall_kit.measure.system import SystemSpec
+    from recall_kit.testing import registered_plugin
+
+    fusion_plugin = pytest.importorskip("recall_kit_fusion")
+    dataset = load_dataset(tiny_dataset)
+    single = run_benchmark("overlap", dataset, k=1, metrics=["recall@1"], latency_sample=0)
+    assert single.overall["recall@1"] == 0.625
+    assert not any("alone scores" in warning for warning in single.warnings)
+    with registered_plugin(fusion_plugin, name="fusion-for-test"):
+        fused = run_benchmark(SystemSpec("overlap+helpers:ReverseIdRetriever", fusions=["rrf"]), dataset,
+                              k=1, metrics=["recall@1"], latency_sample=0)
+    assert fused.overall["recall@1"] == 0.375
+    [warning] = [w for w in fused.warnings if "alone scores" in w]
+    assert warning.startswith("Leg 'overlap' alone scores recall@1 0.6250, above the fused 0.3750 (rrf)")
+    assert "--fusion convex" in warning
 
 
 def _ladder_dataset(folder):

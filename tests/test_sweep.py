@@ -115,3 +115,31 @@ def test_sweep_without_holdout_says_it_is_optimistic():
                 "--target", "recall@10", "--latency-sample", "0")
     assert done.returncode == 0, done.stderr
     assert "optimistic" in done.stdout and "chosen and scored on the same queries" in done.stdout
+
+
+def test_sweep_on_one_stratum_tunes_and_tests_on_its_queries_only(tmp_path):
+    out = tmp_path / "out"
+    done = _cli("sweep", "-d", str(EXAMPLE), "-r", "fts5+bm25", "-f", "rrf", "--grid", "bm25=0.25,1",
+                "--target", "recall@10", "--holdout", "0.5", "--stratum", "multihop", "--bootstrap", "500",
+                "--latency-sample", "0", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    dataset = load_dataset(EXAMPLE)
+    strata = {q.query_id: q.stratum for q in dataset.queries}
+    tuning, test = split_queries(dataset, 0.5, seed=0)
+    index = json.loads((out / "sweep.json").read_text())
+    assert index["stratum"] == "multihop"
+    assert index["tuning_queries"] == [q for q in tuning if strata[q] == "multihop"]
+    assert index["test_queries"] == [q for q in test if strata[q] == "multihop"]
+    assert len(index["tuning_queries"]) == len(index["test_queries"]) == 20
+    for point in [*index["points"], index["default"]]:
+        result = json.loads((out / point["file"]).read_text())
+        values = {q["query_id"]: q["metrics"]["recall@10"] for q in result["queries"]}
+        assert point["tuning_score"] == pytest.approx(sum(values[q] for q in index["tuning_queries"]) / 20)
+        assert point["test_score"] == pytest.approx(sum(values[q] for q in index["test_queries"]) / 20)
+    overall = next(r for r in index["comparison"]["rows"] if r["scope"] == "overall")
+    assert overall["n"] == 20 and overall["value"] == pytest.approx(index["best"]["test_score"])
+    assert "recall@10 on multihop" in done.stdout and "multihop stratum's queries only" in done.stdout
+    bad = _cli("sweep", "-d", str(EXAMPLE), "-r", "fts5+bm25", "-f", "rrf", "--grid", "bm25=1",
+               "--target", "recall@10", "--stratum", "multi-hop", "--latency-sample", "0")
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    assert "--stratum 'multi-hop': no query has it (strata: exact, multihop, paraphrase)" in bad.stderr

@@ -82,6 +82,32 @@ def read_journal(path: Path) -> list[tuple[str, DocId, int]]:
     return entries
 
 
+def repair_journal(path: Path) -> bool:
+    """Cut a torn last line (a crash mid-append) so the next record starts on a line of its own.
+    Returns True when something was cut."""
+    if not path.is_file():
+        return False
+    with path.open("rb+") as handle:
+        handle.seek(0, os.SEEK_END)
+        size = handle.tell()
+        if size == 0:
+            return False
+        handle.seek(size - 1)
+        if handle.read(1) == b"\n":
+            return False
+        handle.seek(max(0, size - 65536))
+        tail = handle.read()
+        cut = tail.rfind(b"\n")
+        keep = size - len(tail) + cut + 1 if cut >= 0 else (0 if size <= 65536 else None)
+        if keep is None:  # one line longer than 64 KiB: find its start the slow way
+            handle.seek(0)
+            keep = handle.read().rfind(b"\n") + 1
+        handle.truncate(keep)
+        handle.flush()
+        os.fsync(handle.fileno())
+    return True
+
+
 @dataclass
 class JudgeSession:
     """The state of one judging session; `run` drives it with any input and output callables."""
@@ -96,8 +122,13 @@ class JudgeSession:
 
     @classmethod
     def open(cls, pool_path: str | Path, dataset_path: str | Path, out: str | Path) -> JudgeSession:
+        from recall_kit.fileio import check_outputs
+
+        # A read-only folder fails now, not after the first answer.
+        check_outputs({"--out": out, "journal": journal_path(Path(out))}, inputs={"pool": pool_path})
         dataset = load_dataset(dataset_path)
         session = cls(pool=read_pool(pool_path), dataset=dataset, out=Path(out))
+        repair_journal(journal_path(session.out))
         merged: Qrels = {qid: dict(grades) for qid, grades in dataset.qrels.items()}
         for qid, grades in read_qrels_file(session.out).items():
             for doc, grade in grades.items():

@@ -12,7 +12,7 @@ from typing import Any
 from recall_kit.dataset import Dataset
 from recall_kit.decide.compare import ALPHA, DIAGNOSTIC, Comparison, compare_results, family_note
 from recall_kit.errors import SpecError
-from recall_kit.fileio import write_json_atomic
+from recall_kit.fileio import atomic_batch, write_json_atomic
 from recall_kit.measure.result import BenchmarkResult
 from recall_kit.measure.runner import LegRun, run_benchmark, run_legs, search_depth
 from recall_kit.measure.system import System, SystemSpec, build_system
@@ -78,7 +78,9 @@ class Ablation:
             "comparison": self.comparison.to_dict(),
         }
 
-    def report(self) -> Report:
+    def report(self, brief: bool = False) -> Report:
+        """The ablation table, what each leg contributed and (unless `brief`) every variant's
+        paired comparison with the full system."""
         from recall_kit.decide.compare import delta_table
 
         metrics = self.comparison.metrics
@@ -113,8 +115,9 @@ class Ablation:
         if attribution is not None:
             attribution.title = f"What each leg contributed to {self.full}"
             tables.append(attribution)
-        tables += [delta_table(self.comparison, v.name, title=f"{v.name} vs {self.full} (full system)")
-                   for v in self.variants[1:]]
+        if not brief:
+            tables += [delta_table(self.comparison, v.name, title=f"{v.name} vs {self.full} (full system)")
+                       for v in self.variants[1:]]
         notes = list(self.comparison.warnings)
         for variant in self.variants:
             notes += [f"{variant.name}: {warning}" for warning in variant.result.warnings]
@@ -171,8 +174,9 @@ def run_ablation(
     ablation = Ablation(full=spec.retriever, variants=variants, comparison=comparison, skipped=skipped)
     if out is not None:
         folder = Path(out)
-        for variant in variants:
-            variant.file = file_name(variant.name)
-            variant.result.save(folder / variant.file)
-        write_json_atomic(folder / "ablation.json", ablation.to_dict())
+        with atomic_batch():  # every file or none: an interrupted run leaves no partial set
+            for variant in variants:
+                variant.file = file_name(variant.name)
+                variant.result.save(folder / variant.file)
+            write_json_atomic(folder / "ablation.json", ablation.to_dict())
     return ablation

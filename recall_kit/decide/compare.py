@@ -13,6 +13,7 @@ import numpy as np
 
 from recall_kit.decide.stats import TIE_TOLERANCE, holm, paired_comparison
 from recall_kit.errors import ResultFileError
+from recall_kit.measure.evaluation import canonical_metric_name
 from recall_kit.measure.result import BenchmarkResult, check_comparable, load_results
 from recall_kit.types import Report, ReportTable
 
@@ -30,6 +31,7 @@ PRIMARY, EXPLORATORY, DIAGNOSTIC = "primary", "exploratory", "diagnostic"
 def shared_metrics(named: Sequence[tuple[str, BenchmarkResult]], wanted: Sequence[str] | None) -> list[str]:
     """The metrics to compare: the ones asked for (each must be in every file), else all shared."""
     if wanted:
+        wanted = [canonical_metric_name(name) for name in wanted]  # P_10 -> precision@10
         for name in wanted:
             for label, result in named:
                 if name not in result.metric_names:
@@ -371,6 +373,35 @@ def delta_table(comparison: Comparison, system: str, title: str | None = None) -
     )
 
 
+def answer_table(comparison: Comparison) -> ReportTable:
+    """The answer first: on the decision metric (the first primary metric), which system wins in
+    each scope, by how much, with its 95% interval; "no real difference" unless Holm-significant
+    within the row's family (the overall rows are the decision; strata are exploratory unless
+    they were made primary)."""
+    metric = comparison.primary[0] if comparison.primary else comparison.metrics[0]
+    rows = []
+    for row in comparison.rows:
+        if row.metric != metric:
+            continue
+        if not row.significant:
+            winner = "no real difference"
+        else:
+            winner = row.system if row.delta > 0 else comparison.baseline
+        rows.append([row.scope, row.n, row.system, row.family, winner, _f(row.baseline), _f(row.value),
+                     _signed(row.delta), f"[{_signed(row.ci_low)}, {_signed(row.ci_high)}]",
+                     "" if row.p_holm is None else _p(row.p_holm), "yes" if row.significant else "no"])
+    return ReportTable(
+        title=f"Answer: who wins on {metric}",
+        headers=["scope", "n", "system", "family", "wins", f"{metric} {comparison.baseline}", f"{metric} system",
+                 "delta", "95% CI", "p (Holm)", "significant"],
+        rows=rows,
+        notes=[f"Decision metric: {metric} (--primary; default the first of --metrics); each system "
+               f"against the baseline {comparison.baseline}. A system wins a scope only when its delta "
+               f"is significant (Holm-adjusted p < {ALPHA} within its family); the interval is the "
+               "95% paired bootstrap."],
+    )
+
+
 def scores_table(comparison: Comparison) -> ReportTable:
     """Every system's value per metric and scope, side by side."""
     values: dict[tuple[str, str], list[str]] = {}
@@ -387,14 +418,16 @@ def comparison_charts(comparison: Comparison) -> list[dict[str, Any]]:
     for metric in comparison.metrics:
         groups: dict[str, dict[str, float]] = {}
         intervals: dict[str, dict[str, list[float]]] = {}
+        significant: dict[str, dict[str, bool]] = {}
         for row in comparison.rows:
             if row.metric != metric:
                 continue
             groups.setdefault(row.scope, {})[row.system] = row.delta
             intervals.setdefault(row.scope, {})[row.system] = [row.ci_low, row.ci_high]
+            significant.setdefault(row.scope, {})[row.system] = row.significant
         charts.append({
             "kind": "bar", "title": f"{metric}: delta vs {comparison.baseline}, per stratum (95% CI)",
-            "groups": groups, "intervals": intervals, "y_label": f"delta {metric}",
+            "groups": groups, "intervals": intervals, "significant": significant, "y_label": f"delta {metric}",
         })
     curves = _recall_curve(comparison)
     if curves is not None:
@@ -426,7 +459,7 @@ def _recall_curve(comparison: Comparison) -> dict[str, Any] | None:
 
 
 def comparison_report(comparison: Comparison, title: str | None = None) -> Report:
-    tables = [scores_table(comparison)]
+    tables = [answer_table(comparison), scores_table(comparison)]
     tables += [delta_table(comparison, label) for label in comparison.labels[1:]]
     return Report(
         title=title or f"recall-kit compare: {', '.join(comparison.labels)}",

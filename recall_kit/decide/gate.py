@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -97,10 +98,11 @@ def run_gate(
     may drop by at most `max_drop` (absolute, or a share of the baseline with `relative`), and
     the latency statistic may rise by at most `latency_max_rise` (a share) when one is given.
     """
-    if max_drop < 0:
-        raise OptionError(f"--max-drop must be >= 0, got {max_drop}.")
-    if latency_max_rise is not None and latency_max_rise < 0:
-        raise OptionError(f"--latency-max-rise must be >= 0, got {latency_max_rise}.")
+    # NaN compares false with everything: a NaN threshold would pass every regression.
+    if not math.isfinite(max_drop) or max_drop < 0:
+        raise OptionError(f"--max-drop must be a finite number >= 0, got {max_drop}.")
+    if latency_max_rise is not None and (not math.isfinite(latency_max_rise) or latency_max_rise < 0):
+        raise OptionError(f"--latency-max-rise must be a finite number >= 0, got {latency_max_rise}.")
     if latency_stat not in LATENCY_STATS:
         raise OptionError(f"--latency-stat must be one of {', '.join(LATENCY_STATS)}, got {latency_stat!r}.")
     named = load_results([baseline, current])

@@ -16,11 +16,11 @@ from recall_kit.dataset import Dataset
 from recall_kit.decide.ablate import file_name, leg_runs_for
 from recall_kit.decide.compare import ALPHA, Comparison, compare_results, delta_table
 from recall_kit.errors import OptionError
-from recall_kit.fileio import write_json_atomic
+from recall_kit.fileio import atomic_batch, write_json_atomic
 from recall_kit.measure.evaluation import resolve_metrics
 from recall_kit.measure.result import BenchmarkResult
 from recall_kit.measure.runner import LegRun, run_benchmark, run_legs, search_depth
-from recall_kit.measure.system import Leg, System, SystemSpec, build_system, parse_weight
+from recall_kit.measure.system import Leg, System, SystemSpec, build_system, parse_weight, split_target
 from recall_kit.options import options_to_dict
 from recall_kit.types import Report, ReportTable
 
@@ -50,8 +50,8 @@ def parse_grid(entries: Sequence[str], spec: SystemSpec) -> list[GridAxis]:
         values = [value.strip() for value in raw.split(",") if value.strip()]
         if not sep or not target or not values:
             raise OptionError(f"Bad --grid {entry!r}: expected LEG=v1,v2 (a weight) or NAME.KEY=v1,v2 (an option).")
-        owner, dot, key = target.rpartition(".")
-        if not dot:
+        owner, key = split_target(target)
+        if not owner:
             if target not in legs:
                 raise OptionError(f"Bad --grid {entry!r}: {target!r} is not a leg (legs: {', '.join(legs)}).")
             weights = [parse_weight(value, f"Bad --grid {entry!r}") for value in values]
@@ -112,7 +112,8 @@ def split_queries(dataset: Dataset, holdout: float, seed: int) -> tuple[list[str
 
 
 def _leg_key(leg: Leg) -> str:
-    return json.dumps([leg.name, options_to_dict(leg.options)], sort_keys=True, default=str)
+    return json.dumps([leg.name, options_to_dict(leg.options), options_to_dict(leg.context)],
+                      sort_keys=True, default=str)
 
 
 @dataclass
@@ -142,14 +143,21 @@ class Sweep:
     comparison: Comparison | None
     leg_searches: int
     skipped: list[str] = field(default_factory=list)
+    stratum: str | None = None
+
+    @property
+    def goal(self) -> str:
+        """The target as the tables name it: the metric, and the stratum when scored on one."""
+        return f"{self.target} on {self.stratum}" if self.stratum else self.target
 
     def notes(self) -> list[str]:
+        scope = ([f"The target is scored on the {self.stratum} stratum's queries only."] if self.stratum else [])
         if self.holdout is None:
-            return [(
-                f"The best {self.target} ({self.best.tuning_score:.4f}) is optimistic: the setting was chosen "
+            return scope + [(
+                f"The best {self.goal} ({self.best.tuning_score:.4f}) is optimistic: the setting was chosen "
                 "and scored on the same queries. Use --holdout 0.5 to score it on queries it was not chosen on."
             )]
-        return [(
+        return scope + [(
             f"Chosen on {len(self.tuning_ids)} tuning queries; scored on {len(self.test_ids)} held-out test "
             f"queries (split stratified by stratum, seed {self.seed}). Only the test-half numbers estimate how "
             "the setting does on new queries."
@@ -159,6 +167,7 @@ class Sweep:
         return {
             "schema": SCHEMA,
             "target": self.target,
+            "stratum": self.stratum,
             "dataset": self.default.result.dataset,
             "holdout": self.holdout,
             "seed": self.seed,
@@ -181,8 +190,8 @@ class Sweep:
 
     def report(self) -> Report:
         held = self.holdout is not None
-        score_header = f"{self.target} (tuning)" if held else f"{self.target} (all queries)"
-        headers = ["rank", "setting", score_header] + ([f"{self.target} (test)"] if held else [])
+        score_header = f"{self.goal} (tuning)" if held else f"{self.goal} (all queries)"
+        headers = ["rank", "setting", score_header] + ([f"{self.goal} (test)"] if held else [])
         ranked = sorted(self.points, key=lambda p: -p.tuning_score)
         rows = []
         for rank, point in enumerate(ranked, start=1):
@@ -196,7 +205,7 @@ class Sweep:
             default_row.append(f"{self.default.test_score:.4f}")
         rows.append(default_row)
         tables = [ReportTable(
-            title=f"Sweep of {self.default.spec.label} on {self.target} ({len(self.points)} settings, "
+            title=f"Sweep of {self.default.spec.label} on {self.goal} ({len(self.points)} settings, "
                   f"{self.leg_searches} leg searches)",
             headers=headers, rows=rows, notes=self.notes(),
         )]
@@ -205,7 +214,7 @@ class Sweep:
                 self.comparison, self.comparison.labels[1],
                 title=f"Best setting vs default on the {len(self.test_ids)} held-out test queries",
             ))
-        charts = [{"kind": "bar", "title": f"{self.target} per setting ({'tuning half' if held else 'all queries'})",
+        charts = [{"kind": "bar", "title": f"{self.goal} per setting ({'tuning half' if held else 'all queries'})",
                    "groups": {p.label: {self.target: p.tuning_score} for p in ranked}, "y_label": self.target}]
         notes = list(self.skipped) + (list(self.comparison.warnings) if self.comparison else [])
         return Report(title=f"recall-kit sweep: {self.default.spec.retriever}", tables=tables, notes=notes,
@@ -230,8 +239,12 @@ def run_sweep(
     n_resamples: int = 10_000,
     latency_sample: int | None = 200,
     show_progress: bool | None = None,
+    stratum: str | None = None,
 ) -> Sweep:
     """Score every grid setting, re-fusing shared leg runs; choose the best on `target`.
+
+    With `stratum`, the target (tuning, test and the comparison) is the mean over that stratum's
+    queries only; the split is the same stratified split either way.
 
     Each distinct leg configuration is searched once (a grid over a leg's own option searches
     that leg once per value). With `holdout`, the best is chosen on the tuning queries and
@@ -244,6 +257,12 @@ def run_sweep(
         names.insert(0, target_spec.name)
     tuning_ids, test_ids = (split_queries(dataset, holdout, seed) if holdout is not None
                             else ([q.query_id for q in dataset.queries], []))
+    if stratum is not None:
+        strata = {q.query_id: q.stratum for q in dataset.queries}
+        if stratum not in set(strata.values()):
+            raise OptionError(f"--stratum {stratum!r}: no query has it (strata: {', '.join(sorted(set(strata.values())))}).")
+        tuning_ids = [q for q in tuning_ids if strata[q] == stratum]
+        test_ids = [q for q in test_ids if strata[q] == stratum]
     configurations: list[tuple[dict[str, Any], SystemSpec]] = [({}, spec), *grid_specs(spec, axes)]
     skipped: list[str] = []
     systems: list[tuple[dict[str, Any], SystemSpec, System]] = []
@@ -291,15 +310,16 @@ def run_sweep(
         )
     sweep = Sweep(target=target_spec.name, points=points, default=default_point, best=best, holdout=holdout,
                   seed=seed, tuning_ids=tuning_ids, test_ids=test_ids, comparison=comparison,
-                  leg_searches=len(runs_by_key), skipped=skipped)
+                  leg_searches=len(runs_by_key), skipped=skipped, stratum=stratum)
     if out is not None:
         folder = Path(out)
-        default_point.file = "default.json"
-        default_point.result.save(folder / default_point.file)
-        for index, point in enumerate(points, start=1):
-            point.file = f"{index:03d}_" + file_name(",".join(f"{n}={v}" for n, v in point.settings.items()))
-            point.result.save(folder / point.file)
-        write_json_atomic(folder / "sweep.json", sweep.to_dict())
+        with atomic_batch():  # every file or none: an interrupted run leaves no partial set
+            default_point.file = "default.json"
+            default_point.result.save(folder / default_point.file)
+            for index, point in enumerate(points, start=1):
+                point.file = f"{index:03d}_" + file_name(",".join(f"{n}={v}" for n, v in point.settings.items()))
+                point.result.save(folder / point.file)
+            write_json_atomic(folder / "sweep.json", sweep.to_dict())
     return sweep
 
 

@@ -91,12 +91,28 @@ def load_object(path: str) -> Any:
     try:
         target: Any = importlib.import_module(module_name)
     except ImportError as error:
-        raise SpecError(f"Cannot import {module_name!r} for retriever {path!r}: {error}") from None
+        raise SpecError(
+            f"Cannot import {module_name!r} for retriever {path!r}: {error}.{_import_hint(module_name, error)}"
+        ) from None
     for part in attribute.split("."):
         if not hasattr(target, part):
             raise SpecError(f"Module {module_name!r} has no attribute {attribute!r}.")
         target = getattr(target, part)
     return target
+
+
+def _import_hint(module_name: str, error: ImportError) -> str:
+    """What to do when `module:Name` does not import: a module in the current folder is not on
+    Python's path when recall-kit runs as a command, so it needs PYTHONPATH=."""
+    from pathlib import Path
+
+    top = module_name.split(".")[0]
+    if not isinstance(error, ModuleNotFoundError) or error.name not in (top, module_name):
+        return ""
+    if Path(f"{top}.py").is_file() or Path(top, "__init__.py").is_file():
+        return (f" {top} is in the current folder, which a command does not search:"
+                " run with PYTHONPATH=. (PYTHONPATH=. recall-kit eval ...).")
+    return " Install it, or add its folder to PYTHONPATH (PYTHONPATH=. for the current folder)."
 
 
 def make_factory(target: Any) -> tuple[Callable[[Any], Retriever], type]:

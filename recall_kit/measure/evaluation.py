@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain, repeat
 from pathlib import Path
@@ -12,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from recall_kit.errors import OptionError
+from recall_kit.errors import DuplicateNameError, OptionError, UnknownMetricError
 from recall_kit.measure.trec import TrecTable
 from recall_kit.types import TIE_PRECISIONS, Hit, JudgedRankings, Metric, Qrels, sort_hits
 
@@ -21,6 +22,13 @@ from recall_kit.types import TIE_PRECISIONS, Hit, JudgedRankings, Metric, Qrels,
 _DEFAULT_DISPLAY_ORDER = ("recall", "ndcg", "mrr", "map", "judged")
 
 _NAME = re.compile(r"^(?P<family>[^@\s]+)(?:@(?P<cutoff>.*))?$")
+_ALIAS_CUTOFF = "{k}"
+_TRAILING_NUMBER = re.compile(r"^(?P<stem>.*?)(?P<number>[0-9]+)$")
+# trec_eval's -m syntax, "P.10" for the measure it prints as "P_10".
+_TREC_DOT = re.compile(r"^(?P<stem>[A-Za-z_]+)\.(?P<number>[0-9]+)$")
+
+# The alias table of the last registry state seen: (entries dict, {lowercase alias: family}).
+_alias_cache: tuple[Any, dict[str, str]] | None = None
 
 #: The largest cutoff a metric name may carry: far past any ranking, and within every index type.
 MAX_CUTOFF = 2**31 - 1
@@ -74,6 +82,12 @@ def _parse(name: str) -> tuple[str, int | None]:
 def resolve_metrics(names: Sequence[str] | None) -> list[MetricSpec]:
     """Turn metric names (``recall@10``, ``mrr``, ``map@100``) into specs, in order, no repeats.
 
+    A name may also be one users of trec_eval or ir_measures write (``ndcg_cut_10``, ``P_10``,
+    ``recip_rank``, ``nDCG@10``, ``RR``, ...): each metric's `aliases`, matched without regard to
+    case, and trec_eval's ``-m`` syntax (``P.5``, ``ndcg_cut.5,10`` split into ``["ndcg_cut.5",
+    "10"]``). The spec keeps recall-kit's canonical name (``ndcg@10``), so ``ndcg_cut_10`` and
+    ``ndcg@10`` asked together give one column.
+
     `None` or an empty sequence gives the defaults: every registered family's `default_cutoffs`.
     An unknown family raises `UnknownMetricError` (listing what is registered); a cutoff on a
     family that takes none, a missing required cutoff, or a malformed cutoff raises `OptionError`.
@@ -84,9 +98,19 @@ def resolve_metrics(names: Sequence[str] | None) -> list[MetricSpec]:
         return _default_specs(registry.metrics.all())
     specs: list[MetricSpec] = []
     seen: set[str] = set()
+    dotted_stem: str | None = None
     for raw in names:
+        # trec_eval's "-m P.5,10" arrives split at the comma: a bare number after a dotted
+        # trec_eval name is one more cutoff of that measure.
+        if dotted_stem is not None and isinstance(raw, str) and raw.strip().isdigit():
+            raw = f"{dotted_stem}.{raw.strip()}"
+        dotted = _TREC_DOT.match(raw.strip()) if isinstance(raw, str) else None
+        dotted_stem = dotted.group("stem") if dotted else None
         family, cutoff = _parse(raw)
-        metric = registry.metrics.get(family).obj
+        entries = registry.metrics.all()
+        if family not in entries:
+            family, cutoff = _resolve_alias(raw, family, cutoff, entries)
+        metric = entries[family].obj
         if cutoff is not None and metric.cutoff == "none":
             raise OptionError(
                 f"Metric {family!r} takes no cutoff: write {family!r}, not {raw.strip()!r}."
@@ -98,6 +122,98 @@ def resolve_metrics(names: Sequence[str] | None) -> list[MetricSpec]:
             seen.add(name)
             specs.append(MetricSpec(name=name, metric=metric, cutoff=cutoff))
     return specs
+
+
+def canonical_metric_name(name: str) -> str:
+    """recall-kit's name for a metric name as a user wrote it (``ndcg_cut_10`` -> ``ndcg@10``).
+
+    For commands that read names back from result files (compare, gate): a name no registered
+    metric answers to (a plugin's, not installed here) is returned as written, stripped.
+    """
+    try:
+        return resolve_metrics([name])[0].name
+    except UnknownMetricError:
+        return name.strip()
+
+
+def metric_aliases(entries: dict[str, Any] | None = None) -> dict[str, str]:
+    """Every alias of the registered metrics, lowercased, to the family it names.
+
+    Each family's own name is an alias of itself (``NDCG@10`` finds ``ndcg``). An alias that two
+    families claim raises `DuplicateNameError` naming both plugins.
+    """
+    global _alias_cache
+    from recall_kit import registry
+
+    if entries is None:
+        entries = registry.metrics.all()
+    if _alias_cache is not None and _alias_cache[0] is entries:
+        return _alias_cache[1]
+    table: dict[str, str] = {}
+    owners: dict[str, str] = {}
+    for family, registration in entries.items():
+        metric: Metric = registration.obj
+        implicit = {
+            "required": [f"{family}@{_ALIAS_CUTOFF}"],
+            "optional": [family, f"{family}@{_ALIAS_CUTOFF}"],
+            "none": [family],
+        }[metric.cutoff]
+        for alias in (*implicit, *metric.aliases):
+            key = alias.lower()
+            if key in table and table[key] != family:
+                raise DuplicateNameError(
+                    f"Metric alias {alias!r} is claimed by both {table[key]!r} "
+                    f"({owners[key]!r}) and {family!r} ({registration.plugin!r})."
+                )
+            table[key] = family
+            owners[key] = registration.plugin
+    _alias_cache = (entries, table)
+    return table
+
+
+def _resolve_alias(
+    raw: str, family: str, cutoff: int | None, entries: dict[str, Any]
+) -> tuple[str, int | None]:
+    """(family, cutoff) for a name whose family (as `_parse` read it) is not registered."""
+    table = metric_aliases(entries)
+    text = raw.strip().lower()
+    candidates = [text]
+    dotted = _TREC_DOT.match(text)
+    if dotted:
+        candidates.append(f"{dotted.group('stem')}_{dotted.group('number')}")
+    for candidate in candidates:
+        if candidate in table:
+            return table[candidate], None
+        match = _TRAILING_NUMBER.match(candidate)
+        if match:
+            key = match.group("stem") + _ALIAS_CUTOFF
+            if key in table:
+                number = int(match.group("number"))
+                if number < 1 or number > MAX_CUTOFF:
+                    raise OptionError(
+                        f"Bad cutoff in metric {raw!r}: the cutoff is a whole number from 1 to "
+                        f"{MAX_CUTOFF}."
+                    )
+                return table[key], number
+    # An alias written with a cutoff it does not take (Rprec@5), or without one it needs (ERR):
+    # let the caller say so.
+    for key in (family.lower(), family.lower() + "@" + _ALIAS_CUTOFF):
+        if key in table:
+            return table[key], cutoff
+    raise UnknownMetricError(family, list(entries), _closest_name(raw.strip(), entries, table))
+
+
+def _closest_name(text: str, entries: dict[str, Any], table: dict[str, str]) -> str | None:
+    """The registered name or alias closest to a misspelt one, written with its cutoff."""
+    number = _TRAILING_NUMBER.match(text)
+    cutoff = number.group("number") if number else "10"
+    spelled = {}  # lowercased -> as registered (P_{k}, not p_{k}); canonical names last, to win
+    for family, registration in entries.items():
+        for alias in (*registration.obj.aliases, f"{family}@{_ALIAS_CUTOFF}", family):
+            if alias.lower() in table:
+                spelled[alias.replace(_ALIAS_CUTOFF, cutoff).lower()] = alias.replace(_ALIAS_CUTOFF, cutoff)
+    close = difflib.get_close_matches(text.lower(), list(spelled), n=1, cutoff=0.75)
+    return spelled[close[0]] if close else None
 
 
 def _default_specs(registered: dict[str, Any]) -> list[MetricSpec]:
@@ -129,6 +245,9 @@ def judge_rankings(
     qrels: Qrels,
     depth: int | None = None,
     complete: bool = False,
+    *,
+    relevance_level: int = 1,
+    judged_only: bool = False,
 ) -> JudgedRankings:
     """Join rankings with relevance judgments into the dense arrays the metrics read.
 
@@ -139,9 +258,16 @@ def judge_rankings(
     say which queries were kept. With `complete=True` it is kept with no judgments, so every
     metric scores it 0 (a query with judgments but no relevant document is always kept). A
     document id twice in one ranking raises `ValueError`, as trec_eval refuses duplicates.
+
+    `relevance_level` (trec_eval ``-l``): grades >= it count as relevant for the binary measures
+    (recall, precision, map, ...); graded measures (ndcg, err) use the grades themselves.
+    `judged_only` (trec_eval ``-J``): documents without a judgment (absent from the qrels, or with
+    a negative grade: pooled but not judged) are removed from each ranking, after the `depth` cut,
+    before anything is scored.
     """
     if len(query_ids) != len(rankings):
         raise ValueError(f"{len(query_ids)} query ids but {len(rankings)} rankings")
+    check_relevance_level(relevance_level, error=ValueError)
     if depth is not None:
         if depth < 0:
             raise ValueError(f"depth must be >= 0, got {depth}")
@@ -168,8 +294,8 @@ def judge_rankings(
     empty: dict[str, int] = {}
     judgments = [qrels.get(query_id, empty) for query_id in query_ids]
 
-    # Every ranked cell's grade, NaN where unjudged: dict.get runs in C through map(), so the
-    # only per-query Python work is building one iterator.
+    # Every ranked cell's grade, NaN where not in the qrels: dict.get runs in C through map(), so
+    # the only per-query Python work is building one iterator.
     nan = float("nan")
     cells = np.fromiter(
         chain.from_iterable(
@@ -178,17 +304,30 @@ def judge_rankings(
         dtype=np.float64,
         count=total,
     )
-    judged_cells = ~np.isnan(cells)
-    grade_cells = np.where(judged_cells, np.maximum(cells, 0.0), 0.0).astype(np.int32)
+    if judged_only:
+        # trec_eval -J: drop every document without a judgment (NaN >= 0 is False), keep order.
+        keep = cells >= 0
+        if not keep.all():
+            owner = np.repeat(np.arange(num_queries), lengths)
+            cells = cells[keep]
+            lengths = np.bincount(owner[keep], minlength=num_queries).astype(np.int64)
+            total = int(lengths.sum())
+            width = int(lengths.max()) if num_queries else 0
+    pooled_cells = ~np.isnan(cells)
+    judged_cells = cells >= 0
+    grade_cells = np.where(judged_cells, cells, 0.0).astype(np.int32)
     grades = np.zeros((num_queries, width), dtype=np.int32)
     judged = np.zeros((num_queries, width), dtype=bool)
+    pooled = np.zeros((num_queries, width), dtype=bool)
     if total == num_queries * width:
         grades[...] = grade_cells.reshape(num_queries, width)
         judged[...] = judged_cells.reshape(num_queries, width)
+        pooled[...] = pooled_cells.reshape(num_queries, width)
     else:
         filled = np.arange(width) < lengths[:, None]
         grades[filled] = grade_cells
         judged[filled] = judged_cells
+        pooled[filled] = pooled_cells
 
     sizes = np.fromiter(map(len, judgments), dtype=np.int64, count=num_queries)
     all_grades = np.fromiter(
@@ -196,7 +335,9 @@ def judge_rankings(
         dtype=np.int64,
         count=int(sizes.sum()),
     )
-    num_relevant, ideal_grades = _ideal(all_grades, np.repeat(np.arange(num_queries), sizes), num_queries)
+    num_relevant, num_judged_nonrelevant, ideal_grades = _from_qrels(
+        all_grades, np.repeat(np.arange(num_queries), sizes), num_queries, relevance_level
+    )
 
     return JudgedRankings(
         query_ids=list(query_ids),
@@ -205,21 +346,38 @@ def judge_rankings(
         lengths=lengths,
         num_relevant=num_relevant,
         ideal_grades=ideal_grades,
+        pooled=pooled,
+        num_judged_nonrelevant=num_judged_nonrelevant,
+        relevance_level=int(relevance_level),
     )
 
 
-def _ideal(all_grades: np.ndarray, owner: np.ndarray, num_queries: int) -> tuple[np.ndarray, np.ndarray]:
-    """Each query's number of relevant documents, and its ideal ranking's gains: the positive
-    grades in `all_grades` (query `owner[i]` for grade i), sorted descending, zero-padded."""
+def check_relevance_level(level: int, error: type[Exception] = OptionError) -> int:
+    """The relevance level (trec_eval ``-l``), checked: a whole number >= 1."""
+    if isinstance(level, bool) or not isinstance(level, (int, np.integer)) or level < 1:
+        raise error(f"relevance level must be a whole number >= 1 (trec_eval -l), got {level!r}")
+    return int(level)
+
+
+def _from_qrels(
+    all_grades: np.ndarray, owner: np.ndarray, num_queries: int, relevance_level: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """From every judgment's grade (query `owner[i]` for grade i): each query's number of relevant
+    documents (grade >= `relevance_level`) and of judged non-relevant ones (0 <= grade < level),
+    and its ideal ranking's gains: every grade >= 1, whatever the level (as trec_eval's ndcg),
+    sorted descending, zero-padded."""
+    num_relevant = np.bincount(owner[all_grades >= relevance_level], minlength=num_queries).astype(np.int64)
+    nonrelevant = (all_grades >= 0) & (all_grades < relevance_level)
+    num_judged_nonrelevant = np.bincount(owner[nonrelevant], minlength=num_queries).astype(np.int64)
     positive = all_grades >= 1
     pos_grades, pos_owner = all_grades[positive], owner[positive]
-    num_relevant = np.bincount(pos_owner, minlength=num_queries).astype(np.int64)
+    num_positive = np.bincount(pos_owner, minlength=num_queries).astype(np.int64)
     order = np.lexsort((-pos_grades, pos_owner))
     pos_grades, pos_owner = pos_grades[order], pos_owner[order]
-    starts = np.cumsum(num_relevant) - num_relevant
-    ideal_grades = np.zeros((num_queries, int(num_relevant.max()) if num_queries else 0), np.int32)
+    starts = np.cumsum(num_positive) - num_positive
+    ideal_grades = np.zeros((num_queries, int(num_positive.max()) if num_queries else 0), np.int32)
     ideal_grades[pos_owner, np.arange(len(pos_owner)) - starts[pos_owner]] = pos_grades
-    return num_relevant, ideal_grades
+    return num_relevant, num_judged_nonrelevant, ideal_grades
 
 
 def _factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -275,7 +433,13 @@ def _float32_order(scores: np.ndarray, query: np.ndarray, doc: np.ndarray, num_d
 
 
 def judge_tables(
-    run: TrecTable, qrels: TrecTable, complete: bool = False, ties: str = "float32"
+    run: TrecTable,
+    qrels: TrecTable,
+    complete: bool = False,
+    ties: str = "float32",
+    *,
+    relevance_level: int = 1,
+    judged_only: bool = False,
 ) -> tuple[list[str], JudgedRankings]:
     """Join a run and qrels read as arrays (`recall_kit.measure.trec.read_run_table`) as trec_eval does.
 
@@ -284,8 +448,10 @@ def judge_tables(
     ``ties="float64"``; ties by document id descending), joined with
     the judgments, and laid out as `JudgedRankings`. Queries are those in both files (with
     `complete`, every qrels query), sorted by id. A document twice for one query, in the run or in
-    the qrels, raises `ValueError` naming both ids.
+    the qrels, raises `ValueError` naming both ids. `relevance_level` and `judged_only` are
+    trec_eval's ``-l`` and ``-J``, as in `judge_rankings`.
     """
+    check_relevance_level(relevance_level, error=ValueError)
     num_run = len(run.doc_ids)
     query_labels, query_codes = _factorize(np.concatenate([run.query_ids, qrels.query_ids]))
     doc_labels, doc_codes = _factorize(np.concatenate([run.doc_ids, qrels.doc_ids]))
@@ -328,6 +494,12 @@ def judge_tables(
     counts = np.bincount(run_query, minlength=num_queries)
     in_qrels = np.bincount(judged_query, minlength=num_queries) > 0
     selected = in_qrels if complete else in_qrels & (counts > 0)
+    cell_judged = found & (cell_grades >= 0)  # a negative grade: pooled, not judged
+    if judged_only:  # trec_eval -J: the unjudged leave the ranking; the query stays
+        run_query, found, cell_grades = run_query[cell_judged], found[cell_judged], cell_grades[cell_judged]
+        cell_judged = cell_judged[cell_judged]
+        num_run = len(run_query)
+        counts = np.bincount(run_query, minlength=num_queries)
     new_row = np.cumsum(selected) - 1
     keep = selected[run_query]
     rank = np.arange(num_run) - (np.cumsum(counts) - counts)[run_query]
@@ -337,12 +509,15 @@ def judge_tables(
     width = int(lengths.max()) if num_selected else 0
     grades = np.zeros((num_selected, width), dtype=np.int32)
     judged = np.zeros((num_selected, width), dtype=bool)
-    grades[rows, columns] = np.maximum(cell_grades[keep], 0)
-    judged[rows, columns] = found[keep]
+    pooled = np.zeros((num_selected, width), dtype=bool)
+    grades[rows, columns] = np.where(cell_judged[keep], cell_grades[keep], 0)
+    judged[rows, columns] = cell_judged[keep]
+    pooled[rows, columns] = found[keep]
 
     judged_keep = selected[judged_query]
-    num_relevant, ideal_grades = _ideal(
-        qrels.values[judged_keep].astype(np.int64), new_row[judged_query[judged_keep]], num_selected
+    num_relevant, num_judged_nonrelevant, ideal_grades = _from_qrels(
+        qrels.values[judged_keep].astype(np.int64), new_row[judged_query[judged_keep]], num_selected,
+        relevance_level,
     )
     query_ids = [label.decode("utf-8") for label in query_labels[selected].tolist()]
     return query_ids, JudgedRankings(
@@ -352,6 +527,9 @@ def judge_tables(
         lengths=lengths,
         num_relevant=num_relevant,
         ideal_grades=ideal_grades,
+        pooled=pooled,
+        num_judged_nonrelevant=num_judged_nonrelevant,
+        relevance_level=int(relevance_level),
     )
 
 
@@ -360,11 +538,15 @@ def evaluate(data: JudgedRankings, specs: Sequence[MetricSpec]) -> dict[str, np.
     return {spec.name: spec.compute(data) for spec in specs}
 
 
-def aggregate(values: dict[str, np.ndarray], strata: Sequence[str]) -> dict[str, Any]:
+def aggregate(
+    values: dict[str, np.ndarray], strata: Sequence[str], totals: Collection[str] = ()
+) -> dict[str, Any]:
     """Macro averages: over all queries, and per stratum (strata in order of first appearance).
 
     Returns ``{"overall": {name: mean, ..., "n": Q}, "strata": {stratum: {name: mean, ..., "n":
     count}}}`` with plain Python numbers. With no queries every mean is 0.0 and ``n`` is 0.
+    Names in `totals` are summed instead (counts such as ``num_ret``, as trec_eval sums them:
+    see `summed_names`).
     """
     num_queries = len(strata)
     for name, array in values.items():
@@ -382,14 +564,23 @@ def aggregate(values: dict[str, np.ndarray], strata: Sequence[str]) -> dict[str,
     per_stratum: dict[str, dict[str, Any]] = {str(labels[i]): {} for i in by_appearance}
     for name, array in values.items():
         array = np.asarray(array, dtype=np.float64)
-        overall[name] = float(array.mean()) if num_queries else 0.0
+        summed = name in totals
+        if summed:
+            overall[name] = float(array.sum())
+        else:
+            overall[name] = float(array.mean()) if num_queries else 0.0
         sums = np.bincount(inverse, weights=array, minlength=len(labels))
         for i in by_appearance:
-            per_stratum[str(labels[i])][name] = float(sums[i] / counts[i])
+            per_stratum[str(labels[i])][name] = float(sums[i] if summed else sums[i] / counts[i])
     overall["n"] = num_queries
     for i in by_appearance:
         per_stratum[str(labels[i])]["n"] = int(counts[i])
     return {"overall": overall, "strata": per_stratum}
+
+
+def summed_names(specs: Sequence[MetricSpec]) -> list[str]:
+    """The names among `specs` whose summary is a sum (`Metric.summary`), for `aggregate`."""
+    return [spec.name for spec in specs if spec.metric.summary == "sum"]
 
 
 def depth_warnings(specs: Sequence[MetricSpec], deepest: int, where: str) -> list[str]:
@@ -424,17 +615,25 @@ def score_rankings(
     specs: Sequence[MetricSpec],
     complete: bool = False,
     where: str = "the run's deepest ranking",
+    *,
+    relevance_level: int = 1,
+    judged_only: bool = False,
 ) -> RunScores:
     """Score ranked ids (best first, by query id) against `qrels`, as trec_eval does.
 
     By default only queries in both are scored (trec_eval's default); `complete=True` scores
     every qrels query, a query missing from `rankings` scoring as an empty ranking (trec_eval
-    ``-c``). A query with no qrels is never scored (trec_eval skips it too).
+    ``-c``). A query with no qrels is never scored (trec_eval skips it too). `relevance_level`
+    and `judged_only` are trec_eval's ``-l`` and ``-J`` (see `judge_rankings`); counts such as
+    num_ret are summed over queries, as trec_eval's "all" line does.
     """
+    relevance_level = check_relevance_level(relevance_level)
     query_ids = sorted(qrels) if complete else sorted(set(qrels) & set(rankings))
     ranked = [list(rankings.get(query_id, ())) for query_id in query_ids]
-    values = evaluate(judge_rankings(query_ids, ranked, qrels, complete=True), specs)
-    overall = aggregate(values, ["all"] * len(query_ids))["overall"]
+    data = judge_rankings(query_ids, ranked, qrels, complete=True,
+                          relevance_level=relevance_level, judged_only=judged_only)
+    values = evaluate(data, specs)
+    overall = aggregate(values, ["all"] * len(query_ids), summed_names(specs))["overall"]
     warnings = depth_warnings(specs, max(map(len, ranked)), where) if ranked else []
     return RunScores(query_ids, values, overall, warnings)
 
@@ -445,32 +644,39 @@ def score_run_files(
     metric_names: Sequence[str] | None,
     complete: bool = False,
     ties: str = "float32",
+    *,
+    relevance_level: int = 1,
+    judged_only: bool = False,
 ) -> list[RunScores]:
     """Score TREC run files against one TREC qrels file, as trec_eval does (see `score_rankings`).
 
     Each ranking is in trec_eval's order: score descending, ties by document id descending, scores
     compared at float32 precision as trec_eval <= 9 and pytrec_eval do; ``ties="float64"``
-    compares them as doubles, as trec_eval 10 does.
+    compares them as doubles, as trec_eval 10 does. `relevance_level` and `judged_only` are
+    trec_eval's ``-l`` and ``-J`` (see `judge_rankings`); counts such as num_ret are summed over
+    queries, as in trec_eval's "all" line.
     """
     from recall_kit.errors import DatasetError
     from recall_kit.measure.trec import read_qrels, read_qrels_table, read_run, read_run_table
 
     if ties not in TIE_PRECISIONS:
         raise OptionError(f"--ties must be one of {', '.join(TIE_PRECISIONS)}, got {ties!r}.")
+    relevance_level = check_relevance_level(relevance_level)
     specs = resolve_metrics(metric_names)
     qrels = read_qrels_table(Path(qrels_path))
     scores = []
     for run_path in run_paths:
         run = read_run_table(Path(run_path))
         try:
-            query_ids, data = judge_tables(run, qrels, complete=complete, ties=ties)
+            query_ids, data = judge_tables(run, qrels, complete=complete, ties=ties,
+                                           relevance_level=relevance_level, judged_only=judged_only)
         except ValueError as error:
             # The fast readers do not track line numbers: the exact readers find the line at fault.
             read_qrels(Path(qrels_path))
             read_run(Path(run_path))
             raise DatasetError(str(error)) from None
         values = evaluate(data, specs)
-        overall = aggregate(values, ["all"] * len(query_ids))["overall"]
+        overall = aggregate(values, ["all"] * len(query_ids), summed_names(specs))["overall"]
         where = f"the deepest ranking in {Path(run_path).name}"
         deepest = int(data.lengths.max()) if len(query_ids) else 0
         warnings = depth_warnings(specs, deepest, where) if query_ids else []
@@ -484,6 +690,9 @@ def score_trec_files(
     metric_names: Sequence[str] | None,
     complete: bool = False,
     ties: str = "float32",
+    *,
+    relevance_level: int = 1,
+    judged_only: bool = False,
 ) -> RunScores:
     """Score one TREC run file against a TREC qrels file (see `score_run_files`).
 
@@ -491,7 +700,8 @@ def score_trec_files(
     (per query, by metric name), `overall` (means, with "n") and `warnings` (cutoffs past the
     run's deepest ranking).
     """
-    return score_run_files(qrels_path, [run_path], metric_names, complete=complete, ties=ties)[0]
+    return score_run_files(qrels_path, [run_path], metric_names, complete=complete, ties=ties,
+                           relevance_level=relevance_level, judged_only=judged_only)[0]
 
 
 def _as_qrels(qrels: Mapping[Any, Any]) -> Qrels:
@@ -538,6 +748,8 @@ def evaluate_run(
     per_query: bool = False,
     complete: bool = False,
     ties: str = "float32",
+    relevance_level: int = 1,
+    judged_only: bool = False,
 ) -> dict[str, Any]:
     """Score an in-memory run against in-memory qrels: ``recall_kit.evaluate``.
 
@@ -553,6 +765,9 @@ def evaluate_run(
     means ``{metric: value}``, or with `per_query=True` ``{query_id: {metric: value}}`` as
     pytrec_eval's ``RelevanceEvaluator.evaluate`` does. A cutoff past the run's deepest ranking
     raises no error but a `RecallKitWarning` saying it equals the metric at that depth.
+    `relevance_level` and `judged_only` are trec_eval's ``-l`` and ``-J`` (pytrec_eval's
+    ``relevance_level`` and ``judged_docs_only_flag``); metric names may be trec_eval's or
+    ir_measures' (``"ndcg_cut_10"``, ``"nDCG@10"``), the result keeps recall-kit's.
     """
     import warnings as warnings_module
 
@@ -561,7 +776,9 @@ def evaluate_run(
     if ties not in TIE_PRECISIONS:
         raise ValueError(f"ties must be one of {', '.join(TIE_PRECISIONS)}, got {ties!r}")
     specs = resolve_metrics([metrics] if isinstance(metrics, str) else metrics)
-    scores = score_rankings(_as_qrels(qrels), _as_rankings(run, ties), specs, complete=complete)
+    scores = score_rankings(_as_qrels(qrels), _as_rankings(run, ties), specs, complete=complete,
+                            relevance_level=check_relevance_level(relevance_level, error=ValueError),
+                            judged_only=judged_only)
     for warning in scores.warnings:
         warnings_module.warn(warning, RecallKitWarning, stacklevel=2)
     if per_query:

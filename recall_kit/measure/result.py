@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from recall_kit.errors import ResultFileError
 from recall_kit.fileio import write_json_atomic
+from recall_kit.options import options_to_dict
 from recall_kit.types import Hit, Report, ReportTable
 
 if TYPE_CHECKING:
@@ -38,6 +39,7 @@ def build_manifest(system: System, seed: int) -> dict[str, Any]:
     return {
         "recall_kit": _version("recall-kit"),
         "plugins": plugins,
+        "context": {leg.name: options_to_dict(leg.context) for leg in system.legs if leg.context},
         "python": platform.python_version(),
         "platform": platform.platform(),
         "cpu_count": os.cpu_count(),
@@ -109,6 +111,10 @@ class BenchmarkResult:
     throughput: dict[str, Any] = field(default_factory=dict)
     wall_seconds: float = 0.0
     manifest: dict[str, Any] = field(default_factory=dict)
+    #: Grades >= it counted as relevant for the binary metrics (trec_eval -l).
+    relevance_level: int = 1
+    #: Whether unjudged ids were dropped from each ranking before scoring (trec_eval -J).
+    judged_only: bool = False
     #: The k asked for; `k` is larger when a metric's cutoff lay past it (None: not recorded).
     k_requested: int | None = None
     #: The depth the attribution was measured at: each leg's own top k (None: not recorded).
@@ -161,7 +167,8 @@ class BenchmarkResult:
             "k": self.k,
             "k_requested": self.k if self.k_requested is None else self.k_requested,
             "depth": self.depth,
-            "metrics": {"names": self.metric_names, "overall": self.overall, "strata": self.strata},
+            "metrics": {"names": self.metric_names, "relevance_level": self.relevance_level,
+                        "judged_only": self.judged_only, "overall": self.overall, "strata": self.strata},
             "attribution": self.attribution,
             "attribution_depth": self.k if self.attribution_depth is None else self.attribution_depth,
             "empty_rankings": self.empty_rankings,
@@ -196,7 +203,8 @@ class BenchmarkResult:
         except IsADirectoryError:
             raise ResultFileError(f"{source}: is a directory, not a result file.") from None
         except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as error:
-            raise ResultFileError(f"{source}: not a JSON result file ({error}).") from None
+            reason = "nested too deeply" if isinstance(error, RecursionError) else str(error)
+            raise ResultFileError(f"{source}: not a JSON result file ({reason}).") from None
         except OSError as error:
             raise ResultFileError(f"{source}: cannot be read ({error.strerror}).") from None
         return cls.from_dict(data, source=str(source))
@@ -223,7 +231,8 @@ class BenchmarkResult:
             seen.add(query_id)
             values = read.mapping(entry, "metrics", f"{where}.metrics")
             for name in names:
-                read.number(values, name, f"{where}.metrics.{name}")
+                _check_share(read, name, read.number(values, name, f"{where}.metrics.{name}"),
+                             f"{where} (query {query_id!r})")
             ranking = read.strings(entry, "ranking", f"{where}.ranking")
             scores = [float(s) for s in read.sequence(entry, "scores", f"{where}.scores")]
             if len(scores) != len(ranking):
@@ -242,7 +251,7 @@ class BenchmarkResult:
         overall = read.mapping(metrics, "overall", "metrics.overall")
         strata = read.mapping(metrics, "strata", "metrics.strata")
         for name in names:
-            read.number(overall, name, f"metrics.overall.{name}")
+            _check_share(read, name, read.number(overall, name, f"metrics.overall.{name}"), "metrics.overall")
         return cls(
             system=read.mapping(data, "system"),
             dataset=read.mapping(data, "dataset"),
@@ -259,6 +268,9 @@ class BenchmarkResult:
             throughput=dict(data.get("throughput") or {}),
             wall_seconds=float(data.get("wall_seconds") or 0.0),
             manifest=dict(data.get("manifest") or {}),
+            relevance_level=int(read.number(metrics, "relevance_level", "metrics.relevance_level"))
+            if "relevance_level" in metrics else 1,
+            judged_only=bool(metrics.get("judged_only", False)),
             k_requested=None if data.get("k_requested") is None else int(data["k_requested"]),
             attribution_depth=None if data.get("attribution_depth") is None else int(data["attribution_depth"]),
             empty_rankings={str(leg): int(n) for leg, n in (data.get("empty_rankings") or {}).items()},
@@ -274,6 +286,10 @@ class BenchmarkResult:
         if whole:
             # A metric without a cutoff reads the whole ranking, and the ranking is the top k.
             notes.append(f"{', '.join(whole)}: computed over the top {self.k} (the scored depth k).")
+        if self.relevance_level != 1:
+            notes.append(f"relevant: grade >= {self.relevance_level} (trec_eval -l)")
+        if self.judged_only:
+            notes.append("judged only: unjudged ids were dropped from each ranking (trec_eval -J)")
         return ReportTable(title=f"{self.label} on {self.dataset.get('name')}",
                            headers=["stratum", "n", *names], rows=rows, notes=notes)
 
@@ -281,21 +297,26 @@ class BenchmarkResult:
         latency = self.latency
         index = self.index
         rows = []
+        def milliseconds(stats: dict[str, Any]) -> list[Any]:
+            # With --latency-sample 0 nothing was timed: say so rather than print 0.0000 ms.
+            if not stats.get("n"):
+                return ["not measured"] * 3
+            return [_format(stats.get(key, 0.0)) for key in ("p50", "p95", "p99")]
+
         for name, leg in index["legs"].items():
-            leg_latency = latency["legs"].get(name, {})
-            rows.append([name, _format(leg_latency.get("p50", 0.0)), _format(leg_latency.get("p95", 0.0)),
-                         _format(leg_latency.get("p99", 0.0)), _format(leg["build_seconds"]),
+            rows.append([name, *milliseconds(latency["legs"].get(name, {})), _format(leg["build_seconds"]),
                          leg["size_bytes"] if leg["size_bytes"] is not None else "n/a"])
         if len(index["legs"]) > 1:
-            rows.append(["system", _format(latency["p50"]), _format(latency["p95"]), _format(latency["p99"]),
-                         _format(index["build_seconds"]),
+            rows.append(["system", *milliseconds(latency), _format(index["build_seconds"]),
                          index["size_bytes"] if index["size_bytes"] is not None else "n/a"])
         qps = self.throughput.get("queries_per_second")
+        timed = (f"single-query latency over {latency['n']} queries" if latency.get("n")
+                 else "single-query latency not measured (--latency-sample 0)")
         return ReportTable(
             title="Cost",
             headers=["leg", "p50 ms", "p95 ms", "p99 ms", "build s", "index bytes"],
             rows=rows,
-            notes=[f"single-query latency over {latency['n']} queries; batch throughput {qps} queries/s"],
+            notes=[f"{timed}; batch throughput {qps} queries/s"],
         )
 
     def attribution_table(self) -> ReportTable | None:
@@ -337,6 +358,15 @@ class BenchmarkResult:
         from recall_kit.reporting.formats import format_table
 
         return format_table(self.metrics_table(), "simple")
+
+
+#: Metric families whose values are shares, so a value outside [0, 1] is a corrupt file.
+_SHARE_METRICS = {"recall", "recall_all", "precision", "hit", "ndcg", "mrr", "map", "r_precision", "judged"}
+
+
+def _check_share(read: _Reader, name: str, value: float, where: str) -> None:
+    if name.split("@", 1)[0] in _SHARE_METRICS and not 0.0 <= value <= 1.0:
+        raise read.error(f"{where}: metric {name!r} is {value}, outside [0, 1]")
 
 
 def load_results(paths: Sequence[str | Path]) -> list[tuple[str, BenchmarkResult]]:

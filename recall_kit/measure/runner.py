@@ -12,13 +12,21 @@ from typing import Any
 import numpy as np
 
 from recall_kit.dataset import Dataset, summarise
-from recall_kit.errors import PluginRunError, RecallKitError, SpecError
+from recall_kit.errors import PluginRunError, RecallKitError, SpecError, describe_plugin_exception
 from recall_kit.measure.adapters import coerce_hits
-from recall_kit.measure.evaluation import aggregate, evaluate, judge_rankings, resolve_metrics
+from recall_kit.measure.context import expand_corpus
+from recall_kit.measure.evaluation import (
+    aggregate,
+    check_relevance_level,
+    evaluate,
+    judge_rankings,
+    resolve_metrics,
+    summed_names,
+)
 from recall_kit.measure.result import BenchmarkResult, QueryResult, build_manifest
 from recall_kit.measure.system import Leg, System, SystemSpec, build_system
 from recall_kit.plugins import pm
-from recall_kit.progress import progress_bar
+from recall_kit.progress import progress_display, stage
 from recall_kit.types import (
     Corpus,
     FusionRequest,
@@ -48,25 +56,32 @@ class LegRun:
 
 
 def _call(leg: str, what: str, function: Callable[..., Any], *args: Any) -> Any:
-    """Run plugin code; turn any exception into one line naming the leg (no query text)."""
+    """Run plugin code; turn any exception into one line naming the leg (no query text).
+
+    Any BaseException but Ctrl-C counts: a plugin's `sys.exit(0)` must not end a run as a success.
+    """
     try:
         return function(*args)
-    except RecallKitError:
+    except (RecallKitError, KeyboardInterrupt):
         raise
-    except Exception as error:
-        raise PluginRunError(f"Retriever {leg!r} failed {what}: {type(error).__name__}: {error}") from error
+    except BaseException as error:
+        raise PluginRunError(f"Retriever {leg!r} failed {what}: {describe_plugin_exception(error)}") from error
 
 
 def checked_hits(leg: str, output: Any, k: int, corpus: Corpus, query_id: str) -> list[Hit]:
     """Enforce the retriever contract on one answer and put ties in trec_eval order."""
     if output is None or isinstance(output, (str, bytes)):
         raise PluginRunError(f"Retriever {leg!r} returned {type(output).__name__} for query {query_id}; expected a list of hits.")
-    hits = coerce_hits(output, k)
+    try:
+        hits = coerce_hits(output, k)
+    except (TypeError, ValueError, OverflowError) as error:
+        raise PluginRunError(f"Retriever {leg!r} returned malformed hits for query {query_id}: "
+                             f"{describe_plugin_exception(error)}") from None
     for hit in hits:
         if hit.id not in corpus:
             raise PluginRunError(f"Retriever {leg!r} returned id {hit.id!r} for query {query_id}, which is not in the corpus it indexed.")
-        if math.isnan(hit.score):
-            raise PluginRunError(f"Retriever {leg!r} returned a NaN score for query {query_id}.")
+        if not math.isfinite(hit.score):
+            raise PluginRunError(f"Retriever {leg!r} returned a non-finite score ({hit.score}) for query {query_id}.")
     scores = float32_scores(hits)  # scores equal at float32 precision tie (see sort_hits)
     tied = False
     for higher, lower in itertools.pairwise(scores):
@@ -88,10 +103,10 @@ def _scope_groups(dataset: Dataset) -> dict[str | None, list[int]]:
     return groups
 
 
-def _corpus_for(dataset: Dataset, scope: str | None) -> Corpus:
+def _corpus_for(corpus: Corpus, scope: str | None) -> Corpus:
     if scope is None:
-        return dataset.corpus
-    return dataset.corpus.subset(lambda memory: memory.scope == scope)
+        return corpus
+    return corpus.subset(lambda memory: memory.scope == scope)
 
 
 def _latency_sample(count: int, sample: int | None) -> list[int]:
@@ -125,14 +140,19 @@ def run_legs(
                     f"Retriever {leg.name!r} is a single object; this dataset has scopes, so it "
                     "must be a class (one index is built per scope)."
                 )
-    total_steps = len(system.legs) * len(dataset.queries)
-    with progress_bar(total_steps, "Searching", show_progress) as advance:
+    # Each leg indexes the corpus its context options make (the same ids; see recall_kit.measure.context).
+    expanded = {leg.name: expand_corpus(dataset.corpus, leg.context, leg.name) for leg in system.legs}
+    # One display for the whole run, in stages: building (plugins add their own: loading a model,
+    # embedding N memories), searching, timing single queries.
+    with progress_display(show_progress):
         for leg in system.legs:
             run = LegRun(leg.name, hits=[[] for _ in dataset.queries])
             sizes: list[int | None] = []
             stats_by_scope: list[dict[str, Any]] = []
-            for scope, indexes in groups.items():
-                corpus = _corpus_for(dataset, scope)
+            for number, (scope, indexes) in enumerate(groups.items(), start=1):
+                where = f"{leg.name} (scope {number} of {len(groups)})" if len(groups) > 1 else leg.name
+                corpus = _corpus_for(expanded[leg.name], scope)
+                stage(f"{where}: building the index over {len(corpus):,} memories")
                 retriever: Retriever = _call(leg.name, "to start", leg.factory)
                 try:
                     started = time.perf_counter()
@@ -152,6 +172,7 @@ def run_legs(
                                "memories": len(corpus), "scope": scope, **stats},
                     )
                     texts = [dataset.queries[i].text for i in indexes]
+                    advance = stage(f"{where}: searching {len(texts):,} queries", total=len(texts))
                     started = time.perf_counter()
                     answers = _call(leg.name, "on a batch of queries", retriever.search_many, texts, depth)
                     run.batch_seconds += time.perf_counter() - started
@@ -164,6 +185,7 @@ def run_legs(
                     advance(len(indexes))
                     timed = [i for i in indexes if i in sampled]
                     if timed:  # one untimed call first: lazy model loads are not query latency
+                        advance = stage(f"{where}: timing {len(timed):,} single queries", total=len(timed))
                         _call(leg.name, "on a query", retriever.search, dataset.queries[timed[0]].text, depth)
                     for index in timed:
                         query = dataset.queries[index]
@@ -171,6 +193,7 @@ def run_legs(
                         answer = _call(leg.name, f"on query {query.query_id}", retriever.search, query.text, depth)
                         run.latency_ms[index] = (time.perf_counter() - started) * 1000.0
                         checked_hits(leg.name, answer, depth, corpus, query.query_id)
+                        advance(1)
                     # Read again after the queries: some stats (an ANN's measured recall) exist only then.
                     stats_by_scope[-1] = {**stats, **dict(_call(leg.name, "reporting index stats", retriever.index_stats) or {})}
                 finally:
@@ -212,11 +235,18 @@ def fuse_one(system: System, query: Query, legs: dict[str, list[Hit]], corpus: C
         request = FusionRequest(query=query, legs=legs, weights=weights, ranking=ranking, corpus=corpus, k=depth)
         try:
             output = fusion.fuse(request)
-        except RecallKitError:
+        except (RecallKitError, KeyboardInterrupt):
             raise
-        except Exception as error:
-            raise PluginRunError(f"Fusion {name!r} failed on query {query.query_id}: {type(error).__name__}: {error}") from error
-        ranking = sort_hits(coerce_hits(output, depth))
+        except BaseException as error:
+            raise PluginRunError(f"Fusion {name!r} failed on query {query.query_id}: "
+                                 f"{describe_plugin_exception(error)}") from error
+        try:
+            ranking = sort_hits(coerce_hits(output, depth))
+        except (TypeError, ValueError, OverflowError) as error:
+            raise PluginRunError(f"Fusion {name!r} returned malformed hits for query {query.query_id}: "
+                                 f"{describe_plugin_exception(error)}") from None
+        if any(not math.isfinite(hit.score) for hit in ranking):
+            raise PluginRunError(f"Fusion {name!r} returned a non-finite score for query {query.query_id}.")
     return ranking or []
 
 
@@ -279,6 +309,40 @@ def _attribution(
                     "concluding it adds nothing."
                 )
     return table, warnings
+
+
+def _weaker_than_a_leg(
+    system: System, leg_runs: dict[str, LegRun], query_ids: list[str], dataset: Dataset,
+    specs: Sequence[Any], fused: dict[str, np.ndarray], k: int,
+) -> list[str]:
+    """A warning for each leg that, alone, beats the fused ranking on the first metric.
+
+    Fusion is not free: a weak leg's top ranks can push out what a strong leg ranked well
+    (rank-based fusion such as rrf gives rank 1 of every leg the same credit, whatever the leg's
+    quality). The fix is data-dependent, so the warning names the numbers and the options.
+    """
+    if not specs:
+        return []
+    spec = specs[0]
+    fused_mean = float(np.mean(fused[spec.name])) if len(query_ids) else 0.0
+    warnings = []
+    for name, run in leg_runs.items():
+        hits = run.hits
+        if dataset.has_parents:
+            hits = [to_parents(leg_hits, dataset.corpus) for leg_hits in hits]
+        judged = judge_rankings(query_ids, [[hit.id for hit in leg_hits[:k]] for leg_hits in hits],
+                                dataset.qrels, depth=k)
+        alone = float(np.mean(spec.compute(judged))) if len(query_ids) else 0.0
+        if alone > fused_mean + 1e-12:
+            first = system.fusion_names[0] if system.fusion_names else "fusion"
+            advice = ("rrf credits every leg's top ranks alike, however weak the leg; try --fusion convex "
+                      "(min-max), " if first == "rrf" else "try ")
+            warnings.append(
+                f"Leg {name!r} alone scores {spec.name} {alone:.4f}, above the fused {fused_mean:.4f} "
+                f"({first}): the other legs drag it down here. {advice}"
+                "a lower weight for the weaker leg, or dropping it (choose with 'recall-kit sweep --holdout')."
+            )
+    return warnings
 
 
 #: A leg that returns nothing for at least this share of the queries gets a warning.
@@ -435,15 +499,20 @@ def run_benchmark(
     show_progress: bool | None = None,
     seed: int = 0,
     leg_runs: dict[str, LegRun] | None = None,
+    relevance_level: int = 1,
+    judged_only: bool = False,
 ) -> BenchmarkResult:
     """Build, run, fuse, time and score a system on a dataset; return its result.
 
     `system` may be a built System, a SystemSpec, a spec string (`"fts5"`), a Retriever class or
     instance, an object with `retrieve(query, k)`, or a bare callable `(query, k) -> ids`.
     `leg_runs` reuses legs already run (ablations and sweeps re-fuse without re-searching).
+    `relevance_level` and `judged_only` are trec_eval's ``-l`` and ``-J`` (see
+    `recall_kit.measure.evaluation.judge_rankings`): they change how the top k is scored, not what is run.
     """
     if k < 1:
         raise SpecError(f"k must be at least 1, got {k}.")
+    relevance_level = check_relevance_level(relevance_level)
     system = as_system(system)
     specs = resolve_metrics(metrics)
     k_asked, k = k, cutoff_depth(specs, k, len(dataset.corpus))
@@ -454,10 +523,13 @@ def run_benchmark(
     fused = fuse_all(system, dataset, leg_runs, depth, k)
 
     query_ids = [query.query_id for query in dataset.queries]
-    judged = judge_rankings(query_ids, [[hit.id for hit in r] for r in fused.rankings], dataset.qrels, depth=k)
+    judged = judge_rankings(query_ids, [[hit.id for hit in r] for r in fused.rankings], dataset.qrels, depth=k,
+                            relevance_level=relevance_level, judged_only=judged_only)
     values = evaluate(judged, specs)
-    summary = aggregate(values, [query.stratum for query in dataset.queries])
+    summary = aggregate(values, [query.stratum for query in dataset.queries], summed_names(specs))
     attribution, warnings = diagnose(system, dataset, fused, judged, k)
+    if len(leg_runs) > 1:
+        warnings.extend(_weaker_than_a_leg(system, leg_runs, query_ids, dataset, specs, values, k))
     if k != k_asked:
         raised = [spec.name for spec in specs if spec.cutoff is not None and spec.cutoff > k_asked]
         warnings.insert(0, (
@@ -487,6 +559,8 @@ def run_benchmark(
         k_requested=k_asked,
         depth=depth,
         metric_names=[spec.name for spec in specs],
+        relevance_level=relevance_level,
+        judged_only=judged_only,
         overall=summary["overall"],
         strata=summary["strata"],
         queries=queries,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import functools
 import math
 import tomllib
@@ -13,6 +14,8 @@ from typing import Any
 from recall_kit import registry
 from recall_kit.errors import OptionError, SpecError
 from recall_kit.measure.adapters import load_object, make_factory
+from recall_kit.measure.context import ContextOptions, check_context_keys, split_leg_options
+from recall_kit.measure.context import describe as describe_context
 from recall_kit.options import build_options, options_to_dict
 from recall_kit.types import Fusion, Retriever
 
@@ -59,14 +62,33 @@ def split_legs(retriever: str) -> list[str]:
 
 
 def parse_weights(text: str | None) -> dict[str, float]:
-    """`fts5=1,dense=0.5` -> {"fts5": 1.0, "dense": 0.5}."""
+    """`fts5=1,dense=0.5` -> {"fts5": 1.0, "dense": 0.5}; an empty entry or a leg named twice is refused."""
     weights: dict[str, float] = {}
-    for part in filter(None, (part.strip() for part in (text or "").split(","))):
+    if text is None:
+        return weights
+    for part in (part.strip() for part in text.split(",")):
+        if not part:
+            raise OptionError(f"Bad --weights {text!r}: an empty entry; expected LEG=NUMBER,LEG=NUMBER.")
         name, sep, value = part.partition("=")
         if not sep or not name.strip():
             raise OptionError(f"Bad --weights entry {part!r}: expected LEG=NUMBER.")
+        if name.strip() in weights:
+            raise OptionError(f"Bad --weights {text!r}: leg {name.strip()!r} is given twice.")
         weights[name.strip()] = parse_weight(value, f"Bad --weights entry {part!r}")
     return weights
+
+
+def split_target(target: str) -> tuple[str, str]:
+    """`rrf.k` -> ("rrf", "k"); a leg's context option `bm25.context.window` -> ("bm25",
+    "context.window"). ("", "") when there is no NAME.KEY."""
+    owner, dot, key = target.strip().rpartition(".")
+    if not dot or not owner.strip() or not key.strip():
+        return "", ""
+    owner, key = owner.strip(), key.strip()
+    base, dot, last = owner.rpartition(".")
+    if dot and base and last == "context":
+        return base, f"context.{key}"
+    return owner, key
 
 
 def parse_weight(value: str, context: str) -> float:
@@ -85,35 +107,69 @@ def parse_option_assignments(assignments: Sequence[str]) -> dict[str, dict[str, 
     options: dict[str, dict[str, Any]] = {}
     for assignment in assignments:
         target, sep, value = assignment.partition("=")
-        owner, dot, key = target.rpartition(".")
-        if not sep or not dot or not owner or not key:
+        owner, key = split_target(target)
+        if not sep or not owner:
             raise OptionError(f"Bad option {assignment!r}: expected NAME.KEY=VALUE (e.g. rrf.k=60).")
-        options.setdefault(owner.strip(), {})[key.strip()] = value
+        options.setdefault(owner, {})[key] = value
     return options
 
 
+_CONFIG_TABLES = ("system", "weights", "options")
+_SYSTEM_KEYS = ("fusion", "retriever")
+
+
+def _unknown_key(path: Path, where: str, key: str, known: Sequence[str]) -> SpecError:
+    close = difflib.get_close_matches(key, list(known), n=1)
+    hint = f" Did you mean {close[0]!r}?" if close else f" Known: {', '.join(known)}."
+    return SpecError(f"{path}: unknown {where} {key!r}.{hint}")
+
+
 def load_config(path: Path) -> SystemSpec:
-    """Read a TOML experiment file: [system] retriever/fusion, [weights], [options.NAME]."""
+    """Read a TOML experiment file: [system] retriever/fusion, [weights], [options.NAME].
+
+    A misspelled table or key is refused (with the nearest known name), not ignored."""
+    if path.is_dir():
+        raise SpecError(f"{path}: is a folder; --config takes a TOML file.")
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise SpecError(f"{path}: no such config file.") from None
+    except OSError as error:
+        raise SpecError(f"{path}: cannot read ({error.strerror}).") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise SpecError(f"{path}: not valid TOML ({error}).") from None
+    for table, value in data.items():
+        if table not in _CONFIG_TABLES:
+            raise _unknown_key(path, "table", table, list(_CONFIG_TABLES))
+        if not isinstance(value, dict):
+            raise SpecError(f"{path}: {table} must be a table ([{table}]), got {type(value).__name__}.")
     system = data.get("system", {})
+    for key in system:
+        if key not in _SYSTEM_KEYS:
+            raise _unknown_key(path, "key in [system]", key, _SYSTEM_KEYS)
     if "retriever" not in system:
         raise SpecError(f"{path}: missing [system] retriever = \"...\".")
+    if not isinstance(system["retriever"], str):
+        raise SpecError(f"{path}: [system] retriever must be text, like \"fts5+dense\".")
     fusions = system.get("fusion", [])
-    fusions = [fusions] if isinstance(fusions, str) else list(fusions)
+    fusions = [fusions] if isinstance(fusions, str) else fusions
+    if not isinstance(fusions, list) or not all(isinstance(name, str) for name in fusions):
+        raise SpecError(f"{path}: [system] fusion must be a name or a list of names.")
     weights = data.get("weights", {})
     for name, value in weights.items():
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
-            raise SpecError(f"{path}: weight {name!r} must be a number >= 0.")
+        if (not isinstance(value, (int, float)) or isinstance(value, bool)
+                or not math.isfinite(value) or value < 0):
+            raise SpecError(f"{path}: weight {name!r} must be a finite number >= 0.")
+    options = data.get("options", {})
+    for name, values in options.items():
+        if not isinstance(values, dict):
+            raise SpecError(f"{path}: [options] {name} = {values!r}: options are a table, "
+                            f"[options.{name}] with KEY = VALUE lines.")
     return SystemSpec(
-        retriever=str(system["retriever"]),
-        fusions=[str(name) for name in fusions],
+        retriever=system["retriever"],
+        fusions=list(fusions),
         weights={str(name): float(value) for name, value in weights.items()},
-        options={str(name): dict(values) for name, values in data.get("options", {}).items()},
+        options={str(name): dict(values) for name, values in options.items()},
     )
 
 
@@ -143,6 +199,8 @@ class Leg:
     plugin: str
     #: False for an adapted instance or callable: one object, which cannot be indexed per scope.
     per_scope: bool = True
+    #: The host's context expansion of the memories this leg indexes (None: as loaded).
+    context: ContextOptions | None = None
 
 
 @dataclass
@@ -177,6 +235,7 @@ class System:
                     "plugin": leg.plugin,
                     "weight": leg.weight,
                     "options": options_to_dict(leg.options),
+                    **({"context": describe_context(leg.context)} if leg.context else {}),
                 }
                 for leg in self.legs
             ],
@@ -213,16 +272,24 @@ def build_system(spec: SystemSpec) -> System:
             )
     if len(fusion_names) != len(set(fusion_names)):
         raise SpecError("A fusion appears twice in --fusion; each step is named once.")
+    for name in fusion_names:
+        check_context_keys(name, spec.options.get(name, {}))
+    missing = [(registry.retrievers, name) for name in leg_names
+               if ":" not in name and name not in registry.retrievers.names()]
+    missing += [(registry.fusions, name) for name in fusion_names if name not in registry.fusions.names()]
+    if missing:
+        raise registry.unknown_names_error(missing)
     legs = []
     for name in leg_names:
         target, plugin = _resolve_leg(name)
         factory, options_class = make_factory(target)
+        raw, context = split_leg_options(name, spec.options.get(name, {}))
         if options_class is type(None):
-            if spec.options.get(name):
+            if raw:
                 raise OptionError(f"Retriever {name!r} takes no options.")
             options = None
         else:
-            options = build_options(f"retriever {name!r}", options_class, spec.options.get(name, {}))
+            options = build_options(f"retriever {name!r}", options_class, raw)
         per_scope = isinstance(target, type)
         legs.append(
             Leg(
@@ -232,6 +299,7 @@ def build_system(spec: SystemSpec) -> System:
                 weight=spec.weights.get(name, 1.0),
                 plugin=plugin,
                 per_scope=per_scope,
+                context=context,
             )
         )
     fusions = []

@@ -121,8 +121,10 @@ def read_qrels(path: Path | str) -> Qrels:
         grade = _parse_grade(raw_grade)
         if grade is None:
             raise DatasetError(
-                f"{path.name}:{number}: relevance {raw_grade!r} is not an integer"
+                f"{path.name}:{number}: relevance {raw_grade[:40]!r} is not an integer"
             )
+        if not -1000 <= grade <= 1000:  # recall_kit.dataset.MIN_GRADE..MAX_GRADE
+            raise DatasetError(f"{path.name}:{number}: relevance {raw_grade[:40]} is outside -1000..1000")
         judged = qrels.setdefault(query_id, {})
         if doc_id in judged:
             raise DatasetError(
@@ -165,6 +167,8 @@ def read_qrels_table(path: Path | str) -> TrecTable:
     path = Path(path)
     with _mapped(path) as raw:
         table = _fast_table(raw, QRELS_COLUMNS, score_column=None)
+    if table is not None and len(table.values) and not (-1000 <= table.values.min() and table.values.max() <= 1000):
+        table = None  # a grade out of range: the exact reader names its line
     if table is not None:
         return table
     qrels = read_qrels(path)

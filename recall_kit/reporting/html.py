@@ -29,6 +29,7 @@ tr.bad td{background:#ffebe9}
 .chart{margin:1rem 0}
 .wrap{overflow-x:auto}
 svg text{font-family:inherit;font-size:11px;fill:#1f2328}
+svg text.star{font-size:16px;font-weight:bold}
 """
 
 
@@ -94,11 +95,11 @@ class _Canvas:
         span = (self.y_high - self.y_low) or 1.0
         return self.top + self.plot_height * (1 - (value - self.y_low) / span)
 
-    def legend(self, names: Sequence[str]) -> None:
+    def legend(self, names: Sequence[str], colours: dict[str, str] | None = None) -> None:
         x = self.left
         y = self.height - 14
         for index, name in enumerate(names):
-            colour = _PALETTE[index % len(_PALETTE)]
+            colour = _colour(name, index, colours)
             self.parts.append(f'<rect x="{x}" y="{y - 9}" width="10" height="10" fill="{colour}"/>')
             self.parts.append(f'<text x="{x + 14}" y="{y}">{_e(name)}</text>')
             x += 24 + 7 * len(str(name))
@@ -109,10 +110,36 @@ class _Canvas:
                 f'<title>{_e(title)}</title>' + "".join(self.parts) + "</svg>")
 
 
-def bar_chart(chart: dict[str, Any]) -> str:
-    """Grouped bars: `groups` {group: {series: value}}, optional `intervals` {group: {series: [lo, hi]}}."""
+def _colour(name: str, index: int, colours: dict[str, str] | None) -> str:
+    """A series' colour: the report-wide one for its name (one colour per system across every
+    chart), else the palette by position."""
+    if colours and name in colours:
+        return colours[name]
+    return _PALETTE[index % len(_PALETTE)]
+
+
+def series_colours(report: Report) -> dict[str, str]:
+    """One colour per series name across all of a report's charts: the systems of a comparison
+    first, in their order (baseline first), then any other name in order of appearance."""
+    names: list[str] = []
+    systems = report.data.get("systems") if isinstance(report.data, dict) else None
+    if isinstance(systems, list):
+        names += [str(name) for name in systems]
+    for chart in report.charts:
+        for values in (chart.get("groups") or {}).values():
+            names += [str(name) for name in values]
+        names += [str(name) for name in (chart.get("series") or {})]
+    ordered = list(dict.fromkeys(names))
+    return {name: _PALETTE[index % len(_PALETTE)] for index, name in enumerate(ordered)}
+
+
+def bar_chart(chart: dict[str, Any], colours: dict[str, str] | None = None) -> str:
+    """Grouped bars: `groups` {group: {series: value}}, optional `intervals` {group: {series: [lo, hi]}}
+    and `significant` {group: {series: bool}} (significant bars are solid and starred, the others
+    faded and outlined)."""
     groups: dict[str, dict[str, Any]] = chart.get("groups") or {}
     intervals: dict[str, dict[str, Any]] = chart.get("intervals") or {}
+    significance: dict[str, dict[str, Any]] = chart.get("significant") or {}
     series = list(dict.fromkeys(name for values in groups.values() for name in values))
     numbers = [v for values in groups.values() for v in values.values() if _finite(v)]
     numbers += [b for values in intervals.values() for pair in values.values() for b in (pair or [])
@@ -137,20 +164,33 @@ def bar_chart(chart: dict[str, Any]) -> str:
             if not _finite(raw):
                 continue
             value = float(raw)  # type: ignore[arg-type]
-            colour = _PALETTE[s % len(_PALETTE)]
+            colour = _colour(name, s, colours)
             top = canvas.y(max(value, 0.0))
             height = abs(canvas.y(value) - zero)
             x = x0 + s * bar
+            flag = significance.get(group, {}).get(name)
+            style = f'fill="{colour}"'
+            label = ""
+            if flag is False:
+                style = f'fill="{colour}" fill-opacity="0.3" stroke="{colour}" stroke-dasharray="3,2"'
+                label = " (not significant)"
+            elif flag is True:
+                label = " (significant)"
             canvas.parts.append(f'<rect x="{x:.1f}" y="{top:.1f}" width="{max(bar - 2, 1):.1f}" '
-                                f'height="{max(height, 0.5):.1f}" fill="{colour}"><title>{_e(group)} / {_e(name)}: '
-                                f'{value:.4f}</title></rect>')
+                                f'height="{max(height, 0.5):.1f}" {style}><title>{_e(group)} / {_e(name)}: '
+                                f'{value:.4f}{label}</title></rect>')
             pair = intervals.get(group, {}).get(name)
+            cx = x + (bar - 2) / 2
+            star_y = canvas.y(value) - 4 if value >= 0 else canvas.y(value) + 12
             if pair and len(pair) == 2 and _finite(pair[0]) and _finite(pair[1]):
-                cx = x + (bar - 2) / 2
                 y_lo, y_hi = canvas.y(pair[0]), canvas.y(pair[1])
                 canvas.parts.append(f'<line x1="{cx:.1f}" x2="{cx:.1f}" y1="{y_lo:.1f}" y2="{y_hi:.1f}" stroke="#1f2328"/>')
                 for y in (y_lo, y_hi):
                     canvas.parts.append(f'<line x1="{cx - 4:.1f}" x2="{cx + 4:.1f}" y1="{y:.1f}" y2="{y:.1f}" stroke="#1f2328"/>')
+                star_y = min(y_lo, y_hi) - 4 if value >= 0 else max(y_lo, y_hi) + 12
+            if flag is True:
+                canvas.parts.append(f'<text x="{cx:.1f}" y="{star_y:.1f}" text-anchor="middle" '
+                                    f'class="star">*</text>')
         label_x = x0 + (slot - 30) / 2
         label_y = canvas.top + canvas.plot_height + 16
         if rotate:
@@ -158,11 +198,15 @@ def bar_chart(chart: dict[str, Any]) -> str:
                                 f'text-anchor="end">{_e(group)}</text>')
         else:
             canvas.parts.append(f'<text x="{label_x:.1f}" y="{label_y:.1f}" text-anchor="middle">{_e(group)}</text>')
-    canvas.legend(series)
-    return canvas.svg(str(chart.get("title", "")))
+    canvas.legend(series, colours)
+    svg = canvas.svg(str(chart.get("title", "")))
+    if significance:
+        svg += ('<p class="note">* significant (Holm-adjusted p &lt; 0.05); faded, dashed bars are not: '
+                'treat them as noise. Whiskers: 95% interval.</p>')
+    return svg
 
 
-def line_chart(chart: dict[str, Any]) -> str:
+def line_chart(chart: dict[str, Any], colours: dict[str, str] | None = None) -> str:
     """Lines: `x` [x values], `series` {name: [y values]}."""
     xs = [x for x in chart.get("x") or [] if _finite(x)]
     series: dict[str, list[Any]] = chart.get("series") or {}
@@ -183,8 +227,8 @@ def line_chart(chart: dict[str, Any]) -> str:
         canvas.parts.append(f'<text x="{canvas.left + canvas.plot_width / 2:.1f}" '
                             f'y="{canvas.top + canvas.plot_height + 32:.1f}" text-anchor="middle">'
                             f'{_e(chart["x_label"])}</text>')
-    for s, (_name, values) in enumerate(series.items()):
-        colour = _PALETTE[s % len(_PALETTE)]
+    for s, (name, values) in enumerate(series.items()):
+        colour = _colour(name, s, colours)
         points = [(px(x), canvas.y(y)) for x, y in zip(xs, values, strict=False) if _finite(y)]
         if not points:
             continue
@@ -192,12 +236,13 @@ def line_chart(chart: dict[str, Any]) -> str:
         canvas.parts.append(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="2"/>')
         for x, y in points:
             canvas.parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{colour}"/>')
-    canvas.legend(list(series))
+    canvas.legend(list(series), colours)
     return canvas.svg(str(chart.get("title", "")))
 
 
-def histogram_chart(chart: dict[str, Any]) -> str:
-    """Histograms: `values` [numbers] or `series` {name: [numbers]}, on shared bins."""
+def histogram_chart(chart: dict[str, Any], colours: dict[str, str] | None = None) -> str:
+    """Histograms: `values` [numbers] or `series` {name: [numbers]}, on shared bins; with several
+    series each bin holds one bar per series side by side, so no series hides another."""
     series: dict[str, list[Any]] = chart.get("series") or ({"values": chart["values"]} if chart.get("values") else {})
     cleaned = {name: [v for v in values if _finite(v)] for name, values in series.items()}
     everything = [v for values in cleaned.values() for v in values]
@@ -205,45 +250,52 @@ def histogram_chart(chart: dict[str, Any]) -> str:
         return '<p class="note">(no data to chart)</p>'
     bins = int(chart.get("bins") or 20)
     low, high = min(everything), max(everything)
+    # A long tail (latencies) would squeeze every bar into the first bin: bin on a log scale then.
+    logarithmic = low > 0 and high / low > 20
+    scale = (lambda v: math.log10(v)) if logarithmic else (lambda v: v)
+    unscale = (lambda v: 10 ** v) if logarithmic else (lambda v: v)
+    low, high = scale(low), scale(high)
     width = (high - low) / bins if high > low else 1.0
     counts = {}
     for name, values in cleaned.items():
         row = [0] * bins
         for v in values:
-            row[min(bins - 1, int((v - low) / width))] += 1
+            row[min(bins - 1, int((scale(v) - low) / width))] += 1
         counts[name] = row
     top = max(max(row) for row in counts.values())
     canvas = _Canvas(width=640, height=300)
     canvas.y_axis(0.0, float(top), "queries")
     slot = canvas.plot_width / bins
+    bar = max((slot - 1) / len(counts), 0.5)
     for s, (name, row) in enumerate(counts.items()):
-        colour = _PALETTE[s % len(_PALETTE)]
+        colour = _colour(name, s, colours)
         for b, count in enumerate(row):
             if not count:
                 continue
             y = canvas.y(count)
             canvas.parts.append(
-                f'<rect x="{canvas.left + b * slot:.1f}" y="{y:.1f}" width="{max(slot - 1, 1):.1f}" '
-                f'height="{canvas.y(0) - y:.1f}" fill="{colour}" fill-opacity="{0.85 if len(counts) == 1 else 0.5}">'
-                f'<title>{_e(name)}: {count} in [{low + b * width:.3g}, {low + (b + 1) * width:.3g})</title></rect>'
+                f'<rect x="{canvas.left + b * slot + s * bar:.1f}" y="{y:.1f}" width="{bar:.1f}" '
+                f'height="{canvas.y(0) - y:.1f}" fill="{colour}">'
+                f'<title>{_e(name)}: {count} in [{unscale(low + b * width):.3g}, {unscale(low + (b + 1) * width):.3g})</title></rect>'
             )
     for b in range(0, bins + 1, max(1, bins // 5)):
         canvas.parts.append(f'<text x="{canvas.left + b * slot:.1f}" y="{canvas.top + canvas.plot_height + 16:.1f}" '
-                            f'text-anchor="middle">{_e(f"{low + b * width:.3g}")}</text>')
+                            f'text-anchor="middle">{_e(f"{unscale(low + b * width):.3g}")}</text>')
     if chart.get("x_label"):
+        x_label = str(chart["x_label"]) + (" (log scale)" if logarithmic else "")
         canvas.parts.append(f'<text x="{canvas.left + canvas.plot_width / 2:.1f}" '
                             f'y="{canvas.top + canvas.plot_height + 32:.1f}" text-anchor="middle">'
-                            f'{_e(chart["x_label"])}</text>')
-    canvas.legend(list(counts))
+                            f'{_e(x_label)}</text>')
+    canvas.legend(list(counts), colours)
     return canvas.svg(str(chart.get("title", "")))
 
 
 _CHARTS = {"bar": bar_chart, "line": line_chart, "histogram": histogram_chart}
 
 
-def render_chart(chart: dict[str, Any]) -> str:
+def render_chart(chart: dict[str, Any], colours: dict[str, str] | None = None) -> str:
     draw = _CHARTS.get(str(chart.get("kind")))
-    body = draw(chart) if draw else f'<p class="note">(chart kind {_e(chart.get("kind"))} is not drawn by this reporter)</p>'
+    body = draw(chart, colours) if draw else f'<p class="note">(chart kind {_e(chart.get("kind"))} is not drawn by this reporter)</p>'
     return f'<figure class="chart"><figcaption><strong>{_e(chart.get("title", ""))}</strong></figcaption>' \
            f'<div class="wrap">{body}</div></figure>'
 
@@ -302,9 +354,13 @@ class HtmlReporter(Reporter):
             parts.append('<div class="warnings"><strong>Warnings</strong><ul>')
             parts += [f"<li>{_e(note)}</li>" for note in report.notes]
             parts.append("</ul></div>")
-        parts += [render_table(table) for table in report.tables]
+        # The answer first (a report's first table), then the charts, then the other tables.
+        if report.tables:
+            parts.append(render_table(report.tables[0]))
         if report.charts:
+            colours = series_colours(report)
             parts.append("<h2>Charts</h2>")
-            parts += [render_chart(chart) for chart in report.charts]
+            parts += [render_chart(chart, colours) for chart in report.charts]
+        parts += [render_table(table) for table in report.tables[1:]]
         parts.append("</body></html>")
         return "\n".join(parts) + "\n"

@@ -40,8 +40,10 @@ class BM25Retriever(Retriever):
         delta: float | None = None
         #: Drop the small English stop-word list (recall_kit_bm25.stopwords) from text and queries.
         stopwords: bool = False
-        #: Apply Harman's S-stemmer (plural endings) to text and queries.
+        #: Stem text and queries with `stemmer`.
         stemming: bool = False
+        #: s (Harman's S-stemmer: plural endings only) or snowball (Snowball English, PyStemmer).
+        stemmer: Literal["s", "snowball"] = "s"
         #: fast (posting arrays, same scores) or rank-bm25 (call its get_scores: the reference).
         implementation: Literal["fast", "rank-bm25"] = "fast"
 
@@ -73,7 +75,8 @@ class BM25Retriever(Retriever):
 
     def tokens(self, text: str) -> list[str]:
         """The tokens this retriever indexes and searches for `text`."""
-        return tokenize(text, stopwords=self.options.stopwords, stemming=self.options.stemming)
+        return tokenize(text, stopwords=self.options.stopwords, stemming=self.options.stemming,
+                        stemmer=self.options.stemmer)
 
     def build_index(self, corpus: Corpus) -> None:
         self._ids = [memory.id for memory in corpus]

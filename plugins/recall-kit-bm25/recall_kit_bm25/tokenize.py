@@ -1,9 +1,11 @@
 """The tokenizer shared by indexing and querying: lowercase, Unicode word runs, optional stop words
-and a light suffix stemmer."""
+and a stemmer (the light S-stemmer, or Snowball's English stemmer through PyStemmer)."""
 
 from __future__ import annotations
 
+import functools
 import re
+from typing import Any, Literal
 
 from recall_kit_bm25.stopwords import ENGLISH_STOPWORDS
 
@@ -33,15 +35,30 @@ def s_stem(word: str) -> str:
     return word
 
 
-def tokenize(text: str, stopwords: bool = False, stemming: bool = False) -> list[str]:
+@functools.cache
+def snowball_stemmer() -> Any:
+    """PyStemmer's Snowball English ("Porter 2") stemmer, made once (imported when first needed)."""
+    import Stemmer
+
+    return Stemmer.Stemmer("english")
+
+
+def tokenize(
+    text: str, stopwords: bool = False, stemming: bool = False,
+    stemmer: Literal["s", "snowball"] = "s",
+) -> list[str]:
     """Split `text` into tokens: lowercase runs of word characters, in order, repeats kept.
 
-    `stopwords` drops the words of `ENGLISH_STOPWORDS`; `stemming` applies `s_stem` (stop words
-    are removed before stemming).
+    `stopwords` drops the words of `ENGLISH_STOPWORDS`; `stemming` applies the `stemmer`:
+    `s` (`s_stem`, plurals only) or `snowball` (Snowball's English stemmer, via PyStemmer's
+    `stemWords`). Stop words are removed before stemming.
     """
     tokens = _WORD.findall(text.lower())
     if stopwords:
         tokens = [token for token in tokens if token not in ENGLISH_STOPWORDS]
     if stemming:
-        tokens = [s_stem(token) for token in tokens]
+        if stemmer == "snowball":
+            tokens = snowball_stemmer().stemWords(tokens)
+        else:
+            tokens = [s_stem(token) for token in tokens]
     return tokens

@@ -94,6 +94,8 @@ class EmbeddingCache:
             or array_checksum(array) != sidecar.get("sha256")
         ):
             return CacheLookup("corrupt")
+        if array.dtype.kind == "f" and not np.isfinite(array).all():
+            return CacheLookup("corrupt")  # NaN vectors with a matching checksum: written broken
         return CacheLookup("hit", array, dict(sidecar.get("extra") or {}))
 
     def store(self, key: Mapping[str, Any], array: np.ndarray, extra: Mapping[str, Any]) -> Path:

@@ -8,7 +8,6 @@ import hashlib
 import json
 import os
 import re
-import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -183,15 +182,15 @@ def offline(enabled: bool = True) -> Iterator[None]:
 
 @contextlib.contextmanager
 def _quiet_loading() -> Iterator[None]:
-    """Hide transformers' weight-loading progress bar unless stderr is a terminal."""
+    """Hide transformers' weight-loading progress bar: recall-kit's own display says what is
+    happening (loading the model), on one line."""
     try:
         from transformers.utils import logging as hf_logging
     except ImportError:  # pragma: no cover - transformers comes with sentence-transformers
         yield
         return
     was_enabled = hf_logging.is_progress_bar_enabled()
-    if not sys.stderr.isatty():
-        hf_logging.disable_progress_bar()
+    hf_logging.disable_progress_bar()
     try:
         yield
     finally:

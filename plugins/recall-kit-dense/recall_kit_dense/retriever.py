@@ -46,6 +46,15 @@ def memory_text(memory: Memory, fields: Sequence[str]) -> str:
     return "\n".join(parts)
 
 
+def _encodable(text: str) -> str:
+    """`text` with each lone surrogate (not text; the tokenizer raises TypeError) as U+FFFD."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
 class DenseRetriever(Retriever):
     """Embeds memories and queries with a sentence-transformers model; cosine similarity."""
 
@@ -73,6 +82,9 @@ class DenseRetriever(Retriever):
         ann_recall_check: bool = False
         #: Keep corpus embeddings in the user's cache folder (RECALL_KIT_CACHE overrides).
         cache: bool = True
+        #: Also keep each batch's (`search_many`) query embeddings there, keyed by a digest of
+        #: the query texts: a repeated eval or sweep over the same questions does not re-embed them.
+        query_cache: bool = True
         #: Let a model name missing from the local cache be downloaded (the only network use).
         allow_download: bool = False
         #: Run code that ships with a model (some models, e.g. nomic-embed, need it).
@@ -121,7 +133,10 @@ class DenseRetriever(Retriever):
 
     def _model(self) -> LoadedModel:
         if self._loaded is None:
+            from recall_kit.progress import stage
+
             options = self.options
+            stage(f"dense: loading the model {options.model}")
             source = resolve_model(options.model, options.allow_download)
             self._loaded = load_model(
                 source, options.device, options.max_seq_length, options.trust_remote_code,
@@ -136,6 +151,7 @@ class DenseRetriever(Retriever):
         loaded = self._model()
         if not texts:
             return np.zeros((0, loaded.dimension), dtype=np.float32)
+        texts = [_encodable(text) for text in texts]
         with loaded.lock:
             vectors = loaded.model.encode(
                 texts, prompt=prefix or None, batch_size=self.options.batch_size,
@@ -153,12 +169,14 @@ class DenseRetriever(Retriever):
         prefix = self._prefixes.document
         chunk = self.options.batch_size * 16
         show = sys.stderr.isatty()
+        from recall_kit.progress import progress_bar, stage
+
         if not show or len(texts) <= chunk:
+            stage(f"dense: embedding {len(texts):,} memories")
             return self._encode(texts, prefix)
-        from recall_kit.progress import progress_bar
 
         parts = []
-        with progress_bar(len(texts), "Embedding memories", show=True) as advance:
+        with progress_bar(len(texts), f"dense: embedding {len(texts):,} memories", show=True) as advance:
             for start in range(0, len(texts), chunk):
                 parts.append(self._encode(texts[start:start + chunk], prefix))
                 advance(len(parts[-1]))
@@ -188,6 +206,43 @@ class DenseRetriever(Retriever):
                 torch.set_num_threads(saved)
         return self._encode(texts, self._prefixes.query)
 
+    def query_cache_key(self, texts: Sequence[str]) -> dict[str, Any]:
+        """Everything a batch of query embeddings depends on; the texts only as a digest."""
+        loaded = self._model()
+        assert self._prefixes is not None
+        import sentence_transformers
+
+        return {
+            "format": CACHE_FORMAT,
+            "kind": "queries",
+            "model": loaded.source.identity,
+            "weights": loaded.signature,
+            "query_prefix": self._prefixes.query,
+            "backend": self.options.backend,
+            "quantize": self.options.quantize,
+            "normalize": True,
+            "max_seq_length": loaded.max_seq_length,
+            "dtype": "float32",
+            "queries": hashlib.sha256("\x00".join(texts).encode("utf-8", "surrogatepass")).hexdigest(),
+            "sentence_transformers": sentence_transformers.__version__,
+        }
+
+    def _cached_query_vectors(self, texts: list[str]) -> np.ndarray:
+        """`_embed_queries(texts)`, through the embedding cache when `cache` and `query_cache` are on."""
+        if not (self.options.cache and self.options.query_cache):
+            return self._embed_queries(texts)
+        cache = EmbeddingCache()
+        key = self.query_cache_key(texts)
+        lookup = cache.load(key)
+        if lookup.hit and lookup.array is not None and lookup.array.shape[0] == len(texts):
+            return lookup.array
+        vectors = self._embed_queries(texts)
+        try:
+            cache.store(key, vectors, {})
+        except OSError:
+            pass  # the corpus cache already reports an unwritable folder once
+        return vectors
+
     # -- the index ---------------------------------------------------------------------------
 
     def cache_key(self, corpus: Corpus) -> dict[str, Any]:
@@ -207,7 +262,7 @@ class DenseRetriever(Retriever):
             "dtype": "float32",
             "corpus": corpus.fingerprint,
             # The fingerprint ignores order; the rows of the matrix follow it.
-            "order": hashlib.sha256("\x00".join(corpus.ids).encode()).hexdigest(),
+            "order": hashlib.sha256("\x00".join(corpus.ids).encode("utf-8", "surrogatepass")).hexdigest(),
             "sentence_transformers": sentence_transformers.__version__,
         }
 
@@ -283,20 +338,26 @@ class DenseRetriever(Retriever):
     # -- search ------------------------------------------------------------------------------
 
     def search(self, query: str, k: int) -> list[Hit]:
-        return self.search_many([query], k)[0]
+        # Always embedded: this is the path whose latency a user waits for (no query cache).
+        return self._search([query], k, cached=False)[0]
 
     def search_many(self, queries: Sequence[str], k: int) -> list[list[Hit]]:
         """One encode call and one matrix product for the whole batch.
 
-        An empty (or whitespace-only) query has nothing to match and gets no hits.
+        An empty (or whitespace-only) query has nothing to match and gets no hits. The batch's
+        query embeddings go through the embedding cache (`query_cache`).
         """
+        return self._search(queries, k, cached=True)
+
+    def _search(self, queries: Sequence[str], k: int, cached: bool) -> list[list[Hit]]:
         results: list[list[Hit]] = [[] for _ in queries]
         if self._matrix is None:
             raise RuntimeError("build_index must be called before search")
         wanted = [i for i, text in enumerate(queries) if text.strip()]
         if k <= 0 or not wanted or not self._ids:
             return results
-        vectors = self._embed_queries([queries[i] for i in wanted])
+        texts = [queries[i] for i in wanted]
+        vectors = self._cached_query_vectors(texts) if cached else self._embed_queries(texts)
         if self._ann is not None:
             rows, scores = self._ann.query(vectors, k)
             answers = ann_hits(rows, scores, self._ids, k)
@@ -321,7 +382,7 @@ class DenseRetriever(Retriever):
 
     def _record_recall(self, query: str, k: int, approximate: list[Hit], truth: list[Hit]) -> None:
         # Keyed by a digest, so a query timed again is counted once and no text is kept.
-        digest = hashlib.sha256(query.encode()).hexdigest()[:16]
+        digest = hashlib.sha256(query.encode("utf-8", "surrogatepass")).hexdigest()[:16]
         expected = {hit.id for hit in truth}
         found = {hit.id for hit in approximate}
         self._ann_recall[(digest, k)] = (len(expected & found), len(expected))

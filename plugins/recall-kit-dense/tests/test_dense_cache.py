@@ -176,3 +176,78 @@ def test_store_leaves_no_temporary_files(tmp_path: Path) -> None:
     lookup = cache.load(key)
     assert lookup.hit and lookup.array is not None and np.array_equal(lookup.array, np.eye(3))
     assert cache.load({"k": 2}).status == "miss"
+
+
+def test_all_nan_vectors_with_a_matching_checksum_are_corrupt(folder: Path) -> None:
+    # The sidecar agrees with the file (checksum recomputed), but the numbers are not vectors:
+    # reused, they gave all-zero metrics and no warning.
+    from recall_kit_dense.cache import array_checksum
+
+    corpus = Corpus(MEMORIES)
+    reference = build(corpus)
+    array_path, sidecar_path = files(folder)
+    array = np.full_like(np.load(array_path), np.nan)
+    np.save(array_path, array)
+    sidecar = json.loads(sidecar_path.read_text())
+    sidecar["sha256"] = array_checksum(np.load(array_path))
+    sidecar_path.write_text(json.dumps(sidecar))
+    again = build(corpus)
+    assert again.embedded == [3] and again.index_stats()["cache"] == "corrupt"
+    assert [h.id for h in again.search("oat milk", 3)] == [h.id for h in reference.search("oat milk", 3)]
+
+
+def test_a_query_with_a_lone_surrogate_is_answered(folder: Path) -> None:
+    retriever = build(Corpus(MEMORIES))
+    hits = retriever.search("oat milk \ud800", 3)  # a TypeError in the tokenizer before
+    assert len(hits) == 3 and all(np.isfinite(h.score) for h in hits)
+    assert [h.id for h in retriever.search_many(["\udfff", "oat milk"], 2)[1]][0] == "12"
+
+
+class QueryCountingRetriever(DenseRetriever):
+    """A real subclass that records every batch of query texts it embeds."""
+
+    def __init__(self, options: object = None) -> None:
+        super().__init__(options)
+        self.query_batches: list[int] = []
+
+    def _embed_queries(self, texts: list[str]) -> np.ndarray:
+        self.query_batches.append(len(texts))
+        return super()._embed_queries(texts)
+
+
+QUERIES = ["When is the dentist?", "What milk does Mia like?"]
+
+
+def test_a_repeated_query_batch_is_read_from_the_cache(folder: Path) -> None:
+    first = QueryCountingRetriever()
+    first.build_index(Corpus(MEMORIES))
+    answers = first.search_many(QUERIES, 2)
+    assert first.query_batches == [2]
+    again = QueryCountingRetriever()
+    again.build_index(Corpus(MEMORIES))
+    assert again.search_many(QUERIES, 2) == answers
+    assert again.query_batches == []  # nothing embedded: the vectors came from the cache
+    # Another batch is another key; the sidecars hold a digest of the texts, never the texts.
+    again.search_many(QUERIES[:1], 2)
+    assert again.query_batches == [1]
+    assert len(list(folder.glob("*.npy"))) == 3  # the corpus and two query batches
+    sidecars = " ".join(path.read_text() for path in folder.glob("*.json"))
+    assert "dentist" not in sidecars and "Mia" not in sidecars
+
+
+def test_query_cache_off_embeds_every_batch(folder: Path) -> None:
+    retriever = QueryCountingRetriever(DenseRetriever.Options(query_cache=False))
+    retriever.build_index(Corpus(MEMORIES))
+    retriever.search_many(QUERIES, 2)
+    retriever.search_many(QUERIES, 2)
+    assert retriever.query_batches == [2, 2]
+
+
+def test_single_query_search_always_embeds(folder: Path) -> None:
+    """`search` is the latency path: it never reads query vectors from the cache."""
+    retriever = QueryCountingRetriever()
+    retriever.build_index(Corpus(MEMORIES))
+    retriever.search_many(QUERIES[:1], 2)
+    assert retriever.search(QUERIES[0], 2) == retriever.search_many(QUERIES[:1], 2)[0]
+    retriever.search(QUERIES[0], 2)
+    assert retriever.query_batches == [1, 1, 1]

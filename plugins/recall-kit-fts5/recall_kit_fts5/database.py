@@ -7,7 +7,8 @@ import json
 import os
 import secrets
 import sqlite3
-from collections.abc import Sequence
+import sys
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from recall_kit import Corpus, RecallKitError
@@ -101,6 +102,39 @@ def stored_key(path: Path) -> str | None:
         connection.close()
 
 
+def content_digest(rows: Iterable[Sequence[object]]) -> str:
+    """A digest of the indexed rows, in rowid order: what the file must still hold to be reused."""
+    digest = hashlib.sha256()
+    for row in rows:
+        digest.update(json.dumps(list(row), ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass"))
+        digest.update(b"\n")
+    return digest.hexdigest()
+
+
+def _corpus_rows(corpus: Corpus) -> Iterator[tuple[object, ...]]:
+    for rowid, memory in enumerate(corpus, start=1):
+        yield (rowid, memory.id, memory.importance, memory.content, memory.category,
+               " ".join(memory.tags), memory.expanded_keywords)
+
+
+def verify(connection: sqlite3.Connection, corpus: Corpus) -> str | None:
+    """Why a persisted index must not be reused (None when it is sound): SQLite's own structural
+    check, FTS5's check of its index against the rows, and the rows against the corpus."""
+    try:
+        status = connection.execute("PRAGMA quick_check").fetchone()
+        if not status or status[0] != "ok":
+            return f"PRAGMA quick_check: {status[0] if status else 'no answer'}"
+        connection.execute("INSERT INTO memories_fts (memories_fts) VALUES ('integrity-check')")
+        stored = connection.execute(
+            "SELECT rowid, doc_id, importance, content, category, tags, keywords FROM memories ORDER BY rowid"
+        )
+        if content_digest(stored) != content_digest(_corpus_rows(corpus)):
+            return "its rows differ from the corpus"
+    except sqlite3.Error as error:
+        return f"{type(error).__name__}: {error}"
+    return None
+
+
 def open_on_disk(path: Path, corpus: Corpus, tokenizer: str, columns: Sequence[str],
                  key: str) -> tuple[sqlite3.Connection, bool]:
     """Open the index at `path`, reusing it when its key matches, else rebuilding it atomically.
@@ -110,7 +144,13 @@ def open_on_disk(path: Path, corpus: Corpus, tokenizer: str, columns: Sequence[s
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.exists() and stored_key(path) == key:
-        return sqlite3.connect(str(path)), True
+        connection = sqlite3.connect(str(path))
+        problem = verify(connection, corpus)
+        if problem is None:
+            return connection, True
+        connection.close()
+        print(f"recall-kit-fts5: the index at {path} failed its check ({problem}); rebuilding it.",
+              file=sys.stderr)
     temporary = path.with_name(f"{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     try:
         connection = sqlite3.connect(str(temporary))

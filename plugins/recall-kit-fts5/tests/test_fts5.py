@@ -264,3 +264,44 @@ def test_bad_options_are_one_line_errors(plugin, key: str, value: str) -> None:
     with pytest.raises(OptionError) as error:
         build_system(SystemSpec(retriever="fts5", options={"fts5": {key: value}}))
     assert "\n" not in str(error.value)
+
+
+def _flip_bytes(path: Path, count: int, start: int) -> None:
+    data = bytearray(path.read_bytes())
+    for offset in range(start, min(start + count, len(data))):
+        data[offset] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+def test_a_corrupt_index_on_disk_is_detected_and_rebuilt(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # 64 flipped bytes at the end of a page (where SQLite keeps cell content) or a changed row:
+    # the file keeps its index key, so only a check of its content can tell it must not be reused.
+    # Every page in turn: a corrupt file is either rebuilt, or (the bytes were unused) answers the same.
+    path = tmp_path / "fts5.sqlite"
+    queries = ["apple cherry", "banana", "cherry pie"]
+    first = built(path=str(path))
+    expected = [first.search(q, 5) for q in queries]
+    first.close()
+    pristine = path.read_bytes()
+    page = 4096
+    rebuilt, checked = 0, 0
+    for start in range(page, len(pristine), page):
+        path.write_bytes(pristine)
+        _flip_bytes(path, 64, start + page - 64)
+        again = built(path=str(path))
+        assert [again.search(q, 5) for q in queries] == expected, f"page at {start}"
+        if again.index_stats()["reused_from_disk"] is False:
+            rebuilt += 1  # its key was unreadable, or (counted below) its check failed
+            checked += "failed its check" in capsys.readouterr().err
+            sound = built(path=str(path))
+            assert sound.index_stats()["reused_from_disk"] is True  # now sound
+            sound.close()
+        again.close()
+    assert rebuilt >= 1 and checked >= 1
+    capsys.readouterr()
+    connection = sqlite3.connect(str(path))
+    connection.execute("UPDATE memories SET doc_id = 'swapped' WHERE rowid = 1")
+    connection.commit()
+    connection.close()
+    assert built(path=str(path)).index_stats()["reused_from_disk"] is False
+    assert "rows differ from the corpus" in capsys.readouterr().err

@@ -56,18 +56,45 @@ def exact(result: dict, metric: str) -> float:
     return result["metrics"]["strata"]["exact"][metric]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "measured on examples/memories: recall@10 fts5 0.6826, dense 0.8833, fts5+dense rrf 0.8174 -- "
-    "equal-weight RRF loses to the dense leg (paraphrase stratum: dense 0.95, rrf 0.6625)"
-))
-def test_rrf_recalls_more_than_either_leg(run_eval):
+def paired(baseline: dict, challenger: dict, metric: str):
+    """The paired comparison row (challenger - baseline) over all queries, 10,000 resamples."""
+    from recall_kit.decide.compare import compare_results
+    from recall_kit.measure.result import BenchmarkResult
+
+    comparison = compare_results([("baseline", BenchmarkResult.from_dict(baseline)), ("challenger", BenchmarkResult.from_dict(challenger))],
+                                 metrics=[metric], strata=False)
+    return comparison.row("challenger", metric)
+
+
+# The withdrawn criterion "equal-weight rrf beats dense on examples/memories" does not hold
+# (measured: recall@10 fts5 0.6826, dense 0.8833, rrf 0.8174; see the README). What holds:
+
+
+def test_rrf_beats_the_lexical_leg_significantly(run_eval):
     fts5, _ = run_eval("-r", "fts5")
+    fused, _ = run_eval("-r", "fts5+dense", "-f", "rrf")
+    row = paired(fts5, fused, "recall@10")
+    assert row.delta > 0 and row.ci_low > 0, row
+
+
+def test_rrf_below_the_dense_leg_is_reported(run_eval):
+    """Where rrf loses to its stronger leg, the run says so (runner's leg-versus-fusion check)."""
     dense, _ = run_eval("-r", "dense")
     fused, _ = run_eval("-r", "fts5+dense", "-f", "rrf")
-    print({"fts5": overall(fts5, "recall@10"), "dense": overall(dense, "recall@10"),
-           "rrf": overall(fused, "recall@10")})
-    assert overall(fused, "recall@10") > overall(fts5, "recall@10")
-    assert overall(fused, "recall@10") > overall(dense, "recall@10")
+    assert overall(fused, "recall@10") < overall(dense, "recall@10")
+    assert any(w.startswith("Leg 'dense' alone scores recall@10") and "--fusion convex" in w
+               for w in fused["warnings"])
+
+
+def test_convex_minmax_default_beats_both_legs(run_eval):
+    """The documented default for two legs of different nature: convex with min-max."""
+    fts5, _ = run_eval("-r", "fts5")
+    dense, _ = run_eval("-r", "dense")
+    fused, _ = run_eval("-r", "fts5+dense", "-f", "convex")
+    assert fused["system"]["fusion"][0]["options"]["norm"] == "minmax"
+    assert overall(fused, "recall@10") > overall(dense, "recall@10") > overall(fts5, "recall@10")
+    assert paired(fts5, fused, "recall@10").ci_low > 0
+    assert not any("alone scores" in w for w in fused["warnings"])
 
 
 def test_rrf_beats_the_lexical_leg(run_eval):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import recall_kit
+from recall_kit_graph.conversation import ConversationExtractor
 from recall_kit_graph.extractors import (
     Extractor,
     Mention,
@@ -21,6 +22,7 @@ from recall_kit_graph.normalise import normalise_concept
 from recall_kit_graph.retriever import GraphRetriever
 
 __all__ = [
+    "ConversationExtractor",
     "Extractor",
     "GraphRetriever",
     "Mention",
@@ -45,6 +47,7 @@ def add_hookspecs(plugin_manager: Any) -> None:
 def register_extractors(register: Any) -> None:
     register("rules", RulesExtractor)
     register("triples", TriplesExtractor)
+    register("conversation", ConversationExtractor)
 
 
 @recall_kit.hookimpl

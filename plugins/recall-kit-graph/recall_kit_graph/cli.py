@@ -29,6 +29,8 @@ def graph_explain(
         if not sep or not key:
             raise OptionError(f"Bad option {assignment!r}: expected KEY=VALUE (e.g. hops=3).")
         raw[key] = value
+    if k < 1:
+        raise OptionError(f"--k must be at least 1, got {k}.")
     options = build_options("retriever 'graph'", GraphRetriever.Options, raw)
     loaded = load_dataset(dataset)
     query = next((q for q in loaded.queries if q.query_id == query_id), None)

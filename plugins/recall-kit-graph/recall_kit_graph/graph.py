@@ -3,6 +3,7 @@ serialise to JSON and convert to networkx; built once per index from extractor f
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -15,7 +16,7 @@ from recall_kit.types import Corpus
 from recall_kit_graph.extractors import Fact, Mention, Relation, normalise_relation
 from recall_kit_graph.normalise import normalise_concept
 
-FORMAT = "recall-kit-graph/1"
+FORMAT = "recall-kit-graph/2"  # 2: the body is wrapped with its sha256 checksum
 
 #: Edge types the graph builds itself, with their default weights (`edge_weights` overrides).
 DEFAULT_EDGE_WEIGHTS: dict[str, float] = {
@@ -31,10 +32,16 @@ DEFAULT_EDGE_WEIGHTS: dict[str, float] = {
     "decided": 1.0,
     "related_to": 0.5,
     "follows": 0.25,
+    "said_by": 0.1,
+    "same_session": 0.1,
     "same_scope": 0.1,
 }
 #: Weight of a relation type the defaults do not name (one from a triples file).
 OTHER_RELATION_WEIGHT = 1.0
+
+
+def _canonical_json(data: Any) -> bytes:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
 @dataclass
@@ -119,13 +126,28 @@ class ConceptGraph:
             "targets": self.targets.tolist(),
             "types": self.types.tolist(),
         }
-        return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        body = _canonical_json(data)
+        checksum = hashlib.sha256(body).hexdigest()
+        return b'{"checksum":"' + checksum.encode("ascii") + b'","graph":' + body + b"}"
 
     @classmethod
     def from_json(cls, raw: bytes) -> ConceptGraph:
-        data = json.loads(raw)
+        """Read a graph written by `to_json`; ValueError when it is not one, or its checksum (or its
+        edge bounds) says it was changed since it was written."""
+        outer = json.loads(raw)
+        if not isinstance(outer, dict) or not isinstance(outer.get("graph"), dict):
+            raise ValueError(f"not a {FORMAT} graph")
+        data = outer["graph"]
         if data.get("format") != FORMAT:
             raise ValueError(f"not a {FORMAT} graph")
+        if hashlib.sha256(_canonical_json(data)).hexdigest() != outer.get("checksum"):
+            raise ValueError("checksum mismatch: the file was changed after it was written")
+        nodes = len(data["memory_ids"]) + len(data["concepts"])
+        for key in ("sources", "targets"):
+            if any(not 0 <= node < nodes for node in data[key]):
+                raise ValueError(f"{key} out of range")
+        if any(not 0 <= kind < len(data["edge_types"]) for kind in data["types"]):
+            raise ValueError("edge types out of range")
         return cls(
             memory_ids=list(data["memory_ids"]),
             concepts=list(data["concepts"]),
@@ -155,7 +177,8 @@ class ConceptGraph:
 
 def build_graph(corpus: Corpus, facts: Iterable[Fact]) -> ConceptGraph:
     """Build the graph of `corpus` from extractor facts, plus `follows` (consecutive memories
-    of one scope by created_at) and `same_scope` (memory -> its scope's node) edges."""
+    of one scope by created_at), `same_scope` (memory -> its scope's node) and, for memories
+    with a `session` field, `same_session` (memory -> its session's node) edges."""
     memory_ids = [memory.id for memory in corpus]
     memory_index = {memory_id: i for i, memory_id in enumerate(memory_ids)}
     concepts: dict[str, int] = {}
@@ -196,6 +219,12 @@ def build_graph(corpus: Corpus, facts: Iterable[Fact]) -> ConceptGraph:
     for i, row in enumerate(corpus):
         if row.scope is not None:
             by_scope.setdefault(row.scope, []).append((row.created_at or "", i))
+    for i, row in enumerate(corpus):
+        session = row.extra.get("session")
+        if session is not None:
+            node = concept(f"#session:{row.scope or ''}:{session}", "session", raw=True)
+            if node is not None:
+                edges.add((i, node, edge_type("same_session")))
     for scope, members in sorted(by_scope.items()):
         # A scope node is named by the scope id under a prefix no normalised name can have, so
         # no concept from text merges with it and no query matches it.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,6 +59,19 @@ class GraphRetriever(Retriever):
         fuzzy: float | None = None
         #: A directory to persist the graph in (keyed by corpus fingerprint and options).
         path: str | None = None
+        #: `conversation` extractor: a topic word in more than this share of the memories is
+        #: left out (it bridges nothing).
+        topic_max_share: float = 0.05
+        #: A registered retriever (`bm25`, `dense`, ...) whose top `seed_depth` hits seed the
+        #: walk as memory nodes, beside the query's concepts (None: concepts only).
+        seed_retriever: str | None = None
+        #: Options of the seed retriever, `key:value,key:value` (`stemming:true,stopwords:true`).
+        seed_options: dict[str, str] = field(default_factory=dict)
+        #: How many of the seed retriever's hits seed the walk (the r-th with weight 1/r).
+        seed_depth: int = 10
+        #: Share of the unit of activation on the seed memories (the rest on query concepts;
+        #: all of it on the memories when the query names no concept).
+        seed_share: float = 0.5
 
         def __post_init__(self) -> None:
             if self.hops < 1:
@@ -72,6 +86,16 @@ class GraphRetriever(Retriever):
                 raise ValueError("edge_weights must be finite and >= 0")
             if not self.extractors:
                 raise ValueError("extractors must name at least one extractor")
+            if not 0.0 < self.topic_max_share <= 1.0:
+                raise ValueError("topic_max_share must be in (0, 1]")
+            if self.seed_depth < 1:
+                raise ValueError("seed_depth must be >= 1")
+            if not 0.0 <= self.seed_share <= 1.0:
+                raise ValueError("seed_share must be in [0, 1]")
+            if self.seed_retriever == "graph":
+                raise ValueError("seed_retriever cannot be 'graph' itself")
+            if self.seed_options and not self.seed_retriever:
+                raise ValueError("seed_options is set but seed_retriever is not")
             if self.triples and "triples" not in self.extractors:
                 raise ValueError("triples is set but 'triples' is not in extractors "
                                  "(use extractors=rules,triples)")
@@ -83,6 +107,8 @@ class GraphRetriever(Retriever):
         self._size: int | None = None
         self._persisted: Path | None = None
         self._names: list[str] = []
+        self._seeder: Any = None
+        self._memory_nodes: dict[str, int] = {}
 
     # --- building -------------------------------------------------------------------------------
 
@@ -105,8 +131,13 @@ class GraphRetriever(Retriever):
         if target is not None and target.exists():
             try:
                 graph = ConceptGraph.from_json(target.read_bytes())
-            except (ValueError, KeyError, OSError):
-                graph = None  # a stale or damaged file is rebuilt and replaced
+                if graph.memory_ids != list(corpus.ids):
+                    raise ValueError("its memory ids differ from the corpus")
+            except (ValueError, KeyError, TypeError, OSError, RecursionError) as error:
+                # A stale or damaged file is rebuilt and replaced, and the user told why.
+                print(f"recall-kit-graph: the graph at {target} failed its check "
+                      f"({type(error).__name__}: {str(error)[:120]}); rebuilding it.", file=sys.stderr)
+                graph = None
         if graph is None:
             graph = build_graph(corpus, (fact for extractor in extractors
                                          for fact in extractor.extract(corpus)))
@@ -120,6 +151,22 @@ class GraphRetriever(Retriever):
         self._size = None
         self._transition = transition_matrix(graph, graph.type_weights(self.options.edge_weights))
         self._names = list(graph.concepts)
+        self._memory_nodes = {memory_id: i for i, memory_id in enumerate(graph.memory_ids)}
+        self._seeder = self._build_seeder(corpus)
+
+    def _build_seeder(self, corpus: Corpus) -> Any:
+        """The seed retriever, built over the same corpus (None without `seed_retriever`)."""
+        name = self.options.seed_retriever
+        if not name:
+            return None
+        import recall_kit
+
+        # Built through the host's own composition, as a one-leg system: the registry lookup,
+        # the option checks and the adapter for retrieve()-only classes are the host's.
+        spec = recall_kit.SystemSpec(retriever=name, options={name: dict(self.options.seed_options)})
+        seeder = recall_kit.build_system(spec).legs[0].factory()
+        seeder.build_index(corpus)
+        return seeder
 
     def index_size_bytes(self) -> int | None:
         if self.graph is None:
@@ -143,7 +190,7 @@ class GraphRetriever(Retriever):
         unmatched = []
         for name in query_ngrams(query):
             node = graph.concept_node(name)
-            if node is not None and graph.concept_kinds[node - graph.memory_count] != "scope":
+            if node is not None and graph.concept_kinds[node - graph.memory_count] not in ("scope", "session"):
                 matched[node] = 1.0
             elif len(name) >= 4:
                 unmatched.append(name)
@@ -158,6 +205,30 @@ class GraphRetriever(Retriever):
                         matched[node] = max(matched.get(node, 0.0), ratio)
         total = sum(matched.values())
         return {node: weight / total for node, weight in matched.items()} if total else {}
+
+    def _with_memory_seeds(self, queries: Sequence[str], seed_maps: list[dict[int, float]]) -> list[dict[int, float]]:
+        """Each query's concept seeds scaled to 1 - seed_share, plus the seed retriever's top
+        `seed_depth` memories sharing seed_share in proportion to 1/rank."""
+        index = self._memory_nodes
+        answers = self._seeder.search_many(list(queries), self.options.seed_depth)
+        share = self.options.seed_share
+        combined = []
+        for concepts, hits in zip(seed_maps, answers, strict=True):
+            memories: dict[int, float] = {}
+            for rank, hit in enumerate(hits[: self.options.seed_depth], start=1):
+                node = index.get(str(getattr(hit, "id", hit)))
+                if node is not None and node not in memories:
+                    memories[node] = 1.0 / rank
+            total = sum(memories.values())
+            if not memories:
+                combined.append(concepts)
+                continue
+            memory_share = share if concepts else 1.0
+            seeds = {node: weight * (1.0 - memory_share) for node, weight in concepts.items()}
+            for node, weight in memories.items():
+                seeds[node] = seeds.get(node, 0.0) + memory_share * weight / total
+            combined.append({node: weight for node, weight in seeds.items() if weight > 0})
+        return combined
 
     def _scores(self, seed_maps: Sequence[dict[int, float]]) -> np.ndarray:
         """(memories, queries) scores for each query's seeds."""
@@ -197,6 +268,8 @@ class GraphRetriever(Retriever):
         if k <= 0 or not queries:
             return [[] for _ in queries]
         seed_maps = [self.query_seeds(query) for query in queries]
+        if self._seeder is not None:
+            seed_maps = self._with_memory_seeds(queries, seed_maps)
         results: list[list[Hit]] = [[] for _ in queries]
         active = [i for i, seeds in enumerate(seed_maps) if seeds]
         if not active:
@@ -248,5 +321,8 @@ class GraphRetriever(Retriever):
         return {key: value[1] for key, value in best.items()}
 
     def close(self) -> None:
+        if self._seeder is not None and hasattr(self._seeder, "close"):
+            self._seeder.close()
+        self._seeder = None
         self.graph = None
         self._transition = None

@@ -170,9 +170,9 @@ def test_triples_option_requires_the_extractor() -> None:
 
 def test_extractor_registry_lists_the_builtins(graph_plugin: object) -> None:
     registry = extractor_registry()
-    assert registry.names() == ["rules", "triples"]
+    assert registry.names() == ["conversation", "rules", "triples"]
     assert registry.get("rules").obj is RulesExtractor
-    with pytest.raises(UnknownExtractorError, match="Unknown extractor 'rule'. Available: rules, triples"):
+    with pytest.raises(UnknownExtractorError, match=r"Unknown extractor 'rule' \(did you mean 'rules'\?\)\. Available: conversation, rules, triples"):
         registry.get("rule")
 
 

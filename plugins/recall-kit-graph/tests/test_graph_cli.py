@@ -59,6 +59,9 @@ def test_graph_explain_errors_are_one_line(tmp_path: Path) -> None:
     bad = _run("graph-explain", "--dataset", str(dataset), "--query-id", "q1", "-o", "hops=0")
     assert bad.returncode == 2
     assert bad.stderr.strip() == "Error: Bad options for retriever 'graph': hops must be >= 1"
+    zero = _run("graph-explain", "--dataset", str(dataset), "--query-id", "q1", "-k", "0")
+    assert zero.returncode == 2
+    assert zero.stderr.strip() == "Error: --k must be at least 1, got 0."
 
 
 def test_plugins_and_list_show_graph() -> None:

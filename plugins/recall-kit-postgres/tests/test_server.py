@@ -158,7 +158,7 @@ def test_server_failing_to_start_is_one_line_and_leaves_nothing(tmpdir_env, monk
     done = run_cli(env, "eval", "-d", "examples/memories", "-r", "pg-fts",
                    "-o", "pg-fts.server_settings=shared_buffers:nonsense")
     assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert done.stderr.strip() == ('Error: The embedded PostgreSQL server failed to start: FATAL:  invalid value '
+    assert done.stderr.strip() == ('Error: The embedded PostgreSQL server failed to start: FATAL: invalid value '
                                    'for parameter "shared_buffers": "nonsense"')
     assert leftovers(folder) == ([], [])
     monkeypatch.setenv("TMPDIR", str(folder))

@@ -82,8 +82,11 @@ def import_dataset(
         _, problems = read_dataset(folder)
         if problems:
             more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            dropped = counts.get("dropped") if isinstance(counts, Mapping) else None
+            why = ("; it dropped " + ", ".join(f"{n} {reason.replace('_', ' ')}" for reason, n in dropped.items())
+                   if dropped else "; it dropped nothing")
             raise DatasetError(
-                f"importer {format_name!r} wrote a dataset that does not validate: {problems[0]}{more}"
+                f"importer {format_name!r} wrote a dataset that does not validate: {problems[0]}{more}{why}"
             )
     return counts
 

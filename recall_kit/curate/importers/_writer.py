@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from recall_kit.dataset import CORPUS_FILE, QRELS_FILE, QUERIES_FILE
+from recall_kit.dataset import CORPUS_FILE, QRELS_FILE, QUERIES_FILE, has_lone_surrogate
 from recall_kit.dataset import as_id as dataset_id
 from recall_kit.errors import DatasetError, RecallKitError
 from recall_kit.fileio import user_mode, write_jsonl_atomic
@@ -100,15 +100,27 @@ class Counts:
 
 def read_json(path: Path) -> Any:
     """A whole JSON file; a missing or malformed file is one line naming it."""
+    if path.is_dir():
+        raise DatasetError(f"{path}: is a folder; this importer reads one JSON file")
     try:
         with path.open(encoding="utf-8") as handle:
-            return json.load(handle)
+            text = handle.read()
+        data = json.loads(text)
     except FileNotFoundError:
         raise DatasetError(f"{path}: not found") from None
+    except OSError as error:
+        raise DatasetError(f"{path}: cannot read ({error.strerror})") from None
     except json.JSONDecodeError as error:
         raise DatasetError(f"{path.name}:{error.lineno}: not valid JSON ({error.msg})") from None
     except UnicodeDecodeError:
         raise DatasetError(f"{path.name}: not UTF-8 text") from None
+    except RecursionError:
+        raise DatasetError(f"{path.name}: not valid JSON (nested too deeply)") from None
+    except ValueError as error:  # an integer of more than 4300 digits
+        raise DatasetError(f"{path.name}: not valid JSON ({str(error).split(';')[0]})") from None
+    if "\\u" in text and has_lone_surrogate(data):
+        raise DatasetError(f"{path.name}: holds a lone surrogate escape (\\ud800-\\udfff): not text")
+    return data
 
 
 def as_id(value: Any) -> str | None:

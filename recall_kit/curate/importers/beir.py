@@ -92,6 +92,16 @@ class BeirImporter(Importer):
         """query-id -> {corpus-id: score} for documents in the corpus; and the queries left with none."""
         judgments: dict[str, dict[str, int]] = {}
         unknown_doc_queries: set[str] = set()
+        try:
+            self._qrels_lines(path, documents, counts, judgments, unknown_doc_queries)
+        except UnicodeDecodeError:
+            raise DatasetError(f"{path.name}: not UTF-8 text") from None
+        return judgments, unknown_doc_queries - set(judgments)
+
+    def _qrels_lines(self, path: Path, documents: set[str], counts: Counts,
+                     judgments: dict[str, dict[str, int]], unknown_doc_queries: set[str]) -> None:
+        from recall_kit.dataset import MAX_GRADE, MIN_GRADE
+
         with path.open(encoding="utf-8") as handle:
             for number, line in enumerate(handle, start=1):
                 fields = line.rstrip("\n").split("\t") if "\t" in line else line.split()
@@ -104,9 +114,15 @@ class BeirImporter(Importer):
                     raise DatasetError(f"{path.name}:{number}: expected query-id, corpus-id, score")
                 query_id, doc_id, raw_score = fields[0], fields[1], fields[2]
                 try:
-                    score = int(float(raw_score))
+                    value = float(raw_score)
                 except ValueError:
-                    raise DatasetError(f"{path.name}:{number}: score {raw_score!r} is not a number") from None
+                    raise DatasetError(f"{path.name}:{number}: score {raw_score[:40]!r} is not a number") from None
+                if not value.is_integer():  # 1.5 was truncated to 1: a grade is an integer
+                    raise DatasetError(f"{path.name}:{number}: score {raw_score[:40]!r} is not an integer grade")
+                if not MIN_GRADE <= value <= MAX_GRADE:
+                    raise DatasetError(f"{path.name}:{number}: score {raw_score[:40]} is outside "
+                                       f"{MIN_GRADE}..{MAX_GRADE}")
+                score = int(value)
                 if doc_id not in documents:
                     counts.drop("judgments_unknown_document")
                     unknown_doc_queries.add(query_id)
@@ -117,4 +133,3 @@ class BeirImporter(Importer):
                     judged[doc_id] = max(judged[doc_id], score)
                     continue
                 judged[doc_id] = score
-        return judgments, unknown_doc_queries - set(judgments)

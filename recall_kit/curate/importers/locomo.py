@@ -74,7 +74,14 @@ class LocomoImporter(Importer):
             if not isinstance(sample, dict):
                 counts.drop("samples_malformed")
                 continue
-            sample_id = as_id(sample.get("sample_id")) or f"sample{position}"
+            given = sample.get("sample_id")
+            sample_id = as_id(given)
+            if sample_id is None and given is not None:  # was silently renamed sample<N>
+                raise DatasetError(f"{source.name}: sample {position}: sample_id must be one line of text "
+                                   f"or an integer, got {type(given).__name__}")
+            if sample_id is None:
+                sample_id = f"sample{position}"
+                counts.note("samples_without_id_named_by_position")
             if sample_id in scopes:
                 counts.drop("samples_duplicate_id")
                 continue

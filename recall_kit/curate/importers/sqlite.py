@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from recall_kit.curate.importers._writer import Counts, as_id, qrels_row, write_dataset_files
-from recall_kit.dataset import read_jsonl
+from recall_kit.dataset import MAX_GRADE, MIN_GRADE, read_jsonl
 from recall_kit.errors import DatasetError, OptionError
 from recall_kit.types import Importer
 
@@ -54,14 +54,23 @@ class SqliteImporter(Importer):
 
     @dataclass(frozen=True)
     class Options:
+        #: The table holding one memory per row.
         table: str = "memories"
+        #: Column of the memory id.
         id_col: str = "id"
+        #: Column of the memory text.
         text_col: str = "content"
+        #: Column of the category (empty: none).
         category_col: str = ""
+        #: Column of the tags, comma-separated or a JSON list (empty: none).
         tags_col: str = ""
+        #: Column of the importance, a number (empty: none).
         importance_col: str = ""
+        #: Column of the scope, a user or conversation (empty: none).
         scope_col: str = ""
+        #: Column of the creation time (empty: none).
         created_at_col: str = ""
+        #: Column of the parent document id, for chunks (empty: none).
         parent_col: str = ""
         #: Rows where this column is true (1, "true", "yes") are never exported.
         sensitive_col: str = ""
@@ -158,7 +167,10 @@ class SqliteImporter(Importer):
                     f"{source.name}: no table {options.table!r} (tables: {', '.join(sorted(tables)) or 'none'})"
                 )
             table = quote_identifier(options.table)
-            columns = [row[1] for row in connection.execute(f"PRAGMA table_info({table})")]
+            try:
+                columns = [row[1] for row in connection.execute(f"PRAGMA table_info({table})")]
+            except sqlite3.Error as error:  # a view over a dropped table, a corrupt schema
+                raise DatasetError(f"{source.name}: table {options.table!r} cannot be read ({error})") from None
             wanted = {
                 field.name[: -len("_col")]: getattr(options, field.name)
                 for field in fields(options) if field.name.endswith("_col") and getattr(options, field.name)
@@ -171,14 +183,16 @@ class SqliteImporter(Importer):
                     )
             roles = list(wanted)
             sql = f"SELECT {', '.join(quote_identifier(wanted[r]) for r in roles)} FROM {table}"
-            rows = connection.execute(sql)
             memories: list[dict[str, Any]] = []
             seen: set[str] = set()
-            for values in rows:
-                record = dict(zip(roles, values, strict=True))
-                memory = self._memory(record, seen, counts)
-                if memory is not None:
-                    memories.append(memory)
+            try:
+                for values in connection.execute(sql):
+                    record = dict(zip(roles, values, strict=True))
+                    memory = self._memory(record, seen, counts)
+                    if memory is not None:
+                        memories.append(memory)
+            except sqlite3.Error as error:
+                raise DatasetError(f"{source.name}: table {options.table!r} cannot be read ({error})") from None
             return memories
         finally:
             connection.close()
@@ -237,7 +251,8 @@ def _judgments(row: dict[str, Any]) -> dict[str, int] | None:
     if isinstance(row.get("relevance"), dict):
         grades: dict[str, int] = {}
         for doc_id, grade in row["relevance"].items():
-            if isinstance(grade, bool) or not isinstance(grade, (int, float)) or int(grade) != grade:
+            if (isinstance(grade, bool) or not isinstance(grade, (int, float)) or not math.isfinite(grade)
+                    or int(grade) != grade or not MIN_GRADE <= grade <= MAX_GRADE or as_id(doc_id) is None):
                 return None
             grades[str(doc_id)] = int(grade)
         return grades

@@ -47,12 +47,23 @@ def _fields(block: str) -> dict[str, str]:
     return found
 
 
+def _unclosed_top(text: str) -> str | None:
+    """The body of a final `<top>` that has no `</top>`, or None."""
+    closed = list(_TOP.finditer(text))
+    rest = text[closed[-1].end():] if closed else text
+    opening = re.search(r"<top>", rest, re.IGNORECASE)
+    return rest[opening.end():] if opening else None
+
+
 def parse_topics(text: str, field: str) -> list[tuple[str, str]]:
     """(topic id, query text) pairs from SGML topics (`<top><num> Number: 301 <title> ...`),
     TREC Web track XML (`<topic number="1"><query>...`), or `qid<TAB>text` lines."""
     parts = field.split("+")
     topics: list[tuple[str, str]] = []
     blocks = _TOP.findall(text)
+    tail = _unclosed_top(text)
+    if tail is not None:  # a last <top> never closed (a truncated file): read, and counted by run()
+        blocks.append(tail)
     if blocks:
         names = {"title": "title", "description": "desc", "narrative": "narr"}
         for block in blocks:
@@ -114,6 +125,8 @@ class TrecImporter(Importer):
             raw_topics = parse_topics(topics_path.read_text(encoding="utf-8"), self.options.field)
         except UnicodeDecodeError:
             raise DatasetError(f"{topics_path.name}: not UTF-8 text") from None
+        if _unclosed_top(topics_path.read_text(encoding="utf-8")) is not None:
+            counts.note("topics_unclosed_last_block_read")
         queries: list[dict[str, Any]] = []
         qrels: list[dict[str, Any]] = []
         seen: set[str] = set()

@@ -8,9 +8,10 @@ from recall_kit.types import JudgedRankings
 
 
 def relevant_at(data: JudgedRankings, cutoff: int | None) -> np.ndarray:
-    """(Q, min(cutoff, D)) True where the document at that rank is relevant (grade >= 1)."""
+    """(Q, min(cutoff, D)) True where the document at that rank is relevant (grade >= the
+    relevance level, 1 unless trec_eval's ``-l`` says otherwise)."""
     grades = data.grades if cutoff is None else data.grades[:, :cutoff]
-    return grades >= 1
+    return grades >= data.relevance_level
 
 
 def relevant_retrieved(data: JudgedRankings, cutoff: int | None) -> np.ndarray:
@@ -41,3 +42,15 @@ def require_cutoff(cutoff: int | None) -> int:
     """The cutoff of a metric that needs one, checked (see `check_cutoff`)."""
     check_cutoff(cutoff, required=True)
     return int(cutoff)  # type: ignore[arg-type]  # not None: checked above
+
+
+def refuse_cutoff(name: str, cutoff: int | None) -> None:
+    """Reject a cutoff given to a metric that takes none (a library caller's mistake)."""
+    if cutoff is not None:
+        raise ValueError(f"{name} takes no cutoff")
+
+
+def exclusive_cumsum(flags: np.ndarray) -> np.ndarray:
+    """(Q, D) how many True cells stand strictly before each rank of each row."""
+    counts = np.cumsum(flags, axis=1, dtype=np.int64)
+    return counts - flags

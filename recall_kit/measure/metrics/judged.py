@@ -11,14 +11,16 @@ from recall_kit.types import JudgedRankings
 def judged_at_k(data: JudgedRankings, cutoff: int | None) -> np.ndarray:
     """Judged@k, per query: the fraction of the top ``min(k, n)`` documents that are judged.
 
-    ``judged@k = |judged ∩ top k| / min(k, n)``, n being the ranking's length; a judgment of any
-    grade (0 included) counts. The denominator is ``min(k, n)``, not k, so that a short ranking
-    whose every document is judged scores 1: the metric says how far the other scores can be
-    trusted, not how long the ranking is. An empty ranking scores 0 (nothing was judged).
-    Low values warn that unjudged documents, scored as not relevant, may hide real hits.
+    ``judged@k = |judged ∩ top k| / min(k, n)``, n being the ranking's length; a judgment is a
+    grade >= 0 (0 included). A negative grade (trec_eval's -1: in the pool, not judged) is not a
+    judgment, as trec_eval's ``unj_k`` counts it unjudged. The denominator is ``min(k, n)``, not
+    k, so that a short ranking whose every document is judged scores 1: the metric says how far
+    the other scores can be trusted, not how long the ranking is. An empty ranking scores 0
+    (nothing was judged). Low values warn that unjudged documents, scored as not relevant, may
+    hide real hits.
 
-    Reference: ir_measures / ranx ``Judged@k`` (not in trec_eval, whose closest measure is
-    ``num_nonrel_judged_ret``); those divide by k, which differs only for rankings shorter than k.
+    Reference: ir_measures ``Judged@k`` (same denominator; it counts a -1 grade as judged);
+    trec_eval ``unj_k`` (2023), the unjudged share with denominator k.
     """
     k = require_cutoff(cutoff)
     judged = np.count_nonzero(data.judged[:, :k], axis=1)

@@ -18,7 +18,7 @@ def r_precision(data: JudgedRankings, cutoff: int | None = None) -> np.ndarray:
     """
     if cutoff is not None:
         raise ValueError("r_precision takes no cutoff")
-    relevant = data.grades >= 1
+    relevant = data.relevant
     num_relevant = np.asarray(data.num_relevant, dtype=np.int64)
     depth = relevant.shape[1]
     if depth == 0:

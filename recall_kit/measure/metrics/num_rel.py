@@ -1,0 +1,18 @@
+"""num_rel: how many relevant documents the qrels hold for a query."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from recall_kit.measure.metrics._common import refuse_cutoff
+from recall_kit.types import JudgedRankings
+
+
+def num_relevant(data: JudgedRankings, cutoff: int | None = None) -> np.ndarray:
+    """The number of relevant documents (grade >= the relevance level) in the qrels, per query,
+    retrieved or not. Summed, not averaged, over queries, as trec_eval's "all" line does.
+
+    Reference: trec_eval ``num_rel``; ir_measures ``NumRel``.
+    """
+    refuse_cutoff("num_rel", cutoff)
+    return np.asarray(data.num_relevant, dtype=np.float64)
