@@ -7,13 +7,9 @@ import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Literal
 
 from recall_kit.types import Corpus, Hit, Memory, Retriever
-from recall_kit_dense.ann import AnnIndex, ann_hits, build_ann, top_k_rows
-from recall_kit_dense.cache import CACHE_FORMAT, EmbeddingCache
 from recall_kit_dense.models import (
     DEFAULT_MODEL,
     LoadedModel,
@@ -22,6 +18,14 @@ from recall_kit_dense.models import (
     token_lengths,
 )
 from recall_kit_dense.prefixes import Prefixes, resolve_prefixes
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from recall_kit_dense.ann import AnnIndex
+
+# numpy, and the modules that need it (ann, cache), are imported where vectors are made or
+# searched: registering this retriever runs for `recall-kit --help`, which must not pay for numpy.
 
 #: Memory fields that `fields` may name; `searchable_text` is content, category, tags, keywords.
 TEXT_FIELDS = ("searchable_text", "content", "category", "tags", "expanded_keywords")
@@ -148,6 +152,8 @@ class DenseRetriever(Retriever):
         return self._loaded
 
     def _encode(self, texts: list[str], prefix: str) -> np.ndarray:
+        import numpy as np
+
         loaded = self._model()
         if not texts:
             return np.zeros((0, loaded.dimension), dtype=np.float32)
@@ -174,6 +180,7 @@ class DenseRetriever(Retriever):
         if not show or len(texts) <= chunk:
             stage(f"dense: embedding {len(texts):,} memories")
             return self._encode(texts, prefix)
+        import numpy as np
 
         parts = []
         with progress_bar(len(texts), f"dense: embedding {len(texts):,} memories", show=True) as advance:
@@ -212,6 +219,8 @@ class DenseRetriever(Retriever):
         assert self._prefixes is not None
         import sentence_transformers
 
+        from recall_kit_dense.cache import CACHE_FORMAT
+
         return {
             "format": CACHE_FORMAT,
             "kind": "queries",
@@ -231,6 +240,8 @@ class DenseRetriever(Retriever):
         """`_embed_queries(texts)`, through the embedding cache when `cache` and `query_cache` are on."""
         if not (self.options.cache and self.options.query_cache):
             return self._embed_queries(texts)
+        from recall_kit_dense.cache import EmbeddingCache
+
         cache = EmbeddingCache()
         key = self.query_cache_key(texts)
         lookup = cache.load(key)
@@ -251,6 +262,8 @@ class DenseRetriever(Retriever):
         assert self._prefixes is not None
         import sentence_transformers
 
+        from recall_kit_dense.cache import CACHE_FORMAT
+
         return {
             "format": CACHE_FORMAT,
             "model": loaded.source.identity,
@@ -267,6 +280,9 @@ class DenseRetriever(Retriever):
         }
 
     def build_index(self, corpus: Corpus) -> None:
+        from recall_kit_dense.ann import build_ann
+        from recall_kit_dense.cache import EmbeddingCache
+
         loaded = self._model()
         assert self._prefixes is not None
         self._ids = list(corpus.ids)
@@ -350,6 +366,8 @@ class DenseRetriever(Retriever):
         return self._search(queries, k, cached=True)
 
     def _search(self, queries: Sequence[str], k: int, cached: bool) -> list[list[Hit]]:
+        from recall_kit_dense.ann import ann_hits, top_k_rows
+
         results: list[list[Hit]] = [[] for _ in queries]
         if self._matrix is None:
             raise RuntimeError("build_index must be called before search")
