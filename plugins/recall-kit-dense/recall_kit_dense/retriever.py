@@ -390,12 +390,16 @@ class DenseRetriever(Retriever):
         return results
 
     def _similarities(self, vectors: np.ndarray) -> np.ndarray:
-        """(queries x memories) inner products. One query is a matrix-vector product: BLAS runs
-        a 1-row matrix product on all its threads, which on a busy machine took 24 ms at 6,000
-        memories against 0.07 ms for the matrix-vector product (docs/performance.md)."""
+        """(queries x memories) inner products. One query is a matrix-vector product computed by
+        numpy's own einsum loop, not BLAS: between two query embeddings OpenBLAS's threads wake
+        up and compete with the model for the cores; at 6,000 x 384 BLAS took ~5.5 ms per query
+        that way (and slowed the ONNX embedding from ~6 to ~10 ms), einsum 0.6 ms, on 2 cores
+        (docs/performance.md). A batch stays one BLAS matrix product."""
+        import numpy as np
+
         assert self._matrix is not None
         if len(vectors) == 1:
-            return (self._matrix @ vectors[0])[None, :]
+            return np.einsum("ij,j->i", self._matrix, vectors[0])[None, :]
         return vectors @ self._matrix.T
 
     def _record_recall(self, query: str, k: int, approximate: list[Hit], truth: list[Hit]) -> None:
