@@ -54,11 +54,25 @@ def _click_style(command: Any) -> Any:
             param.__class__ = _ClickStyleArgument
         elif not getattr(param, "is_flag", False) and param.metavar is None:
             param.metavar = _click_metavar(param)
-        if param.name == "report" and param.help and "Available:" not in param.help:
+        if param.name == "report" and param.help and not hasattr(param, "_lists_reporters"):
+            param._lists_reporters = True
+            param.get_help_record = _listing_reporters(param, param.get_help_record)
+    return command
+
+
+def _listing_reporters(param: Any, get_help_record: Any) -> Any:
+    """`get_help_record` that first appends the registered reporters to --report's help: done
+    when that help is shown, not when `recall-kit --help` lists the commands (it would load the
+    reporters for nothing)."""
+
+    def with_reporters(ctx: Any) -> Any:
+        if "Available:" not in param.help:
             from recall_kit import registry
 
             param.help = f"{param.help} Available: {', '.join(registry.reporters.names())}."
-    return command
+        return get_help_record(ctx)
+
+    return with_reporters
 
 
 class _ClickStyleGroup(typer.core.TyperGroup):

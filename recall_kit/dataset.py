@@ -12,8 +12,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from recall_kit.errors import DatasetError
 from recall_kit.fingerprint import canonical_json
 from recall_kit.types import Corpus, Memory, Qrels, Query
@@ -472,6 +470,8 @@ def load_dataset(path: str | Path) -> Dataset:
 def summarise(values: Sequence[float], keys: Sequence[str] = ("min", "p50", "mean", "p95", "max")) -> dict[str, float | int]:
     """Named statistics of `values`, each rounded to 4 decimals: `n`, `min`, `max`, `mean`, and
     `pNN` (the NN-th percentile, numpy's linear interpolation). Every value is 0 when `values` is empty."""
+    import numpy as np  # here: the plugins that read JSONL through this module load for `--help`
+
     array = np.asarray(values, dtype=float)
     out: dict[str, float | int] = {}
     for key in keys:

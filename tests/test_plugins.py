@@ -198,12 +198,16 @@ def test_entry_points_broken_plugin_allowlist_and_trace(tmp_path):
     assert "rk-good registered retriever 'goodone'" in traced.stderr
 
 
-def test_help_does_not_import_heavy_libraries():
+@pytest.mark.parametrize("argv", [["--help"], ["plugins"]])
+def test_startup_does_not_import_heavy_libraries(argv):
+    """`recall-kit --help` and `recall-kit plugins`, in a fresh process with every installed
+    plugin loaded, import no torch, sentence-transformers, networkx, nor numpy: none of them is
+    needed before a command computes something (docs/performance.md, start-up)."""
     code = (
-        "import sys; sys.argv=['recall-kit','--help'];\n"
+        f"import sys; sys.argv=['recall-kit', *{argv!r}];\n"
         "from recall_kit.cli import main\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "heavy=[m for m in ('torch','sentence_transformers','networkx') if m in sys.modules]\n"
+        "heavy=[m for m in ('torch','sentence_transformers','networkx','numpy') if m in sys.modules]\n"
         "print('HEAVY', heavy)"
     )
     import os

@@ -6,10 +6,12 @@ import hashlib
 import math
 import re
 from collections.abc import Iterable, Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from recall_kit.types import Memory
+
+if TYPE_CHECKING:
+    import numpy as np
 
 #: A standard English stopword list (the one examples/memories/check.py uses).
 STOPWORDS: frozenset[str] = frozenset(
@@ -81,6 +83,8 @@ def minhash_signatures(shingle_sets: Sequence[set[tuple[str, ...]]], num_perm: i
     Two rows agree in one column with probability equal to the sets' Jaccard (Broder 1997).
     An empty set's row is all p (agrees with nothing but another empty set).
     """
+    import numpy as np  # here: the query generators that use this module register for `plugins`
+
     rng = np.random.default_rng(seed)
     a = rng.integers(1, _PRIME, size=num_perm, dtype=np.int64)
     b = rng.integers(0, _PRIME, size=num_perm, dtype=np.int64)

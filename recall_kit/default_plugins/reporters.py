@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from recall_kit.hookspecs import Register, hookimpl
-from recall_kit.reporting.formats import CsvReporter, JsonReporter, MarkdownReporter, TableReporter
-from recall_kit.reporting.html import HtmlReporter
 
 
 @hookimpl
 def register_reporters(register: Register) -> None:
+    # Imported here: the host imports this module for every command, `recall-kit --help` included.
+    from recall_kit.reporting.formats import CsvReporter, JsonReporter, MarkdownReporter, TableReporter
+    from recall_kit.reporting.html import HtmlReporter
+
     register("table", TableReporter)
     register("markdown", MarkdownReporter)
     register("csv", CsvReporter)

@@ -282,7 +282,7 @@ _CHUNK = 1 << 23  # bytes per step: small temporaries are reused, where file-siz
 
 
 def _is_utf8(raw: bytes | mmap.mmap, buf: np.ndarray) -> bool:
-    if not (buf >= 128).any():
+    if len(buf) == 0 or int(buf.max()) < 128:  # ASCII; max() makes no file-sized temporary
         return True
     try:
         bytes(raw).decode("utf-8")

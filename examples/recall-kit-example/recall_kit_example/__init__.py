@@ -11,12 +11,16 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Literal
 
 import recall_kit
 from recall_kit import Corpus, Hit, Retriever
+
+if TYPE_CHECKING:
+    import numpy as np
+
+# numpy is imported inside the methods that compute: the host loads every plugin to register
+# it, also for `recall-kit --help`, and a module-level `import numpy` would slow that down.
 
 __all__ = ["TfidfRetriever", "register_retrievers", "tokenize"]
 
@@ -58,17 +62,22 @@ class TfidfRetriever(Retriever):
         super().__init__(options)
         self._ids: list[str] = []
         self._vocabulary: dict[str, int] = {}
-        self._idf = np.zeros(0)
-        self._matrix = np.zeros((0, 0))
-        # Position of each memory in descending id order: ties are broken as trec_eval does.
-        self._tie_rank = np.zeros(0, dtype=np.int64)
+        # Set by build_index: the idf per term, the memories' unit vectors, and the position of
+        # each memory in descending id order (ties are broken as trec_eval does).
+        self._idf: np.ndarray | None = None
+        self._matrix: np.ndarray | None = None
+        self._tie_rank: np.ndarray | None = None
 
     def _weights(self, counts: np.ndarray) -> np.ndarray:
+        import numpy as np
+
         if self.options.sublinear_tf:
             counts = np.where(counts > 0, 1.0 + np.log(np.maximum(counts, 1.0)), 0.0)
         return counts * self._idf
 
     def build_index(self, corpus: Corpus) -> None:
+        import numpy as np
+
         texts = [m.searchable_text if self.options.fields == "all" else m.content for m in corpus]
         token_counts = [Counter(tokenize(text)) for text in texts]
         self._ids = list(corpus.ids)
@@ -89,6 +98,8 @@ class TfidfRetriever(Retriever):
         self._tie_rank[order] = np.arange(n)
 
     def _query_matrix(self, queries: Sequence[str]) -> np.ndarray:
+        import numpy as np
+
         counts = np.zeros((len(queries), len(self._vocabulary)))
         for row, query in enumerate(queries):
             for term, count in Counter(tokenize(query)).items():
@@ -102,9 +113,13 @@ class TfidfRetriever(Retriever):
 
     def search_many(self, queries: Sequence[str], k: int) -> list[list[Hit]]:
         """Every query's cosine against every memory as one matrix product."""
+        import numpy as np
+
         queries = list(queries)
         if not queries:
             return []
+        if self._matrix is None or self._tie_rank is None:
+            raise RuntimeError("build_index() must be called before search()")
         scores = self._query_matrix(queries) @ self._matrix.T  # (queries, memories)
         answers = []
         for row in scores:
@@ -115,6 +130,8 @@ class TfidfRetriever(Retriever):
         return answers
 
     def index_size_bytes(self) -> int | None:
+        if self._matrix is None or self._idf is None:
+            return None
         size = (
             self._matrix.nbytes
             + self._idf.nbytes
@@ -127,6 +144,8 @@ class TfidfRetriever(Retriever):
 
 
 def _l2_normalise(matrix: np.ndarray) -> np.ndarray:
+    import numpy as np
+
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     return np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
 

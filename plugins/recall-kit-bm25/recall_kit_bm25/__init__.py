@@ -2,16 +2,32 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import recall_kit
-from recall_kit_bm25.retriever import BM25Retriever
-from recall_kit_bm25.tokenize import tokenize
+
+if TYPE_CHECKING:
+    from recall_kit_bm25.retriever import BM25Retriever
+    from recall_kit_bm25.tokenize import tokenize
 
 __all__ = ["BM25Retriever", "register_retrievers", "tokenize"]
+
+# The public names, imported on first use: the host imports this module for every command,
+# `recall-kit --help` included, and calls the hook only when it needs the retrievers.
+_LAZY = {"BM25Retriever": "recall_kit_bm25.retriever", "tokenize": "recall_kit_bm25.tokenize"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @recall_kit.hookimpl
 def register_retrievers(register: Any) -> None:
     """Register the `bm25` retriever."""
+    from recall_kit_bm25.retriever import BM25Retriever
+
     register("bm25", BM25Retriever)

@@ -5,13 +5,18 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Literal
 
 from recall_kit import Corpus, Hit, Retriever
-from recall_kit_bm25.index import DEFAULT_DELTA, BM25Parameters, PostingIndex
 from recall_kit_bm25.tokenize import tokenize
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from recall_kit_bm25.index import BM25Parameters, PostingIndex
+
+# numpy and the index (which needs numpy) are imported where an index is built or searched:
+# registering this retriever runs for `recall-kit --help`, which must not pay for numpy.
 
 # `search_many` scores queries in groups of about this many cells / documents, so that one
 # sparse product holds at most this many scores (about 12 bytes each).
@@ -64,11 +69,13 @@ class BM25Retriever(Retriever):
         self._ids: list[str] = []
         self._index: PostingIndex | None = None
         self._reference: Any = None
-        self._id_rank = np.zeros(0, dtype=np.int64)
+        self._id_rank: np.ndarray | None = None  # set by build_index
         self._weights: Any = None
 
     @property
     def parameters(self) -> BM25Parameters:
+        from recall_kit_bm25.index import DEFAULT_DELTA, BM25Parameters
+
         o = self.options
         delta = o.delta if o.delta is not None else DEFAULT_DELTA.get(o.variant, 0.5)
         return BM25Parameters(variant=o.variant, k1=o.k1, b=o.b, epsilon=o.epsilon, delta=delta)
@@ -79,6 +86,10 @@ class BM25Retriever(Retriever):
                         stemmer=self.options.stemmer)
 
     def build_index(self, corpus: Corpus) -> None:
+        import numpy as np
+
+        from recall_kit_bm25.index import PostingIndex
+
         self._ids = [memory.id for memory in corpus]
         # Tokenized as the index reads them (one memory's tokens alive at a time), unless the
         # rank-bm25 reference needs them all.
@@ -121,6 +132,7 @@ class BM25Retriever(Retriever):
             return [[] for _ in queries]
         if self._reference is not None or index.adds_baseline or index.corpus_size == 0:
             return [self.search(query, k) for query in queries]
+        import numpy as np
         from scipy.sparse import csr_matrix
 
         if self._weights is None:
@@ -144,6 +156,9 @@ class BM25Retriever(Retriever):
 
     def _top_k(self, candidates: np.ndarray, scores: np.ndarray, k: int) -> list[Hit]:
         """The best `k` candidates with a non-zero score: score descending, then id descending."""
+        import numpy as np
+
+        assert self._id_rank is not None  # set with the index, before any search
         keep = scores != 0
         candidates, scores = candidates[keep], scores[keep]
         if len(scores) > k:
@@ -156,6 +171,8 @@ class BM25Retriever(Retriever):
                 for doc, score in zip(candidates[order].tolist(), scores[order].tolist(), strict=True)]
 
     def _reference_search(self, tokens: list[str], k: int) -> list[Hit]:
+        import numpy as np
+
         reference = self._reference
         wanted = set(tokens)
         present = np.fromiter((not wanted.isdisjoint(doc) for doc in reference.doc_freqs),
@@ -176,7 +193,8 @@ class BM25Retriever(Retriever):
     def index_size_bytes(self) -> int | None:
         if self._index is None:
             return None
-        return self._index.nbytes() + int(self._id_rank.nbytes)
+        rank_bytes = self._id_rank.nbytes if self._id_rank is not None else 0
+        return self._index.nbytes() + int(rank_bytes)
 
     def index_stats(self) -> dict[str, Any]:
         if self._index is None:

@@ -7,13 +7,9 @@ import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Literal
 
 from recall_kit.types import Corpus, Hit, Memory, Retriever
-from recall_kit_dense.ann import AnnIndex, ann_hits, build_ann, top_k_rows
-from recall_kit_dense.cache import CACHE_FORMAT, EmbeddingCache
 from recall_kit_dense.models import (
     DEFAULT_MODEL,
     LoadedModel,
@@ -22,6 +18,14 @@ from recall_kit_dense.models import (
     token_lengths,
 )
 from recall_kit_dense.prefixes import Prefixes, resolve_prefixes
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from recall_kit_dense.ann import AnnIndex
+
+# numpy, and the modules that need it (ann, cache), are imported where vectors are made or
+# searched: registering this retriever runs for `recall-kit --help`, which must not pay for numpy.
 
 #: Memory fields that `fields` may name; `searchable_text` is content, category, tags, keywords.
 TEXT_FIELDS = ("searchable_text", "content", "category", "tags", "expanded_keywords")
@@ -149,6 +153,8 @@ class DenseRetriever(Retriever):
         return self._loaded
 
     def _encode(self, texts: list[str], prefix: str) -> np.ndarray:
+        import numpy as np
+
         loaded = self._model()
         if not texts:
             return np.zeros((0, loaded.dimension), dtype=np.float32)
@@ -175,6 +181,7 @@ class DenseRetriever(Retriever):
         if not show or len(texts) <= chunk:
             stage(f"dense: embedding {len(texts):,} memories")
             return self._encode(texts, prefix)
+        import numpy as np
 
         parts = []
         with progress_bar(len(texts), f"dense: embedding {len(texts):,} memories", show=True) as advance:
@@ -213,6 +220,8 @@ class DenseRetriever(Retriever):
         assert self._prefixes is not None
         import sentence_transformers
 
+        from recall_kit_dense.cache import CACHE_FORMAT
+
         return {
             "format": CACHE_FORMAT,
             "kind": "queries",
@@ -232,6 +241,8 @@ class DenseRetriever(Retriever):
         """`_embed_queries(texts)`, through the embedding cache when `cache` and `query_cache` are on."""
         if not (self.options.cache and self.options.query_cache):
             return self._embed_queries(texts)
+        from recall_kit_dense.cache import EmbeddingCache
+
         cache = EmbeddingCache()
         key = self.query_cache_key(texts)
         lookup = cache.load(key)
@@ -252,6 +263,8 @@ class DenseRetriever(Retriever):
         assert self._prefixes is not None
         import sentence_transformers
 
+        from recall_kit_dense.cache import CACHE_FORMAT
+
         return {
             "format": CACHE_FORMAT,
             "model": loaded.source.identity,
@@ -268,6 +281,9 @@ class DenseRetriever(Retriever):
         }
 
     def build_index(self, corpus: Corpus) -> None:
+        from recall_kit_dense.ann import build_ann
+        from recall_kit_dense.cache import EmbeddingCache
+
         loaded = self._model()
         assert self._prefixes is not None
         self._ids = list(corpus.ids)
@@ -351,6 +367,8 @@ class DenseRetriever(Retriever):
         return self._search(queries, k, cached=True)
 
     def _search(self, queries: Sequence[str], k: int, cached: bool) -> list[list[Hit]]:
+        from recall_kit_dense.ann import ann_hits, top_k_rows
+
         results: list[list[Hit]] = [[] for _ in queries]
         if self._matrix is None:
             raise RuntimeError("build_index must be called before search")
@@ -363,14 +381,27 @@ class DenseRetriever(Retriever):
             rows, scores = self._ann.query(vectors, k)
             answers = ann_hits(rows, scores, self._ids, k)
             if self.options.ann_recall_check:
-                exact = top_k_rows(vectors @ self._matrix.T, self._ids, k)
+                exact = top_k_rows(self._similarities(vectors), self._ids, k)
                 for i, approximate, truth in zip(wanted, answers, exact, strict=True):
                     self._record_recall(queries[i], k, approximate, truth)
         else:
-            answers = top_k_rows(vectors @ self._matrix.T, self._ids, k)
+            answers = top_k_rows(self._similarities(vectors), self._ids, k)
         for i, answer in zip(wanted, answers, strict=True):
             results[i] = answer
         return results
+
+    def _similarities(self, vectors: np.ndarray) -> np.ndarray:
+        """(queries x memories) inner products. One query is a matrix-vector product computed by
+        numpy's own einsum loop, not BLAS: between two query embeddings OpenBLAS's threads wake
+        up and compete with the model for the cores; at 6,000 x 384 BLAS took ~5.5 ms per query
+        that way (and slowed the ONNX embedding from ~6 to ~10 ms), einsum 0.6 ms, on 2 cores
+        (docs/performance.md). A batch stays one BLAS matrix product."""
+        import numpy as np
+
+        assert self._matrix is not None
+        if len(vectors) == 1:
+            return np.einsum("ij,j->i", self._matrix, vectors[0])[None, :]
+        return vectors @ self._matrix.T
 
     def _record_recall(self, query: str, k: int, approximate: list[Hit], truth: list[Hit]) -> None:
         # Keyed by a digest, so a query timed again is counted once and no text is kept.

@@ -2,16 +2,36 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import recall_kit
-from recall_kit_fts5.query import query_words, quote_phrase
-from recall_kit_fts5.retriever import FTS5Retriever
+
+if TYPE_CHECKING:
+    from recall_kit_fts5.query import query_words, quote_phrase
+    from recall_kit_fts5.retriever import FTS5Retriever
 
 __all__ = ["FTS5Retriever", "query_words", "quote_phrase", "register_retrievers"]
+
+# The public names, imported on first use: the host imports this module for every command,
+# `recall-kit --help` included, and calls the hook only when it needs the retrievers.
+_LAZY = {
+    "FTS5Retriever": "recall_kit_fts5.retriever",
+    "query_words": "recall_kit_fts5.query",
+    "quote_phrase": "recall_kit_fts5.query",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @recall_kit.hookimpl
 def register_retrievers(register: Any) -> None:
     """Register the `fts5` retriever."""
+    from recall_kit_fts5.retriever import FTS5Retriever
+
     register("fts5", FTS5Retriever)

@@ -7,19 +7,21 @@ command. networkx and scipy are imported only when a graph is built.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import recall_kit
-from recall_kit_graph.conversation import ConversationExtractor
-from recall_kit_graph.extractors import (
-    Extractor,
-    Mention,
-    Relation,
-    RulesExtractor,
-    TriplesExtractor,
-)
-from recall_kit_graph.normalise import normalise_concept
-from recall_kit_graph.retriever import GraphRetriever
+
+if TYPE_CHECKING:
+    from recall_kit_graph.conversation import ConversationExtractor
+    from recall_kit_graph.extractors import (
+        Extractor,
+        Mention,
+        Relation,
+        RulesExtractor,
+        TriplesExtractor,
+    )
+    from recall_kit_graph.normalise import normalise_concept
+    from recall_kit_graph.retriever import GraphRetriever
 
 __all__ = [
     "ConversationExtractor",
@@ -33,6 +35,27 @@ __all__ = [
 ]
 __version__ = "0.1.0"
 
+# The public names, imported on first use: the host imports this module for every command,
+# `recall-kit --help` included, and calls each hook only when it needs what the hook registers.
+_LAZY = {
+    "ConversationExtractor": "recall_kit_graph.conversation",
+    "Extractor": "recall_kit_graph.extractors",
+    "Mention": "recall_kit_graph.extractors",
+    "Relation": "recall_kit_graph.extractors",
+    "RulesExtractor": "recall_kit_graph.extractors",
+    "TriplesExtractor": "recall_kit_graph.extractors",
+    "normalise_concept": "recall_kit_graph.normalise",
+    "GraphRetriever": "recall_kit_graph.retriever",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 @recall_kit.hookimpl
 def add_hookspecs(plugin_manager: Any) -> None:
@@ -45,6 +68,9 @@ def add_hookspecs(plugin_manager: Any) -> None:
 
 @recall_kit.hookimpl
 def register_extractors(register: Any) -> None:
+    from recall_kit_graph.conversation import ConversationExtractor
+    from recall_kit_graph.extractors import RulesExtractor, TriplesExtractor
+
     register("rules", RulesExtractor)
     register("triples", TriplesExtractor)
     register("conversation", ConversationExtractor)
@@ -52,6 +78,8 @@ def register_extractors(register: Any) -> None:
 
 @recall_kit.hookimpl
 def register_retrievers(register: Any) -> None:
+    from recall_kit_graph.retriever import GraphRetriever
+
     register("graph", GraphRetriever)
 
 

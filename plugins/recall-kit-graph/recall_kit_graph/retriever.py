@@ -4,17 +4,22 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Literal
 
 from recall_kit.types import Corpus, Hit, Retriever, sort_hits
 from recall_kit_graph.normalise import query_ngrams
+
+if TYPE_CHECKING:
+    import numpy as np
+
+# numpy is imported where the graph is searched: registering this retriever runs for
+# `recall-kit --help`, which must not pay for numpy.
 
 
 @dataclass(frozen=True)
@@ -83,7 +88,7 @@ class GraphRetriever(Retriever):
                 raise ValueError("decay must be in (0, 1]")
             if self.fuzzy is not None and not 0.0 < self.fuzzy <= 1.0:
                 raise ValueError("fuzzy must be in (0, 1]")
-            if any(not np.isfinite(w) or w < 0 for w in self.edge_weights.values()):
+            if any(not math.isfinite(w) or w < 0 for w in self.edge_weights.values()):
                 raise ValueError("edge_weights must be finite and >= 0")
             if not self.extractors:
                 raise ValueError("extractors must name at least one extractor")
@@ -233,6 +238,8 @@ class GraphRetriever(Retriever):
 
     def _scores(self, seed_maps: Sequence[dict[int, float]]) -> np.ndarray:
         """(memories, queries) scores for each query's seeds."""
+        import numpy as np
+
         from recall_kit_graph.scoring import personalized_pagerank, spreading_activation
 
         n = self.graph.node_count
@@ -250,6 +257,8 @@ class GraphRetriever(Retriever):
         return scores[: self.graph.memory_count]
 
     def _top(self, column: np.ndarray, k: int) -> list[Hit]:
+        import numpy as np
+
         positive = np.flatnonzero(column > 0)
         if len(positive) > k:
             # Keep every memory tied with the k-th score (at float32 precision, as sort_hits and

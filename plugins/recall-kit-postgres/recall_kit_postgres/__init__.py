@@ -4,15 +4,29 @@ production, on an external server or an embedded one started for the run."""
 from __future__ import annotations
 
 import importlib.util
+from typing import TYPE_CHECKING, Any
 
 from recall_kit import hookimpl
-from recall_kit_postgres.retriever import PostgresFTS
+
+if TYPE_CHECKING:
+    from recall_kit_postgres.retriever import PostgresFTS
 
 __all__ = ["PostgresFTS"]
 
 
+def __getattr__(name: str) -> Any:
+    # Imported on first use: the host imports this module for every command, `--help` included.
+    if name == "PostgresFTS":
+        from recall_kit_postgres.retriever import PostgresFTS
+
+        return PostgresFTS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 @hookimpl
 def register_retrievers(register) -> None:  # type: ignore[no-untyped-def]
+    from recall_kit_postgres.retriever import PostgresFTS
+
     register("pg-fts", PostgresFTS)
     # pgvector and pg-hybrid embed with recall-kit-dense's model and cache (the same vectors as
     # `dense`): registered when it is installed (pip install "recall-kit-postgres[vector]").

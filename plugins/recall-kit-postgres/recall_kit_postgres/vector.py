@@ -10,14 +10,18 @@ import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import numpy as np
 from recall_kit_dense.retriever import DenseRetriever
 
 from recall_kit import Corpus, Hit, sort_hits
 from recall_kit_postgres.base import PostgresLeg, ServerOptions
 from recall_kit_postgres.connection import PostgresError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+# numpy is imported where vectors are used: registering runs for `recall-kit --help`.
 
 _DENSE = DenseRetriever.Options
 #: The options handed to the dense plugin's embedder (same names, same meaning).
@@ -315,7 +319,11 @@ class PgVector(PostgresLeg):
         if self.connection is None:
             raise PostgresError(f"{self.leg_name}: search before build_index.")
         wanted = [i for i, text in enumerate(queries) if text.strip()]
-        vectors = self.embedder._embed_queries([queries[i] for i in wanted]) if wanted else np.zeros((0, 0))
+        if not wanted:
+            import numpy as np
+
+            return wanted, np.zeros((0, 0))
+        vectors = self.embedder._embed_queries([queries[i] for i in wanted])
         return wanted, vectors
 
     def _search_vectors(self, queries: Sequence[str], k: int, check: bool) -> list[list[Hit]]:
@@ -359,6 +367,8 @@ class PgVector(PostgresLeg):
         elif options.index == "ivfflat":
             stats.update({"lists": options.lists or max(1, len(self.corpus_ids) // 1000), "probes": options.probes})
         if self._sql_ms:
+            import numpy as np
+
             # The substrate's own cost, apart from embedding the query (which dense pays too).
             stats["sql_ms_p50"] = round(float(np.percentile(self._sql_ms, 50)), 4)
             stats["sql_ms_p95"] = round(float(np.percentile(self._sql_ms, 95)), 4)
