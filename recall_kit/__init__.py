@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from recall_kit.errors import DatasetError, RecallKitError
 from recall_kit.hookspecs import hookimpl
+from recall_kit.lazy import lazy_attributes
 from recall_kit.types import (
     Corpus,
     Fusion,
@@ -70,13 +71,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        module, _, attribute = _LAZY[name].partition(":")
-        return getattr(importlib.import_module(module), attribute or name)
-    raise AttributeError(f"module 'recall_kit' has no attribute {name!r}")
+__getattr__ = lazy_attributes(__name__, _LAZY)
 
 
 __all__ = [

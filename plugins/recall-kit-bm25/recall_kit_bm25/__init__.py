@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import recall_kit
+from recall_kit.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from recall_kit_bm25.retriever import BM25Retriever
@@ -17,12 +18,7 @@ __all__ = ["BM25Retriever", "register_retrievers", "tokenize"]
 _LAZY = {"BM25Retriever": "recall_kit_bm25.retriever", "tokenize": "recall_kit_bm25.tokenize"}
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_attributes(__name__, _LAZY)
 
 
 @recall_kit.hookimpl

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import recall_kit
 from recall_kit.hookspecs import Register
+from recall_kit.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from recall_kit_dense.retriever import DenseRetriever
@@ -13,13 +14,8 @@ if TYPE_CHECKING:
 __all__ = ["DenseRetriever"]
 
 
-def __getattr__(name: str) -> Any:
-    # Imported on first use: the host imports this module for every command, `--help` included.
-    if name == "DenseRetriever":
-        from recall_kit_dense.retriever import DenseRetriever
-
-        return DenseRetriever
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# Imported on first use: the host imports this module for every command, `--help` included.
+__getattr__ = lazy_attributes(__name__, {"DenseRetriever": "recall_kit_dense.retriever"})
 
 
 @recall_kit.hookimpl

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import recall_kit
+from recall_kit.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from recall_kit_graph.conversation import ConversationExtractor
@@ -49,12 +50,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_attributes(__name__, _LAZY)
 
 
 @recall_kit.hookimpl

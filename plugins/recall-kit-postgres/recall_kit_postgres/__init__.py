@@ -4,9 +4,10 @@ production, on an external server or an embedded one started for the run."""
 from __future__ import annotations
 
 import importlib.util
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from recall_kit import hookimpl
+from recall_kit.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from recall_kit_postgres.retriever import PostgresFTS
@@ -14,13 +15,8 @@ if TYPE_CHECKING:
 __all__ = ["PostgresFTS"]
 
 
-def __getattr__(name: str) -> Any:
-    # Imported on first use: the host imports this module for every command, `--help` included.
-    if name == "PostgresFTS":
-        from recall_kit_postgres.retriever import PostgresFTS
-
-        return PostgresFTS
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# Imported on first use: the host imports this module for every command, `--help` included.
+__getattr__ = lazy_attributes(__name__, {"PostgresFTS": "recall_kit_postgres.retriever"})
 
 
 @hookimpl
