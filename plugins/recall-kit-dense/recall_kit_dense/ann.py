@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -12,6 +13,23 @@ from recall_kit.types import Hit, sort_hits
 
 class MissingExtraError(RecallKitError):
     """An optional search library is not installed."""
+
+
+def ann_recall_stats(checked: Mapping[Any, tuple[int, int]]) -> dict[str, Any]:
+    """Index stats of an ANN recall check: per checked query, (exact top-k ids the index found, k).
+
+    Counts as well as the ratio: with scopes the runner sums the counts and averages the ratio
+    weighted by ``ann_recall_expected`` (recall_kit.measure.index_stats), which makes it
+    matched / expected over every index. Used by the dense and pgvector legs.
+    """
+    matched = sum(found for found, _ in checked.values())
+    expected = sum(total for _, total in checked.values())
+    return {
+        "ann_recall_at_k": round(matched / expected, 6) if expected else 1.0,
+        "ann_recall_matched": matched,
+        "ann_recall_expected": expected,
+        "ann_recall_queries": len(checked),
+    }
 
 
 def top_k_rows(scores: np.ndarray, ids: list[str], k: int) -> list[list[Hit]]:

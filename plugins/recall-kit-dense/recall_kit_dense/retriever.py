@@ -431,14 +431,9 @@ class DenseRetriever(Retriever):
         if self._ann is not None:
             stats["ann_bytes"] = self._ann_bytes
         if self.options.ann_recall_check and self._ann_recall:
-            # Counts as well as the ratio: with scopes the runner sums the counts and averages the
-            # ratio weighted by ann_recall_expected, which is matched / expected over every index.
-            matched = sum(found for found, _ in self._ann_recall.values())
-            expected = sum(total for _, total in self._ann_recall.values())
-            stats["ann_recall_at_k"] = round(matched / expected, 6) if expected else 1.0
-            stats["ann_recall_matched"] = matched
-            stats["ann_recall_expected"] = expected
-            stats["ann_recall_queries"] = len(self._ann_recall)
+            from recall_kit_dense.ann import ann_recall_stats
+
+            stats.update(ann_recall_stats(self._ann_recall))
         return stats
 
     def close(self) -> None:

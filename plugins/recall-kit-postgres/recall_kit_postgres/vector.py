@@ -373,14 +373,9 @@ class PgVector(PostgresLeg):
             stats["sql_ms_p50"] = round(float(np.percentile(self._sql_ms, 50)), 4)
             stats["sql_ms_p95"] = round(float(np.percentile(self._sql_ms, 95)), 4)
         if self._recall:
-            # Counts as well as the ratio: with scopes the runner sums the counts and averages the
-            # ratio weighted by ann_recall_expected (see recall_kit.measure.index_stats).
-            matched = sum(found for found, _ in self._recall.values())
-            expected = sum(total for _, total in self._recall.values())
-            stats["ann_recall_at_k"] = round(matched / expected, 6) if expected else 1.0
-            stats["ann_recall_matched"] = matched
-            stats["ann_recall_expected"] = expected
-            stats["ann_recall_queries"] = len(self._recall)
+            from recall_kit_dense.ann import ann_recall_stats
+
+            stats.update(ann_recall_stats(self._recall))
         return stats
 
     def close(self) -> None:
