@@ -1,0 +1,71 @@
+"""The declared plugin API: everything a plugin outside this package may import from recall-kit.
+
+A plugin imports from ``recall_kit.plugin`` (or the same names from ``recall_kit``) and from
+``recall_kit.testing`` in its tests, and from nowhere deeper: an import-linter contract in
+``pyproject.toml`` holds every package under ``plugins/`` and ``examples/`` to it. Names here are
+stable; anything else in recall-kit may move between releases.
+
+Every name is cheap to import (no numpy): the heavier ones load on first use.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from recall_kit.errors import (
+    DatasetError,
+    OptionError,
+    PluginRunError,
+    RecallKitError,
+    UnknownNameError,
+)
+from recall_kit.hookspecs import Register, hookimpl
+from recall_kit.lazy import lazy_attributes
+from recall_kit.types import (
+    Corpus,
+    Fusion,
+    FusionRequest,
+    GeneratedQuery,
+    Hit,
+    Importer,
+    JudgedRankings,
+    Memory,
+    Metric,
+    NoOptions,
+    Qrels,
+    Query,
+    QueryGenerator,
+    Report,
+    Reporter,
+    ReportTable,
+    Retriever,
+    sort_hits,
+)
+
+if TYPE_CHECKING:
+    from recall_kit.dataset import Dataset, load_dataset, read_jsonl
+    from recall_kit.fileio import atomic_open
+    from recall_kit.options import build_options
+    from recall_kit.progress import progress_bar, stage
+    from recall_kit.registry import Registry
+
+_LAZY = {
+    "atomic_open": "recall_kit.fileio",
+    "build_options": "recall_kit.options",
+    "Dataset": "recall_kit.dataset",
+    "load_dataset": "recall_kit.dataset",
+    "read_jsonl": "recall_kit.dataset",
+    "progress_bar": "recall_kit.progress",
+    "stage": "recall_kit.progress",
+    "Registry": "recall_kit.registry",
+}
+
+__getattr__ = lazy_attributes(__name__, _LAZY)
+
+__all__ = [
+    "Corpus", "Dataset", "DatasetError", "Fusion", "FusionRequest", "GeneratedQuery", "Hit", "Importer",
+    "JudgedRankings", "Memory", "Metric", "NoOptions", "OptionError", "PluginRunError", "Qrels", "Query",
+    "QueryGenerator", "RecallKitError", "Register", "Registry", "Report", "ReportTable", "Reporter",
+    "Retriever", "UnknownNameError", "atomic_open", "build_options", "hookimpl", "lazy_attributes",
+    "load_dataset", "progress_bar", "read_jsonl", "sort_hits", "stage",
+]
