@@ -105,11 +105,6 @@ def describe_plugin_exception(error: BaseException) -> str:
     return f"{name} (message withheld, it may quote memory text; --debug shows it)"
 
 
-def is_interrupt(error: BaseException) -> bool:
-    """Ctrl-C (or SIGTERM, which the CLI turns into KeyboardInterrupt): never a plugin's fault."""
-    return isinstance(error, KeyboardInterrupt)
-
-
 class OutputError(RecallKitError):
     """An output file that cannot be written (read-only folder, a directory, disk full)."""
 

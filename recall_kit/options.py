@@ -5,10 +5,11 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
+import warnings
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from recall_kit.errors import OptionError
+from recall_kit.errors import OptionError, RecallKitWarning
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
@@ -17,7 +18,8 @@ _FALSE = {"0", "false", "no", "off"}
 def build_options(owner: str, options_class: type, raw: Mapping[str, Any]) -> Any:
     """Instantiate `options_class` from `raw`, coercing strings to the declared field types.
 
-    `owner` names the plugin in error messages (`retriever 'fts5'`).
+    `owner` names the plugin in error messages (`retriever 'fts5'`). An option's old spelling, listed
+    in the class's ``renamed_options`` (``{"old": "new"}``), is still accepted, with a warning.
     """
     if not dataclasses.is_dataclass(options_class):
         if raw:
@@ -26,7 +28,15 @@ def build_options(owner: str, options_class: type, raw: Mapping[str, Any]) -> An
     fields = {field.name: field for field in dataclasses.fields(options_class) if field.init}
     hints = typing.get_type_hints(options_class)
     values: dict[str, Any] = {}
+    renamed: Mapping[str, str] = getattr(options_class, "renamed_options", {})
     for key, value in raw.items():
+        if key in renamed and key not in fields:
+            new = renamed[key]
+            if new in raw:
+                raise OptionError(f"{owner} options {key!r} and {new!r} are one option: give only {new!r}.")
+            warnings.warn(f"{owner} option {key!r} is now called {new!r}; the old name will be removed.",
+                          RecallKitWarning, stacklevel=2)
+            key = new
         if key not in fields:
             available = ", ".join(sorted(fields)) or "none"
             raise OptionError(f"Unknown option {key!r} for {owner}. Available: {available}.")

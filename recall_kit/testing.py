@@ -25,7 +25,8 @@ from typing import Any
 import pytest
 
 from recall_kit.plugins import load_plugins, pm
-from recall_kit.types import Corpus, Hit, Memory, Qrels, Query, Retriever
+from recall_kit.registry import registries
+from recall_kit.types import Corpus, Hit, JudgedRankings, Memory, Qrels, Query, Retriever
 
 __all__ = [
     "ODD_QUERIES",
@@ -33,7 +34,10 @@ __all__ = [
     "RetrieverConformance",
     "SampleCorpus",
     "check_ranking",
+    "invoke_cli",
+    "judge_rankings",
     "registered_plugin",
+    "registries",
     "sample_corpus",
     "write_sample_dataset",
 ]
@@ -95,6 +99,24 @@ def registered_plugin(plugin: Any, name: str | None = None) -> Iterator[Any]:
         yield plugin
     finally:
         registration.unregister()
+
+
+def invoke_cli(args: Sequence[str]) -> Any:
+    """Run ``recall-kit ARGS`` in this process (typer's ``CliRunner``), so plugins a test registered
+    are seen; returns click's ``Result`` (``exit_code``, ``output``)."""
+    from typer.testing import CliRunner
+
+    from recall_kit.cli import app
+
+    return CliRunner().invoke(app, list(args))
+
+
+def judge_rankings(query_ids: Sequence[str], rankings: Sequence[Sequence[str]], qrels: Qrels) -> JudgedRankings:
+    """The :class:`JudgedRankings` a metric's ``compute`` receives, for `rankings` (ids best first,
+    one list per query id) judged by `qrels`: how a metric plugin's test builds its input."""
+    from recall_kit.measure.evaluation import judge_rankings as judge
+
+    return judge(list(query_ids), [list(ranking) for ranking in rankings], qrels)
 
 
 @pytest.fixture

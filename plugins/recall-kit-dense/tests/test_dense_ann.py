@@ -11,7 +11,7 @@ import pytest
 from recall_kit_dense.ann import MissingExtraError
 from recall_kit_dense.retriever import DenseRetriever
 
-from recall_kit.types import Corpus, Memory
+from recall_kit.plugin import Corpus, Memory
 
 TOPICS = ["garden", "taxes", "guitar", "marathon", "kitchen", "passport", "printer", "birthday"]
 MEMORIES = [

@@ -10,7 +10,7 @@ import pytest
 from recall_kit_dense.cache import EmbeddingCache, cache_folder
 from recall_kit_dense.retriever import DenseRetriever
 
-from recall_kit.types import Corpus, Memory
+from recall_kit.plugin import Corpus, Memory
 
 MEMORIES = [
     Memory("10", "Dentist appointment moved to Thursday at 3pm.", category="health"),

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from recall_kit_dense.retriever import DenseRetriever
 
-from recall_kit.types import Corpus, Memory
+from recall_kit.plugin import Corpus, Memory
 
 pytest.importorskip("onnxruntime")
 pytest.importorskip("onnx")

@@ -13,11 +13,8 @@ from recall_kit_dense.ann import top_k_rows
 from recall_kit_dense.models import DenseModelError, resolve_model
 from recall_kit_dense.retriever import DenseRetriever, memory_text
 
-from recall_kit import registry
-from recall_kit.errors import OptionError, RecallKitError
-from recall_kit.options import build_options
-from recall_kit.testing import registered_plugin
-from recall_kit.types import Corpus, Hit, Memory
+from recall_kit.plugin import Corpus, Hit, Memory, OptionError, RecallKitError, build_options
+from recall_kit.testing import registered_plugin, registries
 
 Options = DenseRetriever.Options
 
@@ -51,7 +48,7 @@ def built(corpus: Corpus, **options: object) -> DenseRetriever:
 
 def test_registered_as_dense() -> None:
     with registered_plugin(recall_kit_dense):
-        assert registry.retrievers.get("dense").obj is DenseRetriever
+        assert registries()["retrievers"].get("dense").obj is DenseRetriever
 
 
 def test_corpus_vectors_are_unit_length_and_the_size_is_the_matrix(corpus: Corpus) -> None:

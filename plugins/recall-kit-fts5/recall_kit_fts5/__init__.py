@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import recall_kit
-from recall_kit.lazy import lazy_attributes
+from recall_kit.plugin import lazy_attributes
 
 if TYPE_CHECKING:
     from recall_kit_fts5.query import query_words, quote_phrase

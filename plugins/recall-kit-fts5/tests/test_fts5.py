@@ -11,11 +11,9 @@ import recall_kit_fts5
 from recall_kit_fts5 import FTS5Retriever
 from recall_kit_fts5.database import fts5_unavailable
 
-from recall_kit import Corpus, Hit, Memory, RecallKitError
-from recall_kit.errors import OptionError
-from recall_kit.measure.system import SystemSpec, build_system
-from recall_kit.registry import retrievers
-from recall_kit.testing import registered_plugin
+from recall_kit import Corpus, Hit, Memory, RecallKitError, SystemSpec, build_system
+from recall_kit.plugin import OptionError
+from recall_kit.testing import registered_plugin, registries
 
 Options = FTS5Retriever.Options
 
@@ -246,7 +244,7 @@ def test_missing_fts5_or_tokenizer_is_a_one_line_error() -> None:
 
 
 def test_registered_and_options_from_strings(plugin) -> None:
-    assert retrievers.get("fts5").obj is FTS5Retriever
+    assert registries()["retrievers"].get("fts5").obj is FTS5Retriever
     system = build_system(SystemSpec(retriever="fts5", options={"fts5": {
         "mode": "production", "tokenizer": "trigram", "columns": "content,tags",
         "tags_weight": "3", "candidates": "50", "path": "none"}}))

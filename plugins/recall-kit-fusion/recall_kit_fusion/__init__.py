@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import recall_kit
-from recall_kit.lazy import lazy_attributes
+from recall_kit.plugin import lazy_attributes
 
 if TYPE_CHECKING:
     from recall_kit_fusion.convex import ConvexFusion

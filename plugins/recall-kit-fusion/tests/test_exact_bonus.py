@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from fusion_test_helpers import as_dict, hits, make_request
 from recall_kit_fusion.exact_bonus import ExactBonus, normalise_text, query_phrase
 
-from recall_kit import Memory
-from recall_kit.measure.runner import fuse_one
-from recall_kit.measure.system import Leg, System, SystemSpec
+from recall_kit import Memory, SystemSpec, load_dataset, run_benchmark
+from recall_kit.plugin import Retriever, hookimpl
+from recall_kit.testing import registered_plugin
 
 CORPUS = [
     Memory("m1", "Decided: the   Sessionisation\nwindow is 30 minutes, not 45."),
@@ -73,15 +75,38 @@ def test_several_matches_keep_their_order_above_the_rest():
     assert [hit.id for hit in fused] == ["m2", "m1", "m3"]
 
 
-def test_first_step_of_a_single_leg_system_reranks_that_leg():
+class FixedRanking(Retriever):
+    """A leg that returns RANKING for every query."""
+
+    def build_index(self, corpus):
+        pass
+
+    def search(self, query, k):
+        return list(RANKING)[:k]
+
+
+class FixedRankingPlugin:
+    @hookimpl
+    def register_retrievers(self, register):
+        register("fixed", FixedRanking)
+
+
+def test_first_step_of_a_single_leg_system_reranks_that_leg(tmp_path, fusion_plugin):
     # Directly: no ranking, one leg.
     request = make_request({"fts5": list(RANKING)}, query=QUERY, corpus=CORPUS)
     assert [hit.id for hit in ExactBonus().fuse(request)] == ["m1", "m2", "m3"]
-    # Through the runner's chain.
-    leg = Leg(name="fts5", factory=lambda: None, options=None, weight=1.0, plugin="test")  # type: ignore[arg-type,return-value]
-    system = System(SystemSpec("fts5", ["exact-bonus"]), [leg], [ExactBonus()], ["exact-bonus"])
-    fused = fuse_one(system, request.query, {"fts5": list(RANKING)}, request.corpus, 10)
-    assert [hit.id for hit in fused] == ["m1", "m2", "m3"]
+    # Through a real run: `--retriever fixed --fusion exact-bonus` re-ranks the one leg.
+    rows = {
+        "corpus": [{"id": memory.id, "content": memory.content} for memory in CORPUS],
+        "queries": [{"query_id": "q1", "text": QUERY}],
+        "qrels": [{"query_id": "q1", "relevance": {"m1": 1}}],
+    }
+    for name, lines in rows.items():
+        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    with registered_plugin(FixedRankingPlugin(), name="fixed-ranking"):
+        result = run_benchmark(SystemSpec("fixed", ["exact-bonus"]), load_dataset(tmp_path), k=3,
+                               metrics=["mrr"], latency_sample=0)
+    assert result.rankings() == {"q1": ["m1", "m2", "m3"]}
 
 
 def test_several_legs_and_no_ranking_is_an_error():

@@ -58,8 +58,7 @@ def exact(result: dict, metric: str) -> float:
 
 def paired(baseline: dict, challenger: dict, metric: str):
     """The paired comparison row (challenger - baseline) over all queries, 10,000 resamples."""
-    from recall_kit.decide.compare import compare_results
-    from recall_kit.measure.result import BenchmarkResult
+    from recall_kit import BenchmarkResult, compare_results
 
     comparison = compare_results([("baseline", BenchmarkResult.from_dict(baseline)), ("challenger", BenchmarkResult.from_dict(challenger))],
                                  metrics=[metric], strata=False)

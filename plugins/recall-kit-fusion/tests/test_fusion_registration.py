@@ -14,15 +14,14 @@ from recall_kit_fusion.exact_bonus import ExactBonus
 from recall_kit_fusion.importance import ImportanceBlend
 from recall_kit_fusion.rrf import ReciprocalRankFusion
 
-from recall_kit import registry
-from recall_kit.errors import OptionError
-from recall_kit.options import build_options
+from recall_kit.plugin import OptionError, build_options
+from recall_kit.testing import registries
 
 ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_registers_every_strategy(fusion_plugin):
-    entries = registry.fusions.all()
+    entries = registries()["fusions"].all()
     expected = {"rrf": ReciprocalRankFusion, "convex": ConvexFusion, "exact-bonus": ExactBonus,
                 "importance": ImportanceBlend}
     for name, cls in expected.items():

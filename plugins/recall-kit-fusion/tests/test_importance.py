@@ -7,6 +7,7 @@ from fusion_test_helpers import as_dict, hits, make_request
 from recall_kit_fusion.importance import ImportanceBlend
 
 from recall_kit import Memory
+from recall_kit.plugin import OptionError, build_options
 
 CORPUS = [Memory("a", "x", importance=0.0), Memory("b", "y", importance=1.0), Memory("c", "z")]
 RANKING = hits(("a", 1.0), ("b", 0.5), ("c", 0.0))  # minmax: 1, 0.5, 0
@@ -25,18 +26,18 @@ def test_default_weight():
 
 
 def test_heavier_weight_reorders():
-    fused = blend(weight=0.5)  # a 0.5, b 0.75, c 0.25
+    fused = blend(importance_weight=0.5)  # a 0.5, b 0.75, c 0.25
     assert [hit.id for hit in fused] == ["b", "a", "c"]
     assert as_dict(fused)["b"] == pytest.approx(0.75)
 
 
 def test_weight_extremes():
-    assert [hit.id for hit in blend(weight=0.0)] == ["a", "b", "c"]
-    assert [hit.id for hit in blend(weight=1.0)] == ["b", "c", "a"]  # importance 1, 0.5 (default), 0
+    assert [hit.id for hit in blend(importance_weight=0.0)] == ["a", "b", "c"]
+    assert [hit.id for hit in blend(importance_weight=1.0)] == ["b", "c", "a"]  # importance 1, 0.5 (default), 0
 
 
 def test_missing_importance_gets_the_default():
-    assert as_dict(blend(default=0.9))["c"] == pytest.approx(0.3 * 0.9)
+    assert as_dict(blend(default_importance=0.9))["c"] == pytest.approx(0.3 * 0.9)
 
 
 def test_single_hit_and_equal_scores_count_as_top():
@@ -46,4 +47,12 @@ def test_single_hit_and_equal_scores_count_as_top():
 
 def test_bad_weight():
     with pytest.raises(ValueError):
-        ImportanceBlend.Options(weight=1.5)
+        ImportanceBlend.Options(importance_weight=1.5)
+
+
+def test_old_option_names_still_work_with_a_warning():
+    with pytest.warns(UserWarning, match="'weight' is now called 'importance_weight'"):
+        options = build_options("fusion 'importance'", ImportanceBlend.Options, {"weight": "0.5", "default": "0.2"})
+    assert options == ImportanceBlend.Options(importance_weight=0.5, default_importance=0.2)
+    with pytest.raises(OptionError, match="give only 'importance_weight'"):
+        build_options("fusion 'importance'", ImportanceBlend.Options, {"weight": 0.5, "importance_weight": 0.5})

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import recall_kit
-from recall_kit.lazy import lazy_attributes
+from recall_kit.plugin import lazy_attributes
 
 if TYPE_CHECKING:
     from recall_kit_graph.conversation import ConversationExtractor

@@ -17,9 +17,7 @@ def graph_explain(
 ) -> None:
     """Print, for one query, the graph path that led to each returned memory (ids only unless
     --show-concepts)."""
-    from recall_kit.dataset import load_dataset
-    from recall_kit.errors import OptionError, RecallKitError
-    from recall_kit.options import build_options
+    from recall_kit.plugin import OptionError, RecallKitError, build_options, load_dataset
     from recall_kit_graph.retriever import GraphRetriever
 
     raw: dict[str, str] = {}

@@ -7,7 +7,7 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 
-from recall_kit.types import Corpus
+from recall_kit.plugin import Corpus
 from recall_kit_graph.extractors import _SENTENCE_START, Extractor, Fact, Mention, Relation
 from recall_kit_graph.normalise import STOPWORDS, normalise_concept, words
 

@@ -10,9 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from recall_kit.dataset import read_jsonl
-from recall_kit.errors import DatasetError, UnknownNameError
-from recall_kit.types import Corpus
+from recall_kit.plugin import Corpus, DatasetError, UnknownNameError, read_jsonl
 from recall_kit_graph.normalise import STOPWORDS, normalise_concept, words
 
 
@@ -77,7 +75,7 @@ def extractor_registry() -> Any:
     """The registry of extractors (built on first use, once the hook spec exists)."""
     global _REGISTRY
     if _REGISTRY is None:
-        from recall_kit.registry import Registry
+        from recall_kit.plugin import Registry
 
         _REGISTRY = Registry(
             "extractor", "register_extractors", _check_extractor, UnknownExtractorError

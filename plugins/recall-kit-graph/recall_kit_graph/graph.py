@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from recall_kit.types import Corpus
+from recall_kit.plugin import Corpus
 from recall_kit_graph.extractors import Fact, Mention, Relation, normalise_relation
 from recall_kit_graph.normalise import normalise_concept
 

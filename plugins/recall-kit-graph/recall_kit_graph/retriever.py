@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from recall_kit.types import Corpus, Hit, Retriever, sort_hits
+from recall_kit.plugin import Corpus, Hit, Retriever, sort_hits
 from recall_kit_graph.normalise import query_ngrams
 
 if TYPE_CHECKING:
@@ -148,7 +148,7 @@ class GraphRetriever(Retriever):
             graph = build_graph(corpus, (fact for extractor in extractors
                                          for fact in extractor.extract(corpus)))
             if target is not None:
-                from recall_kit.fileio import atomic_open
+                from recall_kit.plugin import atomic_open
 
                 with atomic_open(target, "wb") as stream:
                     stream.write(graph.to_json())

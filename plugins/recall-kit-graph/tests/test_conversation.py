@@ -14,9 +14,8 @@ from recall_kit_graph.normalise import normalise_concept
 from recall_kit_graph.retriever import GraphRetriever
 
 import recall_kit
-from recall_kit.options import build_options
+from recall_kit.plugin import Corpus, Hit, Memory, build_options
 from recall_kit.testing import registered_plugin
-from recall_kit.types import Corpus, Hit, Memory
 
 
 @pytest.fixture()
@@ -168,7 +167,7 @@ def test_seed_option_errors(raw: dict[str, str], message: str) -> None:
 
 
 def test_unknown_seed_retriever_is_one_clear_error(graph_plugin: object) -> None:
-    from recall_kit.errors import RecallKitError
+    from recall_kit.plugin import RecallKitError
 
     retriever = GraphRetriever(_options(seed_retriever="no-such-leg"))
     with pytest.raises(RecallKitError, match="Unknown retriever 'no-such-leg'"):

@@ -18,9 +18,8 @@ from recall_kit_graph.extractors import (
 from recall_kit_graph.normalise import normalise_concept
 from recall_kit_graph.retriever import GraphRetriever
 
-from recall_kit.errors import DatasetError
+from recall_kit.plugin import Corpus, DatasetError, Memory
 from recall_kit.testing import registered_plugin
-from recall_kit.types import Corpus, Memory
 
 
 @pytest.fixture()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from recall_kit.types import Corpus, FusionRequest, Hit, Memory, Query
+from recall_kit.plugin import Corpus, FusionRequest, Hit, Memory, Query
 
 convex = pytest.importorskip("recall_kit_fusion.convex")
 

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import recall_kit_graph
-from typer.testing import CliRunner
 
-from recall_kit.cli import app
-from recall_kit.testing import registered_plugin
+from recall_kit.testing import invoke_cli, registered_plugin
 
 
 def test_list_extractors():
     with registered_plugin(recall_kit_graph, name="recall-kit-graph"):
-        done = CliRunner().invoke(app, ["list", "extractors"])
+        done = invoke_cli(["list", "extractors"])
     assert done.exit_code == 0, done.output
     rows = {line.split()[0]: line for line in done.output.splitlines()[2:] if line.strip()}
     assert {"rules", "triples"} <= set(rows)

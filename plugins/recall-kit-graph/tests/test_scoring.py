@@ -14,8 +14,8 @@ from recall_kit_graph.retriever import GraphRetriever
 from recall_kit_graph.scoring import personalized_pagerank, transition_matrix
 
 import recall_kit
+from recall_kit.plugin import Corpus, Hit, Memory
 from recall_kit.testing import registered_plugin
-from recall_kit.types import Corpus, Hit, Memory
 
 
 class HandExtractor(Extractor):

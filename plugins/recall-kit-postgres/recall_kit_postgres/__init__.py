@@ -7,7 +7,7 @@ import importlib.util
 from typing import TYPE_CHECKING
 
 from recall_kit import hookimpl
-from recall_kit.lazy import lazy_attributes
+from recall_kit.plugin import lazy_attributes
 
 if TYPE_CHECKING:
     from recall_kit_postgres.retriever import PostgresFTS

@@ -6,9 +6,9 @@ so `pg-hybrid` ranks as `pg-fts+pgvector --fusion rrf --fusion importance` does.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from recall_kit import Corpus, Hit, sort_hits
 from recall_kit_postgres.base import ServerOptions
@@ -32,9 +32,10 @@ class HybridOptions:
     fts_weight: float = 1.0
     vector_weight: float = 1.0
     #: score' = (1 - w) * minmax(fused score) + w * importance, as the `importance` fusion; 0: none.
-    importance_prior: float = 0.0
+    #: (pg-fts's own `importance_weight`, inside its list, is not applied in pg-hybrid.)
+    importance_weight: float = 0.0
     #: The importance of a memory that has none.
-    importance_default: float = 0.5
+    default_importance: float = 0.5
 
 
 class PgHybrid(PgVector, PostgresFTS):
@@ -45,14 +46,18 @@ class PgHybrid(PgVector, PostgresFTS):
 
     @dataclass(frozen=True)
     class Options(ServerOptions, VectorOptions, FtsOptions, HybridOptions):
+        # Old spellings, still accepted (with a warning): fts5 and the `importance` fusion name these alike.
+        renamed_options: ClassVar[Mapping[str, str]] = {"importance_prior": "importance_weight",
+                                                        "importance_default": "default_importance"}
+
         def __post_init__(self) -> None:
             VectorOptions.__post_init__(self)
             if self.rrf_k < 0 or self.depth < 1:
                 raise ValueError("rrf_k must be at least 0 and depth at least 1")
             if min(self.fts_weight, self.vector_weight) < 0 or max(self.fts_weight, self.vector_weight) <= 0:
                 raise ValueError("fts_weight and vector_weight must be >= 0, and one of them > 0")
-            if not 0.0 <= self.importance_prior <= 1.0:
-                raise ValueError(f"importance_prior must be in [0, 1], got {self.importance_prior}")
+            if not 0.0 <= self.importance_weight <= 1.0:
+                raise ValueError(f"importance_weight must be in [0, 1], got {self.importance_weight}")
 
     options: Any
 
@@ -63,6 +68,10 @@ class PgHybrid(PgVector, PostgresFTS):
 
         vector = fts_vector_sql(self.options.config, [column for column, _ in FIELD_WEIGHTS], cast=False)
         return sql.SQL("tsv tsvector GENERATED ALWAYS AS ({}) STORED").format(vector)
+
+    def _text_importance_weight(self) -> float:
+        # pg-hybrid's importance_weight is the prior over the fused list, applied after fusion.
+        return 0.0
 
     def _text_filter_sql(self) -> Any:
         """The full-text list sees the rows the vector list sees (hidden rows, the where condition)."""
@@ -119,7 +128,7 @@ class PgHybrid(PgVector, PostgresFTS):
             "fused AS (SELECT doc, score FROM (SELECT doc, sum(part) AS score FROM ({parts}) AS parts "
             "GROUP BY doc) AS summed ORDER BY " + ORDER + " LIMIT %(k)s)"
         ).format(parts=sql.SQL(" UNION ALL ").join(parts))
-        prior = options.importance_prior
+        prior = options.importance_weight
         final: Any
         if prior > 0:
             identifier = sql.SQL("id") if self.created else sql.SQL("{}::text").format(sql.Identifier(options.id_col))
@@ -132,7 +141,7 @@ class PgHybrid(PgVector, PostgresFTS):
                 "ELSE (s.score - s.low) / (s.high - s.low) END + {w}::float8 * coalesce(m.importance, {default}::float8) "
                 "AS score FROM scaled s LEFT JOIN (SELECT {id} AS doc, {importance} AS importance FROM {table}) m "
                 "ON m.doc = s.doc) SELECT doc, score FROM blended ORDER BY " + ORDER + " LIMIT %(final_k)s"
-            ).format(w=sql.Literal(prior), default=sql.Literal(options.importance_default), id=identifier,
+            ).format(w=sql.Literal(prior), default=sql.Literal(options.default_importance), id=identifier,
                      importance=importance, table=self._identifier())
         else:
             final = sql.SQL(" SELECT doc, score FROM fused ORDER BY " + ORDER + " LIMIT %(final_k)s")
@@ -161,6 +170,6 @@ class PgHybrid(PgVector, PostgresFTS):
         stats = PgVector.index_stats(self)
         options = self.options
         stats.update({"fusion": options.fusion, "depth": options.depth, "fts_weight": options.fts_weight,
-                      "vector_weight": options.vector_weight, "importance_prior": options.importance_prior,
+                      "vector_weight": options.vector_weight, "importance_weight": options.importance_weight,
                       "config": options.config, "parser": options.parser})
         return stats

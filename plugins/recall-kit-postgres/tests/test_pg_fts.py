@@ -14,7 +14,7 @@ from recall_kit_postgres import PostgresFTS
 from recall_kit_postgres.retriever import safe_dsn
 
 from recall_kit import Corpus, Memory, RecallKitError, load_dataset, run_benchmark
-from recall_kit.options import build_options
+from recall_kit.plugin import build_options
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -258,7 +258,7 @@ def test_in_process_benchmark_with_registered_plugin(pg_dsn):
     from recall_kit.testing import registered_plugin
 
     with registered_plugin(recall_kit_postgres, name="recall-kit-postgres"):
-        from recall_kit.measure.system import SystemSpec
+        from recall_kit import SystemSpec
 
         spec = SystemSpec("pg-fts", options={"pg-fts": {"dsn": pg_dsn, "allow_write": "true"}})
         result = run_benchmark(spec, load_dataset(REPO / "examples" / "memories"), k=10, latency_sample=5)

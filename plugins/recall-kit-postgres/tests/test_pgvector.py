@@ -16,9 +16,8 @@ from recall_kit_dense import DenseRetriever
 from recall_kit_postgres.hybrid import PgHybrid
 from recall_kit_postgres.vector import PgVector, is_hidden
 
-from recall_kit import Corpus, Memory, RecallKitError, load_dataset, run_benchmark
-from recall_kit.measure.system import SystemSpec
-from recall_kit.options import build_options
+from recall_kit import Corpus, Memory, RecallKitError, SystemSpec, load_dataset, run_benchmark
+from recall_kit.plugin import build_options
 from recall_kit.testing import registered_plugin
 
 REPO = Path(__file__).resolve().parents[3]
@@ -137,15 +136,15 @@ def test_where_option_filters_rows(pg_dsn):
 @pytest.mark.parametrize(("fusion", "hybrid"), [
     (["rrf"], {"fusion": "rrf"}),
     (["convex"], {"fusion": "convex"}),
-    (["rrf", "importance"], {"fusion": "rrf", "importance_prior": 0.3}),
-    (["convex", "importance"], {"fusion": "convex", "importance_prior": 0.3}),
+    (["rrf", "importance"], {"fusion": "rrf", "importance_weight": 0.3}),
+    (["convex", "importance"], {"fusion": "convex", "importance_weight": 0.3}),
 ])
 def test_pg_hybrid_ranks_as_recall_kits_fusion_of_pg_fts_and_pgvector(pg_dsn, memories, plugins, fusion, hybrid):
     server = {"dsn": pg_dsn, "allow_write": "true"}
     weights = {"pg-fts": 0.7, "pgvector": 1.3}
     options = {"pg-fts": {**server, "parser": "or"}, "pgvector": {**server, "index": "none"}}
     if "importance" in fusion:
-        options["importance"] = {"weight": 0.3}
+        options["importance"] = {"importance_weight": 0.3}
     pair = run_benchmark(SystemSpec("pg-fts+pgvector", fusions=fusion, weights=weights, options=options),
                          memories, k=20, latency_sample=0).to_dict()
     hybrid_options = {**server, **{key: str(value) for key, value in hybrid.items()}, "parser": "or",

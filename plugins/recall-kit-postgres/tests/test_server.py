@@ -26,7 +26,7 @@ PLUGINS = "recall-kit-postgres,recall-kit-dense,recall-kit-fusion"
 SCRIPT = """
 import sys, time
 from recall_kit import Corpus, Memory
-from recall_kit.options import build_options
+from recall_kit.plugin import build_options
 from recall_kit_postgres import PostgresFTS
 from recall_kit_postgres.server import running_servers
 options = dict(arg.split("=", 1) for arg in sys.argv[1:])
