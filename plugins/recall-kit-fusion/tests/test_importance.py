@@ -51,8 +51,12 @@ def test_bad_weight():
 
 
 def test_old_option_names_still_work_with_a_warning():
-    with pytest.warns(UserWarning, match="'weight' is now called 'importance_weight'"):
+    with pytest.warns(UserWarning, match="is now called") as caught:
         options = build_options("fusion 'importance'", ImportanceBlend.Options, {"weight": "0.5", "default": "0.2"})
+    assert [str(warning.message) for warning in caught] == [
+        "fusion 'importance' option 'weight' is now called 'importance_weight'; the old name will be removed.",
+        "fusion 'importance' option 'default' is now called 'default_importance'; the old name will be removed.",
+    ]
     assert options == ImportanceBlend.Options(importance_weight=0.5, default_importance=0.2)
     with pytest.raises(OptionError, match="give only 'importance_weight'"):
         build_options("fusion 'importance'", ImportanceBlend.Options, {"weight": 0.5, "importance_weight": 0.5})

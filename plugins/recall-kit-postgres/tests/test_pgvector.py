@@ -309,3 +309,13 @@ def test_iterative_scan_on_pgvector_06_is_one_line(pg_dsn):
     leg = vector_leg(pg_dsn, iterative_scan="relaxed_order")
     message = one_line_error(leg, SMALL)
     assert message.startswith("pgvector: iterative_scan needs pgvector 0.8 or later; the server has 0.6.2")
+
+
+def test_pg_hybrid_takes_the_old_importance_names_with_a_warning():
+    from recall_kit_postgres.hybrid import PgHybrid
+
+    with pytest.warns(UserWarning, match="is now called") as caught:
+        options = build_options("retriever 'pg-hybrid'", PgHybrid.Options,
+                                {"importance_prior": "0.3", "importance_default": "0.2"})
+    assert (options.importance_weight, options.default_importance) == (0.3, 0.2)
+    assert len(caught) == 2
