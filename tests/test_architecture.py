@@ -117,6 +117,15 @@ def test_plugin_tests_and_the_scaffold_templates_import_only_the_api():
     assert found == []
 
 
+def test_the_plugin_guide_imports_only_the_api():
+    import re
+
+    text = (ROOT / "docs" / "plugin-guide.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL)
+    assert len(blocks) >= 5
+    assert [found for block in blocks for found in _deep_imports(block, TEST_API)] == []
+
+
 def test_the_source_check_catches_a_deep_import():
     source = "from recall_kit import registry, Hit\nimport recall_kit.measure.system\nfrom recall_kit.testing import x\n"
     assert _deep_imports(source, TEST_API) == [(1, "recall_kit.registry"), (2, "recall_kit.measure.system")]
