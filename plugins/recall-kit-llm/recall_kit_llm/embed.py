@@ -4,6 +4,7 @@ dry run that counts what would be sent before anything is."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -88,11 +89,13 @@ class LlmEmbedRetriever(Retriever):
                          f"(about {tokens:,} tokens) to {model.model_id}; {len(texts) - len(missing)} "
                          "are cached. Nothing was sent.")
         size = self.options.batch_size or getattr(model, "batch_size", None) or 32
+        def send(batch: list[int]) -> list[list[float]]:
+            return [list(map(float, vector)) for vector in model.embed_multi([texts[i] for i in batch], batch_size=size)]
+
         for start in range(0, len(missing), size):
             batch = missing[start:start + size]
-            got = with_retries(lambda batch=batch: [list(map(float, v)) for v in model.embed_multi(
-                [texts[i] for i in batch], batch_size=size)], self.options.retries, self.options.retry_wait,
-                f"Embedding model {model.model_id!r}")
+            got = with_retries(functools.partial(send, batch), self.options.retries, self.options.retry_wait,
+                               f"Embedding model {model.model_id!r}")
             for i, vector in zip(batch, got, strict=True):
                 vectors[i] = vector
                 cache.put(self._key(texts[i]), vector)

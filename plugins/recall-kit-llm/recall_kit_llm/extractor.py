@@ -44,7 +44,8 @@ def _relations(answer: dict[str, Any]) -> list[tuple[str, str, str]] | None:
         if not isinstance(item, dict):
             return None
         head, relation, tail = (item.get(key) for key in ("head", "relation", "tail"))
-        if not all(isinstance(value, str) and value.strip() for value in (head, relation, tail)):
+        if not (isinstance(head, str) and isinstance(relation, str) and isinstance(tail, str)
+                and head.strip() and relation.strip() and tail.strip()):
             return None
         if relation not in RELATION_TYPES:
             relation = "related_to"

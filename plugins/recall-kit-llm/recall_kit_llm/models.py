@@ -19,7 +19,6 @@ from typing import Any
 
 from recall_kit.plugin import OptionError, RecallKitError, atomic_open
 
-
 #: Plugins whose models run on this machine (their top-level module names). Any other model
 #: counts as remote unless the user names it in RECALL_KIT_LLM_LOCAL.
 LOCAL_PLUGINS = frozenset({
