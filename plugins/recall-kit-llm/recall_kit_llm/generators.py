@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 import re
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,12 +62,21 @@ def asker(options: Any, version: str) -> JsonAsker:
                      options.tries)
 
 
-def _question(answer: dict[str, Any]) -> str | None:
-    question = answer.get("question")
-    if not isinstance(question, str):
-        return None
-    question = " ".join(question.split())
-    return question if len(content_words(question)) >= 2 else None
+def question_check(memories: Sequence[Memory], max_overlap: float) -> Callable[[dict[str, Any]], tuple[str, float] | None]:
+    """A validator of a model's answer: its `question` (at least two content words), kept with its
+    largest word Jaccard against `memories` when that is at most `max_overlap`."""
+
+    def check(answer: dict[str, Any]) -> tuple[str, float] | None:
+        question = answer.get("question")
+        if not isinstance(question, str):
+            return None
+        question = " ".join(question.split())
+        if len(content_words(question)) < 2:
+            return None
+        overlap = max(word_overlap(question, memory) for memory in memories)
+        return (question, overlap) if overlap <= max_overlap else None
+
+    return check
 
 
 class ParaphraseGenerator(QueryGenerator):
@@ -96,16 +105,8 @@ class ParaphraseGenerator(QueryGenerator):
             unit = memory.parent_id or memory.id
             if unit in used:
                 continue
-
-            def valid(answer: dict[str, Any], memory: Memory = memory) -> tuple[str, float] | None:
-                question = _question(answer)
-                if question is None:
-                    return None
-                overlap = word_overlap(question, memory)
-                return (question, overlap) if overlap <= self.options.max_overlap else None
-
             found = ask.ask(PARAPHRASE_SYSTEM, f"MEMORY:\n{memory.content}\n\nWrite the question.",
-                            QUESTION_SCHEMA, valid)
+                            QUESTION_SCHEMA, question_check((memory,), self.options.max_overlap))
             if found is None:
                 continue
             used.add(unit)
@@ -186,16 +187,9 @@ class MultihopGenerator(QueryGenerator):
             units = [first.parent_id or first.id, second.parent_id or second.id]
             if used & set(units):
                 continue  # each memory seeds one question: no stratum dominated by a few memories
-
-            def valid(answer: dict[str, Any], pair: tuple[Memory, Memory] = (first, second)) -> tuple[str, float] | None:
-                question = _question(answer)
-                if question is None:
-                    return None
-                overlap = max(word_overlap(question, memory) for memory in pair)
-                return (question, overlap) if overlap <= self.options.max_overlap else None
-
             prompt = f"MEMORY 1:\n{first.content}\n\nMEMORY 2:\n{second.content}\n\nWrite the question."
-            found = ask.ask(MULTIHOP_SYSTEM, prompt, QUESTION_SCHEMA, valid)
+            found = ask.ask(MULTIHOP_SYSTEM, prompt, QUESTION_SCHEMA,
+                            question_check((first, second), self.options.max_overlap))
             if found is None:
                 continue
             used.update(units)

@@ -10,14 +10,13 @@ import json
 import os
 import random
 import re
-import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from recall_kit.plugin import OptionError, RecallKitError, atomic_open
+from recall_kit.plugin import OptionError, RecallKitError, atomic_open, user_cache_folder
 
 #: Plugins whose models run on this machine (their top-level module names). Any other model
 #: counts as remote unless the user names it in RECALL_KIT_LLM_LOCAL.
@@ -71,42 +70,30 @@ def _check_access(model: Any, name: str, allow_remote: bool, flag: str) -> None:
 
 def get_chat_model(name: str, allow_remote: bool = False, flag: str = "--allow-remote") -> Any:
     """The `llm` model called `name` (or an alias), checked: known, local or allowed, keyed."""
-    import llm
-
     if not name:
         raise OptionError("No model named: pass --model NAME (an `llm` model name; see 'llm models').")
-    try:
-        model = llm.get_model(name)
-    except llm.UnknownModelError:
-        raise ModelError(f"Unknown model {name!r}: {INSTALL_HINT}") from None
-    _check_access(model, name, allow_remote, flag)
-    return model
+    return _checked_model("model", name, allow_remote, flag)
 
 
 def get_embedding_model(name: str, allow_remote: bool = False, flag: str = "allow_remote=true") -> Any:
     """The `llm` embedding model called `name`, checked as `get_chat_model` checks."""
+    return _checked_model("embedding model", name, allow_remote, flag)
+
+
+def _checked_model(kind: str, name: str, allow_remote: bool, flag: str) -> Any:
     import llm
 
     try:
-        model = llm.get_embedding_model(name)
+        model = llm.get_model(name) if kind == "model" else llm.get_embedding_model(name)
     except llm.UnknownModelError:
-        raise ModelError(f"Unknown embedding model {name!r}: {INSTALL_HINT}") from None
+        raise ModelError(f"Unknown {kind} {name!r}: {INSTALL_HINT}") from None
     _check_access(model, name, allow_remote, flag)
     return model
 
 
 def cache_folder() -> Path:
     """`$RECALL_KIT_CACHE/llm`, else the user's cache folder + `recall-kit/llm` (never a repository)."""
-    override = os.environ.get("RECALL_KIT_CACHE")
-    if override:
-        return Path(override).expanduser() / "llm"
-    if sys.platform == "darwin":
-        base = Path.home() / "Library" / "Caches"
-    elif sys.platform == "win32":
-        base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
-    else:
-        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "recall-kit" / "llm"
+    return user_cache_folder("llm")
 
 
 def digest(value: Any) -> str:
