@@ -29,10 +29,13 @@ class ScriptedModel(llm.Model):
 
     model_id = "recall-test"
     calls = 0
+    #: Every prompt text received (kept in memory for the test's checks).
+    prompts: list[str] = []
 
     def execute(self, prompt, stream, response, conversation=None):
         type(self).calls += 1
         text, system = prompt.prompt, prompt.system or ""
+        type(self).prompts.append(text)
         if "search questions" in system and "MEMORY 2" not in text:
             memory = _section(text, "MEMORY")
             if "Attempt" not in text:
@@ -113,6 +116,7 @@ def llm_home(tmp_path, monkeypatch, recall_kit_plugin):
     plugin = TestModels()
     pm.register(plugin, name="recall-kit-test-models")
     ScriptedModel.calls = 0
+    ScriptedModel.prompts = []
     HashingEmbedding.failures = HashingEmbedding.batches = 0
     try:
         yield home

@@ -133,3 +133,14 @@ def test_lint_flags_a_paraphrase_that_leaks_its_memory_words(llm_home, tmp_path)
     assert all(q["_overlap"] > 0.18 for q in _rows(store / "queries.jsonl"))
     lint = runner.invoke(app, ["dataset", "lint", str(store), "--min-queries", "1"])
     assert lint.exit_code == 1 and "paraphrase_overlap: 3" in lint.output
+
+
+def test_sensitive_rows_never_reach_the_model(llm_home, scripted_model, tmp_path):
+    store = _store(tmp_path)
+    secret = "Nadia Orlov keeps the vault code 7731 under the blue lamp in Tallinn today."
+    with (store / "corpus.jsonl").open("a") as corpus:
+        corpus.write(json.dumps({"id": 99999, "content": secret, "tags": "vault", "is_sensitive": True}) + "\n")
+    result = runner.invoke(app, ["dataset", "generate", str(store), "--paraphrase", "40", "--model", "recall-test",
+                                 "--seed", "5"])
+    assert result.exit_code == 0, result.output
+    assert scripted_model.prompts and not any("vault code" in prompt for prompt in scripted_model.prompts)
