@@ -20,6 +20,7 @@ from recall_kit.types import (
     Qrels,
     Query,
     QueryGenerator,
+    RelevanceJudge,
     Report,
     Reporter,
     ReportTable,
@@ -77,7 +78,7 @@ __getattr__ = lazy_attributes(__name__, _LAZY)
 __all__ = [
     "BenchmarkResult", "Corpus", "Dataset", "DatasetError", "Fusion", "FusionRequest", "GeneratedQuery",
     "Hit", "Importer", "JudgedRankings", "Memory", "Metric", "Qrels", "Query", "QueryGenerator",
-    "QueryResult", "RecallKitError", "Report", "ReportTable", "Reporter", "Retriever", "SystemSpec",
+    "QueryResult", "RelevanceJudge", "RecallKitError", "Report", "ReportTable", "Reporter", "Retriever", "SystemSpec",
     "__version__", "build_system", "compare_files",
     "evaluate", "compare_results", "export_dataset", "hookimpl",
     "import_dataset", "load_config", "load_dataset", "load_results", "pool_files", "run_ablation",

@@ -581,14 +581,17 @@ def dataset_generate_command(
     option: Annotated[list[str] | None, typer.Option("--option", "-o", help="NAME.KEY=VALUE for a generator: exact.max_words=5.")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the generators.")] = 0,
     out: Annotated[Path | None, typer.Option("--out", help="Dataset folder to write (default: DIR itself).")] = None,
+    model: Annotated[str | None, typer.Option("--model", help="The model (its `llm` name) of the generators that take one.")] = None,
+    allow_remote: Annotated[bool, typer.Option("--allow-remote", help="Let --model be a remote model: memory text leaves this machine.")] = False,
 ) -> None:
     """Generate queries and qrels from a corpus, appended to the dataset's strata (validated, atomic)."""
-    from recall_kit.curate.generate import generate_into, parse_generator_requests
+    from recall_kit.curate.generate import generate_into, parse_generator_requests, with_model_flags
     from recall_kit.measure.system import parse_option_assignments
 
     _refuse_writing_example(path, out is None)
     requests = parse_generator_requests(exact, paraphrase, multihop, generator or [])
-    summary = generate_into(path, requests, seed=seed, out=out, options=parse_option_assignments(option or []))
+    options = with_model_flags(requests, parse_option_assignments(option or []), model, allow_remote)
+    summary = generate_into(path, requests, seed=seed, out=out, options=options)
     for line in summary.lines():
         typer.echo(line)
 
@@ -633,14 +636,49 @@ def judge_command(
     pool: Annotated[Path, typer.Argument(help="Pool file from 'recall-kit pool' (JSON lines: query_id, doc_ids).")],
     dataset: DatasetOption,
     out: Annotated[Path, typer.Option("--out", help="Merged qrels file to write (a .journal file is kept beside it).")],
+    model: Annotated[str | None, typer.Option("--model", help="Grade with this model (its `llm` name) through a registered judge, not in the terminal.")] = None,
+    judge_name: Annotated[str | None, typer.Option("--judge", metavar="NAME", help="The registered judge --model uses, when several are (see 'recall-kit list judges').")] = None,
+    allow_remote: Annotated[bool, typer.Option("--allow-remote", help="Let --model be a remote model: memory text leaves this machine.")] = False,
+    option: Annotated[list[str] | None, typer.Option("--option", "-o", help="NAME.KEY=VALUE for the judge: llm.retries=5.")] = None,
 ) -> None:
     """Judge pooled candidates in the terminal, one at a time (0-3, s skip, q quit, ? help).
-    Saved after every answer; run it again to resume. Shows memory text, locally, by necessity."""
-    from recall_kit.curate.judge import judge
+    Saved after every answer; run it again to resume. Shows memory text, locally, by necessity.
+    With --model, a registered judge grades every pair instead (its grades only go to --out)."""
+    from recall_kit.curate.judge import build_judge, judge, judge_with
 
-    counts = judge(pool, dataset, out)
+    if model is not None or judge_name is not None:
+        from recall_kit.measure.system import parse_option_assignments
+
+        made = build_judge(judge_name, parse_option_assignments(option or []), model, allow_remote)
+        counts = judge_with(made, pool, dataset, out, show=lambda line: typer.echo(line, err=True))
+    else:
+        counts = judge(pool, dataset, out)
     if counts["left"]:
         typer.echo(f"{counts['left']} pairs left: run the same command to go on.", err=True)
+
+
+@app.command("agreement")
+def agreement_command(
+    first: Annotated[Path, typer.Argument(metavar="A", help="A qrels file (e.g. a model judge's).")],
+    second: Annotated[Path, typer.Argument(metavar="B", help="Another qrels file of the same pool (e.g. yours, on a sample).")],
+    binary: Annotated[bool, typer.Option("--binary", help="Compare relevant (grade >= 1) vs not, instead of grades.")] = False,
+    samples: Annotated[int, typer.Option("--samples", help="Bootstrap resamples for the intervals (0: none).")] = 2000,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")] = 0,
+    json_out: Annotated[Path | None, typer.Option("--json", metavar="PATH", help="Also write the numbers as JSON here.")] = None,
+) -> None:
+    """How far two judges agree on the pairs both judged: Cohen's kappa, linearly weighted kappa,
+    bootstrap intervals, the confusion matrix. Warns below 0.6. Ids and numbers only."""
+    from recall_kit.curate.agreement import agreement_files
+    from recall_kit.fileio import write_json_atomic
+
+    result = agreement_files(first, second, binary=binary, samples=samples, seed=seed)
+    for line in result.lines():
+        typer.echo(line)
+    for warning in result.warnings:
+        typer.echo(f"warning: {warning}", err=True)
+    if json_out is not None:
+        write_json_atomic(json_out, result.to_dict())
+        typer.echo(f"Wrote {json_out}", err=True)
 
 
 def _spec_from_flags(retriever: str | None, fusion: list[str] | None, weights: str | None,

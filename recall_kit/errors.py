@@ -64,6 +64,10 @@ class UnknownGeneratorError(UnknownNameError):
     kind = "query generator"
 
 
+class UnknownJudgeError(UnknownNameError):
+    kind = "judge"
+
+
 class UnknownImporterError(UnknownNameError):
     kind = "importer"
 

@@ -165,3 +165,23 @@ def check_outputs(
         if folder.exists() and not folder.is_dir():
             raise OutputError(f"{flag} {folder}: is a file; give a folder to write in.")
         _probe_folder(flag, folder, folder)
+
+
+def user_cache_folder(name: str) -> Path:
+    """`$RECALL_KIT_CACHE/NAME`, else the platform's user cache folder + `recall-kit/NAME`: where
+    plugins keep what they can compute again (embeddings, model answers), never in a repository.
+
+    Linux: `$XDG_CACHE_HOME` or `~/.cache`; macOS: `~/Library/Caches`; Windows: `%LOCALAPPDATA%`.
+    """
+    import sys
+
+    override = os.environ.get("RECALL_KIT_CACHE")
+    if override:
+        return Path(override).expanduser() / name
+    if sys.platform == "win32":
+        base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
+    elif sys.platform == "darwin":
+        base = Path.home() / "Library" / "Caches"
+    else:
+        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "recall-kit" / name

@@ -82,6 +82,17 @@ def register_query_generators(register: Register) -> None:
 
 
 @hookspec
+def register_judges(register: Register) -> None:
+    """Register relevance judges for ``recall-kit judge POOL --model NAME``.
+
+    :param register: call ``register(name, cls)`` with a subclass of
+        :class:`recall_kit.RelevanceJudge`; ``grade(query, memory)`` returns a grade 0-3 (or
+        None when no usable answer came). ``--judge NAME`` picks one when several are registered.
+    :returns: nothing; every implementation is called.
+    """
+
+
+@hookspec
 def register_commands(app: typer.Typer) -> None:
     """Add sub-commands to the ``recall-kit`` command line.
 

@@ -35,6 +35,7 @@ from recall_kit.types import (
     Qrels,
     Query,
     QueryGenerator,
+    RelevanceJudge,
     Report,
     Reporter,
     ReportTable,
@@ -43,14 +44,16 @@ from recall_kit.types import (
 )
 
 if TYPE_CHECKING:
+    from recall_kit.curate.text import content_words, word_overlap
     from recall_kit.dataset import Dataset, load_dataset, read_jsonl
-    from recall_kit.fileio import atomic_open
+    from recall_kit.fileio import atomic_open, user_cache_folder
     from recall_kit.options import build_options
     from recall_kit.progress import progress_bar, stage
     from recall_kit.registry import Registry
 
 _LAZY = {
     "atomic_open": "recall_kit.fileio",
+    "user_cache_folder": "recall_kit.fileio",
     "build_options": "recall_kit.options",
     "Dataset": "recall_kit.dataset",
     "load_dataset": "recall_kit.dataset",
@@ -58,6 +61,8 @@ _LAZY = {
     "progress_bar": "recall_kit.progress",
     "stage": "recall_kit.progress",
     "Registry": "recall_kit.registry",
+    "word_overlap": "recall_kit.curate.text",
+    "content_words": "recall_kit.curate.text",
 }
 
 __getattr__ = lazy_attributes(__name__, _LAZY)
@@ -65,7 +70,8 @@ __getattr__ = lazy_attributes(__name__, _LAZY)
 __all__ = [
     "Corpus", "Dataset", "DatasetError", "Fusion", "FusionRequest", "GeneratedQuery", "Hit", "Importer",
     "JudgedRankings", "Memory", "Metric", "NoOptions", "OptionError", "PluginRunError", "Qrels", "Query",
-    "QueryGenerator", "RecallKitError", "Register", "Registry", "Report", "ReportTable", "Reporter",
+    "QueryGenerator", "RelevanceJudge", "RecallKitError", "Register", "Registry", "Report", "ReportTable", "Reporter",
     "Retriever", "UnknownNameError", "atomic_open", "build_options", "hookimpl", "lazy_attributes",
     "load_dataset", "progress_bar", "read_jsonl", "sort_hits", "stage",
+    "content_words", "user_cache_folder", "word_overlap",
 ]

@@ -109,6 +109,9 @@ PROVIDED_BY: dict[str, str] = {
     "convex": "recall-kit-fusion",
     "exact-bonus": "recall-kit-fusion",
     "importance": "recall-kit-fusion",
+    "llm-embed": "recall-kit-llm",
+    "llm-paraphrase": "recall-kit-llm",
+    "llm-multihop": "recall-kit-llm",
 }
 
 

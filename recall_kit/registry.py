@@ -20,7 +20,7 @@ from recall_kit.plugins import (
     pm,
     report_plugin_failure,
 )
-from recall_kit.types import Fusion, Importer, Metric, QueryGenerator, Reporter, Retriever
+from recall_kit.types import Fusion, Importer, Metric, QueryGenerator, RelevanceJudge, Reporter, Retriever
 
 T = TypeVar("T")
 
@@ -226,6 +226,11 @@ generators: Registry[type[QueryGenerator]] = Registry(
     "query generator", "register_query_generators", _check_generator, errors.UnknownGeneratorError
 )
 
+#: Every relevance judge registered through ``register_judges`` (``judge --model``).
+judges: Registry[type[RelevanceJudge]] = Registry(
+    "judge", "register_judges", _subclass_check(RelevanceJudge), errors.UnknownJudgeError
+)
+
 #: The registries `recall-kit list KIND` shows, by plural name.
 REGISTRIES: dict[str, Registry[Any]] = {
     "retrievers": retrievers,
@@ -234,6 +239,7 @@ REGISTRIES: dict[str, Registry[Any]] = {
     "reporters": reporters,
     "importers": importers,
     "generators": generators,
+    "judges": judges,
 }
 
 

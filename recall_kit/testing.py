@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from recall_kit.dataset import example_datasets
 from recall_kit.plugins import load_plugins, pm
 from recall_kit.registry import registries
 from recall_kit.types import Corpus, Hit, JudgedRankings, Memory, Qrels, Query, Retriever
@@ -34,6 +35,7 @@ __all__ = [
     "RetrieverConformance",
     "SampleCorpus",
     "check_ranking",
+    "example_datasets",
     "invoke_cli",
     "judge_rankings",
     "registered_plugin",

@@ -401,3 +401,34 @@ class QueryGenerator(ABC):
     @abstractmethod
     def generate(self, corpus: Corpus, count: int, seed: int) -> list[GeneratedQuery]:
         """Return at most `count` queries over `corpus`, reproducibly for `seed`."""
+
+
+class RelevanceJudge(ABC):
+    """Grades (query, memory) pairs of a pool without a person: `recall-kit judge --model NAME`.
+
+    Register a subclass through ``register_judges``. The host owns the session (which pairs are
+    left, the journal, the qrels file written atomically, resuming); the judge only grades.
+    """
+
+    #: One line shown in listings and ``--help``.
+    description: ClassVar[str] = ""
+    #: A frozen dataclass of its options (``-o NAME.KEY=VALUE``); ``--model`` and
+    #: ``--allow-remote`` fill its ``model`` and ``allow_remote`` fields when it has them.
+    Options: ClassVar[type] = NoOptions
+
+    def __init__(self, options: Any = None) -> None:
+        self.options = options if options is not None else self.Options()
+
+    def prepare(self) -> None:
+        """Check everything a run needs (the model exists, its key is set, it may receive
+        memory text) before any file is written; raise a RecallKitError saying what to do."""
+
+    @abstractmethod
+    def grade(self, query: Query, memory: Memory) -> int | None:
+        """The grade (0-3: not, partly, relevant, highly relevant) of `memory` for `query`, or
+        None when no usable answer came (counted as skipped; asked again in a later run)."""
+
+    def provenance(self) -> Mapping[str, Any]:
+        """How the grades were made (model, prompt version), written as ``_``-prefixed fields on
+        each qrels row; never memory text."""
+        return {}

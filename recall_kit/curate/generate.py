@@ -251,6 +251,30 @@ def parse_generator_requests(
     return requests
 
 
+def with_model_flags(
+    requests: Sequence[tuple[str, int]],
+    options: Mapping[str, Mapping[str, Any]] | None,
+    model: str | None = None,
+    allow_remote: bool = False,
+) -> dict[str, dict[str, Any]]:
+    """`options` with `--model` and `--allow-remote` filled into the `model` / `allow_remote`
+    option of each requested generator; a generator without such an option refuses the flag
+    (`--exact 40 --model X` would silently not use X)."""
+    import dataclasses
+
+    merged = {name: dict(values) for name, values in (options or {}).items()}
+    for name, _ in requests:
+        declared = generators.get(name).obj.Options
+        fields = {item.name for item in dataclasses.fields(declared)} if dataclasses.is_dataclass(declared) else set()
+        for flag, key, value in (("--model", "model", model), ("--allow-remote", "allow_remote", allow_remote or None)):
+            if value is None:
+                continue
+            if key not in fields:
+                raise OptionError(f"Generator {name!r} takes no {flag}: generate its stratum in a run of its own.")
+            merged.setdefault(name, {})[key] = value
+    return merged
+
+
 def build_generator(name: str, raw_options: Mapping[str, Any] | None = None) -> QueryGenerator:
     """An instance of the generator registered as `name`, with options from strings."""
     generator = generators.create(name, raw_options)

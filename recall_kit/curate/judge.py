@@ -4,16 +4,18 @@ atomically), resumable, and never losing a judgment already made."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from recall_kit.dataset import Dataset, load_dataset, read_jsonl
-from recall_kit.errors import DatasetError
+from recall_kit.errors import DatasetError, OptionError, PluginRunError
 from recall_kit.fileio import write_jsonl_atomic
-from recall_kit.types import DocId, Qrels
+from recall_kit.types import DocId, Qrels, RelevanceJudge
 
 GRADES = (0, 1, 2, 3)
 
@@ -234,3 +236,107 @@ def judge(pool_path: str | Path, dataset_path: str | Path, out: str | Path,
           ask: Callable[[str], str] = input, show: Callable[[str], None] = print) -> dict[str, int]:
     """`recall-kit judge`: open (or resume) a session over the pool and run it."""
     return JudgeSession.open(pool_path, dataset_path, out).run(ask=ask, show=show)
+
+
+# -- judging with a registered judge (a model) ---------------------------------------------------
+
+
+def build_judge(name: str | None, options: Mapping[str, Mapping[str, Any]] | None = None,
+                model: str | None = None, allow_remote: bool = False) -> RelevanceJudge:
+    """The judge registered as `name` (None: the only one registered), its options from
+    `options[name]` (strings, from `-o NAME.KEY=VALUE`), with `--model` and `--allow-remote` filled
+    into its `model` / `allow_remote` fields."""
+    from recall_kit.registry import judges
+
+    if name is None:
+        names = judges.names()
+        if not names:
+            raise OptionError("No model judge is registered: install one (pip install recall-kit-llm, "
+                              "or plugins/recall-kit-llm from a checkout), or drop --model to judge yourself.")
+        if len(names) > 1:
+            raise OptionError(f"Several judges are registered ({', '.join(names)}): choose one with --judge NAME.")
+        name = names[0]
+    others = sorted(set(options or {}) - {name})
+    if others:
+        raise OptionError(f"Options for {', '.join(others)} given, but the judge is {name!r} (-o {name}.KEY=VALUE).")
+    raw = dict((options or {}).get(name) or {})
+    fields = {item.name for item in dataclasses.fields(judges.get(name).obj.Options)} \
+        if dataclasses.is_dataclass(judges.get(name).obj.Options) else set()
+    for flag, key, value in (("--model", "model", model), ("--allow-remote", "allow_remote", allow_remote or None)):
+        if value is None:
+            continue
+        if key not in fields:
+            raise OptionError(f"Judge {name!r} takes no {flag}.")
+        raw[key] = value
+    return judges.create(name, raw)  # type: ignore[no-any-return]
+
+
+def judge_with(judge: RelevanceJudge, pool_path: str | Path, dataset_path: str | Path, out: str | Path,
+               show: Callable[[str], None] = print) -> dict[str, int]:
+    """`recall-kit judge --model`: grade every pair of the pool that `out` (and its journal) does
+    not hold yet with `judge`, each grade appended to the journal as it comes, the qrels file
+    rewritten atomically (every 50 grades and at the end). `out` holds the judge's grades only
+    (not the dataset's qrels), so `recall-kit agreement` compares judges on the pool alone.
+
+    `judge.prepare()` runs before anything is written: an unknown model or a missing key leaves
+    no file. Returns counts: graded, skipped (no usable answer), left, total, not_in_dataset."""
+    from recall_kit.fileio import check_outputs
+
+    out = Path(out)
+    check_outputs({"--out": out, "journal": journal_path(out)}, inputs={"pool": pool_path})
+    judge.prepare()
+    dataset = load_dataset(dataset_path)
+    pool = read_pool(pool_path)
+    journal = journal_path(out)
+    repair_journal(journal)
+    grades: Qrels = {qid: dict(found) for qid, found in read_qrels_file(out).items()}
+    # Rows the judge graded in (this run or an interrupted one) carry its provenance; others, as found.
+    graded_here: set[str] = set()
+    for qid, doc, grade in read_journal(journal):
+        grades.setdefault(qid, {}).setdefault(doc, grade)
+        graded_here.add(qid)
+    provenance = {key if key.startswith("_") else f"_{key}": value for key, value in judge.provenance().items()}
+    queries = {query.query_id: query for query in dataset.queries}
+    pairs = list(dict.fromkeys((qid, doc) for qid, docs in pool for doc in docs))
+
+    def write() -> None:
+        order = [query.query_id for query in dataset.queries]
+        order += sorted(set(grades) - set(order))
+        write_jsonl_atomic(out, [{"query_id": qid, "relevance": dict(grades[qid]),
+                                  **(provenance if qid in graded_here else {})}
+                                 for qid in order if grades.get(qid)])
+
+    counts = {"graded": 0, "skipped": 0, "left": 0, "total": len(pairs), "not_in_dataset": 0}
+    pending = [(qid, doc) for qid, doc in pairs if doc not in grades.get(qid, {})]
+    show(f"{len(pairs) - len(pending)} of {len(pairs)} pairs already judged; {len(pending)} to go.")
+    from recall_kit.progress import progress_bar
+
+    with progress_bar(len(pending), "judge: grading pairs") as advance:
+        for qid, doc in pending:
+            advance(1)
+            memory = dataset.corpus.get(doc)
+            if memory is None or qid not in queries:
+                counts["not_in_dataset"] += 1
+                continue
+            answer = judge.grade(queries[qid], memory)
+            if answer is None:
+                counts["skipped"] += 1
+                continue
+            grade = answer
+            if grade not in GRADES:
+                raise PluginRunError(f"Judge returned grade {grade!r} for query {qid}, id {doc}; grades are 0-3.")
+            with journal.open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps({"query_id": qid, "doc_id": doc, "grade": grade}) + "\n")
+                handle.flush()
+                os.fsync(handle.fileno())
+            grades.setdefault(qid, {})[doc] = grade
+            graded_here.add(qid)
+            counts["graded"] += 1
+            if counts["graded"] % 50 == 0:
+                write()
+    write()
+    counts["left"] = sum(1 for qid, doc in pairs if doc not in grades.get(qid, {}))
+    show(f"Saved {counts['graded']} new grades to {out}; {counts['left']} of {len(pairs)} pairs unjudged"
+         + (f" ({counts['skipped']} without a usable answer: run again to retry them)" if counts["skipped"] else "")
+         + ".")
+    return counts

@@ -59,6 +59,8 @@ class GraphRetriever(Retriever):
         edge_weights: dict[str, float] = field(default_factory=dict)
         #: Registered extractors to run, in order.
         extractors: tuple[str, ...] = ("rules",)
+        #: Options of extractors that take their own (`llm`: `model:NAME,allow_remote:true`).
+        extractor_options: dict[str, str] = field(default_factory=dict)
         #: A JSONL file of relation triples, for the `triples` extractor.
         triples: str | None = None
         #: difflib ratio threshold for fuzzy concept matching (None: exact names only).

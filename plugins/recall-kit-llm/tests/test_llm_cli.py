@@ -1,0 +1,141 @@
+"""The plugin end to end through the real `llm` code path: generate the paraphrase and multi-hop
+strata, judge a pool with a model, compare judges, refuse what must be refused without leaving
+files. The scripted model (conftest.py) stands in for a language model; the quality of generation
+and judging is not measured here."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from recall_kit.testing import example_datasets, invoke_cli
+
+
+def _store(tmp_path: Path) -> Path:
+    store = tmp_path / "store"
+    store.mkdir(parents=True)
+    shutil.copyfile(example_datasets()["memories"] / "corpus.jsonl", store / "corpus.jsonl")
+    return store
+
+
+def _rows(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def test_generate_paraphrase_and_multihop_with_provenance_and_a_free_rerun(llm_home, scripted_model, tmp_path):
+    store = _store(tmp_path)
+    result = invoke_cli(["dataset", "generate", str(store), "--paraphrase", "4", "--multihop", "3",
+                                 "--model", "recall-test", "-o", "llm-paraphrase.retry_wait=0", "--seed", "2"])
+    assert result.exit_code == 0, result.output
+    queries = _rows(store / "queries.jsonl")
+    qrels = {row["query_id"]: row["relevant_ids"] for row in _rows(store / "qrels.jsonl")}
+    paraphrase = [q for q in queries if q["stratum"] == "paraphrase"]
+    multihop = [q for q in queries if q["stratum"] == "multihop"]
+    assert len(paraphrase) == 4 and len(multihop) == 3
+    for query in queries:
+        assert query["_model"] == "recall-test" and query["_prompt_version"]
+        assert query["_overlap"] <= (0.18 if query["stratum"] == "paraphrase" else 0.35)
+        assert [str(i) for i in qrels[query["query_id"]]] == [str(i) for i in query["_seed_ids"]]
+    assert all(len(q["_seed_ids"]) == 2 for q in multihop)
+    # Each paraphrase's first answer copied the memory (rejected), the second was kept: 2 calls each.
+    calls = scripted_model.calls
+    assert calls == 4 * 2 + 3  # multi-hop answers (JSON in a code fence) were usable at once
+    assert "llm-paraphrase: 4 kept; 8 model calls, 0 from the cache, 4 answers rejected" in result.output
+    lint = invoke_cli(["dataset", "lint", str(store), "--min-queries", "1"])
+    assert "paraphrase_overlap: 0" in lint.output, lint.output
+    fresh = _store(tmp_path / "b")
+    rerun = invoke_cli(["dataset", "generate", str(fresh), "--paraphrase", "4", "--multihop", "3",
+                                "--model", "recall-test", "--seed", "2"])
+    assert rerun.exit_code == 0, rerun.output
+    assert scripted_model.calls == calls  # every answer came from the cache
+    assert _rows(fresh / "queries.jsonl") == queries
+
+
+def test_unknown_model_and_remote_model_leave_no_file(llm_home, tmp_path):
+    store = _store(tmp_path)
+    result = invoke_cli(["dataset", "generate", str(store), "--paraphrase", "2", "--model", "nope"])
+    assert result.exit_code == 2
+    assert "Unknown model 'nope': see 'llm models'" in result.output and len(result.output.splitlines()) == 1
+    result = invoke_cli(["dataset", "generate", str(store), "--paraphrase", "2", "--model", "gpt-4o-mini"])
+    assert result.exit_code == 2 and "--allow-remote" in result.output
+    result = invoke_cli(["dataset", "generate", str(store), "--paraphrase", "2", "--model", "gpt-4o-mini",
+                                 "--allow-remote"])
+    assert result.exit_code == 2 and "llm keys set openai" in result.output
+    assert sorted(p.name for p in store.iterdir()) == ["corpus.jsonl"]
+    result = invoke_cli(["dataset", "generate", str(store), "--exact", "2", "--model", "recall-test"])
+    assert result.exit_code == 2 and "takes no --model" in result.output
+
+
+def _pool(tmp_path: Path) -> tuple[Path, Path]:
+    dataset = example_datasets()["memories"]
+    queries = _rows(dataset / "queries.jsonl")[:3]
+    pool = tmp_path / "pool.jsonl"
+    pool.write_text("".join(json.dumps({"query_id": q["query_id"], "doc_ids": [1, 2, 3, 4]}) + "\n" for q in queries))
+    return dataset, pool
+
+
+def test_model_judge_writes_graded_qrels_with_provenance_and_resumes(llm_home, scripted_model, tmp_path):
+    dataset, pool = _pool(tmp_path)
+    out = tmp_path / "model.jsonl"
+    args = ["judge", str(pool), "-d", str(dataset), "--out", str(out), "--model", "recall-test"]
+    result = invoke_cli(args)
+    assert result.exit_code == 0, result.output
+    rows = _rows(out)
+    assert len(rows) == 3
+    for row in rows:
+        assert set(row["relevance"]) == {"1", "2", "3", "4"}
+        assert all(0 <= g <= 3 for g in row["relevance"].values())
+        assert row["_judge_model"] == "recall-test" and row["_judge_prompt_version"] == "judge-1"
+    calls = scripted_model.calls
+    assert calls == 12
+    again = invoke_cli(args)
+    assert again.exit_code == 0 and scripted_model.calls == calls  # resumed: nothing left to ask
+    assert "12 of 12 pairs already judged" in again.output
+    # agreement with itself on a copy: perfect (or undefined when every grade is one value)
+    person = tmp_path / "person.jsonl"
+    person.write_text(out.read_text())
+    agree = invoke_cli(["agreement", str(out), str(person), "--json", str(tmp_path / "a.json")])
+    assert agree.exit_code == 0, agree.output
+    assert json.loads((tmp_path / "a.json").read_text())["n"] == 12
+    assert not (llm_home / "logs.db").exists()
+
+
+def test_judge_with_a_model_that_answers_nonsense_skips_and_counts(llm_home, tmp_path):
+    dataset, pool = _pool(tmp_path)
+    out = tmp_path / "echo.jsonl"
+    result = invoke_cli(["judge", str(pool), "-d", str(dataset), "--out", str(out), "--model", "echo",
+                                 "-o", "llm.tries=2"])
+    assert result.exit_code == 0, result.output
+    assert "12 without a usable answer" in result.output
+    assert _rows(out) == []
+
+
+def test_judge_unknown_model_leaves_no_file(llm_home, tmp_path):
+    dataset, pool = _pool(tmp_path)
+    out = tmp_path / "q.jsonl"
+    result = invoke_cli(["judge", str(pool), "-d", str(dataset), "--out", str(out), "--model", "nope"])
+    assert result.exit_code == 2 and "Unknown model 'nope'" in result.output
+    assert not out.exists() and not Path(str(out) + ".journal").exists()
+
+
+def test_lint_flags_a_paraphrase_that_leaks_its_memory_words(llm_home, tmp_path):
+    # With the overlap check off, the scripted model's first answer (the memory's own words) is kept.
+    store = _store(tmp_path)
+    result = invoke_cli(["dataset", "generate", str(store), "--paraphrase", "3", "--model", "recall-test",
+                                 "-o", "llm-paraphrase.max_overlap=1"])
+    assert result.exit_code == 0, result.output
+    assert all(q["_overlap"] > 0.18 for q in _rows(store / "queries.jsonl"))
+    lint = invoke_cli(["dataset", "lint", str(store), "--min-queries", "1"])
+    assert lint.exit_code == 1 and "paraphrase_overlap: 3" in lint.output
+
+
+def test_sensitive_rows_never_reach_the_model(llm_home, scripted_model, tmp_path):
+    store = _store(tmp_path)
+    secret = "Nadia Orlov keeps the vault code 7731 under the blue lamp in Tallinn today."
+    with (store / "corpus.jsonl").open("a") as corpus:
+        corpus.write(json.dumps({"id": 99999, "content": secret, "tags": "vault", "is_sensitive": True}) + "\n")
+    result = invoke_cli(["dataset", "generate", str(store), "--paraphrase", "40", "--model", "recall-test",
+                                 "--seed", "5"])
+    assert result.exit_code == 0, result.output
+    assert scripted_model.prompts and not any("vault code" in prompt for prompt in scripted_model.prompts)
