@@ -10,7 +10,7 @@ BENCH_STAMP := $(VENV)/.bench-installed
 RESULTS := results
 DEMO_DATA := examples/memories
 
-.PHONY: setup demo test bench bench-full lint clean
+.PHONY: setup demo test bench bench-full lint wheels clean
 
 $(STAMP): pyproject.toml $(wildcard plugins/*/pyproject.toml) $(wildcard examples/recall-kit-example/pyproject.toml)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -52,6 +52,15 @@ bench-full: $(BENCH_STAMP)
 lint: setup
 	$(PY) -m ruff check recall_kit plugins
 	$(PY) -m mypy recall_kit
+
+# Every package's wheel in $(DIST)/ (the host and each plugins/*/ folder, found by the wildcard above,
+# so a new plugin needs no edit here), for installing outside this checkout with no public index:
+#   pip install --find-links dist recall-kit-graph      (one plugin and the host)
+#   pip install --find-links dist 'recall-kit[all]'     (the host and every plugin)
+DIST ?= dist
+wheels: setup
+	$(PIP) wheel --quiet --no-deps --no-build-isolation --wheel-dir $(DIST) . $(PLUGINS)
+	@ls $(DIST)/*.whl
 
 clean:
 	rm -rf $(VENV) $(RESULTS)
