@@ -72,7 +72,7 @@ def test_wheels_install_into_a_fresh_environment_without_an_index(tmp_path):
     (site_packages / "dependencies.pth").write_text(str(_dependency_folder(tmp_path / "deps")) + "\n")
     elsewhere = tmp_path / "elsewhere"  # not the checkout: its recall_kit/ must not be importable
     elsewhere.mkdir()
-    env = {key: value for key, value in os.environ.items() if not key.startswith(("PYTHON", "PIP_", "VIRTUAL_ENV"))}
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("PYTHON", "PIP_", "VIRTUAL_ENV", "RECALL_KIT_"))}
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
 
     def pip_install(*requirements: str) -> None:
