@@ -443,7 +443,8 @@ def _list_options(name: str | None, as_json: bool) -> None:
     for index, (kind, rows) in enumerate(found):
         how = "after OUT: --OPTION VALUE" if kind == "importer" else f"-o {name}.OPTION=VALUE"
         typer.echo(("\n" if index else "") + f"Options of the {kind} {name!r} ({how}):")
-        typer.echo(tabulate([[f"{name}.{o}", t, repr(d), m] for o, t, d, m in rows],
+        spell = (lambda o: f"--{o.replace('_', '-')}") if kind == "importer" else (lambda o: f"{name}.{o}")
+        typer.echo(tabulate([[spell(o), t, repr(d), m] for o, t, d, m in rows],
                             headers=["option", "type", "default", "meaning"], tablefmt="simple") if rows else "none")
 
 
