@@ -15,7 +15,7 @@ _PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#
 
 _CSS = """
 body{font-family:-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;margin:2rem auto;
-max-width:1100px;padding:0 1rem;color:#1f2328;background:#fff;line-height:1.45}
+max-width:1320px;padding:0 1rem;color:#1f2328;background:#fff;line-height:1.45}
 h1{font-size:1.5rem;border-bottom:1px solid #d0d7de;padding-bottom:.4rem}
 h2{font-size:1.15rem;margin-top:2rem}
 table{border-collapse:collapse;margin:.5rem 0;font-size:.85rem;font-variant-numeric:tabular-nums}
