@@ -172,13 +172,14 @@ def _columns() -> list[Any]:
 
 @contextmanager
 def progress_display(show: bool | None = None) -> Iterator[None]:
-    """Open the run's one display. `show=None`: a live line when stderr is a terminal, a plain line
-    every few seconds otherwise; `show=False`: nothing. Nested calls reuse the display already open."""
+    """Open the run's one display (`show=None` or True): a live line when stderr is a terminal, a
+    plain line every few seconds otherwise; `show=False`: nothing. Nested calls reuse the display
+    already open."""
     global _current
     if show is False or _current is not None:
         yield
         return
-    if show is None and not sys.stderr.isatty():
+    if not sys.stderr.isatty():  # a live line needs a terminal: print plain lines instead
         display: _Display = _PlainDisplay(sys.stderr, _interval())
         _current = display
         try:
