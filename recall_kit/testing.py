@@ -464,7 +464,7 @@ def _small_corpus_checks(suite: RetrieverConformance, memories: Sequence[Memory]
     retriever = _adapt(suite._factory()())
     try:
         retriever.build_index(corpus)
-        queries = [*suite.conformance_queries()[:3], ""]
+        queries = suite.conformance_queries()[:3]  # ordinary ones: odd queries have checks of their own
         for number, query in enumerate(queries):
             for k in (1, 5):
                 hits = retriever.search(query, k)
