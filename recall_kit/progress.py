@@ -119,13 +119,14 @@ class _LiveDisplay(_Display):
     def __init__(self, progress: Any) -> None:
         super().__init__()
         self.progress = progress
-        self.task = progress.add_task("starting", total=None, timing="")
+        self.task = progress.add_task("starting", total=None, timing="", count="")
 
     def changed(self) -> None:
         where = self.where()
         description = f"{where} > {self.description}" if where else self.description
+        count = f"{int(self.completed):,}/{int(self.total):,}" if self.total else ""
         self.progress.update(self.task, description=description, total=self.total, completed=self.completed,
-                             timing=self.timing())
+                             timing=self.timing(), count=count)
 
 
 class _PlainDisplay(_Display):
@@ -163,10 +164,13 @@ def _interval() -> float:
         return _DEFAULT_INTERVAL
 
 
-def _columns() -> list[Any]:
+def _columns(counted: bool = False) -> list[Any]:
+    """The live line's columns; `counted`: the count is rich's own (a bar outside a run's display),
+    else the display's `count` field, empty for a stage without a total (never "0/?")."""
     from rich.progress import BarColumn, MofNCompleteColumn, SpinnerColumn, TextColumn
 
-    return [SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+    count = MofNCompleteColumn() if counted else TextColumn("{task.fields[count]}")
+    return [SpinnerColumn(), TextColumn("{task.description}"), BarColumn(bar_width=16), count,
             TextColumn("{task.fields[timing]}")]
 
 
@@ -257,7 +261,7 @@ def progress_bar(total: int, description: str, show: bool | None = None) -> Iter
     from rich.console import Console
     from rich.progress import Progress
 
-    with Progress(*_columns(), console=Console(stderr=True), transient=True) as progress:
+    with Progress(*_columns(counted=True), console=Console(stderr=True), transient=True) as progress:
         task = progress.add_task(description, total=total, timing="")
 
         def advance(steps: int = 1) -> None:
