@@ -54,10 +54,32 @@ def _click_style(command: Any) -> Any:
             param.__class__ = _ClickStyleArgument
         elif not getattr(param, "is_flag", False) and param.metavar is None:
             param.metavar = _click_metavar(param)
+        if any(opt in _OLD_SPELLINGS for opt in getattr(param, "opts", ())) and not hasattr(param, "_hides_old"):
+            param._hides_old = True
+            param.get_help_record = _hiding_old_spellings(param, param.get_help_record)
         if param.name == "report" and param.help and not hasattr(param, "_lists_reporters"):
             param._lists_reporters = True
             param.get_help_record = _listing_reporters(param, param.get_help_record)
     return command
+
+
+#: Spellings kept working for scripts, but not shown in --help: one spelling per idea is documented
+#: (--output for a file a command writes, --out-dir for a folder of files).
+_OLD_SPELLINGS = frozenset({"--out"})
+
+
+def _hiding_old_spellings(param: Any, get_help_record: Any) -> Any:
+    """`get_help_record` that leaves out an option's old spellings (they still parse)."""
+
+    def without_old(ctx: Any) -> Any:
+        opts = param.opts
+        param.opts = [opt for opt in opts if opt not in _OLD_SPELLINGS] or opts
+        try:
+            return get_help_record(ctx)
+        finally:
+            param.opts = opts
+
+    return without_old
 
 
 def _listing_reporters(param: Any, get_help_record: Any) -> Any:
@@ -161,7 +183,6 @@ app = typer.Typer(
     help="Decide, with evidence, whether a change to your retrieval is real.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
-    add_completion=False,
     rich_markup_mode=None,
 )
 dataset_app = typer.Typer(cls=_ClickStyleGroup, help="Check, describe and convert datasets.",
@@ -217,8 +238,9 @@ ReportOption = Annotated[str, typer.Option("--report", metavar="NAME", callback=
 OutputOption = Annotated[Path | None, typer.Option("--output", metavar="PATH", help="Write the report to this file instead of stdout.")]
 LatencySampleOption = Annotated[int, typer.Option("--latency-sample", metavar="INTEGER", callback=_check_latency_sample, help="Queries timed one at a time (0: none, -1: all).")]
 #: ablate and sweep write one result file per variant into a folder; `--out` is the old spelling.
-OutDirOption = Annotated[Path, typer.Option("--out-dir", "--out", metavar="DIR", help="Folder for every variant's result JSON and a summary JSON (--out: the old spelling).")]
-ProgressOption = Annotated[bool | None, typer.Option("--progress/--no-progress", help="Progress bar on stderr (default: when a terminal).")]
+OutDirOption = Annotated[Path, typer.Option("--out-dir", "--out", metavar="DIR", help="Folder for every variant's result JSON and a summary JSON.")]
+ProgressOption = Annotated[bool | None, typer.Option("--progress/--no-progress", help="Progress on stderr: a live line on a terminal, a plain line every 10 s otherwise (RECALL_KIT_PROGRESS_INTERVAL).")]
+ForceRunOption = Annotated[bool, typer.Option("--force", help="Replace another run's files in --out-dir (refused without it).")]
 
 
 def _split_names(values: list[str] | None) -> list[str] | None:
@@ -339,20 +361,21 @@ def score_command(
     seed: Annotated[int, typer.Option("--seed", help="With several runs: seed of the resampling.")] = 0,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write per-query and mean values (and the comparison) as JSON here.")] = None,
     report: ReportOption = "table",
+    output: OutputOption = None,
 ) -> None:
     """Score TREC run files against TREC qrels, as trec_eval does; with several runs, compare each
     with the first as 'compare' does (paired deltas, intervals, Holm-corrected p-values)."""
     from recall_kit.decide.score import score_files
     from recall_kit.fileio import check_outputs, write_json_atomic
 
-    check_outputs({"--json": json_out}, inputs={"--qrels": qrels, **{f"--run {r}": r for r in run}})
+    check_outputs({"--json": json_out, "--output": output}, inputs={"--qrels": qrels, **{f"--run {r}": r for r in run}})
     outcome = score_files(qrels, run, _split_names(metrics), complete=complete, ties=ties,
                           relevance_level=relevance_level, judged_only=judged_only, per_query=per_query,
                           primary=_split_names(primary), n_resamples=bootstrap, seed=seed)
     if json_out is not None:
         write_json_atomic(json_out, outcome.data)
         typer.echo(f"Wrote {json_out}", err=True)
-    emit_report(outcome, report)
+    emit_report(outcome, report, output)
 
 
 @app.command("plugins")
@@ -373,13 +396,18 @@ def plugins_command(
 
 @app.command("list")
 def list_command(
-    kind: Annotated[str, typer.Argument(help="retrievers, fusions, metrics, reporters, importers, generators, or a kind a plugin adds (extractors).")],
+    kind: Annotated[str, typer.Argument(help="retrievers, fusions, metrics, reporters, importers, generators, or a kind a plugin adds (extractors); or options NAME.")],
+    name: Annotated[str | None, typer.Argument(metavar="NAME", help="With 'options': the retriever, fusion or importer whose options to show (-o NAME.OPTION=VALUE).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
-    """List the registered names of one kind, with the plugin that provides each."""
+    """List the registered names of one kind, with the plugin that provides each; 'list options
+    dense' shows one plugin's options with their types and defaults."""
     from recall_kit import registry
     from recall_kit.errors import UnknownNameError
 
+    if kind == "options":
+        _list_options(name, as_json)
+        return
     kinds = registry.registries()
     if kind not in kinds:
         error = UnknownNameError(kind, list(kinds))
@@ -397,6 +425,27 @@ def list_command(
     from tabulate import tabulate
 
     typer.echo(tabulate(rows, headers=headers, tablefmt="simple"))
+
+
+def _list_options(name: str | None, as_json: bool) -> None:
+    from tabulate import tabulate
+
+    from recall_kit import registry
+
+    if name is None:
+        raise RecallKitError("Give a name: recall-kit list options dense (see 'recall-kit list retrievers').")
+    found = registry.options_of(name)
+    if as_json:
+        typer.echo(json.dumps([{"kind": kind, "name": name, "options": [
+            {"option": o, "type": t, "default": d, "meaning": m} for o, t, d, m in rows]}
+            for kind, rows in found], indent=2, default=str))
+        return
+    for index, (kind, rows) in enumerate(found):
+        how = "after OUT: --OPTION VALUE" if kind == "importer" else f"-o {name}.OPTION=VALUE"
+        typer.echo(("\n" if index else "") + f"Options of the {kind} {name!r} ({how}):")
+        spell = (lambda o: f"--{o.replace('_', '-')}") if kind == "importer" else (lambda o: f"{name}.{o}")
+        typer.echo(tabulate([[spell(o), t, repr(d), m] for o, t, d, m in rows],
+                            headers=["option", "type", "default", "meaning"], tablefmt="simple") if rows else "none")
 
 
 @dataset_app.command("validate")
@@ -580,7 +629,7 @@ def dataset_generate_command(
     generator: Annotated[list[str] | None, typer.Option("--generator", metavar="NAME:COUNT", help="NAME:COUNT of a registered query generator; repeat.")] = None,
     option: Annotated[list[str] | None, typer.Option("--option", "-o", help="NAME.KEY=VALUE for a generator: exact.max_words=5.")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the generators.")] = 0,
-    out: Annotated[Path | None, typer.Option("--out", help="Dataset folder to write (default: DIR itself).")] = None,
+    out: Annotated[Path | None, typer.Option("--out-dir", "--out", metavar="DIR", help="Dataset folder to write (default: DIR itself).")] = None,
     model: Annotated[str | None, typer.Option("--model", help="The model (its `llm` name) of the generators that take one.")] = None,
     allow_remote: Annotated[bool, typer.Option("--allow-remote", help="Let --model be a remote model: memory text leaves this machine.")] = False,
 ) -> None:
@@ -635,7 +684,7 @@ def dataset_lint_command(
 def judge_command(
     pool: Annotated[Path, typer.Argument(help="Pool file from 'recall-kit pool' (JSON lines: query_id, doc_ids).")],
     dataset: DatasetOption,
-    out: Annotated[Path, typer.Option("--out", help="Merged qrels file to write (a .journal file is kept beside it).")],
+    out: Annotated[Path, typer.Option("--output", "--out", metavar="PATH", help="Merged qrels file to write (a .journal file is kept beside it).")],
     model: Annotated[str | None, typer.Option("--model", help="Grade with this model (its `llm` name) through a registered judge, not in the terminal.")] = None,
     judge_name: Annotated[str | None, typer.Option("--judge", metavar="NAME", help="The registered judge --model uses, when several are (see 'recall-kit list judges').")] = None,
     allow_remote: Annotated[bool, typer.Option("--allow-remote", help="Let --model be a remote model: memory text leaves this machine.")] = False,
@@ -777,6 +826,7 @@ def ablate_command(
     output: OutputOption = None,
     progress: ProgressOption = None,
     brief: Annotated[bool, typer.Option("--brief", help="Show the ablation table and each leg's contribution only (every comparison is still in --out-dir).")] = False,
+    force: ForceRunOption = False,
 ) -> None:
     """Score every single leg, every leave-one-out and the full system (one search per leg), and
     compare each with the full system; every variant's result is written to --out-dir."""
@@ -784,12 +834,13 @@ def ablate_command(
     from recall_kit.decide.ablate import run_ablation
     from recall_kit.fileio import check_outputs
 
-    check_outputs({"--output": output}, folders={"--out": out}, inputs={**_dataset_files(dataset), "--config": config})
+    check_outputs({"--output": output}, folders={"--out-dir": out}, inputs={**_dataset_files(dataset), "--config": config})
     spec = _spec_from_flags(retriever, fusion, weights, option, config)
     ablation = run_ablation(spec, load_dataset(dataset), k=k, metrics=_split_names(metrics), out=out,
                             n_resamples=bootstrap, seed=seed,
                             latency_sample=None if latency_sample < 0 else latency_sample, show_progress=progress,
-                            primary=_split_names(primary), relevance_level=relevance_level, judged_only=judged_only)
+                            primary=_split_names(primary), relevance_level=relevance_level, judged_only=judged_only,
+                            force=force)
     typer.echo(f"Wrote {len(ablation.variants)} results and ablation.json to {out}", err=True)
     emit_report(ablation.report(brief=brief), report, output)
 
@@ -815,6 +866,7 @@ def sweep_command(
     report: ReportOption = "table",
     output: OutputOption = None,
     progress: ProgressOption = None,
+    force: ForceRunOption = False,
 ) -> None:
     """Grid-search leg weights and options on one target metric; with --holdout, choose on one half
     of the queries and report the choice, against the default, on the other."""
@@ -822,12 +874,12 @@ def sweep_command(
     from recall_kit.decide.sweep import run_sweep
     from recall_kit.fileio import check_outputs
 
-    check_outputs({"--output": output}, folders={"--out": out}, inputs={**_dataset_files(dataset), "--config": config})
+    check_outputs({"--output": output}, folders={"--out-dir": out}, inputs={**_dataset_files(dataset), "--config": config})
     spec = _spec_from_flags(retriever, fusion, weights, option, config)
     sweep = run_sweep(spec, load_dataset(dataset), grid, target, k=k, metrics=_split_names(metrics),
                       holdout=holdout, seed=seed, out=out, n_resamples=bootstrap,
                       latency_sample=None if latency_sample < 0 else latency_sample, show_progress=progress,
-                      stratum=stratum)
+                      stratum=stratum, force=force)
     if out is not None:
         typer.echo(f"Wrote {len(sweep.points) + 1} results and sweep.json to {out}", err=True)
     emit_report(sweep.report(), report, output)
@@ -836,7 +888,7 @@ def sweep_command(
 @app.command("pool")
 def pool_command(
     results: Annotated[list[Path], typer.Argument(help="Result JSON files of one dataset.")],
-    out: Annotated[Path, typer.Option("--out", help="Write the pool here (JSON lines, one per query).")],
+    out: Annotated[Path, typer.Option("--output", "--out", metavar="PATH", help="Write the pool here (JSON lines, one per query).")],
     depth: Annotated[int, typer.Option("--depth", help="Pool each system's top DEPTH ids.")] = 10,
     dataset: Annotated[Path | None, typer.Option("--dataset", "-d", help="Dataset folder (default: the path in the results).")] = None,
     with_text: Annotated[bool, typer.Option("--with-text", help="Add query and memory text (needs --dataset).")] = False,
@@ -846,7 +898,7 @@ def pool_command(
     from recall_kit.curate.pool import pool_files
     from recall_kit.fileio import check_outputs
 
-    check_outputs({"--out": out}, inputs={f"result {p}": p for p in results})
+    check_outputs({"--output": out}, inputs={f"result {p}": p for p in results})
     pool = pool_files(results, out, depth=depth, dataset_path=dataset, with_text=with_text)
     typer.echo(f"Wrote {out}", err=True)
     emit_report(pool.report(), report)

@@ -96,15 +96,28 @@ def debug_enabled() -> bool:
     return DEBUG or bool(os.environ.get("RECALL_KIT_DEBUG"))
 
 
+#: How Python's import system words an ImportError it raises itself (the error's `name` set): module
+#: names and file paths only, never a plugin's data, so such messages are shown without --debug.
+_IMPORT_SYSTEM_MESSAGES = ("No module named ", "cannot import name ", "attempted relative import ",
+                           "import of ")
+
+
+def _from_import_system(error: BaseException) -> bool:
+    return (isinstance(error, ImportError) and error.name is not None
+            and str(error).startswith(_IMPORT_SYSTEM_MESSAGES))
+
+
 def describe_plugin_exception(error: BaseException) -> str:
-    """`TypeName` and, only under --debug, the message: a plugin's message may quote memory text."""
+    """`TypeName` and, only under --debug, the message: a plugin's message may quote memory text.
+    An ImportError the import system raised (a missing module, a circular import) names modules
+    and paths only, so its message is always shown."""
     name = type(error).__name__
     if isinstance(error, SystemExit):
         name = f"SystemExit({error.code!r})"
     message = str(error)
     if not message or isinstance(error, SystemExit):
         return name
-    if debug_enabled():
+    if debug_enabled() or _from_import_system(error):
         return f"{name}: {message}"
     return f"{name} (message withheld, it may quote memory text; --debug shows it)"
 

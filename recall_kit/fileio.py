@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
@@ -139,7 +140,8 @@ def check_outputs(
 ) -> None:
     """Before any work: every output file (by flag) is not a folder and can be written; every output
     folder is not a file and can be written in; no two outputs, and no output and input, are one path.
-    Raises OutputError naming the flags."""
+    Raises OutputError naming the flags. A file's missing folder is created when it is written, and
+    said on stderr now."""
     seen: dict[Path, str] = {}
     for flag, given in (inputs or {}).items():
         if given is not None:
@@ -158,6 +160,9 @@ def check_outputs(
         if target.is_dir():
             raise OutputError(f"{flag} {target}: is a folder; give a file path to write.")
         _probe_folder(flag, target.parent, target)
+        if not target.parent.exists():  # made when the file is written; said now, so a typo shows
+            print(f"{flag} {target}: the folder {target.parent} does not exist; it will be created.",
+                  file=sys.stderr)
     for flag, given in (folders or {}).items():
         if given is None:
             continue
@@ -185,3 +190,34 @@ def user_cache_folder(name: str) -> Path:
     else:
         base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     return base / "recall-kit" / name
+
+
+def check_run_folder(folder: str | Path, writes: Iterable[str], summary: str, force: bool = False,
+                     flag: str = "--out-dir") -> list[Path]:
+    """Before a run that writes the files `writes` (and `summary`, its index) into `folder`: refuse,
+    in one line, a folder holding files this run would not write (another run's variants, so the
+    two would mix), unless `force`. The same run again (its files only) is replaced. Returns the
+    files to remove before writing (with `force`: the other run's files, as its summary lists
+    them, and its summary); nothing is removed here, so an interrupted run leaves the old one."""
+    root = Path(folder)
+    if not root.is_dir():
+        return []
+    ours = {*writes, summary}
+    present = sorted(p.name for p in root.iterdir() if not p.name.startswith("."))
+    foreign = [name for name in present if name not in ours]
+    if not foreign:
+        return []
+    if not force:
+        shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
+        raise OutputError(f"{flag} {folder} holds files of another run ({shown}): give an empty or new folder, "
+                          "or --force to replace that run.")
+    listed: set[str] = set()
+    try:
+        data = json.loads((root / summary).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        data = None
+    if isinstance(data, dict):  # a summary names each file of its run under "file"
+        for entry in [*(data.get("points") or []), *(data.get("variants") or []), data.get("default") or {}]:
+            if isinstance(entry, dict) and isinstance(entry.get("file"), str):
+                listed.add(Path(entry["file"]).name)
+    return [root / name for name in foreign if name in listed]

@@ -162,14 +162,11 @@ def install_hints(names: list[str]) -> list[str]:
             return f"'{requirement}'" if "[" in requirement else requirement
 
         command = "pip install " + " ".join(map(quoted, to_install))
-        local = [
-            quoted(f"./{folder}/{requirement}")
-            for requirement in to_install
-            for folder in ("plugins", "examples")
-            if (Path(folder) / requirement.partition("[")[0] / "pyproject.toml").is_file()
-        ]
-        if len(local) == len(to_install):
-            command += f" (in this clone: pip install {' '.join(local)})"
+        # From a checkout, wheels work in any environment (a folder install needs the host from an index).
+        in_plugins = [requirement for requirement in to_install
+                      if (Path("plugins") / requirement.partition("[")[0] / "pyproject.toml").is_file()]
+        if len(in_plugins) == len(to_install):
+            command += f" (in this clone: make wheels, then pip install --find-links dist {' '.join(map(quoted, in_plugins))})"
         sentences.insert(0, f"{provides}: {command}")
     if not sentences and hidden and names:
         sentences.append(

@@ -1,74 +1,232 @@
-"""One progress display on stderr, shown only when stderr is a terminal (rich comes with typer).
+"""One progress display on stderr: a live line on a terminal, a plain line every few seconds elsewhere.
 
 A run opens one display (`progress_display`); what happens next replaces the line in stages:
 "dense: loading the model", "dense: embedding 5,000 memories" (a bar), "dense: searching 120
 queries", "dense: timing 120 single queries". A plugin reports its own stages with `stage()` or
 `progress_bar()`; outside a run's display, `progress_bar` draws a bar of its own and `stage` does
 nothing.
+
+Long work says where it is with `steps()`: a sweep's leg searches ("leg search 2 of 5: dense
+(dense.model=x)"), a run's legs, a leg's scopes. Nested steps read left to right, and their
+position gives the share done, from which the line shows the time elapsed and an estimate of the
+time left. When stderr is not a terminal (CI, a log file, `2> log`), the same line is printed
+plainly every RECALL_KIT_PROGRESS_INTERVAL seconds (default 10), as pip does; nothing is printed
+by work that ends before the first interval.
 """
 
 from __future__ import annotations
 
+import os
 import sys
+import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TextIO
+
+_DEFAULT_INTERVAL = 10.0
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(round(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes}m{seconds:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"
 
 
 class _Display:
-    """The run's one progress line: a description, and a bar when the stage has a total."""
+    """The run's one progress line: where (nested steps), what (a stage), a count, and the time."""
 
-    def __init__(self, progress: Any) -> None:
-        self.progress = progress
-        self.task = progress.add_task("Starting", total=None)
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.levels: list[list[Any]] = []  # [label, number, total] per open steps() level
+        self.description = "starting"
+        self.total: float | None = None
+        self.completed: float = 0
+        self.reached: tuple[float, float] = (0.0, self.started)  # the share done, and when it was reached
+
+    # -- the state -------------------------------------------------------------------------------
 
     def stage(self, description: str, total: int | None) -> Callable[[int], None]:
-        self.progress.reset(self.task, total=total, description=description)
+        self.description, self.total, self.completed = description, total, 0
+        self.changed()
 
         def advance(steps: int = 1) -> None:
-            self.progress.advance(self.task, steps)
+            self.completed += steps
+            self.changed()
 
         return advance
 
     def snapshot(self) -> tuple[str, float | None, float]:
-        task = self.progress.tasks[0]
-        return task.description, task.total, task.completed
+        return self.description, self.total, self.completed
 
     def restore(self, snapshot: tuple[str, float | None, float]) -> None:
-        description, total, completed = snapshot
-        self.progress.reset(self.task, total=total, description=description)
-        self.progress.update(self.task, completed=completed)
+        self.description, self.total, self.completed = snapshot
+        self.changed()
+
+    def share_done(self) -> float:
+        """The share of the work done, from the open steps' positions (0 when there are none)."""
+        share, width = 0.0, 1.0
+        for _, number, total in self.levels:
+            if total <= 0:
+                break
+            share += width * (number - 1) / total
+            width /= total
+        return share
+
+    def where(self) -> str:
+        return " > ".join(f"{label}" for label, _, _ in self.levels if label)
+
+    def timing(self) -> str:
+        """"1m10s elapsed, about 2m10s left": the time left is the pace up to the last step begun
+        (the share done when it began, and when that was) applied to the share still to do, less
+        the time since; it counts down within a step rather than growing with it."""
+        now = time.monotonic()
+        text = f"{_duration(now - self.started)} elapsed"
+        share = self.share_done()
+        if share != self.reached[0]:
+            self.reached = (share, now)
+        share, when = self.reached
+        if share > 0:
+            expected = (when - self.started) / share  # the whole run at the pace so far
+            text += f", about {_duration(max(0.0, expected - (now - self.started)))} left"
+        return text
+
+    def line(self) -> str:
+        """The whole line as a plain display prints it."""
+        where = self.where()
+        text = f"{where} > {self.description}" if where else self.description
+        if self.total:
+            text += f" {int(self.completed):,}/{int(self.total):,}"
+        return f"recall-kit: {text} ({self.timing()})"
+
+    # -- drawing (a subclass draws; the base draws nothing) --------------------------------------
+
+    def changed(self) -> None:
+        """The state changed: redraw if the display draws on change."""
+
+    def close(self) -> None:
+        """Stop drawing."""
+
+
+class _LiveDisplay(_Display):
+    """rich's live line on a terminal: where and what, a bar with its count, elapsed and left."""
+
+    def __init__(self, progress: Any) -> None:
+        super().__init__()
+        self.progress = progress
+        self.task = progress.add_task("starting", total=None, timing="", count="")
+
+    def changed(self) -> None:
+        where = self.where()
+        description = f"{where} > {self.description}" if where else self.description
+        count = f"{int(self.completed):,}/{int(self.total):,}" if self.total else ""
+        self.progress.update(self.task, description=description, total=self.total, completed=self.completed,
+                             timing=self.timing(), count=count)
+
+
+class _PlainDisplay(_Display):
+    """A plain line to a stream every `interval` seconds, from a daemon thread: a log keeps a record
+    and a CI job that kills silent jobs sees the run is alive."""
+
+    def __init__(self, stream: TextIO, interval: float) -> None:
+        super().__init__()
+        self.stream = stream
+        self.interval = interval
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self._tick, name="recall-kit-progress", daemon=True)
+        self.thread.start()
+
+    def _tick(self) -> None:
+        while not self.stopped.wait(self.interval):
+            try:
+                print(self.line(), file=self.stream, flush=True)
+            except (OSError, ValueError):  # the stream was closed under us
+                return
+
+    def close(self) -> None:
+        self.stopped.set()
+        self.thread.join()
 
 
 _current: _Display | None = None
 
 
-def _columns() -> list[Any]:
-    from rich.progress import BarColumn, MofNCompleteColumn, SpinnerColumn, TextColumn, TimeElapsedColumn
+def _interval() -> float:
+    value = os.environ.get("RECALL_KIT_PROGRESS_INTERVAL", "")
+    try:
+        return max(0.05, float(value)) if value else _DEFAULT_INTERVAL
+    except ValueError:
+        return _DEFAULT_INTERVAL
 
-    return [SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-            TimeElapsedColumn()]
+
+def _columns(counted: bool = False) -> list[Any]:
+    """The live line's columns; `counted`: the count is rich's own (a bar outside a run's display),
+    else the display's `count` field, empty for a stage without a total (never "0/?")."""
+    from rich.progress import BarColumn, MofNCompleteColumn, SpinnerColumn, TextColumn
+
+    count = MofNCompleteColumn() if counted else TextColumn("{task.fields[count]}")
+    return [SpinnerColumn(), TextColumn("{task.description}"), BarColumn(bar_width=16), count,
+            TextColumn("{task.fields[timing]}")]
 
 
 @contextmanager
 def progress_display(show: bool | None = None) -> Iterator[None]:
-    """Open the run's one display (`show=None`: only when stderr is a terminal). Nested calls reuse
-    the display already open."""
+    """Open the run's one display (`show=None` or True): a live line when stderr is a terminal, a
+    plain line every few seconds otherwise; `show=False`: nothing. Nested calls reuse the display
+    already open."""
     global _current
-    if show is None:
-        show = sys.stderr.isatty()
-    if not show or _current is not None:
+    if show is False or _current is not None:
         yield
+        return
+    if not sys.stderr.isatty():  # a live line needs a terminal: print plain lines instead
+        display: _Display = _PlainDisplay(sys.stderr, _interval())
+        _current = display
+        try:
+            yield
+        finally:
+            _current = None
+            display.close()
         return
     from rich.console import Console
     from rich.progress import Progress
 
     with Progress(*_columns(), console=Console(stderr=True), transient=True) as progress:
-        _current = _Display(progress)
+        _current = _LiveDisplay(progress)
         try:
             yield
         finally:
             _current = None
+
+
+@contextmanager
+def steps(total: int, label: str = "") -> Iterator[Callable[..., None]]:
+    """A level of "k of n" in the display: yields `begin(name="", number=None)`, called as each of
+    the `total` steps starts ("leg search 2 of 5: dense (as given)"; `number`: this step's number,
+    default the next). Does nothing without a display."""
+    display = _current
+    if display is None or total < 1:
+        yield _ignore_label
+        return
+    level: list[Any] = ["", 0, total]
+    display.levels.append(level)
+
+    def begin(name: str = "", number: int | None = None) -> None:
+        level[1] = level[1] + 1 if number is None else number
+        count = f"{label} {level[1]} of {total}" if label else f"{level[1]} of {total}"
+        level[0] = f"{count}: {name}" if name else count
+        display.reached = (display.share_done(), time.monotonic())
+        display.changed()
+
+    try:
+        yield begin
+    finally:
+        display.levels.remove(level)
+        display.changed()
 
 
 def stage(description: str, total: int | None = None) -> Callable[[int], None]:
@@ -77,6 +235,11 @@ def stage(description: str, total: int | None = None) -> Callable[[int], None]:
     if _current is None:
         return _ignore
     return _current.stage(description, total)
+
+
+def display_open() -> bool:
+    """Whether a run's display is open (a plugin may then report finer steps)."""
+    return _current is not None
 
 
 @contextmanager
@@ -98,8 +261,8 @@ def progress_bar(total: int, description: str, show: bool | None = None) -> Iter
     from rich.console import Console
     from rich.progress import Progress
 
-    with Progress(*_columns(), console=Console(stderr=True), transient=True) as progress:
-        task = progress.add_task(description, total=total)
+    with Progress(*_columns(counted=True), console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task(description, total=total, timing="")
 
         def advance(steps: int = 1) -> None:
             progress.advance(task, steps)
@@ -109,3 +272,7 @@ def progress_bar(total: int, description: str, show: bool | None = None) -> Iter
 
 def _ignore(steps: int = 1) -> None:
     """advance() when no bar is shown."""
+
+
+def _ignore_label(name: str = "", number: int | None = None) -> None:
+    """begin() when no display is open."""

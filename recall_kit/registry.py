@@ -296,3 +296,25 @@ def plugins_table(plugins: list[dict[str, Any]]) -> str:
         version = info["version"] or ("built-in" if info["builtin"] else "")
         rows.append([info["name"], version, registers or ", ".join(info["hooks"])])
     return str(tabulate(rows, headers=["plugin", "version", "registers"], tablefmt="simple"))
+
+
+def options_of(name: str) -> list[tuple[str, list[tuple[str, str, Any, str]]]]:
+    """What `recall-kit list options NAME` shows: for each kind that registers `name` (a retriever,
+    a fusion, an importer...), its options as `(option, type, default, meaning)` rows. An unknown
+    name raises UnknownNameError listing every name that takes options."""
+    from recall_kit.errors import UnknownNameError
+    from recall_kit.options import describe_options
+
+    found = []
+    named: set[str] = set()
+    for kind, kind_registry in registries().items():
+        for registered_name, registration in kind_registry.all().items():
+            options_class = getattr(registration.obj, "Options", None)
+            if options_class is None:
+                continue
+            named.add(registered_name)
+            if registered_name == name:
+                found.append((kind.rstrip("s"), describe_options(options_class)))
+    if not found:
+        raise UnknownNameError(name, sorted(named))
+    return found

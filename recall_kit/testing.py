@@ -469,3 +469,35 @@ class RetrieverConformance:
                 _same_ranking(hits, retriever.search(query, k), self.score_rel_tolerance,
                               f"search_many vs search, query #{number}, k={k}")
 
+    def test_empty_corpus(self) -> None:
+        """An empty corpus (a scope a query names may hold no memories): building does not raise
+        and every search returns []."""
+        _small_corpus_checks(self, [])
+
+    def test_one_memory_corpus(self) -> None:
+        """A one-memory corpus (a one-memory scope): at most that memory comes back, at k = 1 and 5."""
+        _small_corpus_checks(self, [self.conformance_corpus()[0]])
+
+
+
+def _small_corpus_checks(suite: RetrieverConformance, memories: Sequence[Memory]) -> None:
+    """Build a fresh retriever over `memories` (none, or one); every search returns only them."""
+    if not suite.build_index_in_suite:
+        pytest.skip("the factory returns a retriever already built (build_index_in_suite = False)")
+    corpus = Corpus(memories)
+    retriever = _adapt(suite._factory()())
+    try:
+        retriever.build_index(corpus)
+        queries = suite.conformance_queries()[:3]  # ordinary ones: odd queries have checks of their own
+        for number, query in enumerate(queries):
+            for k in (1, 5):
+                hits = retriever.search(query, k)
+                check_ranking(hits, k, set(corpus.ids), f"{len(corpus)}-memory corpus, query #{number}, k={k}")
+        batch = retriever.search_many(queries, 5)
+        assert isinstance(batch, list) and len(batch) == len(queries), (
+            f"search_many over a {len(corpus)}-memory corpus returned the wrong number of answers")
+        for number, hits in enumerate(batch):
+            check_ranking(hits, 5, set(corpus.ids), f"search_many, {len(corpus)}-memory corpus, query #{number}")
+    finally:
+        retriever.close()
+

@@ -313,7 +313,8 @@ class Report:
 
     `data` is the machine-readable document (for `eval`, the result JSON); `charts` are optional
     series for graphical reporters: each a dict with a `kind` ("bar", "line", "histogram"), a
-    `title` and its series.
+    `title` and its series. `summary` leads (the answer in words) and `provenance` says what was
+    measured, so a shared page stands on its own.
     """
 
     title: str
@@ -321,6 +322,10 @@ class Report:
     notes: list[str] = field(default_factory=list)
     data: dict[str, Any] = field(default_factory=dict)
     charts: list[dict[str, Any]] = field(default_factory=list)
+    #: The answer in sentences, shown first ("bm25+dense does not beat bm25 on recall@5: ...").
+    summary: list[str] = field(default_factory=list)
+    #: What was measured, as (label, value): dataset and fingerprint, versions, date, systems' options.
+    provenance: list[tuple[str, str]] = field(default_factory=list)
 
 
 class Reporter(ABC):

@@ -27,3 +27,56 @@ def test_without_a_display_stage_does_nothing_and_no_bar_is_drawn(capsys):
     with progress.progress_bar(10, "x", show=False) as advance:
         advance(3)
     assert capsys.readouterr().err == ""
+
+
+def test_steps_say_where_the_run_is_and_estimate_the_time_left(monkeypatch):
+    with progress.progress_display(show=True):
+        display = progress._current
+        assert display is not None
+        with progress.steps(4, "leg search") as begin_search, progress.steps(5, "scope") as begin_scope:
+            begin_search("dense (dense.max_seq_length=128)")
+            begin_search("dense (as given)")  # the second of 4
+            begin_scope("", 3)  # its third scope of 5
+            progress.stage("dense: embedding 500 memories", total=500)(100)
+            # 1 of 4 searches done, and 2 of the second's 5 scopes: 1/4 + 1/4 * 2/5 = 0.35
+            assert abs(display.share_done() - 0.35) < 1e-12
+            monkeypatch.setattr(display, "started", progress.time.monotonic() - 70.0)
+            line = display.line()
+            assert line.startswith("recall-kit: leg search 2 of 4: dense (as given) > scope 3 of 5 > "
+                                   "dense: embedding 500 memories 100/500 (")
+            # 70 s for 35%: 130 s left
+            assert line.endswith("(1m10s elapsed, about 2m10s left)")
+        assert display.levels == []
+
+
+def test_without_a_terminal_a_plain_line_every_interval(tmp_path):
+    """A real process whose stderr is a file: lines appear every interval, say where the run is
+    and count; work shorter than one interval prints nothing."""
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "import time\n"
+        "from recall_kit import progress\n"
+        "with progress.progress_display():\n"
+        "    with progress.steps(2, 'leg search') as begin:\n"
+        "        for name in ('fts5', 'dense'):\n"
+        "            begin(name)\n"
+        "            with progress.progress_bar(10, name + ': embedding 10 memories') as advance:\n"
+        "                for _ in range(10):\n"
+        "                    time.sleep(0.05)\n"
+        "                    advance(1)\n"
+        "with progress.progress_display():\n"
+        "    progress.stage('quick')\n"
+    )
+    log = tmp_path / "stderr.txt"
+    with log.open("w") as stderr:
+        subprocess.run([sys.executable, "-c", script], stderr=stderr, check=True, timeout=60,
+                       env={**os.environ, "RECALL_KIT_PROGRESS_INTERVAL": "0.2"})
+    lines = log.read_text().splitlines()
+    assert 2 <= len(lines) <= 8, lines
+    assert all(line.startswith("recall-kit: leg search ") for line in lines), lines
+    assert any("leg search 2 of 2: dense > dense: embedding 10 memories " in line for line in lines), lines
+    assert any("about" in line and "left)" in line for line in lines), lines
+    assert not any("quick" in line for line in lines)

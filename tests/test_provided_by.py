@@ -81,12 +81,12 @@ def test_not_installed_names_get_pip_and_clone_commands(monkeypatch, tmp_path):
     monkeypatch.chdir(REPO)  # in the clone: the folders too
     assert install_hints(["pg-fts"]) == [
         "recall-kit-postgres provides 'pg-fts': pip install recall-kit-postgres "
-        "(in this clone: pip install ./plugins/recall-kit-postgres)"
+        "(in this clone: make wheels, then pip install --find-links dist recall-kit-postgres)"
     ]
     assert install_hints(["grph"]) == []
     assert install_hints(["pgvector"]) == [
         "recall-kit-postgres[vector] provides 'pgvector': pip install 'recall-kit-postgres[vector]' "
-        "(in this clone: pip install './plugins/recall-kit-postgres[vector]')"
+        "(in this clone: make wheels, then pip install --find-links dist 'recall-kit-postgres[vector]')"
     ]
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from recall_kit.dataset import Dataset
 from recall_kit.decide.compare import ALPHA, DIAGNOSTIC, Comparison, compare_results, family_note
 from recall_kit.errors import SpecError
-from recall_kit.fileio import atomic_batch, write_json_atomic
+from recall_kit.fileio import atomic_batch, check_run_folder, write_json_atomic
 from recall_kit.measure.result import BenchmarkResult
 from recall_kit.measure.runner import LegRun, run_benchmark, run_legs, search_depth
 from recall_kit.measure.system import System, SystemSpec, build_system
@@ -150,6 +150,7 @@ def run_ablation(
     primary: Sequence[str] | None = None,
     relevance_level: int = 1,
     judged_only: bool = False,
+    force: bool = False,
 ) -> Ablation:
     """Search once per leg, then score and compare every variant of the system with the full one.
 
@@ -158,11 +159,14 @@ def run_ablation(
     ``-l`` and ``-J``, as in `run_benchmark`, the same for every variant.
 
     With `out`, each variant's result JSON (with its manifest) and an `ablation.json` index are
-    written there, so every number in the table can be reproduced with `eval` and `compare`.
+    written there, so every number in the table can be reproduced with `eval` and `compare`; a
+    folder holding another run's files is refused before any search (`force`: replaced after).
     """
     if len(spec.leg_names) < 2:
         raise SpecError(f"Ablate needs a system of two legs or more, got {spec.retriever!r}.")
     full_system = build_system(spec)
+    files = [file_name(sub_spec(spec, legs).retriever) for _, legs in variant_legs(spec.leg_names)]
+    replaced = check_run_folder(out, files, "ablation.json", force) if out is not None else []
     depth = search_depth(full_system, dataset, k, metrics)
     runs = run_legs(full_system, dataset, depth, latency_sample, show_progress)
     variants: list[Variant] = []
@@ -183,6 +187,8 @@ def run_ablation(
     ablation = Ablation(full=spec.retriever, variants=variants, comparison=comparison, skipped=skipped)
     if out is not None:
         folder = Path(out)
+        for path in replaced:
+            path.unlink(missing_ok=True)
         with atomic_batch():  # every file or none: an interrupted run leaves no partial set
             for variant in variants:
                 variant.file = file_name(variant.name)

@@ -458,6 +458,46 @@ def _recall_curve(comparison: Comparison) -> dict[str, Any] | None:
             "x_label": "k", "y_label": "recall"}
 
 
+def verdict_sentences(comparison: Comparison) -> list[str]:
+    """The answer in words, one sentence per challenger, on the decision metric over all queries:
+    "bm25+dense does not beat bm25 on recall@5: +0.0130 [-0.0050, +0.0310], 984 queries"."""
+    metric = comparison.primary[0] if comparison.primary else comparison.metrics[0]
+    sentences = []
+    for row in comparison.rows:
+        if row.metric != metric or row.scope != "overall":
+            continue
+        if row.significant and row.delta > 0:
+            verb = "beats"
+        elif row.significant:
+            verb = "is worse than"
+        else:
+            verb = "does not beat"
+        held = "" if row.p_holm is None else f", Holm p {_p(row.p_holm)}"
+        sentences.append(f"{row.system} {verb} {comparison.baseline} on {metric}: {_signed(row.delta)} "
+                         f"[{_signed(row.ci_low)}, {_signed(row.ci_high)}], {row.n} queries{held}.")
+    return sentences
+
+
+def comparison_provenance(comparison: Comparison) -> list[tuple[str, str]]:
+    """What a comparison measured: the dataset and its fingerprint, each system's settings, the
+    software and dates of the runs, and the resampling; for a report's header."""
+    import datetime
+    import importlib.metadata
+
+    if not comparison.results:
+        return []
+    rows = [row for row in comparison.results[0].provenance() if row[0] == "dataset"]
+    for label, result in zip(comparison.labels, comparison.results, strict=True):
+        own = dict(result.provenance())
+        rows.append((f"system {label}", own.get(f"system {result.label}", "?")))
+        rows.append((f"run of {label}", f"{own.get('run at', '?')}; {own.get('software', '?')}"))
+    made = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+    version = importlib.metadata.version("recall-kit")
+    rows.append(("compared", f"{made} by recall-kit {version}: {comparison.n_resamples:,} paired bootstrap "
+                             f"resamples and randomisation permutations, seed {comparison.seed}"))
+    return rows
+
+
 def comparison_report(comparison: Comparison, title: str | None = None) -> Report:
     tables = [answer_table(comparison), scores_table(comparison)]
     tables += [delta_table(comparison, label) for label in comparison.labels[1:]]
@@ -467,6 +507,8 @@ def comparison_report(comparison: Comparison, title: str | None = None) -> Repor
         notes=list(comparison.warnings),
         data=comparison.to_dict(),
         charts=comparison_charts(comparison),
+        summary=verdict_sentences(comparison),
+        provenance=comparison_provenance(comparison),
     )
 
 

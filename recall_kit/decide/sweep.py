@@ -16,12 +16,13 @@ from recall_kit.dataset import Dataset
 from recall_kit.decide.ablate import file_name, leg_runs_for
 from recall_kit.decide.compare import ALPHA, Comparison, compare_results, delta_table
 from recall_kit.errors import OptionError
-from recall_kit.fileio import atomic_batch, write_json_atomic
+from recall_kit.fileio import atomic_batch, check_run_folder, write_json_atomic
 from recall_kit.measure.evaluation import resolve_metrics
 from recall_kit.measure.result import BenchmarkResult
 from recall_kit.measure.runner import LegRun, run_benchmark, run_legs, search_depth
 from recall_kit.measure.system import Leg, System, SystemSpec, build_system, parse_weight, split_target
 from recall_kit.options import options_to_dict
+from recall_kit.progress import progress_display, steps
 from recall_kit.types import Report, ReportTable
 
 SCHEMA = "recall-kit/sweep/1"
@@ -240,6 +241,7 @@ def run_sweep(
     latency_sample: int | None = 200,
     show_progress: bool | None = None,
     stratum: str | None = None,
+    force: bool = False,
 ) -> Sweep:
     """Score every grid setting, re-fusing shared leg runs; choose the best on `target`.
 
@@ -249,6 +251,9 @@ def run_sweep(
     Each distinct leg configuration is searched once (a grid over a leg's own option searches
     that leg once per value). With `holdout`, the best is chosen on the tuning queries and
     reported, against the default, on the held-out test queries.
+
+    With `out`, a folder holding another run's files is refused before any search (`force`:
+    that run's files are replaced once this one is done).
     """
     axes = parse_grid(grid, spec)
     target_spec = resolve_metrics([target])[0]
@@ -272,19 +277,27 @@ def run_sweep(
             skipped.append(f"Setting {settings} skipped: every leg has weight 0.")
             continue
         systems.append((settings, config, build_system(config)))
+    files = ["default.json" if not settings else f"{index:03d}_" + file_name(",".join(f"{n}={v}" for n, v in settings.items()))
+             for index, (settings, _, _) in enumerate(systems)]
+    replaced = check_run_folder(out, files, "sweep.json", force) if out is not None else []
     # One search per distinct leg configuration, as deep as any setting needs.
     depths: dict[str, int] = {}
     leg_by_key: dict[str, Leg] = {}
-    for _, _, system in systems:
+    leg_labels: dict[str, str] = {}  # the grid values that make a leg search (for the progress line)
+    for settings, _, system in systems:
         depth = search_depth(system, dataset, k, names)
         for leg in system.legs:
             key = _leg_key(leg)
             leg_by_key[key] = leg
+            leg_labels.setdefault(key, ",".join(f"{n}={v}" for n, v in settings.items() if n.startswith(f"{leg.name}.")))
             depths[key] = max(depths.get(key, 0), depth)
     runs_by_key: dict[str, LegRun] = {}
-    for key, leg in leg_by_key.items():
-        single = System(spec=SystemSpec(leg.name), legs=[leg], fusions=[], fusion_names=[])
-        runs_by_key[key] = run_legs(single, dataset, depths[key], latency_sample, show_progress)[leg.name]
+    # One display for the whole sweep: "leg search 2 of 5: dense (dense.max_seq_length=128) > ...".
+    with progress_display(show_progress), steps(len(leg_by_key), "leg search") as begin_search:
+        for key, leg in leg_by_key.items():
+            begin_search(f"{leg.name} ({leg_labels.get(key) or 'as given'}); {len(systems) - 1} settings")
+            single = System(spec=SystemSpec(leg.name), legs=[leg], fusions=[], fusion_names=[])
+            runs_by_key[key] = run_legs(single, dataset, depths[key], latency_sample, show_progress)[leg.name]
     points: list[SweepPoint] = []
     default_point: SweepPoint | None = None
     for settings, config, system in systems:
@@ -313,11 +326,13 @@ def run_sweep(
                   leg_searches=len(runs_by_key), skipped=skipped, stratum=stratum)
     if out is not None:
         folder = Path(out)
+        for path in replaced:
+            path.unlink(missing_ok=True)
         with atomic_batch():  # every file or none: an interrupted run leaves no partial set
-            default_point.file = "default.json"
+            default_point.file = files[0]
             default_point.result.save(folder / default_point.file)
             for index, point in enumerate(points, start=1):
-                point.file = f"{index:03d}_" + file_name(",".join(f"{n}={v}" for n, v in point.settings.items()))
+                point.file = files[index]
                 point.result.save(folder / point.file)
             write_json_atomic(folder / "sweep.json", sweep.to_dict())
     return sweep

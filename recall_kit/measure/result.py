@@ -48,6 +48,23 @@ def build_manifest(system: System, seed: int) -> dict[str, Any]:
     }
 
 
+def system_settings(system: dict[str, Any]) -> str:
+    """A result's system as one line: each leg's weight and options, then each fusion's options."""
+    parts = []
+    for leg in system.get("legs") or []:
+        if not isinstance(leg, dict):
+            continue
+        options = leg.get("options")
+        settings = ", ".join(f"{key}={value}" for key, value in options.items()) if isinstance(options, dict) else ""
+        parts.append(f"{leg.get('name')} (weight {leg.get('weight', 1)}{'; ' + settings if settings else ''})")
+    for fusion in system.get("fusion") or []:
+        if isinstance(fusion, dict):
+            options = fusion.get("options")
+            settings = ", ".join(f"{key}={value}" for key, value in options.items()) if isinstance(options, dict) else ""
+            parts.append(f"fusion {fusion.get('name')}{' (' + settings + ')' if settings else ''}")
+    return "; ".join(parts) or "?"
+
+
 def _format(value: Any) -> Any:
     if isinstance(value, float):
         return f"{value:.4f}"
@@ -168,6 +185,22 @@ class BenchmarkResult:
     def latencies(self) -> list[float]:
         """The sampled single-query latencies in ms, in query order."""
         return [query.latency_ms for query in self.queries if query.latency_ms is not None]
+
+    def provenance(self) -> list[tuple[str, str]]:
+        """What this result measured, for a report's header: dataset, fingerprint, the versions and
+        platform it ran on, when, and the system's options."""
+        name = self.dataset.get("name") or Path(str(self.dataset.get("path") or "?")).name
+        rows = [("dataset", f"{name} ({self.dataset.get('memories', '?')} memories, {len(self.queries)} queries), "
+                            f"fingerprint {(self.fingerprint or '?')[:12]}")]
+        manifest = self.manifest
+        plugins = manifest.get("plugins")
+        versions = ", ".join([f"recall-kit {manifest.get('recall_kit') or '?'}",
+                              *(f"{name} {version or '?'}" for name, version in
+                                (plugins.items() if isinstance(plugins, dict) else []))])
+        rows.append(("software", f"{versions}; Python {manifest.get('python', '?')} on {manifest.get('platform', '?')}"))
+        rows.append(("run at", f"{manifest.get('time', '?')} (seed {manifest.get('seed', '?')}, k {self.k})"))
+        rows.append((f"system {self.label}", system_settings(self.system)))
+        return rows
 
     # -- writing ---------------------------------------------------------------------------------
 

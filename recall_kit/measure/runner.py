@@ -27,7 +27,7 @@ from recall_kit.measure.index_stats import merge_index_stats
 from recall_kit.measure.result import BenchmarkResult, QueryResult, build_manifest
 from recall_kit.measure.system import Leg, System, SystemSpec, build_system
 from recall_kit.plugins import pm
-from recall_kit.progress import progress_display, stage
+from recall_kit.progress import progress_display, stage, steps
 from recall_kit.types import (
     Corpus,
     FusionRequest,
@@ -145,14 +145,18 @@ def run_legs(
     expanded = {leg.name: expand_corpus(dataset.corpus, leg.context, leg.name) for leg in system.legs}
     # One display for the whole run, in stages: building (plugins add their own: loading a model,
     # embedding N memories), searching, timing single queries.
-    with progress_display(show_progress):
+    # Where the run is reads "leg 2 of 3: dense > scope 4 of 10 > dense: embedding 120 memories".
+    with (progress_display(show_progress), steps(len(system.legs) if len(system.legs) > 1 else 0, "leg") as begin_leg,
+          steps(len(groups) if len(groups) > 1 else 0, "scope") as begin_scope):
         for leg in system.legs:
+            begin_leg(leg.name)
             run = LegRun(leg.name, hits=[[] for _ in dataset.queries])
             sizes: list[int | None] = []
             stats_by_scope: list[dict[str, Any]] = []
             settings: frozenset[str] = frozenset()
             for number, (scope, indexes) in enumerate(groups.items(), start=1):
-                where = f"{leg.name} (scope {number} of {len(groups)})" if len(groups) > 1 else leg.name
+                begin_scope("", number)
+                where = leg.name
                 corpus = _corpus_for(expanded[leg.name], scope)
                 stage(f"{where}: building the index over {len(corpus):,} memories")
                 retriever: Retriever = _call(leg.name, "to start", leg.factory)

@@ -37,7 +37,7 @@ class TableReporter(Reporter):
     description = "plain-text tables (tabulate), for a terminal"
 
     def render(self, report: Report) -> str:
-        parts = []
+        parts = [*report.summary, ""] if report.summary else []
         for table in report.tables:
             parts.append(table.title)
             parts.append(format_table(table, "simple"))
@@ -54,6 +54,10 @@ class MarkdownReporter(Reporter):
 
     def render(self, report: Report) -> str:
         parts = [f"# {report.title}", ""]
+        if report.summary:
+            parts += [f"**{sentence}**" for sentence in report.summary] + [""]
+        if report.provenance:
+            parts += [f"- {label}: {value}" for label, value in report.provenance] + [""]
         for table in report.tables:
             parts += [f"## {table.title}", "", format_table(table, "github"), ""]
             parts += [f"_{note}_" for note in table.notes]

@@ -15,12 +15,16 @@ _PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#
 
 _CSS = """
 body{font-family:-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;margin:2rem auto;
-max-width:1100px;padding:0 1rem;color:#1f2328;background:#fff;line-height:1.45}
+max-width:1320px;padding:0 1rem;color:#1f2328;background:#fff;line-height:1.45}
 h1{font-size:1.5rem;border-bottom:1px solid #d0d7de;padding-bottom:.4rem}
 h2{font-size:1.15rem;margin-top:2rem}
 table{border-collapse:collapse;margin:.5rem 0;font-size:.85rem;font-variant-numeric:tabular-nums}
-th,td{border:1px solid #d0d7de;padding:.25rem .55rem;text-align:right;white-space:nowrap}
-th{background:#f6f8fa}
+th,td{border:1px solid #d0d7de;padding:.25rem .45rem;text-align:right;white-space:nowrap}
+th{background:#f6f8fa;white-space:normal;vertical-align:bottom}
+td.text{white-space:normal;overflow-wrap:anywhere;max-width:16rem}
+.summary{font-size:1.1rem;font-weight:600;margin:.6rem 0}
+.provenance{font-size:.85rem;display:grid;grid-template-columns:max-content 1fr;gap:.15rem 1rem}
+.provenance dt{color:#57606a}.provenance dd{margin:0;overflow-wrap:anywhere}
 td:first-child,th:first-child,td.text{text-align:left}
 tr.ns td{color:#8c959f}
 tr.bad td{background:#ffebe9}
@@ -350,13 +354,19 @@ class HtmlReporter(Reporter):
             f"<title>{_e(report.title)}</title><style>{_CSS}</style></head><body>",
             f"<h1>{_e(report.title)}</h1>",
         ]
+        parts += [f'<p class="summary">{_e(sentence)}</p>' for sentence in report.summary]
         if report.notes:
             parts.append('<div class="warnings"><strong>Warnings</strong><ul>')
             parts += [f"<li>{_e(note)}</li>" for note in report.notes]
             parts.append("</ul></div>")
-        # The answer first (a report's first table), then the charts, then the other tables.
+        # The answer first (in words, then a report's first table), what was measured, then the
+        # charts, then the other tables.
         if report.tables:
             parts.append(render_table(report.tables[0]))
+        if report.provenance:
+            parts.append('<h2>What was measured</h2><dl class="provenance">')
+            parts += [f"<dt>{_e(label)}</dt><dd>{_e(value)}</dd>" for label, value in report.provenance]
+            parts.append("</dl>")
         if report.charts:
             colours = series_colours(report)
             parts.append("<h2>Charts</h2>")

@@ -169,22 +169,23 @@ class DenseRetriever(Retriever):
     def _embed_documents(self, texts: list[str]) -> np.ndarray:
         """Embed memory texts (the doc prefix applied); a subclass may observe or replace it.
 
-        On a terminal, a progress bar on stderr advances every `batch_size * 16` texts (one
-        encode call each); elsewhere the whole corpus is one encode call.
+        The run's progress display counts the texts embedded: one encode call per `batch_size * 4`
+        texts, so the count moves on a slow machine too.
         """
         assert self._prefixes is not None
         prefix = self._prefixes.document
-        chunk = self.options.batch_size * 16
-        show = sys.stderr.isatty()
-        from recall_kit.plugin import progress_bar, stage
+        chunk = self.options.batch_size * 4
+        from recall_kit.plugin import progress_bar
 
-        if not show or len(texts) <= chunk:
-            stage(f"dense: embedding {len(texts):,} memories")
-            return self._encode(texts, prefix)
+        if len(texts) <= chunk:
+            with progress_bar(len(texts), f"dense: embedding {len(texts):,} memories") as advance:
+                vectors = self._encode(texts, prefix)
+                advance(len(texts))
+            return vectors
         import numpy as np
 
         parts = []
-        with progress_bar(len(texts), f"dense: embedding {len(texts):,} memories", show=True) as advance:
+        with progress_bar(len(texts), f"dense: embedding {len(texts):,} memories") as advance:
             for start in range(0, len(texts), chunk):
                 parts.append(self._encode(texts[start:start + chunk], prefix))
                 advance(len(parts[-1]))

@@ -78,7 +78,7 @@ def _pool(tmp_path: Path) -> tuple[Path, Path]:
 def test_model_judge_writes_graded_qrels_with_provenance_and_resumes(llm_home, scripted_model, tmp_path):
     dataset, pool = _pool(tmp_path)
     out = tmp_path / "model.jsonl"
-    args = ["judge", str(pool), "-d", str(dataset), "--out", str(out), "--model", "recall-test"]
+    args = ["judge", str(pool), "-d", str(dataset), "--output", str(out), "--model", "recall-test"]
     result = invoke_cli(args)
     assert result.exit_code == 0, result.output
     rows = _rows(out)
@@ -104,7 +104,7 @@ def test_model_judge_writes_graded_qrels_with_provenance_and_resumes(llm_home, s
 def test_judge_with_a_model_that_answers_nonsense_skips_and_counts(llm_home, tmp_path):
     dataset, pool = _pool(tmp_path)
     out = tmp_path / "echo.jsonl"
-    result = invoke_cli(["judge", str(pool), "-d", str(dataset), "--out", str(out), "--model", "echo",
+    result = invoke_cli(["judge", str(pool), "-d", str(dataset), "--output", str(out), "--model", "echo",
                                  "-o", "llm.tries=2"])
     assert result.exit_code == 0, result.output
     assert "12 without a usable answer" in result.output
@@ -114,7 +114,7 @@ def test_judge_with_a_model_that_answers_nonsense_skips_and_counts(llm_home, tmp
 def test_judge_unknown_model_leaves_no_file(llm_home, tmp_path):
     dataset, pool = _pool(tmp_path)
     out = tmp_path / "q.jsonl"
-    result = invoke_cli(["judge", str(pool), "-d", str(dataset), "--out", str(out), "--model", "nope"])
+    result = invoke_cli(["judge", str(pool), "-d", str(dataset), "--output", str(out), "--model", "nope"])
     assert result.exit_code == 2 and "Unknown model 'nope'" in result.output
     assert not out.exists() and not Path(str(out) + ".journal").exists()
 

@@ -1,0 +1,101 @@
+"""Installing outside `make`: every plugin is in the host's `all` extra, and the wheels `make wheels`
+writes install into a fresh virtual environment with no package index (one plugin alone, then all)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+import venv
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PLUGINS = sorted(path.parent for path in ROOT.glob("plugins/*/pyproject.toml"))
+
+
+def _name(pyproject: Path) -> str:
+    return str(tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["name"])
+
+
+def test_the_all_extra_lists_every_plugin():
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    listed = {entry.split("[")[0].split(">")[0].split("=")[0].strip() for entry in extras["all"]}
+    assert listed == {_name(plugin / "pyproject.toml") for plugin in PLUGINS}
+
+
+def _dependency_folder(target: Path) -> Path:
+    """This environment's installed packages, minus recall-kit and its plugins (editable here),
+    linked into one folder: the fresh environment sees them as installed, so pip installs only the
+    wheels, offline, in seconds."""
+    import site
+
+    packages = Path(site.getsitepackages()[0])
+    target.mkdir()
+    for entry in packages.iterdir():
+        lowered = entry.name.lower()
+        if (lowered.startswith(("recall_kit", "recall-kit", "__editable__", "_recall_kit", "__pycache__"))
+                or lowered.endswith(".pth")):
+            continue
+        (target / entry.name).symlink_to(entry)
+    return target
+
+
+@pytest.mark.slow
+def test_wheels_install_into_a_fresh_environment_without_an_index(tmp_path):
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    dist = tmp_path / "dist"
+    # The checkout's files only (no .venv, no results), so the build leaves nothing in the checkout.
+    source = tmp_path / "src"
+    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT, check=True,
+                            capture_output=True, text=True).stdout.split()
+    for name in listed:
+        if (ROOT / name).is_file():
+            (source / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, source / name)
+    # `make wheels` itself, with this environment standing in for .venv (already set up).
+    (source / ".venv").symlink_to(Path(sys.prefix), target_is_directory=True)
+    built = subprocess.run(["make", "-o", ".venv/.installed", "wheels", f"DIST={dist}"], cwd=source,
+                           capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr[-2000:]
+    wheels = sorted(path.name.split("-")[0] for path in dist.glob("*.whl"))
+    assert wheels == sorted(["recall_kit", *(_name(p / "pyproject.toml").replace("-", "_") for p in PLUGINS)])
+
+    fresh = tmp_path / "fresh"
+    venv.EnvBuilder(with_pip=False).create(fresh)
+    python = fresh / "bin" / "python"
+    site_packages = next((fresh / "lib").glob("python3*/site-packages"))
+    (site_packages / "dependencies.pth").write_text(str(_dependency_folder(tmp_path / "deps")) + "\n")
+    elsewhere = tmp_path / "elsewhere"  # not the checkout: its recall_kit/ must not be importable
+    elsewhere.mkdir()
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("PYTHON", "PIP_", "VIRTUAL_ENV", "RECALL_KIT_"))}
+    env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+
+    def pip_install(*requirements: str) -> None:
+        done = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet",
+                               "--no-index", "--find-links", str(dist), *requirements],
+                              cwd=elsewhere, env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr[-2000:]
+
+    def recall_kit(*args: str) -> str:
+        done = subprocess.run([str(fresh / "bin" / "recall-kit"), *args], cwd=elsewhere, env=env,
+                              capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr[-2000:]
+        return done.stdout
+
+    # One plugin: pip finds the host beside it in dist/, and --retriever graph works.
+    pip_install("recall-kit-graph")
+    where = subprocess.run([str(python), "-c", "import recall_kit, recall_kit_graph; print(recall_kit.__file__)"],
+                           cwd=elsewhere, env=env, capture_output=True, text=True)
+    assert str(site_packages) in where.stdout, where.stdout + where.stderr
+    retrievers = recall_kit("list", "retrievers")
+    assert "graph" in retrievers and "dense" not in retrievers
+    # Every plugin: the all extra.
+    pip_install("recall-kit[all]")
+    listing = recall_kit("plugins")
+    for plugin in PLUGINS:
+        assert _name(plugin / "pyproject.toml") in listing
