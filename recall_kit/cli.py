@@ -225,7 +225,11 @@ def _split_names(values: list[str] | None) -> list[str] | None:
     if not values:
         return None
     names = [name.strip() for value in values for name in value.split(",") if name.strip()]
-    return names or None
+    if not names:  # "-m ''" or "-m ,,": a mistake, not a request for the defaults
+        from recall_kit.errors import OptionError
+
+        raise OptionError(f"{values[0]!r} names no metric: name one (e.g. recall@10), or leave the option out for the defaults.")
+    return names
 
 
 def _in_batch() -> bool:

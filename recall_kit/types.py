@@ -284,17 +284,26 @@ class Metric:
     #: Other names users write for it, matched without regard to case: ``"P_{k}"`` (trec_eval),
     #: ``"P@{k}"`` (ir_measures), ``"RR"``. ``{k}``, at the end only, stands for the cutoff.
     aliases: tuple[str, ...] = ()
-    #: How per-query values become one number: "mean" (macro average), or "sum" for counts such
-    #: as trec_eval's num_ret, whose summary line is a total.
+    #: How per-query values become one number: "mean" (macro average), "sum" for counts such
+    #: as trec_eval's num_ret, whose summary line is a total, or "geometric" (exp of the mean log,
+    #: trec_eval's gm_map: the metric keeps its values above 0).
     summary: str = "mean"
     #: A check on the data (judged@k), not a measure of retrieval: compare never tests it.
     diagnostic: bool = False
+    #: (lowest, highest) value a query can score, ``(0.0, 1.0)`` for a share, ``(0.0, math.inf)``
+    #: for a count; a result file holding a value outside them is refused as corrupt. None: unbounded.
+    bounds: tuple[float, float] | None = None
 
     def __post_init__(self) -> None:
         if self.cutoff not in ("required", "optional", "none"):
             raise ValueError(f"metric {self.name!r}: cutoff must be required, optional or none")
-        if self.summary not in ("mean", "sum"):
-            raise ValueError(f"metric {self.name!r}: summary must be mean or sum")
+        if self.summary not in ("mean", "sum", "geometric"):
+            raise ValueError(f"metric {self.name!r}: summary must be mean, sum or geometric")
+        if self.bounds is not None and not (
+            len(self.bounds) == 2 and all(isinstance(b, (int, float)) for b in self.bounds)
+            and self.bounds[0] <= self.bounds[1]
+        ):
+            raise ValueError(f"metric {self.name!r}: bounds must be (lowest, highest), lowest <= highest")
 
 
 @dataclass

@@ -347,3 +347,37 @@ def test_score_warns_of_a_cutoff_past_the_run_and_offers_float64_ties(tmp_path):
         assert result.exit_code == 0 and expected in result.stdout, result.output
     bad = invoke("score", "--qrels", str(qrels), "--run", str(run_a), "--ties", "float16")
     assert bad.exit_code == 2 and "--ties must be one of float32, float64" in bad.output
+
+
+@pytest.mark.parametrize(
+    ("run_text", "args", "message"),
+    [
+        ("q9 Q0 a 1 1.0 t\n", [], "none of its 1 queries is in qrels.txt (2 queries): nothing to score"),
+        ("q9 Q0 a 1 1.0 t\n", ["--complete"], "none of its 1 queries is in qrels.txt"),
+        ("  \n\t\n", [], "run.txt: holds no result line: nothing to score"),
+    ],
+)
+def test_score_refuses_a_run_that_shares_no_query_with_the_qrels(tmp_path, run_text, args, message):
+    # Before: "all 0.0000", n = 0, exit 0; trec_eval 9 exits 7 ("No queries with both results
+    # and relevance info").
+    qrels, run = _trec_files(tmp_path)
+    run.write_text(run_text)
+    result = invoke("score", "--qrels", str(qrels), "--run", str(run), *args)
+    assert result.exit_code == 2, result.output
+    assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("value", ["", ",,", " , "])
+def test_an_empty_metric_list_is_refused_not_read_as_the_defaults(tmp_path, value):
+    qrels, run = _trec_files(tmp_path)
+    result = invoke("score", "--qrels", str(qrels), "--run", str(run), "-m", value)
+    assert result.exit_code == 2, result.output
+    assert "names no metric" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_evaluate_warns_when_no_query_has_both_results_and_judgments():
+    import recall_kit
+    from recall_kit.errors import RecallKitWarning
+
+    with pytest.warns(RecallKitWarning, match="no query has both results and judgments"):
+        assert recall_kit.evaluate({"q1": ["a"]}, {"q2": ["a"]}, "mrr") == {"mrr": 0.0}

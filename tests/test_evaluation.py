@@ -497,7 +497,7 @@ def test_unknown_name_lists_registered_families_and_points_at_aliases():
     with pytest.raises(errors.UnknownMetricError) as caught:
         resolve_metrics(["ndcg_cut10"])
     message = str(caught.value)
-    assert message.startswith("Unknown metric 'ndcg_cut10'. Available: bpref, err, f1, hit,")
+    assert message.startswith("Unknown metric 'ndcg_cut10'. Available: bpref, dcg, eleven_point_precision, err, f1,")
     assert "Did you mean 'ndcg_cut_10'?" in message
     assert "'recall-kit list metrics'" in message and "\n" not in message
     with pytest.raises(errors.UnknownMetricError, match="Did you mean 'precision@3'"):

@@ -539,19 +539,21 @@ def evaluate(data: JudgedRankings, specs: Sequence[MetricSpec]) -> dict[str, np.
 
 
 def aggregate(
-    values: dict[str, np.ndarray], strata: Sequence[str], totals: Collection[str] = ()
+    values: dict[str, np.ndarray], strata: Sequence[str], totals: Collection[str] | Mapping[str, str] = ()
 ) -> dict[str, Any]:
     """Macro averages: over all queries, and per stratum (strata in order of first appearance).
 
     Returns ``{"overall": {name: mean, ..., "n": Q}, "strata": {stratum: {name: mean, ..., "n":
     count}}}`` with plain Python numbers. With no queries every mean is 0.0 and ``n`` is 0.
-    Names in `totals` are summed instead (counts such as ``num_ret``, as trec_eval sums them:
-    see `summed_names`).
+    `totals` names the metrics whose summary is not the arithmetic mean (see `summed_names`): a
+    collection of names is summed (counts such as ``num_ret``, as trec_eval sums them); a mapping
+    gives each name its `Metric.summary`, "sum" or "geometric" (``gm_map``: exp of the mean log).
     """
     num_queries = len(strata)
     for name, array in values.items():
         if len(array) != num_queries:
             raise ValueError(f"{name!r} has {len(array)} values for {num_queries} queries")
+    kinds = dict(totals) if isinstance(totals, Mapping) else dict.fromkeys(totals, "sum")
     labels, first_seen, inverse, counts = np.unique(
         np.array([str(stratum) for stratum in strata], dtype=str),
         return_index=True,
@@ -564,7 +566,11 @@ def aggregate(
     per_stratum: dict[str, dict[str, Any]] = {str(labels[i]): {} for i in by_appearance}
     for name, array in values.items():
         array = np.asarray(array, dtype=np.float64)
-        summed = name in totals
+        kind = kinds.get(name, "mean")
+        if kind == "geometric":  # the metric floors its values above 0 (trec_eval's MIN_GEO_MEAN)
+            with np.errstate(divide="ignore"):
+                array = np.log(array)
+        summed = kind == "sum"
         if summed:
             overall[name] = float(array.sum())
         else:
@@ -572,15 +578,20 @@ def aggregate(
         sums = np.bincount(inverse, weights=array, minlength=len(labels))
         for i in by_appearance:
             per_stratum[str(labels[i])][name] = float(sums[i] if summed else sums[i] / counts[i])
+        if kind == "geometric":
+            overall[name] = math.exp(overall[name]) if num_queries else 0.0
+            for i in by_appearance:
+                per_stratum[str(labels[i])][name] = math.exp(per_stratum[str(labels[i])][name])
     overall["n"] = num_queries
     for i in by_appearance:
         per_stratum[str(labels[i])]["n"] = int(counts[i])
     return {"overall": overall, "strata": per_stratum}
 
 
-def summed_names(specs: Sequence[MetricSpec]) -> list[str]:
-    """The names among `specs` whose summary is a sum (`Metric.summary`), for `aggregate`."""
-    return [spec.name for spec in specs if spec.metric.summary == "sum"]
+def summed_names(specs: Sequence[MetricSpec]) -> dict[str, str]:
+    """The names among `specs` whose summary is not a mean, with it (`Metric.summary`: "sum" for
+    counts, "geometric" for gm_map), for `aggregate`."""
+    return {spec.name: spec.metric.summary for spec in specs if spec.metric.summary != "mean"}
 
 
 def depth_warnings(specs: Sequence[MetricSpec], deepest: int, where: str) -> list[str]:
@@ -675,6 +686,7 @@ def score_run_files(
             read_qrels(Path(qrels_path))
             read_run(Path(run_path))
             raise DatasetError(str(error)) from None
+        _check_something_to_score(Path(qrels_path), qrels, Path(run_path), run, query_ids, complete)
         values = evaluate(data, specs)
         overall = aggregate(values, ["all"] * len(query_ids), summed_names(specs))["overall"]
         where = f"the deepest ranking in {Path(run_path).name}"
@@ -682,6 +694,27 @@ def score_run_files(
         warnings = depth_warnings(specs, deepest, where) if query_ids else []
         scores.append(RunScores(query_ids, values, overall, warnings))
     return scores
+
+
+def _check_something_to_score(
+    qrels_path: Path, qrels: TrecTable, run_path: Path, run: TrecTable, scored: Sequence[str], complete: bool
+) -> None:
+    """Refuse, in one line, a run and qrels that share no query: trec_eval exits 7 ("No queries
+    with both results and relevance info") rather than print all-zero means over n = 0."""
+    from recall_kit.errors import DatasetError
+
+    if len(qrels.query_ids) == 0:
+        raise DatasetError(f"{qrels_path.name}: holds no judgment: nothing to score against.")
+    if len(run.query_ids) == 0:
+        raise DatasetError(f"{run_path.name}: holds no result line: nothing to score.")
+    if scored and not complete:
+        return
+    if not complete or not np.isin(run.query_ids, qrels.query_ids).any():
+        raise DatasetError(
+            f"{run_path.name}: none of its {len(np.unique(run.query_ids))} queries is in "
+            f"{qrels_path.name} ({len(np.unique(qrels.query_ids))} queries): nothing to score "
+            "(trec_eval: 'No queries with both results and relevance info')."
+        )
 
 
 def score_trec_files(
@@ -776,9 +809,14 @@ def evaluate_run(
     if ties not in TIE_PRECISIONS:
         raise ValueError(f"ties must be one of {', '.join(TIE_PRECISIONS)}, got {ties!r}")
     specs = resolve_metrics([metrics] if isinstance(metrics, str) else metrics)
-    scores = score_rankings(_as_qrels(qrels), _as_rankings(run, ties), specs, complete=complete,
+    rankings = _as_rankings(run, ties)
+    scores = score_rankings(_as_qrels(qrels), rankings, specs, complete=complete,
                             relevance_level=check_relevance_level(relevance_level, error=ValueError),
                             judged_only=judged_only)
+    if not set(scores.query_ids) & {query_id for query_id, ranking in rankings.items() if ranking}:
+        warnings_module.warn(
+            "no query has both results and judgments: every value is 0 over n = 0 queries "
+            "(trec_eval exits with an error here)", RecallKitWarning, stacklevel=2)
     for warning in scores.warnings:
         warnings_module.warn(warning, RecallKitWarning, stacklevel=2)
     if per_query:

@@ -219,6 +219,7 @@ class BenchmarkResult:
         read = _Reader(source)
         metrics = read.mapping(data, "metrics")
         names = read.strings(metrics, "names", "metrics.names")
+        bounds = _metric_bounds(names)
         queries: list[QueryResult] = []
         seen: set[str] = set()
         for index, entry in enumerate(read.sequence(data, "queries")):
@@ -232,7 +233,7 @@ class BenchmarkResult:
             values = read.mapping(entry, "metrics", f"{where}.metrics")
             for name in names:
                 _check_share(read, name, read.number(values, name, f"{where}.metrics.{name}"),
-                             f"{where} (query {query_id!r})")
+                             f"{where} (query {query_id!r})", bounds[name])
             ranking = read.strings(entry, "ranking", f"{where}.ranking")
             scores = [float(s) for s in read.sequence(entry, "scores", f"{where}.scores")]
             if len(scores) != len(ranking):
@@ -251,7 +252,8 @@ class BenchmarkResult:
         overall = read.mapping(metrics, "overall", "metrics.overall")
         strata = read.mapping(metrics, "strata", "metrics.strata")
         for name in names:
-            _check_share(read, name, read.number(overall, name, f"metrics.overall.{name}"), "metrics.overall")
+            _check_share(read, name, read.number(overall, name, f"metrics.overall.{name}"), "metrics.overall",
+                         bounds[name])
         return cls(
             system=read.mapping(data, "system"),
             dataset=read.mapping(data, "dataset"),
@@ -366,13 +368,20 @@ class BenchmarkResult:
         return format_table(self.metrics_table(), "simple")
 
 
-#: Metric families whose values are shares, so a value outside [0, 1] is a corrupt file.
-_SHARE_METRICS = {"recall", "recall_all", "precision", "hit", "ndcg", "mrr", "map", "r_precision", "judged"}
+def _metric_bounds(names: Sequence[str]) -> dict[str, tuple[float, float] | None]:
+    """Each metric name's bounds (`Metric.bounds` of its registered family); None for a metric
+    not registered here (a plugin's, not installed) or declared unbounded."""
+    from recall_kit import registry
+
+    entries = registry.metrics.all()
+    families = {name: name.split("@", 1)[0] for name in names}
+    return {name: entries[family].obj.bounds if family in entries else None for name, family in families.items()}
 
 
-def _check_share(read: _Reader, name: str, value: float, where: str) -> None:
-    if name.split("@", 1)[0] in _SHARE_METRICS and not 0.0 <= value <= 1.0:
-        raise read.error(f"{where}: metric {name!r} is {value}, outside [0, 1]")
+def _check_share(read: _Reader, name: str, value: float, where: str,
+                 bounds: tuple[float, float] | None) -> None:
+    if bounds is not None and not bounds[0] <= value <= bounds[1]:
+        raise read.error(f"{where}: metric {name!r} is {value}, outside [{bounds[0]:g}, {bounds[1]:g}]")
 
 
 def load_results(paths: Sequence[str | Path]) -> list[tuple[str, BenchmarkResult]]:
