@@ -381,3 +381,35 @@ def test_evaluate_warns_when_no_query_has_both_results_and_judgments():
 
     with pytest.warns(RecallKitWarning, match="no query has both results and judgments"):
         assert recall_kit.evaluate({"q1": ["a"]}, {"q2": ["a"]}, "mrr") == {"mrr": 0.0}
+
+
+def test_score_takes_trec_eval_flags_all_trec_q_c_and_M(tmp_path):
+    import pytrec_eval
+
+    qrels, run = _trec_files(tmp_path)
+    out = tmp_path / "s.json"
+    result = invoke("score", "--qrels", str(qrels), "--run", str(run), "-m", "all_trec", "-q", "-c", "-M", "2",
+                    "--json", str(out))
+    assert result.exit_code == 0, result.output
+    assert "not computed" in result.stdout and "relstring" in result.stdout
+    data = json.loads(out.read_text())
+    assert data["depth"] == 2 and "iprec_at_recall@50" in data["queries"]["q1"]
+    # -M 2: q1 is u, b (the run's top two by score); pytrec_eval on that cut run agrees.
+    expected = pytrec_eval.RelevanceEvaluator(
+        {"q1": {"a": 2, "b": 1, "n": 0, "p": -1}, "q2": {"c": 1}}, {"P.5", "recip_rank", "num_ret", "set_P"}
+    ).evaluate({"q1": {"u": 5, "b": 4}, "q2": {"c": 1}})
+    for query_id in ("q1", "q2"):
+        assert data["queries"][query_id]["precision@5"] == pytest.approx(expected[query_id]["P_5"])
+        assert data["queries"][query_id]["mrr"] == pytest.approx(expected[query_id]["recip_rank"])
+        assert data["queries"][query_id]["set_precision"] == pytest.approx(expected[query_id]["set_P"])
+    assert data["overall"]["num_ret"] == 3
+    bad = invoke("score", "--qrels", str(qrels), "--run", str(run), "-M", "0")
+    assert bad.exit_code == 2 and "-M (the depth scored) must be a whole number >= 1" in bad.stderr
+
+
+def test_eval_per_query_flag_shows_each_query(overlap_plugin, tiny_dataset):
+    result = invoke("eval", "-d", str(tiny_dataset), "-r", "overlap", "--k", "5", "-m", "mrr", "-q")
+    assert result.exit_code == 0, result.output
+    assert "per query" in result.stdout
+    for query_id in ("e1", "e2", "p1", "m1"):
+        assert query_id in result.stdout

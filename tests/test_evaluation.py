@@ -198,7 +198,7 @@ def test_resolve_unknown_family_lists_registered():
 @pytest.mark.parametrize(
     ("name", "fragment"),
     [
-        ("recall", "needs a cutoff"),
+        ("recall_all", "needs a cutoff"),  # bare "recall" is trec_eval's family: recall@5 ... @1000
         ("r_precision@5", "takes no cutoff"),
         ("recall@0", "Bad cutoff"),
         ("recall@x", "Bad cutoff"),

@@ -24,8 +24,24 @@ _DEFAULT_DISPLAY_ORDER = ("recall", "ndcg", "mrr", "map", "judged")
 _NAME = re.compile(r"^(?P<family>[^@\s]+)(?:@(?P<cutoff>.*))?$")
 _ALIAS_CUTOFF = "{k}"
 _TRAILING_NUMBER = re.compile(r"^(?P<stem>.*?)(?P<number>[0-9]+)$")
+_TRAILING_DECIMAL = re.compile(r"^(?P<stem>.*?_)(?P<number>[0-9]{1,3}\.[0-9]{1,6})$")
 # trec_eval's -m syntax, "P.10" for the measure it prints as "P_10".
 _TREC_DOT = re.compile(r"^(?P<stem>[A-Za-z_]+)\.(?P<number>[0-9]+)$")
+
+#: trec_eval's measure sets, ``-m official`` (its default), ``-m set`` and ``-m all_trec``, as its
+#: measures.c lists them: each name is resolved through `Metric.trec_eval`; those no registered
+#: metric answers to are named by `trec_eval_names_missing`.
+TREC_EVAL_SETS: dict[str, tuple[str, ...]] = {
+    "official": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+                 "recip_rank", "iprec_at_recall", "P"),
+    "set": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_recall",
+            "set_relative_P", "set_map", "set_F"),
+    "all_trec": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+                 "recip_rank", "iprec_at_recall", "P", "relstring", "recall", "infAP", "gm_bpref", "utility",
+                 "11pt_avg", "ideal_dcg", "dcg", "ndcg", "relative_P", "Rprec_mult", "success", "map_cut",
+                 "ndcg_cut", "ndcg_rel", "Rndcg", "binG", "G", "set_P", "set_recall", "set_relative_P",
+                 "set_map", "set_F", "num_nonrel_judged_ret"),
+}
 
 # The alias table of the last registry state seen: (entries dict, {lowercase alias: family}).
 _alias_cache: tuple[Any, dict[str, str]] | None = None
@@ -41,6 +57,12 @@ class MetricSpec:
     name: str
     metric: Metric
     cutoff: int | None
+
+    @property
+    def rank_cutoff(self) -> int | None:
+        """The depth of ranking the metric reads: its cutoff, or None where the cutoff is not a
+        rank (``iprec_at_recall@50``: a recall level) or there is none (the whole ranking)."""
+        return self.cutoff if self.metric.cutoff_unit == "rank" else None
 
     def compute(self, data: JudgedRankings) -> np.ndarray:
         """One float64 per query of `data`."""
@@ -67,7 +89,7 @@ def _parse(name: str) -> tuple[str, int | None]:
     raw = match.group("cutoff")
     if raw is None:
         return match.group("family"), None
-    if not re.fullmatch(r"[0-9]+", raw.strip()) or int(raw) < 1:
+    if not re.fullmatch(r"[0-9]+", raw.strip()):  # 0 is checked once the metric is known
         raise OptionError(
             f"Bad cutoff in metric {name!r}: the cutoff after '@' is a whole number >= 1, "
             "e.g. 'recall@10'."
@@ -100,6 +122,14 @@ def resolve_metrics(names: Sequence[str] | None) -> list[MetricSpec]:
     seen: set[str] = set()
     dotted_stem: str | None = None
     for raw in names:
+        expanded = _trec_eval_expansion(raw, registry.metrics.all())
+        if expanded is not None:
+            for spec in expanded:
+                if spec.name not in seen:
+                    seen.add(spec.name)
+                    specs.append(spec)
+            dotted_stem = None
+            continue
         # trec_eval's "-m P.5,10" arrives split at the comma: a bare number after a dotted
         # trec_eval name is one more cutoff of that measure.
         if dotted_stem is not None and isinstance(raw, str) and raw.strip().isdigit():
@@ -111,6 +141,11 @@ def resolve_metrics(names: Sequence[str] | None) -> list[MetricSpec]:
         if family not in entries:
             family, cutoff = _resolve_alias(raw, family, cutoff, entries)
         metric = entries[family].obj
+        if cutoff is not None and cutoff < (0 if metric.cutoff_unit == "percent" else 1):
+            raise OptionError(
+                f"Bad cutoff in metric {raw!r}: the cutoff after '@' is a whole number >= 1, "
+                "e.g. 'recall@10'."
+            )
         if cutoff is not None and metric.cutoff == "none":
             raise OptionError(
                 f"Metric {family!r} takes no cutoff: write {family!r}, not {raw.strip()!r}."
@@ -122,6 +157,50 @@ def resolve_metrics(names: Sequence[str] | None) -> list[MetricSpec]:
             seen.add(name)
             specs.append(MetricSpec(name=name, metric=metric, cutoff=cutoff))
     return specs
+
+
+def _trec_eval_names(entries: dict[str, Any]) -> dict[str, Metric]:
+    """trec_eval's measure names (`Metric.trec_eval`) to the metrics that compute them."""
+    return {name: registration.obj for registration in entries.values() for name in registration.obj.trec_eval}
+
+
+def _trec_eval_expansion(raw: Any, entries: dict[str, Any]) -> list[MetricSpec] | None:
+    """The specs a trec_eval measure set (``official``, ``all_trec``) or bare family (``P``,
+    ``ndcg_cut``: at trec_eval's default cutoffs) stands for; None for any other name."""
+    if not isinstance(raw, str):
+        return None
+    text = raw.strip()
+    known = _trec_eval_names(entries)
+    if text in TREC_EVAL_SETS:
+        wanted = [name for name in TREC_EVAL_SETS[text] if name in known]
+    elif text in known and _takes_trec_cutoffs(text, known[text]):
+        wanted = [text]
+    else:
+        return None
+    specs: list[MetricSpec] = []
+    for name in wanted:
+        metric = known[name]
+        cutoffs: Sequence[int | None] = metric.trec_cutoffs if _takes_trec_cutoffs(name, metric) else (None,)
+        specs.extend(MetricSpec(_spec_name(metric.name, cutoff), metric, cutoff) for cutoff in cutoffs)
+    return specs
+
+
+def _takes_trec_cutoffs(name: str, metric: Metric) -> bool:
+    return bool(metric.trec_cutoffs) and (metric.cutoff == "required" or f"{name}_{_ALIAS_CUTOFF}" in metric.aliases)
+
+
+def trec_eval_names_missing(names: Sequence[str] | None) -> list[str]:
+    """The trec_eval measures that the sets among `names` (``-m all_trec``) hold and no registered
+    metric computes (``runid``, ``iprec_at_recall``, ...), in the set's order, for a note."""
+    from recall_kit import registry
+
+    known = _trec_eval_names(registry.metrics.all())
+    missing: list[str] = []
+    for raw in names or ():
+        for name in TREC_EVAL_SETS.get(raw.strip() if isinstance(raw, str) else "", ()):
+            if name not in known and name not in missing:
+                missing.append(name)
+    return missing
 
 
 def canonical_metric_name(name: str) -> str:
@@ -184,12 +263,17 @@ def _resolve_alias(
     for candidate in candidates:
         if candidate in table:
             return table[candidate], None
+        decimal = _TRAILING_DECIMAL.match(candidate)  # trec_eval's iprec_at_recall_0.10: percent 10
+        if decimal and decimal.group("stem") + _ALIAS_CUTOFF in table:
+            owner = table[decimal.group("stem") + _ALIAS_CUTOFF]
+            if entries[owner].obj.cutoff_unit == "percent":
+                return owner, round(float(decimal.group("number")) * 100)
         match = _TRAILING_NUMBER.match(candidate)
         if match:
             key = match.group("stem") + _ALIAS_CUTOFF
             if key in table:
                 number = int(match.group("number"))
-                if number < 1 or number > MAX_CUTOFF:
+                if number > MAX_CUTOFF:
                     raise OptionError(
                         f"Bad cutoff in metric {raw!r}: the cutoff is a whole number from 1 to "
                         f"{MAX_CUTOFF}."
@@ -440,6 +524,7 @@ def judge_tables(
     *,
     relevance_level: int = 1,
     judged_only: bool = False,
+    depth: int | None = None,
 ) -> tuple[list[str], JudgedRankings]:
     """Join a run and qrels read as arrays (`recall_kit.measure.trec.read_run_table`) as trec_eval does.
 
@@ -449,9 +534,12 @@ def judge_tables(
     the judgments, and laid out as `JudgedRankings`. Queries are those in both files (with
     `complete`, every qrels query), sorted by id. A document twice for one query, in the run or in
     the qrels, raises `ValueError` naming both ids. `relevance_level` and `judged_only` are
-    trec_eval's ``-l`` and ``-J``, as in `judge_rankings`.
+    trec_eval's ``-l`` and ``-J``, as in `judge_rankings`; `depth` is its ``-M``: only each
+    query's first `depth` documents, in that order, are scored (cut before ``-J``, as trec_eval).
     """
     check_relevance_level(relevance_level, error=ValueError)
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1):
+        raise ValueError(f"depth must be a whole number >= 1 (trec_eval -M), got {depth!r}")
     num_run = len(run.doc_ids)
     query_labels, query_codes = _factorize(np.concatenate([run.query_ids, qrels.query_ids]))
     doc_labels, doc_codes = _factorize(np.concatenate([run.doc_ids, qrels.doc_ids]))
@@ -476,6 +564,14 @@ def judge_tables(
     else:
         order = _float32_order(run.values, run_query, run_doc, num_docs)
     run_query, run_pairs = run_query[order], run_pairs[order]
+    if depth is not None and num_run:  # trec_eval -M: each query's top `depth`, before -J
+        first = np.empty(num_run, dtype=bool)
+        first[0] = True
+        np.not_equal(run_query[1:], run_query[:-1], out=first[1:])
+        positions = np.arange(num_run)
+        keep = positions - np.maximum.accumulate(np.where(first, positions, 0)) < depth
+        order, run_query, run_pairs = order[keep], run_query[keep], run_pairs[keep]
+        num_run = len(order)
 
     judged_order = np.argsort(judged_pairs, kind="stable")
     sorted_pairs = judged_pairs[judged_order]
@@ -600,7 +696,7 @@ def depth_warnings(specs: Sequence[MetricSpec], deepest: int, where: str) -> lis
     Such a metric counts only the documents that are there, so it equals the same metric at
     `deepest`: say so rather than let the two read as two measurements.
     """
-    beyond = [spec.name for spec in specs if spec.cutoff is not None and spec.cutoff > deepest]
+    beyond = [spec.name for spec in specs if spec.rank_cutoff is not None and spec.rank_cutoff > deepest]
     if not beyond:
         return []
     return [
@@ -658,14 +754,18 @@ def score_run_files(
     *,
     relevance_level: int = 1,
     judged_only: bool = False,
+    depth: int | None = None,
 ) -> list[RunScores]:
     """Score TREC run files against one TREC qrels file, as trec_eval does (see `score_rankings`).
 
     Each ranking is in trec_eval's order: score descending, ties by document id descending, scores
     compared at float32 precision as trec_eval <= 9 and pytrec_eval do; ``ties="float64"``
     compares them as doubles, as trec_eval 10 does. `relevance_level` and `judged_only` are
-    trec_eval's ``-l`` and ``-J`` (see `judge_rankings`); counts such as num_ret are summed over
-    queries, as in trec_eval's "all" line.
+    trec_eval's ``-l`` and ``-J`` (see `judge_rankings`), `depth` its ``-M`` (each query's first
+    `depth` documents only); counts such as num_ret are summed over queries, as in trec_eval's
+    "all" line. A run sharing no query with the qrels (or an empty file) raises `DatasetError`,
+    as trec_eval exits 7; names of trec_eval measure sets (``all_trec``) that hold measures
+    recall-kit does not compute add a warning naming them.
     """
     from recall_kit.errors import DatasetError
     from recall_kit.measure.trec import read_qrels, read_qrels_table, read_run, read_run_table
@@ -674,13 +774,17 @@ def score_run_files(
         raise OptionError(f"--ties must be one of {', '.join(TIE_PRECISIONS)}, got {ties!r}.")
     relevance_level = check_relevance_level(relevance_level)
     specs = resolve_metrics(metric_names)
+    missing = trec_eval_names_missing(metric_names)
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
+        raise OptionError(f"-M (the depth scored) must be a whole number >= 1, got {depth!r}.")
     qrels = read_qrels_table(Path(qrels_path))
     scores = []
     for run_path in run_paths:
         run = read_run_table(Path(run_path))
         try:
             query_ids, data = judge_tables(run, qrels, complete=complete, ties=ties,
-                                           relevance_level=relevance_level, judged_only=judged_only)
+                                           relevance_level=relevance_level, judged_only=judged_only,
+                                           depth=depth)
         except ValueError as error:
             # The fast readers do not track line numbers: the exact readers find the line at fault.
             read_qrels(Path(qrels_path))
@@ -692,6 +796,8 @@ def score_run_files(
         where = f"the deepest ranking in {Path(run_path).name}"
         deepest = int(data.lengths.max()) if len(query_ids) else 0
         warnings = depth_warnings(specs, deepest, where) if query_ids else []
+        if missing:
+            warnings.append(f"not computed (no recall-kit measure; see docs/trec-eval.md): {', '.join(missing)}")
         scores.append(RunScores(query_ids, values, overall, warnings))
     return scores
 

@@ -301,6 +301,13 @@ class BenchmarkResult:
         return ReportTable(title=f"{self.label} on {self.dataset.get('name')}",
                            headers=["stratum", "n", *names], rows=rows, notes=notes)
 
+    def per_query_table(self) -> ReportTable:
+        """Each query's metric values, in the result's query order (trec_eval ``-q``)."""
+        names = self.metric_names
+        rows = [[query.query_id, query.stratum, *(_format(query.metrics[m]) for m in names)]
+                for query in self.queries]
+        return ReportTable(title=f"{self.label}: per query", headers=["query", "stratum", *names], rows=rows)
+
     def cost_table(self) -> ReportTable:
         latency = self.latency
         index = self.index
@@ -343,11 +350,15 @@ class BenchmarkResult:
                    f"pushed out: relevant ids in the leg's own top {k} that the fused top {k} lost"],
         )
 
-    def report(self) -> Report:
+    def report(self, per_query: bool = False) -> Report:
+        """The eval report: metrics per stratum, costs, leg attribution; with `per_query`, also
+        each query's values (trec_eval ``-q``)."""
         tables = [self.metrics_table(), self.cost_table()]
         attribution = self.attribution_table()
         if attribution is not None:
             tables.append(attribution)
+        if per_query:
+            tables.append(self.per_query_table())
         return Report(title=f"recall-kit eval: {self.label}", tables=tables,
                       notes=list(self.warnings), data=self.to_dict(),
                       charts=self._charts())

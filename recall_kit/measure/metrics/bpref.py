@@ -43,4 +43,5 @@ METRIC = Metric(
     description="Share of judged relevant ranked above judged non-relevant (trec_eval bpref).",
     aliases=("Bpref",),
     bounds=(0.0, 1.0),
+    trec_eval=("bpref",),
 )

@@ -36,4 +36,5 @@ METRIC = Metric(
     description="DCG, linear gain, log2 discount, not normalised (nDCG's numerator).",
     aliases=("dcg_cut_{k}", "DCG", "DCG@{k}"),
     bounds=(0.0, math.inf),
+    trec_eval=("dcg",),
 )

@@ -61,4 +61,5 @@ METRIC = Metric(
     description="Mean interpolated precision at recall 0, 0.1, ..., 1 (trec_eval 11pt_avg).",
     aliases=("11pt_avg",),
     bounds=(0.0, 1.0),
+    trec_eval=("11pt_avg",),
 )

@@ -38,4 +38,5 @@ METRIC = Metric(
     description="Harmonic mean of precision@k and recall@k; no cutoff: trec_eval set_F.",
     aliases=("set_F", "SetF", "F1@{k}"),
     bounds=(0.0, 1.0),
+    trec_eval=("set_F",),
 )

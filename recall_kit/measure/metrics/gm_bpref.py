@@ -32,4 +32,5 @@ METRIC = Metric(
     description="Geometric mean of bpref over queries, floored at 1e-5 (trec_eval gm_bpref).",
     summary="geometric",
     bounds=(0.0, 1.0),
+    trec_eval=("gm_bpref",),
 )

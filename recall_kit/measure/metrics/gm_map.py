@@ -39,4 +39,5 @@ METRIC = Metric(
     aliases=("GMAP",),
     summary="geometric",
     bounds=(0.0, 1.0),
+    trec_eval=("gm_map",),
 )

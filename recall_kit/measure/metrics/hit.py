@@ -29,4 +29,6 @@ METRIC = Metric(
     description="1 when any relevant document is in the top k (trec_eval success_k).",
     aliases=("success_{k}", "Success@{k}", "hit_rate@{k}"),
     bounds=(0.0, 1.0),
+    trec_eval=("success",),
+    trec_cutoffs=(1, 5, 10),
 )

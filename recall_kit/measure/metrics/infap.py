@@ -57,4 +57,5 @@ METRIC = Metric(
     description="Inferred AP from a sampled pool; grade -1: pooled, unjudged (trec_eval infAP).",
     aliases=("infAP",),
     bounds=(0.0, 1.0),
+    trec_eval=("infAP",),
 )

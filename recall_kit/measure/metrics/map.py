@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from recall_kit.measure.metrics._common import check_cutoff, divide, relevant_at
-from recall_kit.types import JudgedRankings, Metric
+from recall_kit.types import TREC_EVAL_CUTOFFS, JudgedRankings, Metric
 
 if TYPE_CHECKING:
     import numpy as np
@@ -39,4 +39,6 @@ METRIC = Metric(
     default_cutoffs=(None,),
     aliases=("map_cut_{k}", "AP", "AP@{k}"),
     bounds=(0.0, 1.0),
+    trec_eval=("map", "map_cut"),
+    trec_cutoffs=TREC_EVAL_CUTOFFS,
 )

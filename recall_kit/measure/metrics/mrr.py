@@ -40,4 +40,5 @@ METRIC = Metric(
     default_cutoffs=(None,),
     aliases=("recip_rank", "RR", "RR@{k}"),
     bounds=(0.0, 1.0),
+    trec_eval=("recip_rank",),
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from recall_kit.measure.metrics._common import check_cutoff, divide
-from recall_kit.types import JudgedRankings, Metric
+from recall_kit.types import TREC_EVAL_CUTOFFS, JudgedRankings, Metric
 
 if TYPE_CHECKING:
     import numpy as np
@@ -55,4 +55,6 @@ METRIC = Metric(
     default_cutoffs=(10,),
     aliases=("ndcg_cut_{k}", "nDCG", "nDCG@{k}"),
     bounds=(0.0, 1.0),
+    trec_eval=("ndcg", "ndcg_cut"),
+    trec_cutoffs=TREC_EVAL_CUTOFFS,
 )

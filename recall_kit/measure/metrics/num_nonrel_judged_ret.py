@@ -32,4 +32,5 @@ METRIC = Metric(
     description="Judged non-relevant documents retrieved; summed (trec_eval num_nonrel_judged_ret).",
     summary="sum",
     bounds=(0.0, math.inf),
+    trec_eval=("num_nonrel_judged_ret",),
 )

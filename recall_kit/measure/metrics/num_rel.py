@@ -32,4 +32,5 @@ METRIC = Metric(
     aliases=("NumRel",),
     summary="sum",
     bounds=(0.0, math.inf),
+    trec_eval=("num_rel",),
 )

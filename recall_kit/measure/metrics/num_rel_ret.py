@@ -30,4 +30,5 @@ METRIC = Metric(
     aliases=("NumRelRet",),
     summary="sum",
     bounds=(0.0, math.inf),
+    trec_eval=("num_rel_ret",),
 )

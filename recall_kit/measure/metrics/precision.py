@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from recall_kit.measure.metrics._common import relevant_retrieved, require_cutoff
-from recall_kit.types import JudgedRankings, Metric
+from recall_kit.types import TREC_EVAL_CUTOFFS, JudgedRankings, Metric
 
 if TYPE_CHECKING:
     import numpy as np
@@ -30,4 +30,6 @@ METRIC = Metric(
     description="Share of the top k that is relevant (trec_eval P_k).",
     aliases=("P_{k}", "P@{k}"),
     bounds=(0.0, 1.0),
+    trec_eval=("P",),
+    trec_cutoffs=TREC_EVAL_CUTOFFS,
 )

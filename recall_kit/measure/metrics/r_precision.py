@@ -42,4 +42,5 @@ METRIC = Metric(
     description="Precision at rank R, R = number of relevant documents (trec_eval Rprec).",
     aliases=("Rprec", "r-precision"),
     bounds=(0.0, 1.0),
+    trec_eval=("Rprec",),
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from recall_kit.measure.metrics._common import check_cutoff, divide, relevant_retrieved
-from recall_kit.types import JudgedRankings, Metric
+from recall_kit.types import TREC_EVAL_CUTOFFS, JudgedRankings, Metric
 
 if TYPE_CHECKING:
     import numpy as np
@@ -31,4 +31,6 @@ METRIC = Metric(
     default_cutoffs=(5, 10),
     aliases=("recall_{k}", "R@{k}"),
     bounds=(0.0, 1.0),
+    trec_eval=("recall",),
+    trec_cutoffs=TREC_EVAL_CUTOFFS,
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from recall_kit.measure.metrics._common import divide, relevant_retrieved, require_cutoff
-from recall_kit.types import JudgedRankings, Metric
+from recall_kit.types import TREC_EVAL_CUTOFFS, JudgedRankings, Metric
 
 if TYPE_CHECKING:
     import numpy as np
@@ -30,4 +30,6 @@ METRIC = Metric(
     description="Relevant in the top k over min(k, relevant in the qrels) (trec_eval relative_P_k).",
     aliases=("relative_P_{k}",),
     bounds=(0.0, 1.0),
+    trec_eval=("relative_P",),
+    trec_cutoffs=TREC_EVAL_CUTOFFS,
 )

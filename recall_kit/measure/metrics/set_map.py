@@ -28,4 +28,5 @@ METRIC = Metric(
     cutoff="none",
     description="set_P times set_recall: unranked average precision (trec_eval set_map).",
     bounds=(0.0, 1.0),
+    trec_eval=("set_map",),
 )

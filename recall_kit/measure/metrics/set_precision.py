@@ -28,4 +28,5 @@ METRIC = Metric(
     description="Relevant share of everything retrieved, no cutoff (trec_eval set_P).",
     aliases=("set_P", "SetP"),
     bounds=(0.0, 1.0),
+    trec_eval=("set_P",),
 )

@@ -28,4 +28,5 @@ METRIC = Metric(
     description="Share of the relevant documents retrieved at any depth (trec_eval set_recall).",
     aliases=("SetR",),
     bounds=(0.0, 1.0),
+    trec_eval=("set_recall",),
 )

@@ -31,4 +31,5 @@ METRIC = Metric(
     description="num_rel_ret / min(num_ret, num_rel) (trec_eval set_relative_P).",
     aliases=("set_relative_P",),
     bounds=(0.0, 1.0),
+    trec_eval=("set_relative_P",),
 )

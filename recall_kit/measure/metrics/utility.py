@@ -32,4 +32,5 @@ METRIC = Metric(
     cutoff="none",
     description="Relevant retrieved minus other retrieved (trec_eval utility, coefficients 1,-1,0,0).",
     bounds=(-math.inf, math.inf),
+    trec_eval=("utility",),
 )
