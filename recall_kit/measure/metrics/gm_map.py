@@ -36,7 +36,6 @@ METRIC = Metric(
     compute=geometric_average_precision,
     cutoff="none",
     description="Geometric mean of AP over queries, AP floored at 1e-5 (trec_eval gm_map).",
-    aliases=("GMAP",),
     summary="geometric",
     bounds=(0.0, 1.0),
     trec_eval=("gm_map",),

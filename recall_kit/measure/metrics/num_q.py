@@ -28,6 +28,7 @@ METRIC = Metric(
     compute=num_queries,
     cutoff="none",
     description="Queries scored; summed (trec_eval num_q).",
+    aliases=("NumQ",),
     summary="sum",
     bounds=(0.0, math.inf),
     trec_eval=("num_q",),

@@ -27,6 +27,7 @@ METRIC = Metric(
     compute=set_map,
     cutoff="none",
     description="set_P times set_recall: unranked average precision (trec_eval set_map).",
+    aliases=("SetAP",),
     bounds=(0.0, 1.0),
     trec_eval=("set_map",),
 )
