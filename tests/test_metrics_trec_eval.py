@@ -167,3 +167,14 @@ def test_all_trec_official_and_bare_families_against_pytrec_eval(tmp_path):
         compared += 1
     assert compared == len(scores.values) - 4 >= 80
     assert any("not computed" in warning and "relstring" in warning for warning in scores.warnings)
+
+
+def test_unjudged_by_hand():
+    # Ranking a b c d; a judged 1, b absent, c pooled but unjudged (-1), d judged 0.
+    qrels = {"q": {"a": 1, "c": -1, "d": 0}}
+    from recall_kit.errors import RecallKitWarning
+
+    with pytest.warns(RecallKitWarning, match="unjudged@10: cutoff past"):
+        got = recall_kit.evaluate(qrels, {"q": ["a", "b", "c", "d"]}, ["unj_2", "unj.4", "unj_10"], per_query=True)["q"]
+    assert got == {"unjudged@2": 1 / 2, "unjudged@4": 2 / 4, "unjudged@10": 2 / 10}
+    assert [spec.name for spec in resolve_metrics(["unj"])] == ["unjudged@5", "unjudged@10", "unjudged@20"]
