@@ -923,6 +923,10 @@ def evaluate_run(
         warnings_module.warn(
             "no query has both results and judgments: every value is 0 over n = 0 queries "
             "(trec_eval exits with an error here)", RecallKitWarning, stacklevel=2)
+    missing = trec_eval_names_missing([metrics] if isinstance(metrics, str) else metrics)
+    if missing:
+        warnings_module.warn(f"not computed (no recall-kit measure): {', '.join(missing)}", RecallKitWarning,
+                             stacklevel=2)
     for warning in scores.warnings:
         warnings_module.warn(warning, RecallKitWarning, stacklevel=2)
     if per_query:
