@@ -178,3 +178,29 @@ def test_unjudged_by_hand():
         got = recall_kit.evaluate(qrels, {"q": ["a", "b", "c", "d"]}, ["unj_2", "unj.4", "unj_10"], per_query=True)["q"]
     assert got == {"unjudged@2": 1 / 2, "unjudged@4": 2 / 4, "unjudged@10": 2 / 10}
     assert [spec.name for spec in resolve_metrics(["unj"])] == ["unjudged@5", "unjudged@10", "unjudged@20"]
+
+
+@pytest.mark.parametrize(
+    ("names", "expected"),
+    [
+        (["iprec_at_recall.0", ".1", "0.25", "1"], ["iprec_at_recall@0", "iprec_at_recall@10", "iprec_at_recall@25",
+                                                   "iprec_at_recall@100"]),
+        (["iprec_at_recall_0.10", "iprec_at_recall_1.00"], ["iprec_at_recall@10", "iprec_at_recall@100"]),
+        (["Rprec_mult.1.5", "2"], ["rprec_mult@150", "rprec_mult@200"]),
+        (["P.5", "10"], ["precision@5", "precision@10"]),
+        (["success"], ["hit@1", "hit@5", "hit@10"]),
+        (["set"], ["num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_precision", "set_recall",
+                   "set_relative_precision", "set_map", "f1"]),
+    ],
+)
+def test_trec_eval_measure_names_with_fractions_and_sets(names, expected):
+    # trec_eval's "-m iprec_at_recall.0,.1,0.25,1" arrives split at the commas, as from the CLI.
+    assert [spec.name for spec in resolve_metrics(names)] == expected
+
+
+@pytest.mark.parametrize("name", ["set_F.0.5", "ndcg.1=3", "utility.1", "rbp.p=0.95", "Rprec_mult.999999999"])
+def test_trec_eval_parameters_recall_kit_cannot_honour_are_refused(name):
+    from recall_kit.errors import OptionError, UnknownMetricError
+
+    with pytest.raises((UnknownMetricError, OptionError)):
+        resolve_metrics([name])

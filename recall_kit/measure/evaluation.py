@@ -24,9 +24,12 @@ _DEFAULT_DISPLAY_ORDER = ("recall", "ndcg", "mrr", "map", "judged")
 _NAME = re.compile(r"^(?P<family>[^@\s]+)(?:@(?P<cutoff>.*))?$")
 _ALIAS_CUTOFF = "{k}"
 _TRAILING_NUMBER = re.compile(r"^(?P<stem>.*?)(?P<number>[0-9]+)$")
-_TRAILING_DECIMAL = re.compile(r"^(?P<stem>.*?_)(?P<number>[0-9]{1,3}\.[0-9]{1,6})$")
+_TRAILING_DECIMAL = re.compile(r"^(?P<stem>.*?_)(?P<number>[0-9]{0,3}\.[0-9]{1,6})$")
 # trec_eval's -m syntax, "P.10" for the measure it prints as "P_10".
 _TREC_DOT = re.compile(r"^(?P<stem>[A-Za-z_]+)\.(?P<number>[0-9]+)$")
+# ... and with a decimal parameter, "iprec_at_recall.0.25" (arriving as "iprec_at_recall.0.25", "0.5").
+_TREC_DECIMAL_DOT = re.compile(r"^(?P<stem>[A-Za-z_]+)\.(?P<number>[0-9]{0,3}\.[0-9]{1,6})$")
+_TREC_PARAMETER = re.compile(r"[0-9]*\.?[0-9]+")
 
 #: trec_eval's measure sets, ``-m official`` (its default), ``-m set`` and ``-m all_trec``, as its
 #: measures.c lists them: each name is resolved through `Metric.trec_eval`; those no registered
@@ -132,15 +135,17 @@ def resolve_metrics(names: Sequence[str] | None) -> list[MetricSpec]:
             continue
         # trec_eval's "-m P.5,10" arrives split at the comma: a bare number after a dotted
         # trec_eval name is one more cutoff of that measure.
-        if dotted_stem is not None and isinstance(raw, str) and raw.strip().isdigit():
+        if dotted_stem is not None and isinstance(raw, str) and _TREC_PARAMETER.fullmatch(raw.strip()):
             raw = f"{dotted_stem}.{raw.strip()}"
-        dotted = _TREC_DOT.match(raw.strip()) if isinstance(raw, str) else None
+        dotted = (_TREC_DOT.match(raw.strip()) or _TREC_DECIMAL_DOT.match(raw.strip())) if isinstance(raw, str) else None
         dotted_stem = dotted.group("stem") if dotted else None
         family, cutoff = _parse(raw)
         entries = registry.metrics.all()
         if family not in entries:
             family, cutoff = _resolve_alias(raw, family, cutoff, entries)
         metric = entries[family].obj
+        if cutoff is not None and cutoff > MAX_CUTOFF:
+            raise OptionError(f"Cutoff in metric {raw!r} is too large: at most {MAX_CUTOFF} (far past any ranking).")
         if cutoff is not None and cutoff < (0 if metric.cutoff_unit == "percent" else 1):
             raise OptionError(
                 f"Bad cutoff in metric {raw!r}: the cutoff after '@' is a whole number >= 1, "
@@ -259,7 +264,14 @@ def _resolve_alias(
     candidates = [text]
     dotted = _TREC_DOT.match(text)
     if dotted:
+        # A percent metric's trec_eval parameter is a fraction: iprec_at_recall.1 is recall 1.0.
+        key = f"{dotted.group('stem')}_{_ALIAS_CUTOFF}"
+        if key in table and entries[table[key]].obj.cutoff_unit == "percent":
+            return table[key], int(dotted.group("number")) * 100
         candidates.append(f"{dotted.group('stem')}_{dotted.group('number')}")
+    decimal_dot = _TREC_DECIMAL_DOT.match(text)  # -m iprec_at_recall.0.25
+    if decimal_dot:
+        candidates.append(f"{decimal_dot.group('stem')}_{decimal_dot.group('number')}")
     for candidate in candidates:
         if candidate in table:
             return table[candidate], None
