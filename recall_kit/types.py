@@ -289,8 +289,8 @@ class Metric:
     #: ``"P@{k}"`` (ir_measures), ``"RR"``. ``{k}``, at the end only, stands for the cutoff.
     aliases: tuple[str, ...] = ()
     #: How per-query values become one number: "mean" (macro average), "sum" for counts such
-    #: as trec_eval's num_ret, whose summary line is a total, or "geometric" (exp of the mean log,
-    #: trec_eval's gm_map: the metric keeps its values above 0).
+    #: as trec_eval's num_ret, whose summary line is a total, or "geometric" (trec_eval's gm_map:
+    #: the per-query values are natural logs, the summary exp of their mean).
     summary: str = "mean"
     #: A check on the data (judged@k), not a measure of retrieval: compare never tests it.
     diagnostic: bool = False

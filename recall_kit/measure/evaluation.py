@@ -655,7 +655,8 @@ def aggregate(
     count}}}`` with plain Python numbers. With no queries every mean is 0.0 and ``n`` is 0.
     `totals` names the metrics whose summary is not the arithmetic mean (see `summed_names`): a
     collection of names is summed (counts such as ``num_ret``, as trec_eval sums them); a mapping
-    gives each name its `Metric.summary`, "sum" or "geometric" (``gm_map``: exp of the mean log).
+    gives each name its `Metric.summary`, "sum" or "geometric" (``gm_map``: its per-query values
+    are logs, as trec_eval's; the summary is exp of their mean, the geometric mean).
     """
     num_queries = len(strata)
     for name, array in values.items():
@@ -674,10 +675,7 @@ def aggregate(
     per_stratum: dict[str, dict[str, Any]] = {str(labels[i]): {} for i in by_appearance}
     for name, array in values.items():
         array = np.asarray(array, dtype=np.float64)
-        kind = kinds.get(name, "mean")
-        if kind == "geometric":  # the metric floors its values above 0 (trec_eval's MIN_GEO_MEAN)
-            with np.errstate(divide="ignore"):
-                array = np.log(array)
+        kind = kinds.get(name, "mean")  # "geometric": the values are logs; exp of their mean
         summed = kind == "sum"
         if summed:
             overall[name] = float(array.sum())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 from recall_kit.measure.metrics.bpref import bpref
@@ -13,8 +14,8 @@ if TYPE_CHECKING:
 
 
 def geometric_bpref(data: JudgedRankings, cutoff: int | None = None) -> np.ndarray:
-    """Each query's bpref raised to at least 0.00001; summarised by the geometric mean, as
-    `gm_map` summarises AP (per-query values are the floored bpref, not trec_eval's log).
+    """``log(max(bpref, 0.00001))`` per query, as trec_eval gives it; summarised by exp of the
+    mean, the geometric mean, as `gm_map` summarises AP.
 
     Reference: trec_eval ``gm_bpref``.
     """
@@ -22,15 +23,15 @@ def geometric_bpref(data: JudgedRankings, cutoff: int | None = None) -> np.ndarr
 
     if cutoff is not None:
         raise ValueError("gm_bpref takes no cutoff")
-    return np.maximum(bpref(data, None), MIN_GEO_MEAN)
+    return np.log(np.maximum(bpref(data, None), MIN_GEO_MEAN))
 
 
 METRIC = Metric(
     name="gm_bpref",
     compute=geometric_bpref,
     cutoff="none",
-    description="Geometric mean of bpref over queries, floored at 1e-5 (trec_eval gm_bpref).",
+    description="Geometric mean of bpref (floored at 1e-5); per query: log bpref (trec_eval gm_bpref).",
     summary="geometric",
-    bounds=(0.0, 1.0),
+    bounds=(math.log(MIN_GEO_MEAN), 1.0),  # a query's log (<= 0) and the summary (<= 1)
     trec_eval=("gm_bpref",),
 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 from recall_kit.measure.metrics.map import average_precision
@@ -15,12 +16,13 @@ MIN_GEO_MEAN = 0.00001
 
 
 def geometric_average_precision(data: JudgedRankings, cutoff: int | None = None) -> np.ndarray:
-    """Each query's average precision raised to at least 0.00001; the summary over queries is
-    their geometric mean, ``exp(mean(log(max(AP, 0.00001))))`` (`Metric.summary` "geometric").
+    """``log(max(AP, 0.00001))`` per query, as trec_eval's ``-q`` and pytrec_eval give it; the
+    summary over queries is exp of their mean, the geometric mean of the floored APs
+    (`Metric.summary` "geometric").
 
-    A run that does very badly on a few queries loses more than under MAP. trec_eval reports
-    gm_map only as a summary and its per-query value (``-q``, pytrec_eval) is the log; here the
-    per-query value is the floored AP itself, so it reads as AP does.
+    A run that does very badly on a few queries loses more than under MAP. Per-query values are
+    logs, so `compare`'s paired deltas and tests are on log AP: a positive delta is exactly a
+    higher GMAP.
 
     Reference: Robertson, "On GMAP", CIKM 2006; trec_eval ``gm_map``.
     """
@@ -28,15 +30,15 @@ def geometric_average_precision(data: JudgedRankings, cutoff: int | None = None)
 
     if cutoff is not None:
         raise ValueError("gm_map takes no cutoff")
-    return np.maximum(average_precision(data, None), MIN_GEO_MEAN)
+    return np.log(np.maximum(average_precision(data, None), MIN_GEO_MEAN))
 
 
 METRIC = Metric(
     name="gm_map",
     compute=geometric_average_precision,
     cutoff="none",
-    description="Geometric mean of AP over queries, AP floored at 1e-5 (trec_eval gm_map).",
+    description="Geometric mean of AP (floored at 1e-5); per query: log AP (trec_eval gm_map).",
     summary="geometric",
-    bounds=(0.0, 1.0),
+    bounds=(math.log(MIN_GEO_MEAN), 1.0),  # a query's log (<= 0) and the summary (<= 1)
     trec_eval=("gm_map",),
 )
