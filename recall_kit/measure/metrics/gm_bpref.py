@@ -5,8 +5,9 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from recall_kit.measure.metrics._common import refuse_cutoff
 from recall_kit.measure.metrics.bpref import bpref
-from recall_kit.measure.metrics.gm_map import MIN_GEO_MEAN
+from recall_kit.measure.metrics.gm_map import MIN_GEO_MEAN, log_floored
 from recall_kit.types import JudgedRankings, Metric
 
 if TYPE_CHECKING:
@@ -19,11 +20,8 @@ def geometric_bpref(data: JudgedRankings, cutoff: int | None = None) -> np.ndarr
 
     Reference: trec_eval ``gm_bpref``.
     """
-    import numpy as np
-
-    if cutoff is not None:
-        raise ValueError("gm_bpref takes no cutoff")
-    return np.log(np.maximum(bpref(data, None), MIN_GEO_MEAN))
+    refuse_cutoff("gm_bpref", cutoff)
+    return log_floored(bpref(data, None))
 
 
 METRIC = Metric(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from recall_kit.measure.metrics._common import refuse_cutoff
 from recall_kit.measure.metrics.map import average_precision
 from recall_kit.types import JudgedRankings, Metric
 
@@ -13,6 +14,13 @@ if TYPE_CHECKING:
 
 #: trec_eval's MIN_GEO_MEAN: a query's AP is raised to this before the log is taken.
 MIN_GEO_MEAN = 0.00001
+
+
+def log_floored(values: np.ndarray) -> np.ndarray:
+    """``log(max(value, 0.00001))``: a per-query value of a "geometric" summary, as trec_eval's."""
+    import numpy as np
+
+    return np.log(np.maximum(values, MIN_GEO_MEAN))
 
 
 def geometric_average_precision(data: JudgedRankings, cutoff: int | None = None) -> np.ndarray:
@@ -26,11 +34,8 @@ def geometric_average_precision(data: JudgedRankings, cutoff: int | None = None)
 
     Reference: Robertson, "On GMAP", CIKM 2006; trec_eval ``gm_map``.
     """
-    import numpy as np
-
-    if cutoff is not None:
-        raise ValueError("gm_map takes no cutoff")
-    return np.log(np.maximum(average_precision(data, None), MIN_GEO_MEAN))
+    refuse_cutoff("gm_map", cutoff)
+    return log_floored(average_precision(data, None))
 
 
 METRIC = Metric(
