@@ -201,9 +201,20 @@ def test_trec_eval_measure_names_with_fractions_and_sets(names, expected):
     assert [spec.name for spec in resolve_metrics(names)] == expected
 
 
-@pytest.mark.parametrize("name", ["set_F.0.5", "ndcg.1=3", "utility.1", "rbp.p=0.95", "Rprec_mult.999999999"])
+@pytest.mark.parametrize("name", ["ndcg.1=3", "utility.1", "rbp.p=0.95", "Rprec_mult.999999999"])
 def test_trec_eval_parameters_recall_kit_cannot_honour_are_refused(name):
     from recall_kit.errors import OptionError, UnknownMetricError
 
     with pytest.raises((UnknownMetricError, OptionError)):
         resolve_metrics([name])
+
+
+@pytest.mark.parametrize("weight", ["0.5", "1", "2", "0.25"])
+def test_set_f_with_trec_eval_weight_matches_pytrec_eval(weight):
+    qrels, run = _case(3)
+    expected = pytrec_eval.RelevanceEvaluator(qrels, {f"set_F.{weight}"}).evaluate(run)
+    [name] = recall_kit.evaluate(qrels, run, [f"set_F.{weight}"])
+    got = recall_kit.evaluate(qrels, run, [f"set_F.{weight}"], per_query=True)
+    assert name == f"set_f_weighted@{round(float(weight) * 100)}"
+    for query_id in expected:
+        assert got[query_id][name] == pytest.approx(expected[query_id]["set_F"], abs=1e-4)
