@@ -218,3 +218,11 @@ def test_set_f_with_trec_eval_weight_matches_pytrec_eval(weight):
     assert name == f"set_f_weighted@{round(float(weight) * 100)}"
     for query_id in expected:
         assert got[query_id][name] == pytest.approx(expected[query_id]["set_F"], abs=1e-4)
+
+
+def test_evaluate_refuses_strings_python_reads_differently():
+    with pytest.raises(ValueError, match="score '1_0' of 'a' is not a number"):
+        recall_kit.evaluate({"q": {"a": 1}}, {"q": {"a": "1_0", "b": "5"}}, "mrr")
+    with pytest.raises(ValueError, match="grade '\u0661' of 'a' is not an integer"):
+        recall_kit.evaluate({"q": {"a": "\u0661"}}, {"q": {"a": 1.0}}, "mrr")
+    assert recall_kit.evaluate({"q": {"a": "1", "b": "0"}}, {"q": {"a": "2.5", "b": "3"}}, "mrr") == {"mrr": 0.5}

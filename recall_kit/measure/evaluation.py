@@ -859,6 +859,9 @@ def _as_qrels(qrels: Mapping[Any, Any]) -> Qrels:
         if isinstance(judged, Mapping):
             grades = {}
             for doc, grade in judged.items():
+                # A string must be ASCII digits: float() reads "1_0" as 10 and "١" as 1.
+                if isinstance(grade, str) and not re.fullmatch(r"[+-]?[0-9]+(?:\.0*)?", grade.strip()):
+                    raise ValueError(f"qrels of query {query_id!r}: grade {grade!r} of {doc!r} is not an integer")
                 if isinstance(grade, bool) or not float(grade).is_integer():
                     raise ValueError(f"qrels of query {query_id!r}: grade {grade!r} of {doc!r} is not an integer")
                 grades[str(doc)] = int(grade)
@@ -872,11 +875,24 @@ def _as_qrels(qrels: Mapping[Any, Any]) -> Qrels:
     return out
 
 
+def _score_value(query_id: Any, doc: Any, score: Any) -> float:
+    """A run score given in Python; a string is read as trec_eval reads a run file's (see
+    `recall_kit.measure.trec.parse_score`), so "1_0" is refused rather than read as 10."""
+    if isinstance(score, str):
+        from recall_kit.measure.trec import parse_score
+
+        parsed = parse_score(score.strip())
+        if parsed is None:
+            raise ValueError(f"run of query {query_id!r}: score {score!r} of {doc!r} is not a number")
+        return parsed
+    return float(score)
+
+
 def _as_rankings(run: Mapping[Any, Any], ties: str) -> dict[str, list[str]]:
     rankings: dict[str, list[str]] = {}
     for query_id, answer in run.items():
         if isinstance(answer, Mapping):
-            hits = [Hit(str(doc), float(score)) for doc, score in answer.items()]
+            hits = [Hit(str(doc), _score_value(query_id, doc, score)) for doc, score in answer.items()]
             if any(math.isnan(hit.score) for hit in hits):
                 raise ValueError(f"run of query {query_id!r}: a score is NaN")
             rankings[str(query_id)] = [hit.id for hit in sort_hits(hits, ties)]
