@@ -247,7 +247,11 @@ def _split_names(values: list[str] | None) -> list[str] | None:
     if not values:
         return None
     names = [name.strip() for value in values for name in value.split(",") if name.strip()]
-    return names or None
+    if not names:  # "-m ''" or "-m ,,": a mistake, not a request for the defaults
+        from recall_kit.errors import OptionError
+
+        raise OptionError(f"{values[0]!r} names no metric: name one (e.g. recall@10), or leave the option out for the defaults.")
+    return names
 
 
 def _in_batch() -> bool:
@@ -291,6 +295,7 @@ def eval_command(
     metrics: MetricsOption = None,
     relevance_level: RelevanceLevelOption = 1,
     judged_only: JudgedOnlyOption = False,
+    per_query: Annotated[bool, typer.Option("--per-query", "-q", help="Also show each query's values (trec_eval -q).")] = False,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the result JSON here.")] = None,
     run_out: Annotated[Path | None, typer.Option("--run", help="Write a TREC run file here.")] = None,
     report: ReportOption = "table",
@@ -332,18 +337,19 @@ def eval_command(
         latency_sample=None if latency_sample < 0 else latency_sample,
         show_progress=progress, seed=seed, relevance_level=relevance_level, judged_only=judged_only,
     )
+    shown = result.report(per_query=per_query)
     with atomic_batch():  # the JSON, the run and the report are all written, or none is
         if json_out is not None:
             result.save(json_out)
         if run_out is not None:
             result.write_run(run_out, tag=spec.retriever)
         if output is not None:
-            emit_report(result.report(), report, output)
+            emit_report(shown, report, output)
     for written in (json_out, run_out, output):
         if written is not None:
             typer.echo(f"Wrote {written}", err=True)
     if output is None:
-        emit_report(result.report(), report)
+        emit_report(shown, report)
 
 
 @app.command("score")
@@ -351,10 +357,11 @@ def score_command(
     qrels: Annotated[Path, typer.Option("--qrels", help="TREC qrels file: qid iter docid rel.")],
     run: Annotated[list[Path], typer.Option("--run", help="TREC run file: qid Q0 docid rank score tag. Repeat to compare runs with the first.")],
     metrics: MetricsOption = None,
-    complete: Annotated[bool, typer.Option("--complete", help="Average over every qrels query; missing ones score 0 (trec_eval -c).")] = False,
+    complete: Annotated[bool, typer.Option("--complete", "-c", help="Average over every qrels query; missing ones score 0 (trec_eval -c).")] = False,
     relevance_level: RelevanceLevelOption = 1,
     judged_only: JudgedOnlyOption = False,
-    per_query: Annotated[bool, typer.Option("--per-query", help="Also show each query's values (trec_eval -q).")] = False,
+    per_query: Annotated[bool, typer.Option("--per-query", "-q", help="Also show each query's values (trec_eval -q).")] = False,
+    max_depth: Annotated[int | None, typer.Option("--max-depth", "-M", metavar="INTEGER", help="Score only each query's first N documents (trec_eval -M).")] = None,
     ties: Annotated[str, typer.Option("--ties", help="Score precision when ranking: float32 (trec_eval <= 9, pytrec_eval) or float64 (trec_eval 10).")] = "float32",
     primary: Annotated[list[str] | None, typer.Option("--primary", metavar="LIST", help="With several runs: decision metrics for Holm's correction (default: the first metric).")] = None,
     bootstrap: Annotated[int, typer.Option("--bootstrap", metavar="INTEGER", help="With several runs: bootstrap and randomisation resamples.")] = 10_000,
@@ -371,7 +378,7 @@ def score_command(
     check_outputs({"--json": json_out, "--output": output}, inputs={"--qrels": qrels, **{f"--run {r}": r for r in run}})
     outcome = score_files(qrels, run, _split_names(metrics), complete=complete, ties=ties,
                           relevance_level=relevance_level, judged_only=judged_only, per_query=per_query,
-                          primary=_split_names(primary), n_resamples=bootstrap, seed=seed)
+                          primary=_split_names(primary), n_resamples=bootstrap, seed=seed, depth=max_depth)
     if json_out is not None:
         write_json_atomic(json_out, outcome.data)
         typer.echo(f"Wrote {json_out}", err=True)

@@ -258,10 +258,9 @@ def _parse_grade(value: Any) -> int | None:
     if isinstance(value, float) and value.is_integer():
         return int(value)
     if isinstance(value, str):
-        try:
-            return int(value)
-        except ValueError:
-            return None
+        # ASCII digits only: int() also reads "1_0" as 10 and "١" (Arabic-Indic one) as 1.
+        text = value.strip()
+        return int(text) if re.fullmatch(r"[+-]?[0-9]+", text) else None
     return None
 
 

@@ -267,6 +267,10 @@ class JudgedRankings:
         return self.grades >= self.relevance_level
 
 
+#: The cutoffs trec_eval computes for P, recall, ndcg_cut, map_cut and relative_P named bare.
+TREC_EVAL_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+
+
 @dataclass(frozen=True)
 class Metric:
     """A metric family, scored per query over `JudgedRankings`.
@@ -284,17 +288,37 @@ class Metric:
     #: Other names users write for it, matched without regard to case: ``"P_{k}"`` (trec_eval),
     #: ``"P@{k}"`` (ir_measures), ``"RR"``. ``{k}``, at the end only, stands for the cutoff.
     aliases: tuple[str, ...] = ()
-    #: How per-query values become one number: "mean" (macro average), or "sum" for counts such
-    #: as trec_eval's num_ret, whose summary line is a total.
+    #: How per-query values become one number: "mean" (macro average), "sum" for counts such
+    #: as trec_eval's num_ret, whose summary line is a total, or "geometric" (trec_eval's gm_map:
+    #: the per-query values are natural logs, the summary exp of their mean).
     summary: str = "mean"
     #: A check on the data (judged@k), not a measure of retrieval: compare never tests it.
     diagnostic: bool = False
+    #: (lowest, highest) value a query can score, ``(0.0, 1.0)`` for a share, ``(0.0, math.inf)``
+    #: for a count; a result file holding a value outside them is refused as corrupt. None: unbounded.
+    bounds: tuple[float, float] | None = None
+    #: The names trec_eval's ``-m`` gives this measure (``("ndcg", "ndcg_cut")``), for its measure
+    #: sets (``-m all_trec``, ``-m official``) and bare families (``-m P``). A name with an alias
+    #: ``NAME_{k}``, or on a metric that needs a cutoff, means the measure at `trec_cutoffs`.
+    trec_eval: tuple[str, ...] = ()
+    #: The cutoffs trec_eval computes when the family is named bare (``-m P``: 5, 10, ..., 1000).
+    trec_cutoffs: tuple[int, ...] = ()
+    #: What the number after '@' counts: "rank" (the top k, >= 1), or "percent" (0..100: a share
+    #: of the relevant documents, ``iprec_at_recall@50`` is trec_eval's iprec_at_recall_0.50).
+    cutoff_unit: str = "rank"
 
     def __post_init__(self) -> None:
         if self.cutoff not in ("required", "optional", "none"):
             raise ValueError(f"metric {self.name!r}: cutoff must be required, optional or none")
-        if self.summary not in ("mean", "sum"):
-            raise ValueError(f"metric {self.name!r}: summary must be mean or sum")
+        if self.cutoff_unit not in ("rank", "percent"):
+            raise ValueError(f"metric {self.name!r}: cutoff_unit must be rank or percent")
+        if self.summary not in ("mean", "sum", "geometric"):
+            raise ValueError(f"metric {self.name!r}: summary must be mean, sum or geometric")
+        if self.bounds is not None and not (
+            len(self.bounds) == 2 and all(isinstance(b, (int, float)) for b in self.bounds)
+            and self.bounds[0] <= self.bounds[1]
+        ):
+            raise ValueError(f"metric {self.name!r}: bounds must be (lowest, highest), lowest <= highest")
 
 
 @dataclass

@@ -347,3 +347,69 @@ def test_score_warns_of_a_cutoff_past_the_run_and_offers_float64_ties(tmp_path):
         assert result.exit_code == 0 and expected in result.stdout, result.output
     bad = invoke("score", "--qrels", str(qrels), "--run", str(run_a), "--ties", "float16")
     assert bad.exit_code == 2 and "--ties must be one of float32, float64" in bad.output
+
+
+@pytest.mark.parametrize(
+    ("run_text", "args", "message"),
+    [
+        ("q9 Q0 a 1 1.0 t\n", [], "none of its 1 queries is in qrels.txt (2 queries): nothing to score"),
+        ("q9 Q0 a 1 1.0 t\n", ["--complete"], "none of its 1 queries is in qrels.txt"),
+        ("  \n\t\n", [], "run.txt: holds no result line: nothing to score"),
+    ],
+)
+def test_score_refuses_a_run_that_shares_no_query_with_the_qrels(tmp_path, run_text, args, message):
+    # Before: "all 0.0000", n = 0, exit 0; trec_eval 9 exits 7 ("No queries with both results
+    # and relevance info").
+    qrels, run = _trec_files(tmp_path)
+    run.write_text(run_text)
+    result = invoke("score", "--qrels", str(qrels), "--run", str(run), *args)
+    assert result.exit_code == 2, result.output
+    assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("value", ["", ",,", " , "])
+def test_an_empty_metric_list_is_refused_not_read_as_the_defaults(tmp_path, value):
+    qrels, run = _trec_files(tmp_path)
+    result = invoke("score", "--qrels", str(qrels), "--run", str(run), "-m", value)
+    assert result.exit_code == 2, result.output
+    assert "names no metric" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_evaluate_warns_when_no_query_has_both_results_and_judgments():
+    import recall_kit
+    from recall_kit.errors import RecallKitWarning
+
+    with pytest.warns(RecallKitWarning, match="no query has both results and judgments"):
+        assert recall_kit.evaluate({"q1": ["a"]}, {"q2": ["a"]}, "mrr") == {"mrr": 0.0}
+
+
+def test_score_takes_trec_eval_flags_all_trec_q_c_and_M(tmp_path):
+    import pytrec_eval
+
+    qrels, run = _trec_files(tmp_path)
+    out = tmp_path / "s.json"
+    result = invoke("score", "--qrels", str(qrels), "--run", str(run), "-m", "all_trec", "-q", "-c", "-M", "2",
+                    "--json", str(out))
+    assert result.exit_code == 0, result.output
+    assert "not computed" in result.stdout and "relstring" in result.stdout
+    data = json.loads(out.read_text())
+    assert data["depth"] == 2 and "iprec_at_recall@50" in data["queries"]["q1"]
+    # -M 2: q1 is u, b (the run's top two by score); pytrec_eval on that cut run agrees.
+    expected = pytrec_eval.RelevanceEvaluator(
+        {"q1": {"a": 2, "b": 1, "n": 0, "p": -1}, "q2": {"c": 1}}, {"P.5", "recip_rank", "num_ret", "set_P"}
+    ).evaluate({"q1": {"u": 5, "b": 4}, "q2": {"c": 1}})
+    for query_id in ("q1", "q2"):
+        assert data["queries"][query_id]["precision@5"] == pytest.approx(expected[query_id]["P_5"])
+        assert data["queries"][query_id]["mrr"] == pytest.approx(expected[query_id]["recip_rank"])
+        assert data["queries"][query_id]["set_precision"] == pytest.approx(expected[query_id]["set_P"])
+    assert data["overall"]["num_ret"] == 3
+    bad = invoke("score", "--qrels", str(qrels), "--run", str(run), "-M", "0")
+    assert bad.exit_code == 2 and "-M (the depth scored) must be a whole number >= 1" in bad.stderr
+
+
+def test_eval_per_query_flag_shows_each_query(overlap_plugin, tiny_dataset):
+    result = invoke("eval", "-d", str(tiny_dataset), "-r", "overlap", "--k", "5", "-m", "mrr", "-q")
+    assert result.exit_code == 0, result.output
+    assert "per query" in result.stdout
+    for query_id in ("e1", "e2", "p1", "m1"):
+        assert query_id in result.stdout

@@ -198,7 +198,7 @@ def test_resolve_unknown_family_lists_registered():
 @pytest.mark.parametrize(
     ("name", "fragment"),
     [
-        ("recall", "needs a cutoff"),
+        ("recall_all", "needs a cutoff"),  # bare "recall" is trec_eval's family: recall@5 ... @1000
         ("r_precision@5", "takes no cutoff"),
         ("recall@0", "Bad cutoff"),
         ("recall@x", "Bad cutoff"),
@@ -497,7 +497,7 @@ def test_unknown_name_lists_registered_families_and_points_at_aliases():
     with pytest.raises(errors.UnknownMetricError) as caught:
         resolve_metrics(["ndcg_cut10"])
     message = str(caught.value)
-    assert message.startswith("Unknown metric 'ndcg_cut10'. Available: bpref, err, f1, hit,")
+    assert message.startswith("Unknown metric 'ndcg_cut10'. Available: bpref, dcg, eleven_point_precision, err, f1,")
     assert "Did you mean 'ndcg_cut_10'?" in message
     assert "'recall-kit list metrics'" in message and "\n" not in message
     with pytest.raises(errors.UnknownMetricError, match="Did you mean 'precision@3'"):

@@ -114,3 +114,24 @@ def test_relevance_level_and_judged_only_are_recorded_and_read_back(tiny_dataset
     data["metrics"]["relevance_level"] = "two"
     with pytest.raises(ResultFileError, match="metrics.relevance_level"):
         BenchmarkResult.from_dict(data)
+
+
+def test_values_outside_a_metrics_bounds_are_refused_for_every_share(tiny_dataset, tmp_path):
+    # bpref, f1, err, infap and ndcg_exp were missing from the old hand-kept list of shares.
+    names = ["bpref", "f1@3", "err@3", "infap", "ndcg_exp@3", "num_ret"]
+    result = run_benchmark(OverlapRetriever, load_dataset(tiny_dataset), k=5, metrics=names, latency_sample=None)
+    for name in names[:-1]:
+        data = json.loads(json.dumps(result.to_dict()))
+        data["queries"][0]["metrics"][name] = 1.5
+        path = tmp_path / "bad.json"
+        path.write_text(json.dumps(data))
+        with pytest.raises(ResultFileError, match=rf"metric '{name}' is 1.5, outside \[0, 1\]"):
+            BenchmarkResult.load(path)
+    data = json.loads(json.dumps(result.to_dict()))
+    data["queries"][0]["metrics"]["num_ret"] = 7e9  # a count: bounded below only
+    path.write_text(json.dumps(data))
+    BenchmarkResult.load(path)
+    data["queries"][0]["metrics"]["num_ret"] = -1
+    path.write_text(json.dumps(data))
+    with pytest.raises(ResultFileError, match=r"outside \[0, inf\]"):
+        BenchmarkResult.load(path)

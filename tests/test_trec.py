@@ -74,7 +74,7 @@ def test_scores_equal_in_float32_tie_as_in_trec_eval(tmp_path):
     ("text", "message"),
     [
         ("q1 Q0 d1 1 0.5 t\nq1 Q0 d2 2 0.4\n", r"run.trec:2: expected 6 columns .*got 5"),
-        ("q1 Q0 d1 1 0.5 t\n\nq1 Q0 d2 2 high t\n", "run.trec:3: score 'high' is not a number"),
+        ("q1 Q0 d1 1 0.5 t\n\nq1 Q0 d2 2 high t\n", "run.trec:3: score .* is not a number: write ASCII digits"),
         ("q1 Q0 d1 1 nan t\n", "run.trec:1: score is NaN"),
         ("q1 Q0 d1 1 0.5 t\nq1 Q0 d1 2 0.4 t\n", "run.trec:2: document 'd1' appears twice"),
     ],
@@ -205,3 +205,44 @@ def test_fast_and_exact_readers_refuse_the_same_grades(tmp_path):
         read_qrels_table(path)
     path.write_text("q1 0 d1 +2\nq1 0 d2 -1\n")
     assert read_qrels_table(path).values.tolist() == [2, -1]
+
+
+@pytest.mark.parametrize("score", ["1_0", "\u0661\u0660", "\uff11", "0x10", "1.5abc", "1e", "."])
+def test_scores_trec_eval_reads_differently_are_refused_by_both_readers(tmp_path, score):
+    # float() reads "1_0" and "١٠" as 10 where trec_eval's atof reads 1 (and 0): the ranking
+    # would change silently. "0x10" atof reads as 16, "1.5abc" as 1.5; float() refuses both.
+    path = tmp_path / "run.trec"
+    path.write_text(f"q1 Q0 d1 1 5 t\nq1 Q0 d2 2 {score} t\n", encoding="utf-8")
+    for reader in (read_run, read_run_table):
+        with pytest.raises(DatasetError, match=r"run.trec:2: score .* is not a number: write ASCII digits"):
+            reader(path)
+
+
+def test_scores_in_c_syntax_read_alike_in_both_readers(tmp_path):
+    path = tmp_path / "run.trec"
+    texts = ["+3", "-2.5e1", "1E2", ".5", "5.", "inf", "-Infinity", "1234567890123456789"]
+    path.write_text("".join(f"q1 Q0 d{i} 1 {text} t\n" for i, text in enumerate(texts)))
+    table = read_run_table(path)
+    assert sorted(table.values.tolist()) == sorted(float(text) for text in texts)
+    assert sorted(hit.score for hit in read_run(path)["q1"]) == sorted(float(text) for text in texts)
+
+
+@pytest.mark.parametrize("grade", ["1_0", "\u0661", "1e2", "0x1"])
+def test_grades_trec_eval_reads_differently_are_refused(tmp_path, grade):
+    path = tmp_path / "qrels.txt"
+    path.write_text(f"q1 0 d0 1\nq1 0 d1 {grade}\n", encoding="utf-8")
+    for reader in (read_qrels, read_qrels_table):
+        with pytest.raises(DatasetError, match=r"qrels.txt:2: relevance .* is not an integer"):
+            reader(path)
+
+
+@pytest.mark.parametrize("name", ["run.trec", "qrels.txt"])
+def test_a_byte_order_mark_is_refused_by_every_trec_reader(tmp_path, name):
+    # With the BOM the first query id would be "\ufeffq1": a different query, different numbers.
+    path = tmp_path / name
+    line = "q1 Q0 d1 1 0.5 t\n" if name == "run.trec" else "q1 0 d1 1\n"
+    path.write_bytes(b"\xef\xbb\xbf" + line.encode())
+    readers = (read_run, read_run_table) if name == "run.trec" else (read_qrels, read_qrels_table)
+    for reader in readers:
+        with pytest.raises(DatasetError, match=rf"{name}:1: begins with a UTF-8 byte order mark"):
+            reader(path)

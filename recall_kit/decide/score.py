@@ -22,6 +22,7 @@ def score_files(
     ties: str = "float32",
     relevance_level: int = 1,
     judged_only: bool = False,
+    depth: int | None = None,
     per_query: bool = False,
     primary: Sequence[str] | None = None,
     n_resamples: int = 10_000,
@@ -30,18 +31,18 @@ def score_files(
     """Score TREC run files against a TREC qrels file and report them (`recall-kit score`).
 
     Scoring is `recall_kit.measure.evaluation.score_run_files` (trec_eval's order, ``-c``, ``-l``,
-    ``-J``, float32 or float64 ties); with several runs each is compared with the first, Holm's
+    ``-J``, ``-M`` as `depth`, float32 or float64 ties); with several runs each is compared with the first, Holm's
     correction over the `primary` metrics (trec_eval and ir_measures names accepted; default: the
     first metric). The report's `data` is what ``score --json`` writes.
     """
     if n_resamples < 1:
         raise RecallKitError(f"--bootstrap must be at least 1, got {n_resamples}.")
     scores = score_run_files(qrels_path, run_paths, metrics, complete=complete, ties=ties,
-                             relevance_level=relevance_level, judged_only=judged_only)
+                             relevance_level=relevance_level, judged_only=judged_only, depth=depth)
     primaries = [canonical_metric_name(name) for name in primary or []] or None
     report = score_report(qrels_path, run_paths, scores, complete=complete, ties=ties, per_query=per_query,
                           primary=primaries, n_resamples=n_resamples, seed=seed)
-    report.data.update(relevance_level=relevance_level, judged_only=judged_only)
+    report.data.update(relevance_level=relevance_level, judged_only=judged_only, depth=depth)
     return report
 
 

@@ -24,8 +24,27 @@ _DEFAULT_DISPLAY_ORDER = ("recall", "ndcg", "mrr", "map", "judged")
 _NAME = re.compile(r"^(?P<family>[^@\s]+)(?:@(?P<cutoff>.*))?$")
 _ALIAS_CUTOFF = "{k}"
 _TRAILING_NUMBER = re.compile(r"^(?P<stem>.*?)(?P<number>[0-9]+)$")
+_TRAILING_DECIMAL = re.compile(r"^(?P<stem>.*?_)(?P<number>[0-9]{0,3}\.[0-9]{1,6})$")
 # trec_eval's -m syntax, "P.10" for the measure it prints as "P_10".
 _TREC_DOT = re.compile(r"^(?P<stem>[A-Za-z_]+)\.(?P<number>[0-9]+)$")
+# ... and with a decimal parameter, "iprec_at_recall.0.25" (arriving as "iprec_at_recall.0.25", "0.5").
+_TREC_DECIMAL_DOT = re.compile(r"^(?P<stem>[A-Za-z_]+)\.(?P<number>[0-9]{0,3}\.[0-9]{1,6})$")
+_TREC_PARAMETER = re.compile(r"[0-9]*\.?[0-9]+")
+
+#: trec_eval's measure sets, ``-m official`` (its default), ``-m set`` and ``-m all_trec``, as its
+#: measures.c lists them: each name is resolved through `Metric.trec_eval`; those no registered
+#: metric answers to are named by `trec_eval_names_missing`.
+TREC_EVAL_SETS: dict[str, tuple[str, ...]] = {
+    "official": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+                 "recip_rank", "iprec_at_recall", "P"),
+    "set": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_recall",
+            "set_relative_P", "set_map", "set_F"),
+    "all_trec": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+                 "recip_rank", "iprec_at_recall", "P", "relstring", "recall", "infAP", "gm_bpref", "utility",
+                 "11pt_avg", "ideal_dcg", "dcg", "ndcg", "relative_P", "Rprec_mult", "success", "map_cut",
+                 "ndcg_cut", "ndcg_rel", "Rndcg", "binG", "G", "set_P", "set_recall", "set_relative_P",
+                 "set_map", "set_F", "num_nonrel_judged_ret"),
+}
 
 # The alias table of the last registry state seen: (entries dict, {lowercase alias: family}).
 _alias_cache: tuple[Any, dict[str, str]] | None = None
@@ -41,6 +60,12 @@ class MetricSpec:
     name: str
     metric: Metric
     cutoff: int | None
+
+    @property
+    def rank_cutoff(self) -> int | None:
+        """The depth of ranking the metric reads: its cutoff, or None where the cutoff is not a
+        rank (``iprec_at_recall@50``: a recall level) or there is none (the whole ranking)."""
+        return self.cutoff if self.metric.cutoff_unit == "rank" else None
 
     def compute(self, data: JudgedRankings) -> np.ndarray:
         """One float64 per query of `data`."""
@@ -67,7 +92,7 @@ def _parse(name: str) -> tuple[str, int | None]:
     raw = match.group("cutoff")
     if raw is None:
         return match.group("family"), None
-    if not re.fullmatch(r"[0-9]+", raw.strip()) or int(raw) < 1:
+    if not re.fullmatch(r"[0-9]+", raw.strip()):  # 0 is checked once the metric is known
         raise OptionError(
             f"Bad cutoff in metric {name!r}: the cutoff after '@' is a whole number >= 1, "
             "e.g. 'recall@10'."
@@ -100,17 +125,32 @@ def resolve_metrics(names: Sequence[str] | None) -> list[MetricSpec]:
     seen: set[str] = set()
     dotted_stem: str | None = None
     for raw in names:
+        expanded = _trec_eval_expansion(raw, registry.metrics.all())
+        if expanded is not None:
+            for spec in expanded:
+                if spec.name not in seen:
+                    seen.add(spec.name)
+                    specs.append(spec)
+            dotted_stem = None
+            continue
         # trec_eval's "-m P.5,10" arrives split at the comma: a bare number after a dotted
         # trec_eval name is one more cutoff of that measure.
-        if dotted_stem is not None and isinstance(raw, str) and raw.strip().isdigit():
+        if dotted_stem is not None and isinstance(raw, str) and _TREC_PARAMETER.fullmatch(raw.strip()):
             raw = f"{dotted_stem}.{raw.strip()}"
-        dotted = _TREC_DOT.match(raw.strip()) if isinstance(raw, str) else None
+        dotted = (_TREC_DOT.match(raw.strip()) or _TREC_DECIMAL_DOT.match(raw.strip())) if isinstance(raw, str) else None
         dotted_stem = dotted.group("stem") if dotted else None
         family, cutoff = _parse(raw)
         entries = registry.metrics.all()
         if family not in entries:
             family, cutoff = _resolve_alias(raw, family, cutoff, entries)
         metric = entries[family].obj
+        if cutoff is not None and cutoff > MAX_CUTOFF:
+            raise OptionError(f"Cutoff in metric {raw!r} is too large: at most {MAX_CUTOFF} (far past any ranking).")
+        if cutoff is not None and cutoff < (0 if metric.cutoff_unit == "percent" else 1):
+            raise OptionError(
+                f"Bad cutoff in metric {raw!r}: the cutoff after '@' is a whole number >= 1, "
+                "e.g. 'recall@10'."
+            )
         if cutoff is not None and metric.cutoff == "none":
             raise OptionError(
                 f"Metric {family!r} takes no cutoff: write {family!r}, not {raw.strip()!r}."
@@ -122,6 +162,50 @@ def resolve_metrics(names: Sequence[str] | None) -> list[MetricSpec]:
             seen.add(name)
             specs.append(MetricSpec(name=name, metric=metric, cutoff=cutoff))
     return specs
+
+
+def _trec_eval_names(entries: dict[str, Any]) -> dict[str, Metric]:
+    """trec_eval's measure names (`Metric.trec_eval`) to the metrics that compute them."""
+    return {name: registration.obj for registration in entries.values() for name in registration.obj.trec_eval}
+
+
+def _trec_eval_expansion(raw: Any, entries: dict[str, Any]) -> list[MetricSpec] | None:
+    """The specs a trec_eval measure set (``official``, ``all_trec``) or bare family (``P``,
+    ``ndcg_cut``: at trec_eval's default cutoffs) stands for; None for any other name."""
+    if not isinstance(raw, str):
+        return None
+    text = raw.strip()
+    known = _trec_eval_names(entries)
+    if text in TREC_EVAL_SETS:
+        wanted = [name for name in TREC_EVAL_SETS[text] if name in known]
+    elif text in known and _takes_trec_cutoffs(text, known[text]):
+        wanted = [text]
+    else:
+        return None
+    specs: list[MetricSpec] = []
+    for name in wanted:
+        metric = known[name]
+        cutoffs: Sequence[int | None] = metric.trec_cutoffs if _takes_trec_cutoffs(name, metric) else (None,)
+        specs.extend(MetricSpec(_spec_name(metric.name, cutoff), metric, cutoff) for cutoff in cutoffs)
+    return specs
+
+
+def _takes_trec_cutoffs(name: str, metric: Metric) -> bool:
+    return bool(metric.trec_cutoffs) and (metric.cutoff == "required" or f"{name}_{_ALIAS_CUTOFF}" in metric.aliases)
+
+
+def trec_eval_names_missing(names: Sequence[str] | None) -> list[str]:
+    """The trec_eval measures that the sets among `names` (``-m all_trec``) hold and no registered
+    metric computes (``runid``, ``iprec_at_recall``, ...), in the set's order, for a note."""
+    from recall_kit import registry
+
+    known = _trec_eval_names(registry.metrics.all())
+    missing: list[str] = []
+    for raw in names or ():
+        for name in TREC_EVAL_SETS.get(raw.strip() if isinstance(raw, str) else "", ()):
+            if name not in known and name not in missing:
+                missing.append(name)
+    return missing
 
 
 def canonical_metric_name(name: str) -> str:
@@ -180,16 +264,28 @@ def _resolve_alias(
     candidates = [text]
     dotted = _TREC_DOT.match(text)
     if dotted:
+        # A percent metric's trec_eval parameter is a fraction: iprec_at_recall.1 is recall 1.0.
+        key = f"{dotted.group('stem')}_{_ALIAS_CUTOFF}"
+        if key in table and entries[table[key]].obj.cutoff_unit == "percent":
+            return table[key], int(dotted.group("number")) * 100
         candidates.append(f"{dotted.group('stem')}_{dotted.group('number')}")
+    decimal_dot = _TREC_DECIMAL_DOT.match(text)  # -m iprec_at_recall.0.25
+    if decimal_dot:
+        candidates.append(f"{decimal_dot.group('stem')}_{decimal_dot.group('number')}")
     for candidate in candidates:
         if candidate in table:
             return table[candidate], None
+        decimal = _TRAILING_DECIMAL.match(candidate)  # trec_eval's iprec_at_recall_0.10: percent 10
+        if decimal and decimal.group("stem") + _ALIAS_CUTOFF in table:
+            owner = table[decimal.group("stem") + _ALIAS_CUTOFF]
+            if entries[owner].obj.cutoff_unit == "percent":
+                return owner, round(float(decimal.group("number")) * 100)
         match = _TRAILING_NUMBER.match(candidate)
         if match:
             key = match.group("stem") + _ALIAS_CUTOFF
             if key in table:
                 number = int(match.group("number"))
-                if number < 1 or number > MAX_CUTOFF:
+                if number > MAX_CUTOFF:
                     raise OptionError(
                         f"Bad cutoff in metric {raw!r}: the cutoff is a whole number from 1 to "
                         f"{MAX_CUTOFF}."
@@ -440,6 +536,7 @@ def judge_tables(
     *,
     relevance_level: int = 1,
     judged_only: bool = False,
+    depth: int | None = None,
 ) -> tuple[list[str], JudgedRankings]:
     """Join a run and qrels read as arrays (`recall_kit.measure.trec.read_run_table`) as trec_eval does.
 
@@ -449,9 +546,12 @@ def judge_tables(
     the judgments, and laid out as `JudgedRankings`. Queries are those in both files (with
     `complete`, every qrels query), sorted by id. A document twice for one query, in the run or in
     the qrels, raises `ValueError` naming both ids. `relevance_level` and `judged_only` are
-    trec_eval's ``-l`` and ``-J``, as in `judge_rankings`.
+    trec_eval's ``-l`` and ``-J``, as in `judge_rankings`; `depth` is its ``-M``: only each
+    query's first `depth` documents, in that order, are scored (cut before ``-J``, as trec_eval).
     """
     check_relevance_level(relevance_level, error=ValueError)
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or depth < 1):
+        raise ValueError(f"depth must be a whole number >= 1 (trec_eval -M), got {depth!r}")
     num_run = len(run.doc_ids)
     query_labels, query_codes = _factorize(np.concatenate([run.query_ids, qrels.query_ids]))
     doc_labels, doc_codes = _factorize(np.concatenate([run.doc_ids, qrels.doc_ids]))
@@ -476,6 +576,14 @@ def judge_tables(
     else:
         order = _float32_order(run.values, run_query, run_doc, num_docs)
     run_query, run_pairs = run_query[order], run_pairs[order]
+    if depth is not None and num_run:  # trec_eval -M: each query's top `depth`, before -J
+        first = np.empty(num_run, dtype=bool)
+        first[0] = True
+        np.not_equal(run_query[1:], run_query[:-1], out=first[1:])
+        positions = np.arange(num_run)
+        keep = positions - np.maximum.accumulate(np.where(first, positions, 0)) < depth
+        order, run_query, run_pairs = order[keep], run_query[keep], run_pairs[keep]
+        num_run = len(order)
 
     judged_order = np.argsort(judged_pairs, kind="stable")
     sorted_pairs = judged_pairs[judged_order]
@@ -539,19 +647,22 @@ def evaluate(data: JudgedRankings, specs: Sequence[MetricSpec]) -> dict[str, np.
 
 
 def aggregate(
-    values: dict[str, np.ndarray], strata: Sequence[str], totals: Collection[str] = ()
+    values: dict[str, np.ndarray], strata: Sequence[str], totals: Collection[str] | Mapping[str, str] = ()
 ) -> dict[str, Any]:
     """Macro averages: over all queries, and per stratum (strata in order of first appearance).
 
     Returns ``{"overall": {name: mean, ..., "n": Q}, "strata": {stratum: {name: mean, ..., "n":
     count}}}`` with plain Python numbers. With no queries every mean is 0.0 and ``n`` is 0.
-    Names in `totals` are summed instead (counts such as ``num_ret``, as trec_eval sums them:
-    see `summed_names`).
+    `totals` names the metrics whose summary is not the arithmetic mean (see `summed_names`): a
+    collection of names is summed (counts such as ``num_ret``, as trec_eval sums them); a mapping
+    gives each name its `Metric.summary`, "sum" or "geometric" (``gm_map``: its per-query values
+    are logs, as trec_eval's; the summary is exp of their mean, the geometric mean).
     """
     num_queries = len(strata)
     for name, array in values.items():
         if len(array) != num_queries:
             raise ValueError(f"{name!r} has {len(array)} values for {num_queries} queries")
+    kinds = dict(totals) if isinstance(totals, Mapping) else dict.fromkeys(totals, "sum")
     labels, first_seen, inverse, counts = np.unique(
         np.array([str(stratum) for stratum in strata], dtype=str),
         return_index=True,
@@ -564,7 +675,8 @@ def aggregate(
     per_stratum: dict[str, dict[str, Any]] = {str(labels[i]): {} for i in by_appearance}
     for name, array in values.items():
         array = np.asarray(array, dtype=np.float64)
-        summed = name in totals
+        kind = kinds.get(name, "mean")  # "geometric": the values are logs; exp of their mean
+        summed = kind == "sum"
         if summed:
             overall[name] = float(array.sum())
         else:
@@ -572,15 +684,20 @@ def aggregate(
         sums = np.bincount(inverse, weights=array, minlength=len(labels))
         for i in by_appearance:
             per_stratum[str(labels[i])][name] = float(sums[i] if summed else sums[i] / counts[i])
+        if kind == "geometric":
+            overall[name] = math.exp(overall[name]) if num_queries else 0.0
+            for i in by_appearance:
+                per_stratum[str(labels[i])][name] = math.exp(per_stratum[str(labels[i])][name])
     overall["n"] = num_queries
     for i in by_appearance:
         per_stratum[str(labels[i])]["n"] = int(counts[i])
     return {"overall": overall, "strata": per_stratum}
 
 
-def summed_names(specs: Sequence[MetricSpec]) -> list[str]:
-    """The names among `specs` whose summary is a sum (`Metric.summary`), for `aggregate`."""
-    return [spec.name for spec in specs if spec.metric.summary == "sum"]
+def summed_names(specs: Sequence[MetricSpec]) -> dict[str, str]:
+    """The names among `specs` whose summary is not a mean, with it (`Metric.summary`: "sum" for
+    counts, "geometric" for gm_map), for `aggregate`."""
+    return {spec.name: spec.metric.summary for spec in specs if spec.metric.summary != "mean"}
 
 
 def depth_warnings(specs: Sequence[MetricSpec], deepest: int, where: str) -> list[str]:
@@ -589,7 +706,7 @@ def depth_warnings(specs: Sequence[MetricSpec], deepest: int, where: str) -> lis
     Such a metric counts only the documents that are there, so it equals the same metric at
     `deepest`: say so rather than let the two read as two measurements.
     """
-    beyond = [spec.name for spec in specs if spec.cutoff is not None and spec.cutoff > deepest]
+    beyond = [spec.name for spec in specs if spec.rank_cutoff is not None and spec.rank_cutoff > deepest]
     if not beyond:
         return []
     return [
@@ -647,14 +764,18 @@ def score_run_files(
     *,
     relevance_level: int = 1,
     judged_only: bool = False,
+    depth: int | None = None,
 ) -> list[RunScores]:
     """Score TREC run files against one TREC qrels file, as trec_eval does (see `score_rankings`).
 
     Each ranking is in trec_eval's order: score descending, ties by document id descending, scores
     compared at float32 precision as trec_eval <= 9 and pytrec_eval do; ``ties="float64"``
     compares them as doubles, as trec_eval 10 does. `relevance_level` and `judged_only` are
-    trec_eval's ``-l`` and ``-J`` (see `judge_rankings`); counts such as num_ret are summed over
-    queries, as in trec_eval's "all" line.
+    trec_eval's ``-l`` and ``-J`` (see `judge_rankings`), `depth` its ``-M`` (each query's first
+    `depth` documents only); counts such as num_ret are summed over queries, as in trec_eval's
+    "all" line. A run sharing no query with the qrels (or an empty file) raises `DatasetError`,
+    as trec_eval exits 7; names of trec_eval measure sets (``all_trec``) that hold measures
+    recall-kit does not compute add a warning naming them.
     """
     from recall_kit.errors import DatasetError
     from recall_kit.measure.trec import read_qrels, read_qrels_table, read_run, read_run_table
@@ -663,25 +784,53 @@ def score_run_files(
         raise OptionError(f"--ties must be one of {', '.join(TIE_PRECISIONS)}, got {ties!r}.")
     relevance_level = check_relevance_level(relevance_level)
     specs = resolve_metrics(metric_names)
+    missing = trec_eval_names_missing(metric_names)
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
+        raise OptionError(f"-M (the depth scored) must be a whole number >= 1, got {depth!r}.")
     qrels = read_qrels_table(Path(qrels_path))
     scores = []
     for run_path in run_paths:
         run = read_run_table(Path(run_path))
         try:
             query_ids, data = judge_tables(run, qrels, complete=complete, ties=ties,
-                                           relevance_level=relevance_level, judged_only=judged_only)
+                                           relevance_level=relevance_level, judged_only=judged_only,
+                                           depth=depth)
         except ValueError as error:
             # The fast readers do not track line numbers: the exact readers find the line at fault.
             read_qrels(Path(qrels_path))
             read_run(Path(run_path))
             raise DatasetError(str(error)) from None
+        _check_something_to_score(Path(qrels_path), qrels, Path(run_path), run, query_ids, complete)
         values = evaluate(data, specs)
         overall = aggregate(values, ["all"] * len(query_ids), summed_names(specs))["overall"]
         where = f"the deepest ranking in {Path(run_path).name}"
         deepest = int(data.lengths.max()) if len(query_ids) else 0
         warnings = depth_warnings(specs, deepest, where) if query_ids else []
+        if missing:
+            warnings.append(f"not computed (no recall-kit measure; see docs/trec-eval.md): {', '.join(missing)}")
         scores.append(RunScores(query_ids, values, overall, warnings))
     return scores
+
+
+def _check_something_to_score(
+    qrels_path: Path, qrels: TrecTable, run_path: Path, run: TrecTable, scored: Sequence[str], complete: bool
+) -> None:
+    """Refuse, in one line, a run and qrels that share no query: trec_eval exits 7 ("No queries
+    with both results and relevance info") rather than print all-zero means over n = 0."""
+    from recall_kit.errors import DatasetError
+
+    if len(qrels.query_ids) == 0:
+        raise DatasetError(f"{qrels_path.name}: holds no judgment: nothing to score against.")
+    if len(run.query_ids) == 0:
+        raise DatasetError(f"{run_path.name}: holds no result line: nothing to score.")
+    if scored and not complete:
+        return
+    if not complete or not np.isin(run.query_ids, qrels.query_ids).any():
+        raise DatasetError(
+            f"{run_path.name}: none of its {len(np.unique(run.query_ids))} queries is in "
+            f"{qrels_path.name} ({len(np.unique(qrels.query_ids))} queries): nothing to score "
+            "(trec_eval: 'No queries with both results and relevance info')."
+        )
 
 
 def score_trec_files(
@@ -710,6 +859,9 @@ def _as_qrels(qrels: Mapping[Any, Any]) -> Qrels:
         if isinstance(judged, Mapping):
             grades = {}
             for doc, grade in judged.items():
+                # A string must be ASCII digits: float() reads "1_0" as 10 and "١" as 1.
+                if isinstance(grade, str) and not re.fullmatch(r"[+-]?[0-9]+(?:\.0*)?", grade.strip()):
+                    raise ValueError(f"qrels of query {query_id!r}: grade {grade!r} of {doc!r} is not an integer")
                 if isinstance(grade, bool) or not float(grade).is_integer():
                     raise ValueError(f"qrels of query {query_id!r}: grade {grade!r} of {doc!r} is not an integer")
                 grades[str(doc)] = int(grade)
@@ -723,11 +875,24 @@ def _as_qrels(qrels: Mapping[Any, Any]) -> Qrels:
     return out
 
 
+def _score_value(query_id: Any, doc: Any, score: Any) -> float:
+    """A run score given in Python; a string is read as trec_eval reads a run file's (see
+    `recall_kit.measure.trec.parse_score`), so "1_0" is refused rather than read as 10."""
+    if isinstance(score, str):
+        from recall_kit.measure.trec import parse_score
+
+        parsed = parse_score(score.strip())
+        if parsed is None:
+            raise ValueError(f"run of query {query_id!r}: score {score!r} of {doc!r} is not a number")
+        return parsed
+    return float(score)
+
+
 def _as_rankings(run: Mapping[Any, Any], ties: str) -> dict[str, list[str]]:
     rankings: dict[str, list[str]] = {}
     for query_id, answer in run.items():
         if isinstance(answer, Mapping):
-            hits = [Hit(str(doc), float(score)) for doc, score in answer.items()]
+            hits = [Hit(str(doc), _score_value(query_id, doc, score)) for doc, score in answer.items()]
             if any(math.isnan(hit.score) for hit in hits):
                 raise ValueError(f"run of query {query_id!r}: a score is NaN")
             rankings[str(query_id)] = [hit.id for hit in sort_hits(hits, ties)]
@@ -776,9 +941,18 @@ def evaluate_run(
     if ties not in TIE_PRECISIONS:
         raise ValueError(f"ties must be one of {', '.join(TIE_PRECISIONS)}, got {ties!r}")
     specs = resolve_metrics([metrics] if isinstance(metrics, str) else metrics)
-    scores = score_rankings(_as_qrels(qrels), _as_rankings(run, ties), specs, complete=complete,
+    rankings = _as_rankings(run, ties)
+    scores = score_rankings(_as_qrels(qrels), rankings, specs, complete=complete,
                             relevance_level=check_relevance_level(relevance_level, error=ValueError),
                             judged_only=judged_only)
+    if not set(scores.query_ids) & {query_id for query_id, ranking in rankings.items() if ranking}:
+        warnings_module.warn(
+            "no query has both results and judgments: every value is 0 over n = 0 queries "
+            "(trec_eval exits with an error here)", RecallKitWarning, stacklevel=2)
+    missing = trec_eval_names_missing([metrics] if isinstance(metrics, str) else metrics)
+    if missing:
+        warnings_module.warn(f"not computed (no recall-kit measure): {', '.join(missing)}", RecallKitWarning,
+                             stacklevel=2)
     for warning in scores.warnings:
         warnings_module.warn(warning, RecallKitWarning, stacklevel=2)
     if per_query:

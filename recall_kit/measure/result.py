@@ -264,6 +264,7 @@ class BenchmarkResult:
         read = _Reader(source)
         metrics = read.mapping(data, "metrics")
         names = read.strings(metrics, "names", "metrics.names")
+        bounds = _metric_bounds(names)
         queries: list[QueryResult] = []
         seen: set[str] = set()
         for index, entry in enumerate(read.sequence(data, "queries")):
@@ -277,7 +278,7 @@ class BenchmarkResult:
             values = read.mapping(entry, "metrics", f"{where}.metrics")
             for name in names:
                 _check_share(read, name, read.number(values, name, f"{where}.metrics.{name}"),
-                             f"{where} (query {query_id!r})")
+                             f"{where} (query {query_id!r})", bounds[name])
             ranking = read.strings(entry, "ranking", f"{where}.ranking")
             scores = [float(s) for s in read.sequence(entry, "scores", f"{where}.scores")]
             if len(scores) != len(ranking):
@@ -296,7 +297,8 @@ class BenchmarkResult:
         overall = read.mapping(metrics, "overall", "metrics.overall")
         strata = read.mapping(metrics, "strata", "metrics.strata")
         for name in names:
-            _check_share(read, name, read.number(overall, name, f"metrics.overall.{name}"), "metrics.overall")
+            _check_share(read, name, read.number(overall, name, f"metrics.overall.{name}"), "metrics.overall",
+                         bounds[name])
         return cls(
             system=read.mapping(data, "system"),
             dataset=read.mapping(data, "dataset"),
@@ -344,6 +346,13 @@ class BenchmarkResult:
         return ReportTable(title=f"{self.label} on {self.dataset.get('name')}",
                            headers=["stratum", "n", *names], rows=rows, notes=notes)
 
+    def per_query_table(self) -> ReportTable:
+        """Each query's metric values, in the result's query order (trec_eval ``-q``)."""
+        names = self.metric_names
+        rows = [[query.query_id, query.stratum, *(_format(query.metrics[m]) for m in names)]
+                for query in self.queries]
+        return ReportTable(title=f"{self.label}: per query", headers=["query", "stratum", *names], rows=rows)
+
     def cost_table(self) -> ReportTable:
         latency = self.latency
         index = self.index
@@ -386,11 +395,15 @@ class BenchmarkResult:
                    f"pushed out: relevant ids in the leg's own top {k} that the fused top {k} lost"],
         )
 
-    def report(self) -> Report:
+    def report(self, per_query: bool = False) -> Report:
+        """The eval report: metrics per stratum, costs, leg attribution; with `per_query`, also
+        each query's values (trec_eval ``-q``)."""
         tables = [self.metrics_table(), self.cost_table()]
         attribution = self.attribution_table()
         if attribution is not None:
             tables.append(attribution)
+        if per_query:
+            tables.append(self.per_query_table())
         return Report(title=f"recall-kit eval: {self.label}", tables=tables,
                       notes=list(self.warnings), data=self.to_dict(),
                       charts=self._charts())
@@ -411,13 +424,20 @@ class BenchmarkResult:
         return format_table(self.metrics_table(), "simple")
 
 
-#: Metric families whose values are shares, so a value outside [0, 1] is a corrupt file.
-_SHARE_METRICS = {"recall", "recall_all", "precision", "hit", "ndcg", "mrr", "map", "r_precision", "judged"}
+def _metric_bounds(names: Sequence[str]) -> dict[str, tuple[float, float] | None]:
+    """Each metric name's bounds (`Metric.bounds` of its registered family); None for a metric
+    not registered here (a plugin's, not installed) or declared unbounded."""
+    from recall_kit import registry
+
+    entries = registry.metrics.all()
+    families = {name: name.split("@", 1)[0] for name in names}
+    return {name: entries[family].obj.bounds if family in entries else None for name, family in families.items()}
 
 
-def _check_share(read: _Reader, name: str, value: float, where: str) -> None:
-    if name.split("@", 1)[0] in _SHARE_METRICS and not 0.0 <= value <= 1.0:
-        raise read.error(f"{where}: metric {name!r} is {value}, outside [0, 1]")
+def _check_share(read: _Reader, name: str, value: float, where: str,
+                 bounds: tuple[float, float] | None) -> None:
+    if bounds is not None and not bounds[0] <= value <= bounds[1]:
+        raise read.error(f"{where}: metric {name!r} is {value}, outside [{bounds[0]:g}, {bounds[1]:g}]")
 
 
 def load_results(paths: Sequence[str | Path]) -> list[tuple[str, BenchmarkResult]]:

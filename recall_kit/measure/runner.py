@@ -360,7 +360,7 @@ def empty_rankings(leg_runs: dict[str, LegRun]) -> tuple[dict[str, int], list[st
 def cutoff_depth(specs: Sequence[Any], k: int, corpus_size: int) -> int:
     """The depth to score at: k, raised to the largest cutoff asked (a metric past the scored
     depth would silently equal the metric at k), but no deeper than the corpus."""
-    deepest = max((spec.cutoff for spec in specs if spec.cutoff is not None), default=0)
+    deepest = max((spec.rank_cutoff for spec in specs if spec.rank_cutoff is not None), default=0)
     return max(k, min(deepest, max(corpus_size, 1)))
 
 
@@ -535,7 +535,7 @@ def run_benchmark(
         warnings.extend(_weaker_than_a_leg(system, leg_runs, query_ids, dataset, specs, values, k,
                                            relevance_level=relevance_level, judged_only=judged_only))
     if k != k_asked:
-        raised = [spec.name for spec in specs if spec.cutoff is not None and spec.cutoff > k_asked]
+        raised = [spec.name for spec in specs if spec.rank_cutoff is not None and spec.rank_cutoff > k_asked]
         warnings.insert(0, (
             f"k raised from {k_asked} to {k} so that {', '.join(raised)} "
             f"{'is' if len(raised) == 1 else 'are'} measured: every metric is scored on the top {k}."

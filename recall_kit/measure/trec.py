@@ -31,6 +31,12 @@ RUN_COLUMNS = 6  # qid Q0 docid rank score tag [anything after the tag is ignore
 QRELS_COLUMNS = 4  # qid iter docid rel
 # trec_eval reads a grade with atol(): its integer part. "3.0" is 3; "1e2" or "yes" is malformed.
 _GRADE = re.compile(r"[+-]?[0-9]+(?:\.[0-9]*)?")
+# trec_eval reads a score with atof(): C's decimal or exponent syntax, ASCII digits. Python's
+# float() also takes "1_0" and other scripts' digits ("١٠"), which atof reads as 1 (or 0); on
+# ASCII text without "_" the two agree (float() refuses hex "0x10" and "1.5abc", which atof reads
+# as 16 and 1.5): a score outside that common ground is refused with its file and line.
+#: A UTF-8 byte order mark: trec_eval reads it as part of the first query id, so it is refused.
+BOM = b"\xef\xbb\xbf"
 
 
 def _read_bytes(path: Path) -> bytes:
@@ -47,6 +53,11 @@ def _lines(path: Path, raw: bytes | None = None) -> Iterator[tuple[int, list[str
     """
     if raw is None:
         raw = _read_bytes(path)
+    if raw.startswith(BOM):
+        raise DatasetError(
+            f"{path.name}:1: begins with a UTF-8 byte order mark (BOM), which would become part of "
+            "the first id: save the file without it"
+        )
     for number, line in enumerate(raw.split(b"\n"), start=1):
         fields = line.split()
         if not fields or fields[0].startswith(b"#"):
@@ -55,6 +66,16 @@ def _lines(path: Path, raw: bytes | None = None) -> Iterator[tuple[int, list[str
             yield number, [field.decode("utf-8") for field in fields]
         except UnicodeDecodeError:
             raise DatasetError(f"{path.name}:{number}: not UTF-8 text") from None
+
+
+def parse_score(raw: str) -> float | None:
+    """A run score as trec_eval's atof() reads it, or None where the two could differ (see above)."""
+    if not raw.isascii() or "_" in raw:
+        return None
+    try:
+        return float(raw)
+    except ValueError:
+        return None
 
 
 def _parse_grade(raw: str) -> int | None:
@@ -83,12 +104,12 @@ def read_run(path: Path | str) -> dict[str, list[Hit]]:
                 f"(qid Q0 docid rank score tag), got {len(fields)}"
             )
         query_id, _, doc_id, _, raw_score = fields[:5]
-        try:
-            score = float(raw_score)
-        except ValueError:
+        score = parse_score(raw_score)
+        if score is None:
             raise DatasetError(
-                f"{path.name}:{number}: score {raw_score!r} is not a number"
-            ) from None
+                f"{path.name}:{number}: score {raw_score[:40]!r} is not a number: write ASCII digits, "
+                "an optional sign, point and exponent (what trec_eval's atof and recall-kit read alike)"
+            )
         if math.isnan(score):
             raise DatasetError(f"{path.name}:{number}: score is NaN")
         docs = seen.setdefault(query_id, set())
@@ -235,7 +256,7 @@ def _fast_table(raw: bytes | mmap.mmap, columns: int, score_column: int | None) 
     """
     import numpy as np
 
-    if len(raw) == 0:
+    if len(raw) == 0 or raw[:3] == BOM:  # the exact reader refuses a BOM, naming the line
         return None
     if raw[-1:] != b"\n":
         raw = bytes(raw) + b"\n"
@@ -325,7 +346,8 @@ def _parse_floats(strings: np.ndarray) -> np.ndarray:
     A plain decimal (``-12.375``: optional minus, digits, at most one point, at most 15 digits)
     is its digits as an integer m, exact in a double, divided by 10**f, also exact (f <= 15):
     one correctly rounded division, hence bit for bit what float() gives (Clinger's fast path).
-    Other strings (exponents, long mantissas, inf) go through numpy's own conversion.
+    Other strings (exponents, long mantissas, inf) go through `parse_score`; one it refuses raises
+    ValueError, so the exact reader names its line.
     """
     import numpy as np
 
@@ -357,8 +379,11 @@ def _parse_floats(strings: np.ndarray) -> np.ndarray:
     plain = ~other & (points <= 1) & (digits >= 1) & (digits <= 15)
     values = mantissa / 10.0 ** fraction
     values = np.where(negative, -values, values)
-    if not plain.all():
-        values[~plain] = strings[~plain].astype(np.float64)
+    if not plain.all():  # exponents, long mantissas, inf: few, and checked as the exact reader does
+        parsed = [parse_score(text.decode("utf-8", "replace")) for text in strings[~plain].tolist()]
+        if any(value is None for value in parsed):
+            raise ValueError("a score outside trec_eval's number syntax")
+        values[~plain] = parsed
     return values
 
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
 from recall_kit.types import JudgedRankings
+
+if TYPE_CHECKING:  # numpy is imported by the functions: registering the metrics imports these modules
+    import numpy as np
 
 
 def relevant_at(data: JudgedRankings, cutoff: int | None) -> np.ndarray:
@@ -16,11 +19,15 @@ def relevant_at(data: JudgedRankings, cutoff: int | None) -> np.ndarray:
 
 def relevant_retrieved(data: JudgedRankings, cutoff: int | None) -> np.ndarray:
     """(Q,) how many relevant documents stand in the top `cutoff` (the whole ranking for None)."""
+    import numpy as np
+
     return np.count_nonzero(relevant_at(data, cutoff), axis=1).astype(np.float64)
 
 
 def divide(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
     """numerator / denominator as float64, 0 where the denominator is 0 (no relevant documents)."""
+    import numpy as np
+
     numerator = np.asarray(numerator, dtype=np.float64)
     denominator = np.asarray(denominator, dtype=np.float64)
     out = np.zeros(np.broadcast(numerator, denominator).shape, dtype=np.float64)
@@ -30,6 +37,8 @@ def divide(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
 
 def check_cutoff(cutoff: int | None, *, required: bool) -> None:
     """Reject a missing required cutoff or a cutoff below 1 (a library caller's mistake)."""
+    import numpy as np
+
     if cutoff is None:
         if required:
             raise ValueError("this metric needs a cutoff k >= 1")
@@ -52,5 +61,7 @@ def refuse_cutoff(name: str, cutoff: int | None) -> None:
 
 def exclusive_cumsum(flags: np.ndarray) -> np.ndarray:
     """(Q, D) how many True cells stand strictly before each rank of each row."""
+    import numpy as np
+
     counts = np.cumsum(flags, axis=1, dtype=np.int64)
     return counts - flags

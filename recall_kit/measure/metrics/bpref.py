@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
 from recall_kit.measure.metrics._common import divide, exclusive_cumsum, refuse_cutoff
-from recall_kit.types import JudgedRankings
+from recall_kit.types import JudgedRankings, Metric
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def bpref(data: JudgedRankings, cutoff: int | None = None) -> np.ndarray:
@@ -20,6 +23,8 @@ def bpref(data: JudgedRankings, cutoff: int | None = None) -> np.ndarray:
     Reference: Buckley & Voorhees, "Retrieval evaluation with incomplete information", SIGIR
     2004; trec_eval ``bpref``.
     """
+    import numpy as np
+
     refuse_cutoff("bpref", cutoff)
     relevant = data.relevant
     nonrelevant = data.judged & ~relevant
@@ -29,3 +34,14 @@ def bpref(data: JudgedRankings, cutoff: int | None = None) -> np.ndarray:
     penalty = divide(np.minimum(above, num_relevant), np.maximum(bound, 1))
     terms = np.where(relevant, np.where(above > 0, 1.0 - penalty, 1.0), 0.0)
     return divide(terms.sum(axis=1), data.num_relevant)
+
+
+METRIC = Metric(
+    name="bpref",
+    compute=bpref,
+    cutoff="none",
+    description="Share of judged relevant ranked above judged non-relevant (trec_eval bpref).",
+    aliases=("Bpref",),
+    bounds=(0.0, 1.0),
+    trec_eval=("bpref",),
+)

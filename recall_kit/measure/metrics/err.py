@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
 from recall_kit.measure.metrics._common import require_cutoff
-from recall_kit.types import JudgedRankings
+from recall_kit.types import JudgedRankings, Metric
+
+if TYPE_CHECKING:
+    import numpy as np
 
 #: The top of the grade scale, as in the TREC Web track's gdeval.pl: a grade-4 document satisfies
 #: with probability 15/16; higher grades are treated as 4.
@@ -24,6 +27,8 @@ def expected_reciprocal_rank(data: JudgedRankings, cutoff: int | None) -> np.nda
     Reference: Chapelle, Metzler, Zhang & Grinspan, "Expected reciprocal rank for graded
     relevance", CIKM 2009; gdeval.pl (TREC Web track, ir_measures ``ERR@k``), whose g_max is 4.
     """
+    import numpy as np
+
     k = require_cutoff(cutoff)
     grades = np.clip(data.grades[:, :k], 0, ERR_MAX_GRADE).astype(np.float64)
     satisfied = (np.exp2(grades) - 1.0) / 2.0**ERR_MAX_GRADE
@@ -33,3 +38,13 @@ def expected_reciprocal_rank(data: JudgedRankings, cutoff: int | None) -> np.nda
         reached = np.hstack([np.ones((len(reached), 1)), reached[:, :-1]])
     ranks = np.arange(1, grades.shape[1] + 1, dtype=np.float64)
     return (satisfied * reached / ranks).sum(axis=1)
+
+
+METRIC = Metric(
+    name="err",
+    compute=expected_reciprocal_rank,
+    cutoff="required",
+    description="Expected reciprocal rank, cascade model, max grade 4 (gdeval ERR@k).",
+    aliases=("ERR@{k}",),
+    bounds=(0.0, 1.0),
+)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
 from recall_kit.measure.metrics._common import divide, exclusive_cumsum, refuse_cutoff
-from recall_kit.types import JudgedRankings
+from recall_kit.types import JudgedRankings, Metric
+
+if TYPE_CHECKING:
+    import numpy as np
 
 #: trec_eval's INFAP_EPSILON: keeps the estimated precision defined when nothing above is judged.
 INFAP_EPSILON = 0.00001
@@ -31,6 +34,8 @@ def inferred_average_precision(data: JudgedRankings, cutoff: int | None = None) 
     Reference: Yilmaz & Aslam, "Estimating average precision with incomplete and imperfect
     judgments", CIKM 2006; trec_eval ``infAP``.
     """
+    import numpy as np
+
     refuse_cutoff("infap", cutoff)
     relevant = data.relevant
     nonrelevant = data.judged & ~relevant
@@ -43,3 +48,14 @@ def inferred_average_precision(data: JudgedRankings, cutoff: int | None = None) 
     expected_precision = (1.0 + (rel_above + non_above + unj_above) * share) / ranks
     terms = np.where(relevant, expected_precision, 0.0)
     return divide(terms.sum(axis=1), data.num_relevant)
+
+
+METRIC = Metric(
+    name="infap",
+    compute=inferred_average_precision,
+    cutoff="none",
+    description="Inferred AP from a sampled pool; grade -1: pooled, unjudged (trec_eval infAP).",
+    aliases=("infAP",),
+    bounds=(0.0, 1.0),
+    trec_eval=("infAP",),
+)

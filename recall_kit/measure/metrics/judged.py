@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
 from recall_kit.measure.metrics._common import divide, require_cutoff
-from recall_kit.types import JudgedRankings
+from recall_kit.types import JudgedRankings, Metric
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def judged_at_k(data: JudgedRankings, cutoff: int | None) -> np.ndarray:
@@ -22,8 +25,22 @@ def judged_at_k(data: JudgedRankings, cutoff: int | None) -> np.ndarray:
     Reference: ir_measures ``Judged@k`` (same denominator; it counts a -1 grade as judged);
     trec_eval ``unj_k`` (2023), the unjudged share with denominator k.
     """
+    import numpy as np
+
     k = require_cutoff(cutoff)
     judged = np.count_nonzero(data.judged[:, :k], axis=1)
     # No ranking is longer than the arrays are wide: a huge k (2**63) means the whole ranking.
     shown = np.minimum(np.asarray(data.lengths, dtype=np.int64), min(k, data.grades.shape[1]))
     return divide(judged, shown)
+
+
+METRIC = Metric(
+    name="judged",
+    compute=judged_at_k,
+    cutoff="required",
+    description="Share of the top k that has a judgment (grade >= 0): how far to trust the others.",
+    default_cutoffs=(10,),
+    aliases=("Judged@{k}",),
+    diagnostic=True,
+    bounds=(0.0, 1.0),
+)

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
 from recall_kit.measure.metrics._common import check_cutoff, divide
-from recall_kit.types import JudgedRankings
+from recall_kit.types import TREC_EVAL_CUTOFFS, JudgedRankings, Metric
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def discounts(length: int) -> np.ndarray:
     """``1 / log2(rank + 1)`` for ranks 1..length (rank 1 is not discounted)."""
+    import numpy as np
+
     return 1.0 / np.log2(np.arange(2, length + 2, dtype=np.float64))
 
 
@@ -34,7 +39,22 @@ def ndcg_at_k(data: JudgedRankings, cutoff: int | None) -> np.ndarray:
     default gain is the relevance grade and whose discount is ``log2(rank + 1)``; Järvelin &
     Kekäläinen, "Cumulated gain-based evaluation of IR techniques", ACM TOIS 20(4), 2002.
     """
+    import numpy as np
+
     check_cutoff(cutoff, required=False)
     gains = np.maximum(data.grades[:, :cutoff], 0).astype(np.float64, copy=False)
     ideal = data.ideal_grades[:, :cutoff].astype(np.float64, copy=False)
     return normalised_dcg(gains, ideal)
+
+
+METRIC = Metric(
+    name="ndcg",
+    compute=ndcg_at_k,
+    cutoff="optional",
+    description="Graded nDCG, linear gain, log2 discount (trec_eval ndcg_cut_k; ndcg uncut).",
+    default_cutoffs=(10,),
+    aliases=("ndcg_cut_{k}", "nDCG", "nDCG@{k}"),
+    bounds=(0.0, 1.0),
+    trec_eval=("ndcg", "ndcg_cut"),
+    trec_cutoffs=TREC_EVAL_CUTOFFS,
+)

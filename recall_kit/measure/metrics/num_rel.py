@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-import numpy as np
+import math
+from typing import TYPE_CHECKING
 
 from recall_kit.measure.metrics._common import refuse_cutoff
-from recall_kit.types import JudgedRankings
+from recall_kit.types import JudgedRankings, Metric
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def num_relevant(data: JudgedRankings, cutoff: int | None = None) -> np.ndarray:
@@ -14,5 +18,19 @@ def num_relevant(data: JudgedRankings, cutoff: int | None = None) -> np.ndarray:
 
     Reference: trec_eval ``num_rel``; ir_measures ``NumRel``.
     """
+    import numpy as np
+
     refuse_cutoff("num_rel", cutoff)
     return np.asarray(data.num_relevant, dtype=np.float64)
+
+
+METRIC = Metric(
+    name="num_rel",
+    compute=num_relevant,
+    cutoff="none",
+    description="Relevant documents in the qrels; summed over queries (trec_eval num_rel).",
+    aliases=("NumRel",),
+    summary="sum",
+    bounds=(0.0, math.inf),
+    trec_eval=("num_rel",),
+)

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-import numpy as np
+import math
+from typing import TYPE_CHECKING
 
 from recall_kit.measure.metrics._common import refuse_cutoff, relevant_retrieved
-from recall_kit.types import JudgedRankings
+from recall_kit.types import JudgedRankings, Metric
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def num_relevant_retrieved(data: JudgedRankings, cutoff: int | None = None) -> np.ndarray:
@@ -16,3 +20,15 @@ def num_relevant_retrieved(data: JudgedRankings, cutoff: int | None = None) -> n
     """
     refuse_cutoff("num_rel_ret", cutoff)
     return relevant_retrieved(data, None)
+
+
+METRIC = Metric(
+    name="num_rel_ret",
+    compute=num_relevant_retrieved,
+    cutoff="none",
+    description="Relevant documents retrieved; summed over queries (trec_eval num_rel_ret).",
+    aliases=("NumRelRet",),
+    summary="sum",
+    bounds=(0.0, math.inf),
+    trec_eval=("num_rel_ret",),
+)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
 from recall_kit.measure.metrics._common import relevant_retrieved, require_cutoff
-from recall_kit.types import JudgedRankings
+from recall_kit.types import TREC_EVAL_CUTOFFS, JudgedRankings, Metric
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def precision_at_k(data: JudgedRankings, cutoff: int | None) -> np.ndarray:
@@ -18,3 +21,15 @@ def precision_at_k(data: JudgedRankings, cutoff: int | None) -> np.ndarray:
     """
     k = require_cutoff(cutoff)
     return relevant_retrieved(data, k) / float(k)
+
+
+METRIC = Metric(
+    name="precision",
+    compute=precision_at_k,
+    cutoff="required",
+    description="Share of the top k that is relevant (trec_eval P_k).",
+    aliases=("P_{k}", "P@{k}"),
+    bounds=(0.0, 1.0),
+    trec_eval=("P",),
+    trec_cutoffs=TREC_EVAL_CUTOFFS,
+)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
 from recall_kit.measure.metrics._common import divide
-from recall_kit.types import JudgedRankings
+from recall_kit.types import JudgedRankings, Metric
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def r_precision(data: JudgedRankings, cutoff: int | None = None) -> np.ndarray:
@@ -16,6 +19,8 @@ def r_precision(data: JudgedRankings, cutoff: int | None = None) -> np.ndarray:
 
     Reference: trec_eval ``Rprec``.
     """
+    import numpy as np
+
     if cutoff is not None:
         raise ValueError("r_precision takes no cutoff")
     relevant = data.relevant
@@ -28,3 +33,14 @@ def r_precision(data: JudgedRankings, cutoff: int | None = None) -> np.ndarray:
     np.cumsum(relevant, axis=1, out=found[:, 1:])
     at_r = np.take_along_axis(found, np.minimum(num_relevant, depth)[:, None], axis=1)[:, 0]
     return divide(at_r, num_relevant)
+
+
+METRIC = Metric(
+    name="r_precision",
+    compute=r_precision,
+    cutoff="none",
+    description="Precision at rank R, R = number of relevant documents (trec_eval Rprec).",
+    aliases=("Rprec", "r-precision"),
+    bounds=(0.0, 1.0),
+    trec_eval=("Rprec",),
+)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
 from recall_kit.measure.metrics._common import check_cutoff, divide, relevant_retrieved
-from recall_kit.types import JudgedRankings
+from recall_kit.types import TREC_EVAL_CUTOFFS, JudgedRankings, Metric
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def recall_at_k(data: JudgedRankings, cutoff: int | None) -> np.ndarray:
@@ -18,3 +21,16 @@ def recall_at_k(data: JudgedRankings, cutoff: int | None) -> np.ndarray:
     """
     check_cutoff(cutoff, required=True)
     return divide(relevant_retrieved(data, cutoff), data.num_relevant)
+
+
+METRIC = Metric(
+    name="recall",
+    compute=recall_at_k,
+    cutoff="required",
+    description="Share of the relevant documents found in the top k (trec_eval recall_k).",
+    default_cutoffs=(5, 10),
+    aliases=("recall_{k}", "R@{k}"),
+    bounds=(0.0, 1.0),
+    trec_eval=("recall",),
+    trec_cutoffs=TREC_EVAL_CUTOFFS,
+)

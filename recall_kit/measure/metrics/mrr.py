@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
 from recall_kit.measure.metrics._common import check_cutoff, relevant_at
-from recall_kit.types import JudgedRankings
+from recall_kit.types import JudgedRankings, Metric
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def reciprocal_rank(data: JudgedRankings, cutoff: int | None = None) -> np.ndarray:
@@ -17,6 +20,8 @@ def reciprocal_rank(data: JudgedRankings, cutoff: int | None = None) -> np.ndarr
     Reference: trec_eval ``recip_rank`` (whole ranking); ``mrr@k`` is ``recip_rank`` on the run
     cut at k (trec_eval ``-M k``).
     """
+    import numpy as np
+
     check_cutoff(cutoff, required=False)
     relevant = relevant_at(data, cutoff)
     num_queries, depth = relevant.shape
@@ -25,3 +30,15 @@ def reciprocal_rank(data: JudgedRankings, cutoff: int | None = None) -> np.ndarr
     out = np.zeros(num_queries, dtype=np.float64)
     out[found] = 1.0 / (first[found] + 1.0)
     return out
+
+
+METRIC = Metric(
+    name="mrr",
+    compute=reciprocal_rank,
+    cutoff="optional",
+    description="Reciprocal rank of the first relevant document (trec_eval recip_rank).",
+    default_cutoffs=(None,),
+    aliases=("recip_rank", "RR", "RR@{k}"),
+    bounds=(0.0, 1.0),
+    trec_eval=("recip_rank",),
+)
