@@ -219,6 +219,8 @@ LatencySampleOption = Annotated[int, typer.Option("--latency-sample", metavar="I
 #: ablate and sweep write one result file per variant into a folder; `--out` is the old spelling.
 OutDirOption = Annotated[Path, typer.Option("--out-dir", "--out", metavar="DIR", help="Folder for every variant's result JSON and a summary JSON (--out: the old spelling).")]
 ProgressOption = Annotated[bool | None, typer.Option("--progress/--no-progress", help="Progress bar on stderr (default: when a terminal).")]
+ExecutorOption = Annotated[str, typer.Option("--executor", metavar="NAME", help="Where the leg searches and scoring run: local (this process) or ray (a Ray cluster; pip install 'recall-kit[ray]').")]
+AddressOption = Annotated[str | None, typer.Option("--address", metavar="ADDRESS", help="The Ray cluster for --executor ray (ray://HOST:10001; default: RAY_ADDRESS, else one started on this machine).")]
 
 
 def _split_names(values: list[str] | None) -> list[str] | None:
@@ -739,19 +741,23 @@ def ablate_command(
     output: OutputOption = None,
     progress: ProgressOption = None,
     brief: Annotated[bool, typer.Option("--brief", help="Show the ablation table and each leg's contribution only (every comparison is still in --out-dir).")] = False,
+    executor: ExecutorOption = "local",
+    address: AddressOption = None,
 ) -> None:
     """Score every single leg, every leave-one-out and the full system (one search per leg), and
     compare each with the full system; every variant's result is written to --out-dir."""
     from recall_kit.dataset import load_dataset
     from recall_kit.decide.ablate import run_ablation
     from recall_kit.fileio import check_outputs
+    from recall_kit.measure.executor import make_executor
 
     check_outputs({"--output": output}, folders={"--out": out}, inputs={**_dataset_files(dataset), "--config": config})
     spec = _spec_from_flags(retriever, fusion, weights, option, config)
     ablation = run_ablation(spec, load_dataset(dataset), k=k, metrics=_split_names(metrics), out=out,
                             n_resamples=bootstrap, seed=seed,
                             latency_sample=None if latency_sample < 0 else latency_sample, show_progress=progress,
-                            primary=_split_names(primary), relevance_level=relevance_level, judged_only=judged_only)
+                            primary=_split_names(primary), relevance_level=relevance_level, judged_only=judged_only,
+                            executor=make_executor(executor, address))
     typer.echo(f"Wrote {len(ablation.variants)} results and ablation.json to {out}", err=True)
     emit_report(ablation.report(brief=brief), report, output)
 
@@ -777,19 +783,22 @@ def sweep_command(
     report: ReportOption = "table",
     output: OutputOption = None,
     progress: ProgressOption = None,
+    executor: ExecutorOption = "local",
+    address: AddressOption = None,
 ) -> None:
     """Grid-search leg weights and options on one target metric; with --holdout, choose on one half
     of the queries and report the choice, against the default, on the other."""
     from recall_kit.dataset import load_dataset
     from recall_kit.decide.sweep import run_sweep
     from recall_kit.fileio import check_outputs
+    from recall_kit.measure.executor import make_executor
 
     check_outputs({"--output": output}, folders={"--out": out}, inputs={**_dataset_files(dataset), "--config": config})
     spec = _spec_from_flags(retriever, fusion, weights, option, config)
     sweep = run_sweep(spec, load_dataset(dataset), grid, target, k=k, metrics=_split_names(metrics),
                       holdout=holdout, seed=seed, out=out, n_resamples=bootstrap,
                       latency_sample=None if latency_sample < 0 else latency_sample, show_progress=progress,
-                      stratum=stratum)
+                      stratum=stratum, executor=make_executor(executor, address))
     if out is not None:
         typer.echo(f"Wrote {len(sweep.points) + 1} results and sweep.json to {out}", err=True)
     emit_report(sweep.report(), report, output)

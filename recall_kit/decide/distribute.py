@@ -1,0 +1,92 @@
+"""The independent work of an ablation, a sweep or an eval of several systems, as executor tasks:
+one search per distinct leg configuration, then one fusion-and-scoring per system. The dataset and
+each leg's run are shared once; finished tasks are kept in the output folder's checkpoint."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from recall_kit.dataset import Dataset
+from recall_kit.measure.executor import Checkpoint, Executor, LocalExecutor, Task, task_key
+from recall_kit.measure.result import BenchmarkResult
+from recall_kit.measure.runner import LegRun, run_benchmark, run_legs
+from recall_kit.measure.system import Leg, System, SystemSpec
+from recall_kit.options import options_to_dict
+from recall_kit.progress import progress_display
+
+
+def leg_key(leg: Leg) -> str:
+    """What decides a leg's run: its name, options and context options."""
+    return json.dumps([leg.name, options_to_dict(leg.options), options_to_dict(leg.context)],
+                      sort_keys=True, default=str)
+
+
+def describe_leg(leg: Leg) -> str:
+    """A leg and its options as a person reads them in an error: `bm25 (k1=0.9, b=0.4)`."""
+    options = options_to_dict(leg.options) or {}
+    listed = ", ".join(f"{name}={value}" for name, value in options.items())
+    return f"{leg.name} ({listed})" if listed else leg.name
+
+
+def gpus_for(leg: Leg) -> float:
+    """A leg whose options put it on an accelerator (`device=cuda`, `cuda:N` or `auto`, as the dense
+    leg's) asks for one GPU; the executor asks for it only where the cluster has one."""
+    device = str(getattr(leg.options, "device", "cpu") or "cpu")
+    return 1.0 if device.startswith(("cuda", "auto")) else 0.0
+
+
+def search_leg(leg: Leg, dataset: Dataset, depth: int, latency_sample: int | None,
+               show_progress: bool | None) -> LegRun:
+    """One leg's run over the whole query set: a task."""
+    single = System(spec=SystemSpec(leg.name), legs=[leg], fusions=[], fusion_names=[])
+    return run_legs(single, dataset, depth, latency_sample, show_progress)[leg.name]
+
+
+def score_system(system: System, dataset: Dataset, options: dict[str, Any], depth: int,
+                 *runs: LegRun) -> BenchmarkResult:
+    """One system fused from its legs' runs (each cut to `depth`, as a fresh run searches) and
+    scored: a task. `options` are run_benchmark's keyword arguments."""
+    from recall_kit.decide.ablate import leg_runs_for
+
+    by_name = {run.name: run for run in runs}
+    return run_benchmark(system, dataset, leg_runs=leg_runs_for(system, by_name, depth), **options)
+
+
+def search_legs(executor: Executor | None, dataset: Dataset, legs: dict[str, Leg], depths: dict[str, int],
+                latency_sample: int | None, show_progress: bool | None,
+                checkpoint: Checkpoint | None = None) -> dict[str, LegRun]:
+    """Every leg (by `leg_key`) searched once, as deep as `depths` says; runs by the same keys."""
+    executor = executor or LocalExecutor()
+    shared = executor.share(dataset)
+    fingerprint = dataset.fingerprint if checkpoint is not None else ""
+    # A task in this process shows its own stages; remote tasks show none, the driver counts them.
+    task_progress = show_progress if executor.inline else False
+    tasks = {key: Task(task_key("leg", fingerprint, key, depths[key], latency_sample), describe_leg(leg),
+                       search_leg, (leg, shared, depths[key], latency_sample, task_progress), gpus_for(leg))
+             for key, leg in legs.items()}
+    with progress_display(False if executor.inline else show_progress):
+        done = executor.run(list(tasks.values()), "leg searches", checkpoint)
+    return {key: done[task.key] for key, task in tasks.items()}
+
+
+def score_systems(executor: Executor | None, dataset: Dataset, systems: Sequence[tuple[str, System, int]],
+                  runs: dict[str, LegRun], options: dict[str, Any],
+                  show_progress: bool | None = None, checkpoint: Checkpoint | None = None) -> list[BenchmarkResult]:
+    """Each (label, system, depth) fused from the shared leg runs and scored; results in order."""
+    executor = executor or LocalExecutor()
+    shared_dataset = executor.share(dataset)
+    shared_runs = {key: executor.share(run) for key, run in runs.items()}
+    fingerprint = dataset.fingerprint if checkpoint is not None else ""
+    tasks = [Task(task_key("score", fingerprint, label, system.describe(), depth, sorted(options.items()),
+                           [leg_key(leg) for leg in system.legs]),
+                  label, score_system,
+                  (system, shared_dataset, options, depth, *(shared_runs[leg_key(leg)] for leg in system.legs)))
+             for label, system, depth in systems]
+    with progress_display(False if executor.inline else show_progress):
+        done = executor.run(tasks, "fusion and scoring", checkpoint)
+    return [done[task.key] for task in tasks]
+
+
+__all__ = ["describe_leg", "gpus_for", "leg_key", "score_system", "score_systems", "search_leg", "search_legs"]

@@ -1,0 +1,261 @@
+"""Where a run's independent work goes: serially in this process (the default) or as Ray tasks.
+
+A sweep, an ablation or an eval of several systems is a set of independent tasks (one search per
+distinct leg configuration, then one fusion-and-scoring per setting). An executor runs such a set
+and returns every task's result by key; the local one is a plain loop, the Ray one submits tasks to
+a local or remote Ray cluster (`ray.init()` here, or `address` / `RAY_ADDRESS`). With a checkpoint
+folder each finished task's result is kept there, so a rerun after an interruption or a failure
+runs only what is missing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import shutil
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from recall_kit.errors import RecallKitError, describe_plugin_exception
+from recall_kit.fileio import atomic_open
+from recall_kit.progress import stage
+
+#: The executors `--executor` takes.
+EXECUTORS = ("local", "ray")
+
+#: The folder of the user's cache (`cache_root()`) that holds, per output folder, finished tasks'
+#: results until the run has written its results.
+CHECKPOINT_FOLDER = "tasks"
+
+
+class ExtraMissingError(RecallKitError):
+    """An optional dependency is not installed; the message names the extra that brings it."""
+
+
+class TaskFailedError(RecallKitError):
+    """Some tasks of a distributed run raised; the others' results are kept. `failures` maps each
+    failed task's label to its one-line error."""
+
+    def __init__(self, message: str, failures: dict[str, str]) -> None:
+        super().__init__(message)
+        self.failures = failures
+
+
+@dataclass(frozen=True)
+class Task:
+    """One independent piece of work: `function(*args)`.
+
+    `key` names it stably across runs (the checkpoint file); `label` is the setting a person reads
+    in a progress line or an error. Arguments made with `Executor.share` are sent once and shared.
+    `gpus` is the share of a GPU the task asks for where the cluster has one.
+    """
+
+    key: str
+    label: str
+    function: Callable[..., Any]
+    args: tuple[Any, ...] = ()
+    gpus: float = 0.0
+
+
+def task_key(*parts: Any) -> str:
+    """A stable file-safe key from the parts that decide a task's result."""
+    return hashlib.sha256(repr(parts).encode()).hexdigest()[:24]
+
+
+def _one_line(error: BaseException) -> str:
+    if isinstance(error, RecallKitError):
+        return str(error)
+    return describe_plugin_exception(error)
+
+
+class Checkpoint:
+    """Finished tasks' results, one pickle per task key (ids, scores and timings: no memory text).
+
+    Only the user's own cache folder is read: the pickles are the user's own.
+    """
+
+    def __init__(self, folder: str | Path) -> None:
+        self.folder = Path(folder)
+
+    def _path(self, key: str) -> Path:
+        return self.folder / f"{key}.pickle"
+
+    def load(self, key: str) -> tuple[bool, Any]:
+        path = self._path(key)
+        if not path.is_file():
+            return False, None
+        try:
+            with path.open("rb") as handle:
+                return True, pickle.load(handle)
+        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+            return False, None  # unreadable (an older version's, cut short): run the task again
+
+    def save(self, key: str, value: Any) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        with atomic_open(self._path(key), "wb", private=True) as handle:
+            pickle.dump(value, handle, protocol=pickle.HIGHEST_PROTOCOL)
+
+    def clear(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def cache_root() -> Path:
+    """`$RECALL_KIT_CACHE`, else the platform's user cache folder + `recall-kit`.
+
+    Linux: `$XDG_CACHE_HOME` or `~/.cache`; macOS: `~/Library/Caches`; Windows: `%LOCALAPPDATA%`.
+    """
+    override = os.environ.get("RECALL_KIT_CACHE")
+    if override:
+        return Path(override).expanduser()
+    if sys.platform == "win32":
+        base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
+    elif sys.platform == "darwin":
+        base = Path.home() / "Library" / "Caches"
+    else:
+        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "recall-kit"
+
+
+def checkpoint_for(out: str | Path | None) -> Checkpoint | None:
+    """The checkpoint of a run that writes to the folder `out` (none without one): in the user's
+    cache folder, never in `out`, which holds a complete set of results or nothing."""
+    if out is None:
+        return None
+    digest = hashlib.sha256(str(Path(out).resolve()).encode()).hexdigest()[:24]
+    return Checkpoint(cache_root() / CHECKPOINT_FOLDER / digest)
+
+
+class LocalExecutor:
+    """Every task in turn, in this process: the default, and exactly what a run did before
+    executors existed. The first task that raises stops the run (its error as it was raised);
+    the tasks finished before it are kept in the checkpoint."""
+
+    name = "local"
+    #: Whether a task may show its own progress display (only in the driving process).
+    inline = True
+
+    def share(self, value: Any) -> Any:
+        return value
+
+    def run(self, tasks: Sequence[Task], what: str, checkpoint: Checkpoint | None = None) -> dict[str, Any]:
+        results: dict[str, Any] = {}
+        for task in tasks:
+            if checkpoint is not None:
+                found, value = checkpoint.load(task.key)
+                if found:
+                    results[task.key] = value
+                    continue
+            value = task.function(*task.args)
+            if checkpoint is not None:
+                checkpoint.save(task.key, value)
+            results[task.key] = value
+        return results
+
+
+def _import_ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise ExtraMissingError(
+            "--executor ray needs Ray, which is not installed: pip install 'recall-kit[ray]'"
+        ) from None
+    return ray
+
+
+class RayExecutor:
+    """Tasks on a Ray cluster: this machine's (started on first use) or the one at `address`
+    (`ray://HOST:10001`, or `RAY_ADDRESS`). Shared arguments go to the object store once. Every
+    task runs to its end: the failures are reported together, with their settings, and the
+    others' results are kept."""
+
+    name = "ray"
+    inline = False
+
+    def __init__(self, address: str | None = None) -> None:
+        self.address = address or os.environ.get("RAY_ADDRESS") or None
+        self._ray: Any = None
+        self._remote: dict[float, Any] = {}
+
+    def _ensure(self) -> Any:
+        if self._ray is None:
+            ray = _import_ray()
+            if not ray.is_initialized():
+                ray.init(address=self.address, include_dashboard=False, log_to_driver=False,
+                         configure_logging=False)
+            self._ray = ray
+        return self._ray
+
+    def share(self, value: Any) -> Any:
+        return self._ensure().put(value)
+
+    def _remote_for(self, gpus: float) -> Any:
+        ray = self._ensure()
+        if gpus not in self._remote:
+            has_gpu = ray.cluster_resources().get("GPU", 0) > 0
+            self._remote[gpus] = ray.remote(num_cpus=1, num_gpus=gpus if has_gpu else 0, max_retries=0)(_call)
+        return self._remote[gpus]
+
+    def run(self, tasks: Sequence[Task], what: str, checkpoint: Checkpoint | None = None) -> dict[str, Any]:
+        ray = self._ensure()
+        results: dict[str, Any] = {}
+        pending: dict[Any, Task] = {}
+        for task in tasks:
+            if checkpoint is not None:
+                found, value = checkpoint.load(task.key)
+                if found:
+                    results[task.key] = value
+                    continue
+            pending[self._remote_for(task.gpus).remote(task.function, *task.args)] = task
+        failures: dict[str, str] = {}
+        advance = stage(f"{what}: {len(pending)} tasks on ray", total=len(pending)) if pending else None
+        waiting = list(pending)
+        while waiting:
+            done, waiting = ray.wait(waiting, num_returns=1)
+            for ref in done:
+                task = pending[ref]
+                try:
+                    value = ray.get(ref)
+                except Exception as error:  # the task's own exception, as Ray wraps it
+                    cause = getattr(error, "cause", None)
+                    failures[task.label] = _one_line(cause if isinstance(cause, BaseException) else error)
+                else:
+                    if checkpoint is not None:
+                        checkpoint.save(task.key, value)
+                    results[task.key] = value
+                if advance is not None:
+                    advance(1)
+        if failures:
+            kept = (f"the other {len(tasks) - len(failures)} are kept in {checkpoint.folder}: rerun the same "
+                    "command to run only what is missing" if checkpoint is not None
+                    else "give an output folder (--out-dir) to keep the others' results for a rerun")
+            listing = "; ".join(f"{label}: {message}" for label, message in failures.items())
+            raise TaskFailedError(f"{len(failures)} of {len(tasks)} tasks ({what}) failed, {kept}. {listing}",
+                                  failures)
+        return results
+
+
+def _call(function: Callable[..., Any], *args: Any) -> Any:
+    return function(*args)
+
+
+Executor = LocalExecutor | RayExecutor
+
+
+def make_executor(name: str | None = None, address: str | None = None) -> Executor:
+    """The executor `--executor NAME [--address ADDRESS]` asks for (default: local)."""
+    if name in (None, "local"):
+        if address is not None:
+            raise RecallKitError("--address is for --executor ray.")
+        return LocalExecutor()
+    if name == "ray":
+        _import_ray()
+        return RayExecutor(address)
+    raise RecallKitError(f"Unknown executor {name!r}. Available: {', '.join(EXECUTORS)}.")
+
+
+__all__ = ["CHECKPOINT_FOLDER", "EXECUTORS", "Checkpoint", "Executor", "ExtraMissingError", "LocalExecutor",
+           "RayExecutor", "Task", "TaskFailedError", "cache_root", "checkpoint_for", "make_executor", "task_key"]
