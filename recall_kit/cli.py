@@ -266,7 +266,7 @@ def eval_command(
     fusion: FusionOption = None,
     weights: WeightsOption = None,
     option: OptionOption = None,
-    config: ConfigOption = None,
+    config: Annotated[list[Path] | None, typer.Option("--config", "-c", metavar="PATH", help="TOML experiment file; flags override it. Repeat to evaluate several systems (each result in --out-dir).")] = None,
     k: KOption = 20,
     metrics: MetricsOption = None,
     relevance_level: RelevanceLevelOption = 1,
@@ -278,8 +278,12 @@ def eval_command(
     latency_sample: LatencySampleOption = 200,
     seed: Annotated[int, typer.Option("--seed", help="Recorded in the manifest; used by seeded plugins.")] = 0,
     progress: ProgressOption = None,
+    out_dir: Annotated[Path | None, typer.Option("--out-dir", metavar="DIR", help="Folder for each system's result JSON (NAME.json, NAME: the config file's name); needed with several --config.")] = None,
+    executor: ExecutorOption = "local",
+    address: AddressOption = None,
 ) -> None:
-    """Run a retriever (or a fused system) on a dataset and score it per stratum."""
+    """Run a retriever (or a fused system) on a dataset and score it per stratum; with several
+    --config files, every system (legs they share are searched once)."""
     from recall_kit.dataset import load_dataset
     from recall_kit.errors import SpecError
     from recall_kit.fileio import atomic_batch, check_outputs
@@ -293,9 +297,14 @@ def eval_command(
         parse_weights,
     )
 
-    check_outputs({"--json": json_out, "--run": run_out, "--output": output},
-                  inputs={**_dataset_files(dataset), "--config": config})
-    base = load_config(config) if config else None
+    configs = list(config or [])
+    check_outputs({"--json": json_out, "--run": run_out, "--output": output}, folders={"--out-dir": out_dir},
+                  inputs={**_dataset_files(dataset), **{f"--config {path}": path for path in configs}})
+    if len(configs) > 1 or out_dir is not None or executor != "local":
+        _eval_systems(dataset, retriever, fusion, weights, option, configs, k, metrics, relevance_level, judged_only,
+                      json_out, run_out, report, output, latency_sample, seed, progress, out_dir, executor, address)
+        return
+    base = load_config(configs[0]) if configs else None
     if retriever is None and base is None:
         raise SpecError("Missing --retriever (or --config with [system] retriever).")
     override = SystemSpec(
@@ -324,6 +333,56 @@ def eval_command(
             typer.echo(f"Wrote {written}", err=True)
     if output is None:
         emit_report(result.report(), report)
+
+
+def _eval_systems(dataset: Path, retriever: str | None, fusion: list[str] | None, weights: str | None,
+                  option: list[str] | None, configs: list[Path], k: int, metrics: list[str] | None,
+                  relevance_level: int, judged_only: bool, json_out: Path | None, run_out: Path | None, report: str,
+                  output: Path | None, latency_sample: int, seed: int, progress: bool | None, out_dir: Path | None,
+                  executor: str, address: str | None) -> None:
+    """`eval` of several systems (one per --config, the flags over each), or of one through an executor."""
+    from recall_kit.dataset import load_dataset
+    from recall_kit.decide.distribute import run_systems
+    from recall_kit.errors import OptionError
+    from recall_kit.fileio import atomic_batch
+    from recall_kit.measure.executor import make_executor
+    from recall_kit.measure.system import build_system
+
+    if len(configs) > 1 and (json_out is not None or run_out is not None):
+        raise OptionError("--json and --run write one system's result; with several --config, --out-dir gets each.")
+    if len(configs) > 1 and out_dir is None:
+        raise OptionError("Several --config files: give --out-dir for their results (NAME.json each).")
+    chosen = make_executor(executor, address)
+    paths: list[Path | None] = [*configs] or [None]
+    specs = [_spec_from_flags(retriever, fusion, weights, option, path) for path in paths]
+    names = [path.stem for path in configs] if configs else [spec.retriever for spec in specs]
+    results = run_systems([(name, build_system(spec)) for name, spec in zip(names, specs, strict=True)],
+                          load_dataset(dataset), k=k, metrics=_split_names(metrics),
+                          latency_sample=None if latency_sample < 0 else latency_sample, show_progress=progress,
+                          seed=seed, relevance_level=relevance_level, judged_only=judged_only, executor=chosen,
+                          out=out_dir)
+    if out_dir is not None:
+        typer.echo(f"Wrote {len(results)} result{'s' if len(results) > 1 else ''} to {out_dir}", err=True)
+    with atomic_batch():
+        if json_out is not None:
+            results[0].save(json_out)
+        if run_out is not None:
+            results[0].write_run(run_out, tag=specs[0].retriever)
+    for written in (json_out, run_out):
+        if written is not None:
+            typer.echo(f"Wrote {written}", err=True)
+    emit_report(_joined_reports([result.report() for result in results]), report, output)
+
+
+def _joined_reports(reports: list[Any]) -> Any:
+    """One report of several systems' reports: their tables and notes in turn."""
+    if len(reports) == 1:
+        return reports[0]
+    from recall_kit.types import Report
+
+    return Report(title=" | ".join(r.title for r in reports), tables=[t for r in reports for t in r.tables],
+                  notes=[n for r in reports for n in r.notes], data={"systems": [r.data for r in reports]},
+                  charts=[c for r in reports for c in r.charts])
 
 
 @app.command("score")

@@ -138,6 +138,24 @@ def test_sweep_and_ablation_on_ray_equal_the_local_run(ray_cluster, flaky, tmp_p
     assert len(_folder(tmp_path / "ablate-ray")) == 7 + 1  # full, 3 leave-one-out, 3 single legs
 
 
+def test_several_systems_on_ray_equal_each_evaluated_alone(ray_cluster, flaky, tmp_path):
+    from recall_kit.decide.distribute import run_systems
+    from recall_kit.measure.runner import run_benchmark
+    from recall_kit.measure.system import build_system
+
+    dataset = load_dataset(EXAMPLE)
+    specs = {"hybrid": SystemSpec("bm25+flaky", ["rrf"]), "hybrid-k10": SystemSpec("bm25+fts5", ["rrf"], {}, {"rrf": {"k": "10"}}),
+             "fts5": SystemSpec("fts5")}
+    options = {"k": 10, "metrics": ["recall@10", "ndcg@20"], "latency_sample": 5, "show_progress": False}
+    run_systems([(name, build_system(spec)) for name, spec in specs.items()], dataset, executor=RayExecutor(),
+                out=tmp_path / "out", **options)  # type: ignore[arg-type]
+    written = _folder(tmp_path / "out")
+    assert sorted(written) == ["fts5.json", "hybrid-k10.json", "hybrid.json"]
+    for name, spec in specs.items():
+        alone = run_benchmark(spec, dataset, **options)  # type: ignore[arg-type]
+        assert written[f"{name}.json"] == _without_timings(alone.to_dict())
+
+
 def test_a_failing_task_is_reported_the_rest_kept_and_a_rerun_finishes_it(ray_cluster, flaky, tmp_path):
     log, gate = tmp_path / "builds.log", tmp_path / "gate"
     gate.touch()
@@ -210,3 +228,29 @@ def test_unknown_executor_lists_the_known_ones():
 
     with pytest.raises(RecallKitError, match="Unknown executor 'spark'. Available: local, ray."):
         make_executor("spark")
+
+
+def test_eval_of_several_configs_writes_each_result_and_equals_eval_alone(tmp_path):
+    import os
+    import subprocess
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "recall_kit", *args], check=False, cwd=tmp_path,
+                              env={**os.environ, "RECALL_KIT_LOAD_PLUGINS": "recall-kit-fts5,recall-kit-bm25,recall-kit-fusion",
+                                   "RECALL_KIT_CACHE": str(tmp_path / "cache")},
+                              capture_output=True, text=True, timeout=300)
+
+    (tmp_path / "a.toml").write_text('[system]\nretriever = "bm25+fts5"\nfusion = ["rrf"]\n')
+    (tmp_path / "b.toml").write_text('[system]\nretriever = "bm25+fts5"\nfusion = ["rrf"]\n[options.rrf]\nk = 10\n')
+    common = ["-d", str(EXAMPLE), "--metrics", "recall@10,mrr", "--latency-sample", "0"]
+    refused = cli("eval", *common, "-c", "a.toml", "-c", "b.toml")
+    assert refused.returncode == 2
+    assert refused.stderr.strip() == "Error: Several --config files: give --out-dir for their results (NAME.json each)."
+    done = cli("eval", *common, "-c", "a.toml", "-c", "b.toml", "--out-dir", "out")
+    assert done.returncode == 0, done.stderr
+    assert "Wrote 2 results to out" in done.stderr and done.stdout.count("bm25+fts5 (rrf) on memories") == 2
+    alone = cli("eval", *common, "-c", "b.toml", "--json", "b.json")
+    assert alone.returncode == 0, alone.stderr
+    written = _folder(tmp_path / "out")
+    assert sorted(written) == ["a.json", "b.json"]
+    assert written["b.json"] == _without_timings(json.loads((tmp_path / "b.json").read_text()))

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from recall_kit.dataset import Dataset
-from recall_kit.measure.executor import Checkpoint, Executor, LocalExecutor, Task, task_key
+from recall_kit.errors import SpecError
+from recall_kit.fileio import atomic_batch
+from recall_kit.measure.executor import Checkpoint, Executor, LocalExecutor, Task, checkpoint_for, task_key
 from recall_kit.measure.result import BenchmarkResult
 from recall_kit.measure.runner import LegRun, run_benchmark, run_legs
 from recall_kit.measure.system import Leg, System, SystemSpec
@@ -89,4 +92,53 @@ def score_systems(executor: Executor | None, dataset: Dataset, systems: Sequence
     return [done[task.key] for task in tasks]
 
 
-__all__ = ["describe_leg", "gpus_for", "leg_key", "score_system", "score_systems", "search_leg", "search_legs"]
+def run_systems(
+    systems: Sequence[tuple[str, System]],
+    dataset: Dataset,
+    k: int = 20,
+    metrics: Sequence[str] | None = None,
+    latency_sample: int | None = 200,
+    show_progress: bool | None = None,
+    seed: int = 0,
+    relevance_level: int = 1,
+    judged_only: bool = False,
+    executor: Executor | None = None,
+    out: str | Path | None = None,
+) -> list[BenchmarkResult]:
+    """Several named systems on one dataset, each scored as `run_benchmark` scores it alone; a leg
+    configuration that several systems use is searched once, as deep as the deepest needs.
+
+    With `out`, each result is written there as `NAME.json` (all or none), and finished tasks are
+    kept for a rerun until then.
+    """
+    from recall_kit.decide.ablate import file_name
+    from recall_kit.measure.runner import search_depth
+
+    names = [name for name, _ in systems]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise SpecError(f"Two systems are named {repeated[0]!r}; give each its own name (config file name).")
+    depths: dict[str, int] = {}
+    legs: dict[str, Leg] = {}
+    for _, system in systems:
+        depth = search_depth(system, dataset, k, metrics)
+        for leg in system.legs:
+            key = leg_key(leg)
+            legs[key] = leg
+            depths[key] = max(depths.get(key, 0), depth)
+    checkpoint = checkpoint_for(out)
+    runs = search_legs(executor, dataset, legs, depths, latency_sample, show_progress, checkpoint)
+    results = score_systems(executor, dataset,
+                            [(name, system, search_depth(system, dataset, k, metrics)) for name, system in systems],
+                            runs, {"k": k, "metrics": metrics, "seed": seed, "relevance_level": relevance_level,
+                                   "judged_only": judged_only}, show_progress, checkpoint)
+    if out is not None:
+        with atomic_batch():  # every file or none
+            for name, result in zip(names, results, strict=True):
+                result.save(Path(out) / file_name(name))
+        if checkpoint is not None:
+            checkpoint.clear()
+    return results
+
+
+__all__ = ["describe_leg", "gpus_for", "leg_key", "run_systems", "score_system", "score_systems", "search_leg", "search_legs"]

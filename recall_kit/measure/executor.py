@@ -190,7 +190,7 @@ class RayExecutor:
         return self._ray
 
     def share(self, value: Any) -> Any:
-        return self._ensure().put(value)
+        return _Shared(self._ensure().put(value))
 
     def _remote_for(self, gpus: float) -> Any:
         ray = self._ensure()
@@ -238,8 +238,36 @@ class RayExecutor:
         return results
 
 
+@dataclass(frozen=True)
+class _Shared:
+    """An object in Ray's object store, fetched and unpickled once per worker process (a task
+    argument that is a bare reference would be unpickled again for every task)."""
+
+    ref: Any
+
+
+#: In a worker: shared objects already fetched, by reference, the most recent last.
+_FETCHED: dict[str, Any] = {}
+#: How many shared objects a worker keeps (a dataset and the leg runs of a sweep's settings).
+FETCHED_LIMIT = 256
+
+
+def _resolve(value: Any) -> Any:
+    if not isinstance(value, _Shared):
+        return value
+    key = value.ref.hex()
+    if key not in _FETCHED:
+        import ray
+
+        _FETCHED[key] = ray.get(value.ref)
+        while len(_FETCHED) > FETCHED_LIMIT:
+            _FETCHED.pop(next(iter(_FETCHED)))
+    return _FETCHED[key]
+
+
 def _call(function: Callable[..., Any], *args: Any) -> Any:
-    return function(*args)
+    """A task in a Ray worker: shared arguments resolved, then the work."""
+    return function(*(_resolve(arg) for arg in args))
 
 
 Executor = LocalExecutor | RayExecutor
