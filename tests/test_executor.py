@@ -254,3 +254,20 @@ def test_eval_of_several_configs_writes_each_result_and_equals_eval_alone(tmp_pa
     written = _folder(tmp_path / "out")
     assert sorted(written) == ["a.json", "b.json"]
     assert written["b.json"] == _without_timings(json.loads((tmp_path / "b.json").read_text()))
+
+
+def test_a_local_sweep_imports_no_ray(tmp_path):
+    import os
+    import subprocess
+
+    script = ("import sys; from recall_kit.cli import main; "
+              "sys.argv = ['recall-kit', 'sweep', '--dataset', sys.argv[1], '-r', 'bm25+fts5', '-f', 'rrf', "
+              "'--grid', 'rrf.k=10,60', '--target', 'ndcg@10', '--latency-sample', '0', '--out-dir', sys.argv[2]]\n"
+              "try:\n    main()\nexcept SystemExit as done:\n    assert not done.code, done.code\n"
+              "print('RAY', 'ray' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", script, str(EXAMPLE), str(tmp_path / "out")], capture_output=True,
+                          text=True, timeout=300, env={**os.environ, "RECALL_KIT_CACHE": str(tmp_path / "cache"),
+                                                       "RECALL_KIT_LOAD_PLUGINS": "recall-kit-fts5,recall-kit-bm25,recall-kit-fusion"})
+    assert done.stdout.strip().endswith("RAY False"), done.stdout + done.stderr
+    assert (tmp_path / "out" / "sweep.json").is_file()
+    assert not list((tmp_path / "cache").rglob("*.pickle"))  # the checkpoint went once the results were written
