@@ -94,15 +94,16 @@ def run(dataset_folder: Path, out: Path, executor: Any) -> tuple[float, Any]:
     return time.perf_counter() - started, sweep
 
 
-def leg_seconds(sweep: Any) -> list[float]:
-    """Per distinct leg configuration, its build + batch-search seconds (from the result files)."""
-    seen: dict[str, float] = {}
+def task_seconds(sweep: Any) -> tuple[list[float], list[float]]:
+    """Per distinct leg configuration its index build seconds, and per setting its fusion-and-scoring
+    seconds (the result's wall time, which excludes the shared leg searches)."""
+    builds: dict[str, float] = {}
     for point in [sweep.default, *sweep.points]:
         for leg in point.result.system["legs"]:
             key = json.dumps([leg["name"], leg["options"]], sort_keys=True)
-            legs = point.result.index["legs"]
-            seen[key] = legs[leg["name"]]["build_seconds"]
-    return list(seen.values())
+            builds[key] = point.result.index["legs"][leg["name"]]["build_seconds"]
+    scoring = [point.result.wall_seconds for point in [sweep.default, *sweep.points]]
+    return list(builds.values()), scoring
 
 
 def main() -> None:
@@ -126,9 +127,12 @@ def main() -> None:
         print(f"dataset: {args.memories:,} memories, {args.queries} queries ({time.perf_counter() - started:.1f} s)")
 
         serial_seconds, serial = run(root / "data", root / "serial", None)
-        builds = leg_seconds(serial)
-        print(f"serial: {serial_seconds:.1f} s; {serial.leg_searches} leg searches, {len(serial.points) + 1} "
-              f"settings; leg index builds {sum(builds):.1f} s in all (mean {sum(builds) / len(builds):.2f} s)")
+        builds, scoring = task_seconds(serial)
+        print(f"serial: {serial_seconds:.1f} s; {serial.leg_searches} leg searches, {len(scoring)} settings; "
+              f"leg index builds {sum(builds):.1f} s in all (mean {sum(builds) / len(builds):.2f} s, max "
+              f"{max(builds):.2f} s); fusion and scoring {sum(scoring):.1f} s in all (mean "
+              f"{sum(scoring) / len(scoring):.2f} s); the rest (leg searches' queries, the driver) "
+              f"{serial_seconds - sum(builds) - sum(scoring):.1f} s")
 
         started = time.perf_counter()
         ray.init(num_cpus=args.workers, num_gpus=0, include_dashboard=False, log_to_driver=False,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -165,3 +166,19 @@ def check_outputs(
         if folder.exists() and not folder.is_dir():
             raise OutputError(f"{flag} {folder}: is a file; give a folder to write in.")
         _probe_folder(flag, folder, folder)
+
+
+def cache_root() -> Path:
+    """The user's recall-kit cache folder: `$RECALL_KIT_CACHE`, else the platform's user cache
+    folder + `recall-kit` (Linux: `$XDG_CACHE_HOME` or `~/.cache`; macOS: `~/Library/Caches`;
+    Windows: `%LOCALAPPDATA%`). Caches live there, never inside a repository."""
+    override = os.environ.get("RECALL_KIT_CACHE")
+    if override:
+        return Path(override).expanduser()
+    if sys.platform == "win32":
+        base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
+    elif sys.platform == "darwin":
+        base = Path.home() / "Library" / "Caches"
+    else:
+        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "recall-kit"

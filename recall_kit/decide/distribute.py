@@ -33,6 +33,23 @@ def describe_leg(leg: Leg) -> str:
     return f"{leg.name} ({listed})" if listed else leg.name
 
 
+def distinct_legs(systems: Sequence[System], dataset: Dataset, k: int,
+                  metrics: Sequence[str] | None) -> tuple[dict[str, Leg], dict[str, int]]:
+    """Every distinct leg configuration of `systems` (by `leg_key`), and how deep to search it: as
+    deep as the deepest system that uses it needs (`search_depth`)."""
+    from recall_kit.measure.runner import search_depth
+
+    depths: dict[str, int] = {}
+    legs: dict[str, Leg] = {}
+    for system in systems:
+        depth = search_depth(system, dataset, k, metrics)
+        for leg in system.legs:
+            key = leg_key(leg)
+            legs[key] = leg
+            depths[key] = max(depths.get(key, 0), depth)
+    return legs, depths
+
+
 def gpus_for(leg: Leg) -> float:
     """A leg whose options put it on an accelerator (`device=cuda`, `cuda:N` or `auto`, as the dense
     leg's) asks for one GPU; the executor asks for it only where the cluster has one."""
@@ -118,14 +135,7 @@ def run_systems(
     repeated = sorted({name for name in names if names.count(name) > 1})
     if repeated:
         raise SpecError(f"Two systems are named {repeated[0]!r}; give each its own name (config file name).")
-    depths: dict[str, int] = {}
-    legs: dict[str, Leg] = {}
-    for _, system in systems:
-        depth = search_depth(system, dataset, k, metrics)
-        for leg in system.legs:
-            key = leg_key(leg)
-            legs[key] = leg
-            depths[key] = max(depths.get(key, 0), depth)
+    legs, depths = distinct_legs([system for _, system in systems], dataset, k, metrics)
     checkpoint = checkpoint_for(out)
     runs = search_legs(executor, dataset, legs, depths, latency_sample, show_progress, checkpoint)
     results = score_systems(executor, dataset,
@@ -141,4 +151,4 @@ def run_systems(
     return results
 
 
-__all__ = ["describe_leg", "gpus_for", "leg_key", "run_systems", "score_system", "score_systems", "search_leg", "search_legs"]
+__all__ = ["describe_leg", "distinct_legs", "gpus_for", "leg_key", "run_systems", "score_system", "score_systems", "search_leg", "search_legs"]

@@ -14,15 +14,14 @@ import numpy as np
 from recall_kit.dataset import Dataset
 from recall_kit.decide.ablate import file_name
 from recall_kit.decide.compare import ALPHA, Comparison, compare_results, delta_table
-from recall_kit.decide.distribute import leg_key as _leg_key
-from recall_kit.decide.distribute import score_systems, search_legs
+from recall_kit.decide.distribute import distinct_legs, score_systems, search_legs
 from recall_kit.errors import OptionError
 from recall_kit.fileio import atomic_batch, write_json_atomic
 from recall_kit.measure.evaluation import resolve_metrics
 from recall_kit.measure.executor import Executor, checkpoint_for
 from recall_kit.measure.result import BenchmarkResult
 from recall_kit.measure.runner import search_depth
-from recall_kit.measure.system import Leg, System, SystemSpec, build_system, parse_weight, split_target
+from recall_kit.measure.system import System, SystemSpec, build_system, parse_weight, split_target
 from recall_kit.types import Report, ReportTable
 
 SCHEMA = "recall-kit/sweep/1"
@@ -277,14 +276,7 @@ def run_sweep(
             continue
         systems.append((settings, config, build_system(config)))
     # One search per distinct leg configuration, as deep as any setting needs.
-    depths: dict[str, int] = {}
-    leg_by_key: dict[str, Leg] = {}
-    for _, _, system in systems:
-        depth = search_depth(system, dataset, k, names)
-        for leg in system.legs:
-            key = _leg_key(leg)
-            leg_by_key[key] = leg
-            depths[key] = max(depths.get(key, 0), depth)
+    leg_by_key, depths = distinct_legs([system for _, _, system in systems], dataset, k, names)
     # The independent work (each leg search, then each setting's fusion and scoring) goes to the
     # executor; with --out-dir each finished task is kept, so a rerun does only what is missing.
     checkpoint = checkpoint_for(out)

@@ -14,14 +14,13 @@ import hashlib
 import os
 import pickle
 import shutil
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from recall_kit.errors import RecallKitError, describe_plugin_exception
-from recall_kit.fileio import atomic_open
+from recall_kit.fileio import atomic_open, cache_root
 from recall_kit.progress import stage
 
 #: The executors `--executor` takes.
@@ -99,25 +98,20 @@ class Checkpoint:
         with atomic_open(self._path(key), "wb", private=True) as handle:
             pickle.dump(value, handle, protocol=pickle.HIGHEST_PROTOCOL)
 
+    def split(self, tasks: Sequence[Task]) -> tuple[dict[str, Any], list[Task]]:
+        """The results of the tasks finished before, by key, and the tasks still to run."""
+        found: dict[str, Any] = {}
+        missing: list[Task] = []
+        for task in tasks:
+            done, value = self.load(task.key)
+            if done:
+                found[task.key] = value
+            else:
+                missing.append(task)
+        return found, missing
+
     def clear(self) -> None:
         shutil.rmtree(self.folder, ignore_errors=True)
-
-
-def cache_root() -> Path:
-    """`$RECALL_KIT_CACHE`, else the platform's user cache folder + `recall-kit`.
-
-    Linux: `$XDG_CACHE_HOME` or `~/.cache`; macOS: `~/Library/Caches`; Windows: `%LOCALAPPDATA%`.
-    """
-    override = os.environ.get("RECALL_KIT_CACHE")
-    if override:
-        return Path(override).expanduser()
-    if sys.platform == "win32":
-        base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
-    elif sys.platform == "darwin":
-        base = Path.home() / "Library" / "Caches"
-    else:
-        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "recall-kit"
 
 
 def checkpoint_for(out: str | Path | None) -> Checkpoint | None:
@@ -142,13 +136,8 @@ class LocalExecutor:
         return value
 
     def run(self, tasks: Sequence[Task], what: str, checkpoint: Checkpoint | None = None) -> dict[str, Any]:
-        results: dict[str, Any] = {}
-        for task in tasks:
-            if checkpoint is not None:
-                found, value = checkpoint.load(task.key)
-                if found:
-                    results[task.key] = value
-                    continue
+        results, missing = checkpoint.split(tasks) if checkpoint is not None else ({}, list(tasks))
+        for task in missing:
             value = task.function(*task.args)
             if checkpoint is not None:
                 checkpoint.save(task.key, value)
@@ -179,18 +168,30 @@ class RayExecutor:
         self.address = address or os.environ.get("RAY_ADDRESS") or None
         self._ray: Any = None
         self._remote: dict[float, Any] = {}
+        self._shared: dict[int, tuple[Any, _Shared]] = {}
 
     def _ensure(self) -> Any:
         if self._ray is None:
             ray = _import_ray()
             if not ray.is_initialized():
-                ray.init(address=self.address, include_dashboard=False, log_to_driver=False,
-                         configure_logging=False)
+                try:
+                    ray.init(address=self.address, include_dashboard=False, log_to_driver=False,
+                             configure_logging=False)
+                except (ConnectionError, RuntimeError, ValueError, TimeoutError) as error:
+                    where = f"the Ray cluster at {self.address}" if self.address else "a local Ray cluster"
+                    raise RecallKitError(f"Cannot start or reach {where}: {type(error).__name__}: "
+                                         f"{str(error).splitlines()[0] if str(error) else ''}") from None
             self._ray = ray
         return self._ray
 
     def share(self, value: Any) -> Any:
-        return _Shared(self._ensure().put(value))
+        """`value` in the object store, once however often it is shared (the dataset of a sweep's
+        leg searches and of its scoring)."""
+        known = self._shared.get(id(value))
+        if known is None or known[0] is not value:
+            known = (value, _Shared(self._ensure().put(value)))
+            self._shared[id(value)] = known
+        return known[1]
 
     def _remote_for(self, gpus: float) -> Any:
         ray = self._ensure()
@@ -201,15 +202,8 @@ class RayExecutor:
 
     def run(self, tasks: Sequence[Task], what: str, checkpoint: Checkpoint | None = None) -> dict[str, Any]:
         ray = self._ensure()
-        results: dict[str, Any] = {}
-        pending: dict[Any, Task] = {}
-        for task in tasks:
-            if checkpoint is not None:
-                found, value = checkpoint.load(task.key)
-                if found:
-                    results[task.key] = value
-                    continue
-            pending[self._remote_for(task.gpus).remote(task.function, *task.args)] = task
+        results, missing = checkpoint.split(tasks) if checkpoint is not None else ({}, list(tasks))
+        pending = {self._remote_for(task.gpus).remote(task.function, *task.args): task for task in missing}
         failures: dict[str, str] = {}
         advance = stage(f"{what}: {len(pending)} tasks on ray", total=len(pending)) if pending else None
         waiting = list(pending)
@@ -286,4 +280,4 @@ def make_executor(name: str | None = None, address: str | None = None) -> Execut
 
 
 __all__ = ["CHECKPOINT_FOLDER", "EXECUTORS", "Checkpoint", "Executor", "ExtraMissingError", "LocalExecutor",
-           "RayExecutor", "Task", "TaskFailedError", "cache_root", "checkpoint_for", "make_executor", "task_key"]
+           "RayExecutor", "Task", "TaskFailedError", "checkpoint_for", "make_executor", "task_key"]

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,26 +12,17 @@ from typing import Any
 import numpy as np
 
 from recall_kit.fileio import atomic_open
+from recall_kit.plugin import cache_root
 
 #: Bumped when the layout or the meaning of a cached array changes.
 CACHE_FORMAT = 1
 
 
 def cache_folder() -> Path:
-    """`$RECALL_KIT_CACHE/dense`, else the platform's user cache folder + `recall-kit/dense`.
-
-    Linux: `$XDG_CACHE_HOME` or `~/.cache`; macOS: `~/Library/Caches`; Windows: `%LOCALAPPDATA%`.
-    """
-    override = os.environ.get("RECALL_KIT_CACHE")
-    if override:
-        return Path(override).expanduser() / "dense"
-    if sys.platform == "win32":
-        base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
-    elif sys.platform == "darwin":
-        base = Path.home() / "Library" / "Caches"
-    else:
-        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "recall-kit" / "dense"
+    """`$RECALL_KIT_CACHE/dense`, else the platform's user cache folder + `recall-kit/dense`
+    (recall_kit.plugin.cache_root: Linux `$XDG_CACHE_HOME` or `~/.cache`, macOS
+    `~/Library/Caches`, Windows `%LOCALAPPDATA%`)."""
+    return cache_root() / "dense"
 
 
 def key_digest(key: Mapping[str, Any]) -> str:
