@@ -26,6 +26,9 @@ from recall_kit.progress import stage
 #: The executors `--executor` takes.
 EXECUTORS = ("local", "ray")
 
+#: How many failed tasks a failure message names (the error's `failures` has them all).
+LISTED_FAILURES = 5
+
 #: The folder of the user's cache (`cache_root()`) that holds, per output folder, finished tasks'
 #: results until the run has written its results.
 CHECKPOINT_FOLDER = "tasks"
@@ -226,7 +229,10 @@ class RayExecutor:
             kept = (f"the other {len(tasks) - len(failures)} are kept in {checkpoint.folder}: rerun the same "
                     "command to run only what is missing" if checkpoint is not None
                     else "give an output folder (--out-dir) to keep the others' results for a rerun")
-            listing = "; ".join(f"{label}: {message}" for label, message in failures.items())
+            shown = list(failures.items())[:LISTED_FAILURES]
+            listing = "; ".join(f"{label}: {message}" for label, message in shown)
+            if len(failures) > len(shown):
+                listing += f"; and {len(failures) - len(shown)} more"
             raise TaskFailedError(f"{len(failures)} of {len(tasks)} tasks ({what}) failed, {kept}. {listing}",
                                   failures)
         return results
