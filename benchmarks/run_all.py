@@ -41,6 +41,7 @@ SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     "bench_eval.py": ([], []),
     "bench_pgvector.py": (["--quick"], []),
     "bench_quality.py": ([], []),
+    "bench_distributed.py": (["--memories", "5000", "--queries", "100"], []),
 }
 
 

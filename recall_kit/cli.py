@@ -238,9 +238,11 @@ ReportOption = Annotated[str, typer.Option("--report", metavar="NAME", callback=
 OutputOption = Annotated[Path | None, typer.Option("--output", metavar="PATH", help="Write the report to this file instead of stdout.")]
 LatencySampleOption = Annotated[int, typer.Option("--latency-sample", metavar="INTEGER", callback=_check_latency_sample, help="Queries timed one at a time (0: none, -1: all).")]
 #: ablate and sweep write one result file per variant into a folder; `--out` is the old spelling.
-OutDirOption = Annotated[Path, typer.Option("--out-dir", "--out", metavar="DIR", help="Folder for every variant's result JSON and a summary JSON.")]
+OutDirOption = Annotated[Path, typer.Option("--out-dir", "--out", metavar="DIR", help="Folder for every variant's result JSON and a summary JSON (--out: the old spelling).")]
 ProgressOption = Annotated[bool | None, typer.Option("--progress/--no-progress", help="Progress on stderr: a live line on a terminal, a plain line every 10 s otherwise (RECALL_KIT_PROGRESS_INTERVAL).")]
 ForceRunOption = Annotated[bool, typer.Option("--force", help="Replace another run's files in --out-dir (refused without it).")]
+ExecutorOption = Annotated[str, typer.Option("--executor", metavar="NAME", help="Where the leg searches and scoring run: local (this process) or ray (a Ray cluster; pip install 'recall-kit[ray]').")]
+AddressOption = Annotated[str | None, typer.Option("--address", metavar="ADDRESS", help="The Ray cluster for --executor ray (ray://HOST:10001; default: RAY_ADDRESS, else one started on this machine).")]
 
 
 def _split_names(values: list[str] | None) -> list[str] | None:
@@ -290,7 +292,7 @@ def eval_command(
     fusion: FusionOption = None,
     weights: WeightsOption = None,
     option: OptionOption = None,
-    config: ConfigOption = None,
+    config: Annotated[list[Path] | None, typer.Option("--config", "-c", metavar="PATH", help="TOML experiment file; flags override it. Repeat to evaluate several systems (each result in --out-dir).")] = None,
     k: KOption = 20,
     metrics: MetricsOption = None,
     relevance_level: RelevanceLevelOption = 1,
@@ -303,8 +305,12 @@ def eval_command(
     latency_sample: LatencySampleOption = 200,
     seed: Annotated[int, typer.Option("--seed", help="Recorded in the manifest; used by seeded plugins.")] = 0,
     progress: ProgressOption = None,
+    out_dir: Annotated[Path | None, typer.Option("--out-dir", metavar="DIR", help="Folder for each system's result JSON (NAME.json, NAME: the config file's name); needed with several --config.")] = None,
+    executor: ExecutorOption = "local",
+    address: AddressOption = None,
 ) -> None:
-    """Run a retriever (or a fused system) on a dataset and score it per stratum."""
+    """Run a retriever (or a fused system) on a dataset and score it per stratum; with several
+    --config files, every system (legs they share are searched once)."""
     from recall_kit.dataset import load_dataset
     from recall_kit.errors import SpecError
     from recall_kit.fileio import atomic_batch, check_outputs
@@ -318,9 +324,14 @@ def eval_command(
         parse_weights,
     )
 
-    check_outputs({"--json": json_out, "--run": run_out, "--output": output},
-                  inputs={**_dataset_files(dataset), "--config": config})
-    base = load_config(config) if config else None
+    configs = list(config or [])
+    check_outputs({"--json": json_out, "--run": run_out, "--output": output}, folders={"--out-dir": out_dir},
+                  inputs={**_dataset_files(dataset), **{f"--config {path}": path for path in configs}})
+    if len(configs) > 1 or out_dir is not None or executor != "local":
+        _eval_systems(dataset, retriever, fusion, weights, option, configs, k, metrics, relevance_level, judged_only,
+                      json_out, run_out, report, output, latency_sample, seed, progress, out_dir, executor, address)
+        return
+    base = load_config(configs[0]) if configs else None
     if retriever is None and base is None:
         raise SpecError("Missing --retriever (or --config with [system] retriever).")
     override = SystemSpec(
@@ -350,6 +361,56 @@ def eval_command(
             typer.echo(f"Wrote {written}", err=True)
     if output is None:
         emit_report(shown, report)
+
+
+def _eval_systems(dataset: Path, retriever: str | None, fusion: list[str] | None, weights: str | None,
+                  option: list[str] | None, configs: list[Path], k: int, metrics: list[str] | None,
+                  relevance_level: int, judged_only: bool, json_out: Path | None, run_out: Path | None, report: str,
+                  output: Path | None, latency_sample: int, seed: int, progress: bool | None, out_dir: Path | None,
+                  executor: str, address: str | None) -> None:
+    """`eval` of several systems (one per --config, the flags over each), or of one through an executor."""
+    from recall_kit.dataset import load_dataset
+    from recall_kit.decide.distribute import run_systems
+    from recall_kit.errors import OptionError
+    from recall_kit.fileio import atomic_batch
+    from recall_kit.measure.executor import make_executor
+    from recall_kit.measure.system import build_system
+
+    if len(configs) > 1 and (json_out is not None or run_out is not None):
+        raise OptionError("--json and --run write one system's result; with several --config, --out-dir gets each.")
+    if len(configs) > 1 and out_dir is None:
+        raise OptionError("Several --config files: give --out-dir for their results (NAME.json each).")
+    chosen = make_executor(executor, address)
+    paths: list[Path | None] = [*configs] or [None]
+    specs = [_spec_from_flags(retriever, fusion, weights, option, path) for path in paths]
+    names = [path.stem for path in configs] if configs else [spec.retriever for spec in specs]
+    results = run_systems([(name, build_system(spec)) for name, spec in zip(names, specs, strict=True)],
+                          load_dataset(dataset), k=k, metrics=_split_names(metrics),
+                          latency_sample=None if latency_sample < 0 else latency_sample, show_progress=progress,
+                          seed=seed, relevance_level=relevance_level, judged_only=judged_only, executor=chosen,
+                          out=out_dir)
+    if out_dir is not None:
+        typer.echo(f"Wrote {len(results)} result{'s' if len(results) > 1 else ''} to {out_dir}", err=True)
+    with atomic_batch():
+        if json_out is not None:
+            results[0].save(json_out)
+        if run_out is not None:
+            results[0].write_run(run_out, tag=specs[0].retriever)
+    for written in (json_out, run_out):
+        if written is not None:
+            typer.echo(f"Wrote {written}", err=True)
+    emit_report(_joined_reports([result.report() for result in results]), report, output)
+
+
+def _joined_reports(reports: list[Any]) -> Any:
+    """One report of several systems' reports: their tables and notes in turn."""
+    if len(reports) == 1:
+        return reports[0]
+    from recall_kit.types import Report
+
+    return Report(title=" | ".join(r.title for r in reports), tables=[t for r in reports for t in r.tables],
+                  notes=[n for r in reports for n in r.notes], data={"systems": [r.data for r in reports]},
+                  charts=[c for r in reports for c in r.charts])
 
 
 @app.command("score")
@@ -834,12 +895,15 @@ def ablate_command(
     progress: ProgressOption = None,
     brief: Annotated[bool, typer.Option("--brief", help="Show the ablation table and each leg's contribution only (every comparison is still in --out-dir).")] = False,
     force: ForceRunOption = False,
+    executor: ExecutorOption = "local",
+    address: AddressOption = None,
 ) -> None:
     """Score every single leg, every leave-one-out and the full system (one search per leg), and
     compare each with the full system; every variant's result is written to --out-dir."""
     from recall_kit.dataset import load_dataset
     from recall_kit.decide.ablate import run_ablation
     from recall_kit.fileio import check_outputs
+    from recall_kit.measure.executor import make_executor
 
     check_outputs({"--output": output}, folders={"--out-dir": out}, inputs={**_dataset_files(dataset), "--config": config})
     spec = _spec_from_flags(retriever, fusion, weights, option, config)
@@ -847,7 +911,7 @@ def ablate_command(
                             n_resamples=bootstrap, seed=seed,
                             latency_sample=None if latency_sample < 0 else latency_sample, show_progress=progress,
                             primary=_split_names(primary), relevance_level=relevance_level, judged_only=judged_only,
-                            force=force)
+                            force=force, executor=make_executor(executor, address))
     typer.echo(f"Wrote {len(ablation.variants)} results and ablation.json to {out}", err=True)
     emit_report(ablation.report(brief=brief), report, output)
 
@@ -874,19 +938,22 @@ def sweep_command(
     output: OutputOption = None,
     progress: ProgressOption = None,
     force: ForceRunOption = False,
+    executor: ExecutorOption = "local",
+    address: AddressOption = None,
 ) -> None:
     """Grid-search leg weights and options on one target metric; with --holdout, choose on one half
     of the queries and report the choice, against the default, on the other."""
     from recall_kit.dataset import load_dataset
     from recall_kit.decide.sweep import run_sweep
     from recall_kit.fileio import check_outputs
+    from recall_kit.measure.executor import make_executor
 
     check_outputs({"--output": output}, folders={"--out-dir": out}, inputs={**_dataset_files(dataset), "--config": config})
     spec = _spec_from_flags(retriever, fusion, weights, option, config)
     sweep = run_sweep(spec, load_dataset(dataset), grid, target, k=k, metrics=_split_names(metrics),
                       holdout=holdout, seed=seed, out=out, n_resamples=bootstrap,
                       latency_sample=None if latency_sample < 0 else latency_sample, show_progress=progress,
-                      stratum=stratum, force=force)
+                      stratum=stratum, force=force, executor=make_executor(executor, address))
     if out is not None:
         typer.echo(f"Wrote {len(sweep.points) + 1} results and sweep.json to {out}", err=True)
     emit_report(sweep.report(), report, output)

@@ -13,8 +13,9 @@ from recall_kit.dataset import Dataset
 from recall_kit.decide.compare import ALPHA, DIAGNOSTIC, Comparison, compare_results, family_note
 from recall_kit.errors import SpecError
 from recall_kit.fileio import atomic_batch, check_run_folder, write_json_atomic
+from recall_kit.measure.executor import Executor, checkpoint_for
 from recall_kit.measure.result import BenchmarkResult
-from recall_kit.measure.runner import LegRun, run_benchmark, run_legs, search_depth
+from recall_kit.measure.runner import LegRun, search_depth
 from recall_kit.measure.system import System, SystemSpec, build_system
 from recall_kit.types import Report, ReportTable
 
@@ -151,6 +152,7 @@ def run_ablation(
     relevance_level: int = 1,
     judged_only: bool = False,
     force: bool = False,
+    executor: Executor | None = None,
 ) -> Ablation:
     """Search once per leg, then score and compare every variant of the system with the full one.
 
@@ -161,26 +163,35 @@ def run_ablation(
     With `out`, each variant's result JSON (with its manifest) and an `ablation.json` index are
     written there, so every number in the table can be reproduced with `eval` and `compare`; a
     folder holding another run's files is refused before any search (`force`: replaced after).
+    `executor` runs the leg searches and the variants' scoring (see `recall_kit.measure.executor`).
     """
     if len(spec.leg_names) < 2:
         raise SpecError(f"Ablate needs a system of two legs or more, got {spec.retriever!r}.")
+    from recall_kit.decide.distribute import leg_key, score_systems, search_legs
+
     full_system = build_system(spec)
     files = [file_name(sub_spec(spec, legs).retriever) for _, legs in variant_legs(spec.leg_names)]
     replaced = check_run_folder(out, files, "ablation.json", force) if out is not None else []
     depth = search_depth(full_system, dataset, k, metrics)
-    runs = run_legs(full_system, dataset, depth, latency_sample, show_progress)
-    variants: list[Variant] = []
+    # Each leg searched once, then every variant fused and scored: independent tasks for `executor`
+    # (default: in turn, in this process); with `out`, finished tasks are kept for a rerun.
+    checkpoint = checkpoint_for(out)
+    legs = {leg_key(leg): leg for leg in full_system.legs}
+    runs = search_legs(executor, dataset, legs, dict.fromkeys(legs, depth), latency_sample, show_progress, checkpoint)
+    chosen: list[tuple[str, str, list[str], System]] = []
     skipped: list[str] = []
-    for kind, legs in variant_legs(spec.leg_names):
-        variant_spec = sub_spec(spec, legs)
-        if len(legs) > 1 and all(variant_spec.weights.get(leg, 1.0) == 0 for leg in legs):
+    for kind, leg_names in variant_legs(spec.leg_names):
+        variant_spec = sub_spec(spec, leg_names)
+        if len(leg_names) > 1 and all(variant_spec.weights.get(leg, 1.0) == 0 for leg in leg_names):
             skipped.append(f"{variant_spec.retriever}: skipped, every leg has weight 0.")
             continue
-        system = full_system if kind == "full" else build_system(variant_spec)
-        result = run_benchmark(system, dataset, k=k, metrics=metrics, seed=seed,
-                               leg_runs=leg_runs_for(system, runs, search_depth(system, dataset, k, metrics)),
-                               relevance_level=relevance_level, judged_only=judged_only)
-        variants.append(Variant(variant_spec.retriever, kind, list(legs), result))
+        chosen.append((variant_spec.retriever, kind, list(leg_names), full_system if kind == "full" else build_system(variant_spec)))
+    results = score_systems(executor, dataset,
+                            [(name, system, search_depth(system, dataset, k, metrics)) for name, _, _, system in chosen],
+                            runs, {"k": k, "metrics": metrics, "seed": seed, "relevance_level": relevance_level,
+                                   "judged_only": judged_only}, show_progress, checkpoint)
+    variants = [Variant(name, kind, leg_names, result)
+                for (name, kind, leg_names, _), result in zip(chosen, results, strict=True)]
     # Every variant was scored with the same metrics: compare them all.
     comparison = compare_results([(v.name, v.result) for v in variants], n_resamples=n_resamples, seed=seed,
                                  primary=primary)
@@ -194,4 +205,6 @@ def run_ablation(
                 variant.file = file_name(variant.name)
                 variant.result.save(folder / variant.file)
             write_json_atomic(folder / "ablation.json", ablation.to_dict())
+        if checkpoint is not None:
+            checkpoint.clear()
     return ablation

@@ -4,7 +4,6 @@ hold-out split so that the chosen setting is scored on queries it was not chosen
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,16 +12,16 @@ from typing import Any
 import numpy as np
 
 from recall_kit.dataset import Dataset
-from recall_kit.decide.ablate import file_name, leg_runs_for
+from recall_kit.decide.ablate import file_name
 from recall_kit.decide.compare import ALPHA, Comparison, compare_results, delta_table
+from recall_kit.decide.distribute import distinct_legs, score_systems, search_legs
 from recall_kit.errors import OptionError
 from recall_kit.fileio import atomic_batch, check_run_folder, write_json_atomic
 from recall_kit.measure.evaluation import resolve_metrics
+from recall_kit.measure.executor import Executor, checkpoint_for
 from recall_kit.measure.result import BenchmarkResult
-from recall_kit.measure.runner import LegRun, run_benchmark, run_legs, search_depth
-from recall_kit.measure.system import Leg, System, SystemSpec, build_system, parse_weight, split_target
-from recall_kit.options import options_to_dict
-from recall_kit.progress import progress_display, steps
+from recall_kit.measure.runner import search_depth
+from recall_kit.measure.system import System, SystemSpec, build_system, parse_weight, split_target
 from recall_kit.types import Report, ReportTable
 
 SCHEMA = "recall-kit/sweep/1"
@@ -112,11 +111,6 @@ def split_queries(dataset: Dataset, holdout: float, seed: int) -> tuple[list[str
     return tuning, [q.query_id for q in dataset.queries if q.query_id in test]
 
 
-def _leg_key(leg: Leg) -> str:
-    return json.dumps([leg.name, options_to_dict(leg.options), options_to_dict(leg.context)],
-                      sort_keys=True, default=str)
-
-
 @dataclass
 class SweepPoint:
     settings: dict[str, Any]
@@ -128,7 +122,7 @@ class SweepPoint:
 
     @property
     def label(self) -> str:
-        return " ".join(f"{name}={value}" for name, value in self.settings.items()) or "default"
+        return _setting_label(self.settings)
 
 
 @dataclass
@@ -222,6 +216,10 @@ class Sweep:
                       data=self.to_dict(), charts=charts)
 
 
+def _setting_label(settings: dict[str, Any]) -> str:
+    return " ".join(f"{name}={value}" for name, value in settings.items()) or "default"
+
+
 def _mean(result: BenchmarkResult, metric: str, ids: Sequence[str]) -> float:
     values = result.per_query(metric)
     return float(np.mean([values[q] for q in ids])) if ids else 0.0
@@ -242,6 +240,7 @@ def run_sweep(
     show_progress: bool | None = None,
     stratum: str | None = None,
     force: bool = False,
+    executor: Executor | None = None,
 ) -> Sweep:
     """Score every grid setting, re-fusing shared leg runs; choose the best on `target`.
 
@@ -254,6 +253,8 @@ def run_sweep(
 
     With `out`, a folder holding another run's files is refused before any search (`force`:
     that run's files are replaced once this one is done).
+    `executor` runs the leg searches and the settings' scoring (default: one after another in this
+    process; `RayExecutor` on a cluster); the results are the same either way.
     """
     axes = parse_grid(grid, spec)
     target_spec = resolve_metrics([target])[0]
@@ -281,29 +282,17 @@ def run_sweep(
              for index, (settings, _, _) in enumerate(systems)]
     replaced = check_run_folder(out, files, "sweep.json", force) if out is not None else []
     # One search per distinct leg configuration, as deep as any setting needs.
-    depths: dict[str, int] = {}
-    leg_by_key: dict[str, Leg] = {}
-    leg_labels: dict[str, str] = {}  # the grid values that make a leg search (for the progress line)
-    for settings, _, system in systems:
-        depth = search_depth(system, dataset, k, names)
-        for leg in system.legs:
-            key = _leg_key(leg)
-            leg_by_key[key] = leg
-            leg_labels.setdefault(key, ",".join(f"{n}={v}" for n, v in settings.items() if n.startswith(f"{leg.name}.")))
-            depths[key] = max(depths.get(key, 0), depth)
-    runs_by_key: dict[str, LegRun] = {}
-    # One display for the whole sweep: "leg search 2 of 5: dense (dense.max_seq_length=128) > ...".
-    with progress_display(show_progress), steps(len(leg_by_key), "leg search") as begin_search:
-        for key, leg in leg_by_key.items():
-            begin_search(f"{leg.name} ({leg_labels.get(key) or 'as given'}); {len(systems) - 1} settings")
-            single = System(spec=SystemSpec(leg.name), legs=[leg], fusions=[], fusion_names=[])
-            runs_by_key[key] = run_legs(single, dataset, depths[key], latency_sample, show_progress)[leg.name]
+    leg_by_key, depths = distinct_legs([system for _, _, system in systems], dataset, k, names)
+    # The independent work (each leg search, then each setting's fusion and scoring) goes to the
+    # executor; with --out-dir each finished task is kept, so a rerun does only what is missing.
+    checkpoint = checkpoint_for(out)
+    runs_by_key = search_legs(executor, dataset, leg_by_key, depths, latency_sample, show_progress, checkpoint)
+    results = score_systems(executor, dataset, [(_setting_label(settings), system, search_depth(system, dataset, k, names))
+                                                for settings, _, system in systems],
+                            runs_by_key, {"k": k, "metrics": names, "seed": seed}, show_progress, checkpoint)
     points: list[SweepPoint] = []
     default_point: SweepPoint | None = None
-    for settings, config, system in systems:
-        runs = {leg.name: runs_by_key[_leg_key(leg)] for leg in system.legs}
-        result = run_benchmark(system, dataset, k=k, metrics=names, seed=seed,
-                               leg_runs=leg_runs_for(system, runs, search_depth(system, dataset, k, names)))
+    for (settings, config, _), result in zip(systems, results, strict=True):
         point = SweepPoint(settings, config, result, _mean(result, target_spec.name, tuning_ids),
                            _mean(result, target_spec.name, test_ids) if test_ids else None)
         if not settings:
@@ -335,6 +324,8 @@ def run_sweep(
                 point.file = files[index]
                 point.result.save(folder / point.file)
             write_json_atomic(folder / "sweep.json", sweep.to_dict())
+        if checkpoint is not None:
+            checkpoint.clear()
     return sweep
 
 

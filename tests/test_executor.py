@@ -1,0 +1,273 @@
+"""Executors: a sweep and an ablation on a real local Ray cluster give the local run's results,
+a task that raises is reported with its setting while the others are kept, an interrupted run
+resumes with only what is missing, and a missing `ray` names the extra."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from recall_kit import hookimpl
+from recall_kit.dataset import load_dataset
+from recall_kit.decide.ablate import run_ablation
+from recall_kit.decide.sweep import run_sweep
+from recall_kit.errors import PluginRunError
+from recall_kit.measure.executor import (
+    ExtraMissingError,
+    LocalExecutor,
+    RayExecutor,
+    TaskFailedError,
+    checkpoint_for,
+    make_executor,
+)
+from recall_kit.measure.system import SystemSpec
+from recall_kit.types import Corpus, Hit, Retriever
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "memories"
+
+#: Result keys that hold timings (or the time of the run): the only ones allowed to differ.
+TIMINGS = {"latency", "latency_ms", "wall_seconds", "time", "build_seconds", "search_seconds",
+           "fusion_seconds", "queries_per_second"}
+
+
+def _without_timings(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _without_timings(item) for key, item in value.items() if key not in TIMINGS}
+    if isinstance(value, list):
+        return [_without_timings(item) for item in value]
+    return value
+
+
+def _folder(folder: Path) -> dict[str, Any]:
+    """Every JSON file of an output folder, timings removed; its checkpoint must be gone."""
+    assert not checkpoint_for(folder).folder.exists()  # type: ignore[union-attr]
+    return {path.name: _without_timings(json.loads(path.read_text())) for path in sorted(folder.glob("*.json"))}
+
+
+@dataclass
+class FlakyOptions:
+    #: A file to append `salt` to at every index build (which builds ran).
+    log: str = ""
+    #: While this file exists, the build of salt 2 raises `error`.
+    gate: str = ""
+    error: str = "ValueError"
+    salt: int = 0
+
+
+class Flaky(Retriever):
+    """Ranks memories by how many query words they share (ties by id); its options change
+    nothing in the ranking, so every salt is the same leg with a different setting."""
+
+    name = "flaky"
+    Options = FlakyOptions
+
+    def build_index(self, corpus: Corpus) -> None:
+        options = self.options
+        if options.log:
+            with open(options.log, "a") as log:
+                log.write(f"{options.salt}\n")
+        if options.salt == 2 and options.gate and Path(options.gate).exists():
+            raise {"ValueError": ValueError, "KeyboardInterrupt": KeyboardInterrupt}[options.error]("gate")
+        self.words = {memory.id: set(memory.content.lower().split()) for memory in corpus}
+
+    def search(self, query: str, k: int) -> list[Hit]:
+        words = set(query.lower().split())
+        scored = sorted(((len(words & text), memory) for memory, text in self.words.items()),
+                        key=lambda pair: (-pair[0], pair[1]))
+        return [Hit(memory, float(score)) for score, memory in scored[:k] if score > 0]
+
+
+class FlakyPlugin:
+    @hookimpl
+    def register_retrievers(self, register: Any) -> None:
+        register("flaky", Flaky)
+
+
+@pytest.fixture(scope="session")
+def ray_cluster():
+    """One real local Ray cluster for the whole session: 2 CPUs, no GPU, no dashboard."""
+    ray = pytest.importorskip("ray")
+    # The test retriever lives in this module, which Ray's workers cannot import: send it by value.
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    ray.init(num_cpus=2, num_gpus=0, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    yield ray
+    ray.shutdown()
+
+
+@pytest.fixture
+def flaky(recall_kit_plugin, monkeypatch, tmp_path):
+    """bm25, fts5, rrf and the flaky leg registered; checkpoints in this test's own cache folder."""
+    monkeypatch.setenv("RECALL_KIT_CACHE", str(tmp_path / "cache"))
+    for module in ("recall_kit_bm25", "recall_kit_fts5", "recall_kit_fusion"):
+        recall_kit_plugin(pytest.importorskip(module), name=f"{module}-for-executor-test")
+    recall_kit_plugin(FlakyPlugin(), name="flaky-test")
+
+
+def _kept(out: Path) -> int:
+    checkpoint = checkpoint_for(out)
+    assert checkpoint is not None
+    return len(list(checkpoint.folder.glob("*.pickle")))
+
+
+def _sweep(tmp_path: Path, name: str, executor: Any, **options: str) -> Any:
+    spec = SystemSpec("bm25+flaky", ["rrf"], {}, {"flaky": dict(options)} if options else {})
+    return run_sweep(spec, load_dataset(EXAMPLE), ["flaky.salt=0,1,2", "rrf.k=10,60"], "ndcg@10",
+                     k=10, metrics=["recall@10", "ndcg@10"], holdout=0.5, out=tmp_path / name,
+                     n_resamples=200, latency_sample=5, show_progress=False, executor=executor)
+
+
+def test_sweep_and_ablation_on_ray_equal_the_local_run(ray_cluster, flaky, tmp_path):
+    local = _sweep(tmp_path, "local", None)
+    remote = _sweep(tmp_path, "ray", RayExecutor())
+    assert remote.leg_searches == local.leg_searches == 4  # bm25 once, flaky once per salt
+    assert [p.settings for p in remote.points] == [p.settings for p in local.points]
+    assert _folder(tmp_path / "ray") == _folder(tmp_path / "local")
+    assert len(_folder(tmp_path / "local")) == 1 + 6 + 1  # the default, six settings, sweep.json
+
+    spec = SystemSpec("fts5+bm25+flaky", ["rrf"])
+    for name, executor in (("ablate-local", LocalExecutor()), ("ablate-ray", RayExecutor())):
+        run_ablation(spec, load_dataset(EXAMPLE), k=10, metrics=["recall@10", "mrr"], out=tmp_path / name,
+                     n_resamples=200, latency_sample=5, show_progress=False, executor=executor)
+    assert _folder(tmp_path / "ablate-ray") == _folder(tmp_path / "ablate-local")
+    assert len(_folder(tmp_path / "ablate-ray")) == 7 + 1  # full, 3 leave-one-out, 3 single legs
+
+
+def test_several_systems_on_ray_equal_each_evaluated_alone(ray_cluster, flaky, tmp_path):
+    from recall_kit.decide.distribute import run_systems
+    from recall_kit.measure.runner import run_benchmark
+    from recall_kit.measure.system import build_system
+
+    dataset = load_dataset(EXAMPLE)
+    specs = {"hybrid": SystemSpec("bm25+flaky", ["rrf"]), "hybrid-k10": SystemSpec("bm25+fts5", ["rrf"], {}, {"rrf": {"k": "10"}}),
+             "fts5": SystemSpec("fts5")}
+    options = {"k": 10, "metrics": ["recall@10", "ndcg@20"], "latency_sample": 5, "show_progress": False}
+    run_systems([(name, build_system(spec)) for name, spec in specs.items()], dataset, executor=RayExecutor(),
+                out=tmp_path / "out", **options)  # type: ignore[arg-type]
+    written = _folder(tmp_path / "out")
+    assert sorted(written) == ["fts5.json", "hybrid-k10.json", "hybrid.json"]
+    for name, spec in specs.items():
+        alone = run_benchmark(spec, dataset, **options)  # type: ignore[arg-type]
+        assert written[f"{name}.json"] == _without_timings(alone.to_dict())
+
+
+def test_a_failing_task_is_reported_the_rest_kept_and_a_rerun_finishes_it(ray_cluster, flaky, tmp_path):
+    log, gate = tmp_path / "builds.log", tmp_path / "gate"
+    gate.touch()
+    with pytest.raises(TaskFailedError) as caught:
+        _sweep(tmp_path, "out", RayExecutor(), log=str(log), gate=str(gate))
+    message = str(caught.value)
+    assert message.startswith("1 of 4 tasks (leg searches) failed, the other 3 are kept in ")
+    assert list(caught.value.failures) == [f"flaky (log={log}, gate={gate}, error=ValueError, salt=2)"]
+    assert "ValueError (message withheld" in message  # a plugin's message may quote memory text
+    assert sorted(log.read_text().split()) == ["0", "1", "2"]
+    assert _kept(tmp_path / "out") == 3
+    assert not list((tmp_path / "out").glob("*"))  # the output folder: no partial set of results
+
+    gate.unlink()
+    log.write_text("")
+    _sweep(tmp_path, "out", RayExecutor(), log=str(log), gate=str(gate))
+    assert log.read_text().split() == ["2"]  # only the missing leg search ran again
+    log.write_text("")
+    _sweep(tmp_path, "local", None, log=str(log), gate=str(gate))
+    assert _folder(tmp_path / "out") == {**_folder(tmp_path / "local")}
+
+
+def test_an_interrupted_local_sweep_resumes_with_what_is_missing(flaky, tmp_path):
+    log, gate = tmp_path / "builds.log", tmp_path / "gate"
+    gate.touch()
+    options = {"log": str(log), "gate": str(gate), "error": "KeyboardInterrupt"}
+    with pytest.raises(KeyboardInterrupt):
+        _sweep(tmp_path, "out", LocalExecutor(), **options)
+    assert log.read_text().split() == ["0", "1", "2"]  # serial: bm25 (unlogged), salts 0 and 1, then 2 stops it
+    assert _kept(tmp_path / "out") == 3
+    gate.unlink()
+    log.write_text("")
+    resumed = _sweep(tmp_path, "out", None, **options)
+    assert log.read_text().split() == ["2"]
+    log.write_text("")
+    fresh = _sweep(tmp_path, "fresh", None, **options)
+    assert log.read_text().split() == ["0", "1", "2"]
+    assert _folder(tmp_path / "out") == _folder(tmp_path / "fresh")
+    assert resumed.best.settings == fresh.best.settings
+
+
+def test_the_local_executor_raises_a_plugin_error_as_before(flaky, tmp_path):
+    gate = tmp_path / "gate"
+    gate.touch()
+    with pytest.raises(PluginRunError, match="Retriever 'flaky' failed building its index: ValueError"):
+        _sweep(tmp_path, "out", None, gate=str(gate))
+
+
+def test_a_missing_ray_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError
+    with pytest.raises(ExtraMissingError) as caught:
+        make_executor("ray")
+    assert str(caught.value) == "--executor ray needs Ray, which is not installed: pip install 'recall-kit[ray]'"
+
+
+def test_a_missing_ray_is_one_line_from_the_cli(tmp_path):
+    import subprocess
+
+    script = ("import sys; sys.modules['ray'] = None; from recall_kit.cli import main; "
+              "sys.argv = ['recall-kit', 'sweep', '--dataset', sys.argv[1], '-r', 'bm25+fts5', '-f', 'rrf', "
+              "'--grid', 'rrf.k=10,60', '--target', 'ndcg@10', '--executor', 'ray']; main()")
+    done = subprocess.run([sys.executable, "-c", script, str(EXAMPLE)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "Error: --executor ray needs Ray, which is not installed: pip install 'recall-kit[ray]'"]
+
+
+def test_unknown_executor_lists_the_known_ones():
+    from recall_kit.errors import RecallKitError
+
+    with pytest.raises(RecallKitError, match="Unknown executor 'spark'. Available: local, ray."):
+        make_executor("spark")
+
+
+def test_eval_of_several_configs_writes_each_result_and_equals_eval_alone(tmp_path):
+    import os
+    import subprocess
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "recall_kit", *args], check=False, cwd=tmp_path,
+                              env={**os.environ, "RECALL_KIT_LOAD_PLUGINS": "recall-kit-fts5,recall-kit-bm25,recall-kit-fusion",
+                                   "RECALL_KIT_CACHE": str(tmp_path / "cache")},
+                              capture_output=True, text=True, timeout=300)
+
+    (tmp_path / "a.toml").write_text('[system]\nretriever = "bm25+fts5"\nfusion = ["rrf"]\n')
+    (tmp_path / "b.toml").write_text('[system]\nretriever = "bm25+fts5"\nfusion = ["rrf"]\n[options.rrf]\nk = 10\n')
+    common = ["-d", str(EXAMPLE), "--metrics", "recall@10,mrr", "--latency-sample", "0"]
+    refused = cli("eval", *common, "-c", "a.toml", "-c", "b.toml")
+    assert refused.returncode == 2
+    assert refused.stderr.strip() == "Error: Several --config files: give --out-dir for their results (NAME.json each)."
+    done = cli("eval", *common, "-c", "a.toml", "-c", "b.toml", "--out-dir", "out")
+    assert done.returncode == 0, done.stderr
+    assert "Wrote 2 results to out" in done.stderr and done.stdout.count("bm25+fts5 (rrf) on memories") == 2
+    alone = cli("eval", *common, "-c", "b.toml", "--json", "b.json")
+    assert alone.returncode == 0, alone.stderr
+    written = _folder(tmp_path / "out")
+    assert sorted(written) == ["a.json", "b.json"]
+    assert written["b.json"] == _without_timings(json.loads((tmp_path / "b.json").read_text()))
+
+
+def test_a_local_sweep_imports_no_ray(tmp_path):
+    import os
+    import subprocess
+
+    script = ("import sys; from recall_kit.cli import main; "
+              "sys.argv = ['recall-kit', 'sweep', '--dataset', sys.argv[1], '-r', 'bm25+fts5', '-f', 'rrf', "
+              "'--grid', 'rrf.k=10,60', '--target', 'ndcg@10', '--latency-sample', '0', '--out-dir', sys.argv[2]]\n"
+              "try:\n    main()\nexcept SystemExit as done:\n    assert not done.code, done.code\n"
+              "print('RAY', 'ray' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", script, str(EXAMPLE), str(tmp_path / "out")], capture_output=True,
+                          text=True, timeout=300, env={**os.environ, "RECALL_KIT_CACHE": str(tmp_path / "cache"),
+                                                       "RECALL_KIT_LOAD_PLUGINS": "recall-kit-fts5,recall-kit-bm25,recall-kit-fusion"})
+    assert done.stdout.strip().endswith("RAY False"), done.stdout + done.stderr
+    assert (tmp_path / "out" / "sweep.json").is_file()
+    assert not list((tmp_path / "cache").rglob("*.pickle"))  # the checkpoint went once the results were written
