@@ -181,6 +181,28 @@ def _short(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+_SENSITIVE_TRUE = {"1", "true", "yes", "y", "t", "on"}
+_SENSITIVE_FALSE = {"0", "false", "no", "n", "f", "off", ""}
+
+
+def sensitive_flag(value: Any) -> bool | None:
+    """`is_sensitive` in any spelling a store writes (JSON true, SQLite's 1, "true", "yes", "on",
+    any case), or None when it cannot be read (the row must then not be indexed)."""
+    if value is None or isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, int):
+        return value != 0
+    if isinstance(value, float):
+        return None if math.isnan(value) else value != 0
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text in _SENSITIVE_TRUE:
+            return True
+        if text in _SENSITIVE_FALSE:
+            return False
+    return None
+
+
 def as_id(value: Any) -> str | None:
     """An id as a string, or None when it is not an integer or a non-empty one-line string of at
     most MAX_ID_LENGTH characters (a bool is not an id; a line break, tab or NUL would break TREC
@@ -353,10 +375,16 @@ def read_dataset(path: str | Path) -> tuple[Dataset | None, list[Problem]]:
     memory_lines: dict[str, int] = {}
     sensitive: set[str] = set()
     for number, row in _read_jsonl(root / CORPUS_FILE, problems):
-        if row.get("is_sensitive") is True:
+        flag = sensitive_flag(row.get("is_sensitive"))
+        if flag is not False:  # sensitive, or a flag that cannot be read: never indexed
             memory_id = as_id(row.get("id"))
             if memory_id is not None:
                 sensitive.add(memory_id)
+            if flag is None:
+                value = row.get("is_sensitive")
+                short = isinstance(value, (int, float)) or (isinstance(value, str) and len(value) <= 12)
+                shown = repr(value) if short else type(value).__name__
+                problems.append(Problem(CORPUS_FILE, number, f"is_sensitive {shown} is not true or false"))
             continue
         memory = _parse_memory(number, row, problems)
         if memory is None:

@@ -207,6 +207,8 @@ class BenchmarkResult:
             raise ResultFileError(f"{source}: not a JSON result file ({reason}).") from None
         except OSError as error:
             raise ResultFileError(f"{source}: cannot be read ({error.strerror}).") from None
+        except ValueError as error:  # a number of more than 4300 digits
+            raise ResultFileError(f"{source}: not a JSON result file ({str(error).split(';')[0]}).") from None
         return cls.from_dict(data, source=str(source))
 
     @classmethod
@@ -238,6 +240,9 @@ class BenchmarkResult:
             if len(scores) != len(ranking):
                 raise read.error(f"{where}: {len(ranking)} ranked ids but {len(scores)} scores")
             latency = entry.get("latency_ms")
+            if latency is not None:
+                latency = _non_negative(read, read.number(entry, "latency_ms", f"{where}.latency_ms"),
+                                        f"{where}.latency_ms")
             queries.append(QueryResult(
                 query_id=query_id,
                 stratum=read.string(entry, "stratum", f"{where}.stratum"),
@@ -248,6 +253,12 @@ class BenchmarkResult:
                 scope=None if entry.get("scope") is None else str(entry["scope"]),
                 latency_ms=None if latency is None else float(latency),
             ))
+        latency_summary = data.get("latency_ms") or {}
+        if not isinstance(latency_summary, dict):
+            raise read.error("latency_ms is not an object")
+        for stat in ("p50", "p95", "p99", "mean", "max", "n"):  # a NaN or negative latency passed `gate`
+            if stat in latency_summary:
+                _non_negative(read, read.number(latency_summary, stat, f"latency_ms.{stat}"), f"latency_ms.{stat}")
         overall = read.mapping(metrics, "overall", "metrics.overall")
         strata = read.mapping(metrics, "strata", "metrics.strata")
         for name in names:
@@ -373,6 +384,12 @@ _SHARE_METRICS = {"recall", "recall_all", "precision", "hit", "ndcg", "mrr", "ma
 def _check_share(read: _Reader, name: str, value: float, where: str) -> None:
     if name.split("@", 1)[0] in _SHARE_METRICS and not 0.0 <= value <= 1.0:
         raise read.error(f"{where}: metric {name!r} is {value}, outside [0, 1]")
+
+
+def _non_negative(read: _Reader, value: float, where: str) -> float:
+    if value < 0:
+        raise read.error(f"{where} is {value}, below 0")
+    return value
 
 
 def load_results(paths: Sequence[str | Path]) -> list[tuple[str, BenchmarkResult]]:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -26,7 +28,7 @@ from recall_kit.measure.evaluation import (
 from recall_kit.measure.index_stats import merge_index_stats
 from recall_kit.measure.result import BenchmarkResult, QueryResult, build_manifest
 from recall_kit.measure.system import Leg, System, SystemSpec, build_system
-from recall_kit.plugins import pm
+from recall_kit.plugins import call_each
 from recall_kit.progress import progress_display, stage
 from recall_kit.types import (
     Corpus,
@@ -62,7 +64,8 @@ def _call(leg: str, what: str, function: Callable[..., Any], *args: Any) -> Any:
     Any BaseException but Ctrl-C counts: a plugin's `sys.exit(0)` must not end a run as a success.
     """
     try:
-        return function(*args)
+        with contextlib.redirect_stdout(sys.stderr):  # a plugin's print must not corrupt `--report json`
+            return function(*args)
     except (RecallKitError, KeyboardInterrupt):
         raise
     except BaseException as error:
@@ -167,13 +170,12 @@ def run_legs(
                     run.indexes += 1
                     sizes.append(size)
                     stats_by_scope.append(stats)
-                    pm.hook.on_index_built(
-                        leg=leg.name,
-                        retriever=retriever,
-                        corpus=corpus,
-                        stats={"build_seconds": build_seconds, "size_bytes": size,
-                               "memories": len(corpus), "scope": scope, **stats},
-                    )
+                    # An observer that raises is named once and left out; the run goes on.
+                    call_each("on_index_built", {
+                        "leg": leg.name, "retriever": retriever, "corpus": corpus,
+                        "stats": {"build_seconds": build_seconds, "size_bytes": size,
+                                  "memories": len(corpus), "scope": scope, **stats},
+                    })
                     texts = [dataset.queries[i].text for i in indexes]
                     advance = stage(f"{where}: searching {len(texts):,} queries", total=len(texts))
                     started = time.perf_counter()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 import sqlite3
 from pathlib import Path
 
@@ -305,3 +306,48 @@ def test_a_corrupt_index_on_disk_is_detected_and_rebuilt(tmp_path: Path, capsys:
     connection.close()
     assert built(path=str(path)).index_stats()["reused_from_disk"] is False
     assert "rows differ from the corpus" in capsys.readouterr().err
+
+
+def test_an_index_whose_fts_rows_were_deleted_is_rebuilt_with_a_warning(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Issue 32: with every FTS row deleted the file passes quick_check and integrity-check (its
+    # index is empty but sound) and every ranking came back empty.
+    path = tmp_path / "fts5.sqlite"
+    expected = built(path=str(path)).search("banana", 5)
+    assert expected
+    connection = sqlite3.connect(str(path))
+    connection.execute("INSERT INTO memories_fts (memories_fts) VALUES ('delete-all')")
+    connection.commit()
+    connection.close()
+    again = built(path=str(path))
+    assert again.index_stats()["reused_from_disk"] is False
+    assert "indexes 0 of" in capsys.readouterr().err
+    assert again.search("banana", 5) == expected
+
+
+@pytest.mark.parametrize("damage", ["truncated", "random", "other schema"])
+def test_an_unreadable_index_file_is_named_when_rebuilt(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], damage: str) -> None:
+    path = tmp_path / "fts5.sqlite"
+    built(path=str(path)).close()
+    if damage == "truncated":
+        path.write_bytes(path.read_bytes()[:1500])
+    elif damage == "random":
+        path.write_bytes(os.urandom(8192))
+    else:
+        path.unlink()
+        connection = sqlite3.connect(str(path))
+        connection.execute("CREATE TABLE other (x)")
+        connection.commit()
+        connection.close()
+    capsys.readouterr()
+    again = built(path=str(path))
+    assert again.index_stats()["reused_from_disk"] is False
+    assert f"the file at {path} is not a readable recall-kit index; rebuilding it" in capsys.readouterr().err
+    assert again.search("banana", 5)
+
+
+def test_a_persisted_index_is_private(tmp_path: Path) -> None:
+    path = tmp_path / "fts5.sqlite"
+    built(path=str(path)).close()
+    assert (path.stat().st_mode & 0o777) == 0o600

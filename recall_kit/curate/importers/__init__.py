@@ -77,7 +77,7 @@ def import_dataset(
     source_path = Path(source)
     if not source_path.exists():
         raise DatasetError(f"{source_path}: not found")
-    with atomic_folder(destination, force=force) as folder:
+    with atomic_folder(destination, force=force, inputs=[source_path]) as folder:
         counts = importer.run(source_path, folder)
         _, problems = read_dataset(folder)
         if problems:

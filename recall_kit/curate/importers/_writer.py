@@ -7,7 +7,7 @@ import os
 import shutil
 import tempfile
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -18,19 +18,64 @@ from recall_kit.errors import DatasetError, RecallKitError
 from recall_kit.fileio import user_mode, write_jsonl_atomic
 
 
+#: How many folders `--force` looks through under OUT for a dataset it would delete.
+_FORCE_SCAN_FOLDERS = 2000
+
+
+def check_not_an_input(target: Path, inputs: Sequence[str | Path]) -> None:
+    """Refuse an output folder that is an input, holds one, or sits inside one: replacing it
+    (`--force`) would delete what is being read."""
+    resolved = target.resolve()
+    for given in inputs:
+        source = Path(given).resolve()
+        if resolved == source:
+            relation = "is"
+        elif resolved in source.parents:
+            relation = "holds"
+        elif source in resolved.parents:
+            relation = "sits inside"
+        else:
+            continue
+        raise RecallKitError(f"OUT {target} {relation} the input {given}; give an OUT of its own.")
+
+
+def _check_holds_no_dataset(target: Path) -> None:
+    """`--force` replaces a dataset folder, never a folder that holds other datasets (or a home
+    folder): refuse when a folder below `target` holds a corpus.jsonl, or when there are too many
+    folders to look through."""
+    seen = 0
+    for folder, subfolders, files in os.walk(target):
+        seen += 1
+        if folder != str(target) and CORPUS_FILE in files:
+            raise RecallKitError(
+                f"OUT {target} holds another dataset ({Path(folder).relative_to(target)}); "
+                "--force replaces a dataset folder, not a folder of datasets. Give an OUT of its own."
+            )
+        if seen > _FORCE_SCAN_FOLDERS:
+            raise RecallKitError(
+                f"OUT {target} holds more than {_FORCE_SCAN_FOLDERS} folders: not a dataset folder; "
+                "--force will not replace it. Give an OUT of its own."
+            )
+
+
 @contextmanager
-def atomic_folder(destination: str | Path, force: bool = False) -> Iterator[Path]:
+def atomic_folder(destination: str | Path, force: bool = False,
+                  inputs: Sequence[str | Path] = ()) -> Iterator[Path]:
     """Yield an empty temporary folder beside `destination`; on success it becomes `destination`.
 
     A non-empty `destination` is refused unless `force`; with `force` it is replaced only once
-    the new folder is complete. On any error the temporary folder is removed and `destination`
-    is left as it was.
+    the new folder is complete, and never when it is, holds or sits inside one of `inputs`, or
+    holds another dataset in a subfolder. On any error the temporary folder is removed and
+    `destination` is left as it was.
     """
     target = Path(destination)
     if target.exists() and not target.is_dir():
         raise RecallKitError(f"{target} exists and is not a folder.")
-    if target.is_dir() and any(target.iterdir()) and not force:
-        raise RecallKitError(f"{target} is not empty; pass --force to replace it.")
+    check_not_an_input(target, inputs)
+    if target.is_dir() and any(target.iterdir()):
+        if not force:
+            raise RecallKitError(f"{target} is not empty; pass --force to replace it.")
+        _check_holds_no_dataset(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     temporary = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
     try:

@@ -1,0 +1,197 @@
+"""The adversarial cases of issue 32 (the second hardening pass): each one failed before its fix.
+Grouped as the issue groups them, worst first; see docs/reliability.md."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import threading
+from pathlib import Path
+
+import pytest
+from helpers import write_dataset
+from typer.testing import CliRunner
+
+from recall_kit.cli import get_app
+from recall_kit.fileio import atomic_batch, atomic_open, check_outputs, write_text_atomic
+
+runner = CliRunner()
+
+
+def invoke(*args: str):  # type: ignore[no-untyped-def]
+    return runner.invoke(get_app(), list(args))
+
+
+# Data loss: writing over special files -----------------------------------------------------------
+
+def test_a_named_pipe_is_written_through_not_replaced(tmp_path):
+    pipe = tmp_path / "out.fifo"
+    os.mkfifo(pipe)
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(pipe.read_bytes()))
+    reader.start()
+    check_outputs({"--json": pipe})
+    write_text_atomic(pipe, '{"a": 1}\n')
+    reader.join(timeout=10)
+    assert received == [b'{"a": 1}\n']
+    assert stat.S_ISFIFO(os.stat(pipe).st_mode)  # still a pipe, not a regular file
+    assert sorted(os.listdir(tmp_path)) == ["out.fifo"]
+
+
+def test_dev_null_stays_a_device():
+    before = os.stat("/dev/null")
+    check_outputs({"--json": "/dev/null", "--run": "/dev/null"})  # both to /dev/null is fine
+    with atomic_batch():
+        write_text_atomic("/dev/null", "{}")
+    after = os.stat("/dev/null")
+    assert stat.S_ISCHR(after.st_mode) and after.st_ino == before.st_ino
+
+
+def test_a_symlink_is_followed_to_its_target(tmp_path):
+    target = tmp_path / "real" / "result.json"
+    target.parent.mkdir()
+    target.write_text("old")
+    link = tmp_path / "link.json"
+    link.symlink_to(target)
+    check_outputs({"--json": link})
+    write_text_atomic(link, "new")
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert target.read_text() == "new"
+
+
+def test_dash_writes_to_stdout(capsys):
+    with atomic_open("-") as stream:
+        stream.write("to stdout\n")
+    assert capsys.readouterr().out == "to stdout\n"
+
+
+# Data loss: --force deleting the inputs ----------------------------------------------------------
+
+def _beir(folder: Path) -> Path:
+    (folder / "qrels").mkdir(parents=True)
+    (folder / "corpus.jsonl").write_text(json.dumps({"_id": "d1", "text": "kestrel stores events"}) + "\n")
+    (folder / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "kestrel events"}) + "\n")
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    return folder
+
+
+@pytest.mark.parametrize("out", ["same", "parent"])
+def test_import_force_never_deletes_its_source(tmp_path, out):
+    source = _beir(tmp_path / "data" / "beir")
+    before = sorted(p.name for p in source.rglob("*"))
+    target = source if out == "same" else source.parent
+    result = invoke("dataset", "import", "beir", str(source), str(target), "--force")
+    assert result.exit_code == 2, result.output
+    assert "input" in result.output
+    assert sorted(p.name for p in source.rglob("*")) == before
+
+
+def test_import_sqlite_force_on_the_folder_of_the_database(tmp_path):
+    import sqlite3
+
+    database = tmp_path / "store" / "memories.db"
+    database.parent.mkdir()
+    with sqlite3.connect(database) as connection:
+        connection.execute("CREATE TABLE memories (id INTEGER, content TEXT)")
+    (database.parent / "notes.txt").write_text("keep")
+    result = invoke("dataset", "import", "sqlite", str(database), str(database.parent), "--force")
+    assert result.exit_code == 2 and "holds the input" in result.output
+    assert database.is_file()
+
+
+@pytest.mark.parametrize("out", ["same", "parent"])
+def test_export_force_never_deletes_the_dataset(tmp_path, out):
+    folder = write_dataset(tmp_path / "sets" / "tiny")
+    target = folder if out == "same" else folder.parent
+    result = invoke("dataset", "export", str(folder), str(target), "--force")
+    assert result.exit_code == 2, result.output
+    assert (folder / "corpus.jsonl").is_file()
+
+
+def test_synth_force_never_empties_a_folder_of_datasets(tmp_path):
+    write_dataset(tmp_path / "sets" / "tiny")
+    result = invoke("dataset", "synth", str(tmp_path / "sets"), "--memories", "30", "--queries", "6", "--force")
+    assert result.exit_code == 2 and "holds another dataset" in result.output
+    assert (tmp_path / "sets" / "tiny" / "corpus.jsonl").is_file()
+    # --force still replaces a dataset folder itself
+    result = invoke("dataset", "synth", str(tmp_path / "sets" / "tiny"), "--memories", "30", "--queries", "6", "--force")
+    assert result.exit_code == 0, result.output
+
+
+# Data loss: several outputs of one command, all or nothing ----------------------------------------
+
+def test_a_signal_between_two_moves_waits_until_both_are_in_place(tmp_path, monkeypatch):
+    import signal
+
+    real_replace = os.replace
+    moves: list[str] = []
+
+    def replace_then_interrupt(source, target):  # type: ignore[no-untyped-def]
+        real_replace(source, target)
+        moves.append(str(target))
+        if len(moves) == 1:
+            os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C right after the first move
+
+    monkeypatch.setattr(os, "replace", replace_then_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        with atomic_batch():
+            write_text_atomic(tmp_path / "out.json", "{}")
+            write_text_atomic(tmp_path / "out.run", "q1 Q0 d1 1 1.0 x\n")
+    assert sorted(os.listdir(tmp_path)) == ["out.json", "out.run"]
+
+
+def test_a_full_disk_leaves_no_output_folder_behind(tmp_path, monkeypatch):
+    import errno
+
+    def full(_descriptor: int) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(Exception, match="No space left"):
+        with atomic_batch():
+            write_text_atomic(tmp_path / "ab" / "deep" / "fts5.json", "{}")
+    with pytest.raises(Exception, match="No space left"):
+        write_text_atomic(tmp_path / "s" / "s.json", "{}")
+    assert os.listdir(tmp_path) == []
+
+
+# Privacy: is_sensitive as stores write it ---------------------------------------------------------
+
+@pytest.mark.parametrize("flag", [True, 1, "1", "true", "TRUE", "yes", "Yes", "on", "t", "y", 2])
+def test_every_truthy_spelling_of_is_sensitive_drops_the_row(tmp_path, flag):
+    from helpers import CORPUS
+
+    from recall_kit.dataset import read_dataset
+
+    corpus = [*CORPUS[:5], {"id": 6, "content": "private note", "is_sensitive": flag}]
+    dataset, problems = read_dataset(write_dataset(tmp_path / "d", corpus=corpus))
+    assert problems == [] and dataset is not None
+    assert [m.id for m in dataset.corpus] == ["1", "2", "3", "4", "5"]
+    assert dataset.dropped_sensitive == 1
+
+
+@pytest.mark.parametrize("flag", [False, 0, "0", "false", "no", "off", "", None])
+def test_falsy_spellings_keep_the_row(tmp_path, flag):
+    from helpers import CORPUS
+
+    from recall_kit.dataset import read_dataset
+
+    corpus = [*CORPUS[:5], {"id": 6, "content": "ordinary note", "is_sensitive": flag}]
+    dataset, problems = read_dataset(write_dataset(tmp_path / "d", corpus=corpus))
+    assert problems == [] and dataset is not None and len(dataset.corpus) == 6
+
+
+@pytest.mark.parametrize("flag", ["maybe", [1], {"x": 1}, float("nan")])
+def test_an_unreadable_is_sensitive_refuses_the_file_and_never_indexes_the_row(tmp_path, flag):
+    from helpers import CORPUS
+
+    from recall_kit.dataset import read_dataset
+
+    corpus = [*CORPUS[:5], {"id": 6, "content": "private note", "is_sensitive": flag}]
+    folder = write_dataset(tmp_path / "d", corpus=corpus)
+    dataset, problems = read_dataset(folder)
+    assert [str(p) for p in problems] == [f"corpus.jsonl:6: is_sensitive {flag!r} is not true or false"
+                                          if isinstance(flag, (str, float)) else
+                                          f"corpus.jsonl:6: is_sensitive {type(flag).__name__} is not true or false"]
+    assert dataset is None or "6" not in [m.id for m in dataset.corpus]
