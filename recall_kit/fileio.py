@@ -60,15 +60,27 @@ _HELD_SIGNALS = {signal.SIGINT, signal.SIGTERM, *((signal.SIGHUP,) if hasattr(si
 
 @contextmanager
 def _signals_held() -> Iterator[None]:
-    """Hold Ctrl-C, SIGTERM and SIGHUP for the few renames that commit a batch; they arrive after."""
-    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+    """Hold Ctrl-C, SIGTERM and SIGHUP for the few renames that commit a batch; they arrive after.
+
+    Python-level handlers (not a thread's signal mask: a process-directed signal would go to any
+    other thread, and Python would still raise in the main thread)."""
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD_SIGNALS)
+    received: list[int] = []
+    previous: dict[int, Any] = {}
+    for number in _HELD_SIGNALS:
+        handler = signal.getsignal(number)
+        if handler is None or handler is signal.SIG_IGN:
+            continue  # set outside Python, or ignored: leave it alone
+        previous[number] = signal.signal(number, lambda signum, frame: received.append(signum))
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        for number in dict.fromkeys(received):
+            signal.raise_signal(number)  # now, to the handler that was there
 
 
 #: Set inside `atomic_batch()`: the folders its writes created, removed again if the batch fails.

@@ -86,7 +86,7 @@ def call_each(
     """
     caller = getattr(pm.hook, hook_name)
     results: list[tuple[str, Any]] = []
-    for impl in reversed(caller.get_hookimpls()):
+    for impl in caller.get_hookimpls():  # pluggy keeps them in registration order (it calls them last first)
         plugin_name = impl.plugin_name
         given = arguments(plugin_name) if callable(arguments) else arguments
         try:

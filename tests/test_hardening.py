@@ -195,3 +195,10 @@ def test_an_unreadable_is_sensitive_refuses_the_file_and_never_indexes_the_row(t
                                           if isinstance(flag, (str, float)) else
                                           f"corpus.jsonl:6: is_sensitive {type(flag).__name__} is not true or false"]
     assert dataset is None or "6" not in [m.id for m in dataset.corpus]
+
+
+def test_import_force_never_replaces_a_folder_inside_its_source(tmp_path):
+    source = _beir(tmp_path / "beir")
+    result = invoke("dataset", "import", "beir", str(source), str(source / "qrels"), "--force")
+    assert result.exit_code == 2 and "sits inside the input" in result.output
+    assert (source / "qrels" / "test.tsv").is_file()

@@ -22,9 +22,10 @@ from recall_kit.fileio import user_mode, write_jsonl_atomic
 _FORCE_SCAN_FOLDERS = 2000
 
 
-def check_not_an_input(target: Path, inputs: Sequence[str | Path]) -> None:
-    """Refuse an output folder that is an input, holds one, or sits inside one: replacing it
-    (`--force`) would delete what is being read."""
+def check_not_an_input(target: Path, inputs: Sequence[str | Path], replacing: bool = True) -> None:
+    """Refuse an output folder that is an input or holds one, and, when it would be replaced
+    (`--force` on a non-empty OUT), one that sits inside an input: replacing it would delete what
+    is being read (`import beir B B/qrels --force`)."""
     resolved = target.resolve()
     for given in inputs:
         source = Path(given).resolve()
@@ -32,7 +33,7 @@ def check_not_an_input(target: Path, inputs: Sequence[str | Path]) -> None:
             relation = "is"
         elif resolved in source.parents:
             relation = "holds"
-        elif source in resolved.parents:
+        elif source in resolved.parents and replacing:
             relation = "sits inside"
         else:
             continue
@@ -71,8 +72,9 @@ def atomic_folder(destination: str | Path, force: bool = False,
     target = Path(destination)
     if target.exists() and not target.is_dir():
         raise RecallKitError(f"{target} exists and is not a folder.")
-    check_not_an_input(target, inputs)
-    if target.is_dir() and any(target.iterdir()):
+    replacing = target.is_dir() and any(target.iterdir())
+    check_not_an_input(target, inputs, replacing)
+    if replacing:
         if not force:
             raise RecallKitError(f"{target} is not empty; pass --force to replace it.")
         _check_holds_no_dataset(target)
