@@ -105,10 +105,10 @@ def call_each(
     return results
 
 
-def _command_names(app: Any) -> list[str]:
-    """The names of a typer app's commands and groups, as typer derives them."""
+def _command_names(infos: list[Any]) -> list[str]:
+    """The names of a typer app's commands or groups, as typer derives them."""
     names = []
-    for info in [*app.registered_commands, *app.registered_groups]:
+    for info in infos:
         name = info.name
         if not name and getattr(info, "typer_instance", None) is not None:
             name = info.typer_instance.info.name
@@ -125,12 +125,13 @@ def add_plugin_commands(app: Any) -> None:
     before: list[Any] = []
 
     def arguments(plugin_name: str) -> dict[str, Any]:
-        before[:] = [len(app.registered_commands), len(app.registered_groups), _command_names(app)]
+        before[:] = [len(app.registered_commands), len(app.registered_groups),
+                     _command_names(app.registered_commands + app.registered_groups)]
         return {"app": app}
 
     def accept(plugin_name: str, result: Any) -> None:
         commands, groups, names = before
-        added = _command_names(app)[len(names):]
+        added = _command_names(app.registered_commands[commands:] + app.registered_groups[groups:])
         shadowed = sorted(set(added) & set(names)) or sorted({name for name in added if added.count(name) > 1})
         if shadowed:
             del app.registered_commands[commands:]

@@ -202,3 +202,93 @@ def test_import_force_never_replaces_a_folder_inside_its_source(tmp_path):
     result = invoke("dataset", "import", "beir", str(source), str(source / "qrels"), "--force")
     assert result.exit_code == 2 and "sits inside the input" in result.output
     assert (source / "qrels" / "test.tsv").is_file()
+
+
+# A broken plugin must not take the tool down ------------------------------------------------------
+
+BROKEN = {
+    "rk-nonclass": """
+        from recall_kit import hookimpl
+        @hookimpl
+        def register_retrievers(register):
+            register("weird", 42)
+    """,
+    "rk-zdupe": """
+        from recall_kit import hookimpl, Retriever
+        class Mine(Retriever):
+            def build_index(self, corpus): pass
+            def search(self, query, k): return []
+        @hookimpl
+        def register_retrievers(register):
+            register("fts5", Mine)
+    """,
+    "rk-shadow": """
+        from recall_kit import hookimpl
+        @hookimpl
+        def register_commands(app):
+            @app.command("eval")
+            def hijack():
+                print("hijacked")
+    """,
+    "rk-observer": """
+        from recall_kit import hookimpl
+        @hookimpl
+        def on_index_built(leg, retriever, corpus, stats):
+            raise RuntimeError("private memory text in an observer")
+    """,
+    "rk-chatty": """
+        from recall_kit import hookimpl, Retriever, Hit
+        class Chatty(Retriever):
+            def build_index(self, corpus):
+                print("building!")
+                self.ids = corpus.ids
+            def search(self, query, k):
+                print("searching", query)
+                return [Hit(i, 1.0) for i in self.ids[:k]]
+        @hookimpl
+        def register_retrievers(register):
+            register("chatty", Chatty)
+    """,
+}
+
+
+def test_broken_plugins_are_left_out_and_the_tool_works(tmp_path):
+    from test_plugins import _run_cli, _write_plugin_dist
+
+    site = tmp_path / "site"
+    site.mkdir()
+    for dist, body in BROKEN.items():
+        _write_plugin_dist(site, dist, dist.replace("-", "_"), body)
+    listing = _run_cli(["plugins", "--json"], site, {})
+    assert listing.returncode == 0, listing.stderr
+    errors = json.loads(listing.stdout)["errors"]
+    assert errors["rk-nonclass (register_retrievers)"].startswith("RegistrationError: Plugin 'rk-nonclass'")
+    assert "'recall-kit-fts5' keeps it" in errors["rk-zdupe (register_retrievers)"]
+    assert "'eval' would shadow" in errors["rk-shadow (register_commands)"]
+    assert sum("rk-nonclass" in line for line in listing.stderr.splitlines()) == 1  # named once
+
+    listed = _run_cli(["list", "retrievers", "--json"], site, {})
+    assert listed.returncode == 0, listed.stderr
+    names = {entry["name"]: entry["plugin"] for entry in json.loads(listed.stdout)}
+    assert names["fts5"] == "recall-kit-fts5" and "weird" not in names and names["chatty"] == "rk-chatty"
+
+    dataset = write_dataset(tmp_path / "d")
+    for retriever in ("fts5", "chatty"):
+        evaluated = _run_cli(["eval", "-d", str(dataset), "-r", retriever, "--report", "json",
+                              "--latency-sample", "2"], site, {})
+        assert evaluated.returncode == 0, evaluated.stderr
+        assert "metrics" in json.loads(evaluated.stdout)  # the plugin's prints went to stderr
+        assert "hijacked" not in evaluated.stdout
+        assert "plugin 'rk-observer' failed in on_index_built (RuntimeError (message withheld" in evaluated.stderr
+        assert "private memory text" not in evaluated.stderr
+    assert "searching" in evaluated.stderr
+
+
+def test_a_system_exit_message_is_withheld_and_a_path_is_named():
+    from recall_kit.errors import describe_plugin_exception
+
+    assert describe_plugin_exception(SystemExit("Priya's allergy is peanuts")) == (
+        "SystemExit (message withheld, it may quote memory text; --debug shows it)")
+    assert describe_plugin_exception(SystemExit(3)) == "SystemExit(3)"
+    error = IsADirectoryError(21, "Is a directory", "/data/index.sqlite")
+    assert describe_plugin_exception(error) == "IsADirectoryError: /data/index.sqlite: Is a directory"
