@@ -259,8 +259,9 @@ def emit_report(report: Any, reporter_name: str, output: Path | None = None) -> 
     from recall_kit import registry
     from recall_kit.fileio import write_text_atomic
 
-    reporter = registry.reporters.get(reporter_name).obj()
-    text = reporter.render(report)
+    registration = registry.reporters.get(reporter_name)
+    reporter = registration.call("__init__", registration.obj)
+    text = registration.call("render", reporter.render, report)
     if output is None:
         typer.echo(text, nl=False)
     else:

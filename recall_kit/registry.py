@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import os
 import sys
@@ -32,6 +33,22 @@ class Registration(Generic[T]):
     name: str
     obj: T
     plugin: str
+    kind: str = "plugin object"
+
+    def call(self, hook: str, function: Callable[..., Any], *args: Any) -> Any:
+        """Run the registered object's `function` (its `render`, its `run`): whatever it raises but
+        Ctrl-C and recall-kit's own errors becomes one line naming the plugin and the method,
+        the message withheld unless --debug (it may quote memory text)."""
+        try:
+            with contextlib.redirect_stdout(sys.stderr):  # stdout is for the report
+                return function(*args)
+        except (errors.RecallKitError, KeyboardInterrupt):
+            raise
+        except BaseException as error:  # SystemExit included
+            raise errors.PluginRunError(
+                f"{self.kind.capitalize()} {self.name!r} (plugin {self.plugin!r}) failed in {hook}: "
+                f"{errors.describe_plugin_exception(error)}"
+            ) from error
 
     @property
     def description(self) -> str:
@@ -89,7 +106,7 @@ class Registry(Generic[T]):
                     )
                 if trace:
                     print(f"recall-kit: {plugin_name} registered {self.kind} {name!r}", file=sys.stderr)
-                own[name] = Registration(name, obj, plugin_name)
+                own[name] = Registration(name, obj, plugin_name, self.kind)
 
             return {"register": register}
 

@@ -292,3 +292,38 @@ def test_a_system_exit_message_is_withheld_and_a_path_is_named():
     assert describe_plugin_exception(SystemExit(3)) == "SystemExit(3)"
     error = IsADirectoryError(21, "Is a directory", "/data/index.sqlite")
     assert describe_plugin_exception(error) == "IsADirectoryError: /data/index.sqlite: Is a directory"
+
+
+def test_a_raising_reporter_or_importer_is_named_not_unexpected(tmp_path):
+    from recall_kit import Importer, Reporter, hookimpl
+    from recall_kit.testing import registered_plugin
+
+    class Boom(Reporter):
+        def render(self, report):  # type: ignore[no-untyped-def]
+            raise ValueError("Priya is allergic to peanuts")
+
+    class BadImporter(Importer):
+        def run(self, source, destination):  # type: ignore[no-untyped-def]
+            raise SystemExit("Priya is allergic to peanuts")
+
+    class Plugin:
+        @hookimpl
+        def register_reporters(self, register):  # type: ignore[no-untyped-def]
+            register("boom", Boom)
+
+        @hookimpl
+        def register_importers(self, register):  # type: ignore[no-untyped-def]
+            register("bad", BadImporter)
+
+    from helpers import OverlapPlugin
+
+    folder = write_dataset(tmp_path / "d")
+    with registered_plugin(Plugin(), name="rk-boom"), registered_plugin(OverlapPlugin(), name="overlap-plugin"):
+        result = invoke("eval", "-d", str(folder), "-r", "overlap", "--report", "boom", "--latency-sample", "0")
+        assert result.exit_code == 2
+        assert result.stderr == ("Error: Reporter 'boom' (plugin 'rk-boom') failed in render: ValueError (message "
+                                 "withheld, it may quote memory text; --debug shows it)\n")
+        result = invoke("dataset", "import", "bad", str(folder / "corpus.jsonl"), str(tmp_path / "out"))
+        assert result.exit_code == 2 and "unexpected" not in result.stderr
+        assert "Importer 'bad' (plugin 'rk-boom') failed in run: SystemExit (message withheld" in result.stderr
+        assert "peanuts" not in result.stderr

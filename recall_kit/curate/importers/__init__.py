@@ -78,7 +78,7 @@ def import_dataset(
     if not source_path.exists():
         raise DatasetError(f"{source_path}: not found")
     with atomic_folder(destination, force=force, inputs=[source_path]) as folder:
-        counts = importer.run(source_path, folder)
+        counts = registry.importers.get(format_name).call("run", importer.run, source_path, folder)
         _, problems = read_dataset(folder)
         if problems:
             more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
