@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from recall_kit.errors import DatasetError
+from recall_kit.fileio import is_special_file
 from recall_kit.fingerprint import canonical_json
 from recall_kit.types import Corpus, Memory, Qrels, Query
 
@@ -96,6 +97,9 @@ class Dataset:
 def _read_jsonl(path: Path, problems: list[Problem]) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield (line number, object) for each non-blank line; record malformed lines as problems."""
     name = path.name
+    if is_special_file(path):  # a named pipe would block for ever
+        problems.append(Problem(name, 0, "not a regular file (a named pipe or a device)"))
+        return
     try:
         handle = path.open(encoding="utf-8")
     except FileNotFoundError:

@@ -327,3 +327,29 @@ def test_a_raising_reporter_or_importer_is_named_not_unexpected(tmp_path):
         assert result.exit_code == 2 and "unexpected" not in result.stderr
         assert "Importer 'bad' (plugin 'rk-boom') failed in run: SystemExit (message withheld" in result.stderr
         assert "peanuts" not in result.stderr
+
+
+# Hangs ----------------------------------------------------------------------------------------------
+
+def test_a_corpus_that_is_a_named_pipe_is_refused_not_waited_on(tmp_path):
+    folder = write_dataset(tmp_path / "d")
+    (folder / "corpus.jsonl").unlink()
+    os.mkfifo(folder / "corpus.jsonl")
+    result = invoke("dataset", "validate", str(folder))
+    assert result.exit_code == 2
+    assert "corpus.jsonl: not a regular file (a named pipe or a device)" in result.output
+    pipe = tmp_path / "locomo.json"
+    os.mkfifo(pipe)
+    result = invoke("dataset", "import", "locomo", str(pipe), str(tmp_path / "out"))
+    assert result.exit_code == 2 and "not a regular file" in result.stderr
+    result = invoke("gate", "--baseline", str(pipe), "--current", str(pipe))
+    assert result.exit_code == 2 and "not a regular file" in result.stderr
+
+
+def test_synth_writes_fifty_thousand_memories():
+    # Above ~6,000 memories the pool of two-syllable pet names ran dry and synth looped for ever.
+    from recall_kit.curate.synth import generate
+
+    corpus, queries, qrels = generate(50_000, 30, seed=0)
+    assert len(corpus) == 50_000 and len(queries) == 30 == len(qrels)
+    assert len({row["id"] for row in corpus}) == 50_000

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from recall_kit.errors import ResultFileError
-from recall_kit.fileio import write_json_atomic
+from recall_kit.fileio import is_special_file, write_json_atomic
 from recall_kit.options import options_to_dict
 from recall_kit.types import Hit, Report, ReportTable
 
@@ -196,6 +196,8 @@ class BenchmarkResult:
     @classmethod
     def load(cls, path: str | Path) -> BenchmarkResult:
         source = Path(path)
+        if is_special_file(source):  # a named pipe would block for ever
+            raise ResultFileError(f"{source}: not a regular file (a named pipe or a device).")
         try:
             data = json.loads(source.read_text(encoding="utf-8"))
         except FileNotFoundError:

@@ -15,7 +15,7 @@ from typing import Any
 from recall_kit.dataset import CORPUS_FILE, QRELS_FILE, QUERIES_FILE, has_lone_surrogate
 from recall_kit.dataset import as_id as dataset_id
 from recall_kit.errors import DatasetError, RecallKitError
-from recall_kit.fileio import user_mode, write_jsonl_atomic
+from recall_kit.fileio import is_special_file, user_mode, write_jsonl_atomic
 
 
 #: How many folders `--force` looks through under OUT for a dataset it would delete.
@@ -99,6 +99,21 @@ def atomic_folder(destination: str | Path, force: bool = False,
         raise
 
 
+def check_regular(path: Path) -> None:
+    """A named pipe or a device given as input would block for ever (or never end): refused."""
+    if is_special_file(path):
+        raise DatasetError(f"{path}: not a regular file (a named pipe or a device); give a file or a folder")
+
+
+def check_source(source: Path) -> None:
+    """The source of an import, and the entries of a source folder two levels down, are regular
+    files or folders."""
+    check_regular(source)
+    if source.is_dir():
+        for entry in [*source.iterdir(), *(e for d in source.iterdir() if d.is_dir() for e in d.iterdir())][:10_000]:
+            check_regular(entry)
+
+
 def write_dataset_files(
     destination: Path,
     memories: list[dict[str, Any]],
@@ -149,6 +164,7 @@ def read_json(path: Path) -> Any:
     """A whole JSON file; a missing or malformed file is one line naming it."""
     if path.is_dir():
         raise DatasetError(f"{path}: is a folder; this importer reads one JSON file")
+    check_regular(path)
     try:
         with path.open(encoding="utf-8") as handle:
             text = handle.read()
