@@ -152,6 +152,30 @@ _SIGNAL_WORDS = {signal.SIGINT: "Interrupted", signal.SIGTERM: "Terminated",
                  **({signal.SIGHUP: "Hung up"} if hasattr(signal, "SIGHUP") else {})}
 
 
+class _ClosedStdout:
+    """Stands for a closed stdout (Python sets sys.stdout to None): any text written is an error,
+    so a report that could not be printed never exits 0."""
+
+    encoding = "utf-8"
+    errors = "strict"
+
+    def write(self, text: str | bytes) -> int:
+        if text:
+            import errno
+
+            raise OSError(errno.EBADF, "standard output is closed; the report could not be printed")
+        return 0
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+    def writable(self) -> bool:
+        return True
+
+
 def _on_sigterm(signum: int, frame: Any) -> None:
     raise Terminated(signum)
 
@@ -861,6 +885,8 @@ def get_app() -> typer.Typer:
 def main() -> None:
     import signal
 
+    if sys.stdout is None:  # started with stdout closed: printing must fail (exit 2), not vanish
+        sys.stdout = _ClosedStdout()
     # SIGTERM and SIGHUP unwind like Ctrl-C, so the atomic writers remove their temporaries on the way out.
     signal.signal(signal.SIGTERM, _on_sigterm)
     if hasattr(signal, "SIGHUP") and signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:  # nohup keeps it ignored
@@ -877,6 +903,9 @@ def main() -> None:
         application()
     except (SystemExit, KeyboardInterrupt):
         raise
+    except OSError as error:  # outside a command (`--version` with stdout closed)
+        print(f"Error: {_describe_os_error(error)}", file=sys.stderr)
+        raise SystemExit(2) from None
     except Exception:  # --debug let it through: the traceback, but still no verdict (2, never 1)
         import traceback
 

@@ -353,3 +353,54 @@ def test_synth_writes_fifty_thousand_memories():
     corpus, queries, qrels = generate(50_000, 30, seed=0)
     assert len(corpus) == 50_000 and len(queries) == 30 == len(qrels)
     assert len({row["id"] for row in corpus}) == 50_000
+
+
+# Unclear or unexpected --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args", [["list", "retrievers"], ["--version"]])
+def test_output_that_cannot_be_written_is_exit_2(args):
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "recall_kit", *args], preexec_fn=lambda: os.close(1),
+                          stderr=subprocess.PIPE, text=True, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr == "Error: standard output is closed; the report could not be printed (OSError).\n"
+
+
+def test_gate_debug_on_a_missing_result_is_2_not_1(tmp_path):
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "recall_kit", "gate", "--debug", "--baseline", str(tmp_path / "no.json"),
+                           "--current", str(tmp_path / "no.json")], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "Traceback" in done.stderr and "no such result file" in done.stderr
+
+
+def test_sighup_is_an_orderly_exit(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = (
+        "import sys, time\n"
+        "from recall_kit import cli\n"
+        "from recall_kit.fileio import atomic_open\n"
+        "@cli.app.command('slow-write')\n"
+        "def slow_write(path: str) -> None:\n"
+        "    with atomic_open(path) as s:\n"
+        "        s.write('x'); s.flush(); print('ready', flush=True); time.sleep(60)\n"
+        "sys.argv = ['recall-kit', 'slow-write', sys.argv[1]]\n"
+        "cli.main()\n"
+    )
+    process = subprocess.Popen([sys.executable, "-c", script, str(tmp_path / "out.json")],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert process.stdout is not None
+    assert process.stdout.readline() == "ready\n"
+    time.sleep(0.2)
+    process.send_signal(signal.SIGHUP)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 128 + signal.SIGHUP
+    assert stderr.startswith("Hung up: outputs not yet finished were not written")
+    assert os.listdir(tmp_path) == []
