@@ -230,6 +230,18 @@ def _optional_text(row: dict[str, Any], key: str, where: Problem, problems: list
     return None
 
 
+def _finite_number(value: Any) -> float | None:
+    """`value` as a finite float, or None (a bool, text, NaN, ±inf, or an int like 10**400 that
+    no float holds: math.isfinite raised OverflowError on it)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
 def _parse_memory(number: int, row: dict[str, Any], problems: list[Problem]) -> Memory | None:
     here = Problem(CORPUS_FILE, number, "")
     memory_id = as_id(row.get("id"))
@@ -250,11 +262,7 @@ def _parse_memory(number: int, row: dict[str, Any], problems: list[Problem]) -> 
         problems.append(Problem(CORPUS_FILE, number, '"tags" must be "a,b" text or a list of text'))
         tags = ()
     importance = row.get("importance")
-    if importance is not None and (
-        isinstance(importance, bool)
-        or not isinstance(importance, (int, float))
-        or not math.isfinite(importance)
-    ):
+    if importance is not None and _finite_number(importance) is None:
         problems.append(Problem(CORPUS_FILE, number, '"importance" must be a finite number'))
         importance = None
     parent = row.get("parent_id")

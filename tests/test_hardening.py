@@ -404,3 +404,100 @@ def test_sighup_is_an_orderly_exit(tmp_path):
     assert process.returncode == 128 + signal.SIGHUP
     assert stderr.startswith("Hung up: outputs not yet finished were not written")
     assert os.listdir(tmp_path) == []
+
+
+def _result_file(tmp_path: Path, name: str = "a.json") -> Path:
+    """A real result of the tiny dataset (the overlap retriever), with five timed queries."""
+    from helpers import OverlapPlugin
+
+    from recall_kit.testing import registered_plugin
+
+    path = tmp_path / name
+    if not (tmp_path / "a.json").exists():
+        with registered_plugin(OverlapPlugin(), name="overlap-plugin"):
+            done = invoke("eval", "-d", str(write_dataset(tmp_path / "tiny")), "-r", "overlap",
+                          "--json", str(tmp_path / "a.json"), "--latency-sample", "5", "--metrics", "recall@10")
+        assert done.exit_code == 0, done.output
+    if path.name != "a.json":
+        path.write_text((tmp_path / "a.json").read_text())
+    return path
+
+
+@pytest.mark.parametrize(("where", "value"), [("p95", float("nan")), ("p95", -3.0), ("query", -1.0),
+                                               ("query", float("nan"))])
+def test_a_nan_or_negative_latency_does_not_pass_gate(tmp_path, where, value):
+    baseline = _result_file(tmp_path)
+    data = json.loads(baseline.read_text())
+    if where == "query":
+        timed = next(q for q in data["queries"] if "latency_ms" in q)
+        timed["latency_ms"] = value
+    else:
+        data["latency_ms"][where] = value
+    current = tmp_path / "b.json"
+    current.write_text(json.dumps(data))
+    result = invoke("gate", "--baseline", str(baseline), "--current", str(current), "--latency-max-rise", "0.2")
+    assert result.exit_code == 2 and "latency_ms" in result.stderr and "unexpected" not in result.stderr
+
+
+def test_a_five_thousand_digit_metric_is_bad_input(tmp_path):
+    baseline = _result_file(tmp_path)
+    text = baseline.read_text()
+    value = json.loads(text)["metrics"]["overall"]["recall@10"]
+    current = tmp_path / "b.json"
+    current.write_text(text.replace(f'"recall@10": {value}', '"recall@10": 1' + "0" * 5000, 1))
+    result = invoke("gate", "--baseline", str(baseline), "--current", str(current))
+    assert result.exit_code == 2 and "not a JSON result file (Exceeds the limit" in result.stderr
+
+
+def test_pool_of_results_that_share_no_query_with_the_dataset_is_refused(tmp_path):
+    result_path = _result_file(tmp_path)
+    data = json.loads(result_path.read_text())
+    for query in data["queries"]:
+        query["query_id"] = "other_" + query["query_id"]
+    result_path.write_text(json.dumps(data))
+    out = tmp_path / "pool.jsonl"
+    result = invoke("pool", str(result_path), "--out", str(out), "--dataset", str(tmp_path / "tiny"))
+    assert result.exit_code == 2 and "are not queries of" in result.stderr
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--bootstrap", "0"], "--bootstrap must be at least 1 resample, got 0."),
+    (["--bootstrap", "-5"], "--bootstrap must be at least 1 resample, got -5."),
+])
+def test_gate_bootstrap_below_one_is_bad_input(tmp_path, args, message):
+    baseline = _result_file(tmp_path)
+    result = invoke("gate", "--baseline", str(baseline), "--current", str(_result_file(tmp_path, "b.json")), *args)
+    assert result.exit_code == 2 and result.stderr == f"Error: {message}\n"
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--paraphrase-max-overlap", "nan"], "--paraphrase-max-overlap must be a share in [0, 1], got nan."),
+    (["--paraphrase-max-overlap", "-0.1"], "--paraphrase-max-overlap must be a share in [0, 1], got -0.1."),
+    (["--twin-threshold", "2"], "--twin-threshold must be in (0, 1], got 2.0."),
+    (["--twin-threshold", "nan"], "--twin-threshold must be in (0, 1], got nan."),
+    (["--min-queries", "-3"], "--min-queries must be 0 or more, got -3."),
+    (["--shingle-size", "0"], "--shingle-size must be at least 1, got 0."),
+])
+def test_lint_thresholds_are_checked(args, message):
+    result = invoke("dataset", "lint", "example:memories", *args)
+    assert result.exit_code == 2 and result.stderr == f"Error: {message}\n"
+
+
+def test_an_importance_no_float_holds_is_a_problem_with_its_line(tmp_path):
+    from helpers import CORPUS
+
+    from recall_kit.dataset import read_dataset
+
+    corpus = [*CORPUS[:5], {"id": 7, "content": "x", "importance": 10**400}]
+    _, problems = read_dataset(write_dataset(tmp_path / "d", corpus=corpus))
+    assert [str(p) for p in problems] == ['corpus.jsonl:6: "importance" must be a finite number']
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["-r", "../../etc/passwd:X"], "Bad retriever path '../../etc/passwd:X': '../../etc/passwd' is not a dotted Python module name."),
+    (["-r", "overlap", "-k", str(10**30)], f"k must be between 1 and 2,147,483,647, got {10**30}."),
+])
+def test_eval_spec_and_k_mistakes_are_one_line(overlap_plugin, tiny_dataset, args, message):
+    result = invoke("eval", "-d", str(tiny_dataset), *args, "--latency-sample", "0")
+    assert result.exit_code == 2 and result.stderr == f"Error: {message}\n"

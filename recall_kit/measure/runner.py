@@ -58,6 +58,10 @@ class LegRun:
     indexes: int = 0
 
 
+#: The deepest ranking asked for: a C int, as deep as SQLite, numpy and every index can search.
+MAX_K = 2**31 - 1
+
+
 def _call(leg: str, what: str, function: Callable[..., Any], *args: Any) -> Any:
     """Run plugin code; turn any exception into one line naming the leg (no query text).
 
@@ -511,8 +515,8 @@ def run_benchmark(
     `relevance_level` and `judged_only` are trec_eval's ``-l`` and ``-J`` (see
     `recall_kit.measure.evaluation.judge_rankings`): they change how the top k is scored, not what is run.
     """
-    if k < 1:
-        raise SpecError(f"k must be at least 1, got {k}.")
+    if not 1 <= k <= MAX_K:  # -k 10**30 ended in an OverflowError inside a retriever
+        raise SpecError(f"k must be between 1 and {MAX_K:,}, got {k}.")
     relevance_level = check_relevance_level(relevance_level)
     system = as_system(system)
     specs = resolve_metrics(metrics)
