@@ -515,8 +515,10 @@ def run_benchmark(
     `relevance_level` and `judged_only` are trec_eval's ``-l`` and ``-J`` (see
     `recall_kit.measure.evaluation.judge_rankings`): they change how the top k is scored, not what is run.
     """
-    if not 1 <= k <= MAX_K:  # -k 10**30 ended in an OverflowError inside a retriever
-        raise SpecError(f"k must be between 1 and {MAX_K:,}, got {k}.")
+    if k < 1:
+        raise SpecError(f"k must be at least 1, got {k}.")
+    if k > MAX_K:  # -k 10**30 ended in an OverflowError inside a retriever
+        raise SpecError(f"k must be at most {MAX_K:,}, got {k}.")
     relevance_level = check_relevance_level(relevance_level)
     system = as_system(system)
     specs = resolve_metrics(metrics)
