@@ -96,6 +96,8 @@ class EmbeddingCache:
             return CacheLookup("corrupt")
         if array.dtype.kind == "f" and not np.isfinite(array).all():
             return CacheLookup("corrupt")  # NaN vectors with a matching checksum: written broken
+        if array.ndim == 2 and array.shape[0] and not np.abs(array).sum(axis=1).all():
+            return CacheLookup("corrupt")  # an all-zero row is no embedding: every score 0, silently
         return CacheLookup("hit", array, dict(sidecar.get("extra") or {}))
 
     def store(self, key: Mapping[str, Any], array: np.ndarray, extra: Mapping[str, Any]) -> Path:

@@ -301,6 +301,9 @@ class DenseRetriever(Retriever):
                 truncated = (lookup.extra or {}).get("truncated_memories")
             elif lookup.hit:
                 status = "mismatch"
+            if status == "corrupt":  # said once, so a damaged cache is never reused or rebuilt silently
+                print(f"recall-kit-dense: the embedding cache for this corpus under {cache.folder} failed its "
+                      "check (unreadable, a checksum, NaN or all-zero vectors); re-embedding.", file=sys.stderr)
         embedded = 0
         if matrix is None:
             matrix = self._embed_documents(texts)
