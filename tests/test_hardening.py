@@ -501,3 +501,39 @@ def test_an_importance_no_float_holds_is_a_problem_with_its_line(tmp_path):
 def test_eval_spec_and_k_mistakes_are_one_line(overlap_plugin, tiny_dataset, args, message):
     result = invoke("eval", "-d", str(tiny_dataset), *args, "--latency-sample", "0")
     assert result.exit_code == 2 and result.stderr == f"Error: {message}\n"
+
+
+# Privacy: the DSN's password in sweep.json -------------------------------------------------------
+
+def test_sweep_masks_a_password_as_eval_does(tmp_path, tiny_dataset):
+    from dataclasses import dataclass, field
+
+    from helpers import OverlapRetriever
+
+    from recall_kit import hookimpl
+    from recall_kit.testing import registered_plugin
+
+    def mask(dsn: str) -> str:
+        return dsn.replace("s3cret", "***")
+
+    class Remote(OverlapRetriever):
+        @dataclass(frozen=True)
+        class Options:
+            min_overlap: int = 1
+            boost: float = 0.0
+            dsn: str | None = field(default=None, metadata={"redact": mask})
+
+    class Plugin:
+        @hookimpl
+        def register_retrievers(self, register):  # type: ignore[no-untyped-def]
+            register("remote", Remote)
+
+    out = tmp_path / "sw"
+    with registered_plugin(Plugin(), name="remote-plugin"):
+        result = invoke("sweep", "-d", str(tiny_dataset), "-r", "remote", "-g", "remote.boost=0,1",
+                        "-t", "recall@5", "-o", "remote.dsn=postgresql://me:s3cret@db/memories",
+                        "--out-dir", str(out), "--latency-sample", "0", "--bootstrap", "100")
+    assert result.exit_code == 0, result.output
+    written = [path.read_text() for path in out.iterdir()]
+    assert written and not any("s3cret" in text for text in written)
+    assert "postgresql://me:***@db/memories" in (out / "sweep.json").read_text()
