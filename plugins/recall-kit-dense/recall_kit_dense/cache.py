@@ -103,8 +103,7 @@ class EmbeddingCache:
     def store(self, key: Mapping[str, Any], array: np.ndarray, extra: Mapping[str, Any]) -> Path:
         """Write the array, then its sidecar, each to a temporary file moved into place."""
         array_path, sidecar_path = self.paths(key)
-        self.folder.mkdir(parents=True, exist_ok=True)
-        array = np.ascontiguousarray(array)
+        array = np.ascontiguousarray(array)  # (atomic_open makes the folder, and removes it on failure)
         sidecar = {
             "format": CACHE_FORMAT,
             "key": dict(key),
@@ -113,8 +112,11 @@ class EmbeddingCache:
             "sha256": array_checksum(array),
             "extra": dict(extra),
         }
-        with atomic_open(array_path, "wb", private=True) as handle:
-            np.save(handle, array, allow_pickle=False)
-        with atomic_open(sidecar_path, "wb", private=True) as handle:
-            handle.write(json.dumps(sidecar, indent=1, sort_keys=True).encode())
+        from recall_kit.plugin import atomic_batch
+
+        with atomic_batch():  # both files or neither: a full disk must not leave an array without its sidecar
+            with atomic_open(array_path, "wb", private=True) as handle:
+                np.save(handle, array, allow_pickle=False)
+            with atomic_open(sidecar_path, "wb", private=True) as handle:
+                handle.write(json.dumps(sidecar, indent=1, sort_keys=True).encode())
         return array_path

@@ -310,9 +310,11 @@ class DenseRetriever(Retriever):
             embedded = len(texts)
             truncated = self._count_truncated(loaded, texts)
             if cache is not None:
+                from recall_kit import RecallKitError
+
                 try:
                     cache.store(key, matrix, {"truncated_memories": truncated})
-                except OSError as error:
+                except (OSError, RecallKitError) as error:  # a full disk is an OutputError: the run goes on
                     status += " (not written)"
                     print(
                         f"recall-kit-dense: could not write the embedding cache under "

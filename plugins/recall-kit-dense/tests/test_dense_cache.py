@@ -276,3 +276,25 @@ def test_a_damaged_cache_is_rebuilt_with_a_warning(folder: Path, capsys: pytest.
     assert again.embedded == [3] and again.index_stats()["cache"] == "corrupt"
     assert "failed its check" in capsys.readouterr().err
     assert [h.id for h in again.search("oat milk", 3)] == [h.id for h in reference.search("oat milk", 3)]
+
+
+def test_a_full_disk_leaves_no_partial_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 32: the array was moved into place before the sidecar failed, leaving half a cache entry.
+    import errno
+    import os
+
+    from recall_kit import RecallKitError
+
+    real_fsync, calls = os.fsync, []
+
+    def fsync_then_full(descriptor: int) -> None:
+        calls.append(descriptor)
+        if len(calls) == 2:  # the sidecar
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real_fsync(descriptor)
+
+    monkeypatch.setattr(os, "fsync", fsync_then_full)
+    folder = tmp_path / "cache" / "dense"
+    with pytest.raises((OSError, RecallKitError), match="No space left"):
+        EmbeddingCache(folder).store({"k": 1}, np.eye(3, dtype=np.float32), {})
+    assert list(tmp_path.iterdir()) == []
