@@ -203,7 +203,14 @@ def keep_torch_out_of_tmp() -> None:
     recall-kit's cache folder instead, unless the user chose a folder (TORCHINDUCTOR_CACHE_DIR)."""
     from recall_kit_dense.cache import cache_folder
 
-    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(cache_folder().parent / "torchinductor"))
+    if os.environ.get("TORCHINDUCTOR_CACHE_DIR"):
+        return
+    folder = cache_folder().parent / "torchinductor"
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError:
+        return  # an unusable cache folder: torch keeps its default
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(folder)
 
 
 def resolve_device(device: str) -> str:
