@@ -148,6 +148,8 @@ def open_on_disk(path: Path, corpus: Corpus, tokenizer: str, columns: Sequence[s
     A rebuild writes a temporary file beside `path` and renames it over `path` only once it is
     complete, so a reader never sees a half-built index. Returns (connection, reused).
     """
+    if path.is_dir() or (path.exists() and not path.is_file()):
+        raise RecallKitError(f"fts5.path {path}: not a file (a folder or a device); give the index file's path.")
     path.parent.mkdir(parents=True, exist_ok=True)
     found = stored_key(path) if path.exists() else None
     if path.exists() and found is None:  # truncated, random bytes, another schema: say so
@@ -162,6 +164,15 @@ def open_on_disk(path: Path, corpus: Corpus, tokenizer: str, columns: Sequence[s
         print(f"recall-kit-fts5: the index at {path} failed its check ({problem}); rebuilding it.",
               file=sys.stderr)
     temporary = path.with_name(f"{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    try:
+        return _rebuild(path, temporary, corpus, tokenizer, columns, key)
+    except (OSError, sqlite3.Error) as error:  # a read-only folder, a full disk: name the index's path
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+        raise RecallKitError(f"fts5.path {path}: cannot write the index ({reason}).") from None
+
+
+def _rebuild(path: Path, temporary: Path, corpus: Corpus, tokenizer: str, columns: Sequence[str],
+             key: str) -> tuple[sqlite3.Connection, bool]:
     try:
         # The index holds memory text: private (0600), as the embedding cache is.
         os.close(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))

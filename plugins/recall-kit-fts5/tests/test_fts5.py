@@ -351,3 +351,21 @@ def test_a_persisted_index_is_private(tmp_path: Path) -> None:
     path = tmp_path / "fts5.sqlite"
     built(path=str(path)).close()
     assert (path.stat().st_mode & 0o777) == 0o600
+
+
+def test_a_path_that_is_a_folder_is_named(tmp_path: Path) -> None:
+    # Issue 32: the error named a temporary file (IsADirectoryError: x.123.ab.tmp), or nothing.
+    with pytest.raises(RecallKitError, match=f"fts5.path {tmp_path}: not a file"):
+        built(path=str(tmp_path))
+
+
+def test_an_index_that_cannot_be_written_names_its_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+
+    def refuse(*args: object, **kwargs: object) -> int:
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(tmp_path / "x.tmp"))
+
+    monkeypatch.setattr(os, "open", refuse)
+    target = tmp_path / "fts5.sqlite"
+    with pytest.raises(RecallKitError, match=f"fts5.path {target}: cannot write the index \\(Permission denied\\)"):
+        built(path=str(target))
