@@ -148,7 +148,7 @@ class Terminated(KeyboardInterrupt):
         self.signum = signum
 
 
-_SIGNAL_WORDS = {signal.SIGINT: "Interrupted", signal.SIGTERM: "Terminated",
+_SIGNAL_WORDS: dict[int, str] = {signal.SIGINT: "Interrupted", signal.SIGTERM: "Terminated",
                  **({signal.SIGHUP: "Hung up"} if hasattr(signal, "SIGHUP") else {})}
 
 

@@ -17,7 +17,6 @@ from recall_kit.dataset import as_id as dataset_id
 from recall_kit.errors import DatasetError, RecallKitError
 from recall_kit.fileio import is_special_file, user_mode, write_jsonl_atomic
 
-
 #: How many folders `--force` looks through under OUT for a dataset it would delete.
 _FORCE_SCAN_FOLDERS = 2000
 
@@ -45,7 +44,7 @@ def _check_holds_no_dataset(target: Path) -> None:
     folder): refuse when a folder below `target` holds a corpus.jsonl, or when there are too many
     folders to look through."""
     seen = 0
-    for folder, subfolders, files in os.walk(target):
+    for folder, _subfolders, files in os.walk(target):
         seen += 1
         if folder != str(target) and CORPUS_FILE in files:
             raise RecallKitError(
