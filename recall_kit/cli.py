@@ -88,7 +88,7 @@ class _Group(_ClickStyleGroup):
 
     0: done, the verdict is good; 1: done, the verdict is bad (a regression, lint problems);
     2: no verdict (bad input, a failing plugin, an unwritable output, or an unexpected error);
-    130/143: interrupted by Ctrl-C / SIGTERM. `--debug` shows the traceback instead.
+    130/143/129: interrupted by Ctrl-C / SIGTERM / SIGHUP. `--debug` shows the traceback instead (still 2).
     """
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
