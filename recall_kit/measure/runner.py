@@ -18,6 +18,7 @@ from recall_kit.errors import PluginRunError, RecallKitError, SpecError, describ
 from recall_kit.measure.adapters import coerce_hits
 from recall_kit.measure.context import expand_corpus
 from recall_kit.measure.evaluation import (
+    MAX_CUTOFF,
     aggregate,
     check_relevance_level,
     evaluate,
@@ -56,10 +57,6 @@ class LegRun:
     #: Single-path latency in ms for the sampled queries: query index -> ms.
     latency_ms: dict[int, float] = field(default_factory=dict)
     indexes: int = 0
-
-
-#: The deepest ranking asked for: a C int, as deep as SQLite, numpy and every index can search.
-MAX_K = 2**31 - 1
 
 
 def _call(leg: str, what: str, function: Callable[..., Any], *args: Any) -> Any:
@@ -517,8 +514,8 @@ def run_benchmark(
     """
     if k < 1:
         raise SpecError(f"k must be at least 1, got {k}.")
-    if k > MAX_K:  # -k 10**30 ended in an OverflowError inside a retriever
-        raise SpecError(f"k must be at most {MAX_K:,}, got {k}.")
+    if k > MAX_CUTOFF:  # -k 10**30 ended in an OverflowError inside a retriever; as deep as a cutoff may be
+        raise SpecError(f"k must be at most {MAX_CUTOFF:,}, got {k}.")
     relevance_level = check_relevance_level(relevance_level)
     system = as_system(system)
     specs = resolve_metrics(metrics)
