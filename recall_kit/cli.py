@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -109,7 +110,7 @@ class _Group(_ClickStyleGroup):
 
     0: done, the verdict is good; 1: done, the verdict is bad (a regression, lint problems);
     2: no verdict (bad input, a failing plugin, an unwritable output, or an unexpected error);
-    130/143: interrupted by Ctrl-C / SIGTERM. `--debug` shows the traceback instead.
+    130/143/129: interrupted by Ctrl-C / SIGTERM / SIGHUP. `--debug` shows the traceback instead (still 2).
     """
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
@@ -131,25 +132,22 @@ class _Group(_ClickStyleGroup):
         except BrokenPipeError:
             raise  # `recall-kit ... | head`: click exits quietly on a closed pipe, as Unix tools do
         except RecallKitError as error:
-            if ctx.params.get("debug"):
-                raise
+            _traceback_if_debug(ctx)
             typer.echo(f"Error: {_one_line(error)}", err=True)
             raise typer.Exit(2) from None
         except KeyboardInterrupt as error:
-            terminated = isinstance(error, Terminated)
-            typer.echo(("Terminated" if terminated else "Interrupted")
+            signum = error.signum if isinstance(error, Terminated) else signal.SIGINT
+            typer.echo(_SIGNAL_WORDS.get(signum, "Interrupted")
                        + ": outputs not yet finished were not written (no partial files are left).", err=True)
-            raise typer.Exit(143 if terminated else 130) from None
+            raise typer.Exit(128 + signum) from None
         except OSError as error:
-            if ctx.params.get("debug"):
-                raise
+            _traceback_if_debug(ctx)
             typer.echo(f"Error: {_describe_os_error(error)}", err=True)
             raise typer.Exit(2) from None
         except SystemExit:  # a plugin command's own exit status
             raise
         except Exception as error:  # RecursionError, bugs
-            if ctx.params.get("debug"):
-                raise
+            _traceback_if_debug(ctx)
             typer.echo(
                 f"Error: unexpected {type(error).__name__}: {_one_line(error)} "
                 "(rerun with --debug for the traceback)",
@@ -158,12 +156,50 @@ class _Group(_ClickStyleGroup):
             raise typer.Exit(2) from None
 
 
+def _traceback_if_debug(ctx: Any) -> None:
+    """Under --debug the error goes on up with its traceback (`main` prints it and exits 2)."""
+    if ctx.params.get("debug"):
+        raise
+
+
 class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised where the process is so that every temporary file is removed on the way out."""
+    """SIGTERM or SIGHUP, raised where the process is so that every temporary file is removed on the way out."""
+
+    def __init__(self, signum: int = signal.SIGTERM) -> None:
+        super().__init__()
+        self.signum = signum
+
+
+_SIGNAL_WORDS: dict[int, str] = {signal.SIGINT: "Interrupted", signal.SIGTERM: "Terminated",
+                 **({signal.SIGHUP: "Hung up"} if hasattr(signal, "SIGHUP") else {})}
+
+
+class _ClosedStdout:
+    """Stands for a closed stdout (Python sets sys.stdout to None): any text written is an error,
+    so a report that could not be printed never exits 0."""
+
+    encoding = "utf-8"
+    errors = "strict"
+
+    def write(self, text: str | bytes) -> int:
+        if text:
+            import errno
+
+            raise OSError(errno.EBADF, "standard output is closed; the report could not be printed")
+        return 0
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return False
+
+    def writable(self) -> bool:
+        return True
 
 
 def _on_sigterm(signum: int, frame: Any) -> None:
-    raise Terminated()
+    raise Terminated(signum)
 
 
 def _one_line(error: BaseException) -> str:
@@ -275,8 +311,9 @@ def emit_report(report: Any, reporter_name: str, output: Path | None = None) -> 
     from recall_kit import registry
     from recall_kit.fileio import write_text_atomic
 
-    reporter = registry.reporters.get(reporter_name).obj()
-    text = reporter.render(report)
+    registration = registry.reporters.get(reporter_name)
+    reporter = registration.call("__init__", registration.obj)
+    text = registration.call("render", reporter.render, report)
     if output is None:
         typer.echo(text, nl=False)
     else:
@@ -1002,22 +1039,22 @@ def get_app() -> typer.Typer:
         from recall_kit.plugins import load_plugins
 
         _commands_registered = True
-        from recall_kit.plugins import report_plugin_failure
+        from recall_kit.plugins import add_plugin_commands
 
-        # One implementation at a time, so a raising plugin is named and the rest still add theirs.
-        for impl in reversed(load_plugins().hook.register_commands.get_hookimpls()):
-            try:
-                impl.function(**{argname: app for argname in impl.argnames})
-            except BaseException as error:  # sys.exit() included: the host must still start
-                report_plugin_failure(impl.plugin_name, "register_commands", error)
+        load_plugins()
+        add_plugin_commands(app)
     return app
 
 
 def main() -> None:
     import signal
 
-    # SIGTERM unwinds like Ctrl-C, so the atomic writers remove their temporaries on the way out.
+    if sys.stdout is None:  # started with stdout closed: printing must fail (exit 2), not vanish
+        sys.stdout = _ClosedStdout()
+    # SIGTERM and SIGHUP unwind like Ctrl-C, so the atomic writers remove their temporaries on the way out.
     signal.signal(signal.SIGTERM, _on_sigterm)
+    if hasattr(signal, "SIGHUP") and signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:  # nohup keeps it ignored
+        signal.signal(signal.SIGHUP, _on_sigterm)
     try:
         application = get_app()
     except RecallKitError as error:
@@ -1026,4 +1063,15 @@ def main() -> None:
     except KeyboardInterrupt:
         print("Interrupted.", file=sys.stderr)
         raise SystemExit(130) from None
-    application()
+    try:
+        application()
+    except (SystemExit, KeyboardInterrupt):
+        raise
+    except OSError as error:  # outside a command (`--version` with stdout closed)
+        print(f"Error: {_describe_os_error(error)}", file=sys.stderr)
+        raise SystemExit(2) from None
+    except Exception:  # --debug let it through: the traceback, but still no verdict (2, never 1)
+        import traceback
+
+        traceback.print_exc()
+        raise SystemExit(2) from None

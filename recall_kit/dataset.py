@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from recall_kit.errors import DatasetError
+from recall_kit.fileio import is_special_file
 from recall_kit.fingerprint import canonical_json
 from recall_kit.types import Corpus, Memory, Qrels, Query
 
@@ -96,6 +97,9 @@ class Dataset:
 def _read_jsonl(path: Path, problems: list[Problem]) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield (line number, object) for each non-blank line; record malformed lines as problems."""
     name = path.name
+    if is_special_file(path):  # a named pipe would block for ever
+        problems.append(Problem(name, 0, "not a regular file (a named pipe or a device)"))
+        return
     try:
         handle = path.open(encoding="utf-8")
     except FileNotFoundError:
@@ -181,6 +185,28 @@ def _short(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+_SENSITIVE_TRUE = {"1", "true", "yes", "y", "t", "on"}
+_SENSITIVE_FALSE = {"0", "false", "no", "n", "f", "off", ""}
+
+
+def sensitive_flag(value: Any) -> bool | None:
+    """`is_sensitive` in any spelling a store writes (JSON true, SQLite's 1, "true", "yes", "on",
+    any case), or None when it cannot be read (the row must then not be indexed)."""
+    if value is None or isinstance(value, bool):
+        return bool(value)
+    if isinstance(value, int):
+        return value != 0
+    if isinstance(value, float):
+        return None if math.isnan(value) else value != 0
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text in _SENSITIVE_TRUE:
+            return True
+        if text in _SENSITIVE_FALSE:
+            return False
+    return None
+
+
 def as_id(value: Any) -> str | None:
     """An id as a string, or None when it is not an integer or a non-empty one-line string of at
     most MAX_ID_LENGTH characters (a bool is not an id; a line break, tab or NUL would break TREC
@@ -204,6 +230,18 @@ def _optional_text(row: dict[str, Any], key: str, where: Problem, problems: list
     return None
 
 
+def _finite_number(value: Any) -> float | None:
+    """`value` as a finite float, or None (a bool, text, NaN, ±inf, or an int like 10**400 that
+    no float holds: math.isfinite raised OverflowError on it)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
 def _parse_memory(number: int, row: dict[str, Any], problems: list[Problem]) -> Memory | None:
     here = Problem(CORPUS_FILE, number, "")
     memory_id = as_id(row.get("id"))
@@ -224,11 +262,7 @@ def _parse_memory(number: int, row: dict[str, Any], problems: list[Problem]) -> 
         problems.append(Problem(CORPUS_FILE, number, '"tags" must be "a,b" text or a list of text'))
         tags = ()
     importance = row.get("importance")
-    if importance is not None and (
-        isinstance(importance, bool)
-        or not isinstance(importance, (int, float))
-        or not math.isfinite(importance)
-    ):
+    if importance is not None and _finite_number(importance) is None:
         problems.append(Problem(CORPUS_FILE, number, '"importance" must be a finite number'))
         importance = None
     parent = row.get("parent_id")
@@ -352,10 +386,16 @@ def read_dataset(path: str | Path) -> tuple[Dataset | None, list[Problem]]:
     memory_lines: dict[str, int] = {}
     sensitive: set[str] = set()
     for number, row in _read_jsonl(root / CORPUS_FILE, problems):
-        if row.get("is_sensitive") is True:
+        flag = sensitive_flag(row.get("is_sensitive"))
+        if flag is not False:  # sensitive, or a flag that cannot be read: never indexed
             memory_id = as_id(row.get("id"))
             if memory_id is not None:
                 sensitive.add(memory_id)
+            if flag is None:
+                value = row.get("is_sensitive")
+                short = isinstance(value, (int, float)) or (isinstance(value, str) and len(value) <= 12)
+                shown = repr(value) if short else type(value).__name__
+                problems.append(Problem(CORPUS_FILE, number, f"is_sensitive {shown} is not true or false"))
             continue
         memory = _parse_memory(number, row, problems)
         if memory is None:

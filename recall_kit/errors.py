@@ -113,9 +113,16 @@ def describe_plugin_exception(error: BaseException) -> str:
     and paths only, so its message is always shown."""
     name = type(error).__name__
     if isinstance(error, SystemExit):
-        name = f"SystemExit({error.code!r})"
+        if error.code is None or isinstance(error.code, int):
+            return f"SystemExit({error.code!r})"
+        if debug_enabled():
+            return f"SystemExit({error.code!r})"
+        return "SystemExit (message withheld, it may quote memory text; --debug shows it)"
+    if isinstance(error, OSError) and error.filename is not None and not debug_enabled():
+        # A path is not memory text, and the user needs it: IsADirectoryError, a read-only file.
+        return f"{name}: {error.filename}: {error.strerror or 'error'}"
     message = str(error)
-    if not message or isinstance(error, SystemExit):
+    if not message:
         return name
     if debug_enabled() or _from_import_system(error):
         return f"{name}: {message}"

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import stat
 import sys
 import tempfile
+import threading
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -27,23 +30,77 @@ def atomic_batch() -> Iterator[None]:
         yield
         return
     pending: list[tuple[str, Path]] = []
+    created: list[Path] = []
     token = _batch.set(pending)
+    folders_token = _created_folders.set(created)
     try:
         yield
     except BaseException:
         for temporary, _ in pending:
             _unlink(temporary)
+        _remove_created(created)  # a full disk must not leave the output folder behind, empty
         raise
     finally:
         _batch.reset(token)
+        _created_folders.reset(folders_token)
     moved = 0
     try:
-        for temporary, target in pending:
-            os.replace(temporary, target)
-            moved += 1
+        with _signals_held():  # a signal between two moves would leave some outputs without the others
+            for temporary, target in pending:
+                os.replace(temporary, target)
+                moved += 1
     finally:
         for temporary, _ in pending[moved:]:
             _unlink(temporary)
+
+
+#: The signals held while a batch's temporaries move into place (delivered right after).
+_HELD_SIGNALS = {signal.SIGINT, signal.SIGTERM, *((signal.SIGHUP,) if hasattr(signal, "SIGHUP") else ())}
+
+
+@contextmanager
+def _signals_held() -> Iterator[None]:
+    """Hold Ctrl-C, SIGTERM and SIGHUP for the few renames that commit a batch; they arrive after.
+
+    Python-level handlers (not a thread's signal mask: a process-directed signal would go to any
+    other thread, and Python would still raise in the main thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+    previous: dict[int, Any] = {}
+    for number in _HELD_SIGNALS:
+        handler = signal.getsignal(number)
+        if handler is None or handler is signal.SIG_IGN:
+            continue  # set outside Python, or ignored: leave it alone
+        previous[number] = signal.signal(number, lambda signum, frame: received.append(signum))
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        for number in dict.fromkeys(received):
+            signal.raise_signal(number)  # now, to the handler that was there
+
+
+#: Set inside `atomic_batch()`: the folders its writes created, removed again if the batch fails.
+_created_folders: ContextVar[list[Path] | None] = ContextVar("recall_kit_created_folders", default=None)
+
+
+def make_parents(target: Path) -> list[Path]:
+    """Create `target`'s missing parent folders; return those created, outermost first."""
+    missing = [folder for folder in (target.parent, *target.parent.parents) if not folder.exists()]
+    target.parent.mkdir(parents=True, exist_ok=True)
+    return missing[::-1]
+
+
+def _remove_created(folders: list[Path]) -> None:
+    """Remove the folders a failed write created, innermost first, if they are empty."""
+    for folder in reversed(folders):
+        try:
+            folder.rmdir()
+        except OSError:
+            pass
 
 
 def _unlink(path: str) -> None:
@@ -67,13 +124,25 @@ def atomic_open(path: str | Path, mode: str = "w", private: bool = False) -> Ite
 
     The file gets the user's umask (as `open` would), or stays 0600 with `private` (caches derived
     from memory text, such as embeddings)."""
-    target = Path(path)
+    if str(path) == "-" or is_special_file(path):
+        # `-`, a device (/dev/null, /dev/stdout), a named pipe: written straight through, never
+        # replaced by a regular file (`--json /dev/null` as root must not replace the system's node).
+        with _open_straight_through(path, mode) as stream:
+            yield stream
+        return
+    target = _resolve_symlink(Path(path))
     if target.is_dir():
         raise OutputError(f"{target}: is a folder; give a file path to write.")
+    batch_folders = _created_folders.get()
+    created: list[Path] = []
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        created = make_parents(target)
+        if batch_folders is not None:
+            batch_folders.extend(created)
         handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     except OSError as error:
+        if batch_folders is None:
+            _remove_created(created)
         raise OutputError(f"{target}: cannot write ({error.strerror or type(error).__name__}).") from None
     try:
         if not private:
@@ -90,9 +159,52 @@ def atomic_open(path: str | Path, mode: str = "w", private: bool = False) -> Ite
             pending.append((temporary, target))
     except BaseException as error:
         _unlink(temporary)
+        if batch_folders is None:
+            _remove_created(created)
         if isinstance(error, OSError) and error.filename in (None, temporary, str(target)):
             # Disk full, quota, a folder in the way: name the file, not just the errno.
             raise OutputError(f"{target}: cannot write ({error.strerror or type(error).__name__}).") from error
+        raise
+
+
+def is_special_file(path: str | Path) -> bool:
+    """Whether `path` exists and is neither a regular file nor a folder (following symlinks): a
+    character or block device, a named pipe, a socket."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+def _resolve_symlink(target: Path) -> Path:
+    """A symlink is followed to its target (the link stays a link); a dangling one to where it points."""
+    if not target.is_symlink():
+        return target
+    try:
+        return target.resolve(strict=False)
+    except (OSError, RuntimeError):  # a symlink loop
+        raise OutputError(f"{target}: a symbolic link that cannot be followed (a loop?).") from None
+
+
+@contextmanager
+def _open_straight_through(path: str | Path, mode: str) -> Iterator[IO[Any]]:
+    if str(path) == "-":
+        stream: IO[Any] = sys.stdout.buffer if "b" in mode else sys.stdout
+        yield stream
+        stream.flush()
+        return
+    encoding = None if "b" in mode else "utf-8"
+    try:
+        handle = open(path, mode, encoding=encoding)
+    except OSError as error:
+        raise OutputError(f"{path}: cannot write ({error.strerror or type(error).__name__}).") from None
+    try:
+        with handle as stream:
+            yield stream
+    except OSError as error:
+        if error.filename in (None, str(path)):
+            raise OutputError(f"{path}: cannot write ({error.strerror or type(error).__name__}).") from error
         raise
 
 
@@ -147,16 +259,16 @@ def check_outputs(
         if given is not None:
             seen[Path(given).resolve()] = flag
     for flag, given in [*files.items(), *(folders or {}).items()]:
-        if given is None:
-            continue
+        if given is None or str(given) == "-" or is_special_file(given):
+            continue  # /dev/null twice is fine
         resolved = Path(given).resolve()
         if resolved in seen:
             raise OutputError(f"{seen[resolved]} and {flag} name the same path {given}; give each its own.")
         seen[resolved] = flag
     for flag, given in files.items():
-        if given is None:
-            continue
-        target = Path(given)
+        if given is None or str(given) == "-" or is_special_file(given):
+            continue  # written straight through (see atomic_open)
+        target = _resolve_symlink(Path(given))
         if target.is_dir():
             raise OutputError(f"{flag} {target}: is a folder; give a file path to write.")
         _probe_folder(flag, target.parent, target)

@@ -46,12 +46,13 @@ from recall_kit.types import (
 if TYPE_CHECKING:
     from recall_kit.curate.text import content_words, word_overlap
     from recall_kit.dataset import Dataset, load_dataset, read_jsonl
-    from recall_kit.fileio import atomic_open, user_cache_folder
+    from recall_kit.fileio import atomic_batch, atomic_open, user_cache_folder
     from recall_kit.options import build_options
     from recall_kit.progress import progress_bar, stage
     from recall_kit.registry import Registry
 
 _LAZY = {
+    "atomic_batch": "recall_kit.fileio",
     "atomic_open": "recall_kit.fileio",
     "user_cache_folder": "recall_kit.fileio",
     "build_options": "recall_kit.options",
@@ -71,7 +72,7 @@ __all__ = [
     "Corpus", "Dataset", "DatasetError", "Fusion", "FusionRequest", "GeneratedQuery", "Hit", "Importer",
     "JudgedRankings", "Memory", "Metric", "NoOptions", "OptionError", "PluginRunError", "Qrels", "Query",
     "QueryGenerator", "RelevanceJudge", "RecallKitError", "Register", "Registry", "Report", "ReportTable", "Reporter",
-    "Retriever", "UnknownNameError", "atomic_open", "build_options", "hookimpl", "lazy_attributes",
+    "Retriever", "UnknownNameError", "atomic_batch", "atomic_open", "build_options", "hookimpl", "lazy_attributes",
     "load_dataset", "progress_bar", "read_jsonl", "sort_hits", "stage",
     "content_words", "user_cache_folder", "word_overlap",
 ]

@@ -7,6 +7,7 @@ import importlib
 import importlib.metadata
 import os
 import sys
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pluggy
@@ -48,12 +49,96 @@ def report_plugin_failure(name: str, what: str, error: BaseException) -> None:
     detail = f"{type(error).__name__}: {' '.join(str(error).split())[:300]}".rstrip(": ")
     if isinstance(error, SystemExit):
         detail = f"SystemExit({error.code!r})"
+    if what != "load" and not what.startswith("register_") and not isinstance(error, RecallKitError):
+        # An observer (on_index_built) works on memory text: its message may quote it.
+        from recall_kit.errors import describe_plugin_exception
+
+        detail = describe_plugin_exception(error)
     key = name if what == "load" else f"{name} ({what})"
     if key in load_errors:
         return
     load_errors[key] = detail
     verb = "failed to load" if what == "load" else f"failed in {what}"
     print(f"recall-kit: plugin {name!r} {verb} ({detail}); continuing without it.", file=sys.stderr)
+
+
+def forget_plugin_failures(name: str) -> None:
+    """Drop what was recorded about plugin `name` failing (a test plugin unregistered again)."""
+    for key in [key for key in load_errors if key == name or key.startswith(f"{name} (")]:
+        del load_errors[key]
+
+
+def call_each(
+    hook_name: str,
+    arguments: Mapping[str, Any] | Callable[[str], Mapping[str, Any]],
+    accept: Callable[[str, Any], None] | None = None,
+) -> list[tuple[str, Any]]:
+    """Call the implementations of `hook_name` one by one, in registration order (built-ins first),
+    so a broken plugin is named once on stderr (and in `recall-kit plugins`) and left out while the
+    others still run: the one place the host calls plugin hooks one at a time.
+
+    `arguments` are the hook's keyword arguments, or a function of the plugin's name returning them
+    (so a `register` callback knows its plugin). `accept(plugin, result)`, when given, runs right
+    after each call and raises to refuse what the plugin did (a name another plugin owns); it is
+    then reported and left out like a plugin that raised. What a plugin prints goes to stderr,
+    keeping stdout for the report. Ctrl-C passes through, and so does any error of a built-in (a
+    bug in recall-kit). Returns (plugin name, result) for each implementation kept.
+    """
+    caller = getattr(pm.hook, hook_name)
+    results: list[tuple[str, Any]] = []
+    for impl in caller.get_hookimpls():  # pluggy keeps them in registration order (it calls them last first)
+        plugin_name = impl.plugin_name
+        given = arguments(plugin_name) if callable(arguments) else arguments
+        try:
+            with contextlib.redirect_stdout(sys.stderr):
+                result = impl.function(**{argname: given[argname] for argname in impl.argnames})
+            if accept is not None:
+                accept(plugin_name, result)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as error:  # sys.exit() included: the host and the other plugins go on
+            if plugin_name in DEFAULT_PLUGINS:
+                raise
+            report_plugin_failure(plugin_name, hook_name, error)
+            continue
+        results.append((plugin_name, result))
+    return results
+
+
+def _command_names(infos: list[Any]) -> list[str]:
+    """The names of a typer app's commands or groups, as typer derives them."""
+    names = []
+    for info in infos:
+        name = info.name
+        if not name and getattr(info, "typer_instance", None) is not None:
+            name = info.typer_instance.info.name
+        if not name and getattr(info, "callback", None) is not None:
+            name = info.callback.__name__.lower().replace("_", "-")
+        names.append(str(name))
+    return names
+
+
+def add_plugin_commands(app: Any) -> None:
+    """Let each plugin add its commands to the typer `app` (`register_commands`), one at a time: a
+    plugin that raises, or adds a command that shadows one already there (`eval`), is named once
+    on stderr and its commands are left out; the rest still add theirs."""
+    before: list[Any] = []
+
+    def arguments(plugin_name: str) -> dict[str, Any]:
+        before[:] = [len(app.registered_commands), len(app.registered_groups),
+                     _command_names(app.registered_commands + app.registered_groups)]
+        return {"app": app}
+
+    def accept(plugin_name: str, result: Any) -> None:
+        commands, groups, names = before
+        added = _command_names(app.registered_commands[commands:] + app.registered_groups[groups:])
+        shadowed = sorted(set(added) & set(names)) or sorted({name for name in added if added.count(name) > 1})
+        if shadowed:
+            del app.registered_commands[commands:]
+            del app.registered_groups[groups:]
+            raise PluginError(f"its command {shadowed[0]!r} would shadow the one already there; left out")
+
+    call_each("register_commands", arguments, accept)
 
 
 def _load_entry_points(allowed: set[str] | None) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import os
 import sys
@@ -13,12 +14,12 @@ from recall_kit import errors
 from recall_kit.options import build_options
 from recall_kit.plugins import (
     PROVIDED_BY,
+    call_each,
     install_hints,
     load_errors,
     load_plugins,
     plugin_infos,
     pm,
-    report_plugin_failure,
 )
 from recall_kit.types import Fusion, Importer, Metric, QueryGenerator, RelevanceJudge, Reporter, Retriever
 
@@ -32,6 +33,22 @@ class Registration(Generic[T]):
     name: str
     obj: T
     plugin: str
+    kind: str = "plugin object"
+
+    def call(self, hook: str, function: Callable[..., Any], *args: Any) -> Any:
+        """Run the registered object's `function` (its `render`, its `run`): whatever it raises but
+        Ctrl-C and recall-kit's own errors becomes one line naming the plugin and the method,
+        the message withheld unless --debug (it may quote memory text)."""
+        try:
+            with contextlib.redirect_stdout(sys.stderr):  # stdout is for the report
+                return function(*args)
+        except (errors.RecallKitError, KeyboardInterrupt):
+            raise
+        except BaseException as error:  # SystemExit included
+            raise errors.PluginRunError(
+                f"{self.kind.capitalize()} {self.name!r} (plugin {self.plugin!r}) failed in {hook}: "
+                f"{errors.describe_plugin_exception(error)}"
+            ) from error
 
     @property
     def description(self) -> str:
@@ -64,42 +81,48 @@ class Registry(Generic[T]):
 
     def _build(self) -> dict[str, Registration[T]]:
         entries: dict[str, Registration[T]] = {}
-        caller = getattr(pm.hook, self.hook_name)
         trace = bool(os.environ.get("RECALL_KIT_TRACE_PLUGINS"))
-        # Each implementation gets its own `register`, so a registration knows its plugin.
-        for impl in reversed(caller.get_hookimpls()):
-            plugin_name = impl.plugin_name
-            mine: dict[str, Registration[T]] = {}  # kept only if the whole hook call succeeds
+        mine: dict[str, dict[str, Registration[T]]] = {}  # per plugin, kept only if its whole call succeeds
 
-            def register(name: str, obj: Any, _plugin: str = plugin_name, _mine: dict = mine) -> None:
+        # Each implementation gets its own `register`, so a registration knows its plugin.
+        def arguments(plugin_name: str) -> dict[str, Any]:
+            own = mine.setdefault(plugin_name, {})
+
+            def register(name: str, obj: Any) -> None:
                 if not isinstance(name, str) or not name or any(c in name for c in "+=, "):
                     raise errors.RegistrationError(
-                        f"Plugin {_plugin!r} registered a {self.kind} with a bad name {name!r}:"
+                        f"Plugin {plugin_name!r} registered a {self.kind} with a bad name {name!r}:"
                         " names are non-empty and contain no '+', '=', ',' or spaces."
                     )
                 problem = self._check(name, obj)
                 if problem:
                     raise errors.RegistrationError(
-                        f"Plugin {_plugin!r} registered {self.kind} {name!r}: {problem}"
+                        f"Plugin {plugin_name!r} registered {self.kind} {name!r}: {problem}"
                     )
-                earlier = entries.get(name) or _mine.get(name)
+                earlier = own.get(name)
                 if earlier is not None:
                     raise errors.DuplicateNameError(
-                        f"{self.kind.capitalize()} {name!r} is registered by both "
-                        f"{earlier.plugin!r} and {_plugin!r}."
+                        f"Plugin {plugin_name!r} registered {self.kind} {name!r} twice."
                     )
                 if trace:
-                    print(f"recall-kit: {_plugin} registered {self.kind} {name!r}", file=sys.stderr)
-                _mine[name] = Registration(name, obj, _plugin)
+                    print(f"recall-kit: {plugin_name} registered {self.kind} {name!r}", file=sys.stderr)
+                own[name] = Registration(name, obj, plugin_name, self.kind)
 
-            try:
-                impl.function(**{argname: register for argname in impl.argnames})
-            except (errors.RecallKitError, KeyboardInterrupt):
-                raise
-            except BaseException as error:  # the plugin's own bug: leave it out, name it, go on
-                report_plugin_failure(plugin_name, self.hook_name, error)
-                continue
-            entries.update(mine)
+            return {"register": register}
+
+        def accept(plugin_name: str, _result: Any) -> None:
+            registered = mine.get(plugin_name, {})
+            taken = [name for name in registered if name in entries]
+            if taken:  # the first plugin keeps the name (built-ins come first)
+                raise errors.DuplicateNameError(
+                    f"{self.kind.capitalize()} {taken[0]!r} is registered by both "
+                    f"{entries[taken[0]].plugin!r} and {plugin_name!r}; {entries[taken[0]].plugin!r} keeps it."
+                )
+            entries.update(registered)
+
+        # A plugin whose registration is malformed (not a class, a name another plugin owns) or
+        # that raises is named once on stderr and left out; the other plugins' names still work.
+        call_each(self.hook_name, arguments, accept)
         return entries
 
     def all(self) -> dict[str, Registration[T]]:

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from recall_kit.dataset import example_datasets
-from recall_kit.plugins import load_plugins, pm
+from recall_kit.plugins import forget_plugin_failures, load_plugins, pm
 from recall_kit.registry import registries
 from recall_kit.types import Corpus, Hit, JudgedRankings, Memory, Qrels, Query, Retriever
 
@@ -84,6 +84,7 @@ class PluginRegistration:
         """Remove the plugin again (idempotent)."""
         if self._name is not None:
             pm.unregister(name=self._name)
+            forget_plugin_failures(self._name)
             self._name = None
 
     def __enter__(self) -> Any:

@@ -41,7 +41,7 @@ def export_dataset(
     for memory in dataset.corpus:
         check_token("document id", memory.id)
     qrels = {query.query_id: dataset.qrels.get(query.query_id, {}) for query in dataset.queries}
-    with atomic_folder(destination, force=force) as folder:
+    with atomic_folder(destination, force=force, inputs=[dataset.path]) as folder:
         if format_name == "trec":
             from recall_kit.measure.trec import write_qrels
 

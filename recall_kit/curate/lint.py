@@ -13,6 +13,7 @@ from typing import Any
 from recall_kit.curate.generate import PhraseIndex
 from recall_kit.curate.text import near_duplicate_pairs, word_overlap
 from recall_kit.dataset import CORPUS_FILE, QRELS_FILE, Dataset, load_dataset
+from recall_kit.errors import OptionError
 from recall_kit.fileio import write_jsonl_atomic
 from recall_kit.types import DocId, Memory
 
@@ -137,6 +138,21 @@ def find_twins(
     return sorted((a, b, s) for (a, b), s in best.items())
 
 
+def check_lint_settings(paraphrase_max_overlap: float, twin_threshold: float, min_queries: int,
+                        shingle_size: int) -> None:
+    """Thresholds are user input: a NaN turned a check off, 2.0 ended in an "unexpected" error."""
+    import math
+
+    if not (math.isfinite(paraphrase_max_overlap) and 0 <= paraphrase_max_overlap <= 1):
+        raise OptionError(f"--paraphrase-max-overlap must be a share in [0, 1], got {paraphrase_max_overlap}.")
+    if not (math.isfinite(twin_threshold) and 0 < twin_threshold <= 1):
+        raise OptionError(f"--twin-threshold must be in (0, 1], got {twin_threshold}.")
+    if min_queries < 0:
+        raise OptionError(f"--min-queries must be 0 or more, got {min_queries}.")
+    if shingle_size < 1:
+        raise OptionError(f"--shingle-size must be at least 1, got {shingle_size}.")
+
+
 def lint_dataset(
     dataset: Dataset,
     paraphrase_max_overlap: float = 0.18,
@@ -148,6 +164,7 @@ def lint_dataset(
     method: str = "auto",
 ) -> LintReport:
     """Check `dataset` against the construction rules; return every finding (ids only)."""
+    check_lint_settings(paraphrase_max_overlap, twin_threshold, min_queries, shingle_size)
     exact_strata, paraphrase_strata = set(exact_strata), set(paraphrase_strata)
     report = LintReport(
         path=str(dataset.path),

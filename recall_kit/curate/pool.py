@@ -63,6 +63,13 @@ def pool_unjudged(
             f"The results were run on a different version of {dataset.name!r} (fingerprint "
             f"{str(fingerprint)[:12]}, the dataset is now {dataset.fingerprint[:12]}); re-run eval first."
         )
+    known = {query.query_id for query in dataset.queries}
+    missing = [query_id for query_id in named[0][1].query_ids if query_id not in known]
+    if missing:  # an empty pool written with exit 0 reads as "nothing left to judge"
+        raise ResultFileError(
+            f"{len(missing)} of {len(named[0][1].query_ids)} queries of the results (first: {missing[0]!r}) "
+            f"are not queries of {dataset.name!r}; pool the results of this dataset."
+        )
     warnings = []
     for label, result in named:
         if result.k < depth:

@@ -30,6 +30,7 @@ from typing import Any
 from recall_kit.errors import DatasetError
 
 MIN_MEMORIES = 30
+_SHORT_PET_NAMES = 500
 
 _SYLLABLES = ("ka", "lo", "mi", "ren", "tas", "vo", "qu", "bel", "dor", "fi", "zan", "ul", "pe",
               "shi", "mar", "te", "os", "rin", "gal", "eth", "nu", "bra", "cy", "wen")
@@ -89,12 +90,18 @@ def _name(rng: random.Random, parts: int) -> str:
 
 
 def _unique(rng: random.Random, count: int, make: Any, taken: dict[str, None]) -> list[str]:
+    """`count` new values of `make()`; a pool that runs dry is an error, never an endless loop."""
     out: list[str] = []
+    misses = 0
     while len(out) < count:
         value = make()
         if value not in taken:
             taken[value] = None
             out.append(value)
+        else:
+            misses += 1
+            if misses > 200 * count + 10_000:
+                raise DatasetError(f"synth: ran out of distinct invented names ({len(out)} of {count} found).")
     return out
 
 
@@ -165,7 +172,10 @@ def generate(memories: int, queries: int, seed: int = 0) -> tuple[list[dict[str,
     projects = _unique(rng, n_projects, lambda: _name(rng, 3), taken)
     tools = _unique(rng, max(2, min(40, n_projects)), lambda: _name(rng, 2) + "DB", taken)
     cities = _unique(rng, max(2, min(60, memories // 200)), lambda: _name(rng, 2) + "ton", taken)
-    pets = _unique(rng, n_people, lambda: _name(rng, 2), taken)
+    # Two-syllable pet names (576 of them) up to 500 people, three syllables beyond: the two-syllable
+    # pool ran dry above ~6,000 memories and synth looped for ever.
+    pets = _unique(rng, min(n_people, _SHORT_PET_NAMES), lambda: _name(rng, 2), taken)
+    pets += _unique(rng, n_people - len(pets), lambda: _name(rng, 3), taken)
 
     twins: dict[int, list[int]] = {}  # memory index -> its near-duplicates
 

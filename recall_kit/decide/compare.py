@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from recall_kit.decide.stats import TIE_TOLERANCE, holm, paired_comparison
-from recall_kit.errors import ResultFileError
+from recall_kit.errors import OptionError, ResultFileError
 from recall_kit.measure.evaluation import canonical_metric_name
 from recall_kit.measure.result import BenchmarkResult, check_comparable, check_scored_alike, load_results
 from recall_kit.types import Report, ReportTable
@@ -279,6 +279,8 @@ def compare_results(
     metric that is not a diagnostic). Results of different datasets or query sets, or scored with
     different relevance levels (``-l``) or judged-only settings (``-J``), are refused.
     """
+    if n_resamples < 1:  # user input (--bootstrap 0), not a bug
+        raise OptionError(f"--bootstrap must be at least 1 resample, got {n_resamples}.")
     query_ids = check_comparable(named)
     check_scored_alike(named)
     names = shared_metrics(named, metrics)

@@ -88,6 +88,8 @@ def load_object(path: str) -> Any:
     module_name, _, attribute = path.partition(":")
     if not module_name or not attribute:
         raise SpecError(f"Bad retriever path {path!r}: expected package.module:Name.")
+    if not all(part.isidentifier() for part in module_name.split(".")):  # `../../etc/passwd`
+        raise SpecError(f"Bad retriever path {path!r}: {module_name!r} is not a dotted Python module name.")
     try:
         target: Any = importlib.import_module(module_name)
     except ImportError as error:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from recall_kit.errors import ResultFileError, UnknownNameError
-from recall_kit.fileio import write_json_atomic
+from recall_kit.fileio import is_special_file, write_json_atomic
 from recall_kit.options import options_to_dict
 from recall_kit.types import Hit, Report, ReportTable
 
@@ -241,6 +241,8 @@ class BenchmarkResult:
     @classmethod
     def load(cls, path: str | Path) -> BenchmarkResult:
         source = Path(path)
+        if is_special_file(source):  # a named pipe would block for ever
+            raise ResultFileError(f"{source}: not a regular file (a named pipe or a device).")
         try:
             data = json.loads(source.read_text(encoding="utf-8"))
         except FileNotFoundError:
@@ -252,6 +254,8 @@ class BenchmarkResult:
             raise ResultFileError(f"{source}: not a JSON result file ({reason}).") from None
         except OSError as error:
             raise ResultFileError(f"{source}: cannot be read ({error.strerror}).") from None
+        except ValueError as error:  # a number of more than 4300 digits
+            raise ResultFileError(f"{source}: not a JSON result file ({str(error).split(';')[0]}).") from None
         return cls.from_dict(data, source=str(source))
 
     @classmethod
@@ -284,6 +288,9 @@ class BenchmarkResult:
             if len(scores) != len(ranking):
                 raise read.error(f"{where}: {len(ranking)} ranked ids but {len(scores)} scores")
             latency = entry.get("latency_ms")
+            if latency is not None:
+                latency = _non_negative(read, read.number(entry, "latency_ms", f"{where}.latency_ms"),
+                                        f"{where}.latency_ms")
             queries.append(QueryResult(
                 query_id=query_id,
                 stratum=read.string(entry, "stratum", f"{where}.stratum"),
@@ -294,6 +301,12 @@ class BenchmarkResult:
                 scope=None if entry.get("scope") is None else str(entry["scope"]),
                 latency_ms=None if latency is None else float(latency),
             ))
+        latency_summary = data.get("latency_ms") or {}
+        if not isinstance(latency_summary, dict):
+            raise read.error("latency_ms is not an object")
+        for stat in ("p50", "p95", "p99", "mean", "max", "n"):  # a NaN or negative latency passed `gate`
+            if stat in latency_summary:
+                _non_negative(read, read.number(latency_summary, stat, f"latency_ms.{stat}"), f"latency_ms.{stat}")
         overall = read.mapping(metrics, "overall", "metrics.overall")
         strata = read.mapping(metrics, "strata", "metrics.strata")
         for name in names:
@@ -438,6 +451,12 @@ def _check_share(read: _Reader, name: str, value: float, where: str,
                  bounds: tuple[float, float] | None) -> None:
     if bounds is not None and not bounds[0] <= value <= bounds[1]:
         raise read.error(f"{where}: metric {name!r} is {value}, outside [{bounds[0]:g}, {bounds[1]:g}]")
+
+
+def _non_negative(read: _Reader, value: float, where: str) -> float:
+    if value < 0:
+        raise read.error(f"{where} is {value}, below 0")
+    return value
 
 
 def load_results(paths: Sequence[str | Path]) -> list[tuple[str, BenchmarkResult]]:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -16,6 +18,7 @@ from recall_kit.errors import PluginRunError, RecallKitError, SpecError, describ
 from recall_kit.measure.adapters import coerce_hits
 from recall_kit.measure.context import expand_corpus
 from recall_kit.measure.evaluation import (
+    MAX_CUTOFF,
     aggregate,
     check_relevance_level,
     evaluate,
@@ -26,7 +29,7 @@ from recall_kit.measure.evaluation import (
 from recall_kit.measure.index_stats import merge_index_stats
 from recall_kit.measure.result import BenchmarkResult, QueryResult, build_manifest
 from recall_kit.measure.system import Leg, System, SystemSpec, build_system
-from recall_kit.plugins import pm
+from recall_kit.plugins import call_each
 from recall_kit.progress import progress_display, stage, steps
 from recall_kit.types import (
     Corpus,
@@ -62,7 +65,8 @@ def _call(leg: str, what: str, function: Callable[..., Any], *args: Any) -> Any:
     Any BaseException but Ctrl-C counts: a plugin's `sys.exit(0)` must not end a run as a success.
     """
     try:
-        return function(*args)
+        with contextlib.redirect_stdout(sys.stderr):  # a plugin's print must not corrupt `--report json`
+            return function(*args)
     except (RecallKitError, KeyboardInterrupt):
         raise
     except BaseException as error:
@@ -171,13 +175,12 @@ def run_legs(
                     run.indexes += 1
                     sizes.append(size)
                     stats_by_scope.append(stats)
-                    pm.hook.on_index_built(
-                        leg=leg.name,
-                        retriever=retriever,
-                        corpus=corpus,
-                        stats={"build_seconds": build_seconds, "size_bytes": size,
-                               "memories": len(corpus), "scope": scope, **stats},
-                    )
+                    # An observer that raises is named once and left out; the run goes on.
+                    call_each("on_index_built", {
+                        "leg": leg.name, "retriever": retriever, "corpus": corpus,
+                        "stats": {"build_seconds": build_seconds, "size_bytes": size,
+                                  "memories": len(corpus), "scope": scope, **stats},
+                    })
                     texts = [dataset.queries[i].text for i in indexes]
                     advance = stage(f"{where}: searching {len(texts):,} queries", total=len(texts))
                     started = time.perf_counter()
@@ -515,6 +518,8 @@ def run_benchmark(
     """
     if k < 1:
         raise SpecError(f"k must be at least 1, got {k}.")
+    if k > MAX_CUTOFF:  # -k 10**30 ended in an OverflowError inside a retriever; as deep as a cutoff may be
+        raise SpecError(f"k must be at most {MAX_CUTOFF:,}, got {k}.")
     relevance_level = check_relevance_level(relevance_level)
     system = as_system(system)
     specs = resolve_metrics(metrics)

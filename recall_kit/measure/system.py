@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import functools
 import math
@@ -46,8 +47,24 @@ class SystemSpec:
             "retriever": self.retriever,
             "fusions": list(self.fusions),
             "weights": dict(self.weights),
-            "options": {name: dict(values) for name, values in self.options.items()},
+            # Masked as the result's `system` is (a DSN's password): sweep.json writes this.
+            "options": {name: _redacted(name, values) for name, values in self.options.items()},
         }
+
+
+def _redacted(name: str, values: dict[str, Any]) -> dict[str, Any]:
+    """A leg's or fusion's raw options with every value its Options marks `redact` masked."""
+    out = dict(values)
+    for kind in (registry.retrievers, registry.fusions):
+        entry = kind.all().get(name)
+        options_class = getattr(entry.obj, "Options", None) if entry is not None else None
+        if options_class is None or not dataclasses.is_dataclass(options_class):
+            continue
+        for option in dataclasses.fields(options_class):
+            redact = option.metadata.get("redact")
+            if redact is not None and isinstance(out.get(option.name), str):
+                out[option.name] = redact(out[option.name])
+    return out
 
 
 def split_legs(retriever: str) -> list[str]:

@@ -82,13 +82,14 @@ class EmbeddingCache:
             return CacheLookup("corrupt")
         if array.dtype.kind == "f" and not np.isfinite(array).all():
             return CacheLookup("corrupt")  # NaN vectors with a matching checksum: written broken
+        if array.ndim == 2 and array.shape[0] and not np.abs(array).sum(axis=1).all():
+            return CacheLookup("corrupt")  # an all-zero row is no embedding: every score 0, silently
         return CacheLookup("hit", array, dict(sidecar.get("extra") or {}))
 
     def store(self, key: Mapping[str, Any], array: np.ndarray, extra: Mapping[str, Any]) -> Path:
         """Write the array, then its sidecar, each to a temporary file moved into place."""
         array_path, sidecar_path = self.paths(key)
-        self.folder.mkdir(parents=True, exist_ok=True)
-        array = np.ascontiguousarray(array)
+        array = np.ascontiguousarray(array)  # (atomic_open makes the folder, and removes it on failure)
         sidecar = {
             "format": CACHE_FORMAT,
             "key": dict(key),
@@ -97,8 +98,11 @@ class EmbeddingCache:
             "sha256": array_checksum(array),
             "extra": dict(extra),
         }
-        with atomic_open(array_path, "wb", private=True) as handle:
-            np.save(handle, array, allow_pickle=False)
-        with atomic_open(sidecar_path, "wb", private=True) as handle:
-            handle.write(json.dumps(sidecar, indent=1, sort_keys=True).encode())
+        from recall_kit.plugin import atomic_batch
+
+        with atomic_batch():  # both files or neither: a full disk must not leave an array without its sidecar
+            with atomic_open(array_path, "wb", private=True) as handle:
+                np.save(handle, array, allow_pickle=False)
+            with atomic_open(sidecar_path, "wb", private=True) as handle:
+                handle.write(json.dumps(sidecar, indent=1, sort_keys=True).encode())
         return array_path

@@ -198,8 +198,24 @@ def _quiet_loading() -> Iterator[None]:
             hf_logging.enable_progress_bar()
 
 
+def keep_torch_out_of_tmp() -> None:
+    """torch's compiler makes `torchinductor_<user>` in TMPDIR and leaves it there: point it at
+    recall-kit's cache folder instead, unless the user chose a folder (TORCHINDUCTOR_CACHE_DIR)."""
+    from recall_kit_dense.cache import cache_folder
+
+    if os.environ.get("TORCHINDUCTOR_CACHE_DIR"):
+        return
+    folder = cache_folder().parent / "torchinductor"
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError:
+        return  # an unusable cache folder: torch keeps its default
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(folder)
+
+
 def resolve_device(device: str) -> str:
     """`auto` -> cuda, mps or cpu, whichever this torch can use; a GPU that is absent is an error."""
+    keep_torch_out_of_tmp()  # before torch is imported
     import torch
 
     if device == "auto":

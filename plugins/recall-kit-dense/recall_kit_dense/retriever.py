@@ -302,15 +302,20 @@ class DenseRetriever(Retriever):
                 truncated = (lookup.extra or {}).get("truncated_memories")
             elif lookup.hit:
                 status = "mismatch"
+            if status == "corrupt":  # said once, so a damaged cache is never reused or rebuilt silently
+                print(f"recall-kit-dense: the embedding cache for this corpus under {cache.folder} failed its "
+                      "check (unreadable, a checksum, NaN or all-zero vectors); re-embedding.", file=sys.stderr)
         embedded = 0
         if matrix is None:
             matrix = self._embed_documents(texts)
             embedded = len(texts)
             truncated = self._count_truncated(loaded, texts)
             if cache is not None:
+                from recall_kit import RecallKitError
+
                 try:
                     cache.store(key, matrix, {"truncated_memories": truncated})
-                except OSError as error:
+                except (OSError, RecallKitError) as error:  # a full disk is an OutputError: the run goes on
                     status += " (not written)"
                     print(
                         f"recall-kit-dense: could not write the embedding cache under "

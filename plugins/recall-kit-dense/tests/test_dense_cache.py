@@ -251,3 +251,50 @@ def test_single_query_search_always_embeds(folder: Path) -> None:
     assert retriever.search(QUERIES[0], 2) == retriever.search_many(QUERIES[:1], 2)[0]
     retriever.search(QUERIES[0], 2)
     assert retriever.query_batches == [1, 1, 1]
+
+
+@pytest.mark.parametrize("damage", ["zeros", "truncated", "garbage sidecar"])
+def test_a_damaged_cache_is_rebuilt_with_a_warning(folder: Path, capsys: pytest.CaptureFixture[str],
+                                                   damage: str) -> None:
+    # Issue 32: all-zero vectors (checksum recomputed) were reused, and no damage was ever said.
+    from recall_kit_dense.cache import array_checksum
+
+    corpus = Corpus(MEMORIES)
+    reference = build(corpus)
+    array_path, sidecar_path = files(folder)
+    if damage == "zeros":
+        np.save(array_path, np.zeros_like(np.load(array_path)))
+        sidecar = json.loads(sidecar_path.read_text())
+        sidecar["sha256"] = array_checksum(np.load(array_path))
+        sidecar_path.write_text(json.dumps(sidecar))
+    elif damage == "truncated":
+        array_path.write_bytes(array_path.read_bytes()[:200])
+    else:
+        sidecar_path.write_bytes(b"\x00\xff garbage")
+    capsys.readouterr()
+    again = build(corpus)
+    assert again.embedded == [3] and again.index_stats()["cache"] == "corrupt"
+    assert "failed its check" in capsys.readouterr().err
+    assert [h.id for h in again.search("oat milk", 3)] == [h.id for h in reference.search("oat milk", 3)]
+
+
+def test_a_full_disk_leaves_no_partial_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 32: the array was moved into place before the sidecar failed, leaving half a cache entry.
+    import errno
+    import os
+
+    from recall_kit import RecallKitError
+
+    real_fsync, calls = os.fsync, []
+
+    def fsync_then_full(descriptor: int) -> None:
+        calls.append(descriptor)
+        if len(calls) == 2:  # the sidecar
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real_fsync(descriptor)
+
+    monkeypatch.setattr(os, "fsync", fsync_then_full)
+    folder = tmp_path / "cache" / "dense"
+    with pytest.raises((OSError, RecallKitError), match="No space left"):
+        EmbeddingCache(folder).store({"k": 1}, np.eye(3, dtype=np.float32), {})
+    assert list(tmp_path.iterdir()) == []

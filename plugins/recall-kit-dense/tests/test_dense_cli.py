@@ -120,3 +120,18 @@ def test_dense_beats_fts5_on_paraphrases(example_runs: dict[str, Any]) -> None:
     dense = example_runs["dense-first"]["metrics"]["strata"]["paraphrase"]["recall@10"]
     fts5 = example_runs["fts5"]["metrics"]["strata"]["paraphrase"]["recall@10"]
     assert dense > fts5
+
+
+def test_a_dense_run_leaves_nothing_in_tmpdir(tmp_path: Path) -> None:
+    # Issue 32: torch left `torchinductor_<user>` in TMPDIR; it now lives in recall-kit's cache.
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    data = tmp_path / "d"
+    data.mkdir()
+    (data / "corpus.jsonl").write_text('{"id": 1, "content": "oat milk in coffee"}\n{"id": 2, "content": "door code"}\n')
+    (data / "queries.jsonl").write_text('{"query_id": "q1", "text": "milk"}\n')
+    (data / "qrels.jsonl").write_text('{"query_id": "q1", "relevant_ids": [1]}\n')
+    done = recall_kit(["eval", "-d", str(data), "-r", "dense", "--latency-sample", "1", "--metrics", "recall@5"],
+                      "recall-kit-dense", tmp_path / "cache", TMPDIR=str(scratch))
+    assert done.returncode == 0, done.stderr
+    assert list(scratch.iterdir()) == []

@@ -124,7 +124,13 @@ def verify(connection: sqlite3.Connection, corpus: Corpus) -> str | None:
         status = connection.execute("PRAGMA quick_check").fetchone()
         if not status or status[0] != "ok":
             return f"PRAGMA quick_check: {status[0] if status else 'no answer'}"
-        connection.execute("INSERT INTO memories_fts (memories_fts) VALUES ('integrity-check')")
+        # rank 1: also check the index against the external content table (SQLite >= 3.44).
+        connection.execute("INSERT INTO memories_fts (memories_fts, rank) VALUES ('integrity-check', 1)")
+        # Every row must be in the index: FTS rows deleted (or 'delete-all') leave a sound but
+        # empty index, which every older SQLite's integrity-check passes.
+        indexed = connection.execute("SELECT count(*) FROM memories_fts_docsize").fetchone()[0]
+        if indexed != len(corpus):
+            return f"it indexes {indexed} of {len(corpus)} rows"
         stored = connection.execute(
             "SELECT rowid, doc_id, importance, content, category, tags, keywords FROM memories ORDER BY rowid"
         )
@@ -142,8 +148,14 @@ def open_on_disk(path: Path, corpus: Corpus, tokenizer: str, columns: Sequence[s
     A rebuild writes a temporary file beside `path` and renames it over `path` only once it is
     complete, so a reader never sees a half-built index. Returns (connection, reused).
     """
+    if path.is_dir() or (path.exists() and not path.is_file()):
+        raise RecallKitError(f"fts5.path {path}: not a file (a folder or a device); give the index file's path.")
     path.parent.mkdir(parents=True, exist_ok=True)
-    if path.exists() and stored_key(path) == key:
+    found = stored_key(path) if path.exists() else None
+    if path.exists() and found is None:  # truncated, random bytes, another schema: say so
+        print(f"recall-kit-fts5: the file at {path} is not a readable recall-kit index; rebuilding it.",
+              file=sys.stderr)
+    if found == key:
         connection = sqlite3.connect(str(path))
         problem = verify(connection, corpus)
         if problem is None:
@@ -153,6 +165,17 @@ def open_on_disk(path: Path, corpus: Corpus, tokenizer: str, columns: Sequence[s
               file=sys.stderr)
     temporary = path.with_name(f"{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     try:
+        return _rebuild(path, temporary, corpus, tokenizer, columns, key)
+    except (OSError, sqlite3.Error) as error:  # a read-only folder, a full disk: name the index's path
+        reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+        raise RecallKitError(f"fts5.path {path}: cannot write the index ({reason}).") from None
+
+
+def _rebuild(path: Path, temporary: Path, corpus: Corpus, tokenizer: str, columns: Sequence[str],
+             key: str) -> tuple[sqlite3.Connection, bool]:
+    try:
+        # The index holds memory text: private (0600), as the embedding cache is.
+        os.close(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
         connection = sqlite3.connect(str(temporary))
         try:
             fill(connection, corpus, tokenizer, columns, key)

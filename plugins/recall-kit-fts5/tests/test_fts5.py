@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 import sqlite3
 from pathlib import Path
 
@@ -303,3 +304,66 @@ def test_a_corrupt_index_on_disk_is_detected_and_rebuilt(tmp_path: Path, capsys:
     connection.close()
     assert built(path=str(path)).index_stats()["reused_from_disk"] is False
     assert "rows differ from the corpus" in capsys.readouterr().err
+
+
+def test_an_index_whose_fts_rows_were_deleted_is_rebuilt_with_a_warning(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Issue 32: with every FTS row deleted the file passes quick_check and integrity-check (its
+    # index is empty but sound) and every ranking came back empty.
+    path = tmp_path / "fts5.sqlite"
+    expected = built(path=str(path)).search("banana", 5)
+    assert expected
+    connection = sqlite3.connect(str(path))
+    connection.execute("INSERT INTO memories_fts (memories_fts) VALUES ('delete-all')")
+    connection.commit()
+    connection.close()
+    again = built(path=str(path))
+    assert again.index_stats()["reused_from_disk"] is False
+    assert f"the index at {path} failed its check" in capsys.readouterr().err
+    assert again.search("banana", 5) == expected
+
+
+@pytest.mark.parametrize("damage", ["truncated", "random", "other schema"])
+def test_an_unreadable_index_file_is_named_when_rebuilt(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], damage: str) -> None:
+    path = tmp_path / "fts5.sqlite"
+    built(path=str(path)).close()
+    if damage == "truncated":
+        path.write_bytes(path.read_bytes()[:1500])
+    elif damage == "random":
+        path.write_bytes(os.urandom(8192))
+    else:
+        path.unlink()
+        connection = sqlite3.connect(str(path))
+        connection.execute("CREATE TABLE other (x)")
+        connection.commit()
+        connection.close()
+    capsys.readouterr()
+    again = built(path=str(path))
+    assert again.index_stats()["reused_from_disk"] is False
+    assert f"the file at {path} is not a readable recall-kit index; rebuilding it" in capsys.readouterr().err
+    assert again.search("banana", 5)
+
+
+def test_a_persisted_index_is_private(tmp_path: Path) -> None:
+    path = tmp_path / "fts5.sqlite"
+    built(path=str(path)).close()
+    assert (path.stat().st_mode & 0o777) == 0o600
+
+
+def test_a_path_that_is_a_folder_is_named(tmp_path: Path) -> None:
+    # Issue 32: the error named a temporary file (IsADirectoryError: x.123.ab.tmp), or nothing.
+    with pytest.raises(RecallKitError, match=f"fts5.path {tmp_path}: not a file"):
+        built(path=str(tmp_path))
+
+
+def test_an_index_that_cannot_be_written_names_its_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+
+    def refuse(*args: object, **kwargs: object) -> int:
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(tmp_path / "x.tmp"))
+
+    monkeypatch.setattr(os, "open", refuse)
+    target = tmp_path / "fts5.sqlite"
+    with pytest.raises(RecallKitError, match=f"fts5.path {target}: cannot write the index \\(Permission denied\\)"):
+        built(path=str(target))

@@ -152,7 +152,7 @@ class GraphRetriever(Retriever):
             if target is not None:
                 from recall_kit.plugin import atomic_open
 
-                with atomic_open(target, "wb") as stream:
+                with atomic_open(target, "wb", private=True) as stream:  # it holds memory text
                     stream.write(graph.to_json())
         self.graph = graph
         self._persisted = target

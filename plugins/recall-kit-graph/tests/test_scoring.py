@@ -254,3 +254,10 @@ def test_scope_edges_follow_created_at_order() -> None:
         ("m:c", "#scope:u1", "same_scope"), ("m:d", "#scope:u2", "same_scope"),
     }
     assert graph.stats()["edges_by_type"] == {"same_scope": 4, "follows": 2}
+
+
+def test_a_persisted_graph_is_private(plugins: None, tmp_path: Path) -> None:
+    # It holds memory text (concept names, ids): 0600 like the embedding cache (was 0644).
+    _retriever(path=str(tmp_path)).search("alpha", 2)
+    (file,) = tmp_path.glob("graph-*.json")
+    assert (file.stat().st_mode & 0o777) == 0o600

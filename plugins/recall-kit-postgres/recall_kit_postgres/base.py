@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -69,6 +70,24 @@ class PostgresLeg(Retriever):
             self._where = safe_dsn(dsn)
         self._secret = dsn_password(dsn)
         self.connection = connect(dsn, read_only=not (self.embedded or self.options.allow_write))
+
+    def _search_rows(self, query: Any, params: Any) -> list[Any]:
+        """The rows of one query's search. A query string PostgreSQL cannot take (too complex: "stack
+        depth limit exceeded"; too long; a data error) fails that query, with a warning, never the run."""
+        import psycopg
+
+        try:
+            return list(self.connection.execute(query, params).fetchall())
+        except psycopg.Error as error:
+            if (getattr(error, "sqlstate", None) or "")[:2] not in ("22", "54"):
+                raise PostgresError(f"{self.leg_name}: PostgreSQL refused a statement on table "
+                                    f"{self.table!r}: {first_line(error, self._secret)}") from None
+            self.refused_queries = getattr(self, "refused_queries", 0) + 1
+            if self.refused_queries == 1:
+                print(f"recall-kit-postgres: {self.leg_name}: PostgreSQL could not run a query "
+                      f"({first_line(error, self._secret)}); it gets no hits, and the run goes on.",
+                      file=sys.stderr)
+            return []
 
     def _execute(self, query: Any, params: Any = None) -> Any:
         import psycopg

@@ -162,7 +162,7 @@ class PgHybrid(PgVector, PostgresFTS):
         for i, vector in zip(wanted, vectors, strict=True):
             text = queries[i].replace("\x00", " ")
             params = {**self.query_params(text, depth), **self._params(vector, depth), "final_k": int(k)}
-            rows = self._execute(statement, params).fetchall()
+            rows = self._search_rows(statement, params)
             results[i] = sort_hits([Hit(str(doc), float(score)) for doc, score in rows])
         return results
 

@@ -159,7 +159,7 @@ class PostgresFTS(PostgresLeg):
         text = query.replace("\x00", " ")
         if not text.strip() or k < 1:
             return []
-        rows = self._execute(self.candidates_sql(), self.query_params(text, k)).fetchall()
+        rows = self._search_rows(self.candidates_sql(), self.query_params(text, k))
         return [Hit(str(doc), float(value)) for doc, value in rows]
 
     def index_stats(self) -> dict[str, Any]:

@@ -140,8 +140,8 @@ class EmbeddedServer:
         deadline = time.monotonic() + START_TIMEOUT_S
         while True:
             if self.process.poll() is not None:
-                reason = _last_line(log.read_text(errors="replace")) if log.exists() else "no log"
-                raise PostgresError(f"The embedded PostgreSQL server failed to start: {reason}")
+                reason = _failure_line(log.read_text(errors="replace")) if log.exists() else "no log"
+                raise PostgresError(f"The embedded PostgreSQL server failed to start: {reason}{self._given()}")
             try:
                 psycopg.connect(self.dsn, connect_timeout=2).close()
                 return
@@ -151,6 +151,12 @@ class EmbeddedServer:
                         f"The embedded PostgreSQL server failed to start within {START_TIMEOUT_S:.0f} s."
                     ) from None
                 time.sleep(0.05)
+
+    def _given(self) -> str:
+        """The server_settings the user gave, to name with a start failure (a shared_buffers of
+        1TB failed with only "database system is shut down")."""
+        given = {key: value for key, value in self.settings.items() if BASE_SETTINGS.get(key) != value}
+        return f" (server_settings: {', '.join(f'{k}={v}' for k, v in given.items())})" if given else ""
 
     def stop(self) -> None:
         """Stop the server (fast shutdown, then kill) and delete its folders. Safe to call twice."""
@@ -205,6 +211,15 @@ def remove_stale_servers(parent: Path) -> list[Path]:
         shutil.rmtree(folder, ignore_errors=True)
         removed.append(folder)
     return removed
+
+
+def _failure_line(text: str) -> str:
+    """The server log's first FATAL or PANIC line (the reason, naming the setting at fault), else
+    its last line."""
+    for line in text.splitlines():
+        if "FATAL:" in line or "PANIC:" in line:
+            return _last_line(line)
+    return _last_line(text)
 
 
 def _last_line(text: str) -> str:

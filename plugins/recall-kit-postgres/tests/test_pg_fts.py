@@ -273,3 +273,15 @@ def test_plugins_lists_it():
     assert "recall-kit-postgres" in done.stdout
     for name in ("pg-fts", "pgvector", "pg-hybrid"):  # the last two as recall-kit-dense is installed
         assert name in done.stdout
+
+
+def test_a_query_postgres_cannot_take_fails_that_query_not_the_run(pg_dsn, capsys):
+    # Issue 32: a 100 KB query ("stack depth limit exceeded") failed the whole run.
+    retriever = make(pg_dsn, allow_write=True)
+    retriever.build_index(SMALL)
+    try:
+        assert retriever.search("kestrel " * 20_000, 5) == []
+        assert "could not run a query (stack depth limit exceeded)" in capsys.readouterr().err
+        assert [hit.id for hit in retriever.search("kestrel", 5)][:1] == ["1"]  # the session still works
+    finally:
+        retriever.close()

@@ -159,7 +159,14 @@ def test_server_failing_to_start_is_one_line_and_leaves_nothing(tmpdir_env, monk
                    "-o", "pg-fts.server_settings=shared_buffers:nonsense")
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.strip() == ('Error: The embedded PostgreSQL server failed to start: FATAL: invalid value '
-                                   'for parameter "shared_buffers": "nonsense"')
+                                   'for parameter "shared_buffers": "nonsense" (server_settings: shared_buffers=nonsense)')
+    assert leftovers(folder) == ([], [])
+    # Issue 32: a failure whose last log line is "database system is shut down" named no setting.
+    done = run_cli(env, "eval", "-d", "examples/memories", "-r", "pg-fts",
+                   "-o", "pg-fts.server_settings=shared_buffers:4000GB")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip().endswith("(server_settings: shared_buffers=4000GB)")
+    assert "FATAL:" in done.stderr and "shut down" not in done.stderr
     assert leftovers(folder) == ([], [])
     monkeypatch.setenv("TMPDIR", str(folder))
     tempfile.tempdir = None  # re-read TMPDIR

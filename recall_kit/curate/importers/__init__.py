@@ -70,15 +70,16 @@ def import_dataset(
     into place only when it validates. Returns the importer's counts.
     """
     from recall_kit import registry
-    from recall_kit.curate.importers._writer import atomic_folder
+    from recall_kit.curate.importers._writer import atomic_folder, check_source
     from recall_kit.dataset import read_dataset
 
     importer = registry.importers.create(format_name, raw_options)
     source_path = Path(source)
     if not source_path.exists():
         raise DatasetError(f"{source_path}: not found")
-    with atomic_folder(destination, force=force) as folder:
-        counts = importer.run(source_path, folder)
+    check_source(source_path)
+    with atomic_folder(destination, force=force, inputs=[source_path]) as folder:
+        counts = registry.importers.get(format_name).call("run", importer.run, source_path, folder)
         _, problems = read_dataset(folder)
         if problems:
             more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""

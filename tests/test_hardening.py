@@ -1,0 +1,539 @@
+"""The adversarial cases of issue 32 (the second hardening pass): each one failed before its fix.
+Grouped as the issue groups them, worst first; see docs/reliability.md."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import threading
+from pathlib import Path
+
+import pytest
+from helpers import write_dataset
+from typer.testing import CliRunner
+
+from recall_kit.cli import get_app
+from recall_kit.fileio import atomic_batch, atomic_open, check_outputs, write_text_atomic
+
+runner = CliRunner()
+
+
+def invoke(*args: str):  # type: ignore[no-untyped-def]
+    return runner.invoke(get_app(), list(args))
+
+
+# Data loss: writing over special files -----------------------------------------------------------
+
+def test_a_named_pipe_is_written_through_not_replaced(tmp_path):
+    pipe = tmp_path / "out.fifo"
+    os.mkfifo(pipe)
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(pipe.read_bytes()))
+    reader.start()
+    check_outputs({"--json": pipe})
+    write_text_atomic(pipe, '{"a": 1}\n')
+    reader.join(timeout=10)
+    assert received == [b'{"a": 1}\n']
+    assert stat.S_ISFIFO(os.stat(pipe).st_mode)  # still a pipe, not a regular file
+    assert sorted(os.listdir(tmp_path)) == ["out.fifo"]
+
+
+def test_dev_null_stays_a_device():
+    before = os.stat("/dev/null")
+    check_outputs({"--json": "/dev/null", "--run": "/dev/null"})  # both to /dev/null is fine
+    with atomic_batch():
+        write_text_atomic("/dev/null", "{}")
+    after = os.stat("/dev/null")
+    assert stat.S_ISCHR(after.st_mode) and after.st_ino == before.st_ino
+
+
+def test_a_symlink_is_followed_to_its_target(tmp_path):
+    target = tmp_path / "real" / "result.json"
+    target.parent.mkdir()
+    target.write_text("old")
+    link = tmp_path / "link.json"
+    link.symlink_to(target)
+    check_outputs({"--json": link})
+    write_text_atomic(link, "new")
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert target.read_text() == "new"
+
+
+def test_dash_writes_to_stdout(capsys):
+    with atomic_open("-") as stream:
+        stream.write("to stdout\n")
+    assert capsys.readouterr().out == "to stdout\n"
+
+
+# Data loss: --force deleting the inputs ----------------------------------------------------------
+
+def _beir(folder: Path) -> Path:
+    (folder / "qrels").mkdir(parents=True)
+    (folder / "corpus.jsonl").write_text(json.dumps({"_id": "d1", "text": "kestrel stores events"}) + "\n")
+    (folder / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "kestrel events"}) + "\n")
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    return folder
+
+
+@pytest.mark.parametrize("out", ["same", "parent"])
+def test_import_force_never_deletes_its_source(tmp_path, out):
+    source = _beir(tmp_path / "data" / "beir")
+    before = sorted(p.name for p in source.rglob("*"))
+    target = source if out == "same" else source.parent
+    result = invoke("dataset", "import", "beir", str(source), str(target), "--force")
+    assert result.exit_code == 2, result.output
+    assert "input" in result.output
+    assert sorted(p.name for p in source.rglob("*")) == before
+
+
+def test_import_sqlite_force_on_the_folder_of_the_database(tmp_path):
+    import sqlite3
+
+    database = tmp_path / "store" / "memories.db"
+    database.parent.mkdir()
+    with sqlite3.connect(database) as connection:
+        connection.execute("CREATE TABLE memories (id INTEGER, content TEXT)")
+    (database.parent / "notes.txt").write_text("keep")
+    result = invoke("dataset", "import", "sqlite", str(database), str(database.parent), "--force")
+    assert result.exit_code == 2 and "holds the input" in result.output
+    assert database.is_file()
+
+
+@pytest.mark.parametrize("out", ["same", "parent"])
+def test_export_force_never_deletes_the_dataset(tmp_path, out):
+    folder = write_dataset(tmp_path / "sets" / "tiny")
+    target = folder if out == "same" else folder.parent
+    result = invoke("dataset", "export", str(folder), str(target), "--force")
+    assert result.exit_code == 2, result.output
+    assert (folder / "corpus.jsonl").is_file()
+
+
+def test_synth_force_never_empties_a_folder_of_datasets(tmp_path):
+    write_dataset(tmp_path / "sets" / "tiny")
+    result = invoke("dataset", "synth", str(tmp_path / "sets"), "--memories", "30", "--queries", "6", "--force")
+    assert result.exit_code == 2 and "holds another dataset" in result.output
+    assert (tmp_path / "sets" / "tiny" / "corpus.jsonl").is_file()
+    # --force still replaces a dataset folder itself
+    result = invoke("dataset", "synth", str(tmp_path / "sets" / "tiny"), "--memories", "30", "--queries", "6", "--force")
+    assert result.exit_code == 0, result.output
+
+
+# Data loss: several outputs of one command, all or nothing ----------------------------------------
+
+def test_a_signal_between_two_moves_waits_until_both_are_in_place(tmp_path, monkeypatch):
+    import signal
+
+    real_replace = os.replace
+    moves: list[str] = []
+
+    def replace_then_interrupt(source, target):  # type: ignore[no-untyped-def]
+        real_replace(source, target)
+        moves.append(str(target))
+        if len(moves) == 1:
+            os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C right after the first move
+
+    monkeypatch.setattr(os, "replace", replace_then_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        with atomic_batch():
+            write_text_atomic(tmp_path / "out.json", "{}")
+            write_text_atomic(tmp_path / "out.run", "q1 Q0 d1 1 1.0 x\n")
+    assert sorted(os.listdir(tmp_path)) == ["out.json", "out.run"]
+
+
+def test_a_full_disk_leaves_no_output_folder_behind(tmp_path, monkeypatch):
+    import errno
+
+    def full(_descriptor: int) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(Exception, match="No space left"):
+        with atomic_batch():
+            write_text_atomic(tmp_path / "ab" / "deep" / "fts5.json", "{}")
+    with pytest.raises(Exception, match="No space left"):
+        write_text_atomic(tmp_path / "s" / "s.json", "{}")
+    assert os.listdir(tmp_path) == []
+
+
+# Privacy: is_sensitive as stores write it ---------------------------------------------------------
+
+@pytest.mark.parametrize("flag", [True, 1, "1", "true", "TRUE", "yes", "Yes", "on", "t", "y", 2])
+def test_every_truthy_spelling_of_is_sensitive_drops_the_row(tmp_path, flag):
+    from helpers import CORPUS
+
+    from recall_kit.dataset import read_dataset
+
+    corpus = [*CORPUS[:5], {"id": 6, "content": "private note", "is_sensitive": flag}]
+    dataset, problems = read_dataset(write_dataset(tmp_path / "d", corpus=corpus))
+    assert problems == [] and dataset is not None
+    assert [m.id for m in dataset.corpus] == ["1", "2", "3", "4", "5"]
+    assert dataset.dropped_sensitive == 1
+
+
+@pytest.mark.parametrize("flag", [False, 0, "0", "false", "no", "off", "", None])
+def test_falsy_spellings_keep_the_row(tmp_path, flag):
+    from helpers import CORPUS
+
+    from recall_kit.dataset import read_dataset
+
+    corpus = [*CORPUS[:5], {"id": 6, "content": "ordinary note", "is_sensitive": flag}]
+    dataset, problems = read_dataset(write_dataset(tmp_path / "d", corpus=corpus))
+    assert problems == [] and dataset is not None and len(dataset.corpus) == 6
+
+
+@pytest.mark.parametrize("flag", ["maybe", [1], {"x": 1}, float("nan")])
+def test_an_unreadable_is_sensitive_refuses_the_file_and_never_indexes_the_row(tmp_path, flag):
+    from helpers import CORPUS
+
+    from recall_kit.dataset import read_dataset
+
+    corpus = [*CORPUS[:5], {"id": 6, "content": "private note", "is_sensitive": flag}]
+    folder = write_dataset(tmp_path / "d", corpus=corpus)
+    dataset, problems = read_dataset(folder)
+    assert [str(p) for p in problems] == [f"corpus.jsonl:6: is_sensitive {flag!r} is not true or false"
+                                          if isinstance(flag, (str, float)) else
+                                          f"corpus.jsonl:6: is_sensitive {type(flag).__name__} is not true or false"]
+    assert dataset is None or "6" not in [m.id for m in dataset.corpus]
+
+
+def test_import_force_never_replaces_a_folder_inside_its_source(tmp_path):
+    source = _beir(tmp_path / "beir")
+    result = invoke("dataset", "import", "beir", str(source), str(source / "qrels"), "--force")
+    assert result.exit_code == 2 and "sits inside the input" in result.output
+    assert (source / "qrels" / "test.tsv").is_file()
+
+
+# A broken plugin must not take the tool down ------------------------------------------------------
+
+BROKEN = {
+    "rk-nonclass": """
+        from recall_kit import hookimpl
+        @hookimpl
+        def register_retrievers(register):
+            register("weird", 42)
+    """,
+    "rk-zdupe": """
+        from recall_kit import hookimpl, Retriever
+        class Mine(Retriever):
+            def build_index(self, corpus): pass
+            def search(self, query, k): return []
+        @hookimpl
+        def register_retrievers(register):
+            register("fts5", Mine)
+    """,
+    "rk-shadow": """
+        from recall_kit import hookimpl
+        @hookimpl
+        def register_commands(app):
+            @app.command("eval")
+            def hijack():
+                print("hijacked")
+    """,
+    "rk-observer": """
+        from recall_kit import hookimpl
+        @hookimpl
+        def on_index_built(leg, retriever, corpus, stats):
+            raise RuntimeError("private memory text in an observer")
+    """,
+    "rk-chatty": """
+        from recall_kit import hookimpl, Retriever, Hit
+        class Chatty(Retriever):
+            def build_index(self, corpus):
+                print("building!")
+                self.ids = corpus.ids
+            def search(self, query, k):
+                print("searching", query)
+                return [Hit(i, 1.0) for i in self.ids[:k]]
+        @hookimpl
+        def register_retrievers(register):
+            register("chatty", Chatty)
+    """,
+}
+
+
+def test_broken_plugins_are_left_out_and_the_tool_works(tmp_path):
+    from test_plugins import _run_cli, _write_plugin_dist
+
+    site = tmp_path / "site"
+    site.mkdir()
+    for dist, body in BROKEN.items():
+        _write_plugin_dist(site, dist, dist.replace("-", "_"), body)
+    listing = _run_cli(["plugins", "--json"], site, {})
+    assert listing.returncode == 0, listing.stderr
+    errors = json.loads(listing.stdout)["errors"]
+    assert errors["rk-nonclass (register_retrievers)"].startswith("RegistrationError: Plugin 'rk-nonclass'")
+    assert "'recall-kit-fts5' keeps it" in errors["rk-zdupe (register_retrievers)"]
+    assert "'eval' would shadow" in errors["rk-shadow (register_commands)"]
+    assert sum("rk-nonclass" in line for line in listing.stderr.splitlines()) == 1  # named once
+
+    listed = _run_cli(["list", "retrievers", "--json"], site, {})
+    assert listed.returncode == 0, listed.stderr
+    names = {entry["name"]: entry["plugin"] for entry in json.loads(listed.stdout)}
+    assert names["fts5"] == "recall-kit-fts5" and "weird" not in names and names["chatty"] == "rk-chatty"
+
+    dataset = write_dataset(tmp_path / "d")
+    for retriever in ("fts5", "chatty"):
+        evaluated = _run_cli(["eval", "-d", str(dataset), "-r", retriever, "--report", "json",
+                              "--latency-sample", "2"], site, {})
+        assert evaluated.returncode == 0, evaluated.stderr
+        assert "metrics" in json.loads(evaluated.stdout)  # the plugin's prints went to stderr
+        assert "hijacked" not in evaluated.stdout
+        assert "plugin 'rk-observer' failed in on_index_built (RuntimeError (message withheld" in evaluated.stderr
+        assert "private memory text" not in evaluated.stderr
+    assert "searching" in evaluated.stderr
+
+
+def test_a_system_exit_message_is_withheld_and_a_path_is_named():
+    from recall_kit.errors import describe_plugin_exception
+
+    assert describe_plugin_exception(SystemExit("Priya's allergy is peanuts")) == (
+        "SystemExit (message withheld, it may quote memory text; --debug shows it)")
+    assert describe_plugin_exception(SystemExit(3)) == "SystemExit(3)"
+    error = IsADirectoryError(21, "Is a directory", "/data/index.sqlite")
+    assert describe_plugin_exception(error) == "IsADirectoryError: /data/index.sqlite: Is a directory"
+
+
+def test_a_raising_reporter_or_importer_is_named_not_unexpected(tmp_path):
+    from recall_kit import Importer, Reporter, hookimpl
+    from recall_kit.testing import registered_plugin
+
+    class Boom(Reporter):
+        def render(self, report):  # type: ignore[no-untyped-def]
+            raise ValueError("Priya is allergic to peanuts")
+
+    class BadImporter(Importer):
+        def run(self, source, destination):  # type: ignore[no-untyped-def]
+            raise SystemExit("Priya is allergic to peanuts")
+
+    class Plugin:
+        @hookimpl
+        def register_reporters(self, register):  # type: ignore[no-untyped-def]
+            register("boom", Boom)
+
+        @hookimpl
+        def register_importers(self, register):  # type: ignore[no-untyped-def]
+            register("bad", BadImporter)
+
+    from helpers import OverlapPlugin
+
+    folder = write_dataset(tmp_path / "d")
+    with registered_plugin(Plugin(), name="rk-boom"), registered_plugin(OverlapPlugin(), name="overlap-plugin"):
+        result = invoke("eval", "-d", str(folder), "-r", "overlap", "--report", "boom", "--latency-sample", "0")
+        assert result.exit_code == 2
+        assert result.stderr == ("Error: Reporter 'boom' (plugin 'rk-boom') failed in render: ValueError (message "
+                                 "withheld, it may quote memory text; --debug shows it)\n")
+        result = invoke("dataset", "import", "bad", str(folder / "corpus.jsonl"), str(tmp_path / "out"))
+        assert result.exit_code == 2 and "unexpected" not in result.stderr
+        assert "Importer 'bad' (plugin 'rk-boom') failed in run: SystemExit (message withheld" in result.stderr
+        assert "peanuts" not in result.stderr
+
+
+# Hangs ----------------------------------------------------------------------------------------------
+
+def test_a_corpus_that_is_a_named_pipe_is_refused_not_waited_on(tmp_path):
+    folder = write_dataset(tmp_path / "d")
+    (folder / "corpus.jsonl").unlink()
+    os.mkfifo(folder / "corpus.jsonl")
+    result = invoke("dataset", "validate", str(folder))
+    assert result.exit_code == 2
+    assert "corpus.jsonl: not a regular file (a named pipe or a device)" in result.output
+    pipe = tmp_path / "locomo.json"
+    os.mkfifo(pipe)
+    result = invoke("dataset", "import", "locomo", str(pipe), str(tmp_path / "out"))
+    assert result.exit_code == 2 and "not a regular file" in result.stderr
+    result = invoke("gate", "--baseline", str(pipe), "--current", str(pipe))
+    assert result.exit_code == 2 and "not a regular file" in result.stderr
+
+
+def test_synth_writes_fifty_thousand_memories():
+    # Above ~6,000 memories the pool of two-syllable pet names ran dry and synth looped for ever.
+    from recall_kit.curate.synth import generate
+
+    corpus, queries, qrels = generate(50_000, 30, seed=0)
+    assert len(corpus) == 50_000 and len(queries) == 30 == len(qrels)
+    assert len({row["id"] for row in corpus}) == 50_000
+
+
+# Unclear or unexpected --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args", [["list", "retrievers"], ["--version"]])
+def test_output_that_cannot_be_written_is_exit_2(args):
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "recall_kit", *args], preexec_fn=lambda: os.close(1),
+                          stderr=subprocess.PIPE, text=True, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr == "Error: standard output is closed; the report could not be printed (OSError).\n"
+
+
+def test_gate_debug_on_a_missing_result_is_2_not_1(tmp_path):
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "recall_kit", "gate", "--debug", "--baseline", str(tmp_path / "no.json"),
+                           "--current", str(tmp_path / "no.json")], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "Traceback" in done.stderr and "no such result file" in done.stderr
+
+
+def test_sighup_is_an_orderly_exit(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = (
+        "import sys, time\n"
+        "from recall_kit import cli\n"
+        "from recall_kit.fileio import atomic_open\n"
+        "@cli.app.command('slow-write')\n"
+        "def slow_write(path: str) -> None:\n"
+        "    with atomic_open(path) as s:\n"
+        "        s.write('x'); s.flush(); print('ready', flush=True); time.sleep(60)\n"
+        "sys.argv = ['recall-kit', 'slow-write', sys.argv[1]]\n"
+        "cli.main()\n"
+    )
+    process = subprocess.Popen([sys.executable, "-c", script, str(tmp_path / "out.json")],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert process.stdout is not None
+    assert process.stdout.readline() == "ready\n"
+    time.sleep(0.2)
+    process.send_signal(signal.SIGHUP)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 128 + signal.SIGHUP
+    assert stderr.startswith("Hung up: outputs not yet finished were not written")
+    assert os.listdir(tmp_path) == []
+
+
+def _result_file(tmp_path: Path, name: str = "a.json") -> Path:
+    """A real result of the tiny dataset (the overlap retriever), with five timed queries."""
+    from helpers import OverlapPlugin
+
+    from recall_kit.testing import registered_plugin
+
+    path = tmp_path / name
+    if not (tmp_path / "a.json").exists():
+        with registered_plugin(OverlapPlugin(), name="overlap-plugin"):
+            done = invoke("eval", "-d", str(write_dataset(tmp_path / "tiny")), "-r", "overlap",
+                          "--json", str(tmp_path / "a.json"), "--latency-sample", "5", "--metrics", "recall@10")
+        assert done.exit_code == 0, done.output
+    if path.name != "a.json":
+        path.write_text((tmp_path / "a.json").read_text())
+    return path
+
+
+@pytest.mark.parametrize(("where", "value"), [("p95", float("nan")), ("p95", -3.0), ("query", -1.0),
+                                               ("query", float("nan"))])
+def test_a_nan_or_negative_latency_does_not_pass_gate(tmp_path, where, value):
+    baseline = _result_file(tmp_path)
+    data = json.loads(baseline.read_text())
+    if where == "query":
+        timed = next(q for q in data["queries"] if "latency_ms" in q)
+        timed["latency_ms"] = value
+    else:
+        data["latency_ms"][where] = value
+    current = tmp_path / "b.json"
+    current.write_text(json.dumps(data))
+    result = invoke("gate", "--baseline", str(baseline), "--current", str(current), "--latency-max-rise", "0.2")
+    assert result.exit_code == 2 and "latency_ms" in result.stderr and "unexpected" not in result.stderr
+
+
+def test_a_five_thousand_digit_metric_is_bad_input(tmp_path):
+    baseline = _result_file(tmp_path)
+    text = baseline.read_text()
+    value = json.loads(text)["metrics"]["overall"]["recall@10"]
+    current = tmp_path / "b.json"
+    current.write_text(text.replace(f'"recall@10": {value}', '"recall@10": 1' + "0" * 5000, 1))
+    result = invoke("gate", "--baseline", str(baseline), "--current", str(current))
+    assert result.exit_code == 2 and "not a JSON result file (Exceeds the limit" in result.stderr
+
+
+def test_pool_of_results_that_share_no_query_with_the_dataset_is_refused(tmp_path):
+    result_path = _result_file(tmp_path)
+    data = json.loads(result_path.read_text())
+    for query in data["queries"]:
+        query["query_id"] = "other_" + query["query_id"]
+    result_path.write_text(json.dumps(data))
+    out = tmp_path / "pool.jsonl"
+    result = invoke("pool", str(result_path), "--out", str(out), "--dataset", str(tmp_path / "tiny"))
+    assert result.exit_code == 2 and "are not queries of" in result.stderr
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--bootstrap", "0"], "--bootstrap must be at least 1 resample, got 0."),
+    (["--bootstrap", "-5"], "--bootstrap must be at least 1 resample, got -5."),
+])
+def test_gate_bootstrap_below_one_is_bad_input(tmp_path, args, message):
+    baseline = _result_file(tmp_path)
+    result = invoke("gate", "--baseline", str(baseline), "--current", str(_result_file(tmp_path, "b.json")), *args)
+    assert result.exit_code == 2 and result.stderr == f"Error: {message}\n"
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--paraphrase-max-overlap", "nan"], "--paraphrase-max-overlap must be a share in [0, 1], got nan."),
+    (["--paraphrase-max-overlap", "-0.1"], "--paraphrase-max-overlap must be a share in [0, 1], got -0.1."),
+    (["--twin-threshold", "2"], "--twin-threshold must be in (0, 1], got 2.0."),
+    (["--twin-threshold", "nan"], "--twin-threshold must be in (0, 1], got nan."),
+    (["--min-queries", "-3"], "--min-queries must be 0 or more, got -3."),
+    (["--shingle-size", "0"], "--shingle-size must be at least 1, got 0."),
+])
+def test_lint_thresholds_are_checked(args, message):
+    result = invoke("dataset", "lint", "example:memories", *args)
+    assert result.exit_code == 2 and result.stderr == f"Error: {message}\n"
+
+
+def test_an_importance_no_float_holds_is_a_problem_with_its_line(tmp_path):
+    from helpers import CORPUS
+
+    from recall_kit.dataset import read_dataset
+
+    corpus = [*CORPUS[:5], {"id": 7, "content": "x", "importance": 10**400}]
+    _, problems = read_dataset(write_dataset(tmp_path / "d", corpus=corpus))
+    assert [str(p) for p in problems] == ['corpus.jsonl:6: "importance" must be a finite number']
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["-r", "../../etc/passwd:X"], "Bad retriever path '../../etc/passwd:X': '../../etc/passwd' is not a dotted Python module name."),
+    (["-r", "overlap", "-k", str(10**30)], f"k must be at most 2,147,483,647, got {10**30}."),
+])
+def test_eval_spec_and_k_mistakes_are_one_line(overlap_plugin, tiny_dataset, args, message):
+    result = invoke("eval", "-d", str(tiny_dataset), *args, "--latency-sample", "0")
+    assert result.exit_code == 2 and result.stderr == f"Error: {message}\n"
+
+
+# Privacy: the DSN's password in sweep.json -------------------------------------------------------
+
+def test_sweep_masks_a_password_as_eval_does(tmp_path, tiny_dataset):
+    from dataclasses import dataclass, field
+
+    from helpers import OverlapRetriever
+
+    from recall_kit import hookimpl
+    from recall_kit.testing import registered_plugin
+
+    def mask(dsn: str) -> str:
+        return dsn.replace("s3cret", "***")
+
+    class Remote(OverlapRetriever):
+        @dataclass(frozen=True)
+        class Options:
+            min_overlap: int = 1
+            boost: float = 0.0
+            dsn: str | None = field(default=None, metadata={"redact": mask})
+
+    class Plugin:
+        @hookimpl
+        def register_retrievers(self, register):  # type: ignore[no-untyped-def]
+            register("remote", Remote)
+
+    out = tmp_path / "sw"
+    with registered_plugin(Plugin(), name="remote-plugin"):
+        result = invoke("sweep", "-d", str(tiny_dataset), "-r", "remote", "-g", "remote.boost=0,1",
+                        "-t", "recall@5", "-o", "remote.dsn=postgresql://me:s3cret@db/memories",
+                        "--out-dir", str(out), "--latency-sample", "0", "--bootstrap", "100")
+    assert result.exit_code == 0, result.output
+    written = [path.read_text() for path in out.iterdir()]
+    assert written and not any("s3cret" in text for text in written)
+    assert "postgresql://me:***@db/memories" in (out / "sweep.json").read_text()
