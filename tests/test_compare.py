@@ -277,11 +277,11 @@ def test_metrics_asked_by_trec_eval_or_ir_measures_names():
 def _three_systems():
     rng = np.random.default_rng(11)
     strata = ["s"] * 80
-    base = rng.random(80)
+    base = 0.3 + 0.4 * rng.random(80)
     a = synthetic_result("A", {"recall@5": list(base), "mrr": list(base)}, strata)
     # B: +0.2 recall@5 on every query, -0.2 mrr on every query: a trade.
     b = synthetic_result("B", {"recall@5": list(base + 0.2), "mrr": list(base - 0.2)}, strata)
-    c = synthetic_result("C", {"recall@5": list(base + rng.normal(0, 0.05, 80)), "mrr": list(base)}, strata)
+    c = synthetic_result("C", {"recall@5": list(np.clip(base + rng.normal(0, 0.05, 80), 0, 1)), "mrr": list(base)}, strata)
     return [("A", a), ("B", b), ("C", c)]
 
 

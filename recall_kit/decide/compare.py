@@ -495,10 +495,10 @@ def delta_table(comparison: Comparison, system: str, title: str | None = None) -
     for row in mine:
         rows.append([
             row.metric, row.scope, row.family, row.n, four_places(row.baseline), four_places(row.value), _signed(row.delta),
-            f"[{_signed(row.ci_low)}, {_signed(row.ci_high)}]", _effect(row.effect_size), four_places(row.prob_not_better),
+            f"[{_signed(row.ci_low)}, {_signed(row.ci_high)}]", four_places(row.prob_not_better),
             "" if row.family == DIAGNOSTIC else _p(row.p_value),
             "" if row.p_holm is None else _p(row.p_holm), _verdict(row),
-            f"{row.wins}/{row.ties}/{row.losses}",
+            f"{row.wins}/{row.ties}/{row.losses}", _effect(row.effect_size),
         ])
     not_significant = sum(1 for row in mine if row.family != DIAGNOSTIC and not row.significant)
     notes = [(
@@ -515,8 +515,8 @@ def delta_table(comparison: Comparison, system: str, title: str | None = None) -
         )
     return ReportTable(
         title=title or f"{system} vs {comparison.baseline} (baseline)",
-        headers=["metric", "scope", "family", "n", comparison.baseline, system, "delta", "95% CI", "d_z",
-                 "P(d<=0)", "p", "p (Holm)", "significant", "W/T/L"],
+        headers=["metric", "scope", "family", "n", comparison.baseline, system, "delta", "95% CI",
+                 "P(d<=0)", "p", "p (Holm)", "significant", "W/T/L", "d_z"],
         rows=rows,
         notes=notes,
     )

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from recall_kit.plugin import FusionRequest, Hit
-from recall_kit_fusion._common import active_legs, ranked
 from recall_kit_fusion._comb import RankCombination
+from recall_kit_fusion._common import active_legs, ranked
 
 
 class BordaFuse(RankCombination):
