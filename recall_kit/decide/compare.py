@@ -619,7 +619,8 @@ def pairwise_table(matrix: PairwiseMatrix) -> ReportTable:
         row: list[Any] = [label, four_places(matrix.means[i])]
         for cell in matrix.cells[i]:
             row.append("" if cell is None else
-                       f"{cell.delta:+.4f} (p {_p(cell.p_adjusted)}){' *' if cell.significant else ''}")
+                       f"{_signed(cell.delta if abs(cell.delta) > TIE_TOLERANCE else 0.0)} "
+                       f"(p {_p(cell.p_adjusted)}){' *' if cell.significant else ''}")
         rows.append(row)
     return ReportTable(
         title=f"All pairs on {matrix.metric} (all queries): row - column",
