@@ -329,6 +329,9 @@ def test_all_pairs_matrix_holm_and_tukey():
     latex = LatexReporter().render(report)
     assert "\\begin{tabular}" in latex and "All pairs on recall@5" in latex
     assert "All pairs on mrr" in MarkdownReporter().render(report)
+    from recall_kit.reporting.html import HtmlReporter
+
+    assert "All pairs on recall@5 (all queries): row - column" in HtmlReporter().render(report)
     # Two systems: no matrix (the one pair is the comparison itself).
     assert compare_results(named[:2], n_resamples=200).pairwise == {}
 
