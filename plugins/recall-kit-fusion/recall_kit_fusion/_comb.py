@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import ClassVar
 
 from recall_kit.plugin import Fusion, FusionRequest, Hit
 from recall_kit_fusion._common import active_legs, ranked
-from recall_kit_fusion.convex import normalise
+from recall_kit_fusion.convex import ConvexFusion, Normalisation, normalise
 
-Normalisation = Literal["minmax", "zscore", "max", "rank"]
 #: One leg's contribution: its weight and each returned document's value.
 LegValues = tuple[float, dict[str, float]]
 
@@ -42,6 +41,18 @@ def aggregate(legs: Sequence[LegValues], combine: Callable[[list[float]], float]
     return ranked({doc: combine(scores) for doc, scores in found.items()}, k)
 
 
+@dataclass(frozen=True)
+class DepthOptions:
+    """The one option of a fusion of positions."""
+
+    #: How many hits of each leg take part (at least the k scored).
+    depth: int = 100
+
+    def __post_init__(self) -> None:
+        if self.depth < 1:
+            raise ValueError(f"depth must be >= 1, got {self.depth}")
+
+
 class ScoreCombination(Fusion):
     """A Comb* fusion: normalise each leg's scores, then combine per document (Fox & Shaw 1993).
 
@@ -51,17 +62,8 @@ class ScoreCombination(Fusion):
     """
 
     combines_legs: ClassVar[bool] = True
-
-    @dataclass(frozen=True)
-    class Options:
-        #: How each leg's scores are put on one scale before they are combined.
-        norm: Normalisation = "minmax"
-        #: How many hits of each leg take part (at least the k scored).
-        depth: int = 100
-
-        def __post_init__(self) -> None:
-            if self.depth < 1:
-                raise ValueError(f"depth must be >= 1, got {self.depth}")
+    #: The same options as `convex`: `norm` and `depth`.
+    Options = ConvexFusion.Options
 
     def depth(self, k: int) -> int:
         return max(self.options.depth, k)
@@ -81,15 +83,7 @@ class RankCombination(Fusion):
     """
 
     combines_legs: ClassVar[bool] = True
-
-    @dataclass(frozen=True)
-    class Options:
-        #: How many hits of each leg take part (at least the k scored).
-        depth: int = 100
-
-        def __post_init__(self) -> None:
-            if self.depth < 1:
-                raise ValueError(f"depth must be >= 1, got {self.depth}")
+    Options = DepthOptions
 
     def depth(self, k: int) -> int:
         return max(self.options.depth, k)

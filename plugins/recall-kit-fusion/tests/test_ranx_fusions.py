@@ -95,3 +95,16 @@ def test_weights_multiply_a_legs_values():
     legs = {"a": [Hit("x", 3.0), Hit("y", 1.0)], "b": [Hit("y", 2.0), Hit("x", 1.0)]}
     fused = CombSum().fuse(make_request(legs, {"a": 1.0, "b": 0.5}))
     assert {h.id: h.score for h in fused} == {"x": 1.0, "y": 0.5}
+
+
+def test_options_through_the_host():
+    from recall_kit.errors import OptionError
+    from recall_kit.options import build_options
+
+    assert build_options("fusion 'combsum'", CombSum.Options, {"norm": "rank", "depth": "20"}) == CombSum.Options(
+        norm="rank", depth=20)
+    assert build_options("fusion 'borda'", BordaFuse.Options, {"depth": "5"}).depth == 5
+    with pytest.raises(OptionError, match="depth must be >= 1"):
+        build_options("fusion 'isr'", InverseSquareRank.Options, {"depth": "0"})
+    with pytest.raises(OptionError, match="Unknown option 'norm'"):
+        build_options("fusion 'isr'", InverseSquareRank.Options, {"norm": "rank"})
