@@ -20,11 +20,12 @@ if TYPE_CHECKING:
     from recall_kit_fusion.importance import ImportanceBlend
     from recall_kit_fusion.isr import InverseSquareRank
     from recall_kit_fusion.log_isr import LogInverseSquareRank
+    from recall_kit_fusion.rescore import LeadRescore
     from recall_kit_fusion.rrf import ReciprocalRankFusion
     from recall_kit_fusion.wsum import WeightedSum
 
 __all__ = ["BordaFuse", "CombAnz", "CombMax", "CombMin", "CombMnz", "CombSum", "ConvexFusion", "ExactBonus",
-           "ImportanceBlend", "InverseSquareRank", "LogInverseSquareRank", "ReciprocalRankFusion", "WeightedSum",
+           "ImportanceBlend", "InverseSquareRank", "LeadRescore", "LogInverseSquareRank", "ReciprocalRankFusion", "WeightedSum",
            "register_fusions"]
 
 # The public names, imported on first use: the host imports this module for every command,
@@ -38,6 +39,7 @@ _LAZY = {
     "CombSum": "recall_kit_fusion.combsum",
     "InverseSquareRank": "recall_kit_fusion.isr",
     "LogInverseSquareRank": "recall_kit_fusion.log_isr",
+    "LeadRescore": "recall_kit_fusion.rescore",
     "WeightedSum": "recall_kit_fusion.wsum",
     "ConvexFusion": "recall_kit_fusion.convex",
     "ExactBonus": "recall_kit_fusion.exact_bonus",
@@ -52,7 +54,7 @@ __getattr__ = lazy_attributes(__name__, _LAZY)
 @hookimpl
 def register_fusions(register: Callable[[str, type[Fusion]], None]) -> None:
     """Register `rrf`, `convex` (and `wsum`), `combsum`, `combmnz`, `combmax`, `combmin`, `combanz`,
-    `borda`, `isr`, `log-isr`, `exact-bonus` and `importance`."""
+    `borda`, `isr`, `log-isr`, `rescore`, `exact-bonus` and `importance`."""
     from recall_kit_fusion.borda import BordaFuse
     from recall_kit_fusion.combanz import CombAnz
     from recall_kit_fusion.combmax import CombMax
@@ -64,6 +66,7 @@ def register_fusions(register: Callable[[str, type[Fusion]], None]) -> None:
     from recall_kit_fusion.importance import ImportanceBlend
     from recall_kit_fusion.isr import InverseSquareRank
     from recall_kit_fusion.log_isr import LogInverseSquareRank
+    from recall_kit_fusion.rescore import LeadRescore
     from recall_kit_fusion.rrf import ReciprocalRankFusion
     from recall_kit_fusion.wsum import WeightedSum
 
@@ -80,3 +83,4 @@ def register_fusions(register: Callable[[str, type[Fusion]], None]) -> None:
     register("borda", BordaFuse)
     register("isr", InverseSquareRank)
     register("log-isr", LogInverseSquareRank)
+    register("rescore", LeadRescore)

@@ -57,4 +57,4 @@ def test_recall_kit_plugins_lists_it_once_installed():
     plugins = {info["name"]: info for info in json.loads(completed.stdout)["plugins"]}
     assert sorted(plugins["recall-kit-fusion"]["registers"]["fusions"]) == [
         "borda", "combanz", "combmax", "combmin", "combmnz", "combsum", "convex", "exact-bonus", "importance", "isr",
-        "log-isr", "rrf", "wsum"]
+        "log-isr", "rescore", "rrf", "wsum"]

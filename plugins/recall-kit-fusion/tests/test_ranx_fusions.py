@@ -108,3 +108,22 @@ def test_options_through_the_host():
         build_options("fusion 'isr'", InverseSquareRank.Options, {"depth": "0"})
     with pytest.raises(OptionError, match="Unknown option 'norm'"):
         build_options("fusion 'isr'", InverseSquareRank.Options, {"norm": "rank"})
+
+
+def test_rescore_by_hand():
+    from recall_kit_fusion.rescore import LeadRescore
+
+    lexical = [Hit("x", 3.0), Hit("y", 2.0), Hit("z", 1.0)]
+    dense = [Hit("w", 0.9), Hit("z", 0.8), Hit("y", 0.1)]
+    # Candidates: lexical's top 2 (k = 2): x, y. min-max: lexical x 1, y 0.5; dense w 1, z 0.875, y 0.
+    fused = LeadRescore(LeadRescore.Options(candidates=2)).fuse(
+        make_request({"bm25": lexical, "dense": dense}, {"bm25": 1.0, "dense": 2.0}, k=2))
+    assert [(h.id, h.score) for h in fused] == [("x", 1.0), ("y", 0.5)]
+    # With 3 candidates z enters: 0 + 2 x 0.875 = 1.75 puts it first; w (dense only) never appears.
+    fused = LeadRescore(LeadRescore.Options(candidates=3)).fuse(
+        make_request({"bm25": lexical, "dense": dense}, {"bm25": 1.0, "dense": 2.0}, k=3))
+    assert [h.id for h in fused] == ["z", "x", "y"]
+    warning = LeadRescore().diagnose({"bm25": 1.0, "dense": 0.5}, 10)
+    assert len(warning) == 1 and "'dense' only re-orders the lead leg 'bm25'" in warning[0]
+    with pytest.raises(ValueError, match="not a leg"):
+        LeadRescore(LeadRescore.Options(lead="fts5")).fuse(make_request({"bm25": lexical}))
