@@ -15,10 +15,10 @@ class LeadRescore(Fusion):
     r"""Re-score the lead leg's top N hits by the convex combination of every leg's scores.
 
     .. math::  \mathrm{score}(d) = \sum_L w_L \, \mathrm{norm}_L(s_L(d)) \quad
-               \text{for } d \text{ in the lead leg's top } \max(N, k)
+               \text{for } d \text{ in the lead leg's top } N
 
     with `convex`'s normalisations and floors; documents outside the lead leg's top N are never
-    returned. This is the two-stage pattern of retrieve-then-rerank (Nogueira & Cho 2019 for a
+    returned (so the list holds at most N: set N >= the k scored). This is the two-stage pattern of retrieve-then-rerank (Nogueira & Cho 2019 for a
     cross-encoder; here the second stage is the other legs' scores): the lead leg (a lexical one)
     decides what can be found, the other legs only re-order it, so they cannot push a document
     the lead leg missed above its best hits.
@@ -35,7 +35,7 @@ class LeadRescore(Fusion):
     class Options:
         #: The leg whose top hits are the only candidates (None: the first leg).
         lead: str | None = None
-        #: How many of the lead leg's hits are candidates (at least the k scored).
+        #: How many of the lead leg's hits are candidates (the fused list holds at most this many).
         candidates: int = 20
         #: How each leg's scores are put on one scale before the weighted sum.
         norm: Normalisation = "minmax"
@@ -59,7 +59,8 @@ class LeadRescore(Fusion):
 
     def fuse(self, request: FusionRequest) -> list[Hit]:
         lead = self.lead(request.legs)
-        pool = [hit.id for hit in list(request.legs[lead])[: max(self.options.candidates, request.k)]]
+        # Not max(candidates, k): the runner may ask a fusion for a deeper list than the k it scores.
+        pool = [hit.id for hit in list(request.legs[lead])[: self.options.candidates]]
         scores = dict.fromkeys(pool, 0.0)
         for _name, weight, hits in active_legs(request, self.depth(request.k)):
             values, floor = normalise([hit.score for hit in hits], self.options.norm)
@@ -76,7 +77,7 @@ class LeadRescore(Fusion):
         lead = self.lead(dict.fromkeys(weights))
         return [
             f"Fusion 'rescore': leg {name!r} only re-orders the lead leg {lead!r}'s top "
-            f"{max(self.options.candidates, k)} hits; a document only {name!r} found is never returned. "
+            f"{self.options.candidates} hits; a document only {name!r} found is never returned. "
             "Use convex to let it place its own finds."
             for name in legs if name != lead
         ]

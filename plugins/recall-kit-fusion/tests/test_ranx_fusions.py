@@ -115,9 +115,9 @@ def test_rescore_by_hand():
 
     lexical = [Hit("x", 3.0), Hit("y", 2.0), Hit("z", 1.0)]
     dense = [Hit("w", 0.9), Hit("z", 0.8), Hit("y", 0.1)]
-    # Candidates: lexical's top 2 (k = 2): x, y. min-max: lexical x 1, y 0.5; dense w 1, z 0.875, y 0.
+    # Candidates: lexical's top 2: x, y (even when a deeper list is asked for). min-max: lexical x 1, y 0.5; dense w 1, z 0.875, y 0.
     fused = LeadRescore(LeadRescore.Options(candidates=2)).fuse(
-        make_request({"bm25": lexical, "dense": dense}, {"bm25": 1.0, "dense": 2.0}, k=2))
+        make_request({"bm25": lexical, "dense": dense}, {"bm25": 1.0, "dense": 2.0}, k=10))
     assert [(h.id, h.score) for h in fused] == [("x", 1.0), ("y", 0.5)]
     # With 3 candidates z enters: 0 + 2 x 0.875 = 1.75 puts it first; w (dense only) never appears.
     fused = LeadRescore(LeadRescore.Options(candidates=3)).fuse(
