@@ -74,7 +74,9 @@ class LeadRescore(Fusion):
         legs = [name for name, weight in weights.items() if weight > 0]
         if not legs:
             return []
-        lead = self.lead(dict.fromkeys(weights))
+        lead = self.options.lead or next(iter(weights))
+        if lead not in weights:
+            return [f"Fusion 'rescore': rescore.lead {lead!r} is not a leg (legs: {', '.join(weights)})."]
         return [
             f"Fusion 'rescore': leg {name!r} only re-orders the lead leg {lead!r}'s top "
             f"{self.options.candidates} hits; a document only {name!r} found is never returned. "
