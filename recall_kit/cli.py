@@ -865,6 +865,7 @@ def compare_command(
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the comparison JSON here.")] = None,
     report: ReportOption = "table",
     output: OutputOption = None,
+    test: Annotated[str, typer.Option("--test", help="The p-value's test: randomisation, bootstrap, t-test, wilcoxon or tukey.")] = "randomisation",
 ) -> None:
     """Compare result files of one dataset with the first: paired deltas, 95% bootstrap intervals,
     randomisation-test p-values (Holm within the primary family), wins/ties/losses, overall and
@@ -874,7 +875,7 @@ def compare_command(
 
     check_outputs({"--json": json_out, "--output": output}, inputs={f"result {p}": p for p in results})
     comparison = compare_files(results, metrics=_split_names(metrics), n_resamples=bootstrap, seed=seed,
-                               primary=_split_names(primary))
+                               primary=_split_names(primary), test=test)
     if json_out is not None:
         write_json_atomic(json_out, comparison.to_dict())
         typer.echo(f"Wrote {json_out}", err=True)
@@ -977,6 +978,7 @@ def sweep_command(
     force: ForceRunOption = False,
     executor: ExecutorOption = "local",
     address: AddressOption = None,
+    guard: Annotated[list[str] | None, typer.Option("--guard", help="Metrics a setting must not lose significantly against the default on the tuning half (e.g. ndcg@10,mrr).")] = None,
 ) -> None:
     """Grid-search leg weights and options on one target metric; with --holdout, choose on one half
     of the queries and report the choice, against the default, on the other."""
@@ -990,7 +992,8 @@ def sweep_command(
     sweep = run_sweep(spec, load_dataset(dataset), grid, target, k=k, metrics=_split_names(metrics),
                       holdout=holdout, seed=seed, out=out, n_resamples=bootstrap,
                       latency_sample=None if latency_sample < 0 else latency_sample, show_progress=progress,
-                      stratum=stratum, force=force, executor=make_executor(executor, address))
+                      stratum=stratum, force=force, executor=make_executor(executor, address),
+                      guards=_split_names(guard))
     if out is not None:
         typer.echo(f"Wrote {len(sweep.points) + 1} results and sweep.json to {out}", err=True)
     emit_report(sweep.report(), report, output)

@@ -205,3 +205,23 @@ def test_ablate_cli_passes_primary_level_and_judged_only(tmp_path):
     full = json.loads((out / "fts5+bm25.json").read_text())
     assert full["metrics"]["relevance_level"] == 2 and full["metrics"]["judged_only"] is True
     assert "relevant: grade >= 2" in done.stdout
+
+
+def test_ablation_verdict_names_a_win_that_costs_another_metric():
+    import numpy as np
+    from test_compare import synthetic_result
+
+    from recall_kit.decide.ablate import Ablation, Variant
+    from recall_kit.decide.compare import compare_results
+
+    rng = np.random.default_rng(2)
+    base = 0.3 + 0.4 * rng.random(60)
+    full = synthetic_result("a+b", {"recall@5": list(base), "mrr": list(base)}, ["s"] * 60)
+    # The single leg loses recall@5 on every query but gains mrr: the full system wins recall@5 at a cost.
+    leg = synthetic_result("a", {"recall@5": list(base - 0.2), "mrr": list(base + 0.2)}, ["s"] * 60)
+    comparison = compare_results([("a+b", full), ("a", leg)], n_resamples=1000, seed=0)
+    ablation = Ablation("a+b", [Variant("a+b", "full", ["a", "b"], full), Variant("a", "single leg", ["a"], leg)],
+                        comparison)
+    notes = ablation.report(brief=True).tables[0].notes
+    assert any(note.startswith("Verdict: a+b wins recall@5 against a (+0.2000) but loses significantly on mrr")
+               for note in notes)

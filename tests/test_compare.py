@@ -272,3 +272,75 @@ def test_metrics_asked_by_trec_eval_or_ir_measures_names():
     assert comparison.row("B", "hit@1").delta == pytest.approx(1 / 3)
     with pytest.raises(ResultFileError, match="'precision@5' is not in"):
         compare_results([("A", a), ("B", b)], metrics=["P_5"])
+
+
+def _three_systems():
+    rng = np.random.default_rng(11)
+    strata = ["s"] * 80
+    base = 0.3 + 0.4 * rng.random(80)
+    a = synthetic_result("A", {"recall@5": list(base), "mrr": list(base)}, strata)
+    # B: +0.2 recall@5 on every query, -0.2 mrr on every query: a trade.
+    b = synthetic_result("B", {"recall@5": list(base + 0.2), "mrr": list(base - 0.2)}, strata)
+    c = synthetic_result("C", {"recall@5": list(np.clip(base + rng.normal(0, 0.05, 80), 0, 1)), "mrr": list(base)}, strata)
+    return [("A", a), ("B", b), ("C", c)]
+
+
+@pytest.mark.parametrize("test", ["randomisation", "bootstrap", "t-test", "wilcoxon", "tukey"])
+def test_every_test_gives_the_row_p_value(test):
+    import scipy.stats
+
+    named = _three_systems()
+    comparison = compare_results(named, n_resamples=2000, seed=0, test=test)
+    assert comparison.test == test
+    row = comparison.row("C", "recall@5")
+    a = np.array([v for v in named[0][1].per_query("recall@5").values()])
+    c = np.array([v for v in named[2][1].per_query("recall@5").values()])
+    if test == "t-test":
+        assert row.p_value == pytest.approx(scipy.stats.ttest_rel(c, a).pvalue, rel=1e-7)
+    elif test == "wilcoxon":
+        assert row.p_value == pytest.approx(
+            scipy.stats.wilcoxon(c, a, zero_method="wilcox", correction=False, method="approx").pvalue, rel=1e-9)
+    d = c - a
+    assert row.effect_size == pytest.approx(d.mean() / d.std(ddof=1))
+    assert comparison.to_dict()["test"]["key"] == test
+
+
+def test_unknown_test_is_refused():
+    with pytest.raises(ResultFileError, match="Unknown test 'sign'"):
+        compare_results(_three_systems(), n_resamples=100, test="sign")
+
+
+def test_all_pairs_matrix_holm_and_tukey():
+    named = _three_systems()
+    comparison = compare_results(named, n_resamples=2000, seed=0)
+    matrix = comparison.pairwise["recall@5"]
+    # B - C and C - B: opposite deltas, one adjusted p; Holm over the 3 pairs.
+    bc, cb = matrix.cells[1][2], matrix.cells[2][1]
+    assert bc.delta == pytest.approx(-cb.delta) and bc.p_adjusted == cb.p_adjusted
+    assert bc.delta == pytest.approx(matrix.means[1] - matrix.means[2])
+    assert "Holm over the 3 pairs" in matrix.correction and bc.significant
+    tukey = compare_results(named, n_resamples=2000, seed=0, test="tukey").pairwise["recall@5"]
+    assert "Tukey" in tukey.correction and tukey.cells[0][1].p_adjusted < 1e-6
+    report = comparison_report(comparison)
+    titles = [t.title for t in report.tables]
+    assert "All pairs on recall@5 (all queries): row - column" in titles
+    from recall_kit.reporting.formats import LatexReporter, MarkdownReporter
+
+    latex = LatexReporter().render(report)
+    assert "\\begin{tabular}" in latex and "All pairs on recall@5" in latex
+    assert "All pairs on mrr" in MarkdownReporter().render(report)
+    from recall_kit.reporting.html import HtmlReporter
+
+    assert "All pairs on recall@5 (all queries): row - column" in HtmlReporter().render(report)
+    # Two systems: no matrix (the one pair is the comparison itself).
+    assert compare_results(named[:2], n_resamples=200).pairwise == {}
+
+
+def test_a_win_that_costs_another_metric_is_called_a_trade():
+    named = _three_systems()[:2]
+    comparison = compare_results(named, metrics=["recall@5", "mrr"], n_resamples=2000, seed=0)
+    report = comparison_report(comparison)
+    answer = report.tables[0]
+    assert answer.rows[0][4].startswith("B, but loses mrr (-0.2000)")
+    assert any("B wins recall@5 against A (+0.2000) but loses significantly on mrr" in n for n in report.notes)
+    assert comparison.to_dict()["tradeoffs"]

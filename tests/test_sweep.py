@@ -143,3 +143,48 @@ def test_sweep_on_one_stratum_tunes_and_tests_on_its_queries_only(tmp_path):
                "--target", "recall@10", "--stratum", "multi-hop", "--latency-sample", "0")
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
     assert "--stratum 'multi-hop': no query has it (strata: exact, multihop, paraphrase)" in bad.stderr
+
+
+def test_guard_checks_rule_out_a_significant_loss_only():
+    from test_compare import synthetic_result
+
+    from recall_kit.decide.sweep import GuardCheck, SweepPoint, guard_checks
+
+    n = 40
+    strata = ["s"] * n
+    default = synthetic_result("d", {"ndcg@10": [0.5] * n, "mrr": [0.5] * n}, strata)
+    # Loses 0.25 of nDCG@10 on every query (a sure loss), mrr unchanged.
+    worse = synthetic_result("w", {"ndcg@10": [0.25] * n, "mrr": [0.5] * n}, strata)
+    # Loses on two queries only: not significant.
+    slight = synthetic_result("s", {"ndcg@10": [0.25, 0.25] + [0.5] * (n - 2), "mrr": [0.5] * n}, strata)
+    ids = [f"q{i:03d}" for i in range(n)]
+    checks = guard_checks(default, worse, ["ndcg@10", "mrr"], ids, 2000, 0)
+    assert checks["ndcg@10"].delta == pytest.approx(-0.25) and checks["ndcg@10"].fails
+    # Holm over the two guards: the smaller p doubled (the randomisation p is 1 / 2001 here).
+    assert checks["ndcg@10"].p_holm == pytest.approx(2 * checks["ndcg@10"].p_value)
+    assert checks["mrr"] == GuardCheck(0.0, 1.0, 1.0) and not checks["mrr"].fails
+    assert not any(c.fails for c in guard_checks(default, slight, ["ndcg@10", "mrr"], ids, 2000, 0).values())
+    point = SweepPoint({}, SystemSpec("x"), worse, 0.0, guard_checks=checks)
+    assert not point.eligible and "FAIL" in str(checks["ndcg@10"])
+
+
+def test_sweep_with_guards_reports_them(tmp_path):
+    out = tmp_path / "out"
+    done = _cli("sweep", "-d", str(EXAMPLE), "-r", "fts5+bm25", "-f", "rrf", "--grid", "bm25=0.25,1",
+                "--target", "recall@10", "--guard", "ndcg@10,mrr", "--holdout", "0.5", "--bootstrap", "500",
+                "--latency-sample", "0", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    index = json.loads((out / "sweep.json").read_text())
+    assert index["guards"] == ["ndcg@10", "mrr"]
+    for point in index["points"]:
+        assert set(point["guards"]) == {"ndcg@10", "mrr"}
+        assert point["eligible"] == (not any(g["fails"] for g in point["guards"].values()))
+    # The chosen setting is the best eligible one; its guards are compared on the held-out half too.
+    eligible = [p for p in index["points"] if p["eligible"]] or index["points"]
+    assert index["best"]["settings"] == max(eligible, key=lambda p: p["tuning_score"])["settings"]
+    held = {r["metric"] for r in index["comparison"]["rows"] if r["scope"] == "overall"}
+    assert held == {"recall@10", "ndcg@10", "mrr"}
+    assert "ndcg@10 vs default (tuning)" in done.stdout and "Guards ndcg@10, mrr" in done.stdout
+    bad = _cli("sweep", "-d", str(EXAMPLE), "-r", "fts5+bm25", "-f", "rrf", "--grid", "bm25=1",
+               "--target", "recall@10", "--guard", "recall@10", "--latency-sample", "0")
+    assert bad.returncode == 2 and "guards are the other metrics" in bad.stderr

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from recall_kit.dataset import Dataset
-from recall_kit.decide.compare import ALPHA, DIAGNOSTIC, Comparison, compare_results, family_note
+from recall_kit.decide.compare import ALPHA, DIAGNOSTIC, Comparison, compare_results, family_note, tradeoffs
 from recall_kit.errors import SpecError
 from recall_kit.fileio import atomic_batch, check_run_folder, write_json_atomic
 from recall_kit.measure.executor import Executor, checkpoint_for
@@ -108,7 +108,8 @@ class Ablation:
             rows=rows,
             notes=[(f"delta = variant - full system; (ns): not significant (paired randomisation p, Holm-adjusted "
                     f"within its family, >= {ALPHA}); single legs are unfused; every variant re-fuses the same "
-                    "leg runs."), family_note(self.comparison), *self.variants[0].result.scoring_notes()],
+                    "leg runs."), family_note(self.comparison), *self.variants[0].result.scoring_notes(),
+                   *(f"Verdict: {line}" for line in tradeoffs(self.comparison))],
         )
         tables = [summary]
         full = self.variants[0].result

@@ -11,7 +11,15 @@ from typing import Any
 
 import numpy as np
 
-from recall_kit.decide.stats import TIE_TOLERANCE, holm, paired_comparison
+from recall_kit.decide.stats import (
+    PAIRED_TESTS,
+    TIE_TOLERANCE,
+    effect_size_dz,
+    holm,
+    paired_comparison,
+    paired_test_p,
+    tukey_hsd,
+)
 from recall_kit.errors import OptionError, ResultFileError
 from recall_kit.measure.evaluation import canonical_metric_name
 from recall_kit.measure.result import BenchmarkResult, check_comparable, check_scored_alike, load_results
@@ -71,6 +79,8 @@ class ComparisonRow:
     #: "primary" (the decision: Holm over these rows), "exploratory" (Holm over those rows,
     #: for looking, not deciding) or "diagnostic" (judged@k: a check on the qrels, not tested).
     family: str = PRIMARY
+    #: Cohen's d_z: mean paired difference / its standard deviation (a standardised effect).
+    effect_size: float = 0.0
 
     @property
     def significant(self) -> bool:
@@ -85,7 +95,85 @@ class ComparisonRow:
             "p_value": self.p_value, "p_holm": self.p_holm,
             "significant": None if self.family == DIAGNOSTIC else self.significant,
             "wins": self.wins, "ties": self.ties, "losses": self.losses,
+            "effect_size_dz": _finite_or_none(self.effect_size),
         }
+
+
+def _finite_or_none(value: float) -> float | None:
+    """JSON has no infinity: a constant non-zero shift's d_z is written as null."""
+    return value if np.isfinite(value) else None
+
+
+@dataclass
+class PairwiseCell:
+    """One pair of an all-pairs comparison on one metric: row system minus column system."""
+
+    delta: float
+    p_value: float
+    #: Holm-adjusted over the pairs, or Tukey's family-wise p (already adjusted).
+    p_adjusted: float
+    effect_size: float
+
+    @property
+    def significant(self) -> bool:
+        return self.p_adjusted < ALPHA
+
+
+@dataclass
+class PairwiseMatrix:
+    """Every system against every other on one metric (all queries)."""
+
+    metric: str
+    labels: list[str]
+    means: list[float]
+    #: cells[i][j]: labels[i] - labels[j]; None on the diagonal.
+    cells: list[list[PairwiseCell | None]]
+    test: str
+    correction: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "metric": self.metric, "systems": self.labels, "means": self.means, "test": self.test,
+            "correction": self.correction,
+            "pairs": [{"system": self.labels[i], "other": self.labels[j], "delta": cell.delta,
+                       "p_value": cell.p_value, "p_adjusted": cell.p_adjusted,
+                       "significant": cell.significant, "effect_size_dz": _finite_or_none(cell.effect_size)}
+                      for i, row in enumerate(self.cells) for j, cell in enumerate(row)
+                      if cell is not None and i < j],
+        }
+
+
+def pairwise_matrix(
+    metric: str,
+    labels: Sequence[str],
+    values: Sequence[np.ndarray],
+    test: str = "randomisation",
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> PairwiseMatrix:
+    """Every pair of systems on one metric: delta, p by `test`, and a correction over the pairs.
+
+    With `tukey` the p-values are Tukey's HSD over all systems at once (family-wise already);
+    with any other test, Holm's correction runs over the k(k - 1)/2 pairs.
+    """
+    k = len(labels)
+    pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
+    if test == "tukey":
+        hsd = tukey_hsd(np.vstack(values))
+        raw = [hsd.p_values[i][j] for i, j in pairs]
+        adjusted = raw
+        correction = f"Tukey's HSD over the {k} systems (family-wise)"
+    else:
+        raw = [paired_test_p(test, values[j], values[i], n_resamples, seed) for i, j in pairs]
+        adjusted = holm(raw)
+        correction = f"Holm over the {len(pairs)} pairs"
+    cells: list[list[PairwiseCell | None]] = [[None] * k for _ in range(k)]
+    for (i, j), p, p_adj in zip(pairs, raw, adjusted, strict=True):
+        delta = float(values[i].mean() - values[j].mean())
+        effect = effect_size_dz(values[j], values[i])
+        cells[i][j] = PairwiseCell(delta, p, p_adj, effect)
+        cells[j][i] = PairwiseCell(-delta, p, p_adj, -effect)
+    return PairwiseMatrix(metric, list(labels), [float(v.mean()) for v in values], cells, test, correction)
 
 
 @dataclass
@@ -104,6 +192,10 @@ class Comparison:
     primary: list[str] = field(default_factory=list)
     #: challenger -> metric -> the queries it lost on (all compared queries), worst first.
     losses: dict[str, dict[str, list[dict[str, Any]]]] = field(default_factory=dict)
+    #: The test behind the p column (a key of stats.PAIRED_TESTS).
+    test: str = "randomisation"
+    #: metric -> every system against every other (three systems or more).
+    pairwise: dict[str, PairwiseMatrix] = field(default_factory=dict)
 
     @property
     def baseline(self) -> str:
@@ -124,13 +216,15 @@ class Comparison:
             "scopes": self.scopes,
             "bootstrap": {"resamples": self.n_resamples, "seed": self.seed, "confidence": 0.95,
                           "method": "paired percentile bootstrap"},
-            "test": {"name": "paired randomisation (sign-flip), two-sided", "correction": "holm",
+            "test": {"name": PAIRED_TESTS[self.test], "key": self.test, "correction": "holm",
                      "alpha": ALPHA, "primary": self.primary,
                      "family": ("primary: the primary metrics' rows; exploratory: every other "
                                 "row, corrected among themselves; diagnostic (judged@k): not tested")},
             "dataset": self.results[0].dataset if self.results else {},
             "rows": [row.to_dict() for row in self.rows],
             "losses": self.losses,
+            "pairwise": {metric: matrix.to_dict() for metric, matrix in self.pairwise.items()},
+            "tradeoffs": tradeoffs(self),
             "warnings": self.warnings,
         }
 
@@ -174,6 +268,7 @@ def compare_values(
     primary_strata: bool = False,
     n_resamples: int = 10_000,
     seed: int = 0,
+    test: str = "randomisation",
 ) -> Comparison:
     """Compare systems' per-query values with the first system's (the baseline), paired by query.
 
@@ -185,7 +280,14 @@ def compare_values(
     with `primary_strata`) are the decision; the other rows are exploratory, corrected among
     themselves; a diagnostic metric's rows (judged@k) are not tested. Each row is seeded with
     `seed` alone, so a row's numbers do not depend on which other rows are asked for.
+
+    `test` picks the p-value (a key of `stats.PAIRED_TESTS`): the randomisation test (default),
+    the bootstrap test, the paired t-test, Wilcoxon's signed-rank test, or Tukey's HSD over all
+    systems (its p is family-wise over the pairs of systems; Holm then runs over the family's
+    rows as usual). With three systems or more, every pair is also compared (`pairwise`).
     """
+    if test not in PAIRED_TESTS:
+        raise ResultFileError(f"Unknown test {test!r}. Available: {', '.join(PAIRED_TESTS)}.")
     metrics = list(matrices)
     decision = primary_metrics(metrics, primary)
     scopes: dict[str, list[int]] = {"overall": list(range(len(query_ids)))}
@@ -205,6 +307,17 @@ def compare_values(
             )
     rows: list[ComparisonRow] = []
     losses: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    tukey_cache: dict[tuple[str, str], list[list[float]]] = {}
+
+    def tukey_p(metric: str, scope: str, position: int) -> float:
+        indexes = scopes[scope]
+        if len(indexes) < 2:
+            return 1.0
+        if (metric, scope) not in tukey_cache:
+            hsd = tukey_hsd(np.vstack([matrix[indexes] for matrix in matrices[metric]]))
+            tukey_cache[metric, scope] = hsd.p_values
+        return tukey_cache[metric, scope][0][position]
+
     for position, label in enumerate(labels[1:], start=1):
         for metric in metrics:
             baseline_all = matrices[metric][0]
@@ -219,11 +332,18 @@ def compare_values(
                     family = EXPLORATORY
                 a, b = baseline_all[indexes], values_all[indexes]
                 c = paired_comparison(a, b, n_resamples=n_resamples, seed=seed)
+                if test == "randomisation" or diagnostic:
+                    p_value = c.p_value
+                elif test == "tukey":
+                    p_value = tukey_p(metric, scope, position)
+                else:
+                    p_value = paired_test_p(test, a, b, n_resamples, seed)
                 rows.append(ComparisonRow(
                     system=label, metric=metric, scope=scope, n=c.n, baseline=c.baseline_mean,
                     value=c.candidate_mean, delta=c.delta, ci_low=c.ci_low, ci_high=c.ci_high,
-                    prob_not_better=c.prob_not_better, p_value=c.p_value,
+                    prob_not_better=c.prob_not_better, p_value=p_value,
                     wins=c.record.wins, ties=c.record.ties, losses=c.record.losses, family=family,
+                    effect_size=effect_size_dz(a, b),
                 ))
             losses.setdefault(label, {})[metric] = query_losses(
                 query_ids, strata, baseline_all, values_all
@@ -235,10 +355,15 @@ def compare_values(
     for row in rows:
         if row.family == DIAGNOSTIC:
             row.p_holm = None
+    pairwise = {}
+    if len(labels) >= 3:
+        pairwise = {metric: pairwise_matrix(metric, labels, matrices[metric], test, n_resamples, seed)
+                    for metric in metrics if not is_diagnostic(metric)}
     return Comparison(
         labels=list(labels), metrics=metrics,
         scopes={scope: len(indexes) for scope, indexes in scopes.items()}, rows=rows,
         n_resamples=n_resamples, seed=seed, warnings=warnings, primary=decision, losses=losses,
+        test=test, pairwise=pairwise,
     )
 
 
@@ -271,6 +396,7 @@ def compare_results(
     strata: bool = True,
     primary: Sequence[str] | None = None,
     primary_strata: bool = False,
+    test: str = "randomisation",
 ) -> Comparison:
     """Compare each result with the first (the baseline), query by query (see `compare_values`).
 
@@ -295,7 +421,7 @@ def compare_results(
     comparison = compare_values(
         [label for label, _ in named], query_ids,
         [stratum_of[q] for q in query_ids] if strata else None, matrices,
-        primary=primary, primary_strata=primary_strata, n_resamples=n_resamples, seed=seed,
+        primary=primary, primary_strata=primary_strata, n_resamples=n_resamples, seed=seed, test=test,
     )
     ks = {str(result.k) for _, result in named}
     if len(ks) > 1:
@@ -317,6 +443,28 @@ def _signed(value: float) -> str:
 
 def _p(value: float) -> str:
     return f"{value:.4f}" if value >= 0.0001 else f"{value:.1e}"
+
+
+def _effect(value: float) -> str:
+    return f"{value:+.2f}" if np.isfinite(value) else ("+inf" if value > 0 else "-inf")
+
+
+def tradeoffs(comparison: Comparison, scope: str = "overall") -> list[str]:
+    """Sentences for every significant win on a primary metric that comes with a significant loss,
+    for the winner, on another compared metric (same system pair, `scope`)."""
+    out = []
+    for row in comparison.rows:
+        if row.scope != scope or row.metric not in comparison.primary or not row.significant or row.delta == 0:
+            continue
+        winner, loser = (row.system, comparison.baseline) if row.delta > 0 else (comparison.baseline, row.system)
+        costs = [other for other in comparison.rows
+                 if other.system == row.system and other.scope == scope and other.metric != row.metric
+                 and other.family != DIAGNOSTIC and other.significant and other.delta * row.delta < 0]
+        if costs:
+            lost = ", ".join(f"{c.metric} ({-abs(c.delta):+.4f}, p (Holm) {_p(c.p_holm or 0.0)})" for c in costs)
+            out.append(f"{winner} wins {row.metric} against {loser} ({abs(row.delta):+.4f}) but loses "
+                       f"significantly on {lost}: a trade, not a plain win.")
+    return out
 
 
 def _verdict(row: ComparisonRow) -> str:
@@ -352,14 +500,15 @@ def delta_table(comparison: Comparison, system: str, title: str | None = None) -
             f"[{_signed(row.ci_low)}, {_signed(row.ci_high)}]", four_places(row.prob_not_better),
             "" if row.family == DIAGNOSTIC else _p(row.p_value),
             "" if row.p_holm is None else _p(row.p_holm), _verdict(row),
-            f"{row.wins}/{row.ties}/{row.losses}",
+            f"{row.wins}/{row.ties}/{row.losses}", _effect(row.effect_size),
         ])
     not_significant = sum(1 for row in mine if row.family != DIAGNOSTIC and not row.significant)
     notes = [(
         f"delta = {system} - {comparison.baseline}; 95% paired-bootstrap percentile interval "
         f"({comparison.n_resamples} resamples, seed {comparison.seed}); P(d<=0): share of resamples "
-        "where the delta is <= 0; p: two-sided paired randomisation test; W/T/L: queries "
-        "won/tied/lost (which ones: 'losses' in --json)."
+        f"where the delta is <= 0; d_z: Cohen's d_z, delta / sd of the per-query differences (a "
+        f"standardised effect: about 0.2 small, 0.5 medium, 0.8 large); p: {PAIRED_TESTS[comparison.test]}; "
+        "W/T/L: queries won/tied/lost (which ones: 'losses' in --json)."
     ), family_note(comparison)]
     if not_significant:
         notes.append(
@@ -369,7 +518,7 @@ def delta_table(comparison: Comparison, system: str, title: str | None = None) -
     return ReportTable(
         title=title or f"{system} vs {comparison.baseline} (baseline)",
         headers=["metric", "scope", "family", "n", comparison.baseline, system, "delta", "95% CI",
-                 "P(d<=0)", "p", "p (Holm)", "significant", "W/T/L"],
+                 "P(d<=0)", "p", "p (Holm)", "significant", "W/T/L", "d_z"],
         rows=rows,
         notes=notes,
     )
@@ -389,6 +538,11 @@ def answer_table(comparison: Comparison) -> ReportTable:
             winner = "no real difference"
         else:
             winner = row.system if row.delta > 0 else comparison.baseline
+            costs = [other for other in comparison.rows
+                     if other.system == row.system and other.scope == row.scope and other.metric != metric
+                     and other.family != DIAGNOSTIC and other.significant and other.delta * row.delta < 0]
+            if costs:
+                winner += ", but loses " + ", ".join(f"{c.metric} ({-abs(c.delta):+.4f})" for c in costs)
         rows.append([row.scope, row.n, row.system, row.family, winner, four_places(row.baseline), four_places(row.value),
                      _signed(row.delta), f"[{_signed(row.ci_low)}, {_signed(row.ci_high)}]",
                      "" if row.p_holm is None else _p(row.p_holm), "yes" if row.significant else "no"])
@@ -500,13 +654,34 @@ def comparison_provenance(comparison: Comparison) -> list[tuple[str, str]]:
     return rows
 
 
+def pairwise_table(matrix: PairwiseMatrix) -> ReportTable:
+    """The all-pairs matrix: row system minus column system, with the adjusted p and a marker."""
+    rows: list[list[Any]] = []
+    for i, label in enumerate(matrix.labels):
+        row: list[Any] = [label, four_places(matrix.means[i])]
+        for cell in matrix.cells[i]:
+            row.append("" if cell is None else
+                       f"{_signed(cell.delta if abs(cell.delta) > TIE_TOLERANCE else 0.0)} "
+                       f"(p {_p(cell.p_adjusted)}){' *' if cell.significant else ''}")
+        rows.append(row)
+    return ReportTable(
+        title=f"All pairs on {matrix.metric} (all queries): row - column",
+        headers=["system", matrix.metric, *matrix.labels],
+        rows=rows,
+        notes=[f"Each cell: mean {matrix.metric} of the row system minus the column system; p: "
+               f"{PAIRED_TESTS[matrix.test]}, corrected by {matrix.correction}; * = significant "
+               f"(corrected p < {ALPHA}). Every pair is its own hypothesis here, not only those with the baseline."],
+    )
+
+
 def comparison_report(comparison: Comparison, title: str | None = None) -> Report:
     tables = [answer_table(comparison), scores_table(comparison)]
+    tables += [pairwise_table(matrix) for matrix in comparison.pairwise.values()]
     tables += [delta_table(comparison, label) for label in comparison.labels[1:]]
     return Report(
         title=title or f"recall-kit compare: {', '.join(comparison.labels)}",
         tables=tables,
-        notes=list(comparison.warnings),
+        notes=list(comparison.warnings) + tradeoffs(comparison),
         data=comparison.to_dict(),
         charts=comparison_charts(comparison),
         summary=verdict_sentences(comparison),
@@ -520,9 +695,10 @@ def compare_files(
     n_resamples: int = 10_000,
     seed: int = 0,
     primary: Sequence[str] | None = None,
+    test: str = "randomisation",
 ) -> Comparison:
     """`recall-kit compare`: load the files and compare each with the first."""
     if n_resamples < 1:
         raise ResultFileError(f"--bootstrap must be at least 1, got {n_resamples}.")
     return compare_results(load_results(paths), metrics=metrics, n_resamples=n_resamples, seed=seed,
-                           primary=primary)
+                           primary=primary, test=test)

@@ -9,7 +9,7 @@ a numpy Generator, and is vectorised: resamples are drawn as index (or sign) mat
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -234,3 +234,290 @@ def paired_comparison(
         exact=test.exact,
         record=wins_ties_losses(a, b),
     )
+
+
+# --- Parametric and rank tests, effect size, and Tukey's HSD -------------------------------------
+# Implemented with numpy and the math module only (scipy is not a dependency of the host); each is
+# checked against scipy.stats in tests/test_stats_tests.py.
+
+#: The paired two-system tests `compare --test` accepts, and what each one is.
+PAIRED_TESTS = {
+    "randomisation": "two-sided paired randomisation (sign-flip) test",
+    "bootstrap": "two-sided paired bootstrap test (shift to the null)",
+    "t-test": "two-sided paired Student's t-test",
+    "wilcoxon": "two-sided Wilcoxon signed-rank test (normal approximation, ties and zeros handled as scipy's 'wilcox')",
+    "tukey": "Tukey's HSD over every system at once (two-way ANOVA residual: systems x queries)",
+}
+
+
+def _log_beta_continued_fraction(a: float, b: float, x: float) -> float:
+    """The continued fraction of the regularised incomplete beta function (Lentz's method)."""
+    tiny = 1e-300
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c, d = 1.0, 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 400):
+        m2 = 2 * m
+        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        h *= d * c
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < 1e-15:
+            break
+    return h
+
+
+def regularised_incomplete_beta(a: float, b: float, x: float) -> float:
+    """I_x(a, b), by its continued fraction (Press et al., Numerical Recipes, 3rd ed., 6.4)."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    log_front = (math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
+                 + a * math.log(x) + b * math.log1p(-x))
+    if x < (a + 1.0) / (a + b + 2.0):
+        return math.exp(log_front) * _log_beta_continued_fraction(a, b, x) / a
+    return 1.0 - math.exp(log_front) * _log_beta_continued_fraction(b, a, 1.0 - x) / b
+
+
+def student_t_two_sided_p(t: float, df: float) -> float:
+    """P(|T| >= |t|) for Student's t with `df` degrees of freedom: I_{df/(df+t^2)}(df/2, 1/2)."""
+    if math.isnan(t):
+        return 1.0
+    if math.isinf(t):
+        return 0.0
+    return min(1.0, regularised_incomplete_beta(df / 2.0, 0.5, df / (df + t * t)))
+
+
+def normal_two_sided_p(z: float) -> float:
+    """P(|Z| >= |z|) for a standard normal Z."""
+    return math.erfc(abs(z) / math.sqrt(2.0))
+
+
+@dataclass(frozen=True)
+class TestOutcome:
+    """A test statistic and its two-sided p-value."""
+
+    statistic: float
+    p_value: float
+
+
+def paired_t_test(baseline: Sequence[float] | np.ndarray, candidate: Sequence[float] | np.ndarray) -> TestOutcome:
+    """Two-sided paired t-test of mean(candidate - baseline) = 0 (Student 1908).
+
+    t = mean(d) / (sd(d) / sqrt(n)), sd with n - 1 in the denominator, n - 1 degrees of freedom;
+    as scipy.stats.ttest_rel. When every difference is equal, sd = 0: p = 1 when they are all 0
+    (no difference), else 0 (a constant non-zero shift).
+    """
+    d = _paired_differences(baseline, candidate)
+    n = d.size
+    if n < 2:
+        raise ValueError("a paired t-test needs at least two queries")
+    mean = float(d.mean())
+    sd = float(d.std(ddof=1))
+    if sd <= TIE_TOLERANCE * max(1.0, abs(mean)):
+        return TestOutcome(0.0 if abs(mean) <= TIE_TOLERANCE else math.copysign(math.inf, mean),
+                           1.0 if abs(mean) <= TIE_TOLERANCE else 0.0)
+    t = mean / (sd / math.sqrt(n))
+    return TestOutcome(t, student_t_two_sided_p(t, n - 1))
+
+
+def _average_ranks(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Ranks 1..n with ties given their average rank, and the sizes of the tie groups."""
+    order = np.argsort(values, kind="mergesort")
+    sorted_values = values[order]
+    boundaries = np.flatnonzero(np.diff(sorted_values) != 0) + 1
+    starts = np.concatenate(([0], boundaries))
+    ends = np.concatenate((boundaries, [values.size]))
+    ranks = np.empty(values.size, dtype=np.float64)
+    for start, end in zip(starts, ends, strict=True):
+        ranks[order[start:end]] = (start + end + 1) / 2.0  # mean of start+1 .. end
+    return ranks, ends - starts
+
+
+def wilcoxon_signed_rank(
+    baseline: Sequence[float] | np.ndarray, candidate: Sequence[float] | np.ndarray
+) -> TestOutcome:
+    """Two-sided Wilcoxon signed-rank test (Wilcoxon 1945), normal approximation.
+
+    Zero differences are dropped (Wilcoxon's own treatment, scipy's ``zero_method="wilcox"``);
+    the rest are ranked by |d| with average ranks for ties; T+ is the sum of the positive
+    differences' ranks. z = (T+ - n(n+1)/4) / sqrt(n(n+1)(2n+1)/24 - sum(t^3 - t)/48), t the tie
+    group sizes, no continuity correction: scipy.stats.wilcoxon(..., method="approx"). The
+    statistic returned is min(T+, T-), as scipy's. IR query sets have dozens to thousands of
+    queries with many ties, where the normal approximation is the usual choice; no difference at
+    all gives p = 1.
+    """
+    d = _paired_differences(baseline, candidate)
+    d = d[np.abs(d) > TIE_TOLERANCE]
+    n = d.size
+    if n == 0:
+        return TestOutcome(0.0, 1.0)
+    ranks, ties = _average_ranks(np.abs(d))
+    plus = float(ranks[d > 0].sum())
+    minus = float(ranks[d < 0].sum())
+    mean = n * (n + 1) / 4.0
+    variance = n * (n + 1) * (2 * n + 1) / 24.0 - float(np.sum(ties.astype(np.float64) ** 3 - ties)) / 48.0
+    if variance <= 0:
+        return TestOutcome(min(plus, minus), 1.0)
+    z = (plus - mean) / math.sqrt(variance)
+    return TestOutcome(min(plus, minus), normal_two_sided_p(z))
+
+
+def bootstrap_test_p(differences: np.ndarray, n_resamples: int, seed: int | Sequence[int] = 0) -> float:
+    """Two-sided paired bootstrap test: resample the differences shifted to mean 0 and count
+    |mean| >= |observed| (Efron & Tibshirani 1993, 16.4; Sakai 2006 for IR), p = (count + 1) / (B + 1)."""
+    observed = float(differences.mean())
+    means = bootstrap_means(differences - observed, n_resamples, seed)
+    gamma = 100.0 * np.finfo(np.float64).eps * max(abs(observed), float(np.abs(differences).max(initial=0.0)))
+    count = int(np.count_nonzero(np.abs(means) >= abs(observed) - gamma))
+    return (count + 1) / (n_resamples + 1)
+
+
+def effect_size_dz(baseline: Sequence[float] | np.ndarray, candidate: Sequence[float] | np.ndarray) -> float:
+    """Cohen's d_z, the standardised paired effect: mean(d) / sd(d), sd with n - 1 (Cohen 1988,
+    2.3.5; Lakens 2013). 0 when every difference is 0; +-inf for a constant non-zero shift."""
+    d = _paired_differences(baseline, candidate)
+    if d.size < 2:
+        return 0.0
+    mean = float(d.mean())
+    sd = float(d.std(ddof=1))
+    if sd <= TIE_TOLERANCE * max(1.0, abs(mean)):
+        return 0.0 if abs(mean) <= TIE_TOLERANCE else math.copysign(math.inf, mean)
+    return mean / sd
+
+
+_NORMAL_TABLE: tuple[np.ndarray, np.ndarray] | None = None
+
+
+def _normal_cdf_table() -> Callable[[np.ndarray], np.ndarray]:
+    """Phi(x), vectorised: linear interpolation in a table of math.erf on [-40, 40] at step 1/1024
+    (error below 1e-7), built once; numpy has no erf."""
+    global _NORMAL_TABLE
+    if _NORMAL_TABLE is None:
+        grid = np.arange(-40 * 1024, 40 * 1024 + 1) / 1024.0
+        _NORMAL_TABLE = (grid, np.array([0.5 * math.erfc(-x / math.sqrt(2.0)) for x in grid]))
+    grid, table = _NORMAL_TABLE
+
+    def phi(x: np.ndarray) -> np.ndarray:
+        return np.interp(x, grid, table)
+
+    return phi
+
+
+def studentized_range_sf(q: float, k: int, df: float) -> float:
+    """P(Q >= q) for the studentized range of `k` means with `df` degrees of freedom.
+
+    P(Q < q) = int_0^inf f(s) k int phi(z) [Phi(z) - Phi(z - q s)]^(k-1) dz ds, f the density of
+    chi_df / sqrt(df) (Tukey 1953; Hochberg & Tamhane 1987, 2.1), integrated numerically by
+    Simpson's rule on fixed grids; for df > 10^5 the outer integral is dropped (s = 1). Agrees
+    with scipy.stats.studentized_range.sf to about 1e-6.
+    """
+    if k < 2:
+        raise ValueError(f"the studentized range needs k >= 2 means, got {k}")
+    if q <= 0:
+        return 1.0
+    phi_cdf = _normal_cdf_table()
+
+    def simpson(values: np.ndarray, step: float, axis: int = -1) -> np.ndarray:
+        weights = np.ones(values.shape[axis])
+        weights[1:-1:2], weights[2:-1:2] = 4.0, 2.0
+        return np.tensordot(values, weights, axes=([axis], [0])) * step / 3.0
+
+    z = np.linspace(-8.5, 8.5, 1201)
+    dz = z[1] - z[0]
+    density = np.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi)
+    cdf_z = phi_cdf(z)
+
+    def inner(scale: np.ndarray) -> np.ndarray:
+        # rows: values of q*s; columns: z
+        shifted = phi_cdf(z[None, :] - scale[:, None])
+        return k * simpson(density[None, :] * np.clip(cdf_z[None, :] - shifted, 0.0, 1.0) ** (k - 1), float(dz))
+
+    if df > 1e5:
+        return float(min(1.0, max(0.0, 1.0 - inner(np.array([q]))[0])))
+    spread = 12.0 / math.sqrt(2.0 * df)
+    s = np.linspace(max(1e-9, 1.0 - spread), 1.0 + spread + (6.0 if df < 10 else 0.0), 801)
+    ds = s[1] - s[0]
+    log_f = (df / 2.0 * math.log(df) - math.lgamma(df / 2.0) - (df / 2.0 - 1.0) * math.log(2.0)
+             + (df - 1.0) * np.log(s) - df * s * s / 2.0)
+    cdf = float(simpson(np.exp(log_f) * inner(q * s), float(ds)))
+    return float(min(1.0, max(0.0, 1.0 - cdf)))
+
+
+@dataclass(frozen=True)
+class TukeyHSD:
+    """Tukey's honestly significant difference test over k systems: every pair at once."""
+
+    #: means[i]: system i's mean.
+    means: list[float]
+    #: p_values[i][j]: the family-wise (Tukey-adjusted) p-value of the pair (i, j); 1 on the diagonal.
+    p_values: list[list[float]]
+    mse: float
+    df: float
+    paired: bool
+
+
+def tukey_hsd(values: Sequence[Sequence[float]] | np.ndarray, paired: bool = True) -> TukeyHSD:
+    """Tukey's HSD (Tukey 1949/1953) on `values` (k systems x n queries).
+
+    q_ij = |mean_i - mean_j| / sqrt(MSE / n), p_ij = P(Q_{k, df} >= q_ij). With `paired` (the
+    default: queries are blocks, Sakai 2018, "Laboratory Experiments in Information Retrieval",
+    4.4) MSE is the residual of the two-way ANOVA without replication, df = (k - 1)(n - 1): the
+    query effect is taken out, as a paired test takes it out. With ``paired=False`` the systems
+    are independent groups (one-way ANOVA, df = k(n - 1)), which is scipy.stats.tukey_hsd and
+    what ranx's Tukey test computes.
+    """
+    x = np.asarray(values, dtype=np.float64)
+    if x.ndim != 2 or x.shape[0] < 2 or x.shape[1] < 2:
+        raise ValueError(f"Tukey's HSD needs k >= 2 systems x n >= 2 queries, got shape {x.shape}")
+    if not np.isfinite(x).all():
+        raise ValueError("Tukey's HSD needs finite values")
+    k, n = x.shape
+    means = x.mean(axis=1)
+    if paired:
+        residual = x - means[:, None] - x.mean(axis=0)[None, :] + x.mean()
+        df = float((k - 1) * (n - 1))
+    else:
+        residual = x - means[:, None]
+        df = float(k * (n - 1))
+    mse = float(np.sum(residual ** 2) / df)
+    p = [[1.0] * k for _ in range(k)]
+    for i in range(k):
+        for j in range(i + 1, k):
+            gap = abs(float(means[i] - means[j]))
+            if mse <= 0.0:
+                value = 1.0 if gap <= TIE_TOLERANCE else 0.0
+            else:
+                value = studentized_range_sf(gap / math.sqrt(mse / n), k, df)
+            p[i][j] = p[j][i] = value
+    return TukeyHSD([float(m) for m in means], p, mse, df, paired)
+
+
+def paired_test_p(
+    test: str,
+    baseline: np.ndarray,
+    candidate: np.ndarray,
+    n_resamples: int = 10_000,
+    seed: int | Sequence[int] = 0,
+) -> float:
+    """The two-sided p-value of one of PAIRED_TESTS (tukey excepted: it needs every system)."""
+    if test == "randomisation":
+        return paired_randomisation_test(baseline, candidate, n_resamples, seed).p_value
+    if test == "bootstrap":
+        return bootstrap_test_p(_paired_differences(baseline, candidate), n_resamples, seed)
+    if test == "t-test":
+        return paired_t_test(baseline, candidate).p_value
+    if test == "wilcoxon":
+        return wilcoxon_signed_rank(baseline, candidate).p_value
+    raise ValueError(f"unknown paired test {test!r} (known: {', '.join(t for t in PAIRED_TESTS if t != 'tukey')})")

@@ -15,6 +15,7 @@ from recall_kit.dataset import Dataset
 from recall_kit.decide.ablate import file_name
 from recall_kit.decide.compare import ALPHA, Comparison, compare_results, delta_table
 from recall_kit.decide.distribute import distinct_legs, score_systems, search_legs
+from recall_kit.decide.stats import holm, paired_randomisation_test
 from recall_kit.errors import OptionError
 from recall_kit.fileio import atomic_batch, check_run_folder, write_json_atomic
 from recall_kit.measure.evaluation import resolve_metrics
@@ -111,6 +112,45 @@ def split_queries(dataset: Dataset, holdout: float, seed: int) -> tuple[list[str
     return tuning, [q.query_id for q in dataset.queries if q.query_id in test]
 
 
+@dataclass(frozen=True)
+class GuardCheck:
+    """A setting against the default on one guard metric, on the tuning half."""
+
+    delta: float
+    p_value: float
+    #: Holm-adjusted within the setting's guards.
+    p_holm: float
+
+    @property
+    def fails(self) -> bool:
+        return self.delta < 0 and self.p_holm < ALPHA
+
+    def __str__(self) -> str:
+        return f"{self.delta:+.4f} (p {self.p_holm:.3g})" + (" FAIL" if self.fails else "")
+
+
+def guard_checks(
+    default: BenchmarkResult,
+    result: BenchmarkResult,
+    guards: Sequence[str],
+    query_ids: Sequence[str],
+    n_resamples: int,
+    seed: int,
+) -> dict[str, GuardCheck]:
+    """`result` against `default` on each guard over `query_ids`: paired delta, two-sided paired
+    randomisation p, Holm-adjusted within the guards (the family of one setting's guard tests)."""
+    if not guards:
+        return {}
+    deltas, p_values = [], []
+    for guard in guards:
+        a = np.array([default.per_query(guard)[q] for q in query_ids], dtype=np.float64)
+        b = np.array([result.per_query(guard)[q] for q in query_ids], dtype=np.float64)
+        deltas.append(float((b - a).mean()) if query_ids else 0.0)
+        p_values.append(paired_randomisation_test(a, b, n_resamples, seed).p_value if query_ids else 1.0)
+    return {guard: GuardCheck(delta, p, adjusted)
+            for guard, delta, p, adjusted in zip(guards, deltas, p_values, holm(p_values), strict=True)}
+
+
 @dataclass
 class SweepPoint:
     settings: dict[str, Any]
@@ -119,6 +159,13 @@ class SweepPoint:
     tuning_score: float
     test_score: float | None = None
     file: str | None = None
+    #: guard metric -> its check against the default on the tuning half (empty: no guards).
+    guard_checks: dict[str, GuardCheck] = field(default_factory=dict)
+
+    @property
+    def eligible(self) -> bool:
+        """Not significantly worse than the default on any guard (on the tuning half)."""
+        return not any(check.fails for check in self.guard_checks.values())
 
     @property
     def label(self) -> str:
@@ -139,6 +186,8 @@ class Sweep:
     leg_searches: int
     skipped: list[str] = field(default_factory=list)
     stratum: str | None = None
+    #: Guard metrics: a setting is eligible only if not significantly worse than the default on each.
+    guards: list[str] = field(default_factory=list)
 
     @property
     def goal(self) -> str:
@@ -152,16 +201,32 @@ class Sweep:
                 f"The best {self.goal} ({self.best.tuning_score:.4f}) is optimistic: the setting was chosen "
                 "and scored on the same queries. Use --holdout 0.5 to score it on queries it was not chosen on."
             )]
-        return scope + [(
+        return scope + self.guard_notes() + [(
             f"Chosen on {len(self.tuning_ids)} tuning queries; scored on {len(self.test_ids)} held-out test "
             f"queries (split stratified by stratum, seed {self.seed}). Only the test-half numbers estimate how "
             "the setting does on new queries."
         )]
 
+    def guard_notes(self) -> list[str]:
+        """What the guards did: which settings they ruled out, and whether any was left."""
+        if not self.guards:
+            return []
+        barred = [p.label for p in self.points if not p.eligible]
+        notes = [(
+            f"Guards {', '.join(self.guards)}: a setting is eligible only if, on the tuning queries, it is not "
+            f"significantly worse than the default on any of them (paired randomisation test, Holm within the "
+            f"guards, p < {ALPHA}); {len(barred)} of {len(self.points)} settings ruled out."
+        )]
+        if not any(p.eligible for p in self.points):
+            notes.append("No setting passed the guards: the best on the target is shown, and it costs a guard "
+                         "metric; keep the default unless that trade is wanted.")
+        return notes
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "schema": SCHEMA,
             "target": self.target,
+            "guards": self.guards,
             "stratum": self.stratum,
             "dataset": self.default.result.dataset,
             "holdout": self.holdout,
@@ -171,7 +236,10 @@ class Sweep:
             "leg_searches": self.leg_searches,
             "points": [
                 {"settings": p.settings, "spec": p.spec.to_dict(), "file": p.file,
-                 "tuning_score": p.tuning_score, "test_score": p.test_score, "overall": p.result.overall}
+                 "tuning_score": p.tuning_score, "test_score": p.test_score, "overall": p.result.overall,
+                 "guards": {g: {"delta": c.delta, "p_value": c.p_value, "p_holm": c.p_holm, "fails": c.fails}
+                            for g, c in p.guard_checks.items()},
+                 "eligible": p.eligible}
                 for p in self.points
             ],
             "default": {"spec": self.default.spec.to_dict(), "file": self.default.file,
@@ -187,6 +255,7 @@ class Sweep:
         held = self.holdout is not None
         score_header = f"{self.goal} (tuning)" if held else f"{self.goal} (all queries)"
         headers = ["rank", "setting", score_header] + ([f"{self.goal} (test)"] if held else [])
+        headers += [f"{guard} vs default (tuning)" for guard in self.guards]
         ranked = sorted(self.points, key=lambda p: -p.tuning_score)
         rows = []
         for rank, point in enumerate(ranked, start=1):
@@ -194,10 +263,12 @@ class Sweep:
                               f"{point.tuning_score:.4f}"]
             if held:
                 row.append(f"{point.test_score:.4f}")
+            row += [str(point.guard_checks[guard]) for guard in self.guards]
             rows.append(row)
         default_row: list[Any] = ["", "default (as given, without the grid)", f"{self.default.tuning_score:.4f}"]
         if held:
             default_row.append(f"{self.default.test_score:.4f}")
+        default_row += [""] * len(self.guards)
         rows.append(default_row)
         tables = [ReportTable(
             title=f"Sweep of {self.default.spec.label} on {self.goal} ({len(self.points)} settings, "
@@ -241,6 +312,7 @@ def run_sweep(
     stratum: str | None = None,
     force: bool = False,
     executor: Executor | None = None,
+    guards: Sequence[str] | None = None,
 ) -> Sweep:
     """Score every grid setting, re-fusing shared leg runs; choose the best on `target`.
 
@@ -255,12 +327,20 @@ def run_sweep(
     that run's files are replaced once this one is done).
     `executor` runs the leg searches and the settings' scoring (default: one after another in this
     process; `RayExecutor` on a cluster); the results are the same either way.
+    With `guards` (metrics such as ndcg@10 and mrr), a setting is eligible only if, on the
+    tuning queries, it is not significantly worse than the default on any guard (two-sided paired
+    randomisation test, Holm within the guards, p < 0.05): a sweep on one metric cannot then buy
+    it with another. The held-out comparison reports the guards' deltas too.
     """
     axes = parse_grid(grid, spec)
     target_spec = resolve_metrics([target])[0]
     names = [s.name for s in resolve_metrics(metrics)]
     if target_spec.name not in names:
         names.insert(0, target_spec.name)
+    guard_names = [s.name for s in resolve_metrics(list(guards))] if guards else []
+    if target_spec.name in guard_names:
+        raise OptionError(f"--guard names the target {target_spec.name!r}: guards are the other metrics to protect.")
+    names += [g for g in guard_names if g not in names]
     tuning_ids, test_ids = (split_queries(dataset, holdout, seed) if holdout is not None
                             else ([q.query_id for q in dataset.queries], []))
     if stratum is not None:
@@ -303,16 +383,21 @@ def run_sweep(
         raise OptionError("The default system (as given, without the grid) cannot run: every leg has weight 0.")
     if not points:
         raise OptionError("Every grid setting was skipped.")
-    best = max(points, key=lambda p: p.tuning_score)  # ties: the first in grid order
+    for point in points:
+        point.guard_checks = guard_checks(default_point.result, point.result, guard_names, tuning_ids,
+                                          n_resamples, seed)
+    eligible = [p for p in points if p.eligible] or points
+    best = max(eligible, key=lambda p: p.tuning_score)  # ties: the first in grid order
     comparison = None
     if holdout is not None:
         comparison = compare_results(
             [("default", default_point.result), (f"best ({best.label})", best.result)],
-            metrics=[target_spec.name], n_resamples=n_resamples, seed=seed, query_subset=test_ids,
+            metrics=[target_spec.name, *guard_names], n_resamples=n_resamples, seed=seed, query_subset=test_ids,
+            primary=[target_spec.name],
         )
     sweep = Sweep(target=target_spec.name, points=points, default=default_point, best=best, holdout=holdout,
                   seed=seed, tuning_ids=tuning_ids, test_ids=test_ids, comparison=comparison,
-                  leg_searches=len(runs_by_key), skipped=skipped, stratum=stratum)
+                  leg_searches=len(runs_by_key), skipped=skipped, stratum=stratum, guards=guard_names)
     if out is not None:
         folder = Path(out)
         for path in replaced:
@@ -329,4 +414,4 @@ def run_sweep(
     return sweep
 
 
-__all__ = ["ALPHA", "GridAxis", "Sweep", "SweepPoint", "grid_specs", "parse_grid", "run_sweep", "split_queries"]
+__all__ = ["ALPHA", "GridAxis", "GuardCheck", "Sweep", "SweepPoint", "grid_specs", "parse_grid", "run_sweep", "split_queries"]

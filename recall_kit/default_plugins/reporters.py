@@ -8,7 +8,13 @@ from recall_kit.hookspecs import Register, hookimpl
 @hookimpl
 def register_reporters(register: Register) -> None:
     # Imported here: the host imports this module for every command, `recall-kit --help` included.
-    from recall_kit.reporting.formats import CsvReporter, JsonReporter, MarkdownReporter, TableReporter
+    from recall_kit.reporting.formats import (
+        CsvReporter,
+        JsonReporter,
+        LatexReporter,
+        MarkdownReporter,
+        TableReporter,
+    )
     from recall_kit.reporting.html import HtmlReporter
 
     register("table", TableReporter)
@@ -16,3 +22,4 @@ def register_reporters(register: Register) -> None:
     register("csv", CsvReporter)
     register("json", JsonReporter)
     register("html", HtmlReporter)
+    register("latex", LatexReporter)

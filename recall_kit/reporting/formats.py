@@ -98,3 +98,29 @@ class JsonReporter(Reporter):
             "notes": report.notes,
         }
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def latex_escape(text: object) -> str:
+    """Text made safe for LaTeX: its special characters escaped."""
+    replacements = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+                    "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+    return "".join(replacements.get(char, char) for char in str(text))
+
+
+class LatexReporter(Reporter):
+    """LaTeX tables (booktabs), one `table` environment per table, for papers."""
+
+    description = "LaTeX tables (booktabs), for papers"
+
+    def render(self, report: Report) -> str:
+        parts = [f"% {latex_escape(report.title)}", "% needs \\usepackage{booktabs}", ""]
+        for table in report.tables:
+            parts += ["\\begin{table}[ht]", "\\centering", "\\small",
+                      f"\\begin{{tabular}}{{{'l' * len(table.headers)}}}", "\\toprule",
+                      " & ".join(latex_escape(h) for h in table.headers) + " \\\\", "\\midrule"]
+            parts += [" & ".join(latex_escape(cell) for cell in row) + " \\\\" for row in table.rows]
+            parts += ["\\bottomrule", "\\end{tabular}"]
+            caption = " ".join([table.title, *table.notes])
+            parts += [f"\\caption{{{latex_escape(caption)}}}", "\\end{table}", ""]
+        parts += [f"% warning: {latex_escape(note)}" for note in report.notes]
+        return "\n".join(parts).rstrip() + "\n"

@@ -29,6 +29,8 @@ def test_registers_every_strategy(fusion_plugin):
         assert entries[name].plugin == "recall-kit-fusion"
     assert ReciprocalRankFusion.combines_legs and ConvexFusion.combines_legs
     assert not ExactBonus.combines_legs and not ImportanceBlend.combines_legs
+    for name in ("wsum", "combsum", "combmnz", "combmax", "combmin", "combanz", "borda", "isr", "log-isr"):
+        assert entries[name].obj.combines_legs and entries[name].plugin == "recall-kit-fusion"
 
 
 def test_options_from_command_line_strings():
@@ -52,4 +54,6 @@ def test_recall_kit_plugins_lists_it_once_installed():
                                capture_output=True, text=True, timeout=120, check=False)
     assert completed.returncode == 0, completed.stderr
     plugins = {info["name"]: info for info in json.loads(completed.stdout)["plugins"]}
-    assert sorted(plugins["recall-kit-fusion"]["registers"]["fusions"]) == ["convex", "exact-bonus", "importance", "rrf"]
+    assert sorted(plugins["recall-kit-fusion"]["registers"]["fusions"]) == [
+        "borda", "combanz", "combmax", "combmin", "combmnz", "combsum", "convex", "exact-bonus", "importance", "isr",
+        "log-isr", "rescore", "rrf", "wsum"]
