@@ -329,6 +329,41 @@ def test_a_raising_reporter_or_importer_is_named_not_unexpected(tmp_path):
         assert "peanuts" not in result.stderr
 
 
+@pytest.mark.parametrize("answer, problem", [
+    ("nan", "returned 4 values that are NaN or infinite"),
+    ("short", "returned shape (0,), expected (4,)"),
+    ("raise", "ValueError (message withheld, it may quote memory text; --debug shows it)"),
+])
+def test_a_broken_metric_plugin_is_named_with_its_hook_not_unexpected(tmp_path, answer, problem):
+    import numpy as np
+    from helpers import OverlapPlugin
+
+    from recall_kit import Metric, hookimpl
+    from recall_kit.testing import registered_plugin
+
+    def compute(data, cutoff):  # type: ignore[no-untyped-def]
+        if answer == "raise":
+            raise ValueError("Priya is allergic to peanuts")
+        values = np.full(len(data.query_ids), np.nan)
+        return values if answer == "nan" else values[:0]
+
+    class Plugin:
+        @hookimpl
+        def register_metrics(self, register):  # type: ignore[no-untyped-def]
+            register("broken", Metric(name="broken", compute=compute, cutoff="none"))
+
+    folder = write_dataset(tmp_path / "d")
+    with registered_plugin(Plugin(), name="rk-broken-metric"), registered_plugin(OverlapPlugin(), name="overlap-plugin"):
+        result = invoke("eval", "-d", str(folder), "-r", "overlap", "--metrics", "broken", "--latency-sample", "0",
+                        "--json", str(tmp_path / "out.json"))
+    assert result.exit_code == 2
+    lines = result.stderr.strip().splitlines()
+    assert lines[-1] == f"Error: Metric 'broken' (plugin 'rk-broken-metric') failed in compute: {problem}" + (
+        "" if answer == "raise" else ".")
+    assert "unexpected" not in result.stderr and "peanuts" not in result.stderr
+    assert not (tmp_path / "out.json").exists()
+
+
 # Hangs ----------------------------------------------------------------------------------------------
 
 def test_a_corpus_that_is_a_named_pipe_is_refused_not_waited_on(tmp_path):

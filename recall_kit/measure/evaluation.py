@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from recall_kit.errors import DuplicateNameError, OptionError, UnknownMetricError
+from recall_kit.errors import DuplicateNameError, OptionError, PluginRunError, UnknownMetricError
 from recall_kit.measure.trec import TrecTable
 from recall_kit.types import TIE_PRECISIONS, Hit, JudgedRankings, Metric, Qrels, sort_hits
 
@@ -68,14 +68,24 @@ class MetricSpec:
         return self.cutoff if self.metric.cutoff_unit == "rank" else None
 
     def compute(self, data: JudgedRankings) -> np.ndarray:
-        """One float64 per query of `data`."""
-        values = np.asarray(self.metric.compute(data, self.cutoff), dtype=np.float64)
+        """One finite float64 per query of `data`. A metric that raises, or returns the wrong
+        length, NaN or an infinity, is one line naming it, its plugin and the hook's method."""
+        from recall_kit import registry
+
+        registration = next((entry for entry in registry.metrics.all().values() if entry.obj is self.metric), None)
+        plugin = registration.plugin if registration is not None else "?"
+
+        def run() -> np.ndarray:
+            return np.asarray(self.metric.compute(data, self.cutoff), dtype=np.float64)
+
+        values = registration.call("compute", run) if registration is not None else run()
         if values.shape != (len(data.query_ids),):
-            raise ValueError(
-                f"metric {self.name!r} returned shape {values.shape}, "
-                f"expected ({len(data.query_ids)},)"
-            )
-        return values
+            problem = f"returned shape {values.shape}, expected ({len(data.query_ids)},)"
+        elif not np.isfinite(values).all():
+            problem = f"returned {int((~np.isfinite(values)).sum())} values that are NaN or infinite"
+        else:
+            return values
+        raise PluginRunError(f"Metric {self.name!r} (plugin {plugin!r}) failed in compute: {problem}.")
 
 
 def _spec_name(family: str, cutoff: int | None) -> str:
