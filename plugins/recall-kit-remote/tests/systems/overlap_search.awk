@@ -1,6 +1,7 @@
 #!/usr/bin/awk -f
 # A memory search in awk that speaks recall-kit's command protocol (JSON lines on stdin/stdout).
-# Usage: awk -f overlap_search.awk CORPUS.tsv -   (CORPUS.tsv: one "id<TAB>lower-case words" a line)
+# Usage: awk -f overlap_search.awk CORPUS.tsv -   (CORPUS.tsv: one "id<TAB>lower-case words" a line;
+# with mawk add -W interactive, else it waits for a block of input before answering a line)
 # Score: how many distinct query words a memory holds. Hits best first, ties by id descending,
 # memories sharing no word left out. Only the fields the protocol sends are read, by pattern.
 BEGIN { FS = "\t" }
@@ -22,7 +23,7 @@ FNR == NR { ids[++n] = $1; text[$1] = " " $2 " "; next }
     # insertion sort: score descending, then id descending (string order, as recall-kit ties)
     for (i = 2; i <= m; i++) {
         a = hid[i]; b = hs[i]; j = i - 1
-        while (j > 0 && (hs[j] < b || (hs[j] == b && hid[j] < a))) { hid[j + 1] = hid[j]; hs[j + 1] = hs[j]; j-- }
+        while (j > 0 && (hs[j] < b || (hs[j] == b && (hid[j] "") < (a "")))) { hid[j + 1] = hid[j]; hs[j + 1] = hs[j]; j-- }
         hid[j + 1] = a; hs[j + 1] = b
     }
     out = "{\"query_id\": \"" qid "\", \"hits\": ["
