@@ -28,22 +28,38 @@ def _field(result: Any, *names: str) -> Any:
     return None
 
 
-def tool_payload(result: Any) -> Any:
-    """What a tool call answered: its structured content when it has one, else its text parsed as
-    JSON (the first text block that parses)."""
+def tool_payloads(result: Any) -> list[Any]:
+    """What a tool call answered, in the order to read it: its structured content, then each text
+    block that parses as JSON (a tool returning a JSON string may also wrap it as structured
+    content, `{"result": "..."}`, which holds no hits)."""
     if _field(result, "is_error", "isError"):
         raise QueryFailed("the tool answered with an error")
+    payloads = []
     structured = _field(result, "structured_content", "structuredContent")
     if structured is not None:
-        return structured
+        payloads.append(structured)
     for block in _field(result, "content") or []:
         text = getattr(block, "text", None)
         if isinstance(text, str):
             try:
-                return json.loads(text)
+                payloads.append(json.loads(text))
             except json.JSONDecodeError:
                 continue
-    raise QueryFailed("the tool's answer holds neither structured content nor JSON text")
+    if not payloads:
+        raise QueryFailed("the tool's answer holds neither structured content nor JSON text")
+    return payloads
+
+
+def read_tool_answer(result: Any, read: Any) -> Any:
+    """`read(payload)` on the first payload of `result` it can read; else its first complaint."""
+    complaint: QueryFailed | None = None
+    for payload in tool_payloads(result):
+        try:
+            return read(payload)
+        except QueryFailed as failure:
+            complaint = complaint or failure
+    assert complaint is not None  # noqa: S101 - tool_payloads returned at least one payload
+    raise complaint
 
 
 class MCPSession:
@@ -236,7 +252,8 @@ class MCPRetriever(RemoteRetriever):
             try:
                 result = session.call(options.add_tool, arguments, options.timeout)
                 if options.add_result_id:
-                    self._to_dataset[str(follow(tool_payload(result), options.add_result_id))] = memory.id
+                    server_id = read_tool_answer(result, lambda payload: follow(payload, options.add_result_id))
+                    self._to_dataset[str(server_id)] = memory.id
                 elif _field(result, "is_error", "isError"):
                     raise QueryFailed("the tool answered with an error")
                 return
@@ -256,7 +273,7 @@ class MCPRetriever(RemoteRetriever):
             result = session.call(options.tool, arguments, options.timeout)
         finally:
             self.waited(started)
-        hits = read_hits(tool_payload(result), options.results, options.id, options.score)
+        hits = read_tool_answer(result, lambda payload: read_hits(payload, options.results, options.id, options.score))
         if self._to_dataset:
             hits = [Hit(self._to_dataset.get(hit.id, hit.id), hit.score) for hit in hits]
         return hits

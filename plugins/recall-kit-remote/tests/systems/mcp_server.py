@@ -23,7 +23,9 @@ def build_server(store: MemoryStore) -> MCPServer:
 
     @server.tool()
     def recall(query: str, k: int = 10, user_id: str | None = None) -> dict[str, Any]:
-        """Search the stored memories."""
+        """Search the stored memories ("toolerror" in the query: the tool raises, for the tests)."""
+        if "toolerror" in query:
+            raise ValueError("the tool failed")
         return {"results": store.search(query, k, user_id)}
 
     @server.tool()
