@@ -21,8 +21,8 @@ from memory_store import MemoryStore
 class SearchServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, store: MemoryStore, token: str | None = None) -> None:
-        super().__init__(("127.0.0.1", 0), SearchHandler)
+    def __init__(self, store: MemoryStore, token: str | None = None, port: int = 0) -> None:
+        super().__init__(("127.0.0.1", port), SearchHandler)
         self.store = store
         self.token = token
         self.requests_seen: list[dict[str, Any]] = []
@@ -82,3 +82,19 @@ class SearchHandler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+
+
+def main() -> None:
+    """Serve a dataset folder until stopped: `python http_server.py --dataset FOLDER --port N`."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--dataset", required=True)
+    parser.add_argument("--port", type=int, default=8765)
+    arguments = parser.parse_args()
+    server = SearchServer(MemoryStore.from_dataset(arguments.dataset), port=arguments.port)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
