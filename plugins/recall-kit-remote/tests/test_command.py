@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from remote_helpers import EXAMPLE, SYSTEMS, run_cli
 from recall_kit_remote import CommandRetriever
+from remote_helpers import EXAMPLE, SYSTEMS, run_cli
 
 from recall_kit import SystemSpec, load_dataset, run_benchmark
 from recall_kit.testing import RetrieverConformance, sample_corpus

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from remote_helpers import EXAMPLE, SERVERS, run_cli
 from http_server import SearchServer
 from memory_store import MemoryStore
 from recall_kit_remote import HTTPRetriever
+from remote_helpers import EXAMPLE, SERVERS, run_cli
 
 from recall_kit import SystemSpec, load_dataset, run_benchmark
 from recall_kit.testing import RetrieverConformance

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from remote_helpers import EXAMPLE, SERVERS, free_port, mcp_command, run_cli
 from recall_kit_remote import MCPRetriever
+from remote_helpers import EXAMPLE, SERVERS, free_port, mcp_command, run_cli
 
 from recall_kit import SystemSpec, load_dataset, run_benchmark
 from recall_kit.testing import RetrieverConformance
