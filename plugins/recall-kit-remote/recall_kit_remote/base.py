@@ -10,6 +10,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 from recall_kit.plugin import FailedSearch, Hit, OptionError, Retriever
@@ -70,6 +71,28 @@ def read_hits(payload: Any, results: str, id_key: str, score_key: str) -> list[H
             raise QueryFailed(f"hit {rank} has a score that is not a finite number")
         hits.append(Hit(str(doc), float(score)))
     return hits
+
+
+@dataclass(frozen=True)
+class AnswerOptions:
+    """The options every adapter shares: where the hits are in an answer, and how long to wait."""
+
+    #: Dotted path to the list of hits in the answer ("" for a bare list).
+    results: str = "results"
+    #: Key of a hit's id.
+    id: str = "id"
+    #: Key of a hit's score, higher is better (empty: the answer's order, scored 1/rank).
+    score: str = "score"
+    #: Seconds to wait for one answer.
+    timeout: float = 30.0
+    #: Calls per query before it is scored as an empty ranking and named in the warnings.
+    tries: int = 3
+    #: Calls in flight at once in the batch pass.
+    concurrency: int = 4
+
+    def __post_init__(self) -> None:
+        if self.timeout <= 0 or self.tries < 1 or self.concurrency < 1:
+            raise ValueError("timeout must be > 0, tries and concurrency at least 1")
 
 
 class RemoteRetriever(Retriever):

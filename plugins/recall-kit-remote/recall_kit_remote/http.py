@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from recall_kit.plugin import Corpus, Hit, OptionError, PluginRunError
-from recall_kit_remote.base import QueryFailed, RemoteRetriever, parse_json_object, read_hits
+from recall_kit_remote.base import AnswerOptions, QueryFailed, RemoteRetriever, parse_json_object, read_hits
 
 #: The POST body when none is given: `{text}`, `{k}` and `{scope}` are filled per query.
 DEFAULT_BODY = '{"query": "{text}", "k": "{k}"}'
@@ -43,7 +43,7 @@ class HTTPRetriever(RemoteRetriever):
     description = "a running search endpoint over HTTP (GET or POST JSON), read as a black box"
 
     @dataclass(frozen=True)
-    class Options:
+    class Options(AnswerOptions):
         #: The search endpoint (required), e.g. http://127.0.0.1:8000/search.
         url: str = ""
         #: GET (the query in a URL parameter) or POST (a JSON body).
@@ -56,18 +56,6 @@ class HTTPRetriever(RemoteRetriever):
         scope_param: str = ""
         #: POST: the JSON body; "{text}", "{k}" and "{scope}" are filled per query.
         body: str = DEFAULT_BODY
-        #: Dotted path to the list of hits in the answer ("" for a bare list).
-        results: str = "results"
-        #: Key of a hit's id.
-        id: str = "id"
-        #: Key of a hit's score, higher is better (empty: the answer's order, scored 1/rank).
-        score: str = "score"
-        #: Seconds to wait for one answer.
-        timeout: float = 30.0
-        #: Calls per query before it is scored as an empty ranking and named in the warnings.
-        tries: int = 3
-        #: Requests in flight at once in the batch pass.
-        concurrency: int = 4
         #: Name of the environment variable holding the auth header's value (never written out).
         auth_env: str = ""
         #: The header the value goes in.
@@ -78,8 +66,7 @@ class HTTPRetriever(RemoteRetriever):
         def __post_init__(self) -> None:
             if not self.url.startswith(("http://", "https://")):
                 raise ValueError("url must be given, as http://host:port/path or https://...")
-            if self.timeout <= 0 or self.tries < 1 or self.concurrency < 1:
-                raise ValueError("timeout must be > 0, tries and concurrency at least 1")
+            super().__post_init__()
             if self.method == "POST":
                 parse_json_object(self.body, "http.body")
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from recall_kit.plugin import Corpus, Hit, Memory, PluginRunError
-from recall_kit_remote.base import QueryFailed, RemoteRetriever, follow, parse_json_object, read_hits
+from recall_kit_remote.base import AnswerOptions, QueryFailed, RemoteRetriever, follow, parse_json_object, read_hits
 
 #: Seconds to connect and initialise a session.
 CONNECT_TIMEOUT_SECONDS = 60.0
@@ -168,7 +168,7 @@ class MCPRetriever(RemoteRetriever):
     description = "a tool on an MCP server (stdio or streamable HTTP), read as a black box"
 
     @dataclass(frozen=True)
-    class Options:
+    class Options(AnswerOptions):
         #: Start the server and speak stdio: the command line, e.g. "python server.py".
         command: str = ""
         #: Or connect over streamable HTTP, e.g. http://127.0.0.1:8000/mcp.
@@ -183,12 +183,6 @@ class MCPRetriever(RemoteRetriever):
         scope_arg: str = ""
         #: More arguments for every call, a JSON object, e.g. '{"user_id": "me"}'.
         arguments: str = ""
-        #: Dotted path to the list of hits in the answer ("" for a bare list).
-        results: str = "results"
-        #: Key of a hit's id.
-        id: str = "id"
-        #: Key of a hit's score, higher is better (empty: the answer's order, scored 1/rank).
-        score: str = "score"
         #: A tool to call once per memory to fill the server (empty: the server holds the store).
         add_tool: str = ""
         #: The add tool's argument holding the memory's content.
@@ -197,12 +191,6 @@ class MCPRetriever(RemoteRetriever):
         add_id_arg: str = "id"
         #: Dotted path to the server's own id in the add tool's answer (empty: ids are the dataset's).
         add_result_id: str = ""
-        #: Seconds to wait for one answer.
-        timeout: float = 30.0
-        #: Calls per query before it is scored as an empty ranking and named in the warnings.
-        tries: int = 3
-        #: Calls in flight at once in the batch pass.
-        concurrency: int = 4
 
         def __post_init__(self) -> None:
             if bool(self.command) == bool(self.url):
@@ -214,8 +202,7 @@ class MCPRetriever(RemoteRetriever):
                 raise ValueError("command names no program")
             if not self.tool or not self.query_arg:
                 raise ValueError("tool and query_arg must be given")
-            if self.timeout <= 0 or self.tries < 1 or self.concurrency < 1:
-                raise ValueError("timeout must be > 0, tries and concurrency at least 1")
+            super().__post_init__()
             parse_json_object(self.arguments, "mcp.arguments")
 
     options: MCPRetriever.Options
