@@ -108,3 +108,26 @@ def test_fuses_with_a_local_leg(sample_folder: Path) -> None:
     alone = run_benchmark(SystemSpec(retriever="fts5"), dataset, k=5, latency_sample=0, show_progress=False)
     assert result.rankings() == alone.rankings()  # the same ranker twice: convex fusion changes nothing
     assert set(result.latency["legs"]) == {"fts5", "http"}
+
+
+def test_scopes_reach_the_server(tmp_path: Path) -> None:
+    """With scopes, one retriever per scope; each sends its scope (`http.scope_param`), and the
+    server searches only that scope's memories: the same rankings as the fts5 leg's per-scope indexes."""
+    rows = {
+        "corpus": [{"id": "a1", "content": "Alice keeps bees in the garden", "scope": "alice"},
+                   {"id": "a2", "content": "Alice keeps a blue car", "scope": "alice"},
+                   {"id": "b1", "content": "Bob keeps bees on the roof", "scope": "bob"}],
+        "queries": [{"query_id": "qa", "text": "who keeps bees", "scope": "alice"},
+                    {"query_id": "qb", "text": "who keeps bees", "scope": "bob"}],
+        "qrels": [{"query_id": "qa", "relevant_ids": ["a1"]}, {"query_id": "qb", "relevant_ids": ["b1"]}],
+    }
+    for name, lines in rows.items():
+        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    dataset = load_dataset(str(tmp_path))
+    with SearchServer(MemoryStore.from_dataset(str(tmp_path))) as server:
+        remote = run_benchmark(SystemSpec(retriever="http", options={"http": {"url": server.url, "scope_param": "scope"}}),
+                               dataset, k=5, latency_sample=0, show_progress=False)
+        assert {request["scope"] for request in server.requests_seen} == {"alice", "bob"}
+    local = run_benchmark(SystemSpec(retriever="fts5"), dataset, k=5, latency_sample=0, show_progress=False)
+    assert remote.rankings() == local.rankings()
+    assert remote.rankings()["qb"] == ["b1"]
