@@ -36,6 +36,7 @@ __all__ = [
     "registered_plugin",
     "sample_corpus",
     "write_sample_dataset",
+    "write_scoped_dataset",
 ]
 
 
@@ -203,6 +204,27 @@ def write_sample_dataset(folder: Path) -> Path:
     for name, lines in rows.items():
         text = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
         (folder / f"{name}.jsonl").write_text(text, encoding="utf-8")
+    return folder
+
+
+#: Two scopes with the same question asked in each: a retriever that ignores scopes shows it.
+_SCOPED_ROWS: dict[str, list[dict[str, Any]]] = {
+    "corpus": [{"id": "a1", "content": "Alice keeps bees in the garden", "scope": "alice"},
+               {"id": "a2", "content": "Alice keeps a blue car", "scope": "alice"},
+               {"id": "b1", "content": "Bob keeps bees on the roof", "scope": "bob"}],
+    "queries": [{"query_id": "qa", "text": "who keeps bees", "scope": "alice"},
+                {"query_id": "qb", "text": "who keeps bees", "scope": "bob"}],
+    "qrels": [{"query_id": "qa", "relevant_ids": ["a1"]}, {"query_id": "qb", "relevant_ids": ["b1"]}],
+}
+
+
+def write_scoped_dataset(folder: Path) -> Path:
+    """Write a three-memory dataset in two scopes (alice: a1, a2; bob: b1), the query "who keeps
+    bees" asked in each (qa relevant a1, qb relevant b1); return the folder. A retriever that
+    searches only the query's scope answers qb with b1 alone."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, lines in _SCOPED_ROWS.items():
+        (folder / f"{name}.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     return folder
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +14,7 @@ from recall_kit_mem0 import Mem0Retriever
 from recall_kit_mem0.retriever import _Store, bundled_model_path
 
 from recall_kit import SystemSpec, load_dataset, run_benchmark
-from recall_kit.testing import RetrieverConformance, registered_plugin, sample_corpus
+from recall_kit.testing import RetrieverConformance, registered_plugin, sample_corpus, write_scoped_dataset
 
 
 @pytest.fixture
@@ -69,16 +68,7 @@ def test_ranks_as_cosine_over_the_same_model() -> None:
 
 def test_scopes_are_mem0_users(tmp_path: Path) -> None:
     """Two scopes, one index each: a query sees only its scope's memories."""
-    rows = {
-        "corpus": [{"id": "a1", "content": "Alice keeps bees in the garden", "scope": "alice"},
-                   {"id": "a2", "content": "Alice drives a blue car", "scope": "alice"},
-                   {"id": "b1", "content": "Bob keeps bees on the roof", "scope": "bob"}],
-        "queries": [{"query_id": "qa", "text": "who keeps bees", "scope": "alice"},
-                    {"query_id": "qb", "text": "who keeps bees", "scope": "bob"}],
-        "qrels": [{"query_id": "qa", "relevant_ids": ["a1"]}, {"query_id": "qb", "relevant_ids": ["b1"]}],
-    }
-    for name, lines in rows.items():
-        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    write_scoped_dataset(tmp_path)
     with registered_plugin(recall_kit_mem0):
         result = run_benchmark(SystemSpec(retriever="mem0"), load_dataset(str(tmp_path)), k=3,
                                latency_sample=0, show_progress=False)

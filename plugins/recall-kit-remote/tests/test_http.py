@@ -11,7 +11,7 @@ from recall_kit_remote import HTTPRetriever
 from remote_helpers import EXAMPLE, SERVERS, run_cli
 
 from recall_kit import SystemSpec, load_dataset, run_benchmark
-from recall_kit.testing import RetrieverConformance
+from recall_kit.testing import RetrieverConformance, write_scoped_dataset
 
 
 def http_retriever() -> HTTPRetriever:
@@ -113,16 +113,7 @@ def test_fuses_with_a_local_leg(sample_folder: Path) -> None:
 def test_scopes_reach_the_server(tmp_path: Path) -> None:
     """With scopes, one retriever per scope; each sends its scope (`http.scope_param`), and the
     server searches only that scope's memories: the same rankings as the fts5 leg's per-scope indexes."""
-    rows = {
-        "corpus": [{"id": "a1", "content": "Alice keeps bees in the garden", "scope": "alice"},
-                   {"id": "a2", "content": "Alice keeps a blue car", "scope": "alice"},
-                   {"id": "b1", "content": "Bob keeps bees on the roof", "scope": "bob"}],
-        "queries": [{"query_id": "qa", "text": "who keeps bees", "scope": "alice"},
-                    {"query_id": "qb", "text": "who keeps bees", "scope": "bob"}],
-        "qrels": [{"query_id": "qa", "relevant_ids": ["a1"]}, {"query_id": "qb", "relevant_ids": ["b1"]}],
-    }
-    for name, lines in rows.items():
-        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    write_scoped_dataset(tmp_path)
     dataset = load_dataset(str(tmp_path))
     with SearchServer(MemoryStore.from_dataset(str(tmp_path))) as server:
         remote = run_benchmark(SystemSpec(retriever="http", options={"http": {"url": server.url, "scope_param": "scope"}}),
