@@ -88,7 +88,10 @@ class CommandRetriever(RemoteRetriever):
         threading.Thread(target=self._read, args=(stdout,), daemon=True).start()
         if self.options.send_corpus:
             self._write(memory_message(corpus))
-            answer = self._answer(INDEX_TIMEOUT_SECONDS, "indexing the corpus")
+            try:
+                answer = self._answer(INDEX_TIMEOUT_SECONDS, "indexing the corpus")
+            except QueryFailed as failure:
+                raise PluginRunError(f"Command {self.options.argv!r}: {failure}.") from None
             if answer is None or "indexed" not in answer:
                 raise PluginRunError(f"Command {self.options.argv!r} did not answer the corpus message "
                                      'with {"indexed": N}.')
