@@ -9,6 +9,7 @@ from recall_kit.hookspecs import hookimpl
 from recall_kit.lazy import lazy_attributes
 from recall_kit.types import (
     Corpus,
+    FailedSearch,
     Fusion,
     FusionRequest,
     GeneratedQuery,
@@ -76,7 +77,7 @@ __getattr__ = lazy_attributes(__name__, _LAZY)
 
 
 __all__ = [
-    "BenchmarkResult", "Corpus", "Dataset", "DatasetError", "Fusion", "FusionRequest", "GeneratedQuery",
+    "BenchmarkResult", "Corpus", "Dataset", "DatasetError", "FailedSearch", "Fusion", "FusionRequest", "GeneratedQuery",
     "Hit", "Importer", "JudgedRankings", "Memory", "Metric", "Qrels", "Query", "QueryGenerator",
     "QueryResult", "RelevanceJudge", "RecallKitError", "Report", "ReportTable", "Reporter", "Retriever", "SystemSpec",
     "__version__", "build_system", "compare_files",

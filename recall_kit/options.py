@@ -154,13 +154,16 @@ def describe_options(options_class: type | None) -> list[tuple[str, str, Any, st
 
     if options_class is None or not dataclasses.is_dataclass(options_class):
         return []
-    try:
-        source = inspect.getsource(options_class)
-    except (OSError, TypeError):
-        source = ""
+    sources = []
+    for klass in reversed(options_class.__mro__):  # a field inherited from a base keeps its comment
+        if dataclasses.is_dataclass(klass):
+            try:
+                sources.append(inspect.getsource(klass))
+            except (OSError, TypeError):
+                continue
     comments: dict[str, str] = {}
     pending: list[str] = []
-    for line in source.splitlines():
+    for line in "\n".join(sources).splitlines():
         stripped = line.strip()
         if stripped.startswith("#:"):
             pending.append(stripped[2:].strip())

@@ -42,6 +42,7 @@ __all__ = [
     "registries",
     "sample_corpus",
     "write_sample_dataset",
+    "write_scoped_dataset",
 ]
 
 
@@ -231,6 +232,27 @@ def write_sample_dataset(folder: Path) -> Path:
     return folder
 
 
+#: Two scopes with the same question asked in each: a retriever that ignores scopes shows it.
+_SCOPED_ROWS: dict[str, list[dict[str, Any]]] = {
+    "corpus": [{"id": "a1", "content": "Alice keeps bees in the garden", "scope": "alice"},
+               {"id": "a2", "content": "Alice keeps a blue car", "scope": "alice"},
+               {"id": "b1", "content": "Bob keeps bees on the roof", "scope": "bob"}],
+    "queries": [{"query_id": "qa", "text": "who keeps bees", "scope": "alice"},
+                {"query_id": "qb", "text": "who keeps bees", "scope": "bob"}],
+    "qrels": [{"query_id": "qa", "relevant_ids": ["a1"]}, {"query_id": "qb", "relevant_ids": ["b1"]}],
+}
+
+
+def write_scoped_dataset(folder: Path) -> Path:
+    """Write a three-memory dataset in two scopes (alice: a1, a2; bob: b1), the query "who keeps
+    bees" asked in each (qa relevant a1, qb relevant b1); return the folder. A retriever that
+    searches only the query's scope answers qb with b1 alone."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, lines in _SCOPED_ROWS.items():
+        (folder / f"{name}.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return folder
+
+
 @pytest.fixture
 def recall_kit_corpus() -> SampleCorpus:
     """A fresh :func:`sample_corpus`: 12 memories with ``.queries`` and ``.qrels``."""
@@ -329,13 +351,17 @@ class RetrieverConformance:
     ``retriever_factory`` returns a fresh retriever: a :class:`recall_kit.Retriever`, or a plain
     object or callable the runner can adapt. The suite builds it over ``conformance_corpus()``
     (the sample corpus unless overridden); set ``build_index_in_suite = False`` when the factory
-    returns a retriever already built over that corpus.
+    returns a retriever already built over that corpus, and ``searches_own_store = True`` when
+    the system searches a store of its own (a server that already holds the memories), whatever
+    corpus it is handed: the empty and one-memory corpus checks then do not apply.
     """
 
     #: A callable returning a fresh retriever (a class, a function, a lambda, a partial).
     retriever_factory: Any = None
     #: Whether the suite calls ``build_index(conformance_corpus())`` on each fresh retriever.
     build_index_in_suite: bool = True
+    #: Whether the system searches a store of its own rather than the corpus it is handed.
+    searches_own_store: bool = False
     #: Relative tolerance when comparing scores of two runs, or of search and search_many.
     score_rel_tolerance: float = 1e-6
     #: The depths checked on the sample queries.
@@ -485,6 +511,8 @@ def _small_corpus_checks(suite: RetrieverConformance, memories: Sequence[Memory]
     """Build a fresh retriever over `memories` (none, or one); every search returns only them."""
     if not suite.build_index_in_suite:
         pytest.skip("the factory returns a retriever already built (build_index_in_suite = False)")
+    if suite.searches_own_store:
+        pytest.skip("the system searches a store of its own, not the corpus it is handed (searches_own_store = True)")
     corpus = Corpus(memories)
     retriever = _adapt(suite._factory()())
     try:

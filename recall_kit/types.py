@@ -83,6 +83,22 @@ def sort_hits(hits: Sequence[Hit], ties: str = "float32") -> list[Hit]:
     return [hits[index] for index in order]
 
 
+class FailedSearch(list[Hit]):
+    """The answer to a query whose search failed after the retriever's own retries: no hits, and
+    why (one line, no query or memory text).
+
+    A retriever that talks to an outside system (a server, another program) returns one in place
+    of a ranking when a single query's call fails, times out or comes back unreadable. The runner
+    scores it as an empty ranking and names the query and the reason in the result's warnings, so
+    one flaky call neither ends a long run nor passes silently as a miss. A failure that affects
+    every query (the server is unreachable) is raised instead, as a ``PluginRunError``.
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__()
+        self.reason = reason
+
+
 def float32_scores(hits: Sequence[Hit]) -> array[float]:
     """The hits' scores at float32 precision (what trec_eval compares); beyond range: +-inf."""
     return array("f", [hit.score for hit in hits])
@@ -184,6 +200,15 @@ class Retriever(ABC):
         by the queries each scope searched; other values are kept when every scope agrees.
         """
         return {}
+
+    def last_wait_ms(self) -> float | None:
+        """Milliseconds the last `search` spent waiting on an outside system (a server's answer,
+        another process's reply), or None for a retriever that runs in-process.
+
+        The runner reads it after each timed query and reports it apart from the rest of the
+        search time (building the request, reading the answer: the client's own overhead).
+        """
+        return None
 
     def close(self) -> None:
         """Release files, connections and memory. Called once when the run is over."""

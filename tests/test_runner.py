@@ -12,7 +12,7 @@ from recall_kit import Hit, Retriever, load_dataset, run_benchmark
 from recall_kit.errors import PluginRunError, SpecError
 from recall_kit.measure.result import SCHEMA, BenchmarkResult
 from recall_kit.measure.runner import checked_hits
-from recall_kit.types import Corpus, Memory
+from recall_kit.types import Corpus, FailedSearch, Memory
 
 
 def test_result_document_and_hand_checked_metrics(tiny_dataset):
@@ -336,3 +336,38 @@ def test_attribution_counts_relevant_at_the_relevance_level(tmp_path, overlap_pl
     assert strict.attribution[reverse] == {"relevant_in_top_k": 0, "relevant_only_this_leg": 0,
                                            "relevant_pushed_out": 0, "unique_in_top_k": 1}
     assert strict.attribution["overlap"]["relevant_pushed_out"] == 1  # memory 1 (grade 2), lost
+
+
+class FlakyRemote(OverlapRetriever):
+    """An overlap retriever that fails on queries with "coffee" (as a remote leg whose call
+    failed after its retries) and reports a fixed wait on an outside system."""
+
+    def search(self, query, k):  # type: ignore[no-untyped-def]
+        if "coffee" in query:
+            return FailedSearch("HTTP 503; 3 tries")
+        return super().search(query, k)
+
+    def last_wait_ms(self) -> float | None:
+        return 0.0
+
+
+def test_failed_searches_are_scored_empty_counted_and_named(tiny_dataset):
+    dataset = load_dataset(tiny_dataset)
+    result = run_benchmark(FlakyRemote, dataset, k=5, metrics=["mrr"], latency_sample=None)
+    failing = [query.query_id for query in dataset.queries if "coffee" in query.text]
+    assert failing == ["p1"]
+    assert result.rankings()["p1"] == []
+    assert (f"Leg 'FlakyRemote' failed on 1 of {len(dataset.queries)} queries, scored as empty rankings: "
+            "p1 (HTTP 503; 3 tries).") in result.warnings
+    leg = result.index["legs"]["FlakyRemote"]
+    assert leg["failed_queries"] == 1
+    latency = result.latency["legs"]["FlakyRemote"]
+    # The failed query is not timed; the others waited 0 ms, so all their time is overhead.
+    assert latency["n"] == latency["wait"]["n"] == latency["overhead"]["n"] == len(dataset.queries) - 1
+    assert latency["wait"]["max"] == 0.0 and latency["overhead"]["p50"] == latency["p50"]
+
+
+def test_in_process_legs_report_no_wait(tiny_dataset):
+    result = run_benchmark(OverlapRetriever, load_dataset(tiny_dataset), k=5, metrics=["mrr"], latency_sample=None)
+    assert "wait" not in result.latency["legs"]["OverlapRetriever"]
+    assert not any("failed on" in warning for warning in result.warnings)

@@ -385,11 +385,16 @@ class BenchmarkResult:
         qps = self.throughput.get("queries_per_second")
         timed = (f"single-query latency over {latency['n']} queries" if latency.get("n")
                  else "single-query latency not measured (--latency-sample 0)")
+        notes = [f"{timed}; batch throughput {qps} queries/s"]
+        for name, stats in latency.get("legs", {}).items():
+            if stats.get("wait", {}).get("n"):  # a leg that waits on an outside system
+                notes.append(f"{name}: p50 {_format(stats['wait']['p50'])} ms waiting on the system it calls, "
+                             f"{_format(stats['overhead']['p50'])} ms client overhead")
         return ReportTable(
             title="Cost",
             headers=["leg", "p50 ms", "p95 ms", "p99 ms", "build s", "index bytes"],
             rows=rows,
-            notes=[f"{timed}; batch throughput {qps} queries/s"],
+            notes=notes,
         )
 
     def attribution_table(self) -> ReportTable | None:

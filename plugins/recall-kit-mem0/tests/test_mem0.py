@@ -1,0 +1,82 @@
+"""The `mem0` retriever: mem0's Memory with the packaged MiniLM and local Qdrant, no network."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import recall_kit_mem0
+from recall_kit_mem0 import Mem0Retriever
+from recall_kit_mem0.retriever import _Store, bundled_model_path
+
+from recall_kit import SystemSpec, load_dataset, run_benchmark
+from recall_kit.testing import RetrieverConformance, registered_plugin, sample_corpus, write_scoped_dataset
+
+
+@pytest.fixture
+def no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
+    """Every attempt to open a network connection or resolve a name is recorded and refused."""
+    attempts: list[Any] = []
+
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        attempts.append(args[1:] if args and isinstance(args[0], socket.socket) else args)
+        raise OSError("network refused by the test")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    yield attempts
+
+
+def test_fills_and_searches_with_no_network_and_no_key(no_network: list[Any],
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """From the import of mem0 on: no connection, no name lookup, no API key in the environment."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    _Store._stores.clear()  # a fresh Memory: its construction happens under the guard too
+    corpus = sample_corpus()
+    retriever = Mem0Retriever()
+    retriever.build_index(corpus)
+    hits = retriever.search("rotate the Driftwood API keys", 3)
+    assert hits[0].id == "4"
+    assert no_network == []
+
+
+def test_ranks_as_cosine_over_the_same_model() -> None:
+    """An independent ranking: sentence-transformers embeddings of each memory's content and the
+    query, cosine similarity, best first. mem0 (infer=False, no BM25 or entity signals installed)
+    must give the same order and the same scores."""
+    from sentence_transformers import SentenceTransformer
+
+    corpus = sample_corpus()
+    model = SentenceTransformer(bundled_model_path(), device="cpu")
+    documents = model.encode([memory.content for memory in corpus], normalize_embeddings=True)
+    retriever = Mem0Retriever()
+    retriever.build_index(corpus)
+    for query in corpus.queries:
+        vector = model.encode([query.text], normalize_embeddings=True)[0]
+        cosine = documents @ vector
+        order = np.argsort(-cosine, kind="stable")[:5]
+        hits = retriever.search(query.text, 5)
+        assert [hit.id for hit in hits] == [corpus[int(i)].id for i in order], query.query_id
+        assert [hit.score for hit in hits] == pytest.approx([float(cosine[i]) for i in order], abs=1e-5)
+
+
+def test_scopes_are_mem0_users(tmp_path: Path) -> None:
+    """Two scopes, one index each: a query sees only its scope's memories."""
+    write_scoped_dataset(tmp_path)
+    with registered_plugin(recall_kit_mem0):
+        result = run_benchmark(SystemSpec(retriever="mem0"), load_dataset(str(tmp_path)), k=3,
+                               latency_sample=0, show_progress=False)
+    rankings = result.rankings()
+    assert rankings["qa"][0] == "a1" and set(rankings["qa"]) == {"a1", "a2"}
+    assert rankings["qb"] == ["b1"]
+
+
+class TestMem0Conformance(RetrieverConformance):
+    retriever_factory = Mem0Retriever
+    score_rel_tolerance = 1e-5

@@ -1,0 +1,37 @@
+"""recall-kit-remote: evaluate a running memory system as a black box: `http` (a REST endpoint),
+`command` (a program speaking JSON lines on stdin/stdout) and `mcp` (a tool on an MCP server)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import recall_kit
+from recall_kit.plugin import lazy_attributes
+
+if TYPE_CHECKING:
+    from recall_kit_remote.command import CommandRetriever
+    from recall_kit_remote.http import HTTPRetriever
+    from recall_kit_remote.mcp_tool import MCPRetriever
+
+__all__ = ["CommandRetriever", "HTTPRetriever", "MCPRetriever", "register_retrievers"]
+
+# Imported on first use: httpx and the mcp SDK load only when a run needs them.
+_LAZY = {
+    "CommandRetriever": "recall_kit_remote.command",
+    "HTTPRetriever": "recall_kit_remote.http",
+    "MCPRetriever": "recall_kit_remote.mcp_tool",
+}
+
+__getattr__ = lazy_attributes(__name__, _LAZY)
+
+
+@recall_kit.hookimpl
+def register_retrievers(register: Any) -> None:
+    """Register the `http`, `command` and `mcp` retrievers."""
+    from recall_kit_remote.command import CommandRetriever
+    from recall_kit_remote.http import HTTPRetriever
+    from recall_kit_remote.mcp_tool import MCPRetriever
+
+    register("http", HTTPRetriever)
+    register("command", CommandRetriever)
+    register("mcp", MCPRetriever)

@@ -1,0 +1,137 @@
+"""The `http` retriever: one request per query to a search endpoint you run, hits read from its
+JSON answer."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from recall_kit.plugin import Corpus, Hit, OptionError, PluginRunError
+from recall_kit_remote.base import AnswerOptions, QueryFailed, RemoteRetriever, parse_json_object, read_hits
+
+#: The POST body when none is given: `{text}`, `{k}` and `{scope}` are filled per query.
+DEFAULT_BODY = '{"query": "{text}", "k": "{k}"}'
+
+
+def fill_template(template: Any, values: dict[str, Any]) -> Any:
+    """The body template with each string that is exactly a placeholder (`"{k}"`) replaced by its
+    value (so `"{k}"` becomes the number), and placeholders inside longer strings substituted."""
+    if isinstance(template, dict):
+        return {key: fill_template(value, values) for key, value in template.items()}
+    if isinstance(template, list):
+        return [fill_template(value, values) for value in template]
+    if isinstance(template, str):
+        for name, value in values.items():
+            if template == "{" + name + "}":
+                return value
+        for name, value in values.items():
+            template = template.replace("{" + name + "}", "" if value is None else str(value))
+    return template
+
+
+class HTTPRetriever(RemoteRetriever):
+    """One request per query to `url`: GET with the query in `query_param` (and k in `k_param`),
+    or POST with the JSON `body` template. Hits are read from the JSON answer at `results`, each
+    id at `id` and score at `score`. The server holds the corpus already (the same ids as the
+    dataset, e.g. `dataset import sqlite` of its store). An auth header's value is read from the
+    environment variable `auth_env` and is never written anywhere.
+    """
+
+    description = "a running search endpoint over HTTP (GET or POST JSON), read as a black box"
+
+    @dataclass(frozen=True)
+    class Options(AnswerOptions):
+        #: The search endpoint (required), e.g. http://127.0.0.1:8000/search.
+        url: str = ""
+        #: GET (the query in a URL parameter) or POST (a JSON body).
+        method: Literal["GET", "POST"] = "GET"
+        #: GET: the parameter holding the query text.
+        query_param: str = "q"
+        #: GET: the parameter holding k (empty: not sent).
+        k_param: str = "k"
+        #: GET: the parameter holding the memory scope, when the dataset has scopes (empty: not sent).
+        scope_param: str = ""
+        #: POST: the JSON body; "{text}", "{k}" and "{scope}" are filled per query.
+        body: str = DEFAULT_BODY
+        #: Name of the environment variable holding the auth header's value (never written out).
+        auth_env: str = ""
+        #: The header the value goes in.
+        auth_header: str = "Authorization"
+        #: Put before the value, e.g. "Bearer " (empty: the value as it is).
+        auth_prefix: str = "Bearer "
+
+        def __post_init__(self) -> None:
+            if not self.url.startswith(("http://", "https://")):
+                raise ValueError("url must be given, as http://host:port/path or https://...")
+            super().__post_init__()
+            if self.method == "POST":
+                parse_json_object(self.body, "http.body")
+
+    options: HTTPRetriever.Options
+
+    def __init__(self, options: Any = None) -> None:
+        super().__init__(options)
+        self._client: Any = None
+        self._scope: str | None = None
+
+    def build_index(self, corpus: Corpus) -> None:
+        """Nothing is sent: the server holds its store. Checks that the server answers at all."""
+        import httpx
+
+        self.close()
+        options = self.options
+        headers = {}
+        if options.auth_env:
+            value = os.environ.get(options.auth_env)
+            if not value:
+                raise OptionError(f"http.auth_env names {options.auth_env!r}, which is not set in the environment.")
+            headers[options.auth_header] = options.auth_prefix + value
+        self._scope = corpus[0].scope if len(corpus) else None
+        limits = httpx.Limits(max_connections=options.concurrency, max_keepalive_connections=options.concurrency)
+        self._client = httpx.Client(headers=headers, timeout=options.timeout, limits=limits)
+        try:
+            self._client.request("HEAD", options.url)
+        except httpx.HTTPError as error:
+            self.close()
+            raise PluginRunError(f"Cannot reach {options.url}: {type(error).__name__}.") from None
+
+    def ask(self, query: str, k: int) -> list[Hit]:
+        import httpx
+
+        options = self.options
+        if self._client is None:
+            raise PluginRunError("http: search before build_index.")
+        values = {"text": query, "k": k, "scope": self._scope}
+        started = time.perf_counter()
+        try:
+            if options.method == "GET":
+                params: dict[str, Any] = {options.query_param: query}
+                if options.k_param:
+                    params[options.k_param] = k
+                if options.scope_param and self._scope is not None:
+                    params[options.scope_param] = self._scope
+                response = self._client.get(options.url, params=params)
+            else:
+                body = fill_template(json.loads(options.body), values)
+                response = self._client.post(options.url, json=body)
+        except httpx.TimeoutException:
+            raise QueryFailed(f"no answer within {options.timeout:g} s") from None
+        except httpx.TransportError as error:
+            raise QueryFailed(f"{type(error).__name__} from {options.url}") from None
+        finally:
+            self.waited(started)
+        if response.status_code >= 400:
+            raise QueryFailed(f"HTTP {response.status_code}")
+        try:
+            payload = response.json()
+        except ValueError:
+            raise QueryFailed("the answer is not valid JSON") from None
+        return read_hits(payload, options.results, options.id, options.score)
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None

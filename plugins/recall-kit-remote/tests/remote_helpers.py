@@ -1,0 +1,54 @@
+"""What the remote retrievers' tests share: where the test systems are, where the session's
+servers listen, and recall-kit run as a real subprocess."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SYSTEMS = HERE / "systems"
+ROOT = HERE.parents[2]
+#: The example dataset shipped in the repository (340 memories, 120 queries).
+EXAMPLE = ROOT / "examples" / "memories"
+
+#: Where the session's servers listen, filled by the `servers` fixture.
+SERVERS: dict[str, str] = {}
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def wait_for_port(port: int, process: subprocess.Popen[bytes], seconds: float = 60.0) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the server exited with status {process.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"nothing listens on 127.0.0.1:{port} after {seconds:g} s")
+
+
+def mcp_command(*arguments: str) -> str:
+    """The command line that starts the test MCP server over stdio."""
+    return " ".join([sys.executable, str(SYSTEMS / "mcp_server.py"), *arguments])
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """recall-kit as a real subprocess, with only the plugins these tests need."""
+    environment = dict(os.environ, RECALL_KIT_LOAD_PLUGINS="recall-kit-remote,recall-kit-fts5,recall-kit-fusion",
+                       **(env or {}))
+    return subprocess.run([sys.executable, "-m", "recall_kit", *args], cwd=ROOT, env=environment,
+                          capture_output=True, text=True, timeout=300, check=False)
+
+

@@ -1,0 +1,100 @@
+"""A search endpoint over HTTP (the standard library's server) in front of a MemoryStore.
+
+GET /search?q=TEXT&k=N[&scope=S] or POST /search {"query": ..., "k": ..., "scope": ...} answers
+{"results": [{"id": ..., "score": ...}]}. For the failure tests, a query naming a behaviour gets
+it: "status500" (HTTP 500), "notjson" (a body that is not JSON), "slow" (answers after 2 s).
+Requests may be required to carry `Authorization: Bearer TOKEN`.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+from memory_store import MemoryStore
+
+
+class SearchServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, store: MemoryStore, token: str | None = None, port: int = 0) -> None:
+        super().__init__(("127.0.0.1", port), SearchHandler)
+        self.store = store
+        self.token = token
+        self.requests_seen: list[dict[str, Any]] = []
+        self.bodies_seen: list[dict[str, Any]] = []
+        self.thread = threading.Thread(target=self.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/search"
+
+    def __enter__(self) -> SearchServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.shutdown()
+        self.server_close()
+
+
+class SearchHandler(BaseHTTPRequestHandler):
+    server: SearchServer
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+        """Quiet: the tests read what was asked from `requests_seen`."""
+
+    def do_HEAD(self) -> None:  # noqa: N802 - the standard library's naming
+        self.send_response(200)
+        self.end_headers()
+
+    def do_GET(self) -> None:  # noqa: N802
+        params = parse_qs(urlparse(self.path).query)
+        self._answer(params.get("q", [""])[0], int(params.get("k", ["10"])[0]), params.get("scope", [None])[0])
+
+    def do_POST(self) -> None:  # noqa: N802
+        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
+        self.server.bodies_seen.append(body)
+        self._answer(str(body.get("query", "")), int(body.get("k", 10)), body.get("scope"))
+
+    def _answer(self, query: str, k: int, scope: str | None) -> None:
+        self.server.requests_seen.append({"query": query, "k": k, "scope": scope,
+                                          "authorization": self.headers.get("Authorization")})
+        if self.server.token is not None and self.headers.get("Authorization") != f"Bearer {self.server.token}":
+            self._send(401, b'{"error": "unauthorized"}')
+        elif "status500" in query:
+            self._send(500, b'{"error": "boom"}')
+        elif "notjson" in query:
+            self._send(200, b"<html>not json</html>")
+        else:
+            if "slow" in query:
+                time.sleep(2.0)
+            hits = self.server.store.search(query, k, scope or None)
+            self._send(200, json.dumps({"results": hits}).encode())
+
+    def _send(self, status: int, body: bytes) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def main() -> None:
+    """Serve a dataset folder until stopped: `python http_server.py --dataset FOLDER --port N`."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--dataset", required=True)
+    parser.add_argument("--port", type=int, default=8765)
+    arguments = parser.parse_args()
+    server = SearchServer(MemoryStore.from_dataset(arguments.dataset), port=arguments.port)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,123 @@
+"""The `command` retriever against real programs: a Python search program over the fts5 plugin's
+query, and an awk one (a second language) checked against a Python re-implementation."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from recall_kit_remote import CommandRetriever
+from remote_helpers import EXAMPLE, SYSTEMS, run_cli
+
+from recall_kit import SystemSpec, load_dataset, run_benchmark
+from recall_kit.testing import RetrieverConformance, sample_corpus
+
+#: mawk reads a pipe in blocks unless told to read it line by line; gawk and BusyBox awk need no flag.
+AWK = "mawk -W interactive" if shutil.which("mawk") else "awk"
+PYTHON_PROGRAM = f"{shlex.quote(sys.executable)} {shlex.quote(str(SYSTEMS / 'command_search.py'))}"
+
+
+def python_program() -> CommandRetriever:
+    return CommandRetriever(CommandRetriever.Options(argv=PYTHON_PROGRAM, send_corpus=True))
+
+
+class TestCommandConformance(RetrieverConformance):
+    retriever_factory = python_program
+
+
+def words(text: str) -> set[str]:
+    return {word for word in re.split(r"[^a-z0-9]+", text.lower()) if word}
+
+
+def overlap_reference(memories: dict[str, str], query: str, k: int) -> list[tuple[str, float]]:
+    """What the awk program computes, written again in Python: distinct query words a memory
+    holds, best first, ties by id descending (string order), memories sharing no word left out."""
+    asked = words(query)
+    scored = [(doc, float(len(asked & words(text)))) for doc, text in memories.items()]
+    scored = [pair for pair in scored if pair[1] > 0]
+    scored.sort(key=lambda pair: pair[0], reverse=True)
+    scored.sort(key=lambda pair: pair[1], reverse=True)
+    return scored[:k]
+
+
+@pytest.fixture(scope="module")
+def awk_corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    memories = {memory.id: memory.searchable_text for memory in sample_corpus()}
+    path = tmp_path_factory.mktemp("awk") / "corpus.tsv"
+    path.write_text("".join(f"{doc}\t{' '.join(sorted(words(text)))}\n" for doc, text in memories.items()))
+    return path, memories
+
+
+def test_awk_program_answers_as_its_python_reference(awk_corpus: tuple[Path, dict[str, str]]) -> None:
+    path, memories = awk_corpus
+    retriever = CommandRetriever(CommandRetriever.Options(argv=f"{AWK} -f {SYSTEMS / 'overlap_search.awk'} {path} -",
+                                                          timeout=10))
+    retriever.build_index(sample_corpus())
+    try:
+        queries = [query.text for query in sample_corpus().queries] + ["kestrel driftwood postgres", "zzz"]
+        for query in queries:
+            for k in (1, 3, 10):
+                hits = [(hit.id, hit.score) for hit in retriever.search(query, k)]
+                assert hits == overlap_reference(memories, query, k), query
+        assert retriever.search("kestrel", 5)  # a word the sample corpus holds
+    finally:
+        retriever.close()
+
+
+def test_same_rankings_and_metrics_as_the_fts5_leg() -> None:
+    """The corpus handed over in the first message, searched with the fts5 plugin's query."""
+    dataset = load_dataset(str(EXAMPLE))
+    local = run_benchmark(SystemSpec(retriever="fts5"), dataset, k=10, latency_sample=3, show_progress=False)
+    remote = run_benchmark(SystemSpec(retriever="command", options={"command": {"argv": PYTHON_PROGRAM,
+                                                                                 "send_corpus": True}}),
+                           dataset, k=10, latency_sample=3, show_progress=False)
+    assert remote.rankings() == local.rankings()
+    assert remote.overall == local.overall
+    assert remote.latency["legs"]["command"]["wait"]["n"] == 3
+
+
+def _dataset_with(tmp_path: Path, sample_folder: Path, suffixes: dict[int, str]) -> Path:
+    folder = tmp_path / "altered"
+    folder.mkdir()
+    for name in ("corpus.jsonl", "qrels.jsonl"):
+        (folder / name).write_text((sample_folder / name).read_text())
+    queries = [json.loads(line) for line in (sample_folder / "queries.jsonl").read_text().splitlines()]
+    for index, suffix in suffixes.items():
+        queries[index]["text"] += " " + suffix
+    (folder / "queries.jsonl").write_text("".join(json.dumps(query) + "\n" for query in queries))
+    return folder
+
+
+def test_unreadable_answer_is_retried_then_named(tmp_path: Path, sample_folder: Path) -> None:
+    folder = _dataset_with(tmp_path, sample_folder, {3: "garbled"})
+    out = tmp_path / "garbled.json"
+    result = run_cli("eval", "--dataset", str(folder), "-r", "command", "-o", f"command.argv={PYTHON_PROGRAM}",
+                     "-o", "command.send_corpus=true", "--json", str(out))
+    assert result.returncode == 0, result.stderr
+    data = json.loads(out.read_text())
+    assert any("failed on 1 of 6 queries" in warning and "para_allergy (the answer is not a JSON object; 2 tries)"
+               in warning for warning in data["warnings"])
+
+
+def test_program_dying_mid_run_is_one_line_exit_2_no_file(tmp_path: Path, sample_folder: Path) -> None:
+    folder = _dataset_with(tmp_path, sample_folder, {2: "crash"})
+    out = tmp_path / "crash.json"
+    result = run_cli("eval", "--dataset", str(folder), "-r", "command", "-o", f"command.argv={PYTHON_PROGRAM}",
+                     "-o", "command.send_corpus=true", "--json", str(out))
+    assert result.returncode == 2
+    line = result.stderr.strip()
+    assert "\n" not in line
+    assert "exited with status 3" in line and "last stderr line: fatal: the index is corrupt" in line
+    assert not out.exists()
+
+
+def test_missing_program_is_one_line_exit_2(sample_folder: Path) -> None:
+    result = run_cli("eval", "--dataset", str(sample_folder), "-r", "command",
+                     "-o", "command.argv=no-such-search-program --fast")
+    assert result.returncode == 2
+    assert "\n" not in result.stderr.strip() and "no-such-search-program" in result.stderr

@@ -1,0 +1,125 @@
+"""The `http` retriever against a real search endpoint (the standard library's HTTP server)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from http_server import SearchServer
+from memory_store import MemoryStore
+from recall_kit_remote import HTTPRetriever
+from remote_helpers import EXAMPLE, SERVERS, run_cli
+
+from recall_kit import SystemSpec, load_dataset, run_benchmark
+from recall_kit.testing import RetrieverConformance, write_scoped_dataset
+
+
+def http_retriever() -> HTTPRetriever:
+    return HTTPRetriever(HTTPRetriever.Options(url=SERVERS["http_sample"]))
+
+
+class TestHTTPConformance(RetrieverConformance):
+    retriever_factory = http_retriever
+    searches_own_store = True  # the server holds the sample store
+
+
+def test_same_rankings_and_metrics_as_the_fts5_leg() -> None:
+    """Faithfulness: an endpoint wrapping the fts5 plugin's query scores exactly as the fts5 leg."""
+    dataset = load_dataset(str(EXAMPLE))
+    local = run_benchmark(SystemSpec(retriever="fts5"), dataset, k=10, latency_sample=5, show_progress=False)
+    remote = run_benchmark(SystemSpec(retriever="http", options={"http": {"url": SERVERS["http_example"]}}),
+                           dataset, k=10, latency_sample=5, show_progress=False)
+    assert remote.rankings() == local.rankings()
+    assert remote.overall == local.overall
+    waited = remote.latency["legs"]["http"]
+    assert waited["wait"]["n"] == 5 and waited["overhead"]["n"] == 5
+    assert 0 < waited["wait"]["p50"] <= waited["p50"]
+    assert "wait" not in local.latency["legs"]["fts5"]
+
+
+def test_post_body_and_auth_header_never_written(tmp_path: Path, sample_folder: Path) -> None:
+    token = "s3cr3t-token-value"
+    with SearchServer(MemoryStore.from_dataset(str(sample_folder)), token=token) as server:
+        out = tmp_path / "http_post.json"
+        result = run_cli("eval", "--dataset", str(sample_folder), "-r", "http", "-o", f"http.url={server.url}",
+                         "-o", "http.method=POST", "-o", 'http.body={"query": "{text}", "k": "{k}", "tag": "x-{k}"}',
+                         "-o", "http.auth_env=MY_SEARCH_TOKEN", "--json", str(out),
+                         env={"MY_SEARCH_TOKEN": token})
+        assert result.returncode == 0, result.stderr
+        seen, bodies = server.requests_seen, server.bodies_seen
+    assert seen and all(request["authorization"] == f"Bearer {token}" for request in seen)
+    # "{k}" alone becomes the number; inside a longer string it is substituted as text.
+    assert bodies and all(body["k"] == 20 and body["tag"] == "x-20" and isinstance(body["query"], str)
+                          for body in bodies)
+    written = out.read_text()
+    assert token not in written and token not in result.stdout and token not in result.stderr
+    assert json.loads(written)["metrics"]["overall"]["n"] == 6
+
+
+def test_unset_auth_variable_is_one_line(sample_folder: Path) -> None:
+    result = run_cli("eval", "--dataset", str(sample_folder), "-r", "http", "-o", f"http.url={SERVERS['http_sample']}",
+                     "-o", "http.auth_env=NOT_SET_ANYWHERE_42")
+    assert result.returncode == 2
+    assert result.stderr.strip().count("\n") == 0 and "NOT_SET_ANYWHERE_42" in result.stderr
+
+
+def test_failed_queries_are_scored_empty_counted_and_named(tmp_path: Path, sample_folder: Path) -> None:
+    folder = tmp_path / "flaky"
+    folder.mkdir()
+    for name in ("corpus.jsonl", "qrels.jsonl"):
+        (folder / name).write_text((sample_folder / name).read_text())
+    queries = [json.loads(line) for line in (sample_folder / "queries.jsonl").read_text().splitlines()]
+    queries[0]["text"] += " status500"
+    queries[1]["text"] += " notjson"
+    queries[2]["text"] += " slow"
+    (folder / "queries.jsonl").write_text("".join(json.dumps(query) + "\n" for query in queries))
+    out = tmp_path / "flaky.json"
+    result = run_cli("eval", "--dataset", str(folder), "-r", "http", "-o", f"http.url={SERVERS['http_sample']}",
+                     "-o", "http.timeout=0.5", "-o", "http.tries=2", "--json", str(out))
+    assert result.returncode == 0, result.stderr
+    data = json.loads(out.read_text())
+    by_id = {query["query_id"]: query for query in data["queries"]}
+    failed = [query["query_id"] for query in queries[:3]]
+    assert all(by_id[query_id]["ranking"] == [] for query_id in failed)
+    assert all(by_id[query["query_id"]]["ranking"] for query in queries[3:5])
+    warning = next(w for w in data["warnings"] if w.startswith("Leg 'http' failed on 3 of 6 queries"))
+    assert f"{failed[0]} (HTTP 500; 2 tries)" in warning
+    assert f"{failed[1]} (the answer is not valid JSON; 2 tries)" in warning
+    assert f"{failed[2]} (no answer within 0.5 s; 2 tries)" in warning
+    assert data["index"]["legs"]["http"]["failed_queries"] == 3
+    assert "boom" not in result.stdout + result.stderr + out.read_text()  # what the server said stays unprinted
+
+
+def test_unreachable_server_is_one_line_exit_2_no_file(tmp_path: Path, sample_folder: Path) -> None:
+    from remote_helpers import free_port
+
+    url = f"http://127.0.0.1:{free_port()}/search"
+    out = tmp_path / "never.json"
+    result = run_cli("eval", "--dataset", str(sample_folder), "-r", "http", "-o", f"http.url={url}",
+                     "--json", str(out))
+    assert result.returncode == 2
+    assert result.stderr.strip().count("\n") == 0 and url in result.stderr
+    assert not out.exists()
+
+
+def test_fuses_with_a_local_leg(sample_folder: Path) -> None:
+    dataset = load_dataset(str(sample_folder))
+    spec = SystemSpec(retriever="fts5+http", fusions=["convex"], options={"http": {"url": SERVERS["http_sample"]}})
+    result = run_benchmark(spec, dataset, k=5, latency_sample=2, show_progress=False)
+    alone = run_benchmark(SystemSpec(retriever="fts5"), dataset, k=5, latency_sample=0, show_progress=False)
+    assert result.rankings() == alone.rankings()  # the same ranker twice: convex fusion changes nothing
+    assert set(result.latency["legs"]) == {"fts5", "http"}
+
+
+def test_scopes_reach_the_server(tmp_path: Path) -> None:
+    """With scopes, one retriever per scope; each sends its scope (`http.scope_param`), and the
+    server searches only that scope's memories: the same rankings as the fts5 leg's per-scope indexes."""
+    write_scoped_dataset(tmp_path)
+    dataset = load_dataset(str(tmp_path))
+    with SearchServer(MemoryStore.from_dataset(str(tmp_path))) as server:
+        remote = run_benchmark(SystemSpec(retriever="http", options={"http": {"url": server.url, "scope_param": "scope"}}),
+                               dataset, k=5, latency_sample=0, show_progress=False)
+        assert {request["scope"] for request in server.requests_seen} == {"alice", "bob"}
+    local = run_benchmark(SystemSpec(retriever="fts5"), dataset, k=5, latency_sample=0, show_progress=False)
+    assert remote.rankings() == local.rankings()
+    assert remote.rankings()["qb"] == ["b1"]
