@@ -51,6 +51,7 @@ bench-full: $(BENCH_STAMP)
 	$(PY) benchmarks/run_all.py $(if $(LOCOMO),--locomo $(LOCOMO))
 
 lint: setup
+	$(PIP) install --quiet -e ".[lint]"
 	$(PY) -m ruff check recall_kit plugins
 	$(PY) -m mypy recall_kit
 
