@@ -52,6 +52,9 @@ class PostingIndex:
     #: Documents read per chunk while building; each chunk's postings are kept as small arrays
     #: until every term's total is known, then placed into the final arrays chunk by chunk.
     chunk_documents = 65_536
+    #: The contributions of the terms with the longest posting lists (the common words most
+    #: queries contain) are computed once and kept, up to this many bytes: the rest per query.
+    weight_cache_bytes = 64 << 20
 
     def __init__(self, documents: Iterable[Sequence[str]], params: BM25Parameters) -> None:
         """`documents`: each document's tokens, in corpus order; read once, so a generator that
@@ -123,6 +126,14 @@ class PostingIndex:
         p = params
         length_norm = 1 - p.b + p.b * doc_len / self.avgdl if self.avgdl else np.zeros(self.corpus_size)
         self.doc_norm = length_norm if p.variant == "bm25l" else p.k1 * length_norm
+        self.cached: dict[int, np.ndarray] = {}
+        budget = self.weight_cache_bytes // 8
+        for term in np.argsort(-doc_freq, kind="stable").tolist():
+            size = int(doc_freq[term])
+            if size > budget:
+                break
+            budget -= size
+            self.cached[term] = self.postings(term)[1]
 
     def _idf(self, doc_freq: np.ndarray) -> np.ndarray:
         """rank-bm25's idf per term, computed with `math.log` in its order (Python floats)."""
@@ -166,7 +177,10 @@ class PostingIndex:
         """One term's (document indexes ascending, contributions)."""
         start, end = self.term_ptr[term], self.term_ptr[term + 1]
         docs = self.post_docs[start:end]
-        return docs, self.weights(self.idf[term], self.post_tf[start:end], docs)
+        weights = self.cached.get(term)
+        if weights is None:
+            weights = self.weights(self.idf[term], self.post_tf[start:end], docs)
+        return docs, weights
 
     @property
     def adds_baseline(self) -> bool:
@@ -205,21 +219,19 @@ class PostingIndex:
         `terms[i]`: the batch path's operand for one group of queries."""
         from scipy.sparse import csr_matrix
 
-        starts, ends = self.term_ptr[terms], self.term_ptr[terms + 1]
-        counts = ends - starts
+        counts = self.term_ptr[terms + 1] - self.term_ptr[terms]
         indptr = np.zeros(len(terms) + 1, dtype=np.int64)
         np.cumsum(counts, out=indptr[1:])
-        # Every selected posting's position in the posting arrays, term by term.
-        positions = np.repeat(starts - indptr[:-1], counts) + np.arange(indptr[-1])
-        docs = self.post_docs[positions]
-        weights = self.weights(np.repeat(self.idf[terms], counts), self.post_tf[positions], docs)
+        rows = [self.postings(term) for term in terms.tolist()]
+        docs = np.concatenate([row[0] for row in rows]) if rows else np.zeros(0, np.int32)
+        weights = np.concatenate([row[1] for row in rows]) if rows else np.zeros(0)
         return csr_matrix((weights, docs, indptr), shape=(len(terms), max(self.corpus_size, 1)))
 
     def nbytes(self) -> int:
         """Bytes held by the arrays and the vocabulary dict (keys included)."""
         arrays = (self.term_ptr, self.post_docs, self.post_tf, self.idf, self.baseline,
                   self.doc_norm)
-        size = sum(array.nbytes for array in arrays)
+        size = sum(array.nbytes for array in arrays) + sum(w.nbytes for w in self.cached.values())
         size += sys.getsizeof(self.vocabulary) + sum(sys.getsizeof(t) for t in self.vocabulary)
         return int(size)
 

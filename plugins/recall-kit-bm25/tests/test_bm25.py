@@ -147,11 +147,14 @@ def test_fast_path_equals_rank_bm25_on_random_corpora(corpus, queries, variant, 
         assert from_batch == expected
 
 
+@pytest.mark.parametrize("cache_bytes", [0, 64, 1 << 20])
 @pytest.mark.parametrize("variant", ["okapi", "bm25l", "bm25plus"])
-def test_index_built_in_chunks_scores_as_rank_bm25(monkeypatch, variant: str) -> None:
+def test_index_built_in_chunks_scores_as_rank_bm25(monkeypatch, variant: str, cache_bytes: int) -> None:
     from recall_kit_bm25.index import PostingIndex
 
     monkeypatch.setattr(PostingIndex, "chunk_documents", 3)  # CORPUS in three chunks
+    # No term's contributions kept / only the commonest few / all of them.
+    monkeypatch.setattr(PostingIndex, "weight_cache_bytes", cache_bytes)
     retriever = built(CORPUS, variant=variant)
     batch = retriever.search_many(QUERIES, 5)
     for query, from_batch in zip(QUERIES, batch, strict=True):
