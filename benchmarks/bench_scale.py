@@ -10,7 +10,11 @@ an eval holds too). The corpus alone is measured the same way, as the baseline.
     python benchmarks/bench_scale.py            # 10k, 100k, 1M
     python benchmarks/bench_scale.py --quick    # 10k, 100k
 
-Bars (exit 1 when missed): peak memory at 1M under 8 GiB for each retriever; build time grows
+`--retrievers fts5,bm25,bm25s` picks what is measured; bm25s (recall-kit's tokens, its own sparse
+index) is the alternative bm25's memory is compared with.
+
+Bars (exit 1 when missed): peak memory at 1M under 8 GiB for each retriever, bm25's at most
+1.5 GiB (issue 30); build time grows
 no worse than linearly (x10 memories -> at most x15 build seconds).
 """
 
@@ -48,7 +52,9 @@ def child(retriever: str, memories: int, queries: int, seed: int) -> None:
     corpus, vocabulary, zipf = make_corpus(memories, seed)
     texts = make_queries(corpus, vocabulary, zipf, queries, seed)
     out: dict[str, float] = {"generate_seconds": time.perf_counter() - started}
-    if retriever != "corpus":
+    if retriever == "bm25s":
+        out.update(bm25s_child(corpus, texts))
+    elif retriever != "corpus":
         if retriever == "fts5":
             from recall_kit_fts5 import FTS5Retriever as Class
         else:
@@ -71,6 +77,32 @@ def child(retriever: str, memories: int, queries: int, seed: int) -> None:
         out["batch_qps"] = len(texts) / (time.perf_counter() - started)
         index.close()
     print(json.dumps(out))
+
+
+def bm25s_child(corpus: object, texts: list[str]) -> dict[str, float]:
+    """bm25s (the alternative that keeps its index as a sparse matrix) on recall-kit's tokens:
+    build, then single-query and batch timings, as the retrievers are timed."""
+    import bm25s
+    import numpy as np
+    from recall_kit_bm25 import BM25Retriever
+
+    tokens = BM25Retriever().tokens
+    started = time.perf_counter()
+    model = bm25s.BM25(k1=1.5, b=0.75, method="robertson")
+    model.index([tokens(memory.searchable_text) for memory in corpus], show_progress=False)  # type: ignore[attr-defined]
+    out = {"build_seconds": time.perf_counter() - started, "size_bytes": 0.0}
+    query_tokens = [tokens(text) for text in texts]
+    times = []
+    for query in query_tokens[:200]:
+        started = time.perf_counter()
+        model.retrieve([query], k=10, show_progress=False, n_threads=1)
+        times.append((time.perf_counter() - started) * 1000.0)
+    out["p50_ms"] = float(np.percentile(times, 50))
+    out["p95_ms"] = float(np.percentile(times, 95))
+    started = time.perf_counter()
+    model.retrieve(query_tokens, k=10, show_progress=False, n_threads=1)
+    out["batch_qps"] = len(texts) / (time.perf_counter() - started)
+    return out
 
 
 def wrap(argv: list[str]) -> None:
@@ -106,6 +138,8 @@ def main() -> int:
     parser.add_argument("--sizes", type=str, default=None, help="comma-separated memory counts")
     parser.add_argument("--queries", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--retrievers", type=str, default="fts5,bm25,bm25s",
+                        help="comma-separated, of fts5, bm25, bm25s (the alternative, peak memory compared)")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else (
         [10_000, 100_000] if args.quick else [10_000, 100_000, 1_000_000])
@@ -115,7 +149,7 @@ def main() -> int:
           f"{'p95 ms':>8s} {'batch q/s':>10s} {'peak MiB':>9s}")
     # One child at a time; per size the corpus alone first, the baseline for the retrievers' peaks.
     for size in sizes:
-        for retriever in ("corpus", "fts5", "bm25"):
+        for retriever in ("corpus", *args.retrievers.split(",")):
             row = measure(retriever, size, args.queries, args.seed)
             results[(retriever, size)] = row
             peak = f"{row['peak_mib']:9.0f}"
@@ -125,7 +159,7 @@ def main() -> int:
                 continue
             print(f"{retriever:9s} {size:10,d} {row['build_seconds']:9.2f} {row['size_bytes'] / 2**20:10.1f} "
                   f"{row['p50_ms']:8.3f} {row['p95_ms']:8.3f} {row['batch_qps']:10,.0f} {peak}")
-    for retriever in ("fts5", "bm25"):
+    for retriever in args.retrievers.split(","):
         for small, large in pairwise(sizes):
             a, b = results[(retriever, small)], results[(retriever, large)]
             growth = b["build_seconds"] / a["build_seconds"]
@@ -136,6 +170,14 @@ def main() -> int:
         if 1_000_000 in sizes:
             peak = results[(retriever, 1_000_000)]["peak_mib"]
             bar(f"{retriever} peak MiB at 1M", peak, "< 8192", peak < 8192)
+    if 1_000_000 in sizes and "bm25" in args.retrievers.split(","):
+        peak = results[("bm25", 1_000_000)]["peak_mib"]
+        bar("bm25 peak MiB at 1M (issue 30)", peak, "<= 1536", peak <= 1536)
+        if "bm25s" in args.retrievers.split(","):
+            other = results[("bm25s", 1_000_000)]["peak_mib"]
+            corpus = results[("corpus", 1_000_000)]["peak_mib"]
+            print(f"bm25 / bm25s peak memory at 1M: {peak / other:.2f} (above the corpus alone: "
+                  f"{(peak - corpus) / max(other - corpus, 1):.2f})")
     return 1 if MISSED else 0
 
 

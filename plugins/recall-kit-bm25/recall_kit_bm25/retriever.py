@@ -70,7 +70,6 @@ class BM25Retriever(Retriever):
         self._index: PostingIndex | None = None
         self._reference: Any = None
         self._id_rank: np.ndarray | None = None  # set by build_index
-        self._weights: Any = None
 
     @property
     def parameters(self) -> BM25Parameters:
@@ -101,9 +100,6 @@ class BM25Retriever(Retriever):
         self._id_rank = np.empty(len(self._ids), dtype=np.int64)
         self._id_rank[ascending] = np.arange(len(self._ids) - 1, -1, -1)
         self._index = PostingIndex(documents, self.parameters)
-        self._weights = None
-        if not self._index.adds_baseline and self._index.corpus_size:
-            self._weights = self._index.weight_matrix()  # the batch path's matrix, built once
         if keep and self._index.corpus_size:
             self._reference = make_reference(documents, self.parameters)  # type: ignore[arg-type]
 
@@ -135,8 +131,6 @@ class BM25Retriever(Retriever):
         import numpy as np
         from scipy.sparse import csr_matrix
 
-        if self._weights is None:
-            self._weights = index.weight_matrix()
         term_lists = [index.term_ids(self.tokens(query)) for query in queries]
         results: list[list[Hit]] = []
         group_size = max(1, _BLOCK_CELLS // index.corpus_size)
@@ -146,9 +140,12 @@ class BM25Retriever(Retriever):
             np.cumsum([len(terms) for terms in group], out=indptr[1:])
             columns = np.fromiter((t for terms in group for t in terms), dtype=np.int64,
                                   count=int(indptr[-1]))
-            rows = csr_matrix((np.ones(len(columns)), columns, indptr),
-                              shape=(len(group), len(index.vocabulary)))
-            product = rows @ self._weights  # zero sums are dropped, as `search` drops them
+            # Only the group's terms' rows of the (terms x documents) contribution matrix, so
+            # the batch path never holds a weight for every posting.
+            terms, columns = np.unique(columns, return_inverse=True)
+            rows = csr_matrix((np.ones(len(columns)), columns.reshape(-1), indptr),
+                              shape=(len(group), len(terms)))
+            product = rows @ index.weight_matrix(terms)  # zero sums are dropped, as `search` drops them
             for row in range(len(group)):
                 lo, hi = product.indptr[row], product.indptr[row + 1]
                 results.append(self._top_k(product.indices[lo:hi], product.data[lo:hi], k))
@@ -212,7 +209,6 @@ class BM25Retriever(Retriever):
     def close(self) -> None:
         self._index = None
         self._reference = None
-        self._weights = None
 
 
 def make_reference(documents: list[list[str]], params: BM25Parameters) -> Any:

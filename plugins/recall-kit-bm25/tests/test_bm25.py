@@ -147,6 +147,30 @@ def test_fast_path_equals_rank_bm25_on_random_corpora(corpus, queries, variant, 
         assert from_batch == expected
 
 
+@pytest.mark.parametrize("cache_bytes", [0, 64, 1 << 20])
+@pytest.mark.parametrize("variant", ["okapi", "bm25l", "bm25plus"])
+def test_index_built_in_chunks_scores_as_rank_bm25(monkeypatch, variant: str, cache_bytes: int) -> None:
+    from recall_kit_bm25.index import PostingIndex
+
+    monkeypatch.setattr(PostingIndex, "chunk_documents", 3)  # CORPUS in three chunks
+    # No term's contributions kept / only the commonest few / all of them.
+    monkeypatch.setattr(PostingIndex, "weight_cache_bytes", cache_bytes)
+    retriever = built(CORPUS, variant=variant)
+    batch = retriever.search_many(QUERIES, 5)
+    for query, from_batch in zip(QUERIES, batch, strict=True):
+        expected = expected_hits(CORPUS, query, 5, variant)
+        assert retriever.search(query, 5) == expected
+        assert from_batch == expected
+
+
+def test_term_frequencies_past_16_bits_are_kept() -> None:
+    corpus = ["cat " * 70_000 + "dog", "cat dog dog", "bird"]
+    retriever = built(corpus)
+    assert retriever._index.post_tf.dtype.itemsize == 4
+    for query in ["cat", "dog", "cat dog"]:
+        assert retriever.search(query, 3) == expected_hits(corpus, query, 3, "okapi")
+
+
 def test_repeated_query_terms_count_as_rank_bm25_counts_them() -> None:
     retriever = built(CORPUS)
     once, twice = retriever.search("pipeline", 1)[0], retriever.search("pipeline pipeline", 1)[0]
