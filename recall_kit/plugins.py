@@ -177,8 +177,8 @@ def _drop_unspecified_hooks() -> None:
             report_plugin_failure(name, "load", PluginError(f"implements a hook with no specification: {error}"))
 
 
-#: Which distribution provides each retriever and fusion of the plugins in this repository, so an
-#: error can say what to install. tests/test_provided_by.py checks this table, both ways, against
+#: Which distribution provides each retriever, fusion, query generator and judge of the plugins in
+#: this repository, so an error can say what to install. tests/test_provided_by.py checks this table, both ways, against
 #: what every plugins/*/ (and examples/recall-kit-example/) entry point registers: it cannot drift.
 PROVIDED_BY: dict[str, str] = {
     "bm25": "recall-kit-bm25",
@@ -194,9 +194,24 @@ PROVIDED_BY: dict[str, str] = {
     "convex": "recall-kit-fusion",
     "exact-bonus": "recall-kit-fusion",
     "importance": "recall-kit-fusion",
+    "wsum": "recall-kit-fusion",
+    "combsum": "recall-kit-fusion",
+    "combmnz": "recall-kit-fusion",
+    "combmax": "recall-kit-fusion",
+    "combmin": "recall-kit-fusion",
+    "combanz": "recall-kit-fusion",
+    "borda": "recall-kit-fusion",
+    "isr": "recall-kit-fusion",
+    "log-isr": "recall-kit-fusion",
+    "rescore": "recall-kit-fusion",
+    "http": "recall-kit-remote",
+    "command": "recall-kit-remote",
+    "mcp": "recall-kit-remote",
+    "mem0": "recall-kit-mem0",
     "llm-embed": "recall-kit-llm",
     "llm-paraphrase": "recall-kit-llm",
     "llm-multihop": "recall-kit-llm",
+    "llm": "recall-kit-llm",
 }
 
 

@@ -134,6 +134,24 @@ def test_a_signal_between_two_moves_waits_until_both_are_in_place(tmp_path, monk
             os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C right after the first move
 
     monkeypatch.setattr(os, "replace", replace_then_interrupt)
+    # Ctrl-C as a terminal delivers it, even where this run was started with SIGINT ignored (`cmd &`).
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        _interrupted_batch(tmp_path)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _default_signals() -> None:
+    """In a child process: SIGINT and SIGHUP as a terminal delivers them, even where the test run
+    itself was started with them ignored (`nohup`, `cmd &`), which a child inherits."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+
+def _interrupted_batch(tmp_path):  # type: ignore[no-untyped-def]
     with pytest.raises(KeyboardInterrupt):
         with atomic_batch():
             write_text_atomic(tmp_path / "out.json", "{}")
@@ -430,7 +448,7 @@ def test_sighup_is_an_orderly_exit(tmp_path):
         "cli.main()\n"
     )
     process = subprocess.Popen([sys.executable, "-c", script, str(tmp_path / "out.json")],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_default_signals)
     assert process.stdout is not None
     assert process.stdout.readline() == "ready\n"
     time.sleep(0.2)

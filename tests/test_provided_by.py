@@ -19,10 +19,11 @@ PLUGIN_FOLDERS = sorted(REPO.glob("plugins/recall-kit-*")) + [REPO / "examples" 
 
 
 def _registered_by(module_name: str) -> list[str]:
-    """The retriever and fusion names a plugin module registers, by calling its hooks directly."""
+    """The retriever, fusion, query generator and judge names a plugin module registers, by calling
+    its hooks directly."""
     module = importlib.import_module(module_name)
     names: list[str] = []
-    for hook in ("register_retrievers", "register_fusions"):
+    for hook in ("register_retrievers", "register_fusions", "register_query_generators", "register_judges"):
         function = getattr(module, hook, None)
         if function is not None:
             function(register=lambda name, obj: names.append(name))

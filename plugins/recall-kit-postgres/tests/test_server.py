@@ -65,9 +65,15 @@ def leftovers(folder: Path) -> tuple[list[str], list[int]]:
     return folders, processes
 
 
+def _default_signals() -> None:
+    """Ctrl-C as a terminal delivers it, even where the test run was started with SIGINT ignored
+    (`cmd &`), which a child inherits."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start_script(env: dict[str, str], *options: str) -> tuple[subprocess.Popen[str], list[str]]:
     process = subprocess.Popen([sys.executable, "-c", SCRIPT, *options], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, env=env, cwd=REPO)
+                               stderr=subprocess.PIPE, text=True, env=env, cwd=REPO, preexec_fn=_default_signals)
     assert process.stdout is not None
     line = process.stdout.readline().split()
     assert line and line[0] == "ready", process.stderr.read() if process.stderr else ""
