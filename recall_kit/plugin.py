@@ -23,6 +23,7 @@ from recall_kit.hookspecs import Register, hookimpl
 from recall_kit.lazy import lazy_attributes
 from recall_kit.types import (
     Corpus,
+    EmbedsInBatches,
     FailedSearch,
     Fusion,
     FusionRequest,
@@ -70,7 +71,7 @@ _LAZY = {
 __getattr__ = lazy_attributes(__name__, _LAZY)
 
 __all__ = [
-    "Corpus", "Dataset", "DatasetError", "FailedSearch", "Fusion", "FusionRequest", "GeneratedQuery", "Hit", "Importer",
+    "Corpus", "Dataset", "DatasetError", "EmbedsInBatches", "FailedSearch", "Fusion", "FusionRequest", "GeneratedQuery", "Hit", "Importer",
     "JudgedRankings", "Memory", "Metric", "NoOptions", "OptionError", "PluginRunError", "Qrels", "Query",
     "QueryGenerator", "RelevanceJudge", "RecallKitError", "Register", "Registry", "Report", "ReportTable", "Reporter",
     "Retriever", "UnknownNameError", "atomic_batch", "atomic_open", "build_options", "hookimpl", "lazy_attributes",

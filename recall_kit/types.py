@@ -8,7 +8,7 @@ from array import array
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 if TYPE_CHECKING:  # numpy loads only when a command needs it: `recall-kit --help` stays fast
     import numpy as np
@@ -212,6 +212,36 @@ class Retriever(ABC):
 
     def close(self) -> None:
         """Release files, connections and memory. Called once when the run is over."""
+
+
+@runtime_checkable
+class EmbedsInBatches(Protocol):
+    """An optional capability of a retriever that embeds its corpus (the `dense` one): its
+    embedding split into independent batches, so a distributed run (`--executor ray`) embeds a
+    large corpus as one task per batch (each asking for a GPU where the leg's options put it on
+    one) before the leg's search task, which then reads the embeddings from the retriever's cache.
+
+    The host calls `embedding_work` and `store_embeddings` in the driving process, on one
+    instance that only plans and stores, and `embed_batch` on a fresh instance in each task.
+    Local runs never call them: `build_index` embeds as it always did.
+    """
+
+    def embedding_work(self, corpus: Corpus) -> list[Any]:
+        """The batches `build_index(corpus)` would embed that its cache does not hold yet, in
+        order (picklable values, e.g. lists of texts); an empty list when there is nothing to do
+        (a cache hit, or no cache to write to)."""
+        ...
+
+    def embed_batch(self, batch: Any) -> Any:
+        """One batch's embeddings, exactly as `build_index` computes that part (same splits, same
+        calls: the cached matrix equals a local build's bit for bit)."""
+        ...
+
+    def store_embeddings(self, corpus: Corpus, embedded: list[Any]) -> None:
+        """Write the cache entry for `corpus` from every batch's `embed_batch` result, in the
+        order of `embedding_work`; a later `build_index(corpus)`, in any process that reads the
+        same cache folder, is then a cache hit."""
+        ...
 
 
 class Fusion(ABC):

@@ -5,7 +5,10 @@ resumes with only what is missing, and a missing `ray` names the extra."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,18 +33,29 @@ from recall_kit.types import Corpus, Hit, Retriever
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "memories"
+#: The embedding cache folder of the test cluster's workers.
+WORKER_CACHE = Path(tempfile.gettempdir()) / f"recall-kit-ray-test-cache-{os.getpid()}"
 
 #: Result keys that hold timings (or the time of the run): the only ones allowed to differ.
 TIMINGS = {"latency", "latency_ms", "wall_seconds", "time", "build_seconds", "search_seconds",
            "fusion_seconds", "queries_per_second"}
 
 
-def _without_timings(value: Any) -> Any:
+def _without_timings(value: Any, keys: frozenset[str] | set[str] = TIMINGS) -> Any:
     if isinstance(value, dict):
-        return {key: _without_timings(item) for key, item in value.items() if key not in TIMINGS}
+        return {key: _without_timings(item, keys) for key, item in value.items() if key not in keys}
     if isinstance(value, list):
-        return [_without_timings(item) for item in value]
+        return [_without_timings(item, keys) for item in value]
     return value
+
+
+def _found(value: Any, key: str) -> list[Any]:
+    """Every value of `key` anywhere in a result's dictionary."""
+    if isinstance(value, dict):
+        return [item for name, inner in value.items() for item in ([inner] if name == key else []) + _found(inner, key)]
+    if isinstance(value, list):
+        return [item for inner in value for item in _found(inner, key)]
+    return []
 
 
 def _folder(folder: Path) -> dict[str, Any]:
@@ -95,8 +109,19 @@ def ray_cluster():
     ray = pytest.importorskip("ray")
     # The test retriever lives in this module, which Ray's workers cannot import: send it by value.
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
-    ray.init(num_cpus=2, num_gpus=0, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    # The workers' cache folder (they inherit the environment at the start): a test that needs
+    # the driver to read the same one sets RECALL_KIT_CACHE to WORKER_CACHE.
+    saved = os.environ.get("RECALL_KIT_CACHE")
+    os.environ["RECALL_KIT_CACHE"] = str(WORKER_CACHE)
+    try:
+        ray.init(num_cpus=2, num_gpus=0, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    finally:
+        if saved is None:
+            os.environ.pop("RECALL_KIT_CACHE", None)
+        else:
+            os.environ["RECALL_KIT_CACHE"] = saved
     yield ray
+    shutil.rmtree(WORKER_CACHE, ignore_errors=True)
     ray.shutdown()
 
 
@@ -154,6 +179,64 @@ def test_several_systems_on_ray_equal_each_evaluated_alone(ray_cluster, flaky, t
     for name, spec in specs.items():
         alone = run_benchmark(spec, dataset, **options)  # type: ignore[arg-type]
         assert written[f"{name}.json"] == _without_timings(alone.to_dict())
+
+
+def _small_dataset(folder: Path, memories: int) -> Path:
+    """The example set cut to its first `memories` memories and the queries they fully answer."""
+    folder.mkdir()
+    corpus = (EXAMPLE / "corpus.jsonl").read_text().splitlines()[:memories]
+    kept = {json.loads(line)["id"] for line in corpus}
+    qrels = [line for line in (EXAMPLE / "qrels.jsonl").read_text().splitlines()
+             if {int(i) for i in json.loads(line).get("relevant_ids") or json.loads(line)["relevance"]} <= kept]
+    answered = {json.loads(line)["query_id"] for line in qrels}
+    queries = [line for line in (EXAMPLE / "queries.jsonl").read_text().splitlines()
+               if json.loads(line)["query_id"] in answered]
+    for name, lines in (("corpus", corpus), ("qrels", qrels), ("queries", queries)):
+        (folder / f"{name}.jsonl").write_text("\n".join(lines) + "\n")
+    return folder
+
+
+def test_a_dense_leg_embeds_in_batch_tasks_and_equals_the_local_run(ray_cluster, recall_kit_plugin, monkeypatch,
+                                                                     tmp_path):
+    """The dense leg's corpus is embedded as batch tasks, the cache written once from the driver, and
+    the leg's search task reads it: the same rankings and scores as a local run, and the same
+    embeddings bit for bit."""
+    pytest.importorskip("recall_kit_dense")
+    import numpy as np
+    import recall_kit_dense
+    from recall_kit_dense.cache import EmbeddingCache
+    from recall_kit_dense.retriever import DenseRetriever
+
+    from recall_kit.decide.distribute import run_systems
+    from recall_kit.measure.system import build_system
+
+    recall_kit_plugin(recall_kit_dense, name="dense-for-executor-test")
+    dataset = load_dataset(_small_dataset(tmp_path / "data", 24))
+    spec = SystemSpec("dense", [], {}, {"dense": {"batch_size": "2"}})  # 8 texts an encode call
+    options = {"k": 10, "metrics": ["recall@10", "ndcg@10"], "latency_sample": 3, "show_progress": False}
+    batches = DenseRetriever(DenseRetriever.Options(batch_size=2, cache=True))
+    monkeypatch.setenv("RECALL_KIT_CACHE", str(tmp_path / "local-cache"))
+    assert [len(texts) for _, texts in batches.embedding_work(dataset.corpus)] == [8, 8, 8]
+
+    local = run_systems([("dense", build_system(spec))], dataset, **options)[0]  # type: ignore[arg-type]
+    local_cache = EmbeddingCache(tmp_path / "local-cache" / "dense")
+    key = batches.cache_key(dataset.corpus)
+    assert batches.embedding_work(dataset.corpus) == []  # the local run wrote its cache: nothing missing
+
+    monkeypatch.setenv("RECALL_KIT_CACHE", str(WORKER_CACHE))  # the driver's cache is the workers'
+    remote = run_systems([("dense", build_system(spec))], dataset, executor=RayExecutor(), **options)[0]  # type: ignore[arg-type]
+    written = EmbeddingCache(WORKER_CACHE / "dense").load(key)
+    expected = local_cache.load(key)
+    assert written.hit and expected.hit and written.array is not None and expected.array is not None
+    assert written.array.tobytes() == expected.array.tobytes()
+    assert written.extra == expected.extra
+    # The search task read the embeddings the batch tasks made; a local build embedded them itself.
+    remote_dict, local_dict = remote.to_dict(), local.to_dict()
+    assert _found(remote_dict, "cache_hit") == [True] and _found(remote_dict, "embedded_memories") == [0]
+    assert _found(local_dict, "cache_hit") == [False] and _found(local_dict, "embedded_memories") == [24]
+    ignored = TIMINGS | {"cache", "cache_hit", "embedded_memories"}
+    assert _without_timings(remote_dict, ignored) == _without_timings(local_dict, ignored)
+    assert np.array_equal(written.array, expected.array)
 
 
 def test_a_failing_task_is_reported_the_rest_kept_and_a_rerun_finishes_it(ray_cluster, flaky, tmp_path):

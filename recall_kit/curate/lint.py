@@ -20,6 +20,8 @@ from recall_kit.types import DocId, Memory
 #: Finding kinds, in report order, with what each one means.
 KINDS: dict[str, str] = {
     "paraphrase_overlap": "paraphrase queries whose word overlap with a relevant memory is above the threshold",
+    "multihop_one_memory": "multi-hop queries whose word overlap with ONE relevant memory is above the paraphrase "
+                           "threshold (answerable from that memory by wording alone)",
     "exact_not_unique": "exact queries whose phrase occurs in memories the qrels do not judge",
     "exact_not_found": "exact queries whose phrase occurs in none of their relevant memories",
     "twin_split": "queries judging one near-duplicate twin relevant and leaving the other unjudged",
@@ -42,7 +44,7 @@ class Finding:
 
     def describe(self) -> str:
         parts = [self.query_id or f"stratum {self.stratum}"]
-        if self.kind == "paraphrase_overlap":
+        if self.kind in ("paraphrase_overlap", "multihop_one_memory"):
             parts.append(f"overlap {self.value:.3f} with ids {', '.join(self.ids)}")
         elif self.kind == "exact_not_unique":
             parts.append(f"phrase also in unjudged ids {', '.join(self.ids)}")
@@ -162,10 +164,17 @@ def lint_dataset(
     exact_strata: Iterable[str] = ("exact",),
     paraphrase_strata: Iterable[str] = ("paraphrase",),
     method: str = "auto",
+    multihop_strata: Iterable[str] = ("multihop", "multi-hop"),
 ) -> LintReport:
-    """Check `dataset` against the construction rules; return every finding (ids only)."""
+    """Check `dataset` against the construction rules; return every finding (ids only).
+
+    A paraphrase query must not share much wording with any relevant memory; a multi-hop query
+    must not share more than the same threshold with any ONE of its relevant memories (it would
+    then be answered from that memory alone, by its words)."""
     check_lint_settings(paraphrase_max_overlap, twin_threshold, min_queries, shingle_size)
     exact_strata, paraphrase_strata = set(exact_strata), set(paraphrase_strata)
+    overlap_kinds = {stratum: "multihop_one_memory" for stratum in multihop_strata}
+    overlap_kinds.update({stratum: "paraphrase_overlap" for stratum in paraphrase_strata})
     report = LintReport(
         path=str(dataset.path),
         settings={"paraphrase_max_overlap": paraphrase_max_overlap, "twin_threshold": twin_threshold,
@@ -188,14 +197,14 @@ def lint_dataset(
         if not relevant:
             findings.append(Finding("no_relevant", query.query_id, query.stratum))
             continue
-        if query.stratum in paraphrase_strata:
+        if query.stratum in overlap_kinds:
             overlaps = {
                 doc: max((word_overlap(query.text, memory) for memory in members.get(doc, ())), default=0.0)
                 for doc in relevant
             }
             over = sorted(doc for doc, value in overlaps.items() if value > paraphrase_max_overlap)
             if over:
-                findings.append(Finding("paraphrase_overlap", query.query_id, query.stratum, tuple(over),
+                findings.append(Finding(overlap_kinds[query.stratum], query.query_id, query.stratum, tuple(over),
                                         round(max(overlaps[doc] for doc in over), 4)))
         if query.stratum in exact_strata:
             occurs = {unit_of[doc] for doc in index.memories_containing(query.text)}

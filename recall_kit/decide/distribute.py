@@ -88,6 +88,12 @@ def search_legs(executor: Executor | None, dataset: Dataset, legs: dict[str, Leg
                        search_leg, (leg, shared, depths[key], latency_sample, task_progress), gpus_for(leg))
              for key, leg in legs.items()}
     if not executor.inline:
+        from recall_kit.decide.batch_embedding import embed_in_batches
+
+        # Large corpora: the batches a leg's embedding cache misses run as tasks first (GPUs where asked).
+        searching = {task.key for task in (checkpoint.split(list(tasks.values()))[1] if checkpoint else tasks.values())}
+        embed_in_batches(executor, dataset, {key: leg for key, leg in legs.items() if tasks[key].key in searching},
+                         show_progress)
         with progress_display(show_progress):
             done = executor.run(list(tasks.values()), "leg searches", checkpoint)
         return {key: done[task.key] for key, task in tasks.items()}

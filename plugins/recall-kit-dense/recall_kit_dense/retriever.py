@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from recall_kit_dense.ann import AnnIndex
+    from recall_kit_dense.cache import EmbeddingCache
 
 # numpy, and the modules that need it (ann, cache), are imported where vectors are made or
 # searched: registering this retriever runs for `recall-kit --help`, which must not pay for numpy.
@@ -133,6 +134,8 @@ class DenseRetriever(Retriever):
         self._stats: dict[str, Any] = {}
         self._ann_recall: dict[tuple[str, int], tuple[int, int]] = {}
         self._onnx: Any = None
+        #: Where the model loads when not where the options say (a driver that only plans batches).
+        self._device: str | None = None
 
     # -- the model ---------------------------------------------------------------------------
 
@@ -144,7 +147,7 @@ class DenseRetriever(Retriever):
             stage(f"dense: loading the model {options.model}")
             source = resolve_model(options.model, options.allow_download)
             self._loaded = load_model(
-                source, options.device, options.max_seq_length, options.trust_remote_code,
+                source, self._device or options.device, options.max_seq_length, options.trust_remote_code,
                 options.allow_download,
             )
             self._prefixes = resolve_prefixes(
@@ -174,7 +177,7 @@ class DenseRetriever(Retriever):
         """
         assert self._prefixes is not None
         prefix = self._prefixes.document
-        chunk = self.options.batch_size * 4
+        chunk = self._chunk
         from recall_kit.plugin import progress_bar
 
         if len(texts) <= chunk:
@@ -190,6 +193,11 @@ class DenseRetriever(Retriever):
                 parts.append(self._encode(texts[start:start + chunk], prefix))
                 advance(len(parts[-1]))
         return np.vstack(parts)
+
+    @property
+    def _chunk(self) -> int:
+        """How many memory texts one encode call embeds (`_embed_documents`, `embed_batch`)."""
+        return self.options.batch_size * 4
 
     def _embed_queries(self, texts: list[str]) -> np.ndarray:
         """Embed query texts (the query prefix applied), on the backend the options name.
@@ -310,18 +318,8 @@ class DenseRetriever(Retriever):
             matrix = self._embed_documents(texts)
             embedded = len(texts)
             truncated = self._count_truncated(loaded, texts)
-            if cache is not None:
-                from recall_kit import RecallKitError
-
-                try:
-                    cache.store(key, matrix, {"truncated_memories": truncated})
-                except (OSError, RecallKitError) as error:  # a full disk is an OutputError: the run goes on
-                    status += " (not written)"
-                    print(
-                        f"recall-kit-dense: could not write the embedding cache under "
-                        f"{cache.folder} ({type(error).__name__}); continuing without it.",
-                        file=sys.stderr,
-                    )
+            if cache is not None and not self._write_cache(cache, key, matrix, truncated):
+                status += " (not written)"
         self._matrix = matrix
         self._ann = None
         self._ann_bytes = 0
@@ -346,6 +344,82 @@ class DenseRetriever(Retriever):
             "cache": status,
             "index": self.options.index,
         }
+
+    # -- embedding in batches (a distributed run; recall_kit.plugin.EmbedsInBatches) -----------
+
+    def embedding_work(self, corpus: Corpus) -> list[tuple[int, list[str]]]:
+        """The memory texts `build_index(corpus)` would embed, in the chunks it embeds them in
+        (`batch_size * 4` texts an encode call), when the cache does not hold them; none with
+        `cache=False`. This instance only plans and stores: its model loads on the CPU (the cache
+        key needs the weights, not the device the batches run on).
+
+        Each batch carries this process's torch thread count: a CPU task embeds on as many
+        threads (a task's own default is 1), since the float sums of a matrix product depend on
+        how they are split over threads, and the vectors must be a local run's bit for bit."""
+        if not self.options.cache or len(corpus) == 0:
+            return []
+        from recall_kit_dense.cache import EmbeddingCache
+
+        if self._loaded is None:
+            self._device = "cpu"
+        loaded = self._model()
+        lookup = EmbeddingCache().load(self.cache_key(corpus))
+        if lookup.hit and lookup.array is not None and lookup.array.shape == (len(corpus), loaded.dimension):
+            return []
+        import torch
+
+        threads = torch.get_num_threads()
+        texts = [memory_text(memory, self.options.fields) for memory in corpus]
+        if len(texts) <= self._chunk:
+            return [(threads, texts)]
+        return [(threads, texts[start:start + self._chunk]) for start in range(0, len(texts), self._chunk)]
+
+    def embed_batch(self, batch: tuple[int, list[str]]) -> np.ndarray:
+        """One chunk's embeddings: the encode call `_embed_documents` makes for it, on the CPU on
+        the planning process's number of threads."""
+        threads, texts = batch
+        loaded = self._model()
+        assert self._prefixes is not None
+        if loaded.device != "cpu":
+            return self._encode(list(texts), self._prefixes.document)
+        import torch
+
+        saved = torch.get_num_threads()
+        torch.set_num_threads(threads)
+        try:
+            return self._encode(list(texts), self._prefixes.document)
+        finally:
+            torch.set_num_threads(saved)
+
+    def store_embeddings(self, corpus: Corpus, embedded: list[np.ndarray]) -> None:
+        """The cache entry `build_index(corpus)` would write, from the chunks' embeddings."""
+        import numpy as np
+
+        from recall_kit_dense.cache import EmbeddingCache
+
+        loaded = self._model()
+        matrix = np.vstack(embedded) if len(embedded) > 1 else embedded[0]
+        texts = [memory_text(memory, self.options.fields) for memory in corpus]
+        if matrix.shape != (len(texts), loaded.dimension):
+            raise ValueError(f"the batches hold {matrix.shape[0]} embeddings for {len(texts)} memories")
+        self._write_cache(EmbeddingCache(), self.cache_key(corpus), matrix,
+                          self._count_truncated(loaded, texts))
+
+    def _write_cache(self, cache: EmbeddingCache, key: dict[str, Any], matrix: np.ndarray,
+                     truncated: int | None) -> bool:
+        """Store the corpus matrix; a failure is said once on stderr and the run goes on."""
+        from recall_kit import RecallKitError
+
+        try:
+            cache.store(key, matrix, {"truncated_memories": truncated})
+        except (OSError, RecallKitError) as error:  # a full disk is an OutputError: the run goes on
+            print(
+                f"recall-kit-dense: could not write the embedding cache under "
+                f"{cache.folder} ({type(error).__name__}); continuing without it.",
+                file=sys.stderr,
+            )
+            return False
+        return True
 
     def _count_truncated(self, loaded: LoadedModel, texts: list[str]) -> int | None:
         """How many memory texts (with the doc prefix) are longer than the model's window."""

@@ -298,3 +298,25 @@ def test_a_full_disk_leaves_no_partial_cache(tmp_path: Path, monkeypatch: pytest
     with pytest.raises((OSError, RecallKitError), match="No space left"):
         EmbeddingCache(folder).store({"k": 1}, np.eye(3, dtype=np.float32), {})
     assert list(tmp_path.iterdir()) == []
+
+
+def test_batches_embedded_apart_and_stored_equal_a_build_bit_for_bit(folder: Path, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The EmbedsInBatches capability (a distributed run's path): the batches are build_index's
+    chunks, and the matrix stored from them is the one a build embeds, so a build then hits."""
+    corpus = Corpus(MEMORIES + [Memory(str(20 + i), f"Note {i}: the plant on shelf {i} needs water.")
+                                for i in range(6)])
+    planner = CountingRetriever(DenseRetriever.Options(batch_size=1))  # 4 texts an encode call
+    work = planner.embedding_work(corpus)
+    assert [len(texts) for _, texts in work] == [4, 4, 1]
+    planner.store_embeddings(corpus, [CountingRetriever(planner.options).embed_batch(batch) for batch in work])
+    assert planner.embedding_work(corpus) == []  # stored: nothing missing
+    assert build(corpus, batch_size=1).embedded == []  # a cache hit
+    stored = EmbeddingCache().load(planner.cache_key(corpus))
+    monkeypatch.setenv("RECALL_KIT_CACHE", str(tmp_path / "elsewhere"))
+    built = build(corpus, batch_size=1)
+    assert built.embedded == [9]
+    assert stored.array is not None and built.embeddings is not None
+    assert stored.array.tobytes() == built.embeddings.tobytes()
+    assert stored.extra == EmbeddingCache().load(planner.cache_key(corpus)).extra
+    assert CountingRetriever(DenseRetriever.Options(cache=False)).embedding_work(corpus) == []
