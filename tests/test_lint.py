@@ -61,7 +61,7 @@ def write_faulty(folder: Path) -> Path:
 
 
 def test_every_planted_fault_is_found_with_its_ids(tmp_path: Path) -> None:
-    report = lint_path(write_faulty(tmp_path / "faulty"), min_queries=3)
+    report = lint_path(write_faulty(tmp_path / "faulty"), min_queries=3, multihop_max_overlap=0.18)
     assert report.twin_pairs == [("2", "3", pytest.approx(16 / 17))]
     assert report.counts() == {
         "paraphrase_overlap": 1, "multihop_one_memory": 1, "exact_not_unique": 1, "exact_not_found": 1,
@@ -70,10 +70,12 @@ def test_every_planted_fault_is_found_with_its_ids(tmp_path: Path) -> None:
     assert report.by_kind("paraphrase_overlap") == [
         Finding("paraphrase_overlap", "para_overlap", "paraphrase", ("4",), 0.8)
     ]
-    # {leeds, project, lead, drink} vs 6's {priya, raman, leads, kestrel, analytics, project, leeds}: 2/9
+    # {leeds, project, lead, drink} vs 6's {priya, raman, leads, kestrel, analytics, project, leeds}: 2/9,
+    # above the 0.18 asked for here, under the multi-hop default (0.35).
     assert report.by_kind("multihop_one_memory") == [
         Finding("multihop_one_memory", "multi_split", "multihop", ("6",), round(2 / 9, 4))
     ]
+    assert lint_path(tmp_path / "faulty", min_queries=3).counts()["multihop_one_memory"] == 0
     assert report.by_kind("exact_not_unique") == [Finding("exact_not_unique", "exact_dup", "exact", ("5",), 2.0)]
     assert report.by_kind("exact_not_found") == [Finding("exact_not_found", "exact_missing", "exact", ("4",))]
     assert report.by_kind("twin_split") == [
@@ -107,8 +109,9 @@ def test_a_multihop_query_answered_by_one_memory_s_words_is_flagged(tmp_path: Pa
     ]
     assert any("mh_one: overlap 0.625 with ids 6" in line for line in report.lines())
     # At a threshold of 5/8 exactly nothing is above it; the spread query passes at any threshold >= 0.1.
-    assert lint_path(folder, min_queries=1, paraphrase_max_overlap=0.625).counts()["multihop_one_memory"] == 0
-    assert lint_path(folder, min_queries=1, paraphrase_max_overlap=0.1).counts()["multihop_one_memory"] == 1
+    assert lint_path(folder, min_queries=1, multihop_max_overlap=0.625).counts()["multihop_one_memory"] == 0
+    assert lint_path(folder, min_queries=1, multihop_max_overlap=0.1).counts()["multihop_one_memory"] == 1
+    assert lint_path(folder, min_queries=1, paraphrase_max_overlap=0.9).counts()["multihop_one_memory"] == 1
 
 
 def test_thresholds_move_the_findings(tmp_path: Path) -> None:
@@ -191,10 +194,12 @@ def test_examples_memories_state() -> None:
     # The bundled set is built to its rules (examples/memories/check.py): nothing to report
     # at the defaults. Its 15 twins are re-worded, not near-verbatim: at word-set (1-shingle)
     # Jaccard 0.6 some are found, and every one of them is judged consistently.
-    # Six of its 40 hand-written multi-hop queries share more than 0.18 of their words with one
-    # memory (the bridge's: "the engineer who built the Kestrel query UI"): the multi-hop check's.
-    assert {kind for kind, count in report.counts().items() if count} == {"multihop_one_memory"}, report.lines()
-    assert [f.query_id for f in report.findings] == ["multi_011", "multi_017", "multi_019", "multi_020",
+    assert report.ok, report.lines()
+    # Six of its 40 hand-written multi-hop queries share 0.20-0.31 of their words with one memory
+    # (the bridge's: "the engineer who built the Kestrel query UI"): under the multi-hop limit
+    # (0.35), above the paraphrase one, which is why the two limits are apart.
+    strict = lint_dataset(load_dataset(EXAMPLES), multihop_max_overlap=0.18)
+    assert [f.query_id for f in strict.findings] == ["multi_011", "multi_017", "multi_019", "multi_020",
                                                      "multi_028", "multi_039"]
     assert report.strata == {"exact": 40, "multihop": 40, "paraphrase": 40}
     loose = lint_dataset(load_dataset(EXAMPLES), twin_threshold=0.6, shingle_size=1)
