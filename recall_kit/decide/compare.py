@@ -290,34 +290,11 @@ def compare_values(
         raise ResultFileError(f"Unknown test {test!r}. Available: {', '.join(PAIRED_TESTS)}.")
     metrics = list(matrices)
     decision = primary_metrics(metrics, primary)
-    scopes: dict[str, list[int]] = {"overall": list(range(len(query_ids)))}
-    if strata is not None:
-        by_stratum: dict[str, list[int]] = {}
-        for index, stratum in enumerate(strata):
-            by_stratum.setdefault(stratum, []).append(index)
-        if len(by_stratum) > 1 or "overall" in by_stratum:
-            for stratum, indexes in by_stratum.items():
-                scopes[f"stratum {stratum}" if stratum == "overall" else stratum] = indexes
-    warnings = []
-    for scope, indexes in scopes.items():
-        if scope != "overall" and len(indexes) < SMALL_STRATUM:
-            warnings.append(
-                f"Stratum {scope!r} has {len(indexes)} queries (< {SMALL_STRATUM}): its intervals and "
-                "p-values are rough; do not decide on it alone."
-            )
+    scopes = _comparison_scopes(len(query_ids), strata)
+    warnings = _small_stratum_warnings(scopes)
     rows: list[ComparisonRow] = []
     losses: dict[str, dict[str, list[dict[str, Any]]]] = {}
     tukey_cache: dict[tuple[str, str], list[list[float]]] = {}
-
-    def tukey_p(metric: str, scope: str, position: int) -> float:
-        indexes = scopes[scope]
-        if len(indexes) < 2:
-            return 1.0
-        if (metric, scope) not in tukey_cache:
-            hsd = tukey_hsd(np.vstack([matrix[indexes] for matrix in matrices[metric]]))
-            tukey_cache[metric, scope] = hsd.p_values
-        return tukey_cache[metric, scope][0][position]
-
     for position, label in enumerate(labels[1:], start=1):
         for metric in metrics:
             baseline_all = matrices[metric][0]
@@ -335,7 +312,7 @@ def compare_values(
                 if test == "randomisation" or diagnostic:
                     p_value = c.p_value
                 elif test == "tukey":
-                    p_value = tukey_p(metric, scope, position)
+                    p_value = _tukey_p(tukey_cache, matrices[metric], metric, scope, indexes, position)
                 else:
                     p_value = paired_test_p(test, a, b, n_resamples, seed)
                 rows.append(ComparisonRow(
@@ -348,13 +325,7 @@ def compare_values(
             losses.setdefault(label, {})[metric] = query_losses(
                 query_ids, strata, baseline_all, values_all
             )
-    for family in (PRIMARY, EXPLORATORY):
-        members = [row for row in rows if row.family == family]
-        for row, adjusted in zip(members, holm([row.p_value for row in members]), strict=True):
-            row.p_holm = adjusted
-    for row in rows:
-        if row.family == DIAGNOSTIC:
-            row.p_holm = None
+    _holm_within_families(rows)
     pairwise = {}
     if len(labels) >= 3:
         pairwise = {metric: pairwise_matrix(metric, labels, matrices[metric], test, n_resamples, seed)
@@ -365,6 +336,61 @@ def compare_values(
         n_resamples=n_resamples, seed=seed, warnings=warnings, primary=decision, losses=losses,
         test=test, pairwise=pairwise,
     )
+
+
+def _comparison_scopes(num_queries: int, strata: Sequence[str] | None) -> dict[str, list[int]]:
+    """Each scope's query indexes: "overall", then each stratum in order of first appearance when
+    there are several (a stratum named "overall" is "stratum overall")."""
+    scopes: dict[str, list[int]] = {"overall": list(range(num_queries))}
+    if strata is not None:
+        by_stratum: dict[str, list[int]] = {}
+        for index, stratum in enumerate(strata):
+            by_stratum.setdefault(stratum, []).append(index)
+        if len(by_stratum) > 1 or "overall" in by_stratum:
+            for stratum, indexes in by_stratum.items():
+                scopes[f"stratum {stratum}" if stratum == "overall" else stratum] = indexes
+    return scopes
+
+
+def _small_stratum_warnings(scopes: dict[str, list[int]]) -> list[str]:
+    """A warning for each stratum too small to decide on."""
+    warnings = []
+    for scope, indexes in scopes.items():
+        if scope != "overall" and len(indexes) < SMALL_STRATUM:
+            warnings.append(
+                f"Stratum {scope!r} has {len(indexes)} queries (< {SMALL_STRATUM}): its intervals and "
+                "p-values are rough; do not decide on it alone."
+            )
+    return warnings
+
+
+def _tukey_p(
+    cache: dict[tuple[str, str], list[list[float]]],
+    matrix: list[np.ndarray],
+    metric: str,
+    scope: str,
+    indexes: list[int],
+    position: int,
+) -> float:
+    """Tukey's HSD p-value of system `position` against the baseline on one metric and scope
+    (1.0 under two queries); the HSD over all systems runs once per (metric, scope), kept in `cache`."""
+    if len(indexes) < 2:
+        return 1.0
+    if (metric, scope) not in cache:
+        hsd = tukey_hsd(np.vstack([values[indexes] for values in matrix]))
+        cache[metric, scope] = hsd.p_values
+    return cache[metric, scope][0][position]
+
+
+def _holm_within_families(rows: list[ComparisonRow]) -> None:
+    """Holm's correction within the primary rows and within the exploratory rows; none for diagnostics."""
+    for family in (PRIMARY, EXPLORATORY):
+        members = [row for row in rows if row.family == family]
+        for row, adjusted in zip(members, holm([row.p_value for row in members]), strict=True):
+            row.p_holm = adjusted
+    for row in rows:
+        if row.family == DIAGNOSTIC:
+            row.p_holm = None
 
 
 def query_losses(
