@@ -13,7 +13,8 @@ import numpy as np
 
 from recall_kit.dataset import Dataset
 from recall_kit.decide.ablate import file_name
-from recall_kit.decide.compare import ALPHA, Comparison, compare_results, delta_table
+from recall_kit.decide.compare import ALPHA, Comparison, compare_results
+from recall_kit.decide.compare_report import delta_table
 from recall_kit.decide.distribute import distinct_legs, score_systems, search_legs
 from recall_kit.decide.stats import holm, paired_randomisation_test
 from recall_kit.errors import OptionError
