@@ -371,17 +371,9 @@ def is_example(path: str | Path) -> bool:
     return folder in {example.resolve() for example in example_datasets().values()}
 
 
-def read_dataset(path: str | Path) -> tuple[Dataset | None, list[Problem]]:
-    """Read and check a dataset folder (or `example:NAME`); return it (None when unusable) and
-    every problem found."""
-    problems: list[Problem] = []
-    try:
-        root = dataset_folder(path)
-    except DatasetError as error:
-        return None, [Problem(str(path), 0, str(error).removeprefix(f"{path}: "))]
-    if not root.is_dir():
-        return None, [Problem(str(root), 0, "not a dataset folder (expected corpus.jsonl, queries.jsonl, qrels.jsonl)")]
-
+def _read_corpus(root: Path, problems: list[Problem]) -> tuple[list[Memory], set[str]]:
+    """corpus.jsonl's memories (in file order, duplicates and bad lines left out, each a problem) and
+    the ids of the sensitive ones, which are never indexed."""
     memories: list[Memory] = []
     memory_lines: dict[str, int] = {}
     sensitive: set[str] = set()
@@ -407,7 +399,11 @@ def read_dataset(path: str | Path) -> tuple[Dataset | None, list[Problem]]:
             continue
         memory_lines[memory.id] = number
         memories.append(memory)
+    return memories, sensitive
 
+
+def _read_queries(root: Path, problems: list[Problem]) -> tuple[list[Query], dict[str, int]]:
+    """queries.jsonl's queries (bad lines and duplicates left out, each a problem) and each one's line."""
     queries: list[Query] = []
     query_lines: dict[str, int] = {}
     for number, row in _read_jsonl(root / QUERIES_FILE, problems):
@@ -429,7 +425,18 @@ def read_dataset(path: str | Path) -> tuple[Dataset | None, list[Problem]]:
         stratum = _optional_text(row, "stratum", here, problems) or "all"
         query_lines[query_id] = number
         queries.append(Query(query_id, text, stratum, _optional_text(row, "scope", here, problems)))
+    return queries, query_lines
 
+
+def _read_qrels(
+    root: Path,
+    problems: list[Problem],
+    memories: list[Memory],
+    sensitive: set[str],
+    queries: list[Query],
+    query_lines: dict[str, int],
+) -> Qrels:
+    """qrels.jsonl's judgments by query id, each checked against the corpus and the queries."""
     qrels: Qrels = {}
     qrels_lines: dict[str, int] = {}
     by_id = {memory.id: memory for memory in memories}
@@ -451,23 +458,67 @@ def read_dataset(path: str | Path) -> tuple[Dataset | None, list[Problem]]:
         qrels_lines[query_id] = number
         if query_id not in query_lines:
             problems.append(Problem(QRELS_FILE, number, f"query {query_id} is not in {QUERIES_FILE}"))
-        for doc_id in judgments:
-            if doc_id in sensitive:
-                problems.append(
-                    Problem(QRELS_FILE, number, f"id {doc_id} (query {query_id}) is a sensitive memory, dropped at load")
-                )
-            elif doc_id not in by_id and doc_id not in parents:
-                problems.append(Problem(QRELS_FILE, number, f"id {doc_id} (query {query_id}) is not in {CORPUS_FILE}"))
-            elif doc_id in by_id and query_scope.get(query_id) is not None:
-                scope = by_id[doc_id].scope
-                if scope != query_scope[query_id]:
-                    problems.append(
-                        Problem(
-                            QRELS_FILE, number,
-                            f"id {doc_id} is in scope {scope!r} but query {query_id} searches scope {query_scope[query_id]!r}",
-                        )
-                    )
+        _check_judged_ids(number, query_id, judgments, sensitive, by_id, parents, query_scope, problems)
         qrels[query_id] = judgments
+    return qrels
+
+
+def _check_judged_ids(
+    number: int,
+    query_id: str,
+    judgments: dict[str, int],
+    sensitive: set[str],
+    by_id: dict[str, Memory],
+    parents: set[str],
+    query_scope: dict[str, str | None],
+    problems: list[Problem],
+) -> None:
+    """A problem for each id judged on qrels line `number` that is sensitive, not in the corpus,
+    or in another scope than the query searches."""
+    for doc_id in judgments:
+        if doc_id in sensitive:
+            problems.append(
+                Problem(QRELS_FILE, number, f"id {doc_id} (query {query_id}) is a sensitive memory, dropped at load")
+            )
+        elif doc_id not in by_id and doc_id not in parents:
+            problems.append(Problem(QRELS_FILE, number, f"id {doc_id} (query {query_id}) is not in {CORPUS_FILE}"))
+        elif doc_id in by_id and query_scope.get(query_id) is not None:
+            scope = by_id[doc_id].scope
+            if scope != query_scope[query_id]:
+                problems.append(
+                    Problem(
+                        QRELS_FILE, number,
+                        f"id {doc_id} is in scope {scope!r} but query {query_id} searches scope {query_scope[query_id]!r}",
+                    )
+                )
+
+
+def _unjudgeable_warnings(queries: list[Query], qrels: Qrels) -> list[str]:
+    """A warning naming the queries whose judgments hold no relevant id (they score 0 everywhere)."""
+    warnings = []
+    unjudgeable = [q.query_id for q in queries if q.query_id in qrels and not any(g >= 1 for g in qrels[q.query_id].values())]
+    if unjudgeable:
+        warnings.append(
+            f"{len(unjudgeable)} queries have no relevant id (grade >= 1) and score 0 on every metric: "
+            + ", ".join(unjudgeable[:10]) + (" ..." if len(unjudgeable) > 10 else "")
+        )
+    return warnings
+
+
+def read_dataset(path: str | Path) -> tuple[Dataset | None, list[Problem]]:
+    """Read and check a dataset folder (or `example:NAME`); return it (None when unusable) and
+    every problem found."""
+    problems: list[Problem] = []
+    try:
+        root = dataset_folder(path)
+    except DatasetError as error:
+        return None, [Problem(str(path), 0, str(error).removeprefix(f"{path}: "))]
+    if not root.is_dir():
+        return None, [Problem(str(root), 0, "not a dataset folder (expected corpus.jsonl, queries.jsonl, qrels.jsonl)")]
+
+    memories, sensitive = _read_corpus(root, problems)
+    queries, query_lines = _read_queries(root, problems)
+    qrels = _read_qrels(root, problems, memories, sensitive, queries, query_lines)
     for query in queries:
         if query.query_id not in qrels and (root / QRELS_FILE).exists():
             problems.append(
@@ -478,13 +529,7 @@ def read_dataset(path: str | Path) -> tuple[Dataset | None, list[Problem]]:
     if not problems and not queries:
         problems.append(Problem(QUERIES_FILE, 0, "holds no queries"))
 
-    warnings = []
-    unjudgeable = [q.query_id for q in queries if q.query_id in qrels and not any(g >= 1 for g in qrels[q.query_id].values())]
-    if unjudgeable:
-        warnings.append(
-            f"{len(unjudgeable)} queries have no relevant id (grade >= 1) and score 0 on every metric: "
-            + ", ".join(unjudgeable[:10]) + (" ..." if len(unjudgeable) > 10 else "")
-        )
+    warnings = _unjudgeable_warnings(queries, qrels)
     dataset = Dataset(
         path=root.resolve(),
         corpus=Corpus(memories),

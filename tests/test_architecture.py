@@ -138,3 +138,39 @@ def test_every_path_the_architecture_map_names_exists():
     paths = [path for path in re.findall(r"`((?:recall_kit|plugins|examples)/[^`<*{]+)`", text)]
     assert len(paths) > 20
     assert [path for path in paths if not (ROOT / path).exists()] == []
+
+
+# -- modules of one concern: no function over MAX_FUNCTION_LINES ---------------------------------
+
+#: The longest a function (or method) in recall_kit/ may be, decorators and docstring included.
+MAX_FUNCTION_LINES = 80
+
+
+def _long_functions(source: str, where: str, limit: int = MAX_FUNCTION_LINES) -> list[str]:
+    """`where:line name (N lines)` for each function in `source` longer than `limit` lines."""
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            start = min([node.lineno, *(decorator.lineno for decorator in node.decorator_list)])
+            length = (node.end_lineno or node.lineno) - start + 1
+            if length > limit:
+                found.append(f"{where}:{node.lineno} {node.name} ({length} lines)")
+    return found
+
+
+def test_no_function_in_the_package_is_over_80_lines():
+    files = sorted((ROOT / "recall_kit").rglob("*.py"))
+    assert len(files) > 50
+    found = [entry for path in files
+             for entry in _long_functions(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)))]
+    assert found == [], "split these into named helpers: " + "; ".join(found)
+
+
+def test_the_length_check_catches_a_long_function():
+    body = "".join(f"    x{i} = {i}\n" for i in range(79))
+    source = f"@decorator\ndef long():\n{body}\n\ndef short():\n    pass\n"
+    # decorator + def + 79 statements = 81 lines: over; the same at a limit of 81 is not.
+    assert _long_functions(source, "m.py") == ["m.py:2 long (81 lines)"]
+    assert _long_functions(source, "m.py", limit=81) == []

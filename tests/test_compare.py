@@ -12,7 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from recall_kit.decide.compare import compare_files, compare_results, comparison_report
+from recall_kit.decide.compare import compare_files, compare_results
+from recall_kit.decide.compare_report import comparison_report
 from recall_kit.errors import ResultFileError
 from recall_kit.measure.result import SCHEMA, BenchmarkResult
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import re
 
-from recall_kit.decide.compare import Comparison, ComparisonRow, answer_table, scores_table
+from recall_kit.decide.compare import Comparison, ComparisonRow
+from recall_kit.decide.compare_report import answer_table, scores_table
 from recall_kit.reporting.html import HtmlReporter, bar_chart, histogram_chart, series_colours
 from recall_kit.types import Report
 

@@ -13,7 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from recall_kit.decide.compare import compare_results, comparison_report
+from recall_kit.decide.compare import compare_results
+from recall_kit.decide.compare_report import comparison_report
 from recall_kit.measure.result import SCHEMA, BenchmarkResult
 from recall_kit.reporting.html import HtmlReporter
 from recall_kit.types import Report, ReportTable

@@ -14,7 +14,8 @@ import pytest
 from typer.testing import CliRunner
 
 from recall_kit.cli import get_app
-from recall_kit.decide.compare import Comparison, ComparisonRow, comparison_report, verdict_sentences
+from recall_kit.decide.compare import Comparison, ComparisonRow
+from recall_kit.decide.compare_report import comparison_report, verdict_sentences
 from recall_kit.errors import OutputError, describe_plugin_exception
 from recall_kit.fileio import check_run_folder
 from recall_kit.reporting.formats import MarkdownReporter

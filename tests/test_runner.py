@@ -189,8 +189,8 @@ def test_parent_level_scoring(tmp_path):
 
 
 def test_judged_coverage_is_relative_to_what_could_be_judged():
+    from recall_kit.measure.diagnostics import judged_coverage
     from recall_kit.measure.evaluation import judge_rankings
-    from recall_kit.measure.runner import judged_coverage
 
     qrels = {"a": {"1": 1, "2": 0}, "b": {"9": 1}, "c": {"5": 1}}
     data = judge_rankings(["a", "b", "c"], [["1", "7", "2"], ["8", "7"], []], qrels)
@@ -268,7 +268,7 @@ def test_k_is_not_raised_when_no_cutoff_asks_for_it(tiny_dataset):
 
 
 def test_attribution_is_measured_at_k_not_at_the_fusion_depth():
-    from recall_kit.measure.runner import _attribution
+    from recall_kit.measure.diagnostics import _attribution
 
     # Fused top 2 = x, y; y relevant. Leg a ranked x 1st and y 4th; leg b ranked y 1st and x 5th.
     # In their own top 2, x is a's alone and y is b's alone, though both reach both at depth 5.

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import bisect
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
 from pathlib import Path
@@ -121,6 +122,7 @@ class _Builder:
     vocabulary: list[str]
     cumulative: list[float]
     memories: list[_Memory] = field(default_factory=list)
+    twins: dict[int, list[int]] = field(default_factory=dict)  # memory index -> its near-duplicates
 
     def word(self) -> str:
         return self.vocabulary[bisect.bisect(self.cumulative, self.rng.random() * self.cumulative[-1])]
@@ -148,6 +150,20 @@ class _Builder:
         self.memories.append(_Memory(f"{sentence} {padding}".strip(), category, tags, keywords, padding=padding))
         return len(self.memories) - 1
 
+    def maybe_twin(self, index: int, wording: str, category: str, tags: list[str], keywords: str, topic: str) -> None:
+        """One time in 20, the same fact re-recorded: new wording, the same chatter as memory `index`."""
+        if self.rng.random() < 0.05:
+            twin = self.add(wording, category, tags, keywords, topic, padding=self.memories[index].padding)
+            self.twins.setdefault(index, []).append(twin)
+
+    def stated(self, index: int) -> list[int]:
+        """Memory `index` and its near-duplicates: every memory that states its fact."""
+        return [index, *self.twins.get(index, [])]
+
+    def ids(self, indexes: list[int]) -> list[str]:
+        """The ids (once assigned) of the memories at `indexes`."""
+        return [str(self.memories[i].id) for i in indexes]
+
 
 def generate(memories: int, queries: int, seed: int = 0) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
     """The corpus rows, query rows and qrels rows of a synthetic dataset (see the module doc).
@@ -165,83 +181,10 @@ def generate(memories: int, queries: int, seed: int = 0) -> tuple[list[dict[str,
     vocabulary = _unique(rng, 4000, lambda: "".join(rng.choice(_SYLLABLES).lower() for _ in range(rng.randint(2, 4))), taken)
     cumulative = list(accumulate(1.0 / rank ** 1.05 for rank in range(1, len(vocabulary) + 1)))
     builder = _Builder(rng, vocabulary, cumulative)
-
-    n_people = max(2, memories // 12)
-    n_projects = max(2, memories // 50)
-    people = _unique(rng, n_people, lambda: f"{_name(rng, 2)} {_name(rng, 3)}", taken)
-    projects = _unique(rng, n_projects, lambda: _name(rng, 3), taken)
-    tools = _unique(rng, max(2, min(40, n_projects)), lambda: _name(rng, 2) + "DB", taken)
-    cities = _unique(rng, max(2, min(60, memories // 200)), lambda: _name(rng, 2) + "ton", taken)
-    # Two-syllable pet names (576 of them) up to 500 people, three syllables beyond: the two-syllable
-    # pool ran dry above ~6,000 memories and synth looped for ever.
-    pets = _unique(rng, min(n_people, _SHORT_PET_NAMES), lambda: _name(rng, 2), taken)
-    pets += _unique(rng, n_people - len(pets), lambda: _name(rng, 3), taken)
-
-    twins: dict[int, list[int]] = {}  # memory index -> its near-duplicates
-
-    def stated(index: int) -> list[int]:
-        return [index, *twins.get(index, [])]
-
-    def maybe_twin(index: int, wording: str, category: str, tags: list[str], keywords: str, topic: str) -> None:
-        if rng.random() < 0.05:  # the same fact re-recorded: new wording, the same chatter
-            twin = builder.add(wording, category, tags, keywords, topic, padding=builder.memories[index].padding)
-            twins.setdefault(index, []).append(twin)
-
-    # Projects: each uses a tool and depends on another project; one lead each.
-    project_topic = {project: rng.choice(_TOPICS) for project in projects}
-    uses: dict[str, int] = {}
-    depends: dict[str, int] = {}
-    for number, project in enumerate(projects):
-        topic = project_topic[project]
-        tags = [project.lower(), topic]
-        tool = rng.choice(tools)
-        uses[project] = builder.add(f"{project} uses {tool} for {topic}.", "project", tags, f"{topic} database", topic)
-        maybe_twin(uses[project], f"For {topic}, {project} relies on {tool}.", "project", tags, f"{topic} database", topic)
-        other = projects[(number + 1 + rng.randrange(len(projects) - 1)) % len(projects)]
-        depends[project] = builder.add(f"{project} depends on {other} for {topic}.", "project", tags, "dependency", topic)
-
-    # People: a city, a project (the first person on a project leads it), three personal facts.
-    based: dict[str, int] = {}
-    works: dict[str, tuple[str, int]] = {}
-    leads: dict[str, tuple[str, int]] = {}
-    facts: list[tuple[str, int, tuple[str, ...]]] = []  # (person, memory index, question wordings)
-    for number, person in enumerate(people):
-        city = rng.choice(cities)
-        tags = ["people", city.lower()]
-        based[person] = builder.add(f"{person} is based in {city}.", "person", tags, "location home", "onboarding")
-        maybe_twin(based[person], f"{person} lives in {city} these days.", "person", tags, "location home", "onboarding")
-        project = projects[number] if number < len(projects) else rng.choice(projects)
-        topic = project_topic[project]
-        tags = [project.lower(), "people"]
-        if project not in leads:
-            index = builder.add(f"{person} leads {project} and owns the {topic} roadmap.", "person", tags, "team lead owner", topic)
-            leads[project] = (person, index)
-        else:
-            index = builder.add(f"{person} works on {project} with the {topic} group.", "person", tags, "team member", topic)
-        works[person] = (project, index)
-        values = {"person": person, "animal": rng.choice(_ANIMALS), "pet": pets[number],
-                  "drink": rng.choice(_DRINKS), "food": rng.choice(_FOODS), "day": rng.randint(1, 28),
-                  "month": rng.choice(_MONTHS), "hobby": rng.choice(_HOBBIES), "commute": rng.choice(_COMMUTES)}
-        for kind, category, keywords, wordings, questions in rng.sample(_FACTS, 3):
-            tags = ["people", kind]
-            # At least 20 words: a paraphrase question shares only the name with its memory.
-            topic = rng.choice(_TOPICS)
-            index = builder.add(wordings[0].format(**values), category, tags, keywords, topic, minimum=20)
-            maybe_twin(index, wordings[1].format(**values), category, tags, keywords, topic)
-            facts.append((person, index, tuple(q.format(**values) for q in questions)))
-
-    # The rest: notes about a project or a person, chatter around one entity name.
-    while len(builder.memories) < memories:
-        topic = rng.choice(_TOPICS)
-        if rng.random() < 0.6:
-            project = rng.choice(projects)
-            sentence = f"Note on {project}: the {topic} work needs a {builder.word()} pass."
-            tags = [project.lower(), topic]
-        else:
-            person = rng.choice(people)
-            sentence = f"{person} mentioned the {builder.word()} idea in the {topic} sync."
-            tags = ["people", topic]
-        builder.add(sentence, rng.choice(_CATEGORIES), tags, f"{topic} {builder.word()}", topic)
+    names = _Names.invent(rng, memories, taken)
+    uses, project_topic = _add_projects(builder, names)
+    facts = _add_people(builder, names, project_topic)
+    _add_notes(builder, memories, names)
 
     # Ids 1..N in a seeded shuffle, so related memories are not neighbours.
     order = list(range(len(builder.memories)))
@@ -249,36 +192,144 @@ def generate(memories: int, queries: int, seed: int = 0) -> tuple[list[dict[str,
     for new_id, index in enumerate(order, start=1):
         builder.memories[index].id = new_id
 
-    def ids(indexes: list[int]) -> list[str]:
-        return [str(builder.memories[i].id) for i in indexes]
-
-    # Questions per stratum.
-    paraphrase: list[tuple[str, dict[str, int]]] = []
-    for _person, index, questions in facts:
-        paraphrase.append((rng.choice(questions), dict.fromkeys(ids(stated(index)), 1)))
-    multihop: list[tuple[str, dict[str, int]]] = []
-    for person in people:
-        project, bridge = works[person]
-        answer = uses[project]
-        text = rng.choice(("Which database does the project {p} works on use?",
-                           "What storage sits under {p}'s project?")).format(p=person)
-        multihop.append((text, {**dict.fromkeys(ids(stated(bridge)), 1), **dict.fromkeys(ids(stated(answer)), 2)}))
-    for project, (person, bridge) in leads.items():
-        answer = based[person]
-        text = rng.choice(("Where is the lead of {p} based?", "Which city does whoever runs {p} live in?")).format(p=project)
-        multihop.append((text, {**dict.fromkeys(ids(stated(bridge)), 1), **dict.fromkeys(ids(stated(answer)), 2)}))
-    rng.shuffle(paraphrase)
-    rng.shuffle(multihop)
-
+    paraphrase, multihop = _questions(builder, names, facts, uses)
     per = queries // 3
     chosen_para = paraphrase[:per]
     chosen_multi = multihop[:per]
     exact_count = queries - len(chosen_para) - len(chosen_multi)
     exact = _exact_queries(builder, exact_count, rng)
+    query_rows, qrels_rows = _query_rows((("exact", exact), ("paraphrase", chosen_para), ("multihop", chosen_multi)))
+    return _corpus_rows(builder), query_rows, qrels_rows
 
+
+@dataclass
+class _Names:
+    """The invented entities a synthetic dataset talks about, and who is where (filled as memories
+    are added: a person's city memory, their project and its memory, a project's lead)."""
+
+    people: list[str]
+    projects: list[str]
+    tools: list[str]
+    cities: list[str]
+    pets: list[str]
+    based: dict[str, int] = field(default_factory=dict)
+    works: dict[str, tuple[str, int]] = field(default_factory=dict)
+    leads: dict[str, tuple[str, int]] = field(default_factory=dict)
+
+    @classmethod
+    def invent(cls, rng: random.Random, memories: int, taken: dict[str, None]) -> _Names:
+        """Distinct names, as many as a corpus of `memories` needs, none in `taken` (which grows)."""
+        n_people = max(2, memories // 12)
+        n_projects = max(2, memories // 50)
+        people = _unique(rng, n_people, lambda: f"{_name(rng, 2)} {_name(rng, 3)}", taken)
+        projects = _unique(rng, n_projects, lambda: _name(rng, 3), taken)
+        tools = _unique(rng, max(2, min(40, n_projects)), lambda: _name(rng, 2) + "DB", taken)
+        cities = _unique(rng, max(2, min(60, memories // 200)), lambda: _name(rng, 2) + "ton", taken)
+        # Two-syllable pet names (576 of them) up to 500 people, three syllables beyond: the two-syllable
+        # pool ran dry above ~6,000 memories and synth looped for ever.
+        pets = _unique(rng, min(n_people, _SHORT_PET_NAMES), lambda: _name(rng, 2), taken)
+        pets += _unique(rng, n_people - len(pets), lambda: _name(rng, 3), taken)
+        return cls(people, projects, tools, cities, pets)
+
+
+def _add_projects(builder: _Builder, names: _Names) -> tuple[dict[str, int], dict[str, str]]:
+    """Projects: each uses a tool and depends on another project. Returns each project's
+    "uses" memory and its topic."""
+    rng, projects = builder.rng, names.projects
+    project_topic = {project: rng.choice(_TOPICS) for project in projects}
+    uses: dict[str, int] = {}
+    for number, project in enumerate(projects):
+        topic = project_topic[project]
+        tags = [project.lower(), topic]
+        tool = rng.choice(names.tools)
+        uses[project] = builder.add(f"{project} uses {tool} for {topic}.", "project", tags, f"{topic} database", topic)
+        builder.maybe_twin(uses[project], f"For {topic}, {project} relies on {tool}.", "project", tags, f"{topic} database", topic)
+        other = projects[(number + 1 + rng.randrange(len(projects) - 1)) % len(projects)]
+        builder.add(f"{project} depends on {other} for {topic}.", "project", tags, "dependency", topic)
+    return uses, project_topic
+
+
+def _add_people(
+    builder: _Builder, names: _Names, project_topic: dict[str, str]
+) -> list[tuple[str, int, tuple[str, ...]]]:
+    """People: a city, a project (the first person on a project leads it), three personal facts.
+    Returns the facts: (person, memory index, question wordings)."""
+    rng, projects = builder.rng, names.projects
+    facts: list[tuple[str, int, tuple[str, ...]]] = []
+    for number, person in enumerate(names.people):
+        city = rng.choice(names.cities)
+        tags = ["people", city.lower()]
+        names.based[person] = builder.add(f"{person} is based in {city}.", "person", tags, "location home", "onboarding")
+        builder.maybe_twin(names.based[person], f"{person} lives in {city} these days.", "person", tags, "location home", "onboarding")
+        project = projects[number] if number < len(projects) else rng.choice(projects)
+        topic = project_topic[project]
+        tags = [project.lower(), "people"]
+        if project not in names.leads:
+            index = builder.add(f"{person} leads {project} and owns the {topic} roadmap.", "person", tags, "team lead owner", topic)
+            names.leads[project] = (person, index)
+        else:
+            index = builder.add(f"{person} works on {project} with the {topic} group.", "person", tags, "team member", topic)
+        names.works[person] = (project, index)
+        values = {"person": person, "animal": rng.choice(_ANIMALS), "pet": names.pets[number],
+                  "drink": rng.choice(_DRINKS), "food": rng.choice(_FOODS), "day": rng.randint(1, 28),
+                  "month": rng.choice(_MONTHS), "hobby": rng.choice(_HOBBIES), "commute": rng.choice(_COMMUTES)}
+        for kind, category, keywords, wordings, questions in rng.sample(_FACTS, 3):
+            tags = ["people", kind]
+            # At least 20 words: a paraphrase question shares only the name with its memory.
+            topic = rng.choice(_TOPICS)
+            index = builder.add(wordings[0].format(**values), category, tags, keywords, topic, minimum=20)
+            builder.maybe_twin(index, wordings[1].format(**values), category, tags, keywords, topic)
+            facts.append((person, index, tuple(q.format(**values) for q in questions)))
+    return facts
+
+
+def _add_notes(builder: _Builder, memories: int, names: _Names) -> None:
+    """The rest, up to `memories`: notes about a project or a person, chatter around one entity name."""
+    rng = builder.rng
+    while len(builder.memories) < memories:
+        topic = rng.choice(_TOPICS)
+        if rng.random() < 0.6:
+            project = rng.choice(names.projects)
+            sentence = f"Note on {project}: the {topic} work needs a {builder.word()} pass."
+            tags = [project.lower(), topic]
+        else:
+            person = rng.choice(names.people)
+            sentence = f"{person} mentioned the {builder.word()} idea in the {topic} sync."
+            tags = ["people", topic]
+        builder.add(sentence, rng.choice(_CATEGORIES), tags, f"{topic} {builder.word()}", topic)
+
+
+def _questions(
+    builder: _Builder, names: _Names, facts: list[tuple[str, int, tuple[str, ...]]], uses: dict[str, int]
+) -> tuple[list[tuple[str, dict[str, int]]], list[tuple[str, dict[str, int]]]]:
+    """The paraphrase and multihop questions, each with its judgments (memory id -> grade), shuffled."""
+    rng, ids, stated = builder.rng, builder.ids, builder.stated
+    paraphrase: list[tuple[str, dict[str, int]]] = []
+    for _person, index, questions in facts:
+        paraphrase.append((rng.choice(questions), dict.fromkeys(ids(stated(index)), 1)))
+    multihop: list[tuple[str, dict[str, int]]] = []
+    for person in names.people:
+        project, bridge = names.works[person]
+        answer = uses[project]
+        text = rng.choice(("Which database does the project {p} works on use?",
+                           "What storage sits under {p}'s project?")).format(p=person)
+        multihop.append((text, {**dict.fromkeys(ids(stated(bridge)), 1), **dict.fromkeys(ids(stated(answer)), 2)}))
+    for project, (person, bridge) in names.leads.items():
+        answer = names.based[person]
+        text = rng.choice(("Where is the lead of {p} based?", "Which city does whoever runs {p} live in?")).format(p=project)
+        multihop.append((text, {**dict.fromkeys(ids(stated(bridge)), 1), **dict.fromkeys(ids(stated(answer)), 2)}))
+    rng.shuffle(paraphrase)
+    rng.shuffle(multihop)
+    return paraphrase, multihop
+
+
+def _query_rows(
+    strata: Sequence[tuple[str, list[tuple[str, dict[str, int]]]]]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The query rows and qrels rows of each stratum's questions (graded judgments for multihop)."""
     query_rows: list[dict[str, Any]] = []
     qrels_rows: list[dict[str, Any]] = []
-    for stratum, items in (("exact", exact), ("paraphrase", chosen_para), ("multihop", chosen_multi)):
+    for stratum, items in strata:
         for number, (text, judgments) in enumerate(items, start=1):
             query_id = f"{stratum}_{number:05d}"
             query_rows.append({"query_id": query_id, "text": text, "stratum": stratum})
@@ -286,7 +337,12 @@ def generate(memories: int, queries: int, seed: int = 0) -> tuple[list[dict[str,
                 qrels_rows.append({"query_id": query_id, "relevance": judgments})
             else:
                 qrels_rows.append({"query_id": query_id, "relevant_ids": [int(i) for i in judgments]})
+    return query_rows, qrels_rows
 
+
+def _corpus_rows(builder: _Builder) -> list[dict[str, Any]]:
+    """The corpus rows in id order, each with a drawn importance and creation time."""
+    rng = builder.rng
     corpus_rows = []
     for memory in sorted(builder.memories, key=lambda m: m.id):
         corpus_rows.append({
@@ -295,7 +351,7 @@ def generate(memories: int, queries: int, seed: int = 0) -> tuple[list[dict[str,
             "importance": round(rng.uniform(0.2, 0.95), 2),
             "created_at": f"2024-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}T{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}:00Z",
         })
-    return corpus_rows, query_rows, qrels_rows
+    return corpus_rows
 
 
 def _exact_queries(builder: _Builder, count: int, rng: random.Random) -> list[tuple[str, dict[str, int]]]:

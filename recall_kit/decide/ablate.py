@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from recall_kit.dataset import Dataset
-from recall_kit.decide.compare import ALPHA, DIAGNOSTIC, Comparison, compare_results, family_note, tradeoffs
+from recall_kit.decide.compare import ALPHA, DIAGNOSTIC, Comparison, compare_results
+from recall_kit.decide.compare_report import family_note, tradeoffs
 from recall_kit.errors import SpecError
 from recall_kit.fileio import atomic_batch, check_run_folder, write_json_atomic
 from recall_kit.measure.executor import Executor, checkpoint_for
@@ -82,7 +83,7 @@ class Ablation:
     def report(self, brief: bool = False) -> Report:
         """The ablation table, what each leg contributed and (unless `brief`) every variant's
         paired comparison with the full system."""
-        from recall_kit.decide.compare import delta_table
+        from recall_kit.decide.compare_report import delta_table
 
         metrics = self.comparison.metrics
         headers = ["variant", "kind"]
@@ -124,7 +125,7 @@ class Ablation:
         for variant in self.variants:
             notes += [f"{variant.name}: {warning}" for warning in variant.result.warnings]
         notes += self.skipped
-        from recall_kit.decide.compare import comparison_charts
+        from recall_kit.decide.compare_report import comparison_charts
 
         return Report(title=f"recall-kit ablate: {self.full}", tables=tables, notes=notes,
                       data=self.to_dict(), charts=comparison_charts(self.comparison))

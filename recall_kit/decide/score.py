@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from recall_kit.decide.compare import compare_values, delta_table, four_places
+from recall_kit.decide.compare import compare_values
+from recall_kit.decide.compare_report import delta_table, four_places
 from recall_kit.errors import RecallKitError, ResultFileError
 from recall_kit.measure.evaluation import RunScores, canonical_metric_name, score_run_files
 from recall_kit.types import Report, ReportTable

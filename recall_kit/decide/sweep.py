@@ -13,12 +13,13 @@ import numpy as np
 
 from recall_kit.dataset import Dataset
 from recall_kit.decide.ablate import file_name
-from recall_kit.decide.compare import ALPHA, Comparison, compare_results, delta_table
+from recall_kit.decide.compare import ALPHA, Comparison, compare_results
+from recall_kit.decide.compare_report import delta_table
 from recall_kit.decide.distribute import distinct_legs, score_systems, search_legs
 from recall_kit.decide.stats import holm, paired_randomisation_test
 from recall_kit.errors import OptionError
 from recall_kit.fileio import atomic_batch, check_run_folder, write_json_atomic
-from recall_kit.measure.evaluation import resolve_metrics
+from recall_kit.measure.evaluation import MetricSpec, resolve_metrics
 from recall_kit.measure.executor import Executor, checkpoint_for
 from recall_kit.measure.result import BenchmarkResult
 from recall_kit.measure.runner import search_depth
@@ -296,6 +297,92 @@ def _mean(result: BenchmarkResult, metric: str, ids: Sequence[str]) -> float:
     return float(np.mean([values[q] for q in ids])) if ids else 0.0
 
 
+def _metric_names(
+    target: str, metrics: Sequence[str] | None, guards: Sequence[str] | None
+) -> tuple[MetricSpec, list[str], list[str]]:
+    """The target's metric, every metric name to score (the target first where not named, the
+    guards last) and the guards' names; a guard that names the target is refused."""
+    target_spec = resolve_metrics([target])[0]
+    names = [s.name for s in resolve_metrics(metrics)]
+    if target_spec.name not in names:
+        names.insert(0, target_spec.name)
+    guard_names = [s.name for s in resolve_metrics(list(guards))] if guards else []
+    if target_spec.name in guard_names:
+        raise OptionError(f"--guard names the target {target_spec.name!r}: guards are the other metrics to protect.")
+    names += [g for g in guard_names if g not in names]
+    return target_spec, names, guard_names
+
+
+def _query_halves(
+    dataset: Dataset, holdout: float | None, seed: int, stratum: str | None
+) -> tuple[list[str], list[str]]:
+    """The tuning and test query ids (all queries and none without `holdout`), only `stratum`'s with one."""
+    tuning_ids, test_ids = (split_queries(dataset, holdout, seed) if holdout is not None
+                            else ([q.query_id for q in dataset.queries], []))
+    if stratum is not None:
+        strata = {q.query_id: q.stratum for q in dataset.queries}
+        if stratum not in set(strata.values()):
+            raise OptionError(f"--stratum {stratum!r}: no query has it (strata: {', '.join(sorted(set(strata.values())))}).")
+        tuning_ids = [q for q in tuning_ids if strata[q] == stratum]
+        test_ids = [q for q in test_ids if strata[q] == stratum]
+    return tuning_ids, test_ids
+
+
+def _buildable_systems(
+    spec: SystemSpec, axes: list[GridAxis]
+) -> tuple[list[tuple[dict[str, Any], SystemSpec, System]], list[str]]:
+    """The default and every grid setting, built (settings, spec, system); those whose every leg has
+    weight 0 are left out, each with a note."""
+    configurations: list[tuple[dict[str, Any], SystemSpec]] = [({}, spec), *grid_specs(spec, axes)]
+    skipped: list[str] = []
+    systems: list[tuple[dict[str, Any], SystemSpec, System]] = []
+    for settings, config in configurations:
+        legs = config.leg_names
+        if len(legs) > 1 and all(config.weights.get(leg, 1.0) == 0 for leg in legs):
+            skipped.append(f"Setting {settings} skipped: every leg has weight 0.")
+            continue
+        systems.append((settings, config, build_system(config)))
+    return systems, skipped
+
+
+def _sweep_points(
+    systems: list[tuple[dict[str, Any], SystemSpec, System]],
+    results: list[BenchmarkResult],
+    target: str,
+    tuning_ids: list[str],
+    test_ids: list[str],
+) -> tuple[SweepPoint, list[SweepPoint]]:
+    """Each setting's point (the default's apart) scored on `target` over the tuning and test halves."""
+    points: list[SweepPoint] = []
+    default_point: SweepPoint | None = None
+    for (settings, config, _), result in zip(systems, results, strict=True):
+        point = SweepPoint(settings, config, result, _mean(result, target, tuning_ids),
+                           _mean(result, target, test_ids) if test_ids else None)
+        if not settings:
+            default_point = point
+        else:
+            points.append(point)
+    if default_point is None:
+        raise OptionError("The default system (as given, without the grid) cannot run: every leg has weight 0.")
+    if not points:
+        raise OptionError("Every grid setting was skipped.")
+    return default_point, points
+
+
+def _save_sweep(folder: Path, sweep: Sweep, files: list[str], replaced: list[Path]) -> None:
+    """Every setting's result and sweep.json into `folder`, all or none; a replaced run's files removed first."""
+    default_point, points = sweep.default, sweep.points
+    for path in replaced:
+        path.unlink(missing_ok=True)
+    with atomic_batch():  # every file or none: an interrupted run leaves no partial set
+        default_point.file = files[0]
+        default_point.result.save(folder / default_point.file)
+        for index, point in enumerate(points, start=1):
+            point.file = files[index]
+            point.result.save(folder / point.file)
+        write_json_atomic(folder / "sweep.json", sweep.to_dict())
+
+
 def run_sweep(
     spec: SystemSpec,
     dataset: Dataset,
@@ -333,31 +420,9 @@ def run_sweep(
     it with another. The held-out comparison reports the guards' deltas too.
     """
     axes = parse_grid(grid, spec)
-    target_spec = resolve_metrics([target])[0]
-    names = [s.name for s in resolve_metrics(metrics)]
-    if target_spec.name not in names:
-        names.insert(0, target_spec.name)
-    guard_names = [s.name for s in resolve_metrics(list(guards))] if guards else []
-    if target_spec.name in guard_names:
-        raise OptionError(f"--guard names the target {target_spec.name!r}: guards are the other metrics to protect.")
-    names += [g for g in guard_names if g not in names]
-    tuning_ids, test_ids = (split_queries(dataset, holdout, seed) if holdout is not None
-                            else ([q.query_id for q in dataset.queries], []))
-    if stratum is not None:
-        strata = {q.query_id: q.stratum for q in dataset.queries}
-        if stratum not in set(strata.values()):
-            raise OptionError(f"--stratum {stratum!r}: no query has it (strata: {', '.join(sorted(set(strata.values())))}).")
-        tuning_ids = [q for q in tuning_ids if strata[q] == stratum]
-        test_ids = [q for q in test_ids if strata[q] == stratum]
-    configurations: list[tuple[dict[str, Any], SystemSpec]] = [({}, spec), *grid_specs(spec, axes)]
-    skipped: list[str] = []
-    systems: list[tuple[dict[str, Any], SystemSpec, System]] = []
-    for settings, config in configurations:
-        legs = config.leg_names
-        if len(legs) > 1 and all(config.weights.get(leg, 1.0) == 0 for leg in legs):
-            skipped.append(f"Setting {settings} skipped: every leg has weight 0.")
-            continue
-        systems.append((settings, config, build_system(config)))
+    target_spec, names, guard_names = _metric_names(target, metrics, guards)
+    tuning_ids, test_ids = _query_halves(dataset, holdout, seed, stratum)
+    systems, skipped = _buildable_systems(spec, axes)
     files = ["default.json" if not settings else f"{index:03d}_" + file_name(",".join(f"{n}={v}" for n, v in settings.items()))
              for index, (settings, _, _) in enumerate(systems)]
     replaced = check_run_folder(out, files, "sweep.json", force) if out is not None else []
@@ -370,19 +435,7 @@ def run_sweep(
     results = score_systems(executor, dataset, [(_setting_label(settings), system, search_depth(system, dataset, k, names))
                                                 for settings, _, system in systems],
                             runs_by_key, {"k": k, "metrics": names, "seed": seed}, show_progress, checkpoint)
-    points: list[SweepPoint] = []
-    default_point: SweepPoint | None = None
-    for (settings, config, _), result in zip(systems, results, strict=True):
-        point = SweepPoint(settings, config, result, _mean(result, target_spec.name, tuning_ids),
-                           _mean(result, target_spec.name, test_ids) if test_ids else None)
-        if not settings:
-            default_point = point
-        else:
-            points.append(point)
-    if default_point is None:
-        raise OptionError("The default system (as given, without the grid) cannot run: every leg has weight 0.")
-    if not points:
-        raise OptionError("Every grid setting was skipped.")
+    default_point, points = _sweep_points(systems, results, target_spec.name, tuning_ids, test_ids)
     for point in points:
         point.guard_checks = guard_checks(default_point.result, point.result, guard_names, tuning_ids,
                                           n_resamples, seed)
@@ -399,16 +452,7 @@ def run_sweep(
                   seed=seed, tuning_ids=tuning_ids, test_ids=test_ids, comparison=comparison,
                   leg_searches=len(runs_by_key), skipped=skipped, stratum=stratum, guards=guard_names)
     if out is not None:
-        folder = Path(out)
-        for path in replaced:
-            path.unlink(missing_ok=True)
-        with atomic_batch():  # every file or none: an interrupted run leaves no partial set
-            default_point.file = files[0]
-            default_point.result.save(folder / default_point.file)
-            for index, point in enumerate(points, start=1):
-                point.file = files[index]
-                point.result.save(folder / point.file)
-            write_json_atomic(folder / "sweep.json", sweep.to_dict())
+        _save_sweep(Path(out), sweep, files, replaced)
         if checkpoint is not None:
             checkpoint.clear()
     return sweep

@@ -1,8 +1,11 @@
-"""Scoring: metric names to metrics, rankings joined with qrels, per-query values, their means."""
+"""Scoring: rankings joined with qrels, per-query values, their means; TREC files scored.
+
+Metric names (parsing, aliases, trec_eval's sets) live in `recall_kit.measure.metric_names`;
+the public ones are re-exported here for callers that import them from this module.
+"""
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
@@ -13,327 +16,18 @@ from typing import Any
 
 import numpy as np
 
-from recall_kit.errors import DuplicateNameError, OptionError, PluginRunError, UnknownMetricError
+from recall_kit.errors import OptionError
+from recall_kit.measure.metric_names import (
+    MAX_CUTOFF,
+    TREC_EVAL_SETS,
+    MetricSpec,
+    canonical_metric_name,
+    metric_aliases,
+    resolve_metrics,
+    trec_eval_names_missing,
+)
 from recall_kit.measure.trec import TrecTable
-from recall_kit.types import TIE_PRECISIONS, Hit, JudgedRankings, Metric, Qrels, sort_hits
-
-# The order the default metric set is shown in; families not listed follow by name. Only an
-# order: which families exist, and which are defaults, comes from the registry.
-_DEFAULT_DISPLAY_ORDER = ("recall", "ndcg", "mrr", "map", "judged")
-
-_NAME = re.compile(r"^(?P<family>[^@\s]+)(?:@(?P<cutoff>.*))?$")
-_ALIAS_CUTOFF = "{k}"
-_TRAILING_NUMBER = re.compile(r"^(?P<stem>.*?)(?P<number>[0-9]+)$")
-_TRAILING_DECIMAL = re.compile(r"^(?P<stem>.*?_)(?P<number>[0-9]{0,3}\.[0-9]{1,6})$")
-# trec_eval's -m syntax, "P.10" for the measure it prints as "P_10".
-_TREC_DOT = re.compile(r"^(?P<stem>[A-Za-z_]+)\.(?P<number>[0-9]+)$")
-# ... and with a decimal parameter, "iprec_at_recall.0.25" (arriving as "iprec_at_recall.0.25", "0.5").
-_TREC_DECIMAL_DOT = re.compile(r"^(?P<stem>[A-Za-z_]+)\.(?P<number>[0-9]{0,3}\.[0-9]{1,6})$")
-_TREC_PARAMETER = re.compile(r"[0-9]*\.?[0-9]+")
-
-#: trec_eval's measure sets, ``-m official`` (its default), ``-m set`` and ``-m all_trec``, as its
-#: measures.c lists them: each name is resolved through `Metric.trec_eval`; those no registered
-#: metric answers to are named by `trec_eval_names_missing`.
-TREC_EVAL_SETS: dict[str, tuple[str, ...]] = {
-    "official": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
-                 "recip_rank", "iprec_at_recall", "P"),
-    "set": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_recall",
-            "set_relative_P", "set_map", "set_F"),
-    "all_trec": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
-                 "recip_rank", "iprec_at_recall", "P", "relstring", "recall", "infAP", "gm_bpref", "utility",
-                 "11pt_avg", "ideal_dcg", "dcg", "ndcg", "relative_P", "Rprec_mult", "success", "map_cut",
-                 "ndcg_cut", "ndcg_rel", "Rndcg", "binG", "G", "set_P", "set_recall", "set_relative_P",
-                 "set_map", "set_F", "num_nonrel_judged_ret"),
-}
-
-# The alias table of the last registry state seen: (entries dict, {lowercase alias: family}).
-_alias_cache: tuple[Any, dict[str, str]] | None = None
-
-#: The largest cutoff a metric name may carry: far past any ranking, and within every index type.
-MAX_CUTOFF = 2**31 - 1
-
-
-@dataclass(frozen=True)
-class MetricSpec:
-    """One metric to compute: its display name (``recall@10``), family and cutoff."""
-
-    name: str
-    metric: Metric
-    cutoff: int | None
-
-    @property
-    def rank_cutoff(self) -> int | None:
-        """The depth of ranking the metric reads: its cutoff, or None where the cutoff is not a
-        rank (``iprec_at_recall@50``: a recall level) or there is none (the whole ranking)."""
-        return self.cutoff if self.metric.cutoff_unit == "rank" else None
-
-    def compute(self, data: JudgedRankings) -> np.ndarray:
-        """One finite float64 per query of `data`. A metric that raises, or returns the wrong
-        length, NaN or an infinity, is one line naming it, its plugin and the hook's method."""
-        from recall_kit import registry
-
-        registration = next((entry for entry in registry.metrics.all().values() if entry.obj is self.metric), None)
-        plugin = registration.plugin if registration is not None else "?"
-
-        def run() -> np.ndarray:
-            return np.asarray(self.metric.compute(data, self.cutoff), dtype=np.float64)
-
-        values = registration.call("compute", run) if registration is not None else run()
-        if values.shape != (len(data.query_ids),):
-            problem = f"returned shape {values.shape}, expected ({len(data.query_ids)},)"
-        elif not np.isfinite(values).all():
-            problem = f"returned {int((~np.isfinite(values)).sum())} values that are NaN or infinite"
-        else:
-            return values
-        raise PluginRunError(f"Metric {self.name!r} (plugin {plugin!r}) failed in compute: {problem}.")
-
-
-def _spec_name(family: str, cutoff: int | None) -> str:
-    return family if cutoff is None else f"{family}@{cutoff}"
-
-
-def _parse(name: str) -> tuple[str, int | None]:
-    text = name.strip() if isinstance(name, str) else ""
-    match = _NAME.match(text)
-    if not match:
-        raise OptionError(
-            f"Bad metric name {name!r}: write a family with an optional cutoff, e.g. 'recall@10'."
-        )
-    raw = match.group("cutoff")
-    if raw is None:
-        return match.group("family"), None
-    if not re.fullmatch(r"[0-9]+", raw.strip()):  # 0 is checked once the metric is known
-        raise OptionError(
-            f"Bad cutoff in metric {name!r}: the cutoff after '@' is a whole number >= 1, "
-            "e.g. 'recall@10'."
-        )
-    if int(raw) > MAX_CUTOFF:
-        raise OptionError(
-            f"Cutoff in metric {name!r} is too large: at most {MAX_CUTOFF} (far past any ranking)."
-        )
-    return match.group("family"), int(raw)
-
-
-def resolve_metrics(names: Sequence[str] | None) -> list[MetricSpec]:
-    """Turn metric names (``recall@10``, ``mrr``, ``map@100``) into specs, in order, no repeats.
-
-    A name may also be one users of trec_eval or ir_measures write (``ndcg_cut_10``, ``P_10``,
-    ``recip_rank``, ``nDCG@10``, ``RR``, ...): each metric's `aliases`, matched without regard to
-    case, and trec_eval's ``-m`` syntax (``P.5``, ``ndcg_cut.5,10`` split into ``["ndcg_cut.5",
-    "10"]``). The spec keeps recall-kit's canonical name (``ndcg@10``), so ``ndcg_cut_10`` and
-    ``ndcg@10`` asked together give one column.
-
-    `None` or an empty sequence gives the defaults: every registered family's `default_cutoffs`.
-    An unknown family raises `UnknownMetricError` (listing what is registered); a cutoff on a
-    family that takes none, a missing required cutoff, or a malformed cutoff raises `OptionError`.
-    """
-    from recall_kit import registry
-
-    if not names:
-        return _default_specs(registry.metrics.all())
-    specs: list[MetricSpec] = []
-    seen: set[str] = set()
-    dotted_stem: str | None = None
-    for raw in names:
-        expanded = _trec_eval_expansion(raw, registry.metrics.all())
-        if expanded is not None:
-            for spec in expanded:
-                if spec.name not in seen:
-                    seen.add(spec.name)
-                    specs.append(spec)
-            dotted_stem = None
-            continue
-        # trec_eval's "-m P.5,10" arrives split at the comma: a bare number after a dotted
-        # trec_eval name is one more cutoff of that measure.
-        if dotted_stem is not None and isinstance(raw, str) and _TREC_PARAMETER.fullmatch(raw.strip()):
-            raw = f"{dotted_stem}.{raw.strip()}"
-        dotted = (_TREC_DOT.match(raw.strip()) or _TREC_DECIMAL_DOT.match(raw.strip())) if isinstance(raw, str) else None
-        dotted_stem = dotted.group("stem") if dotted else None
-        family, cutoff = _parse(raw)
-        entries = registry.metrics.all()
-        if family not in entries:
-            family, cutoff = _resolve_alias(raw, family, cutoff, entries)
-        metric = entries[family].obj
-        if cutoff is not None and cutoff > MAX_CUTOFF:
-            raise OptionError(f"Cutoff in metric {raw!r} is too large: at most {MAX_CUTOFF} (far past any ranking).")
-        if cutoff is not None and cutoff < (0 if metric.cutoff_unit == "percent" else 1):
-            raise OptionError(
-                f"Bad cutoff in metric {raw!r}: the cutoff after '@' is a whole number >= 1, "
-                "e.g. 'recall@10'."
-            )
-        if cutoff is not None and metric.cutoff == "none":
-            raise OptionError(
-                f"Metric {family!r} takes no cutoff: write {family!r}, not {raw.strip()!r}."
-            )
-        if cutoff is None and metric.cutoff == "required":
-            raise OptionError(f"Metric {family!r} needs a cutoff: write e.g. '{family}@10'.")
-        name = _spec_name(family, cutoff)
-        if name not in seen:
-            seen.add(name)
-            specs.append(MetricSpec(name=name, metric=metric, cutoff=cutoff))
-    return specs
-
-
-def _trec_eval_names(entries: dict[str, Any]) -> dict[str, Metric]:
-    """trec_eval's measure names (`Metric.trec_eval`) to the metrics that compute them."""
-    return {name: registration.obj for registration in entries.values() for name in registration.obj.trec_eval}
-
-
-def _trec_eval_expansion(raw: Any, entries: dict[str, Any]) -> list[MetricSpec] | None:
-    """The specs a trec_eval measure set (``official``, ``all_trec``) or bare family (``P``,
-    ``ndcg_cut``: at trec_eval's default cutoffs) stands for; None for any other name."""
-    if not isinstance(raw, str):
-        return None
-    text = raw.strip()
-    known = _trec_eval_names(entries)
-    if text in TREC_EVAL_SETS:
-        wanted = [name for name in TREC_EVAL_SETS[text] if name in known]
-    elif text in known and _takes_trec_cutoffs(text, known[text]):
-        wanted = [text]
-    else:
-        return None
-    specs: list[MetricSpec] = []
-    for name in wanted:
-        metric = known[name]
-        cutoffs: Sequence[int | None] = metric.trec_cutoffs if _takes_trec_cutoffs(name, metric) else (None,)
-        specs.extend(MetricSpec(_spec_name(metric.name, cutoff), metric, cutoff) for cutoff in cutoffs)
-    return specs
-
-
-def _takes_trec_cutoffs(name: str, metric: Metric) -> bool:
-    return bool(metric.trec_cutoffs) and (metric.cutoff == "required" or f"{name}_{_ALIAS_CUTOFF}" in metric.aliases)
-
-
-def trec_eval_names_missing(names: Sequence[str] | None) -> list[str]:
-    """The trec_eval measures that the sets among `names` (``-m all_trec``) hold and no registered
-    metric computes (``runid``, ``iprec_at_recall``, ...), in the set's order, for a note."""
-    from recall_kit import registry
-
-    known = _trec_eval_names(registry.metrics.all())
-    missing: list[str] = []
-    for raw in names or ():
-        for name in TREC_EVAL_SETS.get(raw.strip() if isinstance(raw, str) else "", ()):
-            if name not in known and name not in missing:
-                missing.append(name)
-    return missing
-
-
-def canonical_metric_name(name: str) -> str:
-    """recall-kit's name for a metric name as a user wrote it (``ndcg_cut_10`` -> ``ndcg@10``).
-
-    For commands that read names back from result files (compare, gate): a name no registered
-    metric answers to (a plugin's, not installed here) is returned as written, stripped.
-    """
-    try:
-        return resolve_metrics([name])[0].name
-    except UnknownMetricError:
-        return name.strip()
-
-
-def metric_aliases(entries: dict[str, Any] | None = None) -> dict[str, str]:
-    """Every alias of the registered metrics, lowercased, to the family it names.
-
-    Each family's own name is an alias of itself (``NDCG@10`` finds ``ndcg``). An alias that two
-    families claim raises `DuplicateNameError` naming both plugins.
-    """
-    global _alias_cache
-    from recall_kit import registry
-
-    if entries is None:
-        entries = registry.metrics.all()
-    if _alias_cache is not None and _alias_cache[0] is entries:
-        return _alias_cache[1]
-    table: dict[str, str] = {}
-    owners: dict[str, str] = {}
-    for family, registration in entries.items():
-        metric: Metric = registration.obj
-        implicit = {
-            "required": [f"{family}@{_ALIAS_CUTOFF}"],
-            "optional": [family, f"{family}@{_ALIAS_CUTOFF}"],
-            "none": [family],
-        }[metric.cutoff]
-        for alias in (*implicit, *metric.aliases):
-            key = alias.lower()
-            if key in table and table[key] != family:
-                raise DuplicateNameError(
-                    f"Metric alias {alias!r} is claimed by both {table[key]!r} "
-                    f"({owners[key]!r}) and {family!r} ({registration.plugin!r})."
-                )
-            table[key] = family
-            owners[key] = registration.plugin
-    _alias_cache = (entries, table)
-    return table
-
-
-def _resolve_alias(
-    raw: str, family: str, cutoff: int | None, entries: dict[str, Any]
-) -> tuple[str, int | None]:
-    """(family, cutoff) for a name whose family (as `_parse` read it) is not registered."""
-    table = metric_aliases(entries)
-    text = raw.strip().lower()
-    candidates = [text]
-    dotted = _TREC_DOT.match(text)
-    if dotted:
-        # A percent metric's trec_eval parameter is a fraction: iprec_at_recall.1 is recall 1.0.
-        key = f"{dotted.group('stem')}_{_ALIAS_CUTOFF}"
-        if key in table and entries[table[key]].obj.cutoff_unit == "percent":
-            return table[key], int(dotted.group("number")) * 100
-        candidates.append(f"{dotted.group('stem')}_{dotted.group('number')}")
-    decimal_dot = _TREC_DECIMAL_DOT.match(text)  # -m iprec_at_recall.0.25
-    if decimal_dot:
-        candidates.append(f"{decimal_dot.group('stem')}_{decimal_dot.group('number')}")
-    for candidate in candidates:
-        if candidate in table:
-            return table[candidate], None
-        decimal = _TRAILING_DECIMAL.match(candidate)  # trec_eval's iprec_at_recall_0.10: percent 10
-        if decimal and decimal.group("stem") + _ALIAS_CUTOFF in table:
-            owner = table[decimal.group("stem") + _ALIAS_CUTOFF]
-            if entries[owner].obj.cutoff_unit == "percent":
-                return owner, round(float(decimal.group("number")) * 100)
-        match = _TRAILING_NUMBER.match(candidate)
-        if match:
-            key = match.group("stem") + _ALIAS_CUTOFF
-            if key in table:
-                number = int(match.group("number"))
-                if number > MAX_CUTOFF:
-                    raise OptionError(
-                        f"Bad cutoff in metric {raw!r}: the cutoff is a whole number from 1 to "
-                        f"{MAX_CUTOFF}."
-                    )
-                return table[key], number
-    # An alias written with a cutoff it does not take (Rprec@5), or without one it needs (ERR):
-    # let the caller say so.
-    for key in (family.lower(), family.lower() + "@" + _ALIAS_CUTOFF):
-        if key in table:
-            return table[key], cutoff
-    raise UnknownMetricError(family, list(entries), _closest_name(raw.strip(), entries, table))
-
-
-def _closest_name(text: str, entries: dict[str, Any], table: dict[str, str]) -> str | None:
-    """The registered name or alias closest to a misspelt one, written with its cutoff."""
-    number = _TRAILING_NUMBER.match(text)
-    cutoff = number.group("number") if number else "10"
-    spelled = {}  # lowercased -> as registered (P_{k}, not p_{k}); canonical names last, to win
-    for family, registration in entries.items():
-        for alias in (*registration.obj.aliases, f"{family}@{_ALIAS_CUTOFF}", family):
-            if alias.lower() in table:
-                spelled[alias.replace(_ALIAS_CUTOFF, cutoff).lower()] = alias.replace(_ALIAS_CUTOFF, cutoff)
-    close = difflib.get_close_matches(text.lower(), list(spelled), n=1, cutoff=0.75)
-    return spelled[close[0]] if close else None
-
-
-def _default_specs(registered: dict[str, Any]) -> list[MetricSpec]:
-    def order(family: str) -> tuple[int, str]:
-        if family in _DEFAULT_DISPLAY_ORDER:
-            return _DEFAULT_DISPLAY_ORDER.index(family), family
-        return len(_DEFAULT_DISPLAY_ORDER), family
-
-    specs: list[MetricSpec] = []
-    for family in sorted(registered, key=order):
-        metric: Metric = registered[family].obj
-        for cutoff in metric.default_cutoffs:
-            specs.append(MetricSpec(name=_spec_name(family, cutoff), metric=metric, cutoff=cutoff))
-    return specs
+from recall_kit.types import TIE_PRECISIONS, Hit, JudgedRankings, Qrels, sort_hits
 
 
 def _first_repeat(ranking: Sequence[str]) -> str:
@@ -378,47 +72,77 @@ def judge_rankings(
         if depth < 0:
             raise ValueError(f"depth must be >= 0, got {depth}")
         rankings = [ranking[:depth] for ranking in rankings]
-    num_queries = len(query_ids)
-    lengths = np.fromiter(map(len, rankings), dtype=np.int64, count=num_queries)
-    total = int(lengths.sum())
-    width = int(lengths.max()) if num_queries else 0
-
-    # One set per ranking, built in C: cheaper than it looks, and trec_eval refuses duplicates.
-    distinct = np.fromiter(map(len, map(set, rankings)), dtype=np.int64, count=num_queries)
-    if total and (distinct != lengths).any():
-        row = int(np.flatnonzero(distinct != lengths)[0])
-        repeated = _first_repeat(rankings[row])
-        raise ValueError(f"ranking of query {query_ids[row]!r} holds document {repeated!r} twice")
+    _refuse_repeated_documents(query_ids, rankings)
     if not complete and any(query_id not in qrels for query_id in query_ids):
         kept = [i for i, query_id in enumerate(query_ids) if query_id in qrels]
         query_ids = [query_ids[i] for i in kept]
         rankings = [rankings[i] for i in kept]
-        num_queries, lengths = len(kept), lengths[kept]
-        total = int(lengths.sum())
-        width = int(lengths.max()) if num_queries else 0
 
     empty: dict[str, int] = {}
     judgments = [qrels.get(query_id, empty) for query_id in query_ids]
+    num_queries = len(query_ids)
+    lengths = np.fromiter(map(len, rankings), dtype=np.int64, count=num_queries)
+    cells = _ranked_grades(judgments, rankings, int(lengths.sum()))
+    if judged_only:
+        cells, lengths = _judged_cells_only(cells, lengths)
+    grades, judged, pooled = _dense_layout(cells, lengths)
 
-    # Every ranked cell's grade, NaN where not in the qrels: dict.get runs in C through map(), so
-    # the only per-query Python work is building one iterator.
+    sizes = np.fromiter(map(len, judgments), dtype=np.int64, count=num_queries)
+    all_grades = np.fromiter(
+        chain.from_iterable(judged.values() for judged in judgments),
+        dtype=np.int64,
+        count=int(sizes.sum()),
+    )
+    owner = np.repeat(np.arange(num_queries), sizes)
+    return _judged_rankings(query_ids, grades, judged, pooled, lengths, all_grades, owner, relevance_level)
+
+
+def _refuse_repeated_documents(query_ids: Sequence[str], rankings: Sequence[Sequence[str]]) -> None:
+    """`ValueError` naming the first ranking that holds a document twice (trec_eval refuses them)."""
+    num_queries = len(query_ids)
+    lengths = np.fromiter(map(len, rankings), dtype=np.int64, count=num_queries)
+    # One set per ranking, built in C: cheaper than it looks.
+    distinct = np.fromiter(map(len, map(set, rankings)), dtype=np.int64, count=num_queries)
+    if int(lengths.sum()) and (distinct != lengths).any():
+        row = int(np.flatnonzero(distinct != lengths)[0])
+        repeated = _first_repeat(rankings[row])
+        raise ValueError(f"ranking of query {query_ids[row]!r} holds document {repeated!r} twice")
+
+
+def _ranked_grades(judgments: Sequence[Mapping[str, int]], rankings: Sequence[Sequence[str]], total: int) -> np.ndarray:
+    """Every ranked cell's grade, rankings concatenated, NaN where the document is not in the qrels.
+
+    dict.get runs in C through map(), so the only per-query Python work is building one iterator.
+    """
     nan = float("nan")
-    cells = np.fromiter(
+    return np.fromiter(
         chain.from_iterable(
             map(judged.get, ranking, repeat(nan)) for judged, ranking in zip(judgments, rankings)
         ),
         dtype=np.float64,
         count=total,
     )
-    if judged_only:
-        # trec_eval -J: drop every document without a judgment (NaN >= 0 is False), keep order.
-        keep = cells >= 0
-        if not keep.all():
-            owner = np.repeat(np.arange(num_queries), lengths)
-            cells = cells[keep]
-            lengths = np.bincount(owner[keep], minlength=num_queries).astype(np.int64)
-            total = int(lengths.sum())
-            width = int(lengths.max()) if num_queries else 0
+
+
+def _judged_cells_only(cells: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """trec_eval -J: every document without a judgment dropped (NaN >= 0 is False), order kept.
+
+    Returns the remaining cells and each ranking's new length.
+    """
+    keep = cells >= 0
+    if keep.all():
+        return cells, lengths
+    num_queries = len(lengths)
+    owner = np.repeat(np.arange(num_queries), lengths)
+    return cells[keep], np.bincount(owner[keep], minlength=num_queries).astype(np.int64)
+
+
+def _dense_layout(cells: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Concatenated cell grades (NaN: not in the qrels, negative: pooled, not judged) laid out as
+    (grades, judged, pooled) arrays of one row per ranking, zero/False-padded to the longest."""
+    num_queries = len(lengths)
+    total = int(lengths.sum())
+    width = int(lengths.max()) if num_queries else 0
     pooled_cells = ~np.isnan(cells)
     judged_cells = cells >= 0
     grade_cells = np.where(judged_cells, cells, 0.0).astype(np.int32)
@@ -434,17 +158,24 @@ def judge_rankings(
         grades[filled] = grade_cells
         judged[filled] = judged_cells
         pooled[filled] = pooled_cells
+    return grades, judged, pooled
 
-    sizes = np.fromiter(map(len, judgments), dtype=np.int64, count=num_queries)
-    all_grades = np.fromiter(
-        chain.from_iterable(judged.values() for judged in judgments),
-        dtype=np.int64,
-        count=int(sizes.sum()),
-    )
+
+def _judged_rankings(
+    query_ids: Sequence[str],
+    grades: np.ndarray,
+    judged: np.ndarray,
+    pooled: np.ndarray,
+    lengths: np.ndarray,
+    all_grades: np.ndarray,
+    owner: np.ndarray,
+    relevance_level: int,
+) -> JudgedRankings:
+    """The `JudgedRankings` of laid-out rankings (one row per query of `query_ids`) and the qrels'
+    grades (`all_grades[i]` a judgment of query row `owner[i]`): the one place both joins assemble it."""
     num_relevant, num_judged_nonrelevant, ideal_grades = _from_qrels(
-        all_grades, np.repeat(np.arange(num_queries), sizes), num_queries, relevance_level
+        all_grades, owner, len(query_ids), relevance_level
     )
-
     return JudgedRankings(
         query_ids=list(query_ids),
         grades=grades,
@@ -570,16 +301,7 @@ def judge_tables(
     judged_query, judged_doc = query_codes[num_run:], doc_codes[num_run:]
     run_pairs = run_query * num_docs + run_doc
     judged_pairs = judged_query * num_docs + judged_doc
-    for pairs, which, query_ids, doc_ids in (
-        (judged_pairs, "qrels", qrels.query_ids, qrels.doc_ids),
-        (run_pairs, "run", run.query_ids, run.doc_ids),
-    ):
-        repeat = _first_pair_repeat(pairs)
-        if repeat is not None:
-            raise ValueError(
-                f"document {doc_ids[repeat].decode()!r} appears twice for query "
-                f"{query_ids[repeat].decode()!r} in the {which}"
-            )
+    _refuse_repeated_pairs(run, qrels, run_pairs, judged_pairs)
 
     if ties == "float64":
         order = np.lexsort((num_docs - 1 - run_doc, -(run.values + 0.0), run_query))
@@ -587,27 +309,12 @@ def judge_tables(
         order = _float32_order(run.values, run_query, run_doc, num_docs)
     run_query, run_pairs = run_query[order], run_pairs[order]
     if depth is not None and num_run:  # trec_eval -M: each query's top `depth`, before -J
-        first = np.empty(num_run, dtype=bool)
-        first[0] = True
-        np.not_equal(run_query[1:], run_query[:-1], out=first[1:])
-        positions = np.arange(num_run)
-        keep = positions - np.maximum.accumulate(np.where(first, positions, 0)) < depth
+        keep = _top_of_each_query(run_query, depth)
         order, run_query, run_pairs = order[keep], run_query[keep], run_pairs[keep]
         num_run = len(order)
-
-    judged_order = np.argsort(judged_pairs, kind="stable")
-    sorted_pairs = judged_pairs[judged_order]
-    sorted_grades = qrels.values[judged_order].astype(np.int64)
-    # Look up only the cells whose document is judged for some query: usually a small share.
-    judged_somewhere = np.zeros(num_docs, dtype=bool)
-    judged_somewhere[judged_doc] = True
-    candidates = np.flatnonzero(judged_somewhere[run_doc[order]])
-    position = np.searchsorted(sorted_pairs, run_pairs[candidates])
-    hit = sorted_pairs[np.minimum(position, max(len(sorted_pairs) - 1, 0))] == run_pairs[candidates]
-    found = np.zeros(num_run, dtype=bool)
-    found[candidates[hit]] = True
-    cell_grades = np.zeros(num_run, dtype=np.int64)
-    cell_grades[candidates[hit]] = sorted_grades[position[hit]]
+    found, cell_grades = _look_up_grades(
+        run_pairs, run_doc[order], judged_pairs, judged_doc, qrels.values, num_docs
+    )
 
     counts = np.bincount(run_query, minlength=num_queries)
     in_qrels = np.bincount(judged_query, minlength=num_queries) > 0
@@ -633,22 +340,62 @@ def judge_tables(
     pooled[rows, columns] = found[keep]
 
     judged_keep = selected[judged_query]
-    num_relevant, num_judged_nonrelevant, ideal_grades = _from_qrels(
-        qrels.values[judged_keep].astype(np.int64), new_row[judged_query[judged_keep]], num_selected,
-        relevance_level,
-    )
     kept_ids = [label.decode("utf-8") for label in query_labels[selected].tolist()]
-    return kept_ids, JudgedRankings(
-        query_ids=kept_ids,
-        grades=grades,
-        judged=judged,
-        lengths=lengths,
-        num_relevant=num_relevant,
-        ideal_grades=ideal_grades,
-        pooled=pooled,
-        num_judged_nonrelevant=num_judged_nonrelevant,
-        relevance_level=int(relevance_level),
+    return kept_ids, _judged_rankings(
+        kept_ids, grades, judged, pooled, lengths,
+        qrels.values[judged_keep].astype(np.int64), new_row[judged_query[judged_keep]], relevance_level,
     )
+
+
+def _refuse_repeated_pairs(run: TrecTable, qrels: TrecTable, run_pairs: np.ndarray, judged_pairs: np.ndarray) -> None:
+    """`ValueError` naming a document twice for one query, in the qrels (checked first) or the run."""
+    for pairs, which, query_ids, doc_ids in (
+        (judged_pairs, "qrels", qrels.query_ids, qrels.doc_ids),
+        (run_pairs, "run", run.query_ids, run.doc_ids),
+    ):
+        repeat = _first_pair_repeat(pairs)
+        if repeat is not None:
+            raise ValueError(
+                f"document {doc_ids[repeat].decode()!r} appears twice for query "
+                f"{query_ids[repeat].decode()!r} in the {which}"
+            )
+
+
+def _top_of_each_query(run_query: np.ndarray, depth: int) -> np.ndarray:
+    """Mask of the rows (grouped by query, in rank order) among their query's first `depth`."""
+    num_run = len(run_query)
+    first = np.empty(num_run, dtype=bool)
+    first[0] = True
+    np.not_equal(run_query[1:], run_query[:-1], out=first[1:])
+    positions = np.arange(num_run)
+    return positions - np.maximum.accumulate(np.where(first, positions, 0)) < depth
+
+
+def _look_up_grades(
+    run_pairs: np.ndarray,
+    run_doc: np.ndarray,
+    judged_pairs: np.ndarray,
+    judged_doc: np.ndarray,
+    judged_grades: np.ndarray,
+    num_docs: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """For each run row (its (query, document) pair code and document code): whether the qrels
+    hold the pair, and its grade (0 where not found)."""
+    num_run = len(run_pairs)
+    judged_order = np.argsort(judged_pairs, kind="stable")
+    sorted_pairs = judged_pairs[judged_order]
+    sorted_grades = judged_grades[judged_order].astype(np.int64)
+    # Look up only the cells whose document is judged for some query: usually a small share.
+    judged_somewhere = np.zeros(num_docs, dtype=bool)
+    judged_somewhere[judged_doc] = True
+    candidates = np.flatnonzero(judged_somewhere[run_doc])
+    position = np.searchsorted(sorted_pairs, run_pairs[candidates])
+    hit = sorted_pairs[np.minimum(position, max(len(sorted_pairs) - 1, 0))] == run_pairs[candidates]
+    found = np.zeros(num_run, dtype=bool)
+    found[candidates[hit]] = True
+    cell_grades = np.zeros(num_run, dtype=np.int64)
+    cell_grades[candidates[hit]] = sorted_grades[position[hit]]
+    return found, cell_grades
 
 
 def evaluate(data: JudgedRankings, specs: Sequence[MetricSpec]) -> dict[str, np.ndarray]:
@@ -971,3 +718,11 @@ def evaluate_run(
             for row, query_id in enumerate(scores.query_ids)
         }
     return {name: float(scores.overall[name]) for name in scores.values}
+
+
+__all__ = [  # the metric-name API re-exported, and this module's own
+    "MAX_CUTOFF", "TREC_EVAL_SETS", "MetricSpec", "RunScores", "aggregate", "canonical_metric_name",
+    "check_relevance_level", "depth_warnings", "evaluate", "evaluate_run", "judge_rankings", "judge_tables",
+    "metric_aliases", "resolve_metrics", "score_rankings", "score_run_files", "score_trec_files",
+    "summed_names", "trec_eval_names_missing",
+]

@@ -17,6 +17,7 @@ from recall_kit.dataset import Dataset, summarise
 from recall_kit.errors import PluginRunError, RecallKitError, SpecError, describe_plugin_exception
 from recall_kit.measure.adapters import coerce_hits
 from recall_kit.measure.context import expand_corpus
+from recall_kit.measure.diagnostics import diagnose, empty_rankings, failed_queries, relevant_ids, weaker_than_a_leg
 from recall_kit.measure.evaluation import (
     MAX_CUTOFF,
     aggregate,
@@ -36,7 +37,6 @@ from recall_kit.types import (
     FailedSearch,
     FusionRequest,
     Hit,
-    JudgedRankings,
     Query,
     Retriever,
     float32_scores,
@@ -143,13 +143,7 @@ def run_legs(
     groups = _scope_groups(dataset)
     sampled = set(_latency_sample(len(dataset.queries), latency_sample))
     runs: dict[str, LegRun] = {}
-    if len(groups) > 1 or None not in groups:
-        for leg in system.legs:
-            if not leg.per_scope:
-                raise SpecError(
-                    f"Retriever {leg.name!r} is a single object; this dataset has scopes, so it "
-                    "must be a class (one index is built per scope)."
-                )
+    _check_legs_per_scope(system, groups)
     # Each leg indexes the corpus its context options make (the same ids; see recall_kit.measure.context).
     expanded = {leg.name: expand_corpus(dataset.corpus, leg.context, leg.name) for leg in system.legs}
     # One display for the whole run, in stages: building (plugins add their own: loading a model,
@@ -171,53 +165,12 @@ def run_legs(
                 retriever: Retriever = _call(leg.name, "to start", leg.factory)
                 settings = frozenset(getattr(retriever, "index_settings", ()))
                 try:
-                    started = time.perf_counter()
-                    _call(leg.name, "building its index", retriever.build_index, corpus)
-                    build_seconds = time.perf_counter() - started
-                    size = _call(leg.name, "reporting its index size", retriever.index_size_bytes)
-                    stats = dict(_call(leg.name, "reporting index stats", retriever.index_stats) or {})
-                    run.build_seconds += build_seconds
-                    run.indexes += 1
+                    size, stats = _build_one_index(leg.name, retriever, corpus, scope, run)
                     sizes.append(size)
                     stats_by_scope.append(stats)
-                    # An observer that raises is named once and left out; the run goes on.
-                    call_each("on_index_built", {
-                        "leg": leg.name, "retriever": retriever, "corpus": corpus,
-                        "stats": {"build_seconds": build_seconds, "size_bytes": size,
-                                  "memories": len(corpus), "scope": scope, **stats},
-                    })
-                    texts = [dataset.queries[i].text for i in indexes]
-                    advance = stage(f"{where}: searching {len(texts):,} queries", total=len(texts))
-                    started = time.perf_counter()
-                    answers = _call(leg.name, "on a batch of queries", retriever.search_many, texts, depth)
-                    run.batch_seconds += time.perf_counter() - started
-                    if len(answers) != len(indexes):
-                        raise PluginRunError(
-                            f"Retriever {leg.name!r} answered {len(answers)} of {len(indexes)} queries in search_many."
-                        )
-                    for index, answer in zip(indexes, answers, strict=True):
-                        if isinstance(answer, FailedSearch):
-                            run.failures[index] = answer.reason
-                        run.hits[index] = checked_hits(leg.name, answer, depth, corpus, dataset.queries[index].query_id)
-                    advance(len(indexes))
+                    _search_batch(leg.name, retriever, run, dataset, indexes, corpus, depth)
                     timed = [i for i in indexes if i in sampled]
-                    if timed:  # one untimed call first: lazy model loads are not query latency
-                        advance = stage(f"{where}: timing {len(timed):,} single queries", total=len(timed))
-                        _call(leg.name, "on a query", retriever.search, dataset.queries[timed[0]].text, depth)
-                    for index in timed:
-                        query = dataset.queries[index]
-                        started = time.perf_counter()
-                        answer = _call(leg.name, f"on query {query.query_id}", retriever.search, query.text, depth)
-                        elapsed_ms = (time.perf_counter() - started) * 1000.0
-                        checked_hits(leg.name, answer, depth, corpus, query.query_id)
-                        advance(1)
-                        if isinstance(answer, FailedSearch):  # a failed call's time is not a search's latency
-                            run.failures.setdefault(index, answer.reason)
-                            continue
-                        run.latency_ms[index] = elapsed_ms
-                        wait = _call(leg.name, "reporting its wait", retriever.last_wait_ms)
-                        if wait is not None:
-                            run.wait_ms[index] = min(float(wait), elapsed_ms)
+                    _time_single_queries(leg.name, retriever, run, dataset, timed, corpus, depth)
                     # Read again after the queries: some stats (an ANN's measured recall) exist only then.
                     stats_by_scope[-1] = {**stats, **dict(_call(leg.name, "reporting index stats", retriever.index_stats) or {})}
                 finally:
@@ -229,6 +182,83 @@ def run_legs(
                 run.index_stats["failed_queries"] = len(run.failures)
             runs[leg.name] = run
     return runs
+
+
+def _check_legs_per_scope(system: System, groups: dict[str | None, list[int]]) -> None:
+    """`SpecError` for a single-object leg when the dataset has scopes (one index per scope)."""
+    if len(groups) > 1 or None not in groups:
+        for leg in system.legs:
+            if not leg.per_scope:
+                raise SpecError(
+                    f"Retriever {leg.name!r} is a single object; this dataset has scopes, so it "
+                    "must be a class (one index is built per scope)."
+                )
+
+
+def _build_one_index(
+    name: str, retriever: Retriever, corpus: Corpus, scope: str | None, run: LegRun
+) -> tuple[int | None, dict[str, Any]]:
+    """Build leg `name`'s index over one scope's `corpus`, its time counted in `run`, and tell the
+    on_index_built observers. Returns the index's size in bytes (None: unknown) and its stats."""
+    started = time.perf_counter()
+    _call(name, "building its index", retriever.build_index, corpus)
+    build_seconds = time.perf_counter() - started
+    size = _call(name, "reporting its index size", retriever.index_size_bytes)
+    stats = dict(_call(name, "reporting index stats", retriever.index_stats) or {})
+    run.build_seconds += build_seconds
+    run.indexes += 1
+    # An observer that raises is named once and left out; the run goes on.
+    call_each("on_index_built", {
+        "leg": name, "retriever": retriever, "corpus": corpus,
+        "stats": {"build_seconds": build_seconds, "size_bytes": size,
+                  "memories": len(corpus), "scope": scope, **stats},
+    })
+    return size, stats
+
+
+def _search_batch(
+    name: str, retriever: Retriever, run: LegRun, dataset: Dataset, indexes: list[int], corpus: Corpus, depth: int
+) -> None:
+    """One scope's queries (`indexes` into the dataset's) through `search_many`: their hits and
+    failures into `run`, the batch's time counted."""
+    texts = [dataset.queries[i].text for i in indexes]
+    advance = stage(f"{name}: searching {len(texts):,} queries", total=len(texts))
+    started = time.perf_counter()
+    answers = _call(name, "on a batch of queries", retriever.search_many, texts, depth)
+    run.batch_seconds += time.perf_counter() - started
+    if len(answers) != len(indexes):
+        raise PluginRunError(
+            f"Retriever {name!r} answered {len(answers)} of {len(indexes)} queries in search_many."
+        )
+    for index, answer in zip(indexes, answers, strict=True):
+        if isinstance(answer, FailedSearch):
+            run.failures[index] = answer.reason
+        run.hits[index] = checked_hits(name, answer, depth, corpus, dataset.queries[index].query_id)
+    advance(len(indexes))
+
+
+def _time_single_queries(
+    name: str, retriever: Retriever, run: LegRun, dataset: Dataset, timed: list[int], corpus: Corpus, depth: int
+) -> None:
+    """The sampled queries (`timed`) one at a time through `search`: each one's latency (and the
+    time spent waiting on an outside system) into `run`; a failed call is a failure, not a latency."""
+    if timed:  # one untimed call first: lazy model loads are not query latency
+        advance = stage(f"{name}: timing {len(timed):,} single queries", total=len(timed))
+        _call(name, "on a query", retriever.search, dataset.queries[timed[0]].text, depth)
+    for index in timed:
+        query = dataset.queries[index]
+        started = time.perf_counter()
+        answer = _call(name, f"on query {query.query_id}", retriever.search, query.text, depth)
+        elapsed_ms = (time.perf_counter() - started) * 1000.0
+        checked_hits(name, answer, depth, corpus, query.query_id)
+        advance(1)
+        if isinstance(answer, FailedSearch):  # a failed call's time is not a search's latency
+            run.failures.setdefault(index, answer.reason)
+            continue
+        run.latency_ms[index] = elapsed_ms
+        wait = _call(name, "reporting its wait", retriever.last_wait_ms)
+        if wait is not None:
+            run.wait_ms[index] = min(float(wait), elapsed_ms)
 
 
 def fuse_one(system: System, query: Query, legs: dict[str, list[Hit]], corpus: Corpus, depth: int) -> list[Hit]:
@@ -275,149 +305,11 @@ def _percentiles(values: Sequence[float]) -> dict[str, float | int]:
     return summarise(values, ("n", "p50", "p95", "p99", "mean", "max"))
 
 
-def _attribution(
-    leg_names: list[str],
-    found_by: list[dict[str, dict[str, int]]],
-    rankings: list[list[str]],
-    relevant: list[set[str]],
-    weights: dict[str, float],
-    k: int,
-) -> tuple[dict[str, dict[str, int]], list[str]]:
-    """Per leg: relevant ids in the fused top k it found, found only by it, and pushed out.
-
-    Everything is measured at the scored depth k: a leg "found" a document when it ranked it in
-    its own top k, however deep the legs were asked to search for fusion. Uniqueness at the
-    fusion depth would credit no leg whenever every leg reaches most of a small corpus.
-    """
-    table = {name: {"relevant_in_top_k": 0, "relevant_only_this_leg": 0, "relevant_pushed_out": 0,
-                    "unique_in_top_k": 0} for name in leg_names}
-    for ranking, found, rel in zip(rankings, found_by, relevant, strict=True):
-        top = set(ranking[:k])
-        for doc in top:
-            legs_here = [name for name, rank in found.get(doc, {}).items() if rank <= k]
-            for name in legs_here:
-                if doc in rel:
-                    table[name]["relevant_in_top_k"] += 1
-            if len(legs_here) == 1:
-                only = legs_here[0]
-                table[only]["unique_in_top_k"] += 1
-                if doc in rel:
-                    table[only]["relevant_only_this_leg"] += 1
-        for doc in rel - top:
-            for name, rank in found.get(doc, {}).items():
-                if rank <= k:
-                    table[name]["relevant_pushed_out"] += 1
-    warnings = []
-    if len(leg_names) > 1:
-        for name in leg_names:
-            if weights.get(name, 1.0) > 0 and table[name]["unique_in_top_k"] == 0:
-                warnings.append(
-                    f"Leg {name!r} never placed a document that only it found (in its own top {k}) "
-                    f"in any fused top {k}: check its weight and the fusion settings before "
-                    "concluding it adds nothing."
-                )
-    return table, warnings
-
-
-def _weaker_than_a_leg(
-    system: System, leg_runs: dict[str, LegRun], query_ids: list[str], dataset: Dataset,
-    specs: Sequence[Any], fused: dict[str, np.ndarray], k: int, *,
-    relevance_level: int = 1, judged_only: bool = False,
-) -> list[str]:
-    """A warning for each leg that, alone, beats the fused ranking on the first metric (each
-    scored as the fused ranking is: same k, relevance level and judged-only setting).
-
-    Fusion is not free: a weak leg's top ranks can push out what a strong leg ranked well
-    (rank-based fusion such as rrf gives rank 1 of every leg the same credit, whatever the leg's
-    quality). The fix is data-dependent, so the warning names the numbers and the options.
-    """
-    if not specs:
-        return []
-    spec = specs[0]
-    fused_mean = float(np.mean(fused[spec.name])) if len(query_ids) else 0.0
-    warnings = []
-    for name, run in leg_runs.items():
-        hits = run.hits
-        if dataset.has_parents:
-            hits = [to_parents(leg_hits, dataset.corpus) for leg_hits in hits]
-        judged = judge_rankings(query_ids, [[hit.id for hit in leg_hits[:k]] for leg_hits in hits],
-                                dataset.qrels, depth=k, relevance_level=relevance_level,
-                                judged_only=judged_only)
-        alone = float(np.mean(spec.compute(judged))) if len(query_ids) else 0.0
-        if alone > fused_mean + 1e-12:
-            first = system.fusion_names[0] if system.fusion_names else "fusion"
-            advice = ("rrf credits every leg's top ranks alike, however weak the leg; try --fusion convex "
-                      "(min-max), " if first == "rrf" else "try ")
-            warnings.append(
-                f"Leg {name!r} alone scores {spec.name} {alone:.4f}, above the fused {fused_mean:.4f} "
-                f"({first}): the other legs drag it down here. {advice}"
-                "a lower weight for the weaker leg, or dropping it (choose with 'recall-kit sweep --holdout')."
-            )
-    return warnings
-
-
-#: A leg that returns nothing for at least this share of the queries gets a warning.
-EMPTY_RANKINGS_WARNING_SHARE = 0.1
-
-
-def empty_rankings(leg_runs: dict[str, LegRun]) -> tuple[dict[str, int], list[str]]:
-    """Per leg, how many queries it answered with no hits; a warning for each leg that did so
-    for a large share (a broken index or query syntax scores 0 silently otherwise)."""
-    counts = {name: sum(1 for hits in run.hits if not hits) for name, run in leg_runs.items()}
-    warnings = []
-    for name, run in leg_runs.items():
-        total = len(run.hits)
-        if total and counts[name] / total >= EMPTY_RANKINGS_WARNING_SHARE:
-            warnings.append(
-                f"Leg {name!r} returned no hits for {counts[name]} of {total} queries "
-                f"({counts[name] / total:.0%}): those queries score 0 through it; check its index "
-                "and query handling before reading its numbers."
-            )
-    return counts, warnings
-
-
-#: How many failed queries a warning names before it says "and N more".
-FAILED_QUERIES_NAMED = 10
-
-
-def failed_queries(leg_runs: dict[str, LegRun], queries: Sequence[Query]) -> list[str]:
-    """A warning for each leg with queries whose search failed (a `FailedSearch`): how many, and
-    which, with the retriever's reason. They were scored as empty rankings, never dropped."""
-    warnings = []
-    for name, run in leg_runs.items():
-        if not run.failures:
-            continue
-        named = [f"{queries[index].query_id} ({reason})" for index, reason in sorted(run.failures.items())]
-        more = len(named) - FAILED_QUERIES_NAMED
-        listed = "; ".join(named[:FAILED_QUERIES_NAMED]) + (f"; and {more} more" if more > 0 else "")
-        warnings.append(
-            f"Leg {name!r} failed on {len(run.failures)} of {len(run.hits)} queries, scored as empty "
-            f"rankings: {listed}."
-        )
-    return warnings
-
-
 def cutoff_depth(specs: Sequence[Any], k: int, corpus_size: int) -> int:
     """The depth to score at: k, raised to the largest cutoff asked (a metric past the scored
     depth would silently equal the metric at k), but no deeper than the corpus."""
     deepest = max((spec.rank_cutoff for spec in specs if spec.rank_cutoff is not None), default=0)
     return max(k, min(deepest, max(corpus_size, 1)))
-
-
-def judged_coverage(judged: JudgedRankings, judged_counts: Sequence[int], depth: int) -> float | None:
-    """Mean, over queries with a ranking, of judged ids in the top `depth` divided by the most that
-    could be judged there (min(depth, ranking length, judged ids in the qrels)).
-
-    A perfect system scores 1 however sparse the qrels are; a low value means the top ranks hold
-    ids nobody judged, so the metrics may under-count this system's hits.
-    """
-    shares = []
-    for row, count in enumerate(judged_counts):
-        top = min(depth, int(judged.lengths[row]))
-        attainable = min(top, count)
-        if attainable > 0:
-            shares.append(min(1.0, float(judged.judged[row, :top].sum()) / attainable))
-    return float(np.mean(shares)) if shares else None
 
 
 def search_depth(system: System, dataset: Dataset, k: int, metrics: Sequence[str] | None = None) -> int:
@@ -440,11 +332,6 @@ class FusedRun:
     rankings: list[list[Hit]]
     found_by: list[dict[str, dict[str, int]]]
     fusion_ms: list[float]
-
-
-def relevant_ids(dataset: Dataset, query_id: str, relevance_level: int = 1) -> set[str]:
-    """The ids a query's qrels call relevant at `relevance_level` (trec_eval ``-l``): grade >= it."""
-    return {doc for doc, grade in dataset.qrels[query_id].items() if grade >= relevance_level}
 
 
 def fuse_all(system: System, dataset: Dataset, leg_runs: dict[str, LegRun], depth: int, k: int,
@@ -474,31 +361,6 @@ def fuse_all(system: System, dataset: Dataset, leg_runs: dict[str, LegRun], dept
                     found.setdefault(hit.id, {})[name] = rank
         found_by.append(found)
     return FusedRun(rankings, found_by, fusion_ms)
-
-
-def diagnose(
-    system: System, dataset: Dataset, fused: FusedRun, judged: JudgedRankings, k: int,
-    relevance_level: int = 1,
-) -> tuple[dict[str, dict[str, int]], list[str]]:
-    """What each leg contributed, and every warning a reader of the result must see.
-
-    A document is relevant, for the attribution as for the binary metrics, when its grade is at
-    least `relevance_level` (trec_eval ``-l``)."""
-    query_ids = [query.query_id for query in dataset.queries]
-    ids = [[hit.id for hit in ranking] for ranking in fused.rankings]
-    relevant_sets = [relevant_ids(dataset, q, relevance_level) for q in query_ids]
-    attribution, warnings = _attribution([leg.name for leg in system.legs], fused.found_by, ids,
-                                         relevant_sets, system.weights, k)
-    for fusion in system.fusions:
-        warnings.extend(fusion.diagnose(system.weights, k))
-    warnings.extend(dataset.warnings)
-    coverage = judged_coverage(judged, [len(dataset.qrels[q]) for q in query_ids], min(k, 10))
-    if coverage is not None and coverage < 0.5:
-        warnings.append(
-            f"Only {coverage:.0%} of the top-{min(k, 10)} slots that judged ids could fill hold judged ids: "
-            "the qrels may under-count this system's hits; pool and judge them ('recall-kit pool')."
-        )
-    return attribution, warnings
 
 
 def _leg_latency(run: LegRun) -> dict[str, Any]:
@@ -564,10 +426,7 @@ def run_benchmark(
     `relevance_level` and `judged_only` are trec_eval's ``-l`` and ``-J`` (see
     `recall_kit.measure.evaluation.judge_rankings`): they change how the top k is scored, not what is run.
     """
-    if k < 1:
-        raise SpecError(f"k must be at least 1, got {k}.")
-    if k > MAX_CUTOFF:  # -k 10**30 ended in an OverflowError inside a retriever; as deep as a cutoff may be
-        raise SpecError(f"k must be at most {MAX_CUTOFF:,}, got {k}.")
+    _check_k(k)
     relevance_level = check_relevance_level(relevance_level)
     system = as_system(system)
     specs = resolve_metrics(metrics)
@@ -585,8 +444,8 @@ def run_benchmark(
     summary = aggregate(values, [query.stratum for query in dataset.queries], summed_names(specs))
     attribution, warnings = diagnose(system, dataset, fused, judged, k, relevance_level)
     if len(leg_runs) > 1:
-        warnings.extend(_weaker_than_a_leg(system, leg_runs, query_ids, dataset, specs, values, k,
-                                           relevance_level=relevance_level, judged_only=judged_only))
+        warnings.extend(weaker_than_a_leg(system, _leg_hits(leg_runs, dataset), query_ids, dataset, specs, values,
+                                          k, relevance_level=relevance_level, judged_only=judged_only))
     if k != k_asked:
         raised = [spec.name for spec in specs if spec.rank_cutoff is not None and spec.rank_cutoff > k_asked]
         warnings.insert(0, (
@@ -596,19 +455,7 @@ def run_benchmark(
     empty_counts, empty_warnings = empty_rankings(leg_runs)
     warnings[1 if k != k_asked else 0:0] = failed_queries(leg_runs, dataset.queries) + empty_warnings
     latency, index_cost, throughput, latency_by_query = _cost(leg_runs, fused, len(dataset.queries))
-    queries = [
-        QueryResult(
-            query_id=query.query_id,
-            stratum=query.stratum,
-            ranking=[hit.id for hit in fused.rankings[i]],
-            scores=[round(hit.score, 6) for hit in fused.rankings[i]],
-            metrics={name: round(float(array[i]), 6) for name, array in values.items()},
-            found_by=fused.found_by[i],
-            scope=query.scope,
-            latency_ms=round(latency_by_query[i], 4) if i in latency_by_query else None,
-        )
-        for i, query in enumerate(dataset.queries)
-    ]
+    queries = _query_results(dataset, fused, values, latency_by_query)
     return BenchmarkResult(
         system=system.describe(),
         dataset=dataset.describe(),
@@ -631,6 +478,40 @@ def run_benchmark(
         wall_seconds=round(time.perf_counter() - started_all, 4),
         manifest=build_manifest(system, seed),
     )
+
+
+def _leg_hits(leg_runs: dict[str, LegRun], dataset: Dataset) -> dict[str, list[list[Hit]]]:
+    """Each leg's hits per query at the level scored: parents where the corpus has chunks."""
+    if not dataset.has_parents:
+        return {name: run.hits for name, run in leg_runs.items()}
+    return {name: [to_parents(hits, dataset.corpus) for hits in run.hits] for name, run in leg_runs.items()}
+
+
+def _check_k(k: int) -> None:
+    """`SpecError` unless 1 <= k <= MAX_CUTOFF."""
+    if k < 1:
+        raise SpecError(f"k must be at least 1, got {k}.")
+    if k > MAX_CUTOFF:  # -k 10**30 ended in an OverflowError inside a retriever; as deep as a cutoff may be
+        raise SpecError(f"k must be at most {MAX_CUTOFF:,}, got {k}.")
+
+
+def _query_results(
+    dataset: Dataset, fused: FusedRun, values: dict[str, np.ndarray], latency_by_query: dict[int, float]
+) -> list[QueryResult]:
+    """Each query's result: its fused ranking and scores, metric values, which legs found what, latency."""
+    return [
+        QueryResult(
+            query_id=query.query_id,
+            stratum=query.stratum,
+            ranking=[hit.id for hit in fused.rankings[i]],
+            scores=[round(hit.score, 6) for hit in fused.rankings[i]],
+            metrics={name: round(float(array[i]), 6) for name, array in values.items()},
+            found_by=fused.found_by[i],
+            scope=query.scope,
+            latency_ms=round(latency_by_query[i], 4) if i in latency_by_query else None,
+        )
+        for i, query in enumerate(dataset.queries)
+    ]
 
 
 def as_system(system: Any) -> System:
