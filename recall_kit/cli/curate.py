@@ -267,8 +267,6 @@ def pool_command(
     emit_report(pool.report(), report)
 
 
-
-
 def judge_command(
     pool: Annotated[Path, typer.Argument(help="Pool file from 'recall-kit pool' (JSON lines: query_id, doc_ids).")],
     dataset: DatasetOption,

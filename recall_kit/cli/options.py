@@ -57,7 +57,6 @@ ExecutorOption = Annotated[str, typer.Option("--executor", metavar="NAME", help=
 AddressOption = Annotated[str | None, typer.Option("--address", metavar="ADDRESS", help="The Ray cluster for --executor ray (ray://HOST:10001; default: RAY_ADDRESS, else one started on this machine).")]
 
 
-
 @dataclass(frozen=True)
 class SystemFlags:
     """The flags that name the system under test (--retriever, --fusion, --weights, --option,
