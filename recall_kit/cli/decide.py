@@ -1,0 +1,129 @@
+"""Commands that decide between results: score, compare, gate, agreement."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from recall_kit.cli.options import (
+    BootstrapOption,
+    JudgedOnlyOption,
+    MetricsOption,
+    OutputOption,
+    PrimaryOption,
+    RelevanceLevelOption,
+    ReportOption,
+    _split_names,
+    emit_report,
+)
+
+
+def score_command(
+    qrels: Annotated[Path, typer.Option("--qrels", help="TREC qrels file: qid iter docid rel.")],
+    run: Annotated[list[Path], typer.Option("--run", help="TREC run file: qid Q0 docid rank score tag. Repeat to compare runs with the first.")],
+    metrics: MetricsOption = None,
+    complete: Annotated[bool, typer.Option("--complete", "-c", help="Average over every qrels query; missing ones score 0 (trec_eval -c).")] = False,
+    relevance_level: RelevanceLevelOption = 1,
+    judged_only: JudgedOnlyOption = False,
+    per_query: Annotated[bool, typer.Option("--per-query", "-q", help="Also show each query's values (trec_eval -q).")] = False,
+    max_depth: Annotated[int | None, typer.Option("--max-depth", "-M", metavar="INTEGER", help="Score only each query's first N documents (trec_eval -M).")] = None,
+    ties: Annotated[str, typer.Option("--ties", help="Score precision when ranking: float32 (trec_eval <= 9, pytrec_eval) or float64 (trec_eval 10).")] = "float32",
+    primary: Annotated[list[str] | None, typer.Option("--primary", metavar="LIST", help="With several runs: decision metrics for Holm's correction (default: the first metric).")] = None,
+    bootstrap: Annotated[int, typer.Option("--bootstrap", metavar="INTEGER", help="With several runs: bootstrap and randomisation resamples.")] = 10_000,
+    seed: Annotated[int, typer.Option("--seed", help="With several runs: seed of the resampling.")] = 0,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write per-query and mean values (and the comparison) as JSON here.")] = None,
+    report: ReportOption = "table",
+    output: OutputOption = None,
+) -> None:
+    """Score TREC run files against TREC qrels, as trec_eval does; with several runs, compare each
+    with the first as 'compare' does (paired deltas, intervals, Holm-corrected p-values)."""
+    from recall_kit.decide.score import score_files
+    from recall_kit.fileio import check_outputs, write_json_atomic
+
+    check_outputs({"--json": json_out, "--output": output}, inputs={"--qrels": qrels, **{f"--run {r}": r for r in run}})
+    outcome = score_files(qrels, run, _split_names(metrics), complete=complete, ties=ties,
+                          relevance_level=relevance_level, judged_only=judged_only, per_query=per_query,
+                          primary=_split_names(primary), n_resamples=bootstrap, seed=seed, depth=max_depth)
+    if json_out is not None:
+        write_json_atomic(json_out, outcome.data)
+        typer.echo(f"Wrote {json_out}", err=True)
+    emit_report(outcome, report, output)
+
+
+def compare_command(
+    results: Annotated[list[Path], typer.Argument(help="Result JSON files from 'eval --json'; the first is the baseline.")],
+    metrics: MetricsOption = None,
+    primary: PrimaryOption = None,
+    bootstrap: BootstrapOption = 10_000,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the resampling.")] = 0,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write the comparison JSON here.")] = None,
+    report: ReportOption = "table",
+    output: OutputOption = None,
+    test: Annotated[str, typer.Option("--test", help="The p-value's test: randomisation, bootstrap, t-test, wilcoxon or tukey.")] = "randomisation",
+) -> None:
+    """Compare result files of one dataset with the first: paired deltas, 95% bootstrap intervals,
+    randomisation-test p-values (Holm within the primary family), wins/ties/losses, overall and
+    per stratum."""
+    from recall_kit.decide.compare import compare_files, comparison_report
+    from recall_kit.fileio import check_outputs, write_json_atomic
+
+    check_outputs({"--json": json_out, "--output": output}, inputs={f"result {p}": p for p in results})
+    comparison = compare_files(results, metrics=_split_names(metrics), n_resamples=bootstrap, seed=seed,
+                               primary=_split_names(primary), test=test)
+    if json_out is not None:
+        write_json_atomic(json_out, comparison.to_dict())
+        typer.echo(f"Wrote {json_out}", err=True)
+    emit_report(comparison_report(comparison), report, output)
+
+
+def gate_command(
+    baseline: Annotated[Path, typer.Option("--baseline", help="The accepted result JSON.")],
+    current: Annotated[Path, typer.Option("--current", help="The result JSON to check.")],
+    max_drop: Annotated[float, typer.Option("--max-drop", help="Largest drop allowed per metric.")] = 0.02,
+    relative: Annotated[bool, typer.Option("--relative", help="--max-drop is a share of the baseline, not an absolute drop.")] = False,
+    metrics: MetricsOption = None,
+    latency_max_rise: Annotated[float | None, typer.Option("--latency-max-rise", help="Largest relative latency rise allowed (0.2: +20%); off when not given.")] = None,
+    latency_stat: Annotated[str, typer.Option("--latency-stat", help="Latency statistic gated: p50, p95, p99, mean.")] = "p95",
+    significant: Annotated[bool, typer.Option("--significant", help="Fail only drops the paired randomisation test supports (Holm, p < 0.05).")] = False,
+    per_stratum: Annotated[bool, typer.Option("--per-stratum", help="Gate every stratum too, not only all queries.")] = False,
+    bootstrap: BootstrapOption = 10_000,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the resampling.")] = 0,
+    report: ReportOption = "table",
+    output: OutputOption = None,
+) -> None:
+    """A regression gate for CI: exit 0 when nothing regressed, 1 with a table of what did, 2 on bad input."""
+    from recall_kit.decide.gate import run_gate
+    from recall_kit.fileio import check_outputs
+
+    check_outputs({"--output": output}, inputs={"--baseline": baseline, "--current": current})
+    outcome = run_gate(baseline, current, max_drop=max_drop, relative=relative, metrics=_split_names(metrics),
+                       latency_max_rise=latency_max_rise, latency_stat=latency_stat, significant=significant,
+                       per_stratum=per_stratum, n_resamples=bootstrap, seed=seed)
+    emit_report(outcome.report(), report, output)
+    if not outcome.passed:
+        raise typer.Exit(1)
+
+
+def agreement_command(
+    first: Annotated[Path, typer.Argument(metavar="A", help="A qrels file (e.g. a model judge's).")],
+    second: Annotated[Path, typer.Argument(metavar="B", help="Another qrels file of the same pool (e.g. yours, on a sample).")],
+    binary: Annotated[bool, typer.Option("--binary", help="Compare relevant (grade >= 1) vs not, instead of grades.")] = False,
+    samples: Annotated[int, typer.Option("--samples", help="Bootstrap resamples for the intervals (0: none).")] = 2000,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")] = 0,
+    json_out: Annotated[Path | None, typer.Option("--json", metavar="PATH", help="Also write the numbers as JSON here.")] = None,
+) -> None:
+    """How far two judges agree on the pairs both judged: Cohen's kappa, linearly weighted kappa,
+    bootstrap intervals, the confusion matrix. Warns below 0.6. Ids and numbers only."""
+    from recall_kit.curate.agreement import agreement_files
+    from recall_kit.fileio import write_json_atomic
+
+    result = agreement_files(first, second, binary=binary, samples=samples, seed=seed)
+    for line in result.lines():
+        typer.echo(line)
+    for warning in result.warnings:
+        typer.echo(f"warning: {warning}", err=True)
+    if json_out is not None:
+        write_json_atomic(json_out, result.to_dict())
+        typer.echo(f"Wrote {json_out}", err=True)
