@@ -218,6 +218,7 @@ def dataset_generate_command(
 def dataset_lint_command(
     path: Annotated[Path, typer.Argument(metavar="DIR", help="Dataset folder.")],
     paraphrase_max_overlap: Annotated[float, typer.Option("--paraphrase-max-overlap", help="Largest word Jaccard allowed between a paraphrase query and a relevant memory.")] = 0.18,
+    multihop_max_overlap: Annotated[float, typer.Option("--multihop-max-overlap", help="Largest word Jaccard allowed between a multi-hop query and any ONE of its relevant memories.")] = 0.35,
     twin_threshold: Annotated[float, typer.Option("--twin-threshold", help="Word-shingle Jaccard at which two memories are near-duplicate twins.")] = 0.8,
     shingle_size: Annotated[int, typer.Option("--shingle-size", help="Words per shingle for twin detection.")] = 2,
     min_queries: Annotated[int, typer.Option("--min-queries", help="Fewest queries a stratum needs to rank systems.")] = 30,
@@ -229,7 +230,8 @@ def dataset_lint_command(
     from recall_kit.curate.lint import fix_twins as apply_twin_fixes
     from recall_kit.curate.lint import lint_path
 
-    settings = {"paraphrase_max_overlap": paraphrase_max_overlap, "twin_threshold": twin_threshold,
+    settings = {"paraphrase_max_overlap": paraphrase_max_overlap, "multihop_max_overlap": multihop_max_overlap,
+                "twin_threshold": twin_threshold,
                 "shingle_size": shingle_size, "min_queries": min_queries}
     _refuse_writing_example(path, fix_twins)
     report = lint_path(path, **settings)
