@@ -284,7 +284,8 @@ def _parse_memory(number: int, row: dict[str, Any], problems: list[Problem]) -> 
     )
 
 
-def _parse_grade(value: Any) -> int | None:
+def parse_grade(value: Any) -> int | None:
+    """A JSON grade as an int: an int, a whole float or bool, or a string of ASCII digits; else None."""
     if isinstance(value, bool):
         return int(value)
     if isinstance(value, int):
@@ -309,7 +310,7 @@ def _parse_judgments(number: int, row: dict[str, Any], problems: list[Problem]) 
             if as_id(doc_id) is None:
                 problems.append(Problem(QRELS_FILE, number, f"bad id {_short(doc_id)} in relevance"))
                 return None
-            parsed = _parse_grade(grade)
+            parsed = parse_grade(grade)
             if parsed is None:
                 problems.append(Problem(QRELS_FILE, number, f"grade for id {doc_id} must be an integer"))
                 return None

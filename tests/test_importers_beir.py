@@ -107,6 +107,16 @@ def test_bad_json_names_file_and_line_and_leaves_nothing(tmp_path: Path) -> None
     assert [p.name for p in tmp_path.iterdir()] == ["beir"]  # no temporary folder left behind
 
 
+@pytest.mark.parametrize("score", ["1_0", "\u0661", "\uff11"])
+def test_a_score_python_reads_and_trec_eval_would_not_is_refused(tmp_path: Path, score: str) -> None:
+    # float("1_0") is 10 and float("\u0661") (Arabic-Indic one) is 1: a silent grade change.
+    source = write_beir(tmp_path / "beir")
+    (source / "qrels" / "test.tsv").write_text(f"query-id\tcorpus-id\tscore\nq1\td1\t{score}\n", encoding="utf-8")
+    with pytest.raises(DatasetError, match=r"test\.tsv:2: score .* is not a number"):
+        import_dataset("beir", source, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
 def test_output_folder_is_refused_unless_force(tmp_path: Path) -> None:
     source = write_beir(tmp_path / "beir")
     out = tmp_path / "out"

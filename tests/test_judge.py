@@ -173,3 +173,18 @@ def test_bad_pool_file_is_one_clear_error(setup: tuple[Path, Path, Path]) -> Non
     result = CliRunner().invoke(app, ["judge", str(pool), "--dataset", str(dataset), "--out", str(out)])
     assert result.exit_code == 2
     assert "pool.jsonl:1: expected" in result.output
+
+
+@pytest.mark.parametrize("grade", ["1_0", "\u0661", "2.5", "high"])
+def test_an_existing_qrels_grade_that_is_not_a_whole_number_is_named(tmp_path: Path, grade: str) -> None:
+    # int("1_0") is 10: merging into such a file would change a grade without a word.
+    from recall_kit.curate.judge import read_qrels_file
+    from recall_kit.errors import DatasetError
+
+    path = tmp_path / "qrels.jsonl"
+    path.write_text(json.dumps({"query_id": "q1", "relevance": {"m1": 1}}) + "\n"
+                    + json.dumps({"query_id": "q2", "relevance": {"m2": grade}}) + "\n", encoding="utf-8")
+    with pytest.raises(DatasetError, match=r"qrels\.jsonl:2: grade .* of id 'm2' is not a whole number"):
+        read_qrels_file(path)
+    path.write_text(json.dumps({"query_id": "q2", "relevance": {"m2": "3", "m3": 2, "m4": 1.0}}) + "\n", encoding="utf-8")
+    assert read_qrels_file(path) == {"q2": {"m2": 3, "m3": 2, "m4": 1}}

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from recall_kit.dataset import Dataset, load_dataset, read_jsonl
+from recall_kit.dataset import Dataset, load_dataset, parse_grade, read_jsonl
 from recall_kit.errors import DatasetError, OptionError, PluginRunError
 from recall_kit.fileio import write_jsonl_atomic
 from recall_kit.types import DocId, Qrels, RelevanceJudge
@@ -63,7 +63,11 @@ def read_qrels_file(path: Path) -> Qrels:
             judgments = qrels.setdefault(str(row.get("query_id")), {})
             if isinstance(row.get("relevance"), dict):
                 for doc, grade in row["relevance"].items():
-                    judgments.setdefault(str(doc), int(grade))
+                    value = parse_grade(grade)
+                    if value is None:  # int() also reads "1_0" as 10
+                        raise DatasetError(f"{path.name}:{number}: grade {str(grade)[:40]!r} of id {str(doc)[:40]!r} "
+                                           "is not a whole number")
+                    judgments.setdefault(str(doc), value)
             for doc in row.get("relevant_ids") or ():
                 judgments.setdefault(str(doc), 1)
     return qrels

@@ -114,6 +114,9 @@ class BeirImporter(Importer):
                     raise DatasetError(f"{path.name}:{number}: expected query-id, corpus-id, score")
                 query_id, doc_id, raw_score = fields[0], fields[1], fields[2]
                 try:
+                    # ASCII without "_" only: float() also reads "1_0" as 10 and "١" as 1.
+                    if not raw_score.isascii() or "_" in raw_score:
+                        raise ValueError(raw_score)
                     value = float(raw_score)
                 except ValueError:
                     raise DatasetError(f"{path.name}:{number}: score {raw_score[:40]!r} is not a number") from None
