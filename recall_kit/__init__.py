@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from recall_kit.errors import DatasetError, RecallKitError
-from recall_kit.hookspecs import hookimpl
 from recall_kit.lazy import lazy_attributes
-from recall_kit.types import (
+
+# The plugin base types and helpers, as the declared plugin API (recall_kit.plugin) exports them.
+from recall_kit.plugin import (
     Corpus,
+    DatasetError,
     FailedSearch,
     Fusion,
     FusionRequest,
@@ -21,11 +22,13 @@ from recall_kit.types import (
     Qrels,
     Query,
     QueryGenerator,
+    RecallKitError,
     RelevanceJudge,
     Report,
     Reporter,
     ReportTable,
     Retriever,
+    hookimpl,
     sort_hits,
 )
 
