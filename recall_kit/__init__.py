@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from recall_kit.decide.ablate import run_ablation
     from recall_kit.decide.compare import compare_files, compare_results
     from recall_kit.decide.gate import run_gate
-    from recall_kit.decide.score import score_files
+    from recall_kit.decide.score import ScoredRuns, compare, score_files
     from recall_kit.decide.sweep import run_sweep
     from recall_kit.measure.evaluation import evaluate_run as evaluate
     from recall_kit.measure.evaluation import score_trec_files
@@ -65,6 +65,8 @@ _LAZY = {
     "load_results": "recall_kit.measure.result",
     "score_trec_files": "recall_kit.measure.evaluation",
     "score_files": "recall_kit.decide.score",
+    "compare": "recall_kit.decide.score",
+    "ScoredRuns": "recall_kit.decide.score",
     "compare_results": "recall_kit.decide.compare",
     "compare_files": "recall_kit.decide.compare",
     "run_gate": "recall_kit.decide.gate",
@@ -82,8 +84,8 @@ __getattr__ = lazy_attributes(__name__, _LAZY)
 __all__ = [
     "BenchmarkResult", "Corpus", "Dataset", "DatasetError", "FailedSearch", "Fusion", "FusionRequest", "GeneratedQuery",
     "Hit", "Importer", "JudgedRankings", "Memory", "Metric", "Qrels", "Query", "QueryGenerator",
-    "QueryResult", "RelevanceJudge", "RecallKitError", "Report", "ReportTable", "Reporter", "Retriever", "SystemSpec",
-    "__version__", "build_system", "compare_files",
+    "QueryResult", "RelevanceJudge", "RecallKitError", "Report", "ReportTable", "Reporter", "Retriever", "ScoredRuns",
+    "SystemSpec", "__version__", "build_system", "compare", "compare_files",
     "evaluate", "compare_results", "export_dataset", "hookimpl",
     "import_dataset", "load_config", "load_dataset", "load_results", "pool_files", "run_ablation",
     "run_benchmark", "run_gate", "run_sweep", "score_files", "score_trec_files", "sort_hits",

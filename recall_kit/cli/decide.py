@@ -44,12 +44,12 @@ def score_command(
 
     check_outputs({"--json": json_out, "--output": output}, inputs={"--qrels": qrels, **{f"--run {r}": r for r in run}})
     outcome = score_files(qrels, run, _split_names(metrics), complete=complete, ties=ties,
-                          relevance_level=relevance_level, judged_only=judged_only, per_query=per_query,
+                          relevance_level=relevance_level, judged_only=judged_only,
                           primary=_split_names(primary), n_resamples=bootstrap, seed=seed, depth=max_depth)
     if json_out is not None:
-        write_json_atomic(json_out, outcome.data)
+        write_json_atomic(json_out, outcome.to_dict())
         typer.echo(f"Wrote {json_out}", err=True)
-    emit_report(outcome, report, output)
+    emit_report(outcome.report(per_query=per_query), report, output)
 
 
 def compare_command(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -16,17 +16,11 @@ from recall_kit.errors import SpecError
 from recall_kit.fileio import atomic_batch, check_run_folder, write_json_atomic
 from recall_kit.measure.executor import Executor, checkpoint_for
 from recall_kit.measure.result import BenchmarkResult
-from recall_kit.measure.runner import LegRun, search_depth
+from recall_kit.measure.runner import search_depth
 from recall_kit.measure.system import System, SystemSpec, build_system
 from recall_kit.types import Report, ReportTable
 
 SCHEMA = "recall-kit/ablation/1"
-
-
-def leg_runs_for(system: System, runs: dict[str, LegRun], depth: int) -> dict[str, LegRun]:
-    """The shared leg runs this system uses, each cut to the depth a fresh run would search."""
-    return {leg.name: replace(runs[leg.name], hits=[hits[:depth] for hits in runs[leg.name].hits])
-            for leg in system.legs}
 
 
 def file_name(name: str) -> str:
@@ -35,16 +29,8 @@ def file_name(name: str) -> str:
 
 
 def sub_spec(spec: SystemSpec, legs: Sequence[str]) -> SystemSpec:
-    """The system made of some of `spec`'s legs: same fusion chain, weights and options for them.
-    A single leg has no fusion: it is the leg's own ranking."""
-    fusions = list(spec.fusions) if len(legs) > 1 else []
-    keep = set(legs) | set(fusions)
-    return SystemSpec(
-        retriever="+".join(legs),
-        fusions=fusions,
-        weights={name: weight for name, weight in spec.weights.items() if name in legs},
-        options={name: dict(values) for name, values in spec.options.items() if name in keep},
-    )
+    """The system made of some of `spec`'s legs (`SystemSpec.subset`)."""
+    return spec.subset(legs)
 
 
 @dataclass
@@ -187,7 +173,9 @@ def run_ablation(
         if len(leg_names) > 1 and all(variant_spec.weights.get(leg, 1.0) == 0 for leg in leg_names):
             skipped.append(f"{variant_spec.retriever}: skipped, every leg has weight 0.")
             continue
-        chosen.append((variant_spec.retriever, kind, list(leg_names), full_system if kind == "full" else build_system(variant_spec)))
+        # Built once: every variant is made of the full system's legs and fusions, as built.
+        chosen.append((variant_spec.retriever, kind, list(leg_names),
+                       full_system if kind == "full" else full_system.subset(leg_names)))
     results = score_systems(executor, dataset,
                             [(name, system, search_depth(system, dataset, k, metrics)) for name, _, _, system in chosen],
                             runs, {"k": k, "metrics": metrics, "seed": seed, "relevance_level": relevance_level,

@@ -15,8 +15,8 @@ from recall_kit.errors import SpecError
 from recall_kit.fileio import atomic_batch
 from recall_kit.measure.executor import Checkpoint, Executor, LocalExecutor, Task, checkpoint_for, task_key
 from recall_kit.measure.result import BenchmarkResult
-from recall_kit.measure.runner import LegRun, run_benchmark, run_legs
-from recall_kit.measure.system import Leg, System, SystemSpec
+from recall_kit.measure.runner import LegRun, run_legs, run_system
+from recall_kit.measure.system import Leg, System
 from recall_kit.options import options_to_dict
 from recall_kit.progress import progress_display, steps
 
@@ -34,16 +34,13 @@ def describe_leg(leg: Leg) -> str:
     return f"{leg.name} ({listed})" if listed else leg.name
 
 
-def distinct_legs(systems: Sequence[System], dataset: Dataset, k: int,
-                  metrics: Sequence[str] | None) -> tuple[dict[str, Leg], dict[str, int]]:
-    """Every distinct leg configuration of `systems` (by `leg_key`), and how deep to search it: as
-    deep as the deepest system that uses it needs (`search_depth`)."""
-    from recall_kit.measure.runner import search_depth
-
+def distinct_legs(systems: Sequence[tuple[System, int]]) -> tuple[dict[str, Leg], dict[str, int]]:
+    """Every distinct leg configuration of the built `systems`, each given with the depth it
+    searches (`search_depth`), by `leg_key`; and how deep to search each: as deep as the deepest
+    system that uses it."""
     depths: dict[str, int] = {}
     legs: dict[str, Leg] = {}
-    for system in systems:
-        depth = search_depth(system, dataset, k, metrics)
+    for system, depth in systems:
         for leg in system.legs:
             key = leg_key(leg)
             legs[key] = leg
@@ -61,18 +58,21 @@ def gpus_for(leg: Leg) -> float:
 def search_leg(leg: Leg, dataset: Dataset, depth: int, latency_sample: int | None,
                show_progress: bool | None) -> LegRun:
     """One leg's run over the whole query set: a task."""
-    single = System(spec=SystemSpec(leg.name), legs=[leg], fusions=[], fusion_names=[])
-    return run_legs(single, dataset, depth, latency_sample, show_progress)[leg.name]
+    return run_legs([leg], dataset, depth, latency_sample, show_progress)[leg.name]
+
+
+def leg_runs_for(system: System, runs: dict[str, LegRun], depth: int) -> dict[str, LegRun]:
+    """The shared leg runs this system uses, each cut to the depth a fresh run would search."""
+    return {leg.name: replace(runs[leg.name], hits=[hits[:depth] for hits in runs[leg.name].hits])
+            for leg in system.legs}
 
 
 def score_system(system: System, dataset: Dataset, options: dict[str, Any], depth: int,
                  *runs: LegRun) -> BenchmarkResult:
-    """One system fused from its legs' runs (each cut to `depth`, as a fresh run searches) and
-    scored: a task. `options` are run_benchmark's keyword arguments."""
-    from recall_kit.decide.ablate import leg_runs_for
-
+    """One built system fused from its legs' runs (each cut to `depth`, the depth it searches) and
+    scored: a task. `options` are run_system's keyword arguments."""
     by_name = {run.name: run for run in runs}
-    return run_benchmark(system, dataset, leg_runs=leg_runs_for(system, by_name, depth), **options)
+    return run_system(system, dataset, depth=depth, leg_runs=leg_runs_for(system, by_name, depth), **options)
 
 
 def search_legs(executor: Executor | None, dataset: Dataset, legs: dict[str, Leg], depths: dict[str, int],
@@ -120,7 +120,7 @@ def score_systems(executor: Executor | None, dataset: Dataset, systems: Sequence
     shared_dataset = executor.share(dataset)
     shared_runs = {key: executor.share(run) for key, run in runs.items()}
     fingerprint = dataset.fingerprint if checkpoint is not None else ""
-    tasks = [Task(task_key("score", fingerprint, label, system.describe(), depth, sorted(options.items()),
+    tasks = [Task(task_key("score", fingerprint, label, system.description, depth, sorted(options.items()),
                            [leg_key(leg) for leg in system.legs]),
                   label, score_system,
                   (system, shared_dataset, options, depth, *(shared_runs[leg_key(leg)] for leg in system.legs)))
@@ -156,11 +156,12 @@ def run_systems(
     repeated = sorted({name for name in names if names.count(name) > 1})
     if repeated:
         raise SpecError(f"Two systems are named {repeated[0]!r}; give each its own name (config file name).")
-    legs, depths = distinct_legs([system for _, system in systems], dataset, k, metrics)
+    # Each system's depth, worked out once: its legs search it, its scoring cuts their runs to it.
+    deep = [(name, system, search_depth(system, dataset, k, metrics)) for name, system in systems]
+    legs, depths = distinct_legs([(system, depth) for _, system, depth in deep])
     checkpoint = checkpoint_for(out)
     runs = search_legs(executor, dataset, legs, depths, latency_sample, show_progress, checkpoint)
-    results = score_systems(executor, dataset,
-                            [(name, system, search_depth(system, dataset, k, metrics)) for name, system in systems],
+    results = score_systems(executor, dataset, deep,
                             runs, {"k": k, "metrics": metrics, "seed": seed, "relevance_level": relevance_level,
                                    "judged_only": judged_only}, show_progress, checkpoint)
     if out is not None:
@@ -172,4 +173,4 @@ def run_systems(
     return results
 
 
-__all__ = ["describe_leg", "distinct_legs", "gpus_for", "leg_key", "run_systems", "score_system", "score_systems", "search_leg", "search_legs"]
+__all__ = ["describe_leg", "distinct_legs", "gpus_for", "leg_key", "leg_runs_for", "run_systems", "score_system", "score_systems", "search_leg", "search_legs"]

@@ -1,17 +1,123 @@
-"""`recall-kit score`: TREC run files scored against TREC qrels as trec_eval scores them and,
-with several runs, each compared with the first as `compare` compares result files."""
+"""`recall-kit score` and `recall_kit.compare`: runs scored against qrels as trec_eval scores them
+and, with several runs, each compared with the first as `compare` compares result files.
+
+Both return a `ScoredRuns`: the typed outcome (per-run means and per-query values, the comparison,
+the scoring settings); its `report()` is what the command prints, its `to_dict()` what
+``score --json`` writes."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from recall_kit.decide.compare import compare_values
+import numpy as np
+
+from recall_kit.decide.compare import Comparison, compare_values
 from recall_kit.decide.compare_report import delta_table, four_places
-from recall_kit.errors import RecallKitError, ResultFileError
+from recall_kit.errors import DatasetError, OptionError, RecallKitError, ResultFileError
 from recall_kit.measure.evaluation import RunScores, canonical_metric_name, score_run_files
-from recall_kit.types import Report, ReportTable
+from recall_kit.types import Hit, Report, ReportTable
+
+
+@dataclass(frozen=True)
+class ScoredRun:
+    """One run's scores: the queries scored (sorted by id, as trec_eval lists them), each query's
+    value per metric, the means (with "n"), and what to warn about."""
+
+    label: str
+    #: The run file scored, or the run's name when it was scored in memory.
+    source: str
+    query_ids: list[str]
+    values: dict[str, np.ndarray]
+    overall: dict[str, Any]
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def n_queries(self) -> int:
+        return len(self.query_ids)
+
+    def mean(self, metric: str) -> float:
+        """The metric's mean (a sum for counts such as num_ret, as trec_eval's "all" line)."""
+        return float(self.overall[canonical_metric_name(metric)])
+
+    def per_query(self, metric: str) -> dict[str, float]:
+        """query id -> the metric's value."""
+        values = self.values[canonical_metric_name(metric)]
+        return {query_id: float(values[i]) for i, query_id in enumerate(self.query_ids)}
+
+    def queries(self) -> dict[str, dict[str, float]]:
+        """query id -> metric -> value: what ``score --json`` writes per run."""
+        return {query_id: {name: float(values[i]) for name, values in self.values.items()}
+                for i, query_id in enumerate(self.query_ids)}
+
+
+@dataclass(frozen=True)
+class ScoredRuns:
+    """Runs scored against one set of qrels and, with several, each compared with the first on the
+    queries they share (paired deltas, bootstrap intervals, p-values, Holm within the primary
+    metrics; every pair with three runs or more): what `score_files` and `compare` return."""
+
+    runs: list[ScoredRun]
+    metrics: list[str]
+    #: The qrels file, or None when the qrels were given in memory.
+    qrels: str | None
+    complete: bool = False
+    ties: str = "float32"
+    relevance_level: int = 1
+    judged_only: bool = False
+    depth: int | None = None
+    #: None with a single run.
+    comparison: Comparison | None = None
+    #: The comparison's warnings, then each run's (named by run when there are several).
+    warnings: list[str] = field(default_factory=list)
+
+    def run(self, label: str) -> ScoredRun:
+        for run in self.runs:
+            if run.label == label:
+                return run
+        raise KeyError(label)
+
+    def to_dict(self) -> dict[str, Any]:
+        """What ``score --json`` writes."""
+        settings: dict[str, Any] = {"qrels": self.qrels, "complete": self.complete, "ties": self.ties}
+        data: dict[str, Any]
+        if self.comparison is None:
+            (run,) = self.runs
+            data = {**settings, "run": run.source, "overall": run.overall, "queries": run.queries(),
+                    "warnings": list(self.warnings)}
+        else:
+            data = {**settings, "runs": [{"run": run.source, "label": run.label, "overall": run.overall,
+                                          "queries": run.queries()} for run in self.runs],
+                    "comparison": self.comparison.to_dict(), "warnings": list(self.warnings)}
+        data.update(relevance_level=self.relevance_level, judged_only=self.judged_only, depth=self.depth)
+        return data
+
+    def report(self, per_query: bool = False) -> Report:
+        """One table of every run's means (and each query's values with `per_query`); with several
+        runs, a table per challenger of its paired comparison with the first."""
+        names = self.metrics
+
+        def value_rows(run: ScoredRun) -> list[list[Any]]:
+            rows = [["all", run.overall.get("n", run.n_queries), *(four_places(run.overall[name]) for name in names)]]
+            if per_query:
+                rows += [[qid, 1, *(four_places(run.values[name][i]) for name in names)]
+                         for i, qid in enumerate(run.query_ids)]
+            return rows
+
+        against = Path(self.qrels).name if self.qrels is not None else "the qrels"
+        notes = list(self.warnings)
+        if self.comparison is None:
+            (run,) = self.runs
+            table = ReportTable(title=f"{Path(run.source).name} against {against}",
+                                headers=["query", "n", *names], rows=value_rows(run))
+            return Report(title="recall-kit score", tables=[table], notes=notes, data=self.to_dict())
+        rows = [[run.label, *row] for run in self.runs for row in value_rows(run)]
+        table = ReportTable(title=f"{len(self.runs)} runs against {against}",
+                            headers=["run", "query", "n", *names], rows=rows)
+        tables = [table] + [delta_table(self.comparison, run.label) for run in self.runs[1:]]
+        return Report(title="recall-kit score", tables=tables, notes=notes, data=self.to_dict())
 
 
 def score_files(
@@ -24,27 +130,136 @@ def score_files(
     relevance_level: int = 1,
     judged_only: bool = False,
     depth: int | None = None,
-    per_query: bool = False,
     primary: Sequence[str] | None = None,
+    test: str = "randomisation",
     n_resamples: int = 10_000,
     seed: int = 0,
-) -> Report:
-    """Score TREC run files against a TREC qrels file and report them (`recall-kit score`).
+) -> ScoredRuns:
+    """Score TREC run files against a TREC qrels file and compare them (`recall-kit score`).
 
     Scoring is `recall_kit.measure.evaluation.score_run_files` (trec_eval's order, ``-c``, ``-l``,
     ``-J``, ``-M`` as `depth`, float32 or float64 ties); with several runs each is compared with the first, Holm's
     correction over the `primary` metrics (trec_eval and ir_measures names accepted; default: the
-    first metric). The report's `data` is what ``score --json`` writes.
+    first metric), the p-values from `test` (a key of `recall_kit.decide.stats.PAIRED_TESTS`).
+    ``.report()`` is what the command prints, ``.to_dict()`` what ``score --json`` writes.
     """
-    if n_resamples < 1:
-        raise RecallKitError(f"--bootstrap must be at least 1, got {n_resamples}.")
+    _check_resamples(n_resamples)
     scores = score_run_files(qrels_path, run_paths, metrics, complete=complete, ties=ties,
                              relevance_level=relevance_level, judged_only=judged_only, depth=depth)
-    primaries = [canonical_metric_name(name) for name in primary or []] or None
-    report = score_report(qrels_path, run_paths, scores, complete=complete, ties=ties, per_query=per_query,
-                          primary=primaries, n_resamples=n_resamples, seed=seed)
-    report.data.update(relevance_level=relevance_level, judged_only=judged_only, depth=depth)
-    return report
+    labels = run_labels(run_paths)
+    runs = [ScoredRun(label, str(path), run.query_ids, run.values, run.overall, run.warnings)
+            for label, path, run in zip(labels, run_paths, scores, strict=True)]
+    return scored_runs(runs, str(qrels_path), complete=complete, ties=ties, relevance_level=relevance_level,
+                       judged_only=judged_only, depth=depth, primary=primary, test=test,
+                       n_resamples=n_resamples, seed=seed)
+
+
+def compare(
+    qrels: Mapping[Any, Any],
+    runs: Mapping[str, Mapping[Any, Any]],
+    metrics: Sequence[str] | str | None = None,
+    *,
+    complete: bool = False,
+    ties: str = "float32",
+    relevance_level: int = 1,
+    judged_only: bool = False,
+    depth: int | None = None,
+    primary: Sequence[str] | None = None,
+    test: str = "randomisation",
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> ScoredRuns:
+    """Score runs held in memory against qrels held in memory, and compare each with the first:
+    ``recall_kit.compare``, as ranx's ``compare``; what `score_files` does for TREC files.
+
+    `qrels` is ``{query_id: {doc_id: grade}}`` (or ``{query_id: [relevant ids]}``); `runs` maps a
+    name to a run, ``{query_id: {doc_id: score}}`` or ``{query_id: [(doc_id, score) or Hit, ...]}``,
+    ranked as trec_eval ranks (score descending, ties by id descending, at float32 precision unless
+    ``ties="float64"``); ``{query_id: [doc_id, ...]}`` is taken as ranked already. `depth` scores
+    each query's first `depth` documents (trec_eval ``-M``); `complete`, `relevance_level` and
+    `judged_only` are ``-c``, ``-l`` and ``-J``. With several runs each is compared with the
+    first on the queries they share (every pair too with three or more): the p-values from `test`
+    (``"randomisation"``, ``"bootstrap"``, ``"t-test"``, ``"wilcoxon"``, ``"tukey"``), Holm's
+    correction over the `primary` metrics (default: the first). Values equal ``score_files`` on
+    the same runs written as TREC files.
+    """
+    from recall_kit.measure.evaluation import (
+        _as_qrels,
+        check_relevance_level,
+        resolve_metrics,
+        score_rankings,
+        trec_eval_names_missing,
+    )
+    from recall_kit.types import TIE_PRECISIONS
+
+    _check_resamples(n_resamples)
+    if not runs:
+        raise OptionError("compare needs at least one run.")
+    if ties not in TIE_PRECISIONS:
+        raise OptionError(f"ties must be one of {', '.join(TIE_PRECISIONS)}, got {ties!r}.")
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
+        raise OptionError(f"depth (trec_eval -M) must be a whole number >= 1, got {depth!r}.")
+    asked = [metrics] if isinstance(metrics, str) else metrics
+    specs = resolve_metrics(asked)
+    missing = trec_eval_names_missing(asked)
+    level = check_relevance_level(relevance_level)
+    judgments = _wrap_value_error(_as_qrels, qrels)
+    scored = []
+    for name, run in runs.items():
+        rankings = _wrap_value_error(_rankings, run, ties)
+        if depth is not None:
+            rankings = {query_id: ranking[:depth] for query_id, ranking in rankings.items()}
+        scores: RunScores = score_rankings(judgments, rankings, specs, complete=complete,
+                                           where=f"the deepest ranking of {name}", relevance_level=level,
+                                           judged_only=judged_only)
+        if not scores.query_ids:
+            raise DatasetError(f"Run {name!r} shares no query with the qrels: nothing to score "
+                               "(trec_eval: 'No queries with both results and relevance info').")
+        warnings = list(scores.warnings)
+        if missing:
+            warnings.append(f"not computed (no recall-kit measure): {', '.join(missing)}")
+        scored.append(ScoredRun(str(name), str(name), scores.query_ids, scores.values, scores.overall, warnings))
+    return scored_runs(scored, None, complete=complete, ties=ties, relevance_level=level, judged_only=judged_only,
+                       depth=depth, primary=primary, test=test, n_resamples=n_resamples, seed=seed)
+
+
+def _check_resamples(n_resamples: int) -> None:
+    if n_resamples < 1:
+        raise RecallKitError(f"--bootstrap must be at least 1, got {n_resamples}.")
+
+
+def _wrap_value_error(function: Any, *args: Any) -> Any:
+    """`function(*args)`, its ValueError (a malformed qrels or run) as a one-line RecallKitError."""
+    try:
+        return function(*args)
+    except ValueError as error:
+        raise OptionError(str(error)) from None
+
+
+def _rankings(run: Mapping[Any, Any], ties: str) -> dict[str, list[str]]:
+    """Each query's ranked ids from ``{doc: score}``, ``[(doc, score) | Hit, ...]`` (both put in
+    trec_eval's order) or ``[doc, ...]`` (ranked already)."""
+    from recall_kit.measure.evaluation import _as_rankings
+    from recall_kit.types import sort_hits
+
+    scored: dict[Any, Any] = {}
+    for query_id, answer in run.items():
+        if isinstance(answer, Iterable) and not isinstance(answer, (Mapping, str, bytes)):
+            answer = list(answer)
+            if answer and all(isinstance(item, (Hit, tuple, list)) for item in answer):
+                hits = [item if isinstance(item, Hit) else _hit(query_id, item) for item in answer]
+                scored[query_id] = {hit.id: hit.score for hit in sort_hits(hits, ties)}
+                continue
+        scored[query_id] = answer
+    return _as_rankings(scored, ties)
+
+
+def _hit(query_id: Any, item: Sequence[Any]) -> Hit:
+    from recall_kit.measure.evaluation import _score_value
+
+    if len(item) != 2:
+        raise ValueError(f"run of query {query_id!r}: expected (doc_id, score) pairs, got {tuple(item)!r}")
+    return Hit(str(item[0]), _score_value(query_id, item[0], item[1]))
 
 
 def run_labels(paths: Sequence[Path]) -> list[str]:
@@ -53,63 +268,40 @@ def run_labels(paths: Sequence[Path]) -> list[str]:
     return [name if names.count(name) == 1 else str(path) for name, path in zip(names, paths, strict=True)]
 
 
-def score_report(
-    qrels_path: Path,
-    run_paths: Sequence[Path],
-    scores: Sequence[RunScores],
+def scored_runs(
+    runs: Sequence[ScoredRun],
+    qrels: str | None,
+    *,
     complete: bool = False,
     ties: str = "float32",
-    per_query: bool = False,
+    relevance_level: int = 1,
+    judged_only: bool = False,
+    depth: int | None = None,
     primary: Sequence[str] | None = None,
+    test: str = "randomisation",
     n_resamples: int = 10_000,
     seed: int = 0,
-) -> Report:
-    """A report of scored runs: one table of every run's means (and per-query values when asked);
-    with several runs, each compared with the first on their shared queries, as `compare` does."""
-    labels = run_labels(run_paths)
-    names = list(scores[0].values)
-    notes = [f"{label}: {warning}" if len(labels) > 1 else warning
-             for label, run in zip(labels, scores, strict=True) for warning in run.warnings]
-
-    def per_query_data(run: RunScores) -> dict[str, dict[str, float]]:
-        return {qid: {name: float(run.values[name][i]) for name in names} for i, qid in enumerate(run.query_ids)}
-
-    def value_rows(run: RunScores) -> list[list[Any]]:
-        rows = [["all", run.overall.get("n", len(run.query_ids)), *(four_places(run.overall[name]) for name in names)]]
-        if per_query:
-            rows += [[qid, 1, *(four_places(run.values[name][i]) for name in names)] for i, qid in enumerate(run.query_ids)]
-        return rows
-
-    settings = {"qrels": str(qrels_path), "complete": complete, "ties": ties}
-    if len(scores) == 1:
-        (run,) = scores
-        data = {**settings, "run": str(run_paths[0]), "overall": run.overall,
-                "queries": per_query_data(run), "warnings": notes}
-        table = ReportTable(title=f"{Path(run_paths[0]).name} against {Path(qrels_path).name}",
-                            headers=["query", "n", *names], rows=value_rows(run))
-        return Report(title="recall-kit score", tables=[table], notes=notes, data=data)
-
-    rows = [[label, *row] for label, run in zip(labels, scores, strict=True) for row in value_rows(run)]
-    table = ReportTable(title=f"{len(scores)} runs against {Path(qrels_path).name}",
-                        headers=["run", "query", "n", *names], rows=rows)
-    shared = set(scores[0].query_ids).intersection(*(run.query_ids for run in scores[1:]))
-    query_ids = [qid for qid in scores[0].query_ids if qid in shared]
+) -> ScoredRuns:
+    """Scored runs with, when there are several, each compared with the first on their shared queries."""
+    names = list(runs[0].values)
+    notes = [f"{run.label}: {warning}" if len(runs) > 1 else warning for run in runs for warning in run.warnings]
+    settings: dict[str, Any] = {"complete": complete, "ties": ties, "relevance_level": relevance_level,
+                                "judged_only": judged_only, "depth": depth}
+    if len(runs) == 1:
+        return ScoredRuns(list(runs), names, qrels, warnings=notes, **settings)
+    shared = set(runs[0].query_ids).intersection(*(run.query_ids for run in runs[1:]))
+    query_ids = [qid for qid in runs[0].query_ids if qid in shared]
     if not query_ids:
         raise ResultFileError("The runs share no scored query: nothing to compare.")
-    if any(len(run.query_ids) != len(query_ids) for run in scores):
+    if any(run.n_queries != len(query_ids) for run in runs):
         notes.insert(0, (
             f"The runs score different query sets: the comparison uses the {len(query_ids)} queries "
             "all of them answer (--complete scores every qrels query in every run)."
         ))
-    rows_of = [[{qid: i for i, qid in enumerate(run.query_ids)}[qid] for qid in query_ids] for run in scores]
-    matrices = {name: [run.values[name][rows] for run, rows in zip(scores, rows_of, strict=True)]
-                for name in names}
-    comparison = compare_values(labels, query_ids, None, matrices, primary=primary,
-                                n_resamples=n_resamples, seed=seed)
-    notes = list(comparison.warnings) + notes
-    tables = [table] + [delta_table(comparison, label) for label in labels[1:]]
-    data = {**settings, "runs": [{"run": str(path), "label": label, "overall": run.overall,
-                                  "queries": per_query_data(run)}
-                                 for path, label, run in zip(run_paths, labels, scores, strict=True)],
-            "comparison": comparison.to_dict(), "warnings": notes}
-    return Report(title="recall-kit score", tables=tables, notes=notes, data=data)
+    rows_of = [[{qid: i for i, qid in enumerate(run.query_ids)}[qid] for qid in query_ids] for run in runs]
+    matrices = {name: [run.values[name][rows] for run, rows in zip(runs, rows_of, strict=True)] for name in names}
+    primaries = [canonical_metric_name(name) for name in primary or []] or None
+    comparison = compare_values([run.label for run in runs], query_ids, None, matrices, primary=primaries,
+                                n_resamples=n_resamples, seed=seed, test=test)
+    return ScoredRuns(list(runs), names, qrels, comparison=comparison,
+                      warnings=list(comparison.warnings) + notes, **settings)

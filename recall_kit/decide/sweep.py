@@ -427,14 +427,14 @@ def run_sweep(
              for index, (settings, _, _) in enumerate(systems)]
     replaced = check_run_folder(out, files, "sweep.json", force) if out is not None else []
     # One search per distinct leg configuration, as deep as any setting needs.
-    leg_by_key, depths = distinct_legs([system for _, _, system in systems], dataset, k, names)
+    # Each setting's depth, worked out once: its legs search it, its scoring cuts their runs to it.
+    deep = [(_setting_label(settings), system, search_depth(system, dataset, k, names)) for settings, _, system in systems]
+    leg_by_key, depths = distinct_legs([(system, depth) for _, system, depth in deep])
     # The independent work (each leg search, then each setting's fusion and scoring) goes to the
     # executor; with --out-dir each finished task is kept, so a rerun does only what is missing.
     checkpoint = checkpoint_for(out)
     runs_by_key = search_legs(executor, dataset, leg_by_key, depths, latency_sample, show_progress, checkpoint)
-    results = score_systems(executor, dataset, [(_setting_label(settings), system, search_depth(system, dataset, k, names))
-                                                for settings, _, system in systems],
-                            runs_by_key, {"k": k, "metrics": names, "seed": seed}, show_progress, checkpoint)
+    results = score_systems(executor, dataset, deep, runs_by_key, {"k": k, "metrics": names, "seed": seed}, show_progress, checkpoint)
     default_point, points = _sweep_points(systems, results, target_spec.name, tuning_ids, test_ids)
     for point in points:
         point.guard_checks = guard_checks(default_point.result, point.result, guard_names, tuning_ids,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 import itertools
 import math
 import sys
@@ -29,7 +30,7 @@ from recall_kit.measure.evaluation import (
 )
 from recall_kit.measure.index_stats import merge_index_stats
 from recall_kit.measure.result import BenchmarkResult, QueryResult, build_manifest
-from recall_kit.measure.system import Leg, System, SystemSpec, build_system
+from recall_kit.measure.system import Leg, System, SystemSpec, as_system
 from recall_kit.plugins import call_each
 from recall_kit.progress import progress_display, stage, steps
 from recall_kit.types import (
@@ -129,29 +130,31 @@ def _latency_sample(count: int, sample: int | None) -> list[int]:
 
 
 def run_legs(
-    system: System,
+    system: System | Sequence[Leg],
     dataset: Dataset,
     depth: int,
     latency_sample: int | None = 200,
     show_progress: bool | None = None,
 ) -> dict[str, LegRun]:
-    """Build every leg's indexes (one per scope) and run every query through each leg.
+    """Build every leg's indexes (one per scope) and run every query through each leg (of a built
+    system, or legs on their own: an ablation or a sweep searches each leg once).
 
     Each query's batch answer comes from `search_many`; the sampled queries are also timed one
     at a time through `search`, which is what a user of the store waits for.
     """
+    legs = system.legs if isinstance(system, System) else list(system)
     groups = _scope_groups(dataset)
     sampled = set(_latency_sample(len(dataset.queries), latency_sample))
     runs: dict[str, LegRun] = {}
-    _check_legs_per_scope(system, groups)
+    _check_legs_per_scope(legs, groups)
     # Each leg indexes the corpus its context options make (the same ids; see recall_kit.measure.context).
-    expanded = {leg.name: expand_corpus(dataset.corpus, leg.context, leg.name) for leg in system.legs}
+    expanded = {leg.name: expand_corpus(dataset.corpus, leg.context, leg.name) for leg in legs}
     # One display for the whole run, in stages: building (plugins add their own: loading a model,
     # embedding N memories), searching, timing single queries.
     # Where the run is reads "leg 2 of 3: dense > scope 4 of 10 > dense: embedding 120 memories".
-    with (progress_display(show_progress), steps(len(system.legs) if len(system.legs) > 1 else 0, "leg") as begin_leg,
+    with (progress_display(show_progress), steps(len(legs) if len(legs) > 1 else 0, "leg") as begin_leg,
           steps(len(groups) if len(groups) > 1 else 0, "scope") as begin_scope):
-        for leg in system.legs:
+        for leg in legs:
             begin_leg(leg.name)
             run = LegRun(leg.name, hits=[[] for _ in dataset.queries])
             sizes: list[int | None] = []
@@ -184,10 +187,10 @@ def run_legs(
     return runs
 
 
-def _check_legs_per_scope(system: System, groups: dict[str | None, list[int]]) -> None:
+def _check_legs_per_scope(legs: Sequence[Leg], groups: dict[str | None, list[int]]) -> None:
     """`SpecError` for a single-object leg when the dataset has scopes (one index per scope)."""
     if len(groups) > 1 or None not in groups:
-        for leg in system.legs:
+        for leg in legs:
             if not leg.per_scope:
                 raise SpecError(
                     f"Retriever {leg.name!r} is a single object; this dataset has scopes, so it "
@@ -425,13 +428,36 @@ def run_benchmark(
     `leg_runs` reuses legs already run (ablations and sweeps re-fuse without re-searching).
     `relevance_level` and `judged_only` are trec_eval's ``-l`` and ``-J`` (see
     `recall_kit.measure.evaluation.judge_rankings`): they change how the top k is scored, not what is run.
+    The system is built once here (`as_system`) and run by `run_system`.
     """
     _check_k(k)
+    check_relevance_level(relevance_level)
+    built = as_system(system)
+    return run_system(built, dataset, k=k, depth=search_depth(built, dataset, k, metrics), metrics=metrics,
+                      latency_sample=latency_sample, show_progress=show_progress, seed=seed, leg_runs=leg_runs,
+                      relevance_level=relevance_level, judged_only=judged_only)
+
+
+def run_system(
+    system: System,
+    dataset: Dataset,
+    *,
+    k: int,
+    depth: int,
+    metrics: Sequence[str] | None = None,
+    latency_sample: int | None = 200,
+    show_progress: bool | None = None,
+    seed: int = 0,
+    leg_runs: dict[str, LegRun] | None = None,
+    relevance_level: int = 1,
+    judged_only: bool = False,
+) -> BenchmarkResult:
+    """Run, fuse, time and score a built `system` whose legs search `depth` hits (`search_depth`,
+    worked out once by the caller); the rest as `run_benchmark`. Nothing is built or resolved here."""
+    _check_k(k)
     relevance_level = check_relevance_level(relevance_level)
-    system = as_system(system)
     specs = resolve_metrics(metrics)
     k_asked, k = k, cutoff_depth(specs, k, len(dataset.corpus))
-    depth = search_depth(system, dataset, k)
     started_all = time.perf_counter()
     if leg_runs is None:
         leg_runs = run_legs(system, dataset, depth, latency_sample, show_progress)
@@ -457,7 +483,7 @@ def run_benchmark(
     latency, index_cost, throughput, latency_by_query = _cost(leg_runs, fused, len(dataset.queries))
     queries = _query_results(dataset, fused, values, latency_by_query)
     return BenchmarkResult(
-        system=system.describe(),
+        system=copy.deepcopy(system.description),
         dataset=dataset.describe(),
         k=k,
         k_requested=k_asked,
@@ -512,22 +538,3 @@ def _query_results(
         )
         for i, query in enumerate(dataset.queries)
     ]
-
-
-def as_system(system: Any) -> System:
-    """Whatever `run_benchmark` was given, as a built System."""
-    if isinstance(system, System):
-        return system
-    if isinstance(system, SystemSpec):
-        return build_system(system)
-    if isinstance(system, str):
-        return build_system(SystemSpec(retriever=system))
-    from recall_kit.measure.adapters import make_factory
-
-    factory, options_class = make_factory(system)
-    name = getattr(system, "name", None) or getattr(system, "__name__", None) or type(system).__name__
-    options = options_class() if options_class is not type(None) else None
-    leg = Leg(name=str(name), factory=lambda: factory(options), options=options, weight=1.0,
-              plugin="(python)", per_scope=isinstance(system, type))
-    spec = SystemSpec(retriever=str(name))
-    return System(spec=spec, legs=[leg], fusions=[], fusion_names=[])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import difflib
 import functools
@@ -41,6 +42,18 @@ class SystemSpec:
         if not self.fusions:
             return self.retriever
         return f"{self.retriever} ({' > '.join(self.fusions)})"
+
+    def subset(self, legs: Sequence[str]) -> SystemSpec:
+        """The system made of some of these legs: the same fusion chain, weights and options for
+        them. A single leg has no fusion: it is the leg's own ranking."""
+        fusions = list(self.fusions) if len(legs) > 1 else []
+        keep = set(legs) | set(fusions)
+        return SystemSpec(
+            retriever="+".join(legs),
+            fusions=fusions,
+            weights={name: weight for name, weight in self.weights.items() if name in legs},
+            options={name: dict(values) for name, values in self.options.items() if name in keep},
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -222,28 +235,26 @@ class Leg:
 
 @dataclass
 class System:
-    """A built system: its legs and its fusion chain, ready for the runner."""
+    """A built system: its legs and its fusion chain, ready for the runner.
+
+    Built once (`build_system`, `as_system`, `subset`) and passed down as is: its label, weights
+    and the result's `system` section are worked out here, when it is made, so the runner only
+    reads them."""
 
     spec: SystemSpec
     legs: list[Leg]
     fusions: list[Fusion]
     fusion_names: list[str]
+    label: str = field(init=False)
+    #: Each leg's weight, by leg name.
+    weights: dict[str, float] = field(init=False)
+    #: The result's `system` section.
+    description: dict[str, Any] = field(init=False)
 
-    @property
-    def label(self) -> str:
-        return self.spec.label
-
-    @property
-    def weights(self) -> dict[str, float]:
-        return {leg.name: leg.weight for leg in self.legs}
-
-    def depth(self, k: int) -> int:
-        """How many hits each leg returns: what the deepest fusion step asks for, at least k."""
-        return max([k] + [fusion.depth(k) for fusion in self.fusions])
-
-    def describe(self) -> dict[str, Any]:
-        """The result's `system` section."""
-        return {
+    def __post_init__(self) -> None:
+        self.label = self.spec.label
+        self.weights = {leg.name: leg.weight for leg in self.legs}
+        self.description = {
             "spec": self.spec.retriever,
             "label": self.label,
             "legs": [
@@ -262,6 +273,26 @@ class System:
             ],
             "weights": self.weights,
         }
+
+    def depth(self, k: int) -> int:
+        """How many hits each leg returns: what the deepest fusion step asks for, at least k."""
+        return max([k] + [fusion.depth(k) for fusion in self.fusions])
+
+    def describe(self) -> dict[str, Any]:
+        """The result's `system` section (a copy: a result may change its own)."""
+        return copy.deepcopy(self.description)
+
+    def subset(self, legs: Sequence[str]) -> System:
+        """The system made of some of these legs (`SystemSpec.subset`), from the legs and fusions
+        already built: nothing is looked up or built again."""
+        by_name = {leg.name: leg for leg in self.legs}
+        unknown = [name for name in legs if name not in by_name]
+        if unknown:
+            raise SpecError(f"{unknown[0]!r} is not a leg of {self.spec.retriever!r}.")
+        chained = len(legs) > 1
+        return System(spec=self.spec.subset(legs), legs=[by_name[name] for name in legs],
+                      fusions=list(self.fusions) if chained else [],
+                      fusion_names=list(self.fusion_names) if chained else [])
 
 
 def _resolve_leg(name: str) -> tuple[Any, str]:
@@ -335,3 +366,21 @@ def build_system(spec: SystemSpec) -> System:
     if len(legs) > 1 and all(leg.weight == 0 for leg in legs):
         raise OptionError("Every leg has weight 0: nothing can be retrieved.")
     return System(spec=spec, legs=legs, fusions=fusions, fusion_names=fusion_names)
+
+
+def as_system(system: Any) -> System:
+    """What `run_benchmark` takes, as a built System: a System as it is; a SystemSpec or a spec
+    string built (`build_system`); a Retriever class or instance, an object with
+    `retrieve(query, k)` or a bare callable made a one-leg system."""
+    if isinstance(system, System):
+        return system
+    if isinstance(system, SystemSpec):
+        return build_system(system)
+    if isinstance(system, str):
+        return build_system(SystemSpec(retriever=system))
+    factory, options_class = make_factory(system)
+    name = getattr(system, "name", None) or getattr(system, "__name__", None) or type(system).__name__
+    options = options_class() if options_class is not type(None) else None
+    leg = Leg(name=str(name), factory=lambda: factory(options), options=options, weight=1.0,
+              plugin="(python)", per_scope=isinstance(system, type))
+    return System(spec=SystemSpec(retriever=str(name)), legs=[leg], fusions=[], fusion_names=[])
