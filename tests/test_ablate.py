@@ -225,3 +225,39 @@ def test_ablation_verdict_names_a_win_that_costs_another_metric():
     notes = ablation.report(brief=True).tables[0].notes
     assert any(note.startswith("Verdict: a+b wins recall@5 against a (+0.2000) but loses significantly on mrr")
                for note in notes)
+
+
+def test_ablation_builds_the_system_once_and_its_variants_from_it(tiny_dataset, monkeypatch):
+    """The straight path: the full system is built once; each variant is made of its built legs and
+    fusions (`System.subset`), the same system `build_system` makes from the variant's spec; the
+    runner is handed built systems and their depths and builds nothing."""
+    from helpers import OverlapPlugin
+
+    from recall_kit.dataset import load_dataset
+    from recall_kit.decide import ablate
+    from recall_kit.measure import system as system_module
+    from recall_kit.measure.runner import run_benchmark
+    from recall_kit.testing import registered_plugin
+
+    recall_kit_fusion = pytest.importorskip("recall_kit_fusion")
+    dataset = load_dataset(tiny_dataset)
+    spec = SystemSpec("overlap+helpers:ReverseIdRetriever", ["rrf"], {"overlap": 2.0}, {"rrf": {"k": "10"}})
+    with registered_plugin(OverlapPlugin(), name="overlap-plugin"), \
+            registered_plugin(recall_kit_fusion, name="fusion-for-ablate-test"):
+        full = system_module.build_system(spec)
+        for legs in (["helpers:ReverseIdRetriever"], ["overlap", "helpers:ReverseIdRetriever"]):
+            part = full.subset(legs)
+            assert part.description == system_module.build_system(sub_spec(spec, legs)).description
+            assert [leg.factory for leg in part.legs] == [leg.factory for leg in full.legs if leg.name in legs]
+        with pytest.raises(Exception, match="not a leg"):
+            full.subset(["bm25"])
+        fresh = {legs: run_benchmark(sub_spec(spec, legs.split("+")), dataset, k=3, metrics=["mrr"], latency_sample=0)
+                 for legs in ("overlap+helpers:ReverseIdRetriever", "overlap")}
+        built, build = [], system_module.build_system
+        monkeypatch.setattr(ablate, "build_system", lambda s: built.append(s) or build(s))
+        monkeypatch.setattr(system_module, "build_system", lambda s: pytest.fail("built again: " + s.retriever))
+        ablation = ablate.run_ablation(spec, dataset, k=3, metrics=["mrr"], n_resamples=50, latency_sample=0)
+    assert built == [spec]
+    by_name = {variant.name: variant.result for variant in ablation.variants}
+    for name, result in fresh.items():
+        assert by_name[name].overall == result.overall and by_name[name].system == result.system
