@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from recall_kit.decide.ablate import file_name, sub_spec, variant_legs
+from recall_kit.decide.ablate import file_name, variant_legs
 from recall_kit.measure.system import SystemSpec
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,10 +50,10 @@ def test_variants_by_hand():
         ("single leg", ["a"]), ("single leg", ["b"]), ("single leg", ["c"]),
     ]
     spec = SystemSpec("a+b+c", ["rrf"], {"a": 2.0, "c": 0.5}, {"rrf": {"k": "10"}, "a": {"x": "1"}, "c": {"y": "2"}})
-    pair = sub_spec(spec, ["a", "c"])
+    pair = spec.subset(["a", "c"])
     assert pair.to_dict() == {"retriever": "a+c", "fusions": ["rrf"], "weights": {"a": 2.0, "c": 0.5},
                               "options": {"rrf": {"k": "10"}, "a": {"x": "1"}, "c": {"y": "2"}}}
-    single = sub_spec(spec, ["c"])  # a single leg is its own ranking: no fusion, no fusion options
+    single = spec.subset(["c"])  # a single leg is its own ranking: no fusion, no fusion options
     assert single.to_dict() == {"retriever": "c", "fusions": [], "weights": {"c": 0.5},
                                 "options": {"c": {"y": "2"}}}
     assert file_name("fts5+pkg.mod:Class") == "fts5+pkg.mod_Class.json"
@@ -247,11 +247,11 @@ def test_ablation_builds_the_system_once_and_its_variants_from_it(tiny_dataset, 
         full = system_module.build_system(spec)
         for legs in (["helpers:ReverseIdRetriever"], ["overlap", "helpers:ReverseIdRetriever"]):
             part = full.subset(legs)
-            assert part.description == system_module.build_system(sub_spec(spec, legs)).description
+            assert part.description == system_module.build_system(spec.subset(legs)).description
             assert [leg.factory for leg in part.legs] == [leg.factory for leg in full.legs if leg.name in legs]
         with pytest.raises(Exception, match="not a leg"):
             full.subset(["bm25"])
-        fresh = {legs: run_benchmark(sub_spec(spec, legs.split("+")), dataset, k=3, metrics=["mrr"], latency_sample=0)
+        fresh = {legs: run_benchmark(spec.subset(legs.split("+")), dataset, k=3, metrics=["mrr"], latency_sample=0)
                  for legs in ("overlap+helpers:ReverseIdRetriever", "overlap")}
         built, build = [], system_module.build_system
         monkeypatch.setattr(ablate, "build_system", lambda s: built.append(s) or build(s))

@@ -28,11 +28,6 @@ def file_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9+=._,-]", "_", name) + ".json"
 
 
-def sub_spec(spec: SystemSpec, legs: Sequence[str]) -> SystemSpec:
-    """The system made of some of `spec`'s legs (`SystemSpec.subset`)."""
-    return spec.subset(legs)
-
-
 @dataclass
 class Variant:
     name: str
@@ -158,7 +153,7 @@ def run_ablation(
     from recall_kit.decide.distribute import leg_key, score_systems, search_legs
 
     full_system = build_system(spec)
-    files = [file_name(sub_spec(spec, legs).retriever) for _, legs in variant_legs(spec.leg_names)]
+    files = [file_name("+".join(legs)) for _, legs in variant_legs(spec.leg_names)]  # each variant's retriever
     replaced = check_run_folder(out, files, "ablation.json", force) if out is not None else []
     depth = search_depth(full_system, dataset, k, metrics)
     # Each leg searched once, then every variant fused and scored: independent tasks for `executor`
@@ -169,13 +164,12 @@ def run_ablation(
     chosen: list[tuple[str, str, list[str], System]] = []
     skipped: list[str] = []
     for kind, leg_names in variant_legs(spec.leg_names):
-        variant_spec = sub_spec(spec, leg_names)
-        if len(leg_names) > 1 and all(variant_spec.weights.get(leg, 1.0) == 0 for leg in leg_names):
-            skipped.append(f"{variant_spec.retriever}: skipped, every leg has weight 0.")
-            continue
         # Built once: every variant is made of the full system's legs and fusions, as built.
-        chosen.append((variant_spec.retriever, kind, list(leg_names),
-                       full_system if kind == "full" else full_system.subset(leg_names)))
+        part = full_system if kind == "full" else full_system.subset(leg_names)
+        if len(leg_names) > 1 and all(leg.weight == 0 for leg in part.legs):
+            skipped.append(f"{part.spec.retriever}: skipped, every leg has weight 0.")
+            continue
+        chosen.append((part.spec.retriever, kind, list(leg_names), part))
     results = score_systems(executor, dataset,
                             [(name, system, search_depth(system, dataset, k, metrics)) for name, _, _, system in chosen],
                             runs, {"k": k, "metrics": metrics, "seed": seed, "relevance_level": relevance_level,
