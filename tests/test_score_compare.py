@@ -59,6 +59,10 @@ def test_compare_refuses_bad_input_in_one_line():
         compare({"q": {"a": "x"}}, {"A": {"q": {"a": 1}}})
     with pytest.raises(recall_kit.RecallKitError, match=r"expected \(doc_id, score\) pairs"):
         compare(QRELS, {"A": {"q1": [("a", 1.0, 2)]}})
+    with pytest.raises(recall_kit.RecallKitError, match="holds document 'a' twice"):
+        compare(QRELS, {"A": {"q1": [("a", 2.0), Hit("a", 1.0)]}})
+    with pytest.raises(recall_kit.RecallKitError, match="a score is NaN"):
+        compare(QRELS, {"A": {"q1": [("a", float("nan"))]}})
     with pytest.raises(recall_kit.RecallKitError, match="shares no query"):
         compare(QRELS, {"A": {"q9": {"a": 1}}})
     with pytest.raises(recall_kit.RecallKitError, match="at least one run"):

@@ -7,6 +7,7 @@ the scoring settings); its `report()` is what the command prints, its `to_dict()
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -209,9 +210,9 @@ def compare(
         rankings = _wrap_value_error(_rankings, run, ties)
         if depth is not None:
             rankings = {query_id: ranking[:depth] for query_id, ranking in rankings.items()}
-        scores: RunScores = score_rankings(judgments, rankings, specs, complete=complete,
-                                           where=f"the deepest ranking of {name}", relevance_level=level,
-                                           judged_only=judged_only)
+        scores: RunScores = _wrap_value_error(score_rankings, judgments, rankings, specs, complete=complete,
+                                              where=f"the deepest ranking of {name}", relevance_level=level,
+                                              judged_only=judged_only)
         if not scores.query_ids:
             raise DatasetError(f"Run {name!r} shares no query with the qrels: nothing to score "
                                "(trec_eval: 'No queries with both results and relevance info').")
@@ -228,12 +229,12 @@ def _check_resamples(n_resamples: int) -> None:
         raise RecallKitError(f"--bootstrap must be at least 1, got {n_resamples}.")
 
 
-def _wrap_value_error(function: Any, *args: Any) -> Any:
-    """`function(*args)`, its ValueError (a malformed qrels or run) as a one-line RecallKitError."""
+def _wrap_value_error(function: Any, *args: Any, **kwargs: Any) -> Any:
+    """`function(*args, **kwargs)`, its ValueError (a malformed qrels or run) as a one-line DatasetError."""
     try:
-        return function(*args)
+        return function(*args, **kwargs)
     except ValueError as error:
-        raise OptionError(str(error)) from None
+        raise DatasetError(f"{str(error)[:1].upper()}{str(error)[1:]}.") from None
 
 
 def _rankings(run: Mapping[Any, Any], ties: str) -> dict[str, list[str]]:
@@ -248,7 +249,9 @@ def _rankings(run: Mapping[Any, Any], ties: str) -> dict[str, list[str]]:
             answer = list(answer)
             if answer and all(isinstance(item, (Hit, tuple, list)) for item in answer):
                 hits = [item if isinstance(item, Hit) else _hit(query_id, item) for item in answer]
-                scored[query_id] = {hit.id: hit.score for hit in sort_hits(hits, ties)}
+                if any(math.isnan(hit.score) for hit in hits):
+                    raise ValueError(f"run of query {query_id!r}: a score is NaN")
+                scored[query_id] = [hit.id for hit in sort_hits(hits, ties)]  # a document twice is refused
                 continue
         scored[query_id] = answer
     return _as_rankings(scored, ties)
