@@ -8,8 +8,10 @@ in blocks of queries; single-query latency is one query at a time, the hot path 
 
     python benchmarks/bench_ann.py              # 1,000,000 vectors
     python benchmarks/bench_ann.py --quick      # 100,000 vectors
+    python benchmarks/bench_ann.py --only hnswlib   # one ANN library (a 1M build takes many minutes)
 
-hnswlib's ef and faiss's nprobe are chosen here: the smallest of a doubling sweep (ef 64-1024,
+hnswlib is built with the dense plugin's defaults (M 16, ef_construction 200; `--m`,
+`--ef-construction`); its ef and faiss's nprobe are chosen here: the smallest of a doubling sweep (ef 64-1024,
 nprobe 32-512) whose recall@10 on the first half of the queries reaches --target (0.95); the
 speed-ups are reported at that setting.
 
@@ -79,6 +81,12 @@ def main() -> int:
     parser.add_argument("--queries", type=int, default=500)
     parser.add_argument("--latency-queries", type=int, default=50)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--m", type=int, default=16, help="hnswlib M (the dense plugin's ann_m default)")
+    parser.add_argument("--ef-construction", type=int, default=200,
+                        help="hnswlib ef_construction (the dense plugin's ann_ef_construction default)")
+    parser.add_argument("--only", choices=("hnswlib", "faiss"), help="run one ANN library, not both")
+    parser.add_argument("--exact-latency-queries", type=int, default=10,
+                        help="queries timed one at a time for exact (each scans every vector)")
     parser.add_argument("--target", type=float, default=0.95,
                         help="recall@10 the ef / nprobe sweep aims for (chosen on half the queries)")
     args = parser.parse_args()
@@ -108,18 +116,20 @@ def main() -> int:
     started = time.perf_counter()
     truth = exact_top_k(matrix, queries, k)
     exact_qps = len(queries) / (time.perf_counter() - started)
-    exact_p50 = single_latency(lambda q: exact_top_k(matrix, q, k), latency_queries)
+    exact_p50 = single_latency(lambda q: exact_top_k(matrix, q, k), latency_queries[: args.exact_latency_queries])
     rows = [("numpy exact", 0.0, exact_qps, exact_p50, 1.0)]
 
     try:
         import hnswlib
+        if args.only == "faiss":
+            hnswlib = None
     except ImportError:
         hnswlib = None
         print("hnswlib not installed: skipped (pip install hnswlib)")
     if hnswlib is not None:
         index = hnswlib.Index(space="ip", dim=args.dim)
         started = time.perf_counter()
-        index.init_index(max_elements=n, M=16, ef_construction=64, random_seed=args.seed)
+        index.init_index(max_elements=n, M=args.m, ef_construction=args.ef_construction, random_seed=args.seed)
         index.add_items(matrix, np.arange(n))
         build = time.perf_counter() - started
 
@@ -134,11 +144,13 @@ def main() -> int:
         labels, _ = index.knn_query(queries, k=k)
         qps = len(queries) / (time.perf_counter() - started)
         p50 = single_latency(lambda q: index.knn_query(q, k=k), latency_queries)
-        rows.append((f"hnswlib M16 efc64 ef{ef}", build, qps, p50, recall(labels, truth)))
+        rows.append((f"hnswlib M{args.m} efc{args.ef_construction} ef{ef}", build, qps, p50, recall(labels, truth)))
         del index
 
     try:
         import faiss
+        if args.only == "hnswlib":
+            faiss = None
     except ImportError:
         faiss = None
         print("faiss not installed: skipped (pip install faiss-cpu)")
