@@ -302,6 +302,8 @@ class FTS5Retriever(Retriever):
             "rows": self._rows,
             "columns": len(self.options.columns),
         }
+        if self._statistics is not None:
+            stats["ranking_bytes"] = self._statistics.nbytes()
         if self._reused is not None:
             stats["reused_from_disk"] = self._reused
         return stats
