@@ -83,6 +83,8 @@ class Fts5Statistics:
         self.starts = starts
         self.rows = rows
         self.frequencies = frequencies
+        # Every term's idf, as bm25() computes it for a phrase of that one term.
+        self.idf = [_idf(self.row_count, int(hits)) for hits in np.diff(starts)]
         # doc_id DESC breaks ties as SQLite's BINARY collation does: by the UTF-8 bytes.
         order = sorted(range(len(doc_ids)), key=lambda row: doc_ids[row].encode("utf-8", "surrogatepass"))
         self.id_rank = np.empty(len(doc_ids), dtype=np.int64)
@@ -139,11 +141,7 @@ class Fts5Statistics:
             start, end = int(self.starts[term]), int(self.starts[term + 1])
             rows = self.rows[start:end]
             frequency = self.frequencies[start:end]
-            hits = end - start
-            idf = math.log((self.row_count - hits + 0.5) / (hits + 0.5))
-            if idf <= 0.0:
-                idf = IDF_FLOOR
-            scores[rows] += idf * ((frequency * k1_plus_1) / (frequency + factor[rows]))
+            scores[rows] += self.idf[term] * ((frequency * k1_plus_1) / (frequency + factor[rows]))
             matched[rows] = True
         candidates = np.flatnonzero(matched)
         if k <= 0 or not len(candidates):
@@ -155,6 +153,12 @@ class Fts5Statistics:
             candidates, values = candidates[keep], values[keep]
         order = np.lexsort((-self.id_rank[candidates], -values))[:k]
         return [(self.doc_ids[candidates[i]], float(values[i])) for i in order]
+
+
+def _idf(rows: int, hits: int) -> float:
+    """fts5_aux.c's idf of a phrase that `hits` of `rows` rows match (int64 arithmetic first)."""
+    idf = math.log((rows - hits + 0.5) / (hits + 0.5))
+    return idf if idf > 0.0 else IDF_FLOOR
 
 
 def _postings(connection: sqlite3.Connection, table: str, position: dict[int, int],
