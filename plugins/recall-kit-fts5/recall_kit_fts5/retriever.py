@@ -7,7 +7,7 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from recall_kit import Corpus, Hit, Retriever, sort_hits
 from recall_kit_fts5.database import (
@@ -19,6 +19,9 @@ from recall_kit_fts5.database import (
     open_on_disk,
 )
 from recall_kit_fts5.query import query_words, quote_phrase
+
+if TYPE_CHECKING:
+    from recall_kit_fts5.ranking import Fts5Statistics
 
 # The LIKE fallback scans every row once per word; it looks at the first this many distinct words.
 LIKE_MAX_WORDS = 32
@@ -63,6 +66,9 @@ class FTS5Retriever(Retriever):
         candidates: int | None = None
         #: Keep the index in this SQLite file and reuse it while corpus, tokenizer and columns match.
         path: str | None = None
+        #: mode=bm25: where the bm25() ranking is computed: numpy (FTS5's own statistics read once
+        #: when the index is built or opened; the same ids, order and scores as SQLite's) or sqlite.
+        ranking: Literal["numpy", "sqlite"] = "numpy"
 
         def __post_init__(self) -> None:
             if not self.columns:
@@ -88,7 +94,8 @@ class FTS5Retriever(Retriever):
         super().__init__(options)
         self._connection: sqlite3.Connection | None = None
         self._probe: sqlite3.Connection | None = None
-        self._probe_cache: dict[str, bool] = {}
+        self._probe_cache: dict[str, tuple[str, ...]] = {}
+        self._statistics: Fts5Statistics | None = None
         self._rows = 0
         self._reused: bool | None = None
 
@@ -107,6 +114,13 @@ class FTS5Retriever(Retriever):
             self._connection = sqlite3.connect(":memory:")
             fill(self._connection, corpus, options.tokenizer, options.columns, key)
         self._rows = int(self._connection.execute("SELECT count(*) FROM memories").fetchone()[0])
+        # Trigram turns every word of three or more characters into a phrase of several tokens,
+        # which only SQLite ranks; the statistics would never be used.
+        if options.mode == "bm25" and options.ranking == "numpy" and options.tokenizer != "trigram":
+            from recall_kit_fts5.ranking import Fts5Statistics
+
+            self._statistics = Fts5Statistics.load(self._connection, "memories_fts", "memories",
+                                                   options.columns, self._weights())
 
     def _open_probe(self) -> sqlite3.Connection:
         """A scratch FTS5 table with the same tokenizer, to see which words yield tokens.
@@ -133,13 +147,18 @@ class FTS5Retriever(Retriever):
         not know, yields no token; as an FTS5 string it would match nothing and, ANDed, would
         empty the result, so it is left out.
         """
+        return [quote_phrase(word) for word, _ in self._phrase_tokens(query)]
+
+    def _phrase_tokens(self, query: str) -> list[tuple[str, tuple[str, ...]]]:
+        """The query's words that yield tokens, each with its tokens, in query order."""
         words = query_words(query)
         if not words:
             return []
-        keep = self._tokenizes(words)
-        return [quote_phrase(word) for word in words if keep[word]]
+        tokens = self._tokenizes(words)
+        return [(word, tokens[word]) for word in words if tokens[word]]
 
-    def _tokenizes(self, words: Sequence[str]) -> dict[str, bool]:
+    def _tokenizes(self, words: Sequence[str]) -> dict[str, tuple[str, ...]]:
+        """Each word's tokens under the tokenizer, in order (empty: it yields none)."""
         cache = self._probe_cache
         unknown = sorted({word for word in words if word not in cache})
         if unknown:
@@ -149,10 +168,12 @@ class FTS5Retriever(Retriever):
             with probe:
                 probe.executemany("INSERT INTO probe (rowid, x) VALUES (?, ?)",
                                   list(enumerate(unknown, start=1)))
-                producing = {row[0] for row in probe.execute("SELECT DISTINCT doc FROM probe_terms")}
+                found: dict[int, list[tuple[int, str]]] = {}
+                for rowid, offset, term in probe.execute("SELECT doc, offset, term FROM probe_terms"):
+                    found.setdefault(rowid, []).append((offset, term))
                 probe.execute("DELETE FROM probe")
             for rowid, word in enumerate(unknown, start=1):
-                cache[word] = rowid in producing
+                cache[word] = tuple(term for _, term in sorted(found.get(rowid, ())))
         return {word: cache[word] for word in words}
 
     def _weights(self) -> list[float]:
@@ -165,9 +186,14 @@ class FTS5Retriever(Retriever):
         connection = self._require(self._connection)
         if k <= 0:
             return []
-        phrases = self.phrases(query)
-        if not phrases:
+        words = self._phrase_tokens(query)
+        if not words:
             return []
+        statistics = self._statistics
+        if statistics is not None and all(len(tokens) == 1 for _, tokens in words):
+            return sort_hits([Hit(doc_id, score) for doc_id, score
+                              in statistics.top([tokens[0] for _, tokens in words], k)])
+        phrases = [quote_phrase(word) for word, _ in words]
         if self.options.mode == "bm25":
             return self._search_bm25(connection, phrases, k)
         return self._search_production(connection, query, phrases, k)
@@ -276,6 +302,8 @@ class FTS5Retriever(Retriever):
             "rows": self._rows,
             "columns": len(self.options.columns),
         }
+        if self._statistics is not None:
+            stats["ranking_bytes"] = self._statistics.nbytes()
         if self._reused is not None:
             stats["reused_from_disk"] = self._reused
         return stats
@@ -287,6 +315,7 @@ class FTS5Retriever(Retriever):
         self._connection = None
         self._probe = None
         self._probe_cache = {}
+        self._statistics = None
         self._reused = None
 
     @staticmethod

@@ -174,7 +174,8 @@ def test_production_like_fallback_when_fts5_raises() -> None:
     # escape keeps them literal should a word ever contain one.
     assert retriever._like(retriever._connection, ["a%"], 5) == []
     # bm25 mode has no fallback: the failure surfaces (the runner reports it as one line).
-    plain = built()
+    # (ranking=numpy reads FTS5 only while building, so the SQLite ranking is the one denied.)
+    plain = built(ranking="sqlite")
     plain._connection.set_authorizer(deny_fts)
     with pytest.raises(sqlite3.DatabaseError):
         plain.search("apple", 5)
