@@ -121,3 +121,22 @@ def test_the_diagnosed_bar_is_real():
     # At weight 0.9 the same document places.
     fused = ReciprocalRankFusion().fuse(make_request(legs, weights={"fts5": 1.0, "dense": 0.9}, k=100))
     assert "only-dense" in [hit.id for hit in fused[:10]]
+
+
+def test_ranked_is_sort_hits_top_k_on_ties_and_extremes():
+    """`ranked` selects with a heap; it must keep exactly sort_hits' order and cut: float32 ties
+    broken by id descending, -0.0 equal to 0.0, values past float32's range as +-inf."""
+    import random
+
+    from recall_kit_fusion._common import ranked
+
+    from recall_kit import Hit, sort_hits
+
+    rng = random.Random(7)
+    values = [1.0, 1.0 + 1e-9, 0.5, -0.0, 0.0, 1 / 61, 1 / 62 + 1 / 70, 1e39, -1e39, float("inf")]
+    for _ in range(500):
+        scores = {rng.choice([f"d{rng.randint(0, 40)}", str(rng.randint(0, 99)), "é", ""]):
+                  rng.choice([*values, rng.random()]) for _ in range(rng.randint(0, 40))}
+        k = rng.randint(0, 45)
+        expected = sort_hits([Hit(doc, score) for doc, score in scores.items()])[:k]
+        assert [(h.id, h.score) for h in ranked(scores, k)] == [(h.id, h.score) for h in expected]
