@@ -201,7 +201,7 @@ def _recall_curve(comparison: Comparison) -> dict[str, Any] | None:
     if not cutoffs or len(cutoffs) < 2:
         return None
     xs = sorted(cutoffs)
-    series = {label: [float(result.overall[f"recall@{x}"]) for x in xs]
+    series = {label: [result.mean(f"recall@{x}") for x in xs]
               for label, result in zip(comparison.labels, comparison.results, strict=True)}
     return {"kind": "line", "title": "recall@k (all queries)", "x": xs, "series": series,
             "x_label": "k", "y_label": "recall"}

@@ -75,7 +75,7 @@ def score_report(
         return {qid: {name: float(run.values[name][i]) for name in names} for i, qid in enumerate(run.query_ids)}
 
     def value_rows(run: RunScores) -> list[list[Any]]:
-        rows = [["all", run.overall.get("n", len(run.query_ids)), *(four_places(run.overall[name]) for name in names)]]
+        rows = [["all", len(run.query_ids), *(four_places(run.overall[name]) for name in names)]]
         if per_query:
             rows += [[qid, 1, *(four_places(run.values[name][i]) for name in names)] for i, qid in enumerate(run.query_ids)]
         return rows

@@ -28,7 +28,17 @@ from recall_kit.measure.evaluation import (
     summed_names,
 )
 from recall_kit.measure.index_stats import merge_index_stats
-from recall_kit.measure.result import BenchmarkResult, QueryResult, build_manifest
+from recall_kit.measure.result import (
+    BenchmarkResult,
+    DatasetInfo,
+    IndexCost,
+    LatencySummary,
+    LegAttribution,
+    QueryResult,
+    SystemInfo,
+    Throughput,
+    build_manifest,
+)
 from recall_kit.measure.system import Leg, System, SystemSpec, build_system
 from recall_kit.plugins import call_each
 from recall_kit.progress import progress_display, stage, steps
@@ -457,8 +467,8 @@ def run_benchmark(
     latency, index_cost, throughput, latency_by_query = _cost(leg_runs, fused, len(dataset.queries))
     queries = _query_results(dataset, fused, values, latency_by_query)
     return BenchmarkResult(
-        system=system.describe(),
-        dataset=dataset.describe(),
+        system=SystemInfo.from_dict(system.describe()),
+        dataset=DatasetInfo.from_dict(dataset.describe()),
         k=k,
         k_requested=k_asked,
         depth=depth,
@@ -468,13 +478,13 @@ def run_benchmark(
         overall=summary["overall"],
         strata=summary["strata"],
         queries=queries,
-        attribution=attribution,
+        attribution=LegAttribution.parse_all(attribution),
         attribution_depth=k,
         empty_rankings=empty_counts,
         warnings=warnings,
-        latency=latency,
-        index=index_cost,
-        throughput=throughput,
+        latency=LatencySummary.from_dict(latency),
+        index=IndexCost.from_dict(index_cost),
+        throughput=Throughput.from_dict(throughput),
         wall_seconds=round(time.perf_counter() - started_all, 4),
         manifest=build_manifest(system, seed),
     )
