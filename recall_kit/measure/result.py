@@ -474,13 +474,6 @@ class LegAttribution:
         return cls(**{key: read.count(data, key, f"{where}.{key}") for key in cls._KEYS},
                    extra=_unknown(data, cls._KEYS))
 
-    @classmethod
-    def parse_all(cls, data: Any, source: str = "result") -> dict[str, LegAttribution]:
-        """The `attribution` section (leg -> its counts)."""
-        read = _Reader(source)
-        return {str(leg): cls.parse(read, counts, f"attribution.{leg}")
-                for leg, counts in read.object(data, "attribution").items()}
-
     def to_dict(self) -> dict[str, Any]:
         return {key: getattr(self, key) for key in self._KEYS} | self.extra
 
