@@ -225,6 +225,7 @@ def _raw_result_reads(source: str) -> list[int]:
         def __init__(self) -> None:
             self.bound: list[dict[str, tuple[object, ...]]] = [{}]
             self.lines: set[int] = set()
+            self.written: set[int] = set()
 
         def chain(self, node: ast.AST) -> tuple[object, ...]:
             if isinstance(node, ast.Subscript):
@@ -246,8 +247,16 @@ def _raw_result_reads(source: str) -> list[int]:
                 self.lines.add(node.lineno)
 
         def visit_Subscript(self, node: ast.Subscript) -> None:
-            self.check(node)
+            if isinstance(node.ctx, ast.Load) and id(node) not in self.written:
+                self.check(node)
             self.generic_visit(node)
+
+        def writes(self, targets: list[ast.expr]) -> None:
+            """Damaging a document on purpose (`data["latency_ms"]["p95"] = -1`) writes, not reads."""
+            for target in targets:
+                while isinstance(target, ast.Subscript):
+                    self.written.add(id(target))
+                    target = target.value
 
         def visit_Call(self, node: ast.Call) -> None:
             if isinstance(node.func, ast.Attribute) and node.func.attr == "get" and node.args:
@@ -263,6 +272,7 @@ def _raw_result_reads(source: str) -> list[int]:
                     self.bound[-1][target.elts[1].id] = (*chain, _ANY) if chain else ()
 
         def visit_Assign(self, node: ast.Assign) -> None:
+            self.writes(node.targets)
             self.generic_visit(node)
             for target in node.targets:
                 self.bind(target, node.value, element=False)
@@ -324,6 +334,7 @@ n = result.overall["n"]
 legs = data["system"].get("legs")
 ids = [q["query_id"] for q in data["queries"]]
 size = report.data["index"]["size_bytes"]
+data["latency_ms"]["p95"] = -1.0
 '''
     assert _raw_result_reads(planted) == [3, 5, 6, 7, 8, 9, 10]
     spared = '''

@@ -904,6 +904,11 @@ def _non_negative(read: _Reader, value: float, where: str) -> float:
     return value
 
 
+def load_result(path: str | Path) -> BenchmarkResult:
+    """A result file (`eval --json`), validated: `BenchmarkResult.load`."""
+    return BenchmarkResult.load(path)
+
+
 def load_results(paths: Sequence[str | Path]) -> list[tuple[str, BenchmarkResult]]:
     """Load result files and label each by its system; a label used twice gets its file name."""
     results = [BenchmarkResult.load(path) for path in paths]
