@@ -3,6 +3,7 @@ Grouped as the issue groups them, worst first; see docs/reliability.md."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import stat
@@ -505,10 +506,9 @@ def test_a_five_thousand_digit_metric_is_bad_input(tmp_path):
 
 def test_pool_of_results_that_share_no_query_with_the_dataset_is_refused(tmp_path):
     result_path = _result_file(tmp_path)
-    data = json.loads(result_path.read_text())
-    for query in data["queries"]:
-        query["query_id"] = "other_" + query["query_id"]
-    result_path.write_text(json.dumps(data))
+    loaded = load_result(result_path)
+    loaded.queries = [dataclasses.replace(query, query_id="other_" + query.query_id) for query in loaded.queries]
+    loaded.save(result_path)
     out = tmp_path / "pool.jsonl"
     result = invoke("pool", str(result_path), "--out", str(out), "--dataset", str(tmp_path / "tiny"))
     assert result.exit_code == 2 and "are not queries of" in result.stderr

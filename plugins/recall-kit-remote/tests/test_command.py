@@ -77,8 +77,9 @@ def test_same_rankings_and_metrics_as_the_fts5_leg() -> None:
                                                                                  "send_corpus": True}}),
                            dataset, k=10, latency_sample=3, show_progress=False)
     assert remote.rankings() == local.rankings()
-    assert remote.overall == local.overall
-    assert remote.latency["legs"]["command"]["wait"]["n"] == 3
+    assert remote.means() == local.means()
+    wait = remote.latency.leg("command").wait
+    assert wait is not None and wait.n == 3
 
 
 def _dataset_with(tmp_path: Path, sample_folder: Path, suffixes: dict[int, str]) -> Path:
