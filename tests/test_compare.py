@@ -86,7 +86,7 @@ def test_strata_rows_holm_and_small_stratum_warning():
     assert any("primary = m (1 row)" in note and "exploratory = the other 5 rows" in note
                for note in deltas.notes)
     assert any("significant=no" in note for note in deltas.notes)
-    kinds = [chart["kind"] for chart in report.charts]
+    kinds = [chart.kind for chart in report.chart_list()]
     assert kinds.count("bar") == 2
 
 

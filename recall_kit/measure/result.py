@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from recall_kit.errors import ResultFileError, UnknownNameError
 from recall_kit.fileio import is_special_file, write_json_atomic
 from recall_kit.options import options_to_dict
-from recall_kit.types import Hit, Report, ReportTable
+from recall_kit.types import Chart, Hit, Report, ReportTable
 
 if TYPE_CHECKING:
     from recall_kit.measure.system import System
@@ -862,14 +862,11 @@ class BenchmarkResult:
                       notes=list(self.warnings), data=self.to_dict(),
                       charts=self._charts())
 
-    def _charts(self) -> list[dict[str, Any]]:
-        bars = {stratum: {m: values[m] for m in self.metric_names}
-                for stratum, values in [("overall", self.overall), *self.strata.items()]}
-        latencies = self.latencies()
-        return [
-            {"kind": "bar", "title": "Metrics per stratum", "groups": bars},
-            {"kind": "histogram", "title": "Single-query latency (ms)", "values": latencies},
-        ]
+    def _charts(self) -> list[Chart | dict[str, Any]]:
+        bars = {stratum: {m: self.mean(m, None if stratum == "overall" else stratum) for m in self.metric_names}
+                for stratum in ["overall", *self.strata]}
+        return [Chart(kind="bar", title="Metrics per stratum", groups=bars),
+                Chart(kind="histogram", title="Single-query latency (ms)", values=self.latencies())]
 
     def summary(self) -> str:
         """The overall and per-stratum metrics as a plain-text table."""
