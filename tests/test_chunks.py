@@ -76,7 +76,7 @@ def test_parents_ranked_at_first_chunk(chunked) -> None:  # type: ignore[no-unty
     assert q2["mrr"] == pytest.approx(1.0)
     # q2 gains: C (1) at rank 1; ideal: A (2) then C (1).
     assert q2["ndcg@2"] == pytest.approx(1 / (2 + 1 / math.log2(3)), abs=1e-6)
-    assert result.overall["recall@2"] == pytest.approx(0.75)
+    assert result.mean("recall@2") == pytest.approx(0.75)
 
 
 def test_deeper_cutoff_scores_every_parent(chunked) -> None:  # type: ignore[no-untyped-def]
