@@ -11,7 +11,7 @@ import platform
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from recall_kit.errors import ResultFileError, UnknownNameError
 from recall_kit.fileio import is_special_file, write_json_atomic
@@ -68,6 +68,31 @@ def _unknown(data: dict[str, Any], known: Sequence[str]) -> dict[str, Any]:
     return {key: value for key, value in data.items() if key not in known}
 
 
+class _Section:
+    """What every section shares: `from_dict` for a mapping alone, and `to_dict` writing `_KEYS`
+    in order (a tuple of parts as a list of their dicts), then the keys kept in `extra`."""
+
+    _KEYS: ClassVar[tuple[str, ...]] = ()
+    #: The section's key in the document, for the messages of `from_dict`.
+    _FIELD: ClassVar[str] = ""
+    extra: dict[str, Any]
+
+    @classmethod
+    def parse(cls, read: _Reader, data: Any, where: str) -> Self:
+        raise NotImplementedError
+
+    @classmethod
+    def from_dict(cls, data: Any, source: str = "result") -> Self:
+        return cls.parse(_Reader(source), data, cls._FIELD)
+
+    def to_dict(self) -> dict[str, Any]:
+        if _is_empty(self):
+            return {}
+        written = {key: getattr(self, key) for key in self._KEYS}
+        return {**{key: [part.to_dict() for part in value] if isinstance(value, tuple) else value
+                   for key, value in written.items()}, **self.extra}
+
+
 @dataclass(frozen=True)
 class LegInfo:
     """One leg of the system: its registered name, the distribution that provides it, its weight
@@ -119,9 +144,11 @@ class FusionStep:
 
 
 @dataclass(frozen=True)
-class SystemInfo:
+class SystemInfo(_Section):
     """The system section: the spec (`fts5+dense`), its label (spec plus fusion chain), the legs,
     the fusion chain and the legs' weights."""
+
+    _FIELD = "system"
 
     spec: str | None = None
     label: str | None = None
@@ -145,14 +172,6 @@ class SystemInfo:
                    weights={str(leg): read.number(weights, leg, f"{where}.weights.{leg}") for leg in weights},
                    extra=_unknown(data, cls._KEYS))
 
-    @classmethod
-    def from_dict(cls, data: Any, source: str = "result") -> SystemInfo:
-        return cls.parse(_Reader(source), data)
-
-    @property
-    def leg_names(self) -> list[str]:
-        return [leg.name for leg in self.legs]
-
     def settings(self) -> str:
         """The system as one line: each leg's weight and options, then each fusion's options."""
         parts = []
@@ -164,16 +183,13 @@ class SystemInfo:
             parts.append(f"fusion {step.name}{' (' + settings + ')' if settings else ''}")
         return "; ".join(parts) or "?"
 
-    def to_dict(self) -> dict[str, Any]:
-        if _is_empty(self):
-            return {}
-        return {"spec": self.spec, "label": self.label, "legs": [leg.to_dict() for leg in self.legs],
-                "fusion": [step.to_dict() for step in self.fusion], "weights": self.weights, **self.extra}
 
 
 @dataclass(frozen=True)
-class DatasetInfo:
+class DatasetInfo(_Section):
     """The dataset section: name, path, fingerprints, counts and queries per stratum."""
+
+    _FIELD = "dataset"
 
     name: str | None = None
     path: str | None = None
@@ -202,21 +218,11 @@ class DatasetInfo:
                    dropped_sensitive=read.optional_count(data, "dropped_sensitive", f"{where}.dropped_sensitive"),
                    extra=_unknown(data, cls._KEYS))
 
-    @classmethod
-    def from_dict(cls, data: Any, source: str = "result") -> DatasetInfo:
-        return cls.parse(_Reader(source), data)
-
     @property
     def display_name(self) -> str:
         """The dataset's name, else its folder's name."""
         return self.name or Path(self.path or "?").name
 
-    def to_dict(self) -> dict[str, Any]:
-        if _is_empty(self):
-            return {}
-        return {"name": self.name, "path": self.path, "fingerprint": self.fingerprint,
-                "corpus_fingerprint": self.corpus_fingerprint, "memories": self.memories, "queries": self.queries,
-                "strata": self.strata, "dropped_sensitive": self.dropped_sensitive, **self.extra}
 
 
 @dataclass(frozen=True)
@@ -291,9 +297,11 @@ class LegLatency(LatencyStats):
 
 
 @dataclass(frozen=True)
-class LatencySummary(LatencyStats):
+class LatencySummary(LatencyStats, _Section):
     """The `latency_ms` section: the system's single-query latency (each timed query through every
     leg plus fusion) and `legs`: each leg's own."""
+
+    _FIELD = "latency_ms"
 
     legs: dict[str, LegLatency] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
@@ -305,10 +313,6 @@ class LatencySummary(LatencyStats):
         return cls(**cls._parse_stats(read, data, where),
                    legs={str(name): LegLatency.parse(read, stats, f"{where}.legs.{name}") for name, stats in legs.items()},
                    extra=_unknown(data, (*LATENCY_STATS, "legs")))
-
-    @classmethod
-    def from_dict(cls, data: Any, source: str = "result") -> LatencySummary:
-        return cls.parse(_Reader(source), data)
 
     def leg(self, name: str) -> LegLatency:
         """A leg's latency; unmeasured (n = 0) for a leg the file does not time."""
@@ -348,9 +352,11 @@ class LegIndexCost:
 
 
 @dataclass(frozen=True)
-class IndexCost:
+class IndexCost(_Section):
     """The `index` section: the whole system's build time and size (None when a leg cannot tell),
     and each leg's."""
+
+    _FIELD = "index"
 
     build_seconds: float | None = None
     size_bytes: int | None = None
@@ -367,10 +373,6 @@ class IndexCost:
                    legs={str(name): LegIndexCost.parse(read, leg, f"{where}.legs.{name}") for name, leg in legs.items()},
                    extra=_unknown(data, ("build_seconds", "size_bytes", "legs")))
 
-    @classmethod
-    def from_dict(cls, data: Any, source: str = "result") -> IndexCost:
-        return cls.parse(_Reader(source), data)
-
     def to_dict(self) -> dict[str, Any]:
         if _is_empty(self):
             return {}
@@ -379,8 +381,10 @@ class IndexCost:
 
 
 @dataclass(frozen=True)
-class Throughput:
+class Throughput(_Section):
     """The `throughput` section: the batch path (`search_many`) over every query."""
+
+    _FIELD = "throughput"
 
     queries: int | None = None
     search_seconds: float | None = None
@@ -399,20 +403,13 @@ class Throughput:
             numbers["queries"] = int(numbers["queries"])
         return cls(**numbers, extra=_unknown(data, cls._KEYS))
 
-    @classmethod
-    def from_dict(cls, data: Any, source: str = "result") -> Throughput:
-        return cls.parse(_Reader(source), data)
-
-    def to_dict(self) -> dict[str, Any]:
-        if _is_empty(self):
-            return {}
-        return {"queries": self.queries, "search_seconds": self.search_seconds,
-                "fusion_seconds": self.fusion_seconds, "queries_per_second": self.queries_per_second, **self.extra}
 
 
 @dataclass(frozen=True)
-class Manifest:
+class Manifest(_Section):
     """Versions, platform and time: what is needed to reproduce (or distrust) a result."""
+
+    _FIELD = "manifest"
 
     recall_kit: str | None = None
     #: Distribution -> version of each leg's plugin (None: not installed as a distribution).
@@ -444,16 +441,6 @@ class Manifest:
                    time=read.optional_string(data, "time", f"{where}.time"),
                    extra=_unknown(data, cls._KEYS))
 
-    @classmethod
-    def from_dict(cls, data: Any, source: str = "result") -> Manifest:
-        return cls.parse(_Reader(source), data)
-
-    def to_dict(self) -> dict[str, Any]:
-        if _is_empty(self):
-            return {}
-        return {"recall_kit": self.recall_kit, "plugins": self.plugins, "context": self.context,
-                "python": self.python, "platform": self.platform, "cpu_count": self.cpu_count,
-                "seed": self.seed, "time": self.time, **self.extra}
 
 
 @dataclass(frozen=True)
@@ -588,14 +575,11 @@ class BenchmarkResult:
         """How many queries `stratum` holds (every query when None)."""
         if stratum is None:
             return self.n_queries
-        if stratum not in self.strata and stratum not in self.stratum_names():
-            raise UnknownNameError(stratum, self.stratum_names(),
+        size = sum(1 for query in self.queries if query.stratum == stratum)
+        if not size and stratum not in self.strata:
+            raise UnknownNameError(stratum, list(self.strata),
                                    f"No stratum {stratum!r} in this result. Strata: {', '.join(sorted(self.strata))}.")
-        return sum(1 for query in self.queries if query.stratum == stratum)
-
-    def stratum_names(self) -> list[str]:
-        """The strata of the result's queries, in order of first appearance."""
-        return list(dict.fromkeys(query.stratum for query in self.queries))
+        return size
 
     def means(self, stratum: str | None = None) -> dict[str, float]:
         """Metric name -> its summary (the mean; a count's sum) over every query or over `stratum`'s."""
