@@ -184,7 +184,6 @@ class SystemInfo(_Section):
         return "; ".join(parts) or "?"
 
 
-
 @dataclass(frozen=True)
 class DatasetInfo(_Section):
     """The dataset section: name, path, fingerprints, counts and queries per stratum."""
@@ -222,7 +221,6 @@ class DatasetInfo(_Section):
     def display_name(self) -> str:
         """The dataset's name, else its folder's name."""
         return self.name or Path(self.path or "?").name
-
 
 
 @dataclass(frozen=True)
@@ -404,7 +402,6 @@ class Throughput(_Section):
         return cls(**numbers, extra=_unknown(data, cls._KEYS))
 
 
-
 @dataclass(frozen=True)
 class Manifest(_Section):
     """Versions, platform and time: what is needed to reproduce (or distrust) a result."""
@@ -440,7 +437,6 @@ class Manifest(_Section):
                    seed=None if data.get("seed") is None else int(read.number(data, "seed", f"{where}.seed")),
                    time=read.optional_string(data, "time", f"{where}.time"),
                    extra=_unknown(data, cls._KEYS))
-
 
 
 @dataclass(frozen=True)
