@@ -314,7 +314,7 @@ def _raw_result_reads_in(paths: list[Path]) -> list[str]:
 
 def _python_files() -> list[Path]:
     return sorted([*(ROOT / "recall_kit").rglob("*.py"), *ROOT.glob("plugins/recall-kit-*/**/*.py"),
-                   *(ROOT / "tests").rglob("*.py")])
+                   *(ROOT / "tests").rglob("*.py"), *(ROOT / "benchmarks").glob("*.py")])
 
 
 def test_no_raw_result_key_read_outside_the_result_module():
