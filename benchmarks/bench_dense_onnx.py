@@ -15,12 +15,13 @@ the onnx p50 below torch's (both on --threads intra-op threads).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from recall_kit import BenchmarkResult, load_result
 
 ROOT = Path(__file__).resolve().parents[1]
 BACKENDS = {"torch": [], "onnx": ["-o", "dense.backend=onnx"],
@@ -35,14 +36,14 @@ def bar(name: str, value: float, target: str, ok: bool) -> None:
         MISSED.append(name)
 
 
-def evaluate(dataset: Path, extra: list[str], out: Path, env: dict[str, str], sample: int = -1) -> dict:
+def evaluate(dataset: Path, extra: list[str], out: Path, env: dict[str, str], sample: int = -1) -> BenchmarkResult:
     command = [sys.executable, "-m", "recall_kit", "eval", "--dataset", str(dataset), "--retriever", "dense",
                "-m", "recall@10", "-k", "10", "--latency-sample", str(sample), "--json", str(out), "--no-progress", *extra]
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         sys.stderr.write(done.stderr[-3000:])
         raise SystemExit(f"eval failed: {' '.join(extra) or 'torch'}")
-    return json.loads(out.read_text())
+    return load_result(out)
 
 
 def main() -> int:
@@ -70,14 +71,14 @@ def main() -> int:
                                      args.latency_sample)
     base = results["torch"]
     for name, result in results.items():
-        recall = result["metrics"]["overall"]["recall@10"]
-        p50 = result["latency_ms"]["p50"]
+        recall = result.mean("recall@10")
+        p50 = result.latency.stat("p50")
         print(f"  {name:10s} recall@10 {recall:.4f}  single-query p50 {p50:7.2f} ms  "
-              f"speed-up {base['latency_ms']['p50'] / p50:5.2f}x")
+              f"speed-up {base.latency.stat('p50') / p50:5.2f}x")
     for name in ("onnx", "onnx-int8"):
-        gap = abs(results[name]["metrics"]["overall"]["recall@10"] - base["metrics"]["overall"]["recall@10"])
+        gap = abs(results[name].mean("recall@10") - base.mean("recall@10"))
         bar(f"|recall@10 {name} - torch|", gap, "<= 0.005", gap <= 0.005)
-    ratio = results["onnx"]["latency_ms"]["p50"] / base["latency_ms"]["p50"]
+    ratio = results["onnx"].latency.stat("p50") / base.latency.stat("p50")
     bar("dense single-query p50 onnx / torch", ratio, "< 1", ratio < 1)
     return 1 if MISSED else 0
 

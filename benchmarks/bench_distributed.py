@@ -99,9 +99,9 @@ def task_seconds(sweep: Any) -> tuple[list[float], list[float]]:
     seconds (the result's wall time, which excludes the shared leg searches)."""
     builds: dict[str, float] = {}
     for point in [sweep.default, *sweep.points]:
-        for leg in point.result.system["legs"]:
-            key = json.dumps([leg["name"], leg["options"]], sort_keys=True)
-            builds[key] = point.result.index["legs"][leg["name"]]["build_seconds"]
+        for leg in point.result.system.legs:
+            key = json.dumps([leg.name, leg.options], sort_keys=True)
+            builds[key] = point.result.index.legs[leg.name].build_seconds
     scoring = [point.result.wall_seconds for point in [sweep.default, *sweep.points]]
     return list(builds.values()), scoring
 

@@ -24,13 +24,14 @@ Bars (exit 1 when missed): overhead share < 10% of wall_seconds; hybrid p50 < 8 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from recall_kit import load_result
 
 ROOT = Path(__file__).resolve().parents[1]
 PLUGINS = "recall-kit-fts5,recall-kit-bm25,recall-kit-dense,recall-kit-graph,recall-kit-fusion"
@@ -92,40 +93,40 @@ def main() -> int:
         if args.profile:
             timed = [python, "-m", "cProfile", "-o", str(args.profile), "-m", "recall_kit", *eval_command[3:]]
         process = run([*timed, "--json", str(folder / "warm.json"), "--output", str(folder / "r1")], env)
-        result = json.loads((folder / "warm.json").read_text())
+        result = load_result(folder / "warm.json")
 
-    wall = result["wall_seconds"]
-    build = result["index"]["build_seconds"]
-    search = result["throughput"]["search_seconds"]
-    legs_latency = result["latency_ms"]["legs"]
-    single = sum(leg["mean"] * leg["n"] for leg in legs_latency.values()) / 1000.0
+    wall = result.wall_seconds
+    build = result.index.build_seconds or 0.0
+    search = result.throughput.search_seconds or 0.0
+    legs_latency = result.latency.legs
+    single = sum(leg.stat("mean") * leg.n for leg in legs_latency.values()) / 1000.0
     work = build + search + single
     overhead = wall - work
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"dense query path: {backend}, 1 intra-op thread (dense.threads); load average {load:.2f} at the end"
           + (f"; options {' '.join(args.option)}" if args.option else ""))
-    print(f"eval {SYSTEM} --fusion rrf: {result['dataset']['memories']} memories, "
-          f"{result['dataset']['queries']} queries; cold-cache run {cold:.1f} s (process)")
+    print(f"eval {SYSTEM} --fusion rrf: {result.dataset.memories} memories, "
+          f"{result.dataset.queries} queries; cold-cache run {cold:.1f} s (process)")
     print(f"warm run: process {process:.2f} s, wall_seconds {wall:.2f} s")
     print(f"  index build   {build:7.2f} s  " + ", ".join(
-        f"{name} {leg['build_seconds']:.2f}" for name, leg in result["index"]["legs"].items()))
+        f"{name} {leg.build_seconds:.2f}" for name, leg in result.index.legs.items()))
     print(f"  batch search  {search:7.2f} s")
-    print(f"  single-query  {single:7.2f} s  ({next(iter(legs_latency.values()))['n']} queries x legs)")
-    print(f"  fusion        {result['throughput']['fusion_seconds']:7.2f} s (part of the overhead)")
+    print(f"  single-query  {single:7.2f} s  ({next(iter(legs_latency.values())).n} queries x legs)")
+    print(f"  fusion        {result.throughput.fusion_seconds or 0.0:7.2f} s (part of the overhead)")
     print(f"  overhead      {overhead:7.2f} s  = {overhead / wall:.1%} of wall_seconds")
     print(f"  outside wall_seconds (start-up, load, JSON): {process - wall:.2f} s")
-    latency = result["latency_ms"]
-    print(f"hybrid single-query latency: p50 {latency['p50']:.2f} ms, p95 {latency['p95']:.2f} ms, "
-          f"p99 {latency['p99']:.2f} ms (n={latency['n']})")
+    latency = result.latency
+    print(f"hybrid single-query latency: p50 {latency.stat('p50'):.2f} ms, p95 {latency.stat('p95'):.2f} ms, "
+          f"p99 {latency.stat('p99'):.2f} ms (n={latency.n})")
     for name, leg in legs_latency.items():
-        print(f"  {name:6s} p50 {leg['p50']:7.2f} ms  p99 {leg['p99']:7.2f} ms")
-    metrics = result["metrics"]["overall"]
-    print("recall@10 overall " + f"{metrics.get('recall@10', float('nan')):.3f}; per stratum " + ", ".join(
-        f"{s} {v.get('recall@10', float('nan')):.3f}" for s, v in result["metrics"]["strata"].items()))
+        print(f"  {name:6s} p50 {leg.stat('p50'):7.2f} ms  p99 {leg.stat('p99'):7.2f} ms")
+    means = {stratum: result.means(stratum) for stratum in [None, *result.strata]}
+    print("recall@10 overall " + f"{means[None].get('recall@10', float('nan')):.3f}; per stratum " + ", ".join(
+        f"{s} {means[s].get('recall@10', float('nan')):.3f}" for s in result.strata))
     bar("eval overhead share", overhead / wall, "< 0.10", overhead / wall < 0.10)
-    bar("hybrid latency p50 ms", latency["p50"], "< 8", latency["p50"] < 8)
-    bar("hybrid latency p95 ms", latency["p95"], "< 15", latency["p95"] < 15)
-    print(f"(hybrid latency p99 {latency['p99']:.2f} ms: reported, no bar)")
+    bar("hybrid latency p50 ms", latency.stat("p50"), "< 8", latency.stat("p50") < 8)
+    bar("hybrid latency p95 ms", latency.stat("p95"), "< 15", latency.stat("p95") < 15)
+    print(f"(hybrid latency p99 {latency.stat('p99'):.2f} ms: reported, no bar)")
     return 1 if MISSED else 0
 
 

@@ -78,22 +78,18 @@ def main() -> int:
             results[name] = BenchmarkResult.load(out)
 
     strata = ["overall", *sorted(results["lexical"].strata)]
-    print(f"LoCoMo {args.locomo.name}: {results['lexical'].dataset['queries']} queries; "
+    print(f"LoCoMo {args.locomo.name}: {results['lexical'].dataset.queries} queries; "
           f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}")
     header = f"{'stratum':12s} {'n':>4s}  " + "  ".join(f"{name:>12s}" for name in SYSTEMS)
     for metric in METRICS:
         print(f"\n{metric}\n{header}")
         for stratum in strata:
-            section = (results["lexical"].overall if stratum == "overall"
-                       else results["lexical"].strata[stratum])
-            values = []
-            for name in SYSTEMS:
-                data = results[name].overall if stratum == "overall" else results[name].strata[stratum]
-                values.append(f"{data[metric]:12.4f}")
-            print(f"{stratum:12s} {section['n']:4d}  " + "  ".join(values))
+            scope = None if stratum == "overall" else stratum
+            values = [f"{results[name].mean(metric, scope):12.4f}" for name in SYSTEMS]
+            print(f"{stratum:12s} {results['lexical'].stratum_size(scope):4d}  " + "  ".join(values))
     print("\nwall seconds of each eval: " + ", ".join(f"{name} {wall[name]:.1f}" for name in SYSTEMS))
 
-    single = max(("lexical", "dense"), key=lambda name: results[name].overall["recall@5"])
+    single = max(("lexical", "dense"), key=lambda name: results[name].mean("recall@5"))
     versus = compare_results([(single, results[single]), ("hybrid", results["hybrid"])],
                              metrics=list(METRICS), n_resamples=args.bootstrap, seed=0)
     graph = compare_results([("hybrid", results["hybrid"]), ("hybrid-graph", results["hybrid-graph"])],
@@ -104,8 +100,8 @@ def main() -> int:
             print(f"  {challenger} - {comparison.baseline:8s} {row.metric:9s} {row.scope:12s} n={row.n:4d} "
                   f"{row.delta:+.4f} [{row.ci_low:+.4f}, {row.ci_high:+.4f}]  W/T/L {row.wins}/{row.ties}/{row.losses}")
 
-    bar("hybrid recall@5", results["hybrid"].overall["recall@5"], ">= 0.68",
-        results["hybrid"].overall["recall@5"] >= 0.68)
+    bar("hybrid recall@5", results["hybrid"].mean("recall@5"), ">= 0.68",
+        results["hybrid"].mean("recall@5") >= 0.68)
     row = versus.row("hybrid", "recall@5")
     bar(f"hybrid - {single} recall@5 CI low", row.ci_low, "> 0", row.ci_low > 0)
     row = graph.row("hybrid-graph", "recall@10", "multi-hop")

@@ -141,12 +141,12 @@ def mem0_on_locomo(path: Path, bootstrap: int, latency_sample: int) -> int:
             wall[name] = recall_kit("eval", *arguments, "--dataset", str(data), "--metrics", ",".join(METRICS),
                                     "--latency-sample", str(latency_sample), "--json", str(out), "--no-progress")
             results[name] = BenchmarkResult.load(out)
-    print(f"\nLoCoMo {path.name}: {results['mem0'].dataset['queries']} queries, "
-          f"{results['mem0'].dataset['memories']} memories ({os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f})")
+    print(f"\nLoCoMo {path.name}: {results['mem0'].dataset.queries} queries, "
+          f"{results['mem0'].dataset.memories} memories ({os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f})")
     for name, result in results.items():
         latency = result.latency
-        print(f"  {name:7s} " + "  ".join(f"{metric} {result.overall[metric]:.4f}" for metric in METRICS)
-              + f"  eval wall {wall[name]:.0f} s, single-query p50 {latency.get('p50', float('nan')):.1f} ms")
+        print(f"  {name:7s} " + "  ".join(f"{metric} {result.mean(metric):.4f}" for metric in METRICS)
+              + f"  eval wall {wall[name]:.0f} s, single-query p50 {latency.stat('p50'):.1f} ms")
     missed = 0
     for challenger in ("mem0", "hybrid"):
         comparison = compare_results([("dense", results["dense"]), (challenger, results[challenger])],

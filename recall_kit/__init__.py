@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from recall_kit.decide.sweep import run_sweep
     from recall_kit.measure.evaluation import evaluate_run as evaluate
     from recall_kit.measure.evaluation import score_trec_files
-    from recall_kit.measure.result import BenchmarkResult, QueryResult, load_results
+    from recall_kit.measure.result import BenchmarkResult, QueryResult, load_result, load_results
     from recall_kit.measure.runner import run_benchmark
     from recall_kit.measure.system import SystemSpec, build_system, load_config
 
@@ -62,6 +62,7 @@ _LAZY = {
     "run_benchmark": "recall_kit.measure.runner",
     "BenchmarkResult": "recall_kit.measure.result",
     "QueryResult": "recall_kit.measure.result",
+    "load_result": "recall_kit.measure.result",
     "load_results": "recall_kit.measure.result",
     "score_trec_files": "recall_kit.measure.evaluation",
     "score_files": "recall_kit.decide.score",
@@ -87,6 +88,6 @@ __all__ = [
     "QueryResult", "RelevanceJudge", "RecallKitError", "Report", "ReportTable", "Reporter", "Retriever", "ScoredRuns",
     "SystemSpec", "__version__", "build_system", "compare", "compare_files",
     "evaluate", "compare_results", "export_dataset", "hookimpl",
-    "import_dataset", "load_config", "load_dataset", "load_results", "pool_files", "run_ablation",
+    "import_dataset", "load_config", "load_dataset", "load_result", "load_results", "pool_files", "run_ablation",
     "run_benchmark", "run_gate", "run_sweep", "score_files", "score_trec_files", "sort_hits",
 ]

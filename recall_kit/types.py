@@ -386,25 +386,66 @@ class ReportTable:
     notes: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Chart:
+    """One chart for graphical reporters. `kind` "bar": `groups` {group: {series: value}}, with
+    optional `intervals` {group: {series: [low, high]}} and `significant` {group: {series: bool}};
+    "line": `x` [x values] and `series` {name: [y values]}; "histogram": `series` {name: [numbers]}
+    (or `values` [numbers], one series) on `bins` shared bins."""
+
+    kind: str
+    title: str = ""
+    groups: dict[str, dict[str, Any]] = field(default_factory=dict)
+    intervals: dict[str, dict[str, Any]] = field(default_factory=dict)
+    significant: dict[str, dict[str, Any]] = field(default_factory=dict)
+    x: list[Any] = field(default_factory=list)
+    series: dict[str, list[Any]] = field(default_factory=dict)
+    values: list[Any] = field(default_factory=list)
+    bins: int = 20
+    x_label: str = ""
+    y_label: str = ""
+
+    @classmethod
+    def of(cls, chart: Chart | Mapping[str, Any]) -> Chart:
+        """A Chart from itself or from its dict form (as plugins and older code write charts);
+        keys a Chart does not know are ignored."""
+        if isinstance(chart, Chart):
+            return chart
+        known = {name: chart[name] for name in cls.__dataclass_fields__ if chart.get(name) is not None}
+        return cls(**{"kind": "", **known})
+
+    @property
+    def histogram_series(self) -> dict[str, list[Any]]:
+        """A histogram's series: `series`, or `values` as one series named "values"."""
+        return self.series or ({"values": self.values} if self.values else {})
+
+
 @dataclass
 class Report:
     """What a command has to show, independent of format; reporters turn it into text.
 
     `data` is the machine-readable document (for `eval`, the result JSON); `charts` are optional
-    series for graphical reporters: each a dict with a `kind` ("bar", "line", "histogram"), a
-    `title` and its series. `summary` leads (the answer in words) and `provenance` says what was
-    measured, so a shared page stands on its own.
+    series for graphical reporters: each a `Chart` (its dict form is taken too, and made a Chart).
+    `summary` leads (the answer in words) and `provenance` says what was measured, so a shared page
+    stands on its own.
     """
 
     title: str
     tables: list[ReportTable] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     data: dict[str, Any] = field(default_factory=dict)
-    charts: list[dict[str, Any]] = field(default_factory=list)
+    charts: Sequence[Chart | Mapping[str, Any]] = field(default_factory=list)
     #: The answer in sentences, shown first ("bm25+dense does not beat bm25 on recall@5: ...").
     summary: list[str] = field(default_factory=list)
     #: What was measured, as (label, value): dataset and fingerprint, versions, date, systems' options.
     provenance: list[tuple[str, str]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.charts = [Chart.of(chart) for chart in self.charts]
+
+    def chart_list(self) -> list[Chart]:
+        """The charts, each a Chart."""
+        return [Chart.of(chart) for chart in self.charts]
 
 
 class Reporter(ABC):

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from recall_kit import load_result
 from recall_kit.decide.ablate import file_name, variant_legs
 from recall_kit.measure.system import SystemSpec
 
@@ -84,14 +85,14 @@ def test_ablate_writes_every_variant(ablation):
     assert names == ["fts5+bm25+ablate_overlap:Overlap", "bm25+ablate_overlap:Overlap",
                      "fts5+ablate_overlap:Overlap", "fts5+bm25", "fts5", "bm25", "ablate_overlap:Overlap"]
     for variant in index["variants"]:
-        result = json.loads((out / variant["file"]).read_text())
-        assert result["manifest"]["seed"] == 0 and "recall_kit" in result["manifest"]
-        assert result["system"]["spec"] == variant["name"]
+        result = load_result(out / variant["file"])
+        assert result.manifest.seed == 0 and result.manifest.recall_kit is not None
+        assert result.system.spec == variant["name"]
     assert (out / "fts5+bm25.json").exists() and (out / "ablate_overlap_Overlap.json").exists()
     # The leave-one-out keeps the full system's weights; a single leg is unfused.
-    loo = json.loads((out / "fts5+ablate_overlap_Overlap.json").read_text())
-    assert loo["system"]["weights"] == {"fts5": 1.0, "ablate_overlap:Overlap": 0.5}
-    assert json.loads((out / "fts5.json").read_text())["system"]["fusion"] == []
+    loo = load_result(out / "fts5+ablate_overlap_Overlap.json")
+    assert loo.system.weights == {"fts5": 1.0, "ablate_overlap:Overlap": 0.5}
+    assert load_result(out / "fts5.json").system.fusion == ()
     # The printed table: every variant, deltas with significance marks, the leg attribution.
     assert "Ablation of fts5+bm25+ablate_overlap:Overlap" in done.stdout
     assert "What each leg contributed" in done.stdout and "relevant only it found" in done.stdout
@@ -107,10 +108,9 @@ def test_ablation_numbers_are_reproduced_by_eval(ablation):
         done = _cli(["eval", "-d", str(EXAMPLE), *args, "-m", "recall@10,ndcg@10", "--json", str(fresh),
                      "--latency-sample", "0"], folder)
         assert done.returncode == 0, done.stderr
-        mine = json.loads((out / file_name(name)).read_text())
-        theirs = json.loads(fresh.read_text())
-        assert [q["ranking"] for q in mine["queries"]] == [q["ranking"] for q in theirs["queries"]]
-        assert mine["metrics"]["overall"] == theirs["metrics"]["overall"]
+        mine, theirs = load_result(out / file_name(name)), load_result(fresh)
+        assert mine.rankings() == theirs.rankings()
+        assert mine.means() == theirs.means()
 
 
 def test_ablate_refuses_a_single_leg(tmp_path):
@@ -202,8 +202,8 @@ def test_ablate_cli_passes_primary_level_and_judged_only(tmp_path):
     assert done.returncode == 0, done.stderr
     index = json.loads((out / "ablation.json").read_text())
     assert index["comparison"]["test"]["primary"] == ["mrr"]
-    full = json.loads((out / "fts5+bm25.json").read_text())
-    assert full["metrics"]["relevance_level"] == 2 and full["metrics"]["judged_only"] is True
+    full = load_result(out / "fts5+bm25.json")
+    assert full.relevance_level == 2 and full.judged_only is True
     assert "relevant: grade >= 2" in done.stdout
 
 

@@ -174,3 +174,174 @@ def test_the_length_check_catches_a_long_function():
     # decorator + def + 79 statements = 81 lines: over; the same at a limit of 81 is not.
     assert _long_functions(source, "m.py") == ["m.py:2 long (81 lines)"]
     assert _long_functions(source, "m.py", limit=81) == []
+
+
+# -- reading a result means attributes: no raw result-key read outside result.py -------------------
+# A chain of subscripts and `.get("key")` calls is followed back to its root through the names it was
+# bound to (`data = json.loads(...)`, `for query in data["queries"]`, `latency = result.latency`), and
+# its string keys are matched against paths only the result document (schema recall-kit/result/1)
+# has. A root reached through an attribute counts as a key marked with a dot (`.manifest`).
+_ANY = None
+_RESULT_PATHS: list[tuple[object, ...]] = [
+    ("metrics", {"overall", "strata", "names", "relevance_level", "judged_only"}),
+    ({"latency_ms", "throughput", "manifest", "wall_seconds", "k_requested", "attribution_depth",
+      "empty_rankings"},),
+    ("index", {"legs", "build_seconds", "size_bytes"}),
+    ("system", {"legs", "label", "spec", "weights"}),  # not "fusion": a config's [system] has one
+    ("dataset", {"fingerprint", "corpus_fingerprint", "memories", "dropped_sensitive", "path", "name", "strata"}),
+    ("queries", _ANY, {"metrics", "ranking", "scores", "found_by", "latency_ms", "stratum", "scope", "query_id"}),
+    ({"relevant_in_top_k", "relevant_only_this_leg", "relevant_pushed_out", "unique_in_top_k"},),
+    # The typed result's attributes (the sections were dicts once; overall and strata held "n").
+    ({".manifest", ".latency", ".throughput"}, _ANY),
+    (".index", {"legs", "build_seconds", "size_bytes"}),
+    (".system", {"legs", "fusion", "label", "spec", "weights"}),
+    (".dataset", {"fingerprint", "corpus_fingerprint", "memories", "dropped_sensitive", "path", "name", "strata"}),
+    (".overall", "n"),
+    (".strata", _ANY, "n"),
+]
+#: Files that check the on-disk format itself, and so read the document's keys on purpose.
+RAW_RESULT_READS_ALLOWED = {
+    "recall_kit/measure/result.py",  # the one module that knows the keys
+    "tests/test_result.py",  # the schema's own tests: round trips, damaged files, "n" kept on disk
+}
+
+
+def _matches(chain: tuple[object, ...]) -> bool:
+    def fits(key: object, want: object) -> bool:
+        return want is _ANY or key == want or (isinstance(want, set) and key in want)
+
+    return any(all(fits(key, want) for key, want in zip(chain[start:start + len(path)], path, strict=True))
+               for path in _RESULT_PATHS for start in range(len(chain) - len(path) + 1))
+
+
+def _raw_result_reads(source: str) -> list[int]:
+    """The lines of `source` that read a result document's keys (or the old dict sections)."""
+    import ast
+
+    def key_of(node: ast.AST) -> object:
+        return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else _ANY
+
+    class Scan(ast.NodeVisitor):
+        def __init__(self) -> None:
+            self.bound: list[dict[str, tuple[object, ...]]] = [{}]
+            self.lines: set[int] = set()
+            self.written: set[int] = set()
+
+        def chain(self, node: ast.AST) -> tuple[object, ...]:
+            if isinstance(node, ast.Subscript):
+                return (*self.chain(node.value), key_of(node.slice))
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
+                    and node.args):
+                return (*self.chain(node.func.value), key_of(node.args[0]))
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in (
+                    "items", "values", "keys"):
+                return self.chain(node.func.value)
+            if isinstance(node, ast.Attribute):
+                return (f".{node.attr}",)
+            if isinstance(node, ast.Name):
+                return self.bound[-1].get(node.id, ())
+            return ()
+
+        def check(self, node: ast.AST) -> None:
+            if _matches(self.chain(node)):
+                self.lines.add(node.lineno)
+
+        def visit_Subscript(self, node: ast.Subscript) -> None:
+            if isinstance(node.ctx, ast.Load) and id(node) not in self.written:
+                self.check(node)
+            self.generic_visit(node)
+
+        def writes(self, targets: list[ast.expr]) -> None:
+            """Damaging a document on purpose (`data["latency_ms"]["p95"] = -1`) writes, not reads."""
+            for target in targets:
+                while isinstance(target, ast.Subscript):
+                    self.written.add(id(target))
+                    target = target.value
+
+        def visit_Call(self, node: ast.Call) -> None:
+            if isinstance(node.func, ast.Attribute) and node.func.attr == "get" and node.args:
+                self.check(node)
+            self.generic_visit(node)
+
+        def bind(self, target: ast.AST, value: ast.AST, element: bool) -> None:
+            chain = self.chain(value)
+            if isinstance(target, ast.Name):
+                self.bound[-1][target.id] = (*chain, _ANY) if element and chain else chain
+            elif isinstance(target, ast.Tuple) and element and len(target.elts) == 2:  # .items()
+                if isinstance(target.elts[1], ast.Name):
+                    self.bound[-1][target.elts[1].id] = (*chain, _ANY) if chain else ()
+
+        def visit_Assign(self, node: ast.Assign) -> None:
+            self.writes(node.targets)
+            self.generic_visit(node)
+            for target in node.targets:
+                self.bind(target, node.value, element=False)
+
+        def visit_For(self, node: ast.For) -> None:
+            self.bind(node.target, node.iter, element=True)
+            self.generic_visit(node)
+
+        def visit_comprehension(self, node: ast.comprehension) -> None:
+            self.bind(node.target, node.iter, element=True)
+            self.generic_visit(node)
+
+        def visit_ListComp(self, node: ast.AST) -> None:  # generators first: they bind the names
+            for generator in node.generators:  # type: ignore[attr-defined]
+                self.visit(generator)
+            for field in ("elt", "key", "value"):
+                if getattr(node, field, None) is not None:
+                    self.visit(getattr(node, field))
+
+        visit_SetComp = visit_GeneratorExp = visit_DictComp = visit_ListComp
+
+        def visit_FunctionDef(self, node: ast.AST) -> None:
+            self.bound.append(dict(self.bound[-1]))
+            self.generic_visit(node)
+            self.bound.pop()
+
+        visit_AsyncFunctionDef = visit_Lambda = visit_FunctionDef
+
+    scan = Scan()
+    scan.visit(ast.parse(source))
+    return sorted(scan.lines)
+
+
+def _raw_result_reads_in(paths: list[Path]) -> list[str]:
+    return [f"{path.relative_to(ROOT)}:{line}" for path in paths
+            if str(path.relative_to(ROOT)) not in RAW_RESULT_READS_ALLOWED
+            for line in _raw_result_reads(path.read_text(encoding="utf-8"))]
+
+
+def _python_files() -> list[Path]:
+    return sorted([*(ROOT / "recall_kit").rglob("*.py"), *ROOT.glob("plugins/recall-kit-*/**/*.py"),
+                   *(ROOT / "tests").rglob("*.py"), *(ROOT / "benchmarks").glob("*.py")])
+
+
+def test_no_raw_result_key_read_outside_the_result_module():
+    files = _python_files()
+    assert len(files) > 150
+    assert _raw_result_reads_in(files) == []
+
+
+def test_the_result_key_check_catches_raw_reads_and_spares_other_dicts():
+    planted = '''
+data = json.loads(path.read_text())
+recall = data["metrics"]["overall"]["recall@5"]
+for query in data["queries"]:
+    print(query["metrics"]["mrr"])
+p95 = result.latency.get("p95")
+n = result.overall["n"]
+legs = data["system"].get("legs")
+ids = [q["query_id"] for q in data["queries"]]
+size = report.data["index"]["size_bytes"]
+data["latency_ms"]["p95"] = -1.0
+'''
+    assert _raw_result_reads(planted) == [3, 5, 6, 7, 8, 9, 10]
+    spared = '''
+row = {"name": "x", "metrics": 3}
+print(row["name"], row["metrics"], config["system"]["retriever"], options.get("path"))
+stats = index_stats(); print(stats["index"], lint["queries"], run.overall[name], result.mean("mrr"))
+for name, leg in result.index.legs.items():
+    print(leg.build_seconds, comparison["rows"][0]["system"])
+'''
+    assert _raw_result_reads(spared) == []

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from recall_kit import Corpus, Hit, Retriever
+from recall_kit import Corpus, Hit, QueryResult, Retriever
 from recall_kit.dataset import load_dataset
 from recall_kit.measure.runner import run_benchmark, to_parents
 
@@ -53,8 +53,8 @@ def chunked(tmp_path: Path):
     return load_dataset(tmp_path)
 
 
-def by_query(result) -> dict[str, dict]:  # type: ignore[no-untyped-def]
-    return {q["query_id"]: q for q in result.to_dict()["queries"]}
+def by_query(result) -> dict[str, QueryResult]:  # type: ignore[no-untyped-def]
+    return {q.query_id: q for q in result.queries}
 
 
 def test_parents_ranked_at_first_chunk(chunked) -> None:  # type: ignore[no-untyped-def]
@@ -64,10 +64,10 @@ def test_parents_ranked_at_first_chunk(chunked) -> None:  # type: ignore[no-unty
     result = run_benchmark(ChunkOverlapRetriever, chunked, k=2,
                            metrics=["recall@2", "precision@2", "mrr", "ndcg@2"], latency_sample=0)
     queries = by_query(result)
-    assert queries["q1"]["ranking"] == ["A", "B"]
-    assert queries["q2"]["ranking"] == ["C", "s1"]
-    assert queries["q1"]["scores"] == [3.0, 1.0]  # each parent keeps its first chunk's score
-    q1, q2 = queries["q1"]["metrics"], queries["q2"]["metrics"]
+    assert queries["q1"].ranking == ["A", "B"]
+    assert queries["q2"].ranking == ["C", "s1"]
+    assert queries["q1"].scores == [3.0, 1.0]  # each parent keeps its first chunk's score
+    q1, q2 = queries["q1"].metrics, queries["q2"].metrics
     assert q1["recall@2"] == pytest.approx(1.0)
     assert q1["precision@2"] == pytest.approx(0.5)
     assert q1["mrr"] == pytest.approx(0.5)
@@ -76,18 +76,18 @@ def test_parents_ranked_at_first_chunk(chunked) -> None:  # type: ignore[no-unty
     assert q2["mrr"] == pytest.approx(1.0)
     # q2 gains: C (1) at rank 1; ideal: A (2) then C (1).
     assert q2["ndcg@2"] == pytest.approx(1 / (2 + 1 / math.log2(3)), abs=1e-6)
-    assert result.overall["recall@2"] == pytest.approx(0.75)
+    assert result.mean("recall@2") == pytest.approx(0.75)
 
 
 def test_deeper_cutoff_scores_every_parent(chunked) -> None:  # type: ignore[no-untyped-def]
     result = run_benchmark(ChunkOverlapRetriever, chunked, k=4, metrics=["recall@4", "map"], latency_sample=0)
     queries = by_query(result)
-    assert queries["q2"]["ranking"] == ["C", "s1", "B", "A"]
-    assert queries["q2"]["metrics"]["recall@4"] == pytest.approx(1.0)
+    assert queries["q2"].ranking == ["C", "s1", "B", "A"]
+    assert queries["q2"].metrics["recall@4"] == pytest.approx(1.0)
     # Relevant at ranks 1 (C) and 4 (A): AP = (1/1 + 2/4) / 2.
-    assert queries["q2"]["metrics"]["map"] == pytest.approx(0.75)
+    assert queries["q2"].metrics["map"] == pytest.approx(0.75)
     # A relevant parent is credited once, however many of its chunks were found.
-    assert queries["q1"]["metrics"]["map"] == pytest.approx(0.5)
+    assert queries["q1"].metrics["map"] == pytest.approx(0.5)
 
 
 def test_to_parents_first_occurrence_wins(chunked) -> None:  # type: ignore[no-untyped-def]

@@ -13,7 +13,7 @@ import pytest
 from helpers import OverlapRetriever
 from typer.testing import CliRunner
 
-from recall_kit import Hit, Retriever, hookimpl
+from recall_kit import Hit, Retriever, hookimpl, load_result
 from recall_kit.cli import get_app
 from recall_kit.measure.system import SystemSpec, load_config, merge_specs, parse_option_assignments, parse_weights
 from recall_kit.testing import registered_plugin
@@ -33,8 +33,7 @@ def test_eval_writes_json_run_and_table(overlap_plugin, tiny_dataset, tmp_path):
     assert result.exit_code == 0, result.output
     for stratum in ("overall", "exact", "paraphrase", "multihop"):
         assert stratum in result.stdout
-    data = json.loads(out.read_text())
-    assert data["system"]["legs"][0]["options"] == {"min_overlap": 2, "boost": 0.0}
+    assert load_result(out).system.legs[0].options == {"min_overlap": 2, "boost": 0.0}
     assert run.read_text().splitlines()[0].split()[:3] == ["e1", "Q0", "1"]
 
 
@@ -136,7 +135,7 @@ def test_config_file_drives_eval(overlap_plugin, tiny_dataset, tmp_path):
     out = tmp_path / "r.json"
     result = invoke("eval", "-d", str(tiny_dataset), "--config", str(config), "--json", str(out))
     assert result.exit_code == 0, result.output
-    assert json.loads(out.read_text())["system"]["legs"][0]["options"]["boost"] == 1.5
+    assert load_result(out).system.legs[0].options["boost"] == 1.5
     bad = tmp_path / "bad.toml"
     bad.write_text("[system\n")
     broken = invoke("eval", "-d", str(tiny_dataset), "--config", str(bad))
@@ -270,23 +269,21 @@ def test_eval_takes_aliases_relevance_level_and_judged_only(overlap_plugin, tiny
                     "-m", "recall_5,ndcg_cut_5,RR,num_rel", "-l", "2", "-J", "--json", str(out))
     assert result.exit_code == 0, result.output
     assert "grade >= 2" in result.stdout and "judged only" in result.stdout
-    data = json.loads(out.read_text())
-    metrics = data["metrics"]
-    assert metrics["names"] == ["recall@5", "ndcg@5", "mrr", "num_rel"]
-    assert metrics["relevance_level"] == 2 and metrics["judged_only"] is True
+    scored = load_result(out)
+    assert scored.metric_names == ["recall@5", "ndcg@5", "mrr", "num_rel"]
+    assert scored.relevance_level == 2 and scored.judged_only is True
     # Only m1's id 1 has grade >= 2: one relevant document in all.
-    assert metrics["overall"]["num_rel"] == 1
-    queries = {q["query_id"]: q for q in data["queries"]}
-    assert queries["e1"]["metrics"]["num_rel"] == 0 and queries["m1"]["metrics"]["num_rel"] == 1
+    assert scored.mean("num_rel") == 1
+    assert scored.per_query("num_rel")["e1"] == 0 and scored.per_query("num_rel")["m1"] == 1
     # -J: every id left in a scored ranking is judged, so recall@5 is the found share of {1}.
     from recall_kit.measure.evaluation import evaluate, judge_rankings, resolve_metrics
 
     qrels = {"e1": {"1": 1}, "e2": {"4": 1}, "p1": {"3": 1}, "m1": {"1": 2, "2": 1, "5": 0}}
-    ids = [queries[q]["ranking"] for q in ("e1", "e2", "p1", "m1")]
+    ids = [scored.rankings()[q] for q in ("e1", "e2", "p1", "m1")]
     values = evaluate(judge_rankings(["e1", "e2", "p1", "m1"], ids, qrels, relevance_level=2, judged_only=True),
                       resolve_metrics(["recall@5", "ndcg@5", "mrr"]))
     for name in ("recall@5", "ndcg@5", "mrr"):
-        assert metrics["overall"][name] == pytest.approx(float(values[name].mean()))
+        assert scored.mean(name) == pytest.approx(float(values[name].mean()))
 
 
 def test_list_metrics_shows_aliases():

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from recall_kit import BenchmarkResult
 from recall_kit.cli import get_app
 
 REPO = Path(__file__).resolve().parents[1]
@@ -115,7 +116,7 @@ def test_a_module_in_the_current_folder_needs_pythonpath(tmp_path, tiny_dataset)
     assert "myret is in the current folder, which a command does not search: run with PYTHONPATH=." in failed.stderr
     works = subprocess.run(args, capture_output=True, text=True, cwd=tmp_path, env={**env, "PYTHONPATH": "."}, timeout=120)
     assert works.returncode == 0, works.stderr
-    assert json.loads(works.stdout)["system"]["spec"] == "myret:Overlap"
+    assert BenchmarkResult.from_dict(json.loads(works.stdout)).system.spec == "myret:Overlap"
 
 
 def test_import_help_shows_each_importers_options():

@@ -115,10 +115,10 @@ def test_a_third_party_leg_gets_the_expanded_corpus(conversations: Path, overlap
     assert plain.per_query("recall@1")["conv-a:q1"] == 0.0
     assert expanded.per_query("recall@1")["conv-a:q1"] == 1.0
     assert expanded.queries[0].ranking[0] == "conv-a:D1:2"
-    leg = expanded.system["legs"][0]
-    assert leg["context"] == {"window": 1, "weight": 2, "by": "auto", "order": "corpus", "date": False}
-    assert expanded.manifest["context"] == {"overlap": leg["context"]}
-    assert "context" not in plain.system["legs"][0]
+    leg = expanded.system.legs[0]
+    assert leg.context == {"window": 1, "weight": 2, "by": "auto", "order": "corpus", "date": False}
+    assert expanded.manifest.context == {"overlap": leg.context}
+    assert plain.system.legs[0].context is None
 
 
 def test_overlap_retriever_indexes_the_expanded_text(conversations: Path) -> None:
@@ -153,7 +153,7 @@ def test_sweep_grids_over_the_window(conversations: Path, overlap_plugin, tmp_pa
     alone = run_benchmark(build_system(SystemSpec("overlap", options={"overlap": {"context.window": "1"}})),
                           dataset, k=20, metrics=["mrr"])
     # (k = 20 covers each scope's whole corpus: the overlap retriever's ties then cut nowhere.)
-    assert scores["1"] == pytest.approx(alone.overall["mrr"])
+    assert scores["1"] == pytest.approx(alone.mean("mrr"))
     assert scores["0"] == pytest.approx(sweep.default.tuning_score)
     assert scores["1"] != scores["0"]
     saved = json.loads((tmp_path / "sweep" / "sweep.json").read_text())

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from recall_kit import load_result
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "recall-kit-example"
 MEMORIES = ROOT / "examples" / "memories"
@@ -150,15 +152,16 @@ def test_pip_install_the_example_then_plugins_lists_it_and_eval_runs_it(tmp_path
     _run([str(venv / "bin" / "recall-kit"), "eval", "--dataset", str(MEMORIES), "--retriever", "example",
           "--json", str(out), "--latency-sample", "20"], env, tmp_path)
     timings["eval"] = time.perf_counter() - mark
-    result = json.loads(out.read_text(encoding="utf-8"))
+    result = load_result(out)
     queries = sum(1 for line in (MEMORIES / "queries.jsonl").read_text(encoding="utf-8").splitlines() if line.strip())
-    assert result["system"]["legs"][0]["name"] == "example"
-    assert result["system"]["legs"][0]["plugin"] == "recall-kit-example"
-    assert result["manifest"]["plugins"] == {"recall-kit-example": "0.1.0"}
-    assert result["metrics"]["overall"]["n"] == queries == len(result["queries"])
+    assert result.system.legs[0].name == "example"
+    assert result.system.legs[0].plugin == "recall-kit-example"
+    assert result.manifest.plugins == {"recall-kit-example": "0.1.0"}
+    assert result.n_queries == queries
     # A real bag-of-words retriever finds most exact-wording queries' memories, not all nothing.
-    assert result["metrics"]["strata"]["exact"]["recall@10"] > 0.8
-    assert result["index"]["legs"]["example"]["size_bytes"] > 0
+    assert result.mean("recall@10", stratum="exact") > 0.8
+    size = result.index.legs["example"].size_bytes
+    assert size is not None and size > 0
     timings["total"] = time.perf_counter() - started
     print("throwaway-venv timings (s):", {k: round(v, 2) for k, v in timings.items()},
           "linked:", ", ".join(linked))

@@ -44,12 +44,12 @@ def test_system_loads_and_runs(name: str, plugins, conversations: Path, tmp_path
     system = build_system(spec)
     dataset = load_dataset(conversations)
     result = run_benchmark(system, dataset, k=5, metrics=["recall@5"], latency_sample=0)
-    assert result.dataset["queries"] == 8
+    assert result.dataset.queries == 8
     # Every leg of these systems indexes its memories with their session neighbours.
-    for leg in result.system["legs"]:
-        if leg["name"] in ("bm25", "dense"):
-            assert leg["context"]["window"] >= 1
-    assert result.overall["recall@5"] > 0.5
+    for leg in result.system.legs:
+        if leg.name in ("bm25", "dense"):
+            assert leg.context is not None and leg.context["window"] >= 1
+    assert result.mean("recall@5") > 0.5
 
 
 def test_lexical_system_uses_context_to_find_short_replies(plugins, conversations: Path) -> None:

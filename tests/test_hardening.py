@@ -3,6 +3,7 @@ Grouped as the issue groups them, worst first; see docs/reliability.md."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import stat
@@ -13,6 +14,7 @@ import pytest
 from helpers import write_dataset
 from typer.testing import CliRunner
 
+from recall_kit import load_result
 from recall_kit.cli import get_app
 from recall_kit.fileio import atomic_batch, atomic_open, check_outputs, write_text_atomic
 
@@ -495,7 +497,7 @@ def test_a_nan_or_negative_latency_does_not_pass_gate(tmp_path, where, value):
 def test_a_five_thousand_digit_metric_is_bad_input(tmp_path):
     baseline = _result_file(tmp_path)
     text = baseline.read_text()
-    value = json.loads(text)["metrics"]["overall"]["recall@10"]
+    value = load_result(baseline).mean("recall@10")
     current = tmp_path / "b.json"
     current.write_text(text.replace(f'"recall@10": {value}', '"recall@10": 1' + "0" * 5000, 1))
     result = invoke("gate", "--baseline", str(baseline), "--current", str(current))
@@ -504,10 +506,9 @@ def test_a_five_thousand_digit_metric_is_bad_input(tmp_path):
 
 def test_pool_of_results_that_share_no_query_with_the_dataset_is_refused(tmp_path):
     result_path = _result_file(tmp_path)
-    data = json.loads(result_path.read_text())
-    for query in data["queries"]:
-        query["query_id"] = "other_" + query["query_id"]
-    result_path.write_text(json.dumps(data))
+    loaded = load_result(result_path)
+    loaded.queries = [dataclasses.replace(query, query_id="other_" + query.query_id) for query in loaded.queries]
+    loaded.save(result_path)
     out = tmp_path / "pool.jsonl"
     result = invoke("pool", str(result_path), "--out", str(out), "--dataset", str(tmp_path / "tiny"))
     assert result.exit_code == 2 and "are not queries of" in result.stderr

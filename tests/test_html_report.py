@@ -117,3 +117,14 @@ def test_compare_cli_writes_html(tmp_path):
                           env={**os.environ, "RECALL_KIT_LOAD_PLUGINS": ""}, timeout=120)
     assert done.returncode == 0, done.stderr
     assert out.read_text().startswith("<!DOCTYPE html>") and "B vs A (baseline)" in out.read_text()
+
+
+def test_a_chart_in_dict_form_draws_as_the_typed_chart():
+    from recall_kit.reporting.html import render_chart
+    from recall_kit.types import Chart
+
+    as_dict = {"kind": "histogram", "title": "latency", "values": [1.0, 2.0, 2.5], "bins": 4, "unknown": 1}
+    chart = Chart.of(as_dict)
+    assert (chart.kind, chart.bins, chart.histogram_series) == ("histogram", 4, {"values": [1.0, 2.0, 2.5]})
+    assert render_chart(as_dict) == render_chart(chart)
+    assert Report(title="t", charts=[as_dict]).chart_list() == [chart]

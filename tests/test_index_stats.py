@@ -62,7 +62,7 @@ def test_the_runner_averages_a_ratio_over_scopes(tmp_path):
                {"query_id": "qb", "text": "alpha beta", "scope": "bob"}]
     qrels = [{"query_id": "qa", "relevant_ids": [1]}, {"query_id": "qb", "relevant_ids": [2]}]
     dataset = load_dataset(write_dataset(tmp_path / "s", corpus, queries, qrels))
-    stats = run_benchmark(RecallReporting, dataset, k=5).to_dict()["index"]["legs"]["RecallReporting"]
+    stats = run_benchmark(RecallReporting, dataset, k=5).index.legs["RecallReporting"].stats
     assert stats["rows"] == 3
     assert stats["ann_recall_at_k"] == pytest.approx((1 + 3) / (2 + 3))  # not 0.5 + 1.0
     assert stats["dimension"] == 384  # not 768: a setting, not a count

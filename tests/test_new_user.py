@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from recall_kit import load_result
 from recall_kit.cli import get_app
 from recall_kit.decide.compare import Comparison, ComparisonRow
 from recall_kit.decide.compare_report import comparison_report, verdict_sentences
@@ -173,7 +174,7 @@ def test_a_shared_report_says_what_it_measured(overlap_plugin, tiny_dataset, tmp
     assert [label for label, _ in report.provenance] == [
         "dataset", f"system {first}", f"run of {first}", f"system {second}", f"run of {second}", "compared"]
     provenance = dict(report.provenance)
-    fingerprint = json.loads((tmp_path / "a.json").read_text())["dataset"]["fingerprint"][:12]
+    fingerprint = (load_result(tmp_path / "a.json").fingerprint or "")[:12]
     assert provenance["dataset"].startswith("tiny (") and provenance["dataset"].endswith(f"fingerprint {fingerprint}")
     assert "recall-kit 0.1.0" in provenance[f"run of {first}"] and "seed 3" in provenance[f"run of {first}"]
     assert provenance[f"system {first}"].startswith("overlap (weight 1.0")

@@ -10,7 +10,7 @@ from helpers import OverlapRetriever, write_dataset
 
 from recall_kit import Hit, Retriever, load_dataset, run_benchmark
 from recall_kit.errors import PluginRunError, SpecError
-from recall_kit.measure.result import SCHEMA, BenchmarkResult
+from recall_kit.measure.result import SCHEMA, BenchmarkResult, LegAttribution
 from recall_kit.measure.runner import checked_hits
 from recall_kit.types import Corpus, FailedSearch, Memory
 
@@ -21,24 +21,23 @@ def test_result_document_and_hand_checked_metrics(tiny_dataset):
                            latency_sample=None)
     data = result.to_dict()
     assert data["schema"] == SCHEMA
-    by_id = {q["query_id"]: q for q in data["queries"]}
+    by_id = {q.query_id: q for q in result.queries}
     # e1 "stores events in ClickHouse": memory 1 shares 4 words, nothing else shares any.
-    assert by_id["e1"]["ranking"] == ["1"]
-    assert by_id["e1"]["metrics"] == {"recall@1": 1.0, "mrr": 1.0, "ndcg@5": 1.0}
+    assert by_id["e1"].ranking == ["1"]
+    assert by_id["e1"].metrics == {"recall@1": 1.0, "mrr": 1.0, "ndcg@5": 1.0}
     # p1 "morning coffee order" shares no word with memory 3: every metric is 0.
-    assert by_id["p1"]["ranking"] == [] and by_id["p1"]["metrics"]["mrr"] == 0.0
+    assert by_id["p1"].ranking == [] and by_id["p1"].metrics["mrr"] == 0.0
     # m1 ("which database does priya s project use"): memory 2 shares "priya" and "project" (2),
     # memory 1 shares nothing. Graded qrels {1: 2, 2: 1}: DCG = 1/log2(2); IDCG = 2 + 1/log2(3).
-    assert by_id["m1"]["ranking"] == ["2"]
-    assert by_id["m1"]["metrics"]["ndcg@5"] == pytest.approx(1 / (2 + 1 / math.log2(3)), abs=1e-6)
-    assert by_id["m1"]["metrics"]["mrr"] == 1.0
-    overall = data["metrics"]["overall"]
-    assert overall["n"] == 4
-    assert overall["mrr"] == pytest.approx((1 + 1 + 0 + 1) / 4)
-    assert data["metrics"]["strata"]["exact"]["n"] == 2
-    assert data["latency_ms"]["n"] == 4
-    assert data["index"]["size_bytes"] > 0
-    assert data["dataset"]["dropped_sensitive"] == 1
+    assert by_id["m1"].ranking == ["2"]
+    assert by_id["m1"].metrics["ndcg@5"] == pytest.approx(1 / (2 + 1 / math.log2(3)), abs=1e-6)
+    assert by_id["m1"].metrics["mrr"] == 1.0
+    assert result.n_queries == 4
+    assert result.mean("mrr") == pytest.approx((1 + 1 + 0 + 1) / 4)
+    assert result.stratum_size("exact") == 2
+    assert result.latency.n == 4
+    assert result.index.size_bytes > 0
+    assert result.dataset.dropped_sensitive == 1
     # The result holds no memory or query text.
     text = json.dumps(data)
     assert "ClickHouse" not in text and "coffee" not in text
@@ -71,10 +70,10 @@ class RetrieveOnly:
 def test_plain_object_and_bare_callable_are_adapted(tiny_dataset):
     dataset = load_dataset(tiny_dataset)
     result = run_benchmark(RetrieveOnly(), dataset, k=2, metrics=["recall@2"])
-    assert result.to_dict()["queries"][0]["ranking"] == ["5", "4"]
-    assert result.to_dict()["queries"][0]["scores"] == [1.0, 0.5]
+    assert result.queries[0].ranking == ["5", "4"]
+    assert result.queries[0].scores == [1.0, 0.5]
     called = run_benchmark(lambda query, k: ["3", "3", "1"], dataset, k=5, metrics=["mrr"])
-    ranking = called.to_dict()["queries"][2]["ranking"]
+    ranking = called.queries[2].ranking
     assert ranking == ["3", "1"]  # duplicates dropped, order kept
     assert called.per_query("mrr")["p1"] == 1.0
 
@@ -89,10 +88,9 @@ def test_scopes_build_one_index_per_scope(tmp_path):
                {"query_id": "qb", "text": "alpha beta", "scope": "bob"}]
     qrels = [{"query_id": "qa", "relevant_ids": [1]}, {"query_id": "qb", "relevant_ids": [2]}]
     dataset = load_dataset(write_dataset(tmp_path / "s", corpus, queries, qrels))
-    data = run_benchmark(OverlapRetriever, dataset, k=5).to_dict()
-    rankings = {q["query_id"]: q["ranking"] for q in data["queries"]}
-    assert rankings == {"qa": ["1"], "qb": ["2", "3"]}
-    assert data["index"]["legs"]["OverlapRetriever"]["indexes"] == 2
+    result = run_benchmark(OverlapRetriever, dataset, k=5)
+    assert result.rankings() == {"qa": ["1"], "qb": ["2", "3"]}
+    assert result.index.legs["OverlapRetriever"].indexes == 2
     with pytest.raises(SpecError, match="must be a class"):
         run_benchmark(RetrieveOnly(), dataset)
 
@@ -182,10 +180,10 @@ def test_parent_level_scoring(tmp_path):
     ]
     queries = [{"query_id": "q", "text": "red fox jumps"}]
     dataset = load_dataset(write_dataset(tmp_path / "p", corpus, queries, [{"query_id": "q", "relevant_ids": ["d2"]}]))
-    data = run_benchmark(OverlapRetriever, dataset, k=2, metrics=["mrr"]).to_dict()
+    result = run_benchmark(OverlapRetriever, dataset, k=2, metrics=["mrr"])
     # Chunks rank d1#1 (3), d1#0 (2), d2#0 (1); as parents: d1, d2 -> the relevant d2 is rank 2.
-    assert data["queries"][0]["ranking"] == ["d1", "d2"]
-    assert data["metrics"]["overall"]["mrr"] == 0.5
+    assert result.queries[0].ranking == ["d1", "d2"]
+    assert result.mean("mrr") == 0.5
 
 
 def test_judged_coverage_is_relative_to_what_could_be_judged():
@@ -201,8 +199,8 @@ def test_judged_coverage_is_relative_to_what_could_be_judged():
 
 
 def test_sparse_qrels_do_not_trigger_the_unjudged_warning(tiny_dataset):
-    data = run_benchmark(OverlapRetriever, load_dataset(tiny_dataset), k=20).to_dict()
-    assert not any("judged ids" in warning for warning in data["warnings"])
+    result = run_benchmark(OverlapRetriever, load_dataset(tiny_dataset), k=20)
+    assert not any("judged ids" in warning for warning in result.warnings)
 
 
 def test_scores_equal_at_float32_precision_count_as_ties():
@@ -222,12 +220,12 @@ def test_a_leg_better_alone_than_the_fusion_is_reported(tiny_dataset, overlap_pl
     fusion_plugin = pytest.importorskip("recall_kit_fusion")
     dataset = load_dataset(tiny_dataset)
     single = run_benchmark("overlap", dataset, k=1, metrics=["recall@1"], latency_sample=0)
-    assert single.overall["recall@1"] == 0.625
+    assert single.mean("recall@1") == 0.625
     assert not any("alone scores" in warning for warning in single.warnings)
     with registered_plugin(fusion_plugin, name="fusion-for-test"):
         fused = run_benchmark(SystemSpec("overlap+helpers:ReverseIdRetriever", fusions=["rrf"]), dataset,
                               k=1, metrics=["recall@1"], latency_sample=0)
-    assert fused.overall["recall@1"] == 0.375
+    assert fused.mean("recall@1") == 0.375
     [warning] = [w for w in fused.warnings if "alone scores" in w]
     assert warning.startswith("Leg 'overlap' alone scores recall@1 0.6250, above the fused 0.3750 (rrf)")
     assert "--fusion convex" in warning
@@ -245,26 +243,25 @@ def test_a_cutoff_past_k_raises_the_depth_instead_of_repeating_recall_at_k(tmp_p
     dataset = load_dataset(_ladder_dataset(tmp_path / "ladder"))
     result = run_benchmark(OverlapRetriever, dataset, k=1, metrics=["recall@1", "recall@3", "mrr"],
                            latency_sample=0)
-    data = result.to_dict()
     # Ranking 1, 2, 3: the relevant memory 3 is at rank 3, so recall@3 = 1 and mrr = 1/3.
-    assert data["k"] == 3 and data["k_requested"] == 1
-    assert data["queries"][0]["ranking"] == ["1", "2", "3"]
-    assert data["metrics"]["overall"]["recall@1"] == 0.0
-    assert data["metrics"]["overall"]["recall@3"] == 1.0
-    assert data["metrics"]["overall"]["mrr"] == pytest.approx(1 / 3)
-    assert any("k raised from 1 to 3 so that recall@3 is measured" in w for w in data["warnings"])
+    assert result.k == 3 and result.k_requested == 1
+    assert result.queries[0].ranking == ["1", "2", "3"]
+    assert result.mean("recall@1") == 0.0
+    assert result.mean("recall@3") == 1.0
+    assert result.mean("mrr") == pytest.approx(1 / 3)
+    assert any("k raised from 1 to 3 so that recall@3 is measured" in w for w in result.warnings)
     # mrr reads the whole ranking: the report says how deep that was.
     assert "mrr: computed over the top 3" in " ".join(result.metrics_table().notes)
     # A cutoff past the corpus cannot be deeper than the corpus: k stops there, still exact.
     deep = run_benchmark(OverlapRetriever, dataset, k=1, metrics=["recall@50"], latency_sample=0)
-    assert deep.to_dict()["k"] == 3 and deep.overall["recall@50"] == 1.0
+    assert deep.k == 3 and deep.mean("recall@50") == 1.0
 
 
 def test_k_is_not_raised_when_no_cutoff_asks_for_it(tiny_dataset):
-    data = run_benchmark(OverlapRetriever, load_dataset(tiny_dataset), k=5, metrics=["recall@2", "mrr"],
-                         latency_sample=0).to_dict()
-    assert data["k"] == data["k_requested"] == 5
-    assert not any("k raised" in w for w in data["warnings"])
+    result = run_benchmark(OverlapRetriever, load_dataset(tiny_dataset), k=5, metrics=["recall@2", "mrr"],
+                           latency_sample=0)
+    assert result.k == result.k_requested == 5
+    assert not any("k raised" in w for w in result.warnings)
 
 
 def test_attribution_is_measured_at_k_not_at_the_fusion_depth():
@@ -274,10 +271,10 @@ def test_attribution_is_measured_at_k_not_at_the_fusion_depth():
     # In their own top 2, x is a's alone and y is b's alone, though both reach both at depth 5.
     found = [{"x": {"a": 1, "b": 5}, "y": {"b": 1, "a": 4}, "z": {"a": 2}}]
     table, warnings = _attribution(["a", "b"], found, [["x", "y"]], [{"y", "z"}], {"a": 1.0, "b": 1.0}, 2)
-    assert table["a"] == {"relevant_in_top_k": 0, "relevant_only_this_leg": 0,
-                          "relevant_pushed_out": 1, "unique_in_top_k": 1}  # z: a's 2nd, lost
-    assert table["b"] == {"relevant_in_top_k": 1, "relevant_only_this_leg": 1,
-                          "relevant_pushed_out": 0, "unique_in_top_k": 1}
+    assert table["a"] == LegAttribution(relevant_in_top_k=0, relevant_only_this_leg=0,
+                                        relevant_pushed_out=1, unique_in_top_k=1)  # z: a's 2nd, lost
+    assert table["b"] == LegAttribution(relevant_in_top_k=1, relevant_only_this_leg=1,
+                                        relevant_pushed_out=0, unique_in_top_k=1)
     assert warnings == []
     # At depth 5 both legs reach x and y: neither placed a document only it found.
     _, deep_warnings = _attribution(["a", "b"], found, [["x", "y"]], [{"y", "z"}], {"a": 1.0, "b": 1.0}, 5)
@@ -287,14 +284,11 @@ def test_attribution_is_measured_at_k_not_at_the_fusion_depth():
 def test_attribution_depth_is_in_the_result_and_the_report(tiny_dataset):
     from recall_kit.measure.result import BenchmarkResult
 
-    data = run_benchmark(OverlapRetriever, load_dataset(tiny_dataset), k=3, metrics=["recall@3"],
-                         latency_sample=0).to_dict()
-    assert data["attribution_depth"] == 3
-    data["attribution"] = {"a": dict.fromkeys(("relevant_in_top_k", "relevant_only_this_leg",
-                                               "relevant_pushed_out", "unique_in_top_k"), 0),
-                           "b": dict.fromkeys(("relevant_in_top_k", "relevant_only_this_leg",
-                                               "relevant_pushed_out", "unique_in_top_k"), 0)}
-    table = BenchmarkResult.from_dict(data).attribution_table()
+    result = run_benchmark(OverlapRetriever, load_dataset(tiny_dataset), k=3, metrics=["recall@3"],
+                           latency_sample=0)
+    assert result.attribution_depth == 3
+    result.attribution = {"a": LegAttribution(), "b": LegAttribution()}
+    table = BenchmarkResult.from_dict(result.to_dict()).attribution_table()
     assert table is not None and "measured at depth 3" in table.title
 
 
@@ -305,9 +299,9 @@ def test_a_leg_that_returns_nothing_for_many_queries_is_named(tiny_dataset):
         def search(self, query, k):
             return [hit for hit in super().search(query, k) if hit.score >= 4]
 
-    data = run_benchmark(Strict, load_dataset(tiny_dataset), k=3, metrics=["mrr"], latency_sample=0).to_dict()
-    assert data["empty_rankings"] == {"Strict": 2}
-    assert "Leg 'Strict' returned no hits for 2 of 4 queries (50%)" in " ".join(data["warnings"])
+    result = run_benchmark(Strict, load_dataset(tiny_dataset), k=3, metrics=["mrr"], latency_sample=0)
+    assert result.empty_rankings == {"Strict": 2}
+    assert "Leg 'Strict' returned no hits for 2 of 4 queries (50%)" in " ".join(result.warnings)
 
 
 def test_attribution_counts_relevant_at_the_relevance_level(tmp_path, overlap_plugin) -> None:
@@ -330,12 +324,11 @@ def test_attribution_counts_relevant_at_the_relevance_level(tmp_path, overlap_pl
         strict = run_benchmark(spec, dataset, k=1, metrics=["recall@1"], latency_sample=0, relevance_level=2)
     reverse = "helpers:ReverseIdRetriever"
     assert lenient.queries[0].ranking == strict.queries[0].ranking == ["3"]
-    assert lenient.attribution[reverse]["relevant_only_this_leg"] == 1
-    assert lenient.overall["recall@1"] == 0.5
-    assert strict.overall["recall@1"] == 0.0
-    assert strict.attribution[reverse] == {"relevant_in_top_k": 0, "relevant_only_this_leg": 0,
-                                           "relevant_pushed_out": 0, "unique_in_top_k": 1}
-    assert strict.attribution["overlap"]["relevant_pushed_out"] == 1  # memory 1 (grade 2), lost
+    assert lenient.attribution[reverse].relevant_only_this_leg == 1
+    assert lenient.mean("recall@1") == 0.5
+    assert strict.mean("recall@1") == 0.0
+    assert strict.attribution[reverse] == LegAttribution(unique_in_top_k=1)
+    assert strict.attribution["overlap"].relevant_pushed_out == 1  # memory 1 (grade 2), lost
 
 
 class FlakyRemote(OverlapRetriever):
@@ -359,15 +352,15 @@ def test_failed_searches_are_scored_empty_counted_and_named(tiny_dataset):
     assert result.rankings()["p1"] == []
     assert (f"Leg 'FlakyRemote' failed on 1 of {len(dataset.queries)} queries, scored as empty rankings: "
             "p1 (HTTP 503; 3 tries).") in result.warnings
-    leg = result.index["legs"]["FlakyRemote"]
-    assert leg["failed_queries"] == 1
-    latency = result.latency["legs"]["FlakyRemote"]
+    assert result.index.legs["FlakyRemote"].stats["failed_queries"] == 1
+    latency = result.latency.leg("FlakyRemote")
+    assert latency.wait is not None and latency.overhead is not None
     # The failed query is not timed; the others waited 0 ms, so all their time is overhead.
-    assert latency["n"] == latency["wait"]["n"] == latency["overhead"]["n"] == len(dataset.queries) - 1
-    assert latency["wait"]["max"] == 0.0 and latency["overhead"]["p50"] == latency["p50"]
+    assert latency.n == latency.wait.n == latency.overhead.n == len(dataset.queries) - 1
+    assert latency.wait.max == 0.0 and latency.overhead.p50 == latency.p50
 
 
 def test_in_process_legs_report_no_wait(tiny_dataset):
     result = run_benchmark(OverlapRetriever, load_dataset(tiny_dataset), k=5, metrics=["mrr"], latency_sample=None)
-    assert "wait" not in result.latency["legs"]["OverlapRetriever"]
+    assert result.latency.leg("OverlapRetriever").wait is None
     assert not any("failed on" in warning for warning in result.warnings)

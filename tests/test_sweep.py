@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from recall_kit import load_result
 from recall_kit.dataset import load_dataset
 from recall_kit.decide.sweep import grid_specs, parse_grid, split_queries
 from recall_kit.errors import OptionError
@@ -90,9 +91,9 @@ def test_sweep_with_holdout(sweep_out):
     assert overall["baseline"] == pytest.approx(index["default"]["test_score"])
     assert "held-out test queries" in done.stdout and "optimistic" not in done.stdout
     for point in index["points"]:
-        result = json.loads((out / point["file"]).read_text())
+        result = load_result(out / point["file"])
         ids = set(index["tuning_queries"])
-        tuned = [q["metrics"]["ndcg@10"] for q in result["queries"] if q["query_id"] in ids]
+        tuned = [value for qid, value in result.per_query("ndcg@10").items() if qid in ids]
         assert point["tuning_score"] == pytest.approx(sum(tuned) / len(tuned))
 
 
@@ -104,10 +105,9 @@ def test_sweep_results_are_reproduced_by_eval(sweep_out, tmp_path):
     done = _cli("eval", "-d", str(EXAMPLE), "-r", "fts5+bm25", "-f", "rrf", "-o", "rrf.k=10", "-o", "bm25.k1=1.2",
                 "--weights", "bm25=1", "-m", "ndcg@10", "--json", str(fresh), "--latency-sample", "0")
     assert done.returncode == 0, done.stderr
-    mine = json.loads((out / point["file"]).read_text())
-    theirs = json.loads(fresh.read_text())
-    assert [q["ranking"] for q in mine["queries"]] == [q["ranking"] for q in theirs["queries"]]
-    assert mine["metrics"]["overall"]["ndcg@10"] == theirs["metrics"]["overall"]["ndcg@10"]
+    mine, theirs = load_result(out / point["file"]), load_result(fresh)
+    assert mine.rankings() == theirs.rankings()
+    assert mine.mean("ndcg@10") == theirs.mean("ndcg@10")
 
 
 def test_sweep_without_holdout_says_it_is_optimistic():
@@ -132,8 +132,7 @@ def test_sweep_on_one_stratum_tunes_and_tests_on_its_queries_only(tmp_path):
     assert index["test_queries"] == [q for q in test if strata[q] == "multihop"]
     assert len(index["tuning_queries"]) == len(index["test_queries"]) == 20
     for point in [*index["points"], index["default"]]:
-        result = json.loads((out / point["file"]).read_text())
-        values = {q["query_id"]: q["metrics"]["recall@10"] for q in result["queries"]}
+        values = load_result(out / point["file"]).per_query("recall@10")
         assert point["tuning_score"] == pytest.approx(sum(values[q] for q in index["tuning_queries"]) / 20)
         assert point["test_score"] == pytest.approx(sum(values[q] for q in index["test_queries"]) / 20)
     overall = next(r for r in index["comparison"]["rows"] if r["scope"] == "overall")

@@ -115,7 +115,7 @@ def pool_files(
     if with_text and dataset_path is None:
         raise OptionError("--with-text needs --dataset DIR (text is added only on explicit request).")
     named = load_results(paths)
-    path = dataset_path or named[0][1].dataset.get("path")
+    path = dataset_path or named[0][1].dataset.path
     if not path:
         raise OptionError("The result records no dataset path: pass --dataset DIR.")
     pool = pool_unjudged(named, load_dataset(path), depth=depth, with_text=with_text)

@@ -49,14 +49,14 @@ class Ablation:
         return {
             "schema": SCHEMA,
             "full": self.full,
-            "dataset": full.dataset,
+            "dataset": full.dataset.to_dict(),
             "k": full.k,
             "variants": [
                 {"name": v.name, "kind": v.kind, "legs": v.legs, "file": v.file,
-                 "overall": v.result.overall, "warnings": v.result.warnings}
+                 "overall": v.result.summary_document(), "warnings": v.result.warnings}
                 for v in self.variants
             ],
-            "attribution": full.attribution,
+            "attribution": {leg: counts.to_dict() for leg, counts in full.attribution.items()},
             "skipped": self.skipped,
             "comparison": self.comparison.to_dict(),
         }
@@ -74,7 +74,7 @@ class Ablation:
         for variant in self.variants:
             row: list[Any] = [variant.name, variant.kind]
             for metric in metrics:
-                row.append(f"{variant.result.overall[metric]:.4f}")
+                row.append(f"{variant.result.mean(metric):.4f}")
                 if variant.kind == "full":
                     row.append("")
                 else:

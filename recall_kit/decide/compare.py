@@ -221,7 +221,7 @@ class Comparison:
                      "alpha": ALPHA, "primary": self.primary,
                      "family": ("primary: the primary metrics' rows; exploratory: every other "
                                 "row, corrected among themselves; diagnostic (judged@k): not tested")},
-            "dataset": self.results[0].dataset if self.results else {},
+            "dataset": self.results[0].dataset.to_dict() if self.results else {},
             "rows": [row.to_dict() for row in self.rows],
             "losses": self.losses,
             "pairwise": {metric: matrix.to_dict() for metric, matrix in self.pairwise.items()},

@@ -22,7 +22,7 @@ from recall_kit.decide.compare import (
     PairwiseMatrix,
 )
 from recall_kit.decide.stats import PAIRED_TESTS, TIE_TOLERANCE
-from recall_kit.types import Report, ReportTable
+from recall_kit.types import Chart, Report, ReportTable
 
 
 def four_places(value: float) -> str:
@@ -161,9 +161,9 @@ def scores_table(comparison: Comparison) -> ReportTable:
     return ReportTable(title="Scores", headers=["metric", "scope", "n", *comparison.labels], rows=rows)
 
 
-def comparison_charts(comparison: Comparison) -> list[dict[str, Any]]:
+def comparison_charts(comparison: Comparison) -> list[Chart | dict[str, Any]]:
     """Per-stratum deltas with intervals, recall@k curves where available, latency distributions."""
-    charts: list[dict[str, Any]] = []
+    charts: list[Chart | dict[str, Any]] = []
     for metric in comparison.metrics:
         groups: dict[str, dict[str, float]] = {}
         intervals: dict[str, dict[str, list[float]]] = {}
@@ -174,10 +174,8 @@ def comparison_charts(comparison: Comparison) -> list[dict[str, Any]]:
             groups.setdefault(row.scope, {})[row.system] = row.delta
             intervals.setdefault(row.scope, {})[row.system] = [row.ci_low, row.ci_high]
             significant.setdefault(row.scope, {})[row.system] = row.significant
-        charts.append({
-            "kind": "bar", "title": f"{metric}: delta vs {comparison.baseline}, per stratum (95% CI)",
-            "groups": groups, "intervals": intervals, "significant": significant, "y_label": f"delta {metric}",
-        })
+        charts.append(Chart(kind="bar", title=f"{metric}: delta vs {comparison.baseline}, per stratum (95% CI)",
+                            groups=groups, intervals=intervals, significant=significant, y_label=f"delta {metric}"))
     curves = _recall_curve(comparison)
     if curves is not None:
         charts.append(curves)
@@ -187,12 +185,11 @@ def comparison_charts(comparison: Comparison) -> list[dict[str, Any]]:
         if values:
             latencies[label] = values
     if latencies:
-        charts.append({"kind": "histogram", "title": "Single-query latency (ms)", "series": latencies,
-                       "x_label": "ms"})
+        charts.append(Chart(kind="histogram", title="Single-query latency (ms)", series=latencies, x_label="ms"))
     return charts
 
 
-def _recall_curve(comparison: Comparison) -> dict[str, Any] | None:
+def _recall_curve(comparison: Comparison) -> Chart | None:
     """recall@k against k, from the recall@k metrics every result holds (two cutoffs at least)."""
     cutoffs: set[int] | None = None
     for result in comparison.results:
@@ -201,10 +198,9 @@ def _recall_curve(comparison: Comparison) -> dict[str, Any] | None:
     if not cutoffs or len(cutoffs) < 2:
         return None
     xs = sorted(cutoffs)
-    series = {label: [float(result.overall[f"recall@{x}"]) for x in xs]
+    series = {label: [result.mean(f"recall@{x}") for x in xs]
               for label, result in zip(comparison.labels, comparison.results, strict=True)}
-    return {"kind": "line", "title": "recall@k (all queries)", "x": xs, "series": series,
-            "x_label": "k", "y_label": "recall"}
+    return Chart(kind="line", title="recall@k (all queries)", x=xs, series=series, x_label="k", y_label="recall")
 
 
 def verdict_sentences(comparison: Comparison) -> list[str]:

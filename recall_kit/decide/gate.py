@@ -130,15 +130,15 @@ def run_gate(
     if latency_max_rise is not None:
         base_latency = named[0][1].latency
         cur_latency = named[1][1].latency
-        before, after = float(base_latency.get(latency_stat, 0.0)), float(cur_latency.get(latency_stat, 0.0))
-        if not base_latency.get("n") or not cur_latency.get("n"):
+        before, after = base_latency.stat(latency_stat), cur_latency.stat(latency_stat)
+        if not base_latency.measured or not cur_latency.measured:
             warnings.append("Latency not checked: a result holds no timed queries (--latency-sample 0).")
         else:
             rise = (after - before) / before if before > 0 else 0.0
             checks.append(GateCheck(what=f"latency {latency_stat} ms", scope="overall", baseline=before,
                                     current=after, change=rise, allowed=latency_max_rise,
                                     regressed=rise > latency_max_rise + 1e-12, note="relative rise"))
-            if named[0][1].manifest.get("platform") != named[1][1].manifest.get("platform"):
+            if named[0][1].manifest.platform != named[1][1].manifest.platform:
                 warnings.append("The two results were timed on different platforms: latency is not comparable.")
     settings = {"max_drop": max_drop, "relative": relative, "metrics": comparison.metrics,
                 "latency_max_rise": latency_max_rise, "latency_stat": latency_stat,

@@ -229,7 +229,7 @@ class Sweep:
             "target": self.target,
             "guards": self.guards,
             "stratum": self.stratum,
-            "dataset": self.default.result.dataset,
+            "dataset": self.default.result.dataset.to_dict(),
             "holdout": self.holdout,
             "seed": self.seed,
             "tuning_queries": self.tuning_ids,
@@ -237,7 +237,7 @@ class Sweep:
             "leg_searches": self.leg_searches,
             "points": [
                 {"settings": p.settings, "spec": p.spec.to_dict(), "file": p.file,
-                 "tuning_score": p.tuning_score, "test_score": p.test_score, "overall": p.result.overall,
+                 "tuning_score": p.tuning_score, "test_score": p.test_score, "overall": p.result.summary_document(),
                  "guards": {g: {"delta": c.delta, "p_value": c.p_value, "p_holm": c.p_holm, "fails": c.fails}
                             for g, c in p.guard_checks.items()},
                  "eligible": p.eligible}

@@ -7,6 +7,7 @@ ranks the qrels judge. `recall_kit.measure.runner` runs the legs and calls these
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +15,7 @@ import numpy as np
 
 from recall_kit.dataset import Dataset
 from recall_kit.measure.evaluation import judge_rankings
+from recall_kit.measure.result import LegAttribution
 from recall_kit.measure.system import System
 from recall_kit.types import Hit, JudgedRankings, Query
 
@@ -33,35 +35,40 @@ def _attribution(
     relevant: list[set[str]],
     weights: dict[str, float],
     k: int,
-) -> tuple[dict[str, dict[str, int]], list[str]]:
+) -> tuple[dict[str, LegAttribution], list[str]]:
     """Per leg: relevant ids in the fused top k it found, found only by it, and pushed out.
 
     Everything is measured at the scored depth k: a leg "found" a document when it ranked it in
     its own top k, however deep the legs were asked to search for fusion. Uniqueness at the
     fusion depth would credit no leg whenever every leg reaches most of a small corpus.
     """
-    table = {name: {"relevant_in_top_k": 0, "relevant_only_this_leg": 0, "relevant_pushed_out": 0,
-                    "unique_in_top_k": 0} for name in leg_names}
+    in_top: Counter[str] = Counter()
+    only_this: Counter[str] = Counter()
+    pushed_out: Counter[str] = Counter()
+    unique: Counter[str] = Counter()
     for ranking, found, rel in zip(rankings, found_by, relevant, strict=True):
         top = set(ranking[:k])
         for doc in top:
             legs_here = [name for name, rank in found.get(doc, {}).items() if rank <= k]
             for name in legs_here:
                 if doc in rel:
-                    table[name]["relevant_in_top_k"] += 1
+                    in_top[name] += 1
             if len(legs_here) == 1:
                 only = legs_here[0]
-                table[only]["unique_in_top_k"] += 1
+                unique[only] += 1
                 if doc in rel:
-                    table[only]["relevant_only_this_leg"] += 1
+                    only_this[only] += 1
         for doc in rel - top:
             for name, rank in found.get(doc, {}).items():
                 if rank <= k:
-                    table[name]["relevant_pushed_out"] += 1
+                    pushed_out[name] += 1
+    table = {name: LegAttribution(relevant_in_top_k=in_top[name], relevant_only_this_leg=only_this[name],
+                                  relevant_pushed_out=pushed_out[name], unique_in_top_k=unique[name])
+             for name in leg_names}
     warnings = []
     if len(leg_names) > 1:
         for name in leg_names:
-            if weights.get(name, 1.0) > 0 and table[name]["unique_in_top_k"] == 0:
+            if weights.get(name, 1.0) > 0 and table[name].unique_in_top_k == 0:
                 warnings.append(
                     f"Leg {name!r} never placed a document that only it found (in its own top {k}) "
                     f"in any fused top {k}: check its weight and the fusion settings before "
@@ -166,7 +173,7 @@ def judged_coverage(judged: JudgedRankings, judged_counts: Sequence[int], depth:
 def diagnose(
     system: System, dataset: Dataset, fused: FusedRun, judged: JudgedRankings, k: int,
     relevance_level: int = 1,
-) -> tuple[dict[str, dict[str, int]], list[str]]:
+) -> tuple[dict[str, LegAttribution], list[str]]:
     """What each leg contributed, and every warning a reader of the result must see.
 
     A document is relevant, for the attribution as for the binary metrics, when its grade is at

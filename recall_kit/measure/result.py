@@ -11,12 +11,12 @@ import platform
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from recall_kit.errors import ResultFileError, UnknownNameError
 from recall_kit.fileio import is_special_file, write_json_atomic
 from recall_kit.options import options_to_dict
-from recall_kit.types import Hit, Report, ReportTable
+from recall_kit.types import Chart, Hit, Report, ReportTable
 
 if TYPE_CHECKING:
     from recall_kit.measure.system import System
@@ -31,44 +31,434 @@ def _version(distribution: str) -> str | None:
         return None
 
 
-def build_manifest(system: System, seed: int) -> dict[str, Any]:
+def build_manifest(system: System, seed: int) -> Manifest:
     """Versions, platform and time: what is needed to reproduce (or distrust) a result."""
-    plugins = {}
-    for leg in system.legs:
-        plugins[leg.plugin] = _version(leg.plugin)
-    return {
-        "recall_kit": _version("recall-kit"),
-        "plugins": plugins,
-        "context": {leg.name: options_to_dict(leg.context) for leg in system.legs if leg.context},
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "cpu_count": os.cpu_count(),
-        "seed": seed,
-        "time": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-    }
-
-
-def system_settings(system: dict[str, Any]) -> str:
-    """A result's system as one line: each leg's weight and options, then each fusion's options."""
-    parts = []
-    for leg in system.get("legs") or []:
-        if not isinstance(leg, dict):
-            continue
-        options = leg.get("options")
-        settings = ", ".join(f"{key}={value}" for key, value in options.items()) if isinstance(options, dict) else ""
-        parts.append(f"{leg.get('name')} (weight {leg.get('weight', 1)}{'; ' + settings if settings else ''})")
-    for fusion in system.get("fusion") or []:
-        if isinstance(fusion, dict):
-            options = fusion.get("options")
-            settings = ", ".join(f"{key}={value}" for key, value in options.items()) if isinstance(options, dict) else ""
-            parts.append(f"fusion {fusion.get('name')}{' (' + settings + ')' if settings else ''}")
-    return "; ".join(parts) or "?"
+    return Manifest(
+        recall_kit=_version("recall-kit"),
+        plugins={leg.plugin: _version(leg.plugin) for leg in system.legs},
+        context={leg.name: options_to_dict(leg.context) for leg in system.legs if leg.context},
+        python=platform.python_version(),
+        platform=platform.platform(),
+        cpu_count=os.cpu_count(),
+        seed=seed,
+        time=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+    )
 
 
 def _format(value: Any) -> Any:
     if isinstance(value, float):
         return f"{value:.4f}"
     return value
+
+
+# -- the sections, typed --------------------------------------------------------------------------
+# Each section is a small frozen dataclass: `parse` validates the document's mapping (a bad value is
+# one line naming the file and the field), `to_dict` writes it back as it was read. Keys this
+# version does not know are kept in `extra` and written back, so a newer file survives a round trip.
+# A section read from an absent or empty mapping is written back empty.
+
+LATENCY_STATS = ("n", "p50", "p95", "p99", "mean", "max")
+
+
+def _is_empty(section: Any) -> bool:
+    return bool(section == type(section)())
+
+
+def _unknown(data: dict[str, Any], known: Sequence[str]) -> dict[str, Any]:
+    return {key: value for key, value in data.items() if key not in known}
+
+
+class _Section:
+    """What every section shares: `from_dict` for a mapping alone, and `to_dict` writing `_KEYS`
+    in order (a tuple of parts as a list of their dicts), then the keys kept in `extra`."""
+
+    _KEYS: ClassVar[tuple[str, ...]] = ()
+    #: The section's key in the document, for the messages of `from_dict`.
+    _FIELD: ClassVar[str] = ""
+    extra: dict[str, Any]
+
+    @classmethod
+    def parse(cls, read: _Reader, data: Any, where: str) -> Self:
+        raise NotImplementedError
+
+    @classmethod
+    def from_dict(cls, data: Any, source: str = "result") -> Self:
+        return cls.parse(_Reader(source), data, cls._FIELD)
+
+    def to_dict(self) -> dict[str, Any]:
+        if _is_empty(self):
+            return {}
+        written = {key: getattr(self, key) for key in self._KEYS}
+        return {**{key: [part.to_dict() for part in value] if isinstance(value, tuple) else value
+                   for key, value in written.items()}, **self.extra}
+
+
+@dataclass(frozen=True)
+class LegInfo:
+    """One leg of the system: its registered name, the distribution that provides it, its weight
+    and full options; `context` when the host expanded its memories with their neighbours."""
+
+    name: str
+    plugin: str | None = None
+    weight: float = 1.0
+    options: dict[str, Any] = field(default_factory=dict)
+    context: dict[str, Any] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    _KEYS = ("name", "plugin", "weight", "options", "context")
+
+    @classmethod
+    def parse(cls, read: _Reader, data: Any, where: str) -> LegInfo:
+        data = read.object(data, where)
+        return cls(name=read.string(data, "name", f"{where}.name"),
+                   plugin=read.optional_string(data, "plugin", f"{where}.plugin"),
+                   weight=read.number(data, "weight", f"{where}.weight") if "weight" in data else 1.0,
+                   options=read.optional_mapping(data, "options", f"{where}.options") or {},
+                   context=read.optional_mapping(data, "context", f"{where}.context"),
+                   extra=_unknown(data, cls._KEYS))
+
+    def to_dict(self) -> dict[str, Any]:
+        entry = {"name": self.name, "plugin": self.plugin, "weight": self.weight, "options": self.options}
+        if self.context is not None:
+            entry["context"] = self.context
+        return {**entry, **self.extra}
+
+
+@dataclass(frozen=True)
+class FusionStep:
+    """One step of the fusion chain: its name and options."""
+
+    name: str
+    options: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, read: _Reader, data: Any, where: str) -> FusionStep:
+        data = read.object(data, where)
+        return cls(name=read.string(data, "name", f"{where}.name"),
+                   options=read.optional_mapping(data, "options", f"{where}.options") or {},
+                   extra=_unknown(data, ("name", "options")))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "options": self.options, **self.extra}
+
+
+@dataclass(frozen=True)
+class SystemInfo(_Section):
+    """The system section: the spec (`fts5+dense`), its label (spec plus fusion chain), the legs,
+    the fusion chain and the legs' weights."""
+
+    _FIELD = "system"
+
+    spec: str | None = None
+    label: str | None = None
+    legs: tuple[LegInfo, ...] = ()
+    fusion: tuple[FusionStep, ...] = ()
+    weights: dict[str, float] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    _KEYS = ("spec", "label", "legs", "fusion", "weights")
+
+    @classmethod
+    def parse(cls, read: _Reader, data: Any, where: str = "system") -> SystemInfo:
+        data = read.object(data, where)
+        weights = read.optional_mapping(data, "weights", f"{where}.weights") or {}
+        return cls(spec=read.optional_string(data, "spec", f"{where}.spec"),
+                   label=read.optional_string(data, "label", f"{where}.label"),
+                   legs=tuple(LegInfo.parse(read, leg, f"{where}.legs[{i}]")
+                              for i, leg in enumerate(read.optional_sequence(data, "legs", f"{where}.legs"))),
+                   fusion=tuple(FusionStep.parse(read, step, f"{where}.fusion[{i}]")
+                                for i, step in enumerate(read.optional_sequence(data, "fusion", f"{where}.fusion"))),
+                   weights={str(leg): read.number(weights, leg, f"{where}.weights.{leg}") for leg in weights},
+                   extra=_unknown(data, cls._KEYS))
+
+    def settings(self) -> str:
+        """The system as one line: each leg's weight and options, then each fusion's options."""
+        parts = []
+        for leg in self.legs:
+            settings = ", ".join(f"{key}={value}" for key, value in leg.options.items())
+            parts.append(f"{leg.name} (weight {leg.weight}{'; ' + settings if settings else ''})")
+        for step in self.fusion:
+            settings = ", ".join(f"{key}={value}" for key, value in step.options.items())
+            parts.append(f"fusion {step.name}{' (' + settings + ')' if settings else ''}")
+        return "; ".join(parts) or "?"
+
+
+@dataclass(frozen=True)
+class DatasetInfo(_Section):
+    """The dataset section: name, path, fingerprints, counts and queries per stratum."""
+
+    _FIELD = "dataset"
+
+    name: str | None = None
+    path: str | None = None
+    fingerprint: str | None = None
+    corpus_fingerprint: str | None = None
+    memories: int | None = None
+    queries: int | None = None
+    strata: dict[str, int] = field(default_factory=dict)
+    dropped_sensitive: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    _KEYS = ("name", "path", "fingerprint", "corpus_fingerprint", "memories", "queries", "strata",
+             "dropped_sensitive")
+
+    @classmethod
+    def parse(cls, read: _Reader, data: Any, where: str = "dataset") -> DatasetInfo:
+        data = read.object(data, where)
+        strata = read.optional_mapping(data, "strata", f"{where}.strata") or {}
+        return cls(name=read.optional_string(data, "name", f"{where}.name"),
+                   path=read.optional_string(data, "path", f"{where}.path"),
+                   fingerprint=read.optional_string(data, "fingerprint", f"{where}.fingerprint"),
+                   corpus_fingerprint=read.optional_string(data, "corpus_fingerprint", f"{where}.corpus_fingerprint"),
+                   memories=read.optional_count(data, "memories", f"{where}.memories"),
+                   queries=read.optional_count(data, "queries", f"{where}.queries"),
+                   strata={str(s): int(read.count(strata, s, f"{where}.strata.{s}")) for s in strata},
+                   dropped_sensitive=read.optional_count(data, "dropped_sensitive", f"{where}.dropped_sensitive"),
+                   extra=_unknown(data, cls._KEYS))
+
+    @property
+    def display_name(self) -> str:
+        """The dataset's name, else its folder's name."""
+        return self.name or Path(self.path or "?").name
+
+
+@dataclass(frozen=True)
+class LatencyStats:
+    """Single-query latency in ms over the timed queries: n, p50, p95, p99, mean, max (None where
+    the file does not hold it)."""
+
+    n: int = 0
+    p50: float | None = None
+    p95: float | None = None
+    p99: float | None = None
+    mean: float | None = None
+    max: float | None = None
+
+    @property
+    def measured(self) -> bool:
+        """Whether any query was timed (not with --latency-sample 0)."""
+        return self.n > 0
+
+    def stat(self, name: str) -> float:
+        """The statistic `name` (p50, p95, p99, mean, max); 0.0 where the file does not hold it."""
+        if name not in LATENCY_STATS[1:]:
+            raise UnknownNameError(name, list(LATENCY_STATS[1:]),
+                                   f"Unknown latency statistic {name!r}. Available: {', '.join(LATENCY_STATS[1:])}.")
+        value = getattr(self, name)
+        return 0.0 if value is None else float(value)
+
+    @staticmethod
+    def _parse_stats(read: _Reader, data: dict[str, Any], where: str) -> dict[str, Any]:
+        stats: dict[str, Any] = {}
+        for stat in LATENCY_STATS:  # a NaN or negative latency passed `gate`
+            if data.get(stat) is not None:
+                value = _non_negative(read, read.number(data, stat, f"{where}.{stat}"), f"{where}.{stat}")
+                stats[stat] = int(value) if stat == "n" else value
+        return stats
+
+    @classmethod
+    def parse(cls, read: _Reader, data: Any, where: str) -> LatencyStats:
+        return cls(**cls._parse_stats(read, read.object(data, where), where))
+
+    def _stats_dict(self) -> dict[str, Any]:
+        return {stat: getattr(self, stat) for stat in LATENCY_STATS if getattr(self, stat) is not None}
+
+    def to_dict(self) -> dict[str, Any]:
+        return self._stats_dict()
+
+
+@dataclass(frozen=True)
+class LegLatency(LatencyStats):
+    """A leg's latency; for a leg that waits on an outside system, also the wait (the server's
+    answer, as the client sees it) and the overhead (the rest), over the same queries."""
+
+    wait: LatencyStats | None = None
+    overhead: LatencyStats | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, read: _Reader, data: Any, where: str) -> LegLatency:
+        data = read.object(data, where)
+        parts: dict[str, Any] = {part: LatencyStats.parse(read, data[part], f"{where}.{part}")
+                                 for part in ("wait", "overhead") if data.get(part) is not None}
+        return cls(**cls._parse_stats(read, data, where), **parts,
+                   extra=_unknown(data, (*LATENCY_STATS, "wait", "overhead")))
+
+    def to_dict(self) -> dict[str, Any]:
+        entry = self._stats_dict()
+        for part in ("wait", "overhead"):
+            stats = getattr(self, part)
+            if stats is not None:
+                entry[part] = stats.to_dict()
+        return {**entry, **self.extra}
+
+
+@dataclass(frozen=True)
+class LatencySummary(LatencyStats, _Section):
+    """The `latency_ms` section: the system's single-query latency (each timed query through every
+    leg plus fusion) and `legs`: each leg's own."""
+
+    _FIELD = "latency_ms"
+
+    legs: dict[str, LegLatency] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, read: _Reader, data: Any, where: str = "latency_ms") -> LatencySummary:
+        data = read.object(data, where)
+        legs = read.optional_mapping(data, "legs", f"{where}.legs") or {}
+        return cls(**cls._parse_stats(read, data, where),
+                   legs={str(name): LegLatency.parse(read, stats, f"{where}.legs.{name}") for name, stats in legs.items()},
+                   extra=_unknown(data, (*LATENCY_STATS, "legs")))
+
+    def leg(self, name: str) -> LegLatency:
+        """A leg's latency; unmeasured (n = 0) for a leg the file does not time."""
+        return self.legs.get(name, LegLatency())
+
+    def to_dict(self) -> dict[str, Any]:
+        entry = self._stats_dict()
+        if self.legs:
+            entry["legs"] = {name: stats.to_dict() for name, stats in self.legs.items()}
+        return {**entry, **self.extra}
+
+
+@dataclass(frozen=True)
+class LegIndexCost:
+    """A leg's index: build time, size (None when the leg cannot tell), how many indexes (one per
+    scope) and the leg's own `index_stats()` (graph nodes, ANN recall, ...) in `stats`."""
+
+    build_seconds: float = 0.0
+    size_bytes: int | None = None
+    indexes: int | None = None
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, read: _Reader, data: Any, where: str) -> LegIndexCost:
+        data = read.object(data, where)
+        return cls(build_seconds=read.number(data, "build_seconds", f"{where}.build_seconds")
+                   if "build_seconds" in data else 0.0,
+                   size_bytes=read.optional_count(data, "size_bytes", f"{where}.size_bytes"),
+                   indexes=read.optional_count(data, "indexes", f"{where}.indexes"),
+                   stats=_unknown(data, ("build_seconds", "size_bytes", "indexes")))
+
+    def to_dict(self) -> dict[str, Any]:
+        entry: dict[str, Any] = {"build_seconds": self.build_seconds, "size_bytes": self.size_bytes}
+        if self.indexes is not None:
+            entry["indexes"] = self.indexes
+        return {**entry, **self.stats}
+
+
+@dataclass(frozen=True)
+class IndexCost(_Section):
+    """The `index` section: the whole system's build time and size (None when a leg cannot tell),
+    and each leg's."""
+
+    _FIELD = "index"
+
+    build_seconds: float | None = None
+    size_bytes: int | None = None
+    legs: dict[str, LegIndexCost] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, read: _Reader, data: Any, where: str = "index") -> IndexCost:
+        data = read.object(data, where)
+        legs = read.optional_mapping(data, "legs", f"{where}.legs") or {}
+        return cls(build_seconds=read.number(data, "build_seconds", f"{where}.build_seconds")
+                   if data.get("build_seconds") is not None else None,
+                   size_bytes=read.optional_count(data, "size_bytes", f"{where}.size_bytes"),
+                   legs={str(name): LegIndexCost.parse(read, leg, f"{where}.legs.{name}") for name, leg in legs.items()},
+                   extra=_unknown(data, ("build_seconds", "size_bytes", "legs")))
+
+    def to_dict(self) -> dict[str, Any]:
+        if _is_empty(self):
+            return {}
+        return {"build_seconds": self.build_seconds, "size_bytes": self.size_bytes,
+                "legs": {name: leg.to_dict() for name, leg in self.legs.items()}, **self.extra}
+
+
+@dataclass(frozen=True)
+class Throughput(_Section):
+    """The `throughput` section: the batch path (`search_many`) over every query."""
+
+    _FIELD = "throughput"
+
+    queries: int | None = None
+    search_seconds: float | None = None
+    fusion_seconds: float | None = None
+    queries_per_second: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    _KEYS = ("queries", "search_seconds", "fusion_seconds", "queries_per_second")
+
+    @classmethod
+    def parse(cls, read: _Reader, data: Any, where: str = "throughput") -> Throughput:
+        data = read.object(data, where)
+        numbers: dict[str, Any] = {key: read.number(data, key, f"{where}.{key}")
+                                   for key in cls._KEYS if data.get(key) is not None}
+        if "queries" in numbers:
+            numbers["queries"] = int(numbers["queries"])
+        return cls(**numbers, extra=_unknown(data, cls._KEYS))
+
+
+@dataclass(frozen=True)
+class Manifest(_Section):
+    """Versions, platform and time: what is needed to reproduce (or distrust) a result."""
+
+    _FIELD = "manifest"
+
+    recall_kit: str | None = None
+    #: Distribution -> version of each leg's plugin (None: not installed as a distribution).
+    plugins: dict[str, str | None] = field(default_factory=dict)
+    #: Leg -> its context expansion options, for the legs that have one.
+    context: dict[str, dict[str, Any]] = field(default_factory=dict)
+    python: str | None = None
+    platform: str | None = None
+    cpu_count: int | None = None
+    seed: int | None = None
+    time: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    _KEYS = ("recall_kit", "plugins", "context", "python", "platform", "cpu_count", "seed", "time")
+
+    @classmethod
+    def parse(cls, read: _Reader, data: Any, where: str = "manifest") -> Manifest:
+        data = read.object(data, where)
+        plugins = read.optional_mapping(data, "plugins", f"{where}.plugins") or {}
+        context = read.optional_mapping(data, "context", f"{where}.context") or {}
+        return cls(recall_kit=read.optional_string(data, "recall_kit", f"{where}.recall_kit"),
+                   plugins={str(name): read.optional_string(plugins, name, f"{where}.plugins.{name}")
+                            for name in plugins},
+                   context={str(leg): read.mapping(context, leg, f"{where}.context.{leg}") for leg in context},
+                   python=read.optional_string(data, "python", f"{where}.python"),
+                   platform=read.optional_string(data, "platform", f"{where}.platform"),
+                   cpu_count=read.optional_count(data, "cpu_count", f"{where}.cpu_count"),
+                   seed=None if data.get("seed") is None else int(read.number(data, "seed", f"{where}.seed")),
+                   time=read.optional_string(data, "time", f"{where}.time"),
+                   extra=_unknown(data, cls._KEYS))
+
+
+@dataclass(frozen=True)
+class LegAttribution:
+    """What one leg contributed, measured at `attribution_depth` (see docs/result-schema.md)."""
+
+    relevant_in_top_k: int = 0
+    relevant_only_this_leg: int = 0
+    relevant_pushed_out: int = 0
+    unique_in_top_k: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    _KEYS = ("relevant_in_top_k", "relevant_only_this_leg", "relevant_pushed_out", "unique_in_top_k")
+
+    @classmethod
+    def parse(cls, read: _Reader, data: Any, where: str) -> LegAttribution:
+        data = read.object(data, where)
+        return cls(**{key: read.count(data, key, f"{where}.{key}") for key in cls._KEYS},
+                   extra=_unknown(data, cls._KEYS))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {key: getattr(self, key) for key in self._KEYS} | self.extra
 
 
 @dataclass(frozen=True)
@@ -107,27 +497,30 @@ class BenchmarkResult:
     """One system's result on one dataset: the one place that builds, validates and reads the
     `recall-kit/result/1` document. Everything else asks it (accessors), never the raw JSON."""
 
-    #: The system section: spec, label, legs (name, plugin, weight, options), fusion chain.
-    system: dict[str, Any]
-    #: The dataset section: name, path, fingerprint, counts.
-    dataset: dict[str, Any]
+    #: The system: spec, label, legs (name, plugin, weight, options), fusion chain.
+    system: SystemInfo
+    #: The dataset: name, path, fingerprint, counts.
+    dataset: DatasetInfo
     k: int
     depth: int
     metric_names: list[str]
-    #: Metric name -> mean over every query, plus "n".
+    #: Metric name -> its summary over every query (the mean; a count's sum). Use `mean(metric)`.
+    #: A query count mixed in as "n" (as `aggregate` returns it) is dropped: `n_queries` says it.
     overall: dict[str, float]
-    #: Stratum -> (metric name -> mean over the stratum's queries, plus "n").
+    #: Stratum -> (metric name -> its summary over the stratum's queries). Use `mean(metric, stratum)`;
+    #: a mixed-in "n" is dropped: `stratum_size(stratum)` says it.
     strata: dict[str, dict[str, float]]
     queries: list[QueryResult]
-    attribution: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: Leg -> what it contributed (systems of several legs; measured at `attribution_depth`).
+    attribution: dict[str, LegAttribution] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
-    #: p50/p95/p99/mean/max/n of the system's single-query latency in ms, and "legs": the same per leg.
-    latency: dict[str, Any] = field(default_factory=dict)
-    #: build_seconds, size_bytes and "legs": per-leg build cost and index stats.
-    index: dict[str, Any] = field(default_factory=dict)
-    throughput: dict[str, Any] = field(default_factory=dict)
+    #: The system's single-query latency in ms, and each leg's (`latency.legs`).
+    latency: LatencySummary = field(default_factory=LatencySummary)
+    #: Build cost and index size, the system's and each leg's (`index.legs`).
+    index: IndexCost = field(default_factory=IndexCost)
+    throughput: Throughput = field(default_factory=Throughput)
     wall_seconds: float = 0.0
-    manifest: dict[str, Any] = field(default_factory=dict)
+    manifest: Manifest = field(default_factory=Manifest)
     #: Grades >= it counted as relevant for the binary metrics (trec_eval -l).
     relevance_level: int = 1
     #: Whether unjudged ids were dropped from each ranking before scoring (trec_eval -J).
@@ -139,16 +532,20 @@ class BenchmarkResult:
     #: Leg name -> queries it answered with no hits.
     empty_rankings: dict[str, int] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        self.overall = {name: value for name, value in self.overall.items() if name != "n"}
+        self.strata = {stratum: {name: value for name, value in means.items() if name != "n"}
+                       for stratum, means in self.strata.items()}
+
     # -- reading ---------------------------------------------------------------------------------
 
     @property
     def label(self) -> str:
-        return str(self.system.get("label") or self.system.get("spec"))
+        return str(self.system.label or self.system.spec)
 
     @property
     def fingerprint(self) -> str | None:
-        value = self.dataset.get("fingerprint")
-        return None if value is None else str(value)
+        return self.dataset.fingerprint
 
     @property
     def query_ids(self) -> list[str]:
@@ -170,6 +567,27 @@ class BenchmarkResult:
                                    f"Metric {metric!r} was not scored. Scored: {', '.join(self.metric_names)}.")
         return float(means[metric])
 
+    def stratum_size(self, stratum: str | None = None) -> int:
+        """How many queries `stratum` holds (every query when None)."""
+        if stratum is None:
+            return self.n_queries
+        size = sum(1 for query in self.queries if query.stratum == stratum)
+        if not size and stratum not in self.strata:
+            raise UnknownNameError(stratum, list(self.strata),
+                                   f"No stratum {stratum!r} in this result. Strata: {', '.join(sorted(self.strata))}.")
+        return size
+
+    def means(self, stratum: str | None = None) -> dict[str, float]:
+        """Metric name -> its summary (the mean; a count's sum) over every query or over `stratum`'s."""
+        if stratum is not None and stratum not in self.strata:
+            raise UnknownNameError(stratum, list(self.strata),
+                                   f"No stratum {stratum!r} in this result. Strata: {', '.join(sorted(self.strata))}.")
+        return dict(self.overall if stratum is None else self.strata[stratum])
+
+    def summary_document(self, stratum: str | None = None) -> dict[str, float]:
+        """`means(stratum)` as the result document writes them: with the query count as "n"."""
+        return {**self.means(stratum), "n": self.stratum_size(stratum)}
+
     def stratum_of(self) -> dict[str, str]:
         """query_id -> stratum."""
         return {query.query_id: query.stratum for query in self.queries}
@@ -189,17 +607,15 @@ class BenchmarkResult:
     def provenance(self) -> list[tuple[str, str]]:
         """What this result measured, for a report's header: dataset, fingerprint, the versions and
         platform it ran on, when, and the system's options."""
-        name = self.dataset.get("name") or Path(str(self.dataset.get("path") or "?")).name
-        rows = [("dataset", f"{name} ({self.dataset.get('memories', '?')} memories, {len(self.queries)} queries), "
+        memories = "?" if self.dataset.memories is None else self.dataset.memories
+        rows = [("dataset", f"{self.dataset.display_name} ({memories} memories, {len(self.queries)} queries), "
                             f"fingerprint {(self.fingerprint or '?')[:12]}")]
         manifest = self.manifest
-        plugins = manifest.get("plugins")
-        versions = ", ".join([f"recall-kit {manifest.get('recall_kit') or '?'}",
-                              *(f"{name} {version or '?'}" for name, version in
-                                (plugins.items() if isinstance(plugins, dict) else []))])
-        rows.append(("software", f"{versions}; Python {manifest.get('python', '?')} on {manifest.get('platform', '?')}"))
-        rows.append(("run at", f"{manifest.get('time', '?')} (seed {manifest.get('seed', '?')}, k {self.k})"))
-        rows.append((f"system {self.label}", system_settings(self.system)))
+        versions = ", ".join([f"recall-kit {manifest.recall_kit or '?'}",
+                              *(f"{name} {version or '?'}" for name, version in manifest.plugins.items())])
+        rows.append(("software", f"{versions}; Python {_or_unknown(manifest.python)} on {_or_unknown(manifest.platform)}"))
+        rows.append(("run at", f"{_or_unknown(manifest.time)} (seed {_or_unknown(manifest.seed)}, k {self.k})"))
+        rows.append((f"system {self.label}", self.system.settings()))
         return rows
 
     # -- writing ---------------------------------------------------------------------------------
@@ -207,23 +623,24 @@ class BenchmarkResult:
     def to_dict(self) -> dict[str, Any]:
         return {
             "schema": SCHEMA,
-            "system": self.system,
-            "dataset": self.dataset,
+            "system": self.system.to_dict(),
+            "dataset": self.dataset.to_dict(),
             "k": self.k,
             "k_requested": self.k if self.k_requested is None else self.k_requested,
             "depth": self.depth,
             "metrics": {"names": self.metric_names, "relevance_level": self.relevance_level,
-                        "judged_only": self.judged_only, "overall": self.overall, "strata": self.strata},
-            "attribution": self.attribution,
+                        "judged_only": self.judged_only, "overall": self.summary_document(),
+                        "strata": {stratum: self.summary_document(stratum) for stratum in self.strata}},
+            "attribution": {leg: counts.to_dict() for leg, counts in self.attribution.items()},
             "attribution_depth": self.k if self.attribution_depth is None else self.attribution_depth,
             "empty_rankings": self.empty_rankings,
             "warnings": self.warnings,
             "queries": [query.to_dict() for query in self.queries],
-            "latency_ms": self.latency,
-            "index": self.index,
-            "throughput": self.throughput,
+            "latency_ms": self.latency.to_dict(),
+            "index": self.index.to_dict(),
+            "throughput": self.throughput.to_dict(),
             "wall_seconds": self.wall_seconds,
-            "manifest": self.manifest,
+            "manifest": self.manifest.to_dict(),
         }
 
     def save(self, path: str | Path) -> None:
@@ -234,7 +651,7 @@ class BenchmarkResult:
         from recall_kit.measure.trec import write_run
 
         write_run(path, {query.query_id: query.hits() for query in self.queries},
-                  tag=tag or str(self.system.get("spec") or "recall-kit"))
+                  tag=tag or self.system.spec or "recall-kit")
 
     # -- loading ---------------------------------------------------------------------------------
 
@@ -301,33 +718,31 @@ class BenchmarkResult:
                 scope=None if entry.get("scope") is None else str(entry["scope"]),
                 latency_ms=None if latency is None else float(latency),
             ))
-        latency_summary = data.get("latency_ms") or {}
-        if not isinstance(latency_summary, dict):
-            raise read.error("latency_ms is not an object")
-        for stat in ("p50", "p95", "p99", "mean", "max", "n"):  # a NaN or negative latency passed `gate`
-            if stat in latency_summary:
-                _non_negative(read, read.number(latency_summary, stat, f"latency_ms.{stat}"), f"latency_ms.{stat}")
         overall = read.mapping(metrics, "overall", "metrics.overall")
         strata = read.mapping(metrics, "strata", "metrics.strata")
         for name in names:
             _check_share(read, name, read.number(overall, name, f"metrics.overall.{name}"), "metrics.overall",
                          bounds[name])
+        for stratum, means in strata.items():
+            read.object(means, f"metrics.strata.{stratum}")
         return cls(
-            system=read.mapping(data, "system"),
-            dataset=read.mapping(data, "dataset"),
+            system=SystemInfo.parse(read, read.mapping(data, "system")),
+            dataset=DatasetInfo.parse(read, read.mapping(data, "dataset")),
             k=int(read.number(data, "k")),
             depth=int(read.number(data, "depth" if "depth" in data else "k")),
             metric_names=names,
-            overall=dict(overall),
-            strata={str(s): dict(v) for s, v in strata.items()},
+            overall={str(name): float(value) for name, value in overall.items() if name != "n"},
+            strata={str(s): {str(name): float(value) for name, value in v.items() if name != "n"}
+                    for s, v in strata.items()},
             queries=queries,
-            attribution=dict(data.get("attribution") or {}),
+            attribution={str(leg): LegAttribution.parse(read, counts, f"attribution.{leg}")
+                         for leg, counts in (read.optional_mapping(data, "attribution") or {}).items()},
             warnings=[str(w) for w in data.get("warnings") or []],
-            latency=dict(data.get("latency_ms") or {}),
-            index=dict(data.get("index") or {}),
-            throughput=dict(data.get("throughput") or {}),
+            latency=LatencySummary.parse(read, data.get("latency_ms") or {}),
+            index=IndexCost.parse(read, data.get("index") or {}),
+            throughput=Throughput.parse(read, data.get("throughput") or {}),
             wall_seconds=float(data.get("wall_seconds") or 0.0),
-            manifest=dict(data.get("manifest") or {}),
+            manifest=Manifest.parse(read, data.get("manifest") or {}),
             relevance_level=int(read.number(metrics, "relevance_level", "metrics.relevance_level"))
             if "relevance_level" in metrics else 1,
             judged_only=bool(metrics.get("judged_only", False)),
@@ -347,16 +762,16 @@ class BenchmarkResult:
 
     def metrics_table(self) -> ReportTable:
         names = self.metric_names
-        rows = [["overall", self.overall["n"], *(_format(self.overall[m]) for m in names)]]
-        for stratum, values in self.strata.items():
-            rows.append([stratum, values["n"], *(_format(values[m]) for m in names)])
+        rows = [["overall", self.n_queries, *(_format(self.mean(m)) for m in names)]]
+        for stratum in self.strata:
+            rows.append([stratum, self.stratum_size(stratum), *(_format(self.mean(m, stratum)) for m in names)])
         whole = [name for name in names if "@" not in name]
         notes = []
         if whole:
             # A metric without a cutoff reads the whole ranking, and the ranking is the top k.
             notes.append(f"{', '.join(whole)}: computed over the top {self.k} (the scored depth k).")
         notes += self.scoring_notes()
-        return ReportTable(title=f"{self.label} on {self.dataset.get('name')}",
+        return ReportTable(title=f"{self.label} on {self.dataset.name}",
                            headers=["stratum", "n", *names], rows=rows, notes=notes)
 
     def per_query_table(self) -> ReportTable:
@@ -370,26 +785,27 @@ class BenchmarkResult:
         latency = self.latency
         index = self.index
         rows = []
-        def milliseconds(stats: dict[str, Any]) -> list[Any]:
+        def milliseconds(stats: LatencyStats) -> list[Any]:
             # With --latency-sample 0 nothing was timed: say so rather than print 0.0000 ms.
-            if not stats.get("n"):
+            if not stats.measured:
                 return ["not measured"] * 3
-            return [_format(stats.get(key, 0.0)) for key in ("p50", "p95", "p99")]
+            return [_format(stats.stat(key)) for key in ("p50", "p95", "p99")]
 
-        for name, leg in index["legs"].items():
-            rows.append([name, *milliseconds(latency["legs"].get(name, {})), _format(leg["build_seconds"]),
-                         leg["size_bytes"] if leg["size_bytes"] is not None else "n/a"])
-        if len(index["legs"]) > 1:
-            rows.append(["system", *milliseconds(latency), _format(index["build_seconds"]),
-                         index["size_bytes"] if index["size_bytes"] is not None else "n/a"])
-        qps = self.throughput.get("queries_per_second")
-        timed = (f"single-query latency over {latency['n']} queries" if latency.get("n")
+        for name, leg in index.legs.items():
+            rows.append([name, *milliseconds(latency.leg(name)), _format(leg.build_seconds),
+                         leg.size_bytes if leg.size_bytes is not None else "n/a"])
+        if len(index.legs) > 1:
+            rows.append(["system", *milliseconds(latency), _format(index.build_seconds),
+                         index.size_bytes if index.size_bytes is not None else "n/a"])
+        qps = self.throughput.queries_per_second
+        timed = (f"single-query latency over {latency.n} queries" if latency.measured
                  else "single-query latency not measured (--latency-sample 0)")
         notes = [f"{timed}; batch throughput {qps} queries/s"]
-        for name, stats in latency.get("legs", {}).items():
-            if stats.get("wait", {}).get("n"):  # a leg that waits on an outside system
-                notes.append(f"{name}: p50 {_format(stats['wait']['p50'])} ms waiting on the system it calls, "
-                             f"{_format(stats['overhead']['p50'])} ms client overhead")
+        for name, stats in latency.legs.items():
+            if stats.wait is not None and stats.wait.measured and stats.overhead is not None:
+                # a leg that waits on an outside system
+                notes.append(f"{name}: p50 {_format(stats.wait.stat('p50'))} ms waiting on the system it calls, "
+                             f"{_format(stats.overhead.stat('p50'))} ms client overhead")
         return ReportTable(
             title="Cost",
             headers=["leg", "p50 ms", "p95 ms", "p99 ms", "build s", "index bytes"],
@@ -401,8 +817,8 @@ class BenchmarkResult:
         attribution = self.attribution
         if len(attribution) < 2:
             return None
-        rows = [[name, v["relevant_in_top_k"], v["relevant_only_this_leg"], v["relevant_pushed_out"],
-                 v["unique_in_top_k"]] for name, v in attribution.items()]
+        rows = [[name, v.relevant_in_top_k, v.relevant_only_this_leg, v.relevant_pushed_out, v.unique_in_top_k]
+                for name, v in attribution.items()]
         k = self.k if self.attribution_depth is None else self.attribution_depth
         return ReportTable(
             title=f"What each leg contributed (measured at depth {k})",
@@ -426,20 +842,21 @@ class BenchmarkResult:
                       notes=list(self.warnings), data=self.to_dict(),
                       charts=self._charts())
 
-    def _charts(self) -> list[dict[str, Any]]:
-        bars = {stratum: {m: values[m] for m in self.metric_names}
-                for stratum, values in [("overall", self.overall), *self.strata.items()]}
-        latencies = self.latencies()
-        return [
-            {"kind": "bar", "title": "Metrics per stratum", "groups": bars},
-            {"kind": "histogram", "title": "Single-query latency (ms)", "values": latencies},
-        ]
+    def _charts(self) -> list[Chart | dict[str, Any]]:
+        bars = {stratum: {m: self.mean(m, None if stratum == "overall" else stratum) for m in self.metric_names}
+                for stratum in ["overall", *self.strata]}
+        return [Chart(kind="bar", title="Metrics per stratum", groups=bars),
+                Chart(kind="histogram", title="Single-query latency (ms)", values=self.latencies())]
 
     def summary(self) -> str:
         """The overall and per-stratum metrics as a plain-text table."""
         from recall_kit.reporting.formats import format_table
 
         return format_table(self.metrics_table(), "simple")
+
+
+def _or_unknown(value: Any) -> Any:
+    return "?" if value is None else value
 
 
 def _metric_bounds(names: Sequence[str]) -> dict[str, tuple[float, float] | None]:
@@ -462,6 +879,11 @@ def _non_negative(read: _Reader, value: float, where: str) -> float:
     if value < 0:
         raise read.error(f"{where} is {value}, below 0")
     return value
+
+
+def load_result(path: str | Path) -> BenchmarkResult:
+    """A result file (`eval --json`), validated: `BenchmarkResult.load`."""
+    return BenchmarkResult.load(path)
 
 
 def load_results(paths: Sequence[str | Path]) -> list[tuple[str, BenchmarkResult]]:
@@ -563,3 +985,26 @@ class _Reader:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             raise self.error(f"{where or key} is {value!r}, not a finite number")
         return float(value)
+
+    def object(self, value: Any, where: str) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise self.error(f"{where} is not an object")
+        return value
+
+    def optional_mapping(self, data: dict[str, Any], key: str, where: str | None = None) -> dict[str, Any] | None:
+        return None if data.get(key) is None else self.mapping(data, key, where)
+
+    def optional_sequence(self, data: dict[str, Any], key: str, where: str | None = None) -> list[Any]:
+        return [] if data.get(key) is None else self.sequence(data, key, where)
+
+    def optional_string(self, data: dict[str, Any], key: str, where: str | None = None) -> str | None:
+        return None if data.get(key) is None else self.string(data, key, where)
+
+    def count(self, data: dict[str, Any], key: str, where: str | None = None) -> int:
+        value = self.number(data, key, where)
+        if value < 0 or not value.is_integer():
+            raise self.error(f"{where or key} is {value!r}, not a count")
+        return int(value)
+
+    def optional_count(self, data: dict[str, Any], key: str, where: str | None = None) -> int | None:
+        return None if data.get(key) is None else self.count(data, key, where)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import copy
 import itertools
 import math
 import sys
@@ -29,7 +28,16 @@ from recall_kit.measure.evaluation import (
     summed_names,
 )
 from recall_kit.measure.index_stats import merge_index_stats
-from recall_kit.measure.result import BenchmarkResult, QueryResult, build_manifest
+from recall_kit.measure.result import (
+    BenchmarkResult,
+    DatasetInfo,
+    IndexCost,
+    LatencySummary,
+    QueryResult,
+    SystemInfo,
+    Throughput,
+    build_manifest,
+)
 from recall_kit.measure.system import Leg, System, SystemSpec, as_system
 from recall_kit.plugins import call_each
 from recall_kit.progress import progress_display, stage, steps
@@ -483,8 +491,8 @@ def run_system(
     latency, index_cost, throughput, latency_by_query = _cost(leg_runs, fused, len(dataset.queries))
     queries = _query_results(dataset, fused, values, latency_by_query)
     return BenchmarkResult(
-        system=copy.deepcopy(system.description),
-        dataset=dataset.describe(),
+        system=SystemInfo.from_dict(system.describe()),
+        dataset=DatasetInfo.from_dict(dataset.describe()),
         k=k,
         k_requested=k_asked,
         depth=depth,
@@ -498,9 +506,9 @@ def run_system(
         attribution_depth=k,
         empty_rankings=empty_counts,
         warnings=warnings,
-        latency=latency,
-        index=index_cost,
-        throughput=throughput,
+        latency=LatencySummary.from_dict(latency),
+        index=IndexCost.from_dict(index_cost),
+        throughput=Throughput.from_dict(throughput),
         wall_seconds=round(time.perf_counter() - started_all, 4),
         manifest=build_manifest(system, seed),
     )

@@ -8,7 +8,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from recall_kit.types import Report, Reporter, ReportTable
+from recall_kit.types import Chart, Report, Reporter, ReportTable
 
 _PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7",
             "#9c755f", "#bab0ac")
@@ -129,21 +129,20 @@ def series_colours(report: Report) -> dict[str, str]:
     systems = report.data.get("systems") if isinstance(report.data, dict) else None
     if isinstance(systems, list):
         names += [str(name) for name in systems]
-    for chart in report.charts:
-        for values in (chart.get("groups") or {}).values():
+    for chart in report.chart_list():
+        for values in chart.groups.values():
             names += [str(name) for name in values]
-        names += [str(name) for name in (chart.get("series") or {})]
+        names += [str(name) for name in chart.series]
     ordered = list(dict.fromkeys(names))
     return {name: _PALETTE[index % len(_PALETTE)] for index, name in enumerate(ordered)}
 
 
-def bar_chart(chart: dict[str, Any], colours: dict[str, str] | None = None) -> str:
+def bar_chart(chart: Chart | dict[str, Any], colours: dict[str, str] | None = None) -> str:
     """Grouped bars: `groups` {group: {series: value}}, optional `intervals` {group: {series: [lo, hi]}}
     and `significant` {group: {series: bool}} (significant bars are solid and starred, the others
     faded and outlined)."""
-    groups: dict[str, dict[str, Any]] = chart.get("groups") or {}
-    intervals: dict[str, dict[str, Any]] = chart.get("intervals") or {}
-    significance: dict[str, dict[str, Any]] = chart.get("significant") or {}
+    chart = Chart.of(chart)
+    groups, intervals, significance = chart.groups, chart.intervals, chart.significant
     series = list(dict.fromkeys(name for values in groups.values() for name in values))
     numbers = [v for values in groups.values() for v in values.values() if _finite(v)]
     numbers += [b for values in intervals.values() for pair in values.values() for b in (pair or [])
@@ -158,7 +157,7 @@ def bar_chart(chart: dict[str, Any], colours: dict[str, str] | None = None) -> s
     left = max(60, int(longest * 5.4) - slot // 2) if rotate else 60
     canvas = _Canvas(width=max(480, left + 10 + slot * len(groups)), height=320 + extra, left=left,
                      bottom=70 + extra)
-    canvas.y_axis(low, high, str(chart.get("y_label", "")))
+    canvas.y_axis(low, high, str(chart.y_label))
     bar = (slot - 30) / max(1, len(series))
     zero = canvas.y(0.0)
     for g, (group, values) in enumerate(groups.items()):
@@ -203,22 +202,23 @@ def bar_chart(chart: dict[str, Any], colours: dict[str, str] | None = None) -> s
         else:
             canvas.parts.append(f'<text x="{label_x:.1f}" y="{label_y:.1f}" text-anchor="middle">{_e(group)}</text>')
     canvas.legend(series, colours)
-    svg = canvas.svg(str(chart.get("title", "")))
+    svg = canvas.svg(str(chart.title))
     if significance:
         svg += ('<p class="note">* significant (Holm-adjusted p &lt; 0.05); faded, dashed bars are not: '
                 'treat them as noise. Whiskers: 95% interval.</p>')
     return svg
 
 
-def line_chart(chart: dict[str, Any], colours: dict[str, str] | None = None) -> str:
+def line_chart(chart: Chart | dict[str, Any], colours: dict[str, str] | None = None) -> str:
     """Lines: `x` [x values], `series` {name: [y values]}."""
-    xs = [x for x in chart.get("x") or [] if _finite(x)]
-    series: dict[str, list[Any]] = chart.get("series") or {}
+    chart = Chart.of(chart)
+    xs = [x for x in chart.x if _finite(x)]
+    series = chart.series
     numbers = [y for values in series.values() for y in values if _finite(y)]
     if len(xs) < 2 or not numbers:
         return '<p class="note">(no data to chart)</p>'
     canvas = _Canvas(width=640, height=320)
-    canvas.y_axis(min(0.0, *numbers), max(numbers), str(chart.get("y_label", "")))
+    canvas.y_axis(min(0.0, *numbers), max(numbers), str(chart.y_label))
     x_low, x_high = min(xs), max(xs)
 
     def px(x: float) -> float:
@@ -227,10 +227,10 @@ def line_chart(chart: dict[str, Any], colours: dict[str, str] | None = None) -> 
     for x in xs:
         canvas.parts.append(f'<text x="{px(x):.1f}" y="{canvas.top + canvas.plot_height + 16:.1f}" '
                             f'text-anchor="middle">{_e(_tick_label(x))}</text>')
-    if chart.get("x_label"):
+    if chart.x_label:
         canvas.parts.append(f'<text x="{canvas.left + canvas.plot_width / 2:.1f}" '
                             f'y="{canvas.top + canvas.plot_height + 32:.1f}" text-anchor="middle">'
-                            f'{_e(chart["x_label"])}</text>')
+                            f'{_e(chart.x_label)}</text>')
     for s, (name, values) in enumerate(series.items()):
         colour = _colour(name, s, colours)
         points = [(px(x), canvas.y(y)) for x, y in zip(xs, values, strict=False) if _finite(y)]
@@ -241,18 +241,19 @@ def line_chart(chart: dict[str, Any], colours: dict[str, str] | None = None) -> 
         for x, y in points:
             canvas.parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{colour}"/>')
     canvas.legend(list(series), colours)
-    return canvas.svg(str(chart.get("title", "")))
+    return canvas.svg(str(chart.title))
 
 
-def histogram_chart(chart: dict[str, Any], colours: dict[str, str] | None = None) -> str:
+def histogram_chart(chart: Chart | dict[str, Any], colours: dict[str, str] | None = None) -> str:
     """Histograms: `values` [numbers] or `series` {name: [numbers]}, on shared bins; with several
     series each bin holds one bar per series side by side, so no series hides another."""
-    series: dict[str, list[Any]] = chart.get("series") or ({"values": chart["values"]} if chart.get("values") else {})
+    chart = Chart.of(chart)
+    series = chart.histogram_series
     cleaned = {name: [v for v in values if _finite(v)] for name, values in series.items()}
     everything = [v for values in cleaned.values() for v in values]
     if not everything:
         return '<p class="note">(no data to chart)</p>'
-    bins = int(chart.get("bins") or 20)
+    bins = int(chart.bins or 20)
     low, high = min(everything), max(everything)
     # A long tail (latencies) would squeeze every bar into the first bin: bin on a log scale then.
     logarithmic = low > 0 and high / low > 20
@@ -285,22 +286,23 @@ def histogram_chart(chart: dict[str, Any], colours: dict[str, str] | None = None
     for b in range(0, bins + 1, max(1, bins // 5)):
         canvas.parts.append(f'<text x="{canvas.left + b * slot:.1f}" y="{canvas.top + canvas.plot_height + 16:.1f}" '
                             f'text-anchor="middle">{_e(f"{unscale(low + b * width):.3g}")}</text>')
-    if chart.get("x_label"):
-        x_label = str(chart["x_label"]) + (" (log scale)" if logarithmic else "")
+    if chart.x_label:
+        x_label = str(chart.x_label) + (" (log scale)" if logarithmic else "")
         canvas.parts.append(f'<text x="{canvas.left + canvas.plot_width / 2:.1f}" '
                             f'y="{canvas.top + canvas.plot_height + 32:.1f}" text-anchor="middle">'
                             f'{_e(x_label)}</text>')
     canvas.legend(list(counts), colours)
-    return canvas.svg(str(chart.get("title", "")))
+    return canvas.svg(str(chart.title))
 
 
 _CHARTS = {"bar": bar_chart, "line": line_chart, "histogram": histogram_chart}
 
 
-def render_chart(chart: dict[str, Any], colours: dict[str, str] | None = None) -> str:
-    draw = _CHARTS.get(str(chart.get("kind")))
-    body = draw(chart, colours) if draw else f'<p class="note">(chart kind {_e(chart.get("kind"))} is not drawn by this reporter)</p>'
-    return f'<figure class="chart"><figcaption><strong>{_e(chart.get("title", ""))}</strong></figcaption>' \
+def render_chart(chart: Chart | dict[str, Any], colours: dict[str, str] | None = None) -> str:
+    chart = Chart.of(chart)
+    draw = _CHARTS.get(str(chart.kind))
+    body = draw(chart, colours) if draw else f'<p class="note">(chart kind {_e(chart.kind)} is not drawn by this reporter)</p>'
+    return f'<figure class="chart"><figcaption><strong>{_e(chart.title)}</strong></figcaption>' \
            f'<div class="wrap">{body}</div></figure>'
 
 
@@ -370,7 +372,7 @@ class HtmlReporter(Reporter):
         if report.charts:
             colours = series_colours(report)
             parts.append("<h2>Charts</h2>")
-            parts += [render_chart(chart, colours) for chart in report.charts]
+            parts += [render_chart(chart, colours) for chart in report.chart_list()]
         parts += [render_table(table) for table in report.tables[1:]]
         parts.append("</body></html>")
         return "\n".join(parts) + "\n"

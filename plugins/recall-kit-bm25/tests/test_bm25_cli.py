@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+
+from recall_kit import load_result
 
 ROOT = Path(__file__).resolve().parents[3]
 DATASET = ROOT / "examples" / "memories"
@@ -32,16 +33,14 @@ def test_eval_bm25_writes_a_result_and_prints_strata(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     for stratum in ("overall", "exact", "paraphrase", "multihop"):
         assert stratum in result.stdout
-    data = json.loads(out.read_text())
-    assert data["schema"] == "recall-kit/result/1"
-    strata = data["metrics"]["strata"]
-    assert set(strata) == {"exact", "paraphrase", "multihop"}
-    assert strata["exact"]["n"] > 0 and 0 <= strata["exact"]["recall@10"] <= 1
-    assert data["system"]["legs"][0]["options"]["variant"] == "bm25plus"
-    leg = data["index"]["legs"]["bm25"]
-    assert leg["size_bytes"] > 0 and leg["documents"] > 0
+    data = load_result(out)  # refuses any other schema than recall-kit/result/1
+    assert set(data.strata) == {"exact", "paraphrase", "multihop"}
+    assert data.stratum_size("exact") > 0 and 0 <= data.mean("recall@10", "exact") <= 1
+    assert data.system.legs[0].options["variant"] == "bm25plus"
+    leg = data.index.legs["bm25"]
+    assert leg.size_bytes is not None and leg.size_bytes > 0 and leg.stats["documents"] > 0
     # Exact-wording queries share words with their memories: a lexical retriever finds them.
-    assert strata["exact"]["recall@10"] > 0.5
+    assert data.mean("recall@10", "exact") > 0.5
 
 
 def test_bad_option_is_one_line() -> None:

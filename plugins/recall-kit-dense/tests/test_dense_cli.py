@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from recall_kit import load_result
+
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = ROOT / "examples" / "memories"
 
@@ -99,26 +101,27 @@ def example_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             "recall-kit-dense,recall-kit-fts5", cache,
         )
         assert done.returncode == 0, done.stderr
-        runs[label] = json.loads(out.read_text())
+        runs[label] = load_result(out)
     return runs
 
 
 def test_a_second_eval_hits_the_cache(example_runs: dict[str, Any]) -> None:
-    first = example_runs["dense-first"]["index"]["legs"]["dense"]
-    second = example_runs["dense-second"]["index"]["legs"]["dense"]
-    memories = example_runs["dense-first"]["dataset"]["memories"]
-    assert memories > 0 and first["memories"] == memories
-    assert (first["cache"], first["cache_hit"], first["embedded_memories"]) == ("miss", False, memories)
-    assert (second["cache"], second["cache_hit"], second["embedded_memories"]) == ("hit", True, 0)
-    assert first["size_bytes"] == second["size_bytes"] == memories * 384 * 4
-    assert example_runs["dense-first"]["metrics"] == example_runs["dense-second"]["metrics"]
+    first_run, second_run = example_runs["dense-first"], example_runs["dense-second"]
+    first, second = first_run.index.legs["dense"], second_run.index.legs["dense"]
+    memories = first_run.dataset.memories
+    assert memories is not None and memories > 0 and first.stats["memories"] == memories
+    assert (first.stats["cache"], first.stats["cache_hit"], first.stats["embedded_memories"]) == ("miss", False, memories)
+    assert (second.stats["cache"], second.stats["cache_hit"], second.stats["embedded_memories"]) == ("hit", True, 0)
+    assert first.size_bytes == second.size_bytes == memories * 384 * 4
+    assert all(first_run.means(stratum) == second_run.means(stratum) for stratum in [None, *first_run.strata])
+    assert first_run.per_query("recall@10") == second_run.per_query("recall@10")
 
 
 def test_dense_beats_fts5_on_paraphrases(example_runs: dict[str, Any]) -> None:
     if "fts5" not in example_runs:
         pytest.skip("recall-kit-fts5 is not installed")
-    dense = example_runs["dense-first"]["metrics"]["strata"]["paraphrase"]["recall@10"]
-    fts5 = example_runs["fts5"]["metrics"]["strata"]["paraphrase"]["recall@10"]
+    dense = example_runs["dense-first"].mean("recall@10", "paraphrase")
+    fts5 = example_runs["fts5"].mean("recall@10", "paraphrase")
     assert dense > fts5
 
 

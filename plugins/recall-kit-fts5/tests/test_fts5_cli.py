@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from recall_kit import load_result
 
 ROOT = Path(__file__).resolve().parents[3]
 DATASET = ROOT / "examples" / "memories"
@@ -35,16 +36,15 @@ def test_eval_fts5_writes_a_result_and_prints_strata(tmp_path: Path, mode: str) 
     assert result.returncode == 0, result.stderr
     for stratum in ("overall", "exact", "paraphrase", "multihop"):
         assert stratum in result.stdout
-    data = json.loads(out.read_text())
-    assert data["schema"] == "recall-kit/result/1"
-    strata = data["metrics"]["strata"]
-    assert set(strata) == {"exact", "paraphrase", "multihop"}
-    assert strata["exact"]["n"] > 0
-    assert data["system"]["legs"][0]["options"]["mode"] == mode
-    leg = data["index"]["legs"]["fts5"]
-    assert leg["size_bytes"] > 0 and leg["rows"] > 0 and leg["mode"] == mode
+    data = load_result(out)  # refuses any other schema than recall-kit/result/1
+    assert set(data.strata) == {"exact", "paraphrase", "multihop"}
+    assert data.stratum_size("exact") > 0
+    assert data.system.legs[0].options["mode"] == mode
+    leg = data.index.legs["fts5"]
+    assert leg.size_bytes is not None and leg.size_bytes > 0
+    assert leg.stats["rows"] > 0 and leg.stats["mode"] == mode
     # Exact-wording queries share words with their memories: a lexical retriever finds them.
-    assert strata["exact"]["recall@10"] > 0.5
+    assert data.mean("recall@10", "exact") > 0.5
 
 
 def test_disk_index_reused_across_runs(tmp_path: Path) -> None:
@@ -55,7 +55,7 @@ def test_disk_index_reused_across_runs(tmp_path: Path) -> None:
         result = run_cli("eval", "--dataset", str(DATASET), "--retriever", "fts5",
                          "-o", f"fts5.path={index}", "--json", str(out))
         assert result.returncode == 0, result.stderr
-        outputs.append(json.loads(out.read_text()))
-    assert outputs[0]["index"]["legs"]["fts5"]["reused_from_disk"] is False
-    assert outputs[1]["index"]["legs"]["fts5"]["reused_from_disk"] is True
-    assert [q["ranking"] for q in outputs[0]["queries"]] == [q["ranking"] for q in outputs[1]["queries"]]
+        outputs.append(load_result(out))
+    assert outputs[0].index.legs["fts5"].stats["reused_from_disk"] is False
+    assert outputs[1].index.legs["fts5"].stats["reused_from_disk"] is True
+    assert outputs[0].rankings() == outputs[1].rankings()

@@ -7,13 +7,14 @@ temporary RECALL_KIT_CACHE shared by the module's runs.
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from recall_kit import BenchmarkResult, load_result
 
 ROOT = Path(__file__).resolve().parents[3]
 DATASET = ROOT / "examples" / "memories"
@@ -32,9 +33,9 @@ def run_eval(tmp_path_factory):
     """eval with the given arguments (once per distinct list): (result JSON, stdout)."""
     folder = tmp_path_factory.mktemp("fusion-e2e")
     env = {**os.environ, "RECALL_KIT_LOAD_PLUGINS": PLUGINS, "RECALL_KIT_CACHE": str(folder / "cache")}
-    done: dict[tuple[str, ...], tuple[dict, str]] = {}
+    done: dict[tuple[str, ...], tuple[BenchmarkResult, str]] = {}
 
-    def run(*arguments: str) -> tuple[dict, str]:
+    def run(*arguments: str) -> tuple[BenchmarkResult, str]:
         if arguments not in done:
             out = folder / f"result-{len(done)}.json"
             command = [sys.executable, "-m", "recall_kit", "eval", "-d", str(DATASET), "-k", "10",
@@ -42,26 +43,25 @@ def run_eval(tmp_path_factory):
                        *arguments]
             completed = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False)
             assert completed.returncode == 0, completed.stderr[-2000:]
-            done[arguments] = (json.loads(out.read_text()), completed.stdout)
+            done[arguments] = (load_result(out), completed.stdout)
         return done[arguments]
 
     return run
 
 
-def overall(result: dict, metric: str) -> float:
-    return result["metrics"]["overall"][metric]
+def overall(result: BenchmarkResult, metric: str) -> float:
+    return result.mean(metric)
 
 
-def exact(result: dict, metric: str) -> float:
-    return result["metrics"]["strata"]["exact"][metric]
+def exact(result: BenchmarkResult, metric: str) -> float:
+    return result.mean(metric, stratum="exact")
 
 
-def paired(baseline: dict, challenger: dict, metric: str):
+def paired(baseline: BenchmarkResult, challenger: BenchmarkResult, metric: str):
     """The paired comparison row (challenger - baseline) over all queries, 10,000 resamples."""
-    from recall_kit import BenchmarkResult, compare_results
+    from recall_kit import compare_results
 
-    comparison = compare_results([("baseline", BenchmarkResult.from_dict(baseline)), ("challenger", BenchmarkResult.from_dict(challenger))],
-                                 metrics=[metric], strata=False)
+    comparison = compare_results([("baseline", baseline), ("challenger", challenger)], metrics=[metric], strata=False)
     return comparison.row("challenger", metric)
 
 
@@ -82,7 +82,7 @@ def test_rrf_below_the_dense_leg_is_reported(run_eval):
     fused, _ = run_eval("-r", "fts5+dense", "-f", "rrf")
     assert overall(fused, "recall@10") < overall(dense, "recall@10")
     assert any(w.startswith("Leg 'dense' alone scores recall@10") and "--fusion convex" in w
-               for w in fused["warnings"])
+               for w in fused.warnings)
 
 
 def test_convex_minmax_default_beats_both_legs(run_eval):
@@ -90,10 +90,10 @@ def test_convex_minmax_default_beats_both_legs(run_eval):
     fts5, _ = run_eval("-r", "fts5")
     dense, _ = run_eval("-r", "dense")
     fused, _ = run_eval("-r", "fts5+dense", "-f", "convex")
-    assert fused["system"]["fusion"][0]["options"]["norm"] == "minmax"
+    assert fused.system.fusion[0].options["norm"] == "minmax"
     assert overall(fused, "recall@10") > overall(dense, "recall@10") > overall(fts5, "recall@10")
     assert paired(fts5, fused, "recall@10").ci_low > 0
-    assert not any("alone scores" in w for w in fused["warnings"])
+    assert not any("alone scores" in w for w in fused.warnings)
 
 
 def test_rrf_beats_the_lexical_leg(run_eval):
@@ -111,7 +111,7 @@ def test_exact_bonus_recovers_the_exact_stratum(run_eval):
     assert exact(bonus, "mrr") >= exact(fused, "mrr")
     # A re-ranking of the same fused list: the recall of the whole top 10 cannot change.
     assert overall(bonus, "recall@10") == overall(fused, "recall@10")
-    assert [step["name"] for step in bonus["system"]["fusion"]] == ["rrf", "exact-bonus"]
+    assert [step.name for step in bonus.system.fusion] == ["rrf", "exact-bonus"]
 
 
 WEIGHTED = ("-r", "fts5+dense", "-f", "rrf", "--weights", "fts5=1,dense=0.5", "-o", "rrf.k=10")
@@ -119,27 +119,27 @@ WEIGHTED = ("-r", "fts5+dense", "-f", "rrf", "--weights", "fts5=1,dense=0.5", "-
 
 def test_weights_and_rrf_k_reach_the_scores(run_eval):
     result, _ = run_eval(*WEIGHTED)
-    assert result["system"]["weights"] == {"fts5": 1.0, "dense": 0.5}
-    assert result["system"]["fusion"][0]["options"]["k"] == 10
+    assert result.system.weights == {"fts5": 1.0, "dense": 0.5}
+    assert result.system.fusion[0].options["k"] == 10
     weights = {"fts5": 1.0, "dense": 0.5}
     checked = 0
-    for query in result["queries"]:
-        for doc, score in zip(query["ranking"], query["scores"], strict=True):
-            ranks = query["found_by"][doc]  # each leg that found it, at its 1-based rank
+    for query in result.queries:
+        for doc, score in zip(query.ranking, query.scores, strict=True):
+            ranks = query.found_by[doc]  # each leg that found it, at its 1-based rank
             assert score == pytest.approx(sum(weights[leg] / (10 + rank) for leg, rank in ranks.items()), abs=1e-6)
             checked += 1
-    assert checked >= 10 * len(result["queries"]) // 2
+    assert checked >= 10 * result.n_queries // 2
 
 
 def test_diagnose_warning_reaches_the_eval_output(run_eval):
     # dense's best 0.5 / (10 + 1) = 0.045455 < fts5's 10th hit alone, 1 / (10 + 10) = 0.05.
     result, stdout = run_eval(*WEIGHTED)
-    ours = [warning for warning in result["warnings"] if warning.startswith("Fusion 'rrf': leg 'dense'")]
+    ours = [warning for warning in result.warnings if warning.startswith("Fusion 'rrf': leg 'dense'")]
     assert len(ours) == 1
     assert "0.045455" in ours[0] and "0.050000" in ours[0]
     assert f"warning: {ours[0]}" in stdout
     sane, sane_stdout = run_eval("-r", "fts5+dense", "-f", "rrf")
-    assert not any(warning.startswith("Fusion 'rrf'") for warning in sane["warnings"])
+    assert not any(warning.startswith("Fusion 'rrf'") for warning in sane.warnings)
     assert "Fusion 'rrf'" not in sane_stdout
 
 
@@ -152,7 +152,8 @@ def test_toml_config_equals_the_flags(run_eval, tmp_path):
     )
     from_config, _ = run_eval("--config", str(config))
     from_flags, _ = run_eval(*WEIGHTED)
-    assert from_config["system"]["weights"] == from_flags["system"]["weights"]
-    assert from_config["system"]["fusion"] == from_flags["system"]["fusion"]
-    assert from_config["metrics"] == from_flags["metrics"]
-    assert [q["ranking"] for q in from_config["queries"]] == [q["ranking"] for q in from_flags["queries"]]
+    assert from_config.system.weights == from_flags.system.weights
+    assert from_config.system.fusion == from_flags.system.fusion
+    assert from_config.metric_names == from_flags.metric_names
+    assert all(from_config.means(stratum) == from_flags.means(stratum) for stratum in [None, *from_flags.strata])
+    assert from_config.rankings() == from_flags.rankings()

@@ -10,9 +10,10 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
+
+from recall_kit import BenchmarkResult, load_result
 
 ROOT = Path(__file__).resolve().parents[3]
 DATASET = ROOT / "examples" / "memories"
@@ -33,7 +34,7 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def _eval(out: Path, retriever: str, k: int, *extra: str) -> dict[str, Any]:
+def _eval(out: Path, retriever: str, k: int, *extra: str) -> BenchmarkResult:
     env = {**os.environ, "RECALL_KIT_LOAD_PLUGINS": PLUGINS}
     command = [sys.executable, "-m", "recall_kit", "eval", "--dataset", str(DATASET),
                "--retriever", retriever, "--k", str(k), "--metrics", "recall@10",
@@ -41,11 +42,11 @@ def _eval(out: Path, retriever: str, k: int, *extra: str) -> dict[str, Any]:
     result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900,
                             check=False)
     assert result.returncode == 0, result.stderr
-    return json.loads(out.read_text())
+    return load_result(out)
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, BenchmarkResult]:
     folder = tmp_path_factory.mktemp("graph_end_to_end")
     return {
         "fused": _eval(folder / "fused.json", "fts5+dense", 10, "--fusion", "rrf"),
@@ -68,24 +69,21 @@ def _relevant() -> dict[str, set[str]]:
     return relevant
 
 
-def test_graph_raises_multihop_recall_at_10(runs: dict[str, dict[str, Any]]) -> None:
-    without = runs["fused"]["metrics"]["strata"]["multihop"]["recall@10"]
-    with_graph = runs["fused_graph"]["metrics"]["strata"]["multihop"]["recall@10"]
+def test_graph_raises_multihop_recall_at_10(runs: dict[str, BenchmarkResult]) -> None:
+    without = runs["fused"].mean("recall@10", stratum="multihop")
+    with_graph = runs["fused_graph"].mean("recall@10", stratum="multihop")
     print(f"multihop recall@10: fts5+dense {without:.4f}, fts5+dense+graph {with_graph:.4f}")
     assert with_graph > without
 
 
-def test_graph_alone_finds_what_neither_other_leg_does(runs: dict[str, dict[str, Any]]) -> None:
+def test_graph_alone_finds_what_neither_other_leg_does(runs: dict[str, BenchmarkResult]) -> None:
     relevant = _relevant()
-    rankings = {
-        name: {q["query_id"]: q["ranking"] for q in runs[name]["queries"]}
-        for name in ("fts5", "dense", "graph")
-    }
+    rankings = {name: runs[name].rankings() for name in ("fts5", "dense", "graph")}
     graph_only = []
-    for query in runs["graph"]["queries"]:
-        if query["stratum"] != "multihop":
+    for query in runs["graph"].queries:
+        if query.stratum != "multihop":
             continue
-        qid = query["query_id"]
+        qid = query.query_id
         others = set(rankings["fts5"][qid][:50]) | set(rankings["dense"][qid][:50])
         graph_only += [(qid, doc) for doc in rankings["graph"][qid][:50]
                        if doc in relevant[qid] and doc not in others]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -13,7 +12,7 @@ import pytest
 from recall_kit_postgres import PostgresFTS
 from recall_kit_postgres.retriever import safe_dsn
 
-from recall_kit import Corpus, Memory, RecallKitError, load_dataset, run_benchmark
+from recall_kit import Corpus, Memory, RecallKitError, load_dataset, load_result, run_benchmark
 from recall_kit.plugin import build_options
 
 REPO = Path(__file__).resolve().parents[3]
@@ -243,11 +242,12 @@ def test_runs_end_to_end_on_example_memories_without_writing_the_password(pg_dsn
     assert done.returncode == 0, done.stderr
     text = out.read_text()
     assert "hunter2" not in text and "hunter2" not in done.stdout + done.stderr
-    data = json.loads(text)
-    assert data["system"]["legs"][0]["options"]["dsn"].endswith("password=***")
-    assert data["system"]["legs"][0]["plugin"] == "recall-kit-postgres"
-    assert data["metrics"]["strata"]["exact"]["recall@10"] > 0.5
-    assert data["index"]["legs"]["pg-fts"]["size_bytes"] > 0
+    data = load_result(out)
+    assert data.system.legs[0].options["dsn"].endswith("password=***")
+    assert data.system.legs[0].plugin == "recall-kit-postgres"
+    assert data.mean("recall@10", stratum="exact") > 0.5
+    size = data.index.legs["pg-fts"].size_bytes
+    assert size is not None and size > 0
     assert "paraphrase" in done.stdout
     assert not any(name.startswith("recall_kit_") for name in tables(pg_dsn))
 
@@ -262,8 +262,8 @@ def test_in_process_benchmark_with_registered_plugin(pg_dsn):
 
         spec = SystemSpec("pg-fts", options={"pg-fts": {"dsn": pg_dsn, "allow_write": "true"}})
         result = run_benchmark(spec, load_dataset(REPO / "examples" / "memories"), k=10, latency_sample=5)
-    assert result.overall["n"] == 120
-    assert result.to_dict()["latency_ms"]["n"] == 5
+    assert result.n_queries == 120
+    assert result.latency.n == 5
 
 
 def test_plugins_lists_it():

@@ -146,15 +146,15 @@ def test_pg_hybrid_ranks_as_recall_kits_fusion_of_pg_fts_and_pgvector(pg_dsn, me
     if "importance" in fusion:
         options["importance"] = {"importance_weight": 0.3}
     pair = run_benchmark(SystemSpec("pg-fts+pgvector", fusions=fusion, weights=weights, options=options),
-                         memories, k=20, latency_sample=0).to_dict()
+                         memories, k=20, latency_sample=0)
     hybrid_options = {**server, **{key: str(value) for key, value in hybrid.items()}, "parser": "or",
                       "index": "none", "fts_weight": "0.7", "vector_weight": "1.3"}
     one = run_benchmark(SystemSpec("pg-hybrid", options={"pg-hybrid": hybrid_options}),
-                        memories, k=20, latency_sample=0).to_dict()
-    for a, b in zip(pair["queries"], one["queries"], strict=True):
-        assert a["ranking"] == b["ranking"], a["query_id"]
-        assert a["scores"] == b["scores"], a["query_id"]
-    assert pair["metrics"]["overall"] == one["metrics"]["overall"]
+                        memories, k=20, latency_sample=0)
+    for a, b in zip(pair.queries, one.queries, strict=True):
+        assert a.ranking == b.ranking, a.query_id
+        assert a.scores == b.scores, a.query_id
+    assert pair.means() == one.means()
 
 
 def test_pg_hybrid_hides_hidden_rows_from_both_lists(pg_dsn):

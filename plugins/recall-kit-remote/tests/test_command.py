@@ -14,7 +14,7 @@ import pytest
 from recall_kit_remote import CommandRetriever
 from remote_helpers import EXAMPLE, SYSTEMS, run_cli
 
-from recall_kit import SystemSpec, load_dataset, run_benchmark
+from recall_kit import SystemSpec, load_dataset, load_result, run_benchmark
 from recall_kit.testing import RetrieverConformance, sample_corpus
 
 #: mawk reads a pipe in blocks unless told to read it line by line; gawk and BusyBox awk need no flag.
@@ -77,8 +77,9 @@ def test_same_rankings_and_metrics_as_the_fts5_leg() -> None:
                                                                                  "send_corpus": True}}),
                            dataset, k=10, latency_sample=3, show_progress=False)
     assert remote.rankings() == local.rankings()
-    assert remote.overall == local.overall
-    assert remote.latency["legs"]["command"]["wait"]["n"] == 3
+    assert remote.means() == local.means()
+    wait = remote.latency.leg("command").wait
+    assert wait is not None and wait.n == 3
 
 
 def _dataset_with(tmp_path: Path, sample_folder: Path, suffixes: dict[int, str]) -> Path:
@@ -99,9 +100,8 @@ def test_unreadable_answer_is_retried_then_named(tmp_path: Path, sample_folder: 
     result = run_cli("eval", "--dataset", str(folder), "-r", "command", "-o", f"command.argv={PYTHON_PROGRAM}",
                      "-o", "command.send_corpus=true", "--json", str(out))
     assert result.returncode == 0, result.stderr
-    data = json.loads(out.read_text())
     assert any("failed on 1 of 6 queries" in warning and "para_allergy (the answer is not a JSON object; 2 tries)"
-               in warning for warning in data["warnings"])
+               in warning for warning in load_result(out).warnings)
 
 
 def test_program_dying_mid_run_is_one_line_exit_2_no_file(tmp_path: Path, sample_folder: Path) -> None:

@@ -10,7 +10,7 @@ from memory_store import MemoryStore
 from recall_kit_remote import HTTPRetriever
 from remote_helpers import EXAMPLE, SERVERS, run_cli
 
-from recall_kit import SystemSpec, load_dataset, run_benchmark
+from recall_kit import SystemSpec, load_dataset, load_result, run_benchmark
 from recall_kit.testing import RetrieverConformance, write_scoped_dataset
 
 
@@ -30,11 +30,12 @@ def test_same_rankings_and_metrics_as_the_fts5_leg() -> None:
     remote = run_benchmark(SystemSpec(retriever="http", options={"http": {"url": SERVERS["http_example"]}}),
                            dataset, k=10, latency_sample=5, show_progress=False)
     assert remote.rankings() == local.rankings()
-    assert remote.overall == local.overall
-    waited = remote.latency["legs"]["http"]
-    assert waited["wait"]["n"] == 5 and waited["overhead"]["n"] == 5
-    assert 0 < waited["wait"]["p50"] <= waited["p50"]
-    assert "wait" not in local.latency["legs"]["fts5"]
+    assert remote.means() == local.means()
+    waited = remote.latency.leg("http")
+    assert waited.wait is not None and waited.overhead is not None
+    assert waited.wait.n == 5 and waited.overhead.n == 5
+    assert 0 < waited.wait.stat("p50") <= waited.stat("p50")
+    assert local.latency.leg("fts5").wait is None
 
 
 def test_post_body_and_auth_header_never_written(tmp_path: Path, sample_folder: Path) -> None:
@@ -53,7 +54,7 @@ def test_post_body_and_auth_header_never_written(tmp_path: Path, sample_folder: 
                           for body in bodies)
     written = out.read_text()
     assert token not in written and token not in result.stdout and token not in result.stderr
-    assert json.loads(written)["metrics"]["overall"]["n"] == 6
+    assert load_result(out).n_queries == 6
 
 
 def test_unset_auth_variable_is_one_line(sample_folder: Path) -> None:
@@ -77,16 +78,16 @@ def test_failed_queries_are_scored_empty_counted_and_named(tmp_path: Path, sampl
     result = run_cli("eval", "--dataset", str(folder), "-r", "http", "-o", f"http.url={SERVERS['http_sample']}",
                      "-o", "http.timeout=0.5", "-o", "http.tries=2", "--json", str(out))
     assert result.returncode == 0, result.stderr
-    data = json.loads(out.read_text())
-    by_id = {query["query_id"]: query for query in data["queries"]}
+    data = load_result(out)
+    rankings = data.rankings()
     failed = [query["query_id"] for query in queries[:3]]
-    assert all(by_id[query_id]["ranking"] == [] for query_id in failed)
-    assert all(by_id[query["query_id"]]["ranking"] for query in queries[3:5])
-    warning = next(w for w in data["warnings"] if w.startswith("Leg 'http' failed on 3 of 6 queries"))
+    assert all(rankings[query_id] == [] for query_id in failed)
+    assert all(rankings[query["query_id"]] for query in queries[3:5])
+    warning = next(w for w in data.warnings if w.startswith("Leg 'http' failed on 3 of 6 queries"))
     assert f"{failed[0]} (HTTP 500; 2 tries)" in warning
     assert f"{failed[1]} (the answer is not valid JSON; 2 tries)" in warning
     assert f"{failed[2]} (no answer within 0.5 s; 2 tries)" in warning
-    assert data["index"]["legs"]["http"]["failed_queries"] == 3
+    assert data.index.legs["http"].stats["failed_queries"] == 3
     assert "boom" not in result.stdout + result.stderr + out.read_text()  # what the server said stays unprinted
 
 
@@ -108,7 +109,7 @@ def test_fuses_with_a_local_leg(sample_folder: Path) -> None:
     result = run_benchmark(spec, dataset, k=5, latency_sample=2, show_progress=False)
     alone = run_benchmark(SystemSpec(retriever="fts5"), dataset, k=5, latency_sample=0, show_progress=False)
     assert result.rankings() == alone.rankings()  # the same ranker twice: convex fusion changes nothing
-    assert set(result.latency["legs"]) == {"fts5", "http"}
+    assert set(result.latency.legs) == {"fts5", "http"}
 
 
 def test_scopes_reach_the_server(tmp_path: Path) -> None:

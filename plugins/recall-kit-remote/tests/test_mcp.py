@@ -28,8 +28,9 @@ def test_stdio_same_rankings_and_metrics_as_the_fts5_leg() -> None:
     remote = run_benchmark(SystemSpec(retriever="mcp", options={"mcp": {"command": mcp_command("--dataset", str(EXAMPLE))}}),
                            dataset, k=10, latency_sample=3, show_progress=False)
     assert remote.rankings() == local.rankings()
-    assert remote.overall == local.overall
-    assert remote.latency["legs"]["mcp"]["wait"]["n"] == 3
+    assert remote.means() == local.means()
+    wait = remote.latency.leg("mcp").wait
+    assert wait is not None and wait.n == 3
 
 
 def test_filled_through_add_tool_matches_fts5_over_content(tmp_path: Path) -> None:
