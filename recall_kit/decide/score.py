@@ -25,15 +25,24 @@ from recall_kit.types import Hit, Report, ReportTable
 @dataclass(frozen=True)
 class ScoredRun:
     """One run's scores: the queries scored (sorted by id, as trec_eval lists them), each query's
-    value per metric, the means (with "n"), and what to warn about."""
+    value per metric, the means (no count mixed in: `n_queries`), and what to warn about."""
 
     label: str
     #: The run file scored, or the run's name when it was scored in memory.
     source: str
     query_ids: list[str]
     values: dict[str, np.ndarray]
-    overall: dict[str, Any]
+    #: Metric name -> mean over the queries (a sum for counts such as num_ret).
+    overall: dict[str, float]
     warnings: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        # The scoring kernel's means carry trec_eval's query count as "n"; here it is n_queries.
+        object.__setattr__(self, "overall", {name: value for name, value in self.overall.items() if name != "n"})
+
+    def overall_document(self) -> dict[str, Any]:
+        """The means as ``score --json`` writes them: each metric, then "n"."""
+        return {**self.overall, "n": self.n_queries}
 
     @property
     def n_queries(self) -> int:
@@ -86,10 +95,10 @@ class ScoredRuns:
         data: dict[str, Any]
         if self.comparison is None:
             (run,) = self.runs
-            data = {**settings, "run": run.source, "overall": run.overall, "queries": run.queries(),
+            data = {**settings, "run": run.source, "overall": run.overall_document(), "queries": run.queries(),
                     "warnings": list(self.warnings)}
         else:
-            data = {**settings, "runs": [{"run": run.source, "label": run.label, "overall": run.overall,
+            data = {**settings, "runs": [{"run": run.source, "label": run.label, "overall": run.overall_document(),
                                           "queries": run.queries()} for run in self.runs],
                     "comparison": self.comparison.to_dict(), "warnings": list(self.warnings)}
         data.update(relevance_level=self.relevance_level, judged_only=self.judged_only, depth=self.depth)
@@ -101,7 +110,7 @@ class ScoredRuns:
         names = self.metrics
 
         def value_rows(run: ScoredRun) -> list[list[Any]]:
-            rows = [["all", run.overall.get("n", run.n_queries), *(four_places(run.overall[name]) for name in names)]]
+            rows = [["all", run.n_queries, *(four_places(run.overall[name]) for name in names)]]
             if per_query:
                 rows += [[qid, 1, *(four_places(run.values[name][i]) for name in names)]
                          for i, qid in enumerate(run.query_ids)]
