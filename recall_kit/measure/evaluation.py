@@ -397,27 +397,45 @@ def _order_in_blocks(
     if len(starts) * width > 2 * num_run + 4096:  # ragged: the rectangle would be mostly padding
         return None
     starts, lengths = starts[by_query], lengths[by_query]
-    block_of_row = np.repeat(np.arange(len(starts)), lengths)
-    column = np.arange(num_run) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-    source = np.repeat(starts, lengths) + column  # file row of each (query, column) cell
-    cell = block_of_row * width + column
-    docs = np.zeros((len(starts), width), dtype=np.uint64)  # 0: padding, after every id
-    docs.ravel()[cell] = run_keys[source]
-    by_doc = np.argsort(~docs, axis=1)  # document id descending; ids are distinct within a query
-    docs_sorted = np.take_along_axis(docs, by_doc, axis=1)
-    if ((docs_sorted[:, 1:] == docs_sorted[:, :-1]) & (docs_sorted[:, 1:] != 0)).any():
-        return None  # a document twice for one query
     if ties == "float64":
         bits = (run.values + 0.0).view(np.uint64)  # -0.0 ties with 0.0
-        ascending = np.where(bits >> np.uint64(63) != 0, ~bits, bits | np.uint64(1 << 63))
-        pad: np.uint64 | np.uint32 = np.uint64((1 << 64) - 1)
+        descending = ~np.where(bits >> np.uint64(63) != 0, ~bits, bits | np.uint64(1 << 63))
     else:
         with np.errstate(over="ignore"):
             bits32 = (run.values.astype(np.float32) + np.float32(0.0)).view(np.uint32)
-        ascending = np.where(bits32 >> 31 != 0, ~bits32, bits32 | np.uint32(0x80000000))
-        pad = np.uint32(0xFFFFFFFF)
-    scores = np.full((len(starts), width), pad, dtype=ascending.dtype)
-    scores.ravel()[cell] = ~ascending[source]  # descending; padding last
+        descending = ~np.where(bits32 >> 31 != 0, ~bits32, bits32 | np.uint32(0x80000000))
+    step = max(1, _CELLS_PER_STEP // width)  # queries at a time: the temporaries stay cache-sized
+    pieces = [_order_rows(run_keys, descending, starts[first:first + step], lengths[first:first + step], width)
+              for first in range(0, len(starts), step)]
+    if any(piece is None for piece in pieces):
+        return None  # a document twice for one query
+    order: np.ndarray = np.concatenate(pieces)  # type: ignore[arg-type]
+    return (order, *_grades_by_key(run_keys[order], run_query[order], judged_keys, judged_query, qrels.values))
+
+
+#: Cells (query x rank) laid out at a time by `_order_in_blocks`.
+_CELLS_PER_STEP = 1 << 18
+
+
+def _order_rows(
+    keys: np.ndarray, descending: np.ndarray, starts: np.ndarray, lengths: np.ndarray, width: int
+) -> np.ndarray | None:
+    """The file rows of the query blocks at `starts` (`lengths` long) in trec_eval's order:
+    one query per row of a rectangle, sorted by document key descending, then by score
+    (`descending`: keys ascending as scores descend) stably; None if a query repeats a document."""
+    total = int(lengths.sum())
+    offsets = np.cumsum(lengths) - lengths
+    column = np.arange(total) - np.repeat(offsets, lengths)
+    source = np.repeat(starts, lengths) + column  # file row of each (query, column) cell
+    cell = np.repeat(np.arange(len(starts)) * width, lengths) + column
+    docs = np.zeros((len(starts), width), dtype=np.uint64)  # 0: padding, after every id
+    docs.ravel()[cell] = keys[source]
+    by_doc = np.argsort(~docs, axis=1)  # document id descending; ids are distinct within a query
+    docs_sorted = np.take_along_axis(docs, by_doc, axis=1)
+    if ((docs_sorted[:, 1:] == docs_sorted[:, :-1]) & (docs_sorted[:, 1:] != 0)).any():
+        return None
+    scores = np.full((len(starts), width), np.iinfo(descending.dtype).max, dtype=descending.dtype)
+    scores.ravel()[cell] = descending[source]  # padding last
     if scores.dtype == np.uint32:  # one key: score descending, then the id's place descending
         doc_rank = np.empty(docs.shape, dtype=np.uint64)
         np.put_along_axis(doc_rank, by_doc, np.arange(width, dtype=np.uint64)[None, :], axis=1)
@@ -426,8 +444,7 @@ def _order_in_blocks(
         by_score = np.argsort(np.take_along_axis(scores, by_doc, axis=1), axis=1, kind="stable")
         columns = np.take_along_axis(by_doc, by_score, axis=1)
     filled = np.arange(width) < lengths[:, None]
-    order = (starts[:, None] + columns)[filled]
-    return (order, *_grades_by_key(run_keys[order], run_query[order], judged_keys, judged_query, qrels.values))
+    return (starts[:, None] + columns)[filled]
 
 
 def _grades_by_key(
@@ -451,8 +468,13 @@ def _grades_by_key(
 
     judged_hash = np.zeros(1 << 23, dtype=bool)
     judged_hash[hashed(judged_docs)] = True
-    maybe = np.flatnonzero(judged_hash[hashed(keys)])
-    position = np.searchsorted(judged_docs, keys[maybe])
+    step = _CELLS_PER_STEP * 4
+    maybe = np.concatenate([np.flatnonzero(judged_hash[hashed(keys[first:first + step])]) + first
+                            for first in range(0, len(keys), step)] or [np.zeros(0, dtype=np.int64)])
+    needles = keys[maybe]
+    by_key = np.argsort(needles)  # sorted needles: the search walks the judged ids in order
+    position = np.empty(len(maybe), dtype=np.int64)
+    position[by_key] = np.searchsorted(judged_docs, needles[by_key])
     match = judged_docs[np.minimum(position, num_docs - 1)] == keys[maybe] if len(judged_docs) else np.zeros(len(maybe), dtype=bool)
     candidates, position = maybe[match], position[match]
     pairs = query[candidates] * num_docs + position

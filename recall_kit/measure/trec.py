@@ -248,20 +248,22 @@ def _table(rows: list[tuple[str, str, float]], kind: type) -> TrecTable:
                      np.array([row[2] for row in rows], dtype=dtype))
 
 
-#: Below this many bytes a file is read by one thread; above, in one part per CPU (up to 4).
-PARALLEL_BYTES = 1 << 23
+#: A file is read in parts of about this many bytes (cut at line ends), by one thread per CPU
+#: (up to 4): each part's temporaries stay small enough to be reused from the heap and the cache.
+PARALLEL_BYTES = 1 << 24
 
 
 def _fast_table_in_parts(raw: bytes | mmap.mmap, columns: int, score_column: int | None) -> TrecTable | None:
-    """`_fast_table` of a large file cut at line ends into one part per CPU, read by threads
-    (numpy releases the GIL), the rows joined in file order; None if any part is not regular."""
+    """`_fast_table` of a large file cut at line ends into parts of about `PARALLEL_BYTES`, read
+    by threads (numpy releases the GIL), the rows joined in file order; None if any part is not
+    regular."""
     import numpy as np
 
     try:
         cpus = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         cpus = os.cpu_count() or 1
-    parts = min(cpus, 4, len(raw) // PARALLEL_BYTES)
+    parts = -(-len(raw) // PARALLEL_BYTES)
     cuts = [0]
     for k in range(1, parts):
         cut = raw.find(b"\n", max(cuts[-1], len(raw) * k // parts)) + 1
@@ -275,7 +277,7 @@ def _fast_table_in_parts(raw: bytes | mmap.mmap, columns: int, score_column: int
     view = memoryview(raw)
     pieces = [view[begin:end] for begin, end in zip(cuts, [*cuts[1:], len(raw)])]
     try:
-        with ThreadPoolExecutor(len(pieces)) as pool:
+        with ThreadPoolExecutor(min(cpus, 4)) as pool:
             tables = list(pool.map(lambda piece: _fast_table(piece, columns, score_column), pieces))
     finally:
         for piece in pieces:
