@@ -293,3 +293,13 @@ def test_a_large_file_read_in_parts_equals_one_part_and_the_exact_reader(tmp_pat
     path.write_text("\n".join(lines[:-1] + ["q1 Q0 dz 9 1_0 t"]) + "\n")
     with pytest.raises(DatasetError, match=rf"run.trec:{len(lines)}: score '1_0' is not a number"):
         trec.read_run_table(path)
+
+
+def test_short_fields_at_the_end_of_a_file_with_long_ones_read_alike(tmp_path):
+    # Fields are read in as many 8-byte words as the column's longest: a short field near the
+    # end of the file must not read past it (an IndexError once).
+    path = tmp_path / "run.trec"
+    path.write_text("q1 Q0 a-document-id-of-thirty-bytes 1 0.5 t\nq1 Q0 d 2 0.25 t\nq2 Q0 e 1 1 t\n")
+    table = read_run_table(path)
+    exact = sorted((q.encode(), h.id.encode(), h.score) for q, hits in read_run(path).items() for h in hits)
+    assert sorted(zip(table.query_ids.tolist(), table.doc_ids.tolist(), table.values.tolist())) == exact

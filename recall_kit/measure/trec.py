@@ -280,9 +280,10 @@ def _fast_table_in_parts(raw: bytes | mmap.mmap, columns: int, score_column: int
         with ThreadPoolExecutor(min(cpus, 4)) as pool:
             tables = list(pool.map(lambda piece: _fast_table(piece, columns, score_column), pieces))
     finally:
-        for piece in pieces:
-            piece.release()
-        view.release()
+        with contextlib.suppress(BufferError):  # an array still viewing a piece: freed with it
+            for piece in pieces:
+                piece.release()
+            view.release()
     if any(table is None for table in tables):
         return None
     return TrecTable(*(np.concatenate([getattr(table, name) for table in tables])  # type: ignore[union-attr]
@@ -368,8 +369,8 @@ def _column_words(words: np.ndarray, starts: np.ndarray, lengths: np.ndarray) ->
     shift = ((starts & 7) << 3).astype(np.uint64)
     back = np.uint64(64) - shift  # 64 where aligned: numpy shifts by >= 64 give 0
     for k in range(count):
-        word = words[index].astype(np.uint64) << shift
-        word |= words[index + 1].astype(np.uint64) >> back
+        word = np.take(words, index, mode="clip").astype(np.uint64) << shift  # past the end: masked off
+        word |= np.take(words, index + 1, mode="clip").astype(np.uint64) >> back
         kept = np.clip(lengths - 8 * k, 0, 8).astype(np.uint64) << np.uint64(3)
         word &= ~(np.uint64(_ALL) >> kept)
         out[:, k] = word
