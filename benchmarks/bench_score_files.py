@@ -4,7 +4,10 @@ What is timed, on every side, is what a user pays to score a run file against a 
 a fresh process that reads both files and computes six measures.
 
 * recall-kit: ``recall-kit score --qrels Q --run R -m recall@10,recall@100,ndcg@10,mrr,map,
-  precision@5`` (start-up, plugin loading, reading, ordering, scoring, printing the table).
+  precision@5`` (start-up, plugin loading, reading, ordering, scoring, printing the table). Its
+  sources are byte-compiled first (``compileall``, what ``pip install`` does; pytrec_eval's and
+  ranx's were compiled when installed): with ``PYTHONDONTWRITEBYTECODE`` set, an editable
+  checkout would otherwise recompile some 90 modules on every start, about 0.3 s.
 * pytrec_eval: ``python -c`` that reads both files with ``pytrec_eval.parse_qrel`` /
   ``parse_run`` and runs ``RelevanceEvaluator(qrels, measures).evaluate(run)`` and the means.
 * ranx: ``python -c`` with ``Qrels.from_file`` / ``Run.from_file`` (kind ``trec``) and
@@ -18,7 +21,7 @@ recall-kit and pytrec_eval are checked to agree to 1e-4 (recall-kit prints 4 dec
 
     python benchmarks/bench_score_files.py [--queries 20000,100000] [--repeats 3] [--no-ranx]
 
-Bars (exit 1 when missed): recall-kit / pytrec_eval <= 1.0 and recall-kit / ranx < 1.0 at each size.
+Bars (exit 1 when missed): recall-kit / pytrec_eval <= 0.4 and recall-kit / ranx < 1.0 at each size.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ PYTREC = {"recall@10": "recall_10", "recall@100": "recall_100", "ndcg@10": "ndcg
           "mrr": "recip_rank", "map": "map", "precision@5": "P_5"}
 RANX = ("recall@10", "recall@100", "ndcg@10", "mrr", "map", "precision@5")
 MISSED: list[str] = []
+PYTREC_BAR = 0.4  # issue 30: recall-kit at most 0.4x pytrec_eval's time, both as whole processes
 
 PYTREC_SCRIPT = """
 import sys, pytrec_eval
@@ -120,6 +124,10 @@ def main() -> int:
     python = sys.executable
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"{os.cpu_count()} CPUs, load average {load:.2f}; best of {repeats} runs per command")
+    import recall_kit
+
+    subprocess.run([python, "-m", "compileall", "-q", str(Path(recall_kit.__file__).parent)],
+                   check=True, capture_output=True)
 
     for size in sizes:
         qrels, run = write_files(args.folder, size, args.depth, args.seed)
@@ -154,7 +162,7 @@ def main() -> int:
             print(f"  {name:12s} {seconds:8.3f} s wall  {best_cpu[name]:8.3f} s CPU")
         bar(f"score {size} queries: means agree with pytrec_eval", float(agree), "== 1", agree)
         ratio = best["recall-kit"] / best["pytrec_eval"]
-        bar(f"score {size} queries / pytrec_eval (whole process)", ratio, "<= 1.0", ratio <= 1.0)
+        bar(f"score {size} queries / pytrec_eval (whole process)", ratio, f"<= {PYTREC_BAR}", ratio <= PYTREC_BAR)
         print(f"  CPU-time ratio recall-kit / pytrec_eval: {best_cpu['recall-kit'] / best_cpu['pytrec_eval']:.3f}")
         if "ranx" in best:
             ratio = best["recall-kit"] / best["ranx"]

@@ -246,3 +246,60 @@ def test_a_byte_order_mark_is_refused_by_every_trec_reader(tmp_path, name):
     for reader in readers:
         with pytest.raises(DatasetError, match=rf"{name}:1: begins with a UTF-8 byte order mark"):
             reader(path)
+
+
+def test_scores_read_as_words_are_float_bit_for_bit():
+    # Scores of up to 8 characters are parsed eight bytes at a time; longer ones and other
+    # syntax fall back to _parse_floats: every one must equal float(), sign of zero included.
+    import random
+
+    import numpy as np
+
+    from recall_kit.measure.trec import _column_words, _parse_score_words
+
+    rng = random.Random(11)
+    texts = ["0", "-0", "0.", "-0.", ".5", "-.5", "7", "12345678", "-1234567", "9999999.",
+             "0.000001", "-0.00001", "1.5", "0.984375", "00000001", "1e5", "+3", "inf",
+             "123456789", "-12.3456789", "0.30000000000000004"]
+    texts += [f"{rng.uniform(-99, 99):.{rng.randrange(0, 6)}f}"[:8].rstrip(".") or "0" for _ in range(2000)]
+    texts += [repr(rng.uniform(-1e3, 1e3)) for _ in range(200)]
+    raw = "".join(f"{text}\n" for text in texts).encode()
+    words = np.zeros(len(raw) // 8 + 3, dtype=">u8")
+    words.view(np.uint8)[: len(raw)] = np.frombuffer(raw, dtype=np.uint8)
+    ends = np.flatnonzero(np.frombuffer(raw, dtype=np.uint8) == 10)
+    starts = np.concatenate([[0], ends[:-1] + 1])
+    values = _parse_score_words(_column_words(words, starts, ends - starts), ends - starts)
+    for text, value in zip(texts, values.tolist()):
+        assert (value, math.copysign(1, value)) == (float(text), math.copysign(1, float(text))), text
+
+
+def test_a_large_file_read_in_parts_equals_one_part_and_the_exact_reader(tmp_path, monkeypatch):
+    # Above PARALLEL_BYTES a file is cut at line ends and read by threads: same rows, same order;
+    # a refused score in the last part still names its line.
+    from recall_kit.measure import trec
+
+    path = tmp_path / "run.trec"
+    lines = [f"q{q % 7} Q0 d{(q * 37 + d) % 101}x{q} {d + 1} {(q * d) % 17 / 4} t"
+             for q in range(60) for d in range(9)]
+    path.write_text("\n".join(lines) + "\n")
+    whole = trec.read_run_table(path)
+    monkeypatch.setattr(trec, "PARALLEL_BYTES", 512)
+    monkeypatch.setattr(trec.os, "sched_getaffinity", lambda pid: range(4), raising=False)
+    parts = trec.read_run_table(path)
+    for name in ("query_ids", "doc_ids", "values"):
+        assert getattr(parts, name).tolist() == getattr(whole, name).tolist()
+    exact = sorted((q.encode(), h.id.encode(), h.score) for q, hits in read_run(path).items() for h in hits)
+    assert sorted(zip(parts.query_ids.tolist(), parts.doc_ids.tolist(), parts.values.tolist())) == exact
+    path.write_text("\n".join(lines[:-1] + ["q1 Q0 dz 9 1_0 t"]) + "\n")
+    with pytest.raises(DatasetError, match=rf"run.trec:{len(lines)}: score '1_0' is not a number"):
+        trec.read_run_table(path)
+
+
+def test_short_fields_at_the_end_of_a_file_with_long_ones_read_alike(tmp_path):
+    # Fields are read in as many 8-byte words as the column's longest: a short field near the
+    # end of the file must not read past it (an IndexError once).
+    path = tmp_path / "run.trec"
+    path.write_text("q1 Q0 a-document-id-of-thirty-bytes 1 0.5 t\nq1 Q0 d 2 0.25 t\nq2 Q0 e 1 1 t\n")
+    table = read_run_table(path)
+    exact = sorted((q.encode(), h.id.encode(), h.score) for q, hits in read_run(path).items() for h in hits)
+    assert sorted(zip(table.query_ids.tolist(), table.doc_ids.tolist(), table.values.tolist())) == exact

@@ -295,26 +295,36 @@ def judge_tables(
         raise ValueError(f"depth must be a whole number >= 1 (trec_eval -M), got {depth!r}")
     num_run = len(run.doc_ids)
     query_labels, query_codes = _factorize(np.concatenate([run.query_ids, qrels.query_ids]))
-    doc_labels, doc_codes = _factorize(np.concatenate([run.doc_ids, qrels.doc_ids]))
-    num_queries, num_docs = len(query_labels), max(len(doc_labels), 1)
-    run_query, run_doc = query_codes[:num_run], doc_codes[:num_run]
-    judged_query, judged_doc = query_codes[num_run:], doc_codes[num_run:]
-    run_pairs = run_query * num_docs + run_doc
-    judged_pairs = judged_query * num_docs + judged_doc
-    _refuse_repeated_pairs(run, qrels, run_pairs, judged_pairs)
-
-    if ties == "float64":
-        order = np.lexsort((num_docs - 1 - run_doc, -(run.values + 0.0), run_query))
+    num_queries = len(query_labels)
+    run_query, judged_query = query_codes[:num_run], query_codes[num_run:]
+    in_blocks = _order_in_blocks(run, qrels, run_query, judged_query, ties)
+    if in_blocks is not None:
+        order, found, cell_grades = in_blocks
+        run_query = run_query[order]
+        if depth is not None:  # trec_eval -M: each query's top `depth`, before -J
+            keep = _top_of_each_query(run_query, depth)
+            order, run_query, found, cell_grades = order[keep], run_query[keep], found[keep], cell_grades[keep]
+            num_run = len(order)
     else:
-        order = _float32_order(run.values, run_query, run_doc, num_docs)
-    run_query, run_pairs = run_query[order], run_pairs[order]
-    if depth is not None and num_run:  # trec_eval -M: each query's top `depth`, before -J
-        keep = _top_of_each_query(run_query, depth)
-        order, run_query, run_pairs = order[keep], run_query[keep], run_pairs[keep]
-        num_run = len(order)
-    found, cell_grades = _look_up_grades(
-        run_pairs, run_doc[order], judged_pairs, judged_doc, qrels.values, num_docs
-    )
+        doc_labels, doc_codes = _factorize(np.concatenate([run.doc_ids, qrels.doc_ids]))
+        num_docs = max(len(doc_labels), 1)
+        run_doc, judged_doc = doc_codes[:num_run], doc_codes[num_run:]
+        run_pairs = run_query * num_docs + run_doc
+        judged_pairs = judged_query * num_docs + judged_doc
+        _refuse_repeated_pairs(run, qrels, run_pairs, judged_pairs)
+
+        if ties == "float64":
+            order = np.lexsort((num_docs - 1 - run_doc, -(run.values + 0.0), run_query))
+        else:
+            order = _float32_order(run.values, run_query, run_doc, num_docs)
+        run_query, run_pairs = run_query[order], run_pairs[order]
+        if depth is not None and num_run:  # trec_eval -M: each query's top `depth`, before -J
+            keep = _top_of_each_query(run_query, depth)
+            order, run_query, run_pairs = order[keep], run_query[keep], run_pairs[keep]
+            num_run = len(order)
+        found, cell_grades = _look_up_grades(
+            run_pairs, run_doc[order], judged_pairs, judged_doc, qrels.values, num_docs
+        )
 
     counts = np.bincount(run_query, minlength=num_queries)
     in_qrels = np.bincount(judged_query, minlength=num_queries) > 0
@@ -335,9 +345,10 @@ def judge_tables(
     grades = np.zeros((num_selected, width), dtype=np.int32)
     judged = np.zeros((num_selected, width), dtype=bool)
     pooled = np.zeros((num_selected, width), dtype=bool)
-    grades[rows, columns] = np.where(cell_judged[keep], cell_grades[keep], 0)
-    judged[rows, columns] = cell_judged[keep]
-    pooled[rows, columns] = found[keep]
+    cells = rows * width + columns
+    grades.ravel()[cells] = np.where(cell_judged[keep], cell_grades[keep], 0)
+    judged.ravel()[cells] = cell_judged[keep]
+    pooled.ravel()[cells] = found[keep]
 
     judged_keep = selected[judged_query]
     kept_ids = [label.decode("utf-8") for label in query_labels[selected].tolist()]
@@ -345,6 +356,137 @@ def judge_tables(
         kept_ids, grades, judged, pooled, lengths,
         qrels.values[judged_keep].astype(np.int64), new_row[judged_query[judged_keep]], relevance_level,
     )
+
+
+def _packed(ids: np.ndarray) -> np.ndarray | None:
+    """Byte strings of at most 8 bytes as native uint64 in the same (strcmp) order; None if longer."""
+    width = ids.dtype.itemsize
+    if width > 8:
+        return None
+    if width == 8:
+        return ids.view(">u8").astype(np.uint64)
+    packed = np.zeros((len(ids), 8), dtype=np.uint8)
+    packed[:, :width] = ids.view(np.uint8).reshape(len(ids), width)
+    return packed.view(">u8").ravel().astype(np.uint64)
+
+
+def _order_in_blocks(
+    run: TrecTable, qrels: TrecTable, run_query: np.ndarray, judged_query: np.ndarray, ties: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """trec_eval's order and each ranked row's judgment, sorting each query apart: a run whose
+    queries each take one block of lines (as run files are written) and whose document ids fit
+    in 8 bytes is laid out one query per row, and each row is sorted by document id descending,
+    then (stably) by score descending: small sorts, where one sort of every line costs several
+    times more. Returns (row order, found in the qrels, grade) or None (then `judge_tables`'s
+    general path, which also names a repeated document, takes over).
+    """
+    num_run = len(run_query)
+    run_keys, judged_keys = _packed(run.doc_ids), _packed(qrels.doc_ids)
+    if num_run == 0 or run_keys is None or judged_keys is None:
+        return None
+    head = np.empty(num_run, dtype=bool)
+    head[0] = True
+    np.not_equal(run_query[1:], run_query[:-1], out=head[1:])
+    starts = np.flatnonzero(head)
+    block_query = run_query[starts]
+    by_query = np.argsort(block_query)
+    if len(starts) > 1 and not (block_query[by_query][1:] > block_query[by_query][:-1]).all():
+        return None  # a query in two blocks
+    lengths = np.diff(np.append(starts, num_run))
+    width = int(lengths.max())
+    if len(starts) * width > 2 * num_run + 4096:  # ragged: the rectangle would be mostly padding
+        return None
+    starts, lengths = starts[by_query], lengths[by_query]
+    if ties == "float64":
+        bits = (run.values + 0.0).view(np.uint64)  # -0.0 ties with 0.0
+        descending = ~np.where(bits >> np.uint64(63) != 0, ~bits, bits | np.uint64(1 << 63))
+    else:
+        with np.errstate(over="ignore"):
+            bits32 = (run.values.astype(np.float32) + np.float32(0.0)).view(np.uint32)
+        descending = ~np.where(bits32 >> 31 != 0, ~bits32, bits32 | np.uint32(0x80000000))
+    step = max(1, _CELLS_PER_STEP // width)  # queries at a time: the temporaries stay cache-sized
+    pieces = [_order_rows(run_keys, descending, starts[first:first + step], lengths[first:first + step], width)
+              for first in range(0, len(starts), step)]
+    if any(piece is None for piece in pieces):
+        return None  # a document twice for one query
+    order: np.ndarray = np.concatenate(pieces)  # type: ignore[arg-type]
+    return (order, *_grades_by_key(run_keys[order], run_query[order], judged_keys, judged_query, qrels.values))
+
+
+#: Cells (query x rank) laid out at a time by `_order_in_blocks`.
+_CELLS_PER_STEP = 1 << 18
+
+
+def _order_rows(
+    keys: np.ndarray, descending: np.ndarray, starts: np.ndarray, lengths: np.ndarray, width: int
+) -> np.ndarray | None:
+    """The file rows of the query blocks at `starts` (`lengths` long) in trec_eval's order:
+    one query per row of a rectangle, sorted by document key descending, then by score
+    (`descending`: keys ascending as scores descend) stably; None if a query repeats a document."""
+    total = int(lengths.sum())
+    offsets = np.cumsum(lengths) - lengths
+    column = np.arange(total) - np.repeat(offsets, lengths)
+    source = np.repeat(starts, lengths) + column  # file row of each (query, column) cell
+    cell = np.repeat(np.arange(len(starts)) * width, lengths) + column
+    docs = np.zeros((len(starts), width), dtype=np.uint64)  # 0: padding, after every id
+    docs.ravel()[cell] = keys[source]
+    by_doc = np.argsort(~docs, axis=1)  # document id descending; ids are distinct within a query
+    docs_sorted = np.take_along_axis(docs, by_doc, axis=1)
+    if ((docs_sorted[:, 1:] == docs_sorted[:, :-1]) & (docs_sorted[:, 1:] != 0)).any():
+        return None
+    scores = np.full((len(starts), width), np.iinfo(descending.dtype).max, dtype=descending.dtype)
+    scores.ravel()[cell] = descending[source]  # padding last
+    if scores.dtype == np.uint32:  # one key: score descending, then the id's place descending
+        doc_rank = np.empty(docs.shape, dtype=np.uint64)
+        np.put_along_axis(doc_rank, by_doc, np.arange(width, dtype=np.uint64)[None, :], axis=1)
+        columns = np.argsort((scores.astype(np.uint64) << np.uint64(32)) | doc_rank, axis=1)
+    else:
+        by_score = np.argsort(np.take_along_axis(scores, by_doc, axis=1), axis=1, kind="stable")
+        columns = np.take_along_axis(by_doc, by_score, axis=1)
+    filled = np.arange(width) < lengths[:, None]
+    return (starts[:, None] + columns)[filled]
+
+
+def _grades_by_key(
+    keys: np.ndarray, query: np.ndarray, judged_keys: np.ndarray, judged_query: np.ndarray, grades: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """For each (document key, query) row: whether the qrels judge it, and its grade (else 0)."""
+    judged_docs = np.sort(judged_keys)
+    if len(judged_docs) > 1:
+        judged_docs = judged_docs[np.append(True, judged_docs[1:] != judged_docs[:-1])]
+    num_docs = max(len(judged_docs), 1)
+    judged_pairs = judged_query * num_docs + np.searchsorted(judged_docs, judged_keys)
+    if _first_pair_repeat(judged_pairs) is not None:
+        raise ValueError("a document is judged twice for one query in the qrels")
+    # Only rows whose hashed key is some judged document's are looked up: a filter of 2**23 slots.
+    def hashed(values: np.ndarray) -> np.ndarray:  # splitmix64's finaliser, top 23 bits
+        values = values ^ (values >> np.uint64(31))
+        values *= np.uint64(0xBF58476D1CE4E5B9)
+        values ^= values >> np.uint64(29)
+        values *= np.uint64(0x94D049BB133111EB)
+        return values >> np.uint64(64 - 23)
+
+    judged_hash = np.zeros(1 << 23, dtype=bool)
+    judged_hash[hashed(judged_docs)] = True
+    step = _CELLS_PER_STEP * 4
+    maybe = np.concatenate([np.flatnonzero(judged_hash[hashed(keys[first:first + step])]) + first
+                            for first in range(0, len(keys), step)] or [np.zeros(0, dtype=np.int64)])
+    needles = keys[maybe]
+    by_key = np.argsort(needles)  # sorted needles: the search walks the judged ids in order
+    position = np.empty(len(maybe), dtype=np.int64)
+    position[by_key] = np.searchsorted(judged_docs, needles[by_key])
+    match = judged_docs[np.minimum(position, num_docs - 1)] == keys[maybe] if len(judged_docs) else np.zeros(len(maybe), dtype=bool)
+    candidates, position = maybe[match], position[match]
+    pairs = query[candidates] * num_docs + position
+    by_pair = np.argsort(judged_pairs)
+    sorted_pairs = judged_pairs[by_pair]
+    at = np.searchsorted(sorted_pairs, pairs)
+    hit = sorted_pairs[np.minimum(at, max(len(sorted_pairs) - 1, 0))] == pairs
+    found = np.zeros(len(keys), dtype=bool)
+    found[candidates[hit]] = True
+    cell_grades = np.zeros(len(keys), dtype=np.int64)
+    cell_grades[candidates[hit]] = grades[by_pair[at[hit]]]
+    return found, cell_grades
 
 
 def _refuse_repeated_pairs(run: TrecTable, qrels: TrecTable, run_pairs: np.ndarray, judged_pairs: np.ndarray) -> None:

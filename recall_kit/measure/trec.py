@@ -176,7 +176,7 @@ def read_run_table(path: Path | str) -> TrecTable:
     path = Path(path)
     _keep_freed_memory()
     with _mapped(path) as raw:
-        table = _fast_table(raw, RUN_COLUMNS, score_column=4)
+        table = _fast_table_in_parts(raw, RUN_COLUMNS, score_column=4)
     if table is not None:
         return table
     run = read_run(path)
@@ -216,6 +216,7 @@ def _keep_freed_memory() -> None:
     mallopt(-3, 32 * 2**20)  # M_MMAP_THRESHOLD: glibc's largest
     mallopt(-1, 2**31 - 1)  # M_TRIM_THRESHOLD
     mallopt(-2, 64 * 2**20)  # M_TOP_PAD
+    mallopt(-8, 1)  # M_ARENA_MAX: threads reading parts of a file share that heap
 
 
 @contextlib.contextmanager
@@ -247,7 +248,49 @@ def _table(rows: list[tuple[str, str, float]], kind: type) -> TrecTable:
                      np.array([row[2] for row in rows], dtype=dtype))
 
 
-def _fast_table(raw: bytes | mmap.mmap, columns: int, score_column: int | None) -> TrecTable | None:
+#: A file is read in parts of about this many bytes (cut at line ends), by one thread per CPU
+#: (up to 4): each part's temporaries stay small enough to be reused from the heap and the cache.
+PARALLEL_BYTES = 1 << 24
+
+
+def _fast_table_in_parts(raw: bytes | mmap.mmap, columns: int, score_column: int | None) -> TrecTable | None:
+    """`_fast_table` of a large file cut at line ends into parts of about `PARALLEL_BYTES`, read
+    by threads (numpy releases the GIL), the rows joined in file order; None if any part is not
+    regular."""
+    import numpy as np
+
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cpus = os.cpu_count() or 1
+    parts = -(-len(raw) // PARALLEL_BYTES)
+    cuts = [0]
+    for k in range(1, parts):
+        cut = raw.find(b"\n", max(cuts[-1], len(raw) * k // parts)) + 1
+        if cut <= 0 or cut >= len(raw):
+            break
+        cuts.append(cut)
+    if len(cuts) == 1:
+        return _fast_table(raw, columns, score_column)
+    from concurrent.futures import ThreadPoolExecutor
+
+    view = memoryview(raw)
+    pieces = [view[begin:end] for begin, end in zip(cuts, [*cuts[1:], len(raw)])]
+    try:
+        with ThreadPoolExecutor(min(cpus, 4)) as pool:
+            tables = list(pool.map(lambda piece: _fast_table(piece, columns, score_column), pieces))
+    finally:
+        with contextlib.suppress(BufferError):  # an array still viewing a piece: freed with it
+            for piece in pieces:
+                piece.release()
+            view.release()
+    if any(table is None for table in tables):
+        return None
+    return TrecTable(*(np.concatenate([getattr(table, name) for table in tables])  # type: ignore[union-attr]
+                       for name in ("query_ids", "doc_ids", "values")))
+
+
+def _fast_table(raw: bytes | mmap.mmap | memoryview, columns: int, score_column: int | None) -> TrecTable | None:
     """Parse a regular TREC file without a Python loop over its lines; None if it is not regular.
 
     Regular: every line holds exactly `columns` fields, each pair of fields separated by one space
@@ -258,9 +301,7 @@ def _fast_table(raw: bytes | mmap.mmap, columns: int, score_column: int | None) 
 
     if len(raw) == 0 or raw[:3] == BOM:  # the exact reader refuses a BOM, naming the line
         return None
-    if raw[-1:] != b"\n":
-        raw = bytes(raw) + b"\n"
-    buf = np.frombuffer(raw, dtype=np.uint8)
+    buf, words = _padded(raw)
     separators = _separators(buf)
     if separators is not None and len(separators) and not _is_utf8(raw, buf):
         return None
@@ -279,16 +320,16 @@ def _fast_table(raw: bytes | mmap.mmap, columns: int, score_column: int | None) 
     if (buf[line_starts] == ord("#")).any():
         return None
 
-    def strings(column: int) -> np.ndarray:
+    def field(column: int) -> tuple[np.ndarray, np.ndarray]:
         starts = line_starts if column == 0 else ends[:, column - 1] + 1
-        return _column_strings(buf, starts, ends[:, column])
+        return _column_words(words, starts, ends[:, column] - starts), ends[:, column] - starts
 
     try:
         with np.errstate(all="ignore"):
             if score_column is not None:
-                values = _parse_floats(strings(score_column))
+                values = _parse_score_words(*field(score_column))
             else:
-                grades = strings(columns - 1)
+                grades = _as_strings(field(columns - 1)[0])
                 if not _plain_integers(grades):  # "3.0", "1_0": the exact reader decides
                     return None
                 values = grades.astype(np.int64)
@@ -296,13 +337,100 @@ def _fast_table(raw: bytes | mmap.mmap, columns: int, score_column: int | None) 
         return None
     if score_column is not None and np.isnan(values).any():
         return None
-    return TrecTable(strings(0), strings(2), values)
+    return TrecTable(_as_strings(field(0)[0]), _as_strings(field(2)[0]), values)
+
+
+def _padded(raw: bytes | mmap.mmap | memoryview) -> tuple[np.ndarray, np.ndarray]:
+    """The file's bytes (a final ``\\n`` added where it lacks one) as uint8, and the same memory,
+    zero-padded past the end, as big-endian 8-byte words (one copy of the file)."""
+    import numpy as np
+
+    size = len(raw)
+    padded = np.zeros((size + 1) // 8 + 3, dtype=">u8")
+    flat = padded.view(np.uint8)
+    flat[:size] = np.frombuffer(raw, dtype=np.uint8)
+    if flat[size - 1] != 10:
+        flat[size] = 10
+        size += 1
+    return flat[:size], padded
+
+
+_ALL = (1 << 64) - 1
+
+
+def _column_words(words: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The byte strings at `starts` (`lengths` long) as big-endian uint64 words, zero-padded:
+    shape (rows, ceil(longest / 8)), native uint64 whose order is the strings' byte order."""
+    import numpy as np
+
+    count = max(-(-int(lengths.max()) // 8), 1) if len(lengths) else 1
+    out = np.empty((len(starts), count), dtype=np.uint64)
+    index = starts >> 3
+    shift = ((starts & 7) << 3).astype(np.uint64)
+    back = np.uint64(64) - shift  # 64 where aligned: numpy shifts by >= 64 give 0
+    for k in range(count):
+        word = np.take(words, index, mode="clip").astype(np.uint64) << shift  # past the end: masked off
+        word |= np.take(words, index + 1, mode="clip").astype(np.uint64) >> back
+        kept = np.clip(lengths - 8 * k, 0, 8).astype(np.uint64) << np.uint64(3)
+        word &= ~(np.uint64(_ALL) >> kept)
+        out[:, k] = word
+        index += 1
+    return out
+
+
+def _as_strings(words: np.ndarray) -> np.ndarray:
+    """`_column_words`'s words as a numpy bytes array (dtype ``S``; trailing zeros are padding)."""
+    return words.astype(">u8").view(f"S{8 * words.shape[1]}").ravel()
+
+
+def _parse_score_words(words: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """float() of each score, exactly: plain decimals of up to 8 characters (``-12.375``) are
+    read eight bytes at a time; the others go through `_parse_floats`.
+
+    A plain decimal's digits make an integer m below 10**8, its fraction digits f: m / 10**f is
+    one correctly rounded division of exact doubles, bit for bit what float() gives.
+    """
+    import numpy as np
+
+    word = words[:, 0].copy()
+    chars = word.astype(">u8").view(np.uint8).reshape(-1, 8)  # column 0: the first character
+    digit = (chars - np.uint8(ord("0"))) <= 9
+    point = chars == ord(".")
+    negative = chars[:, 0] == ord("-")
+    allowed = digit | point | (chars == 0)
+    allowed[:, 0] |= negative
+
+    def per_row(mask: np.ndarray) -> np.ndarray:  # a row's 8 booleans as one integer: 0x01 per true
+        return mask.view(np.uint64).ravel()
+
+    one_each = np.uint64(0x0101010101010101)
+    points = np.bitwise_count(per_row(point))
+    digits = np.bitwise_count(per_row(digit)).astype(np.uint64)
+    plain = (per_row(allowed) == one_each) & (points <= 1) & (digits >= 1) & (lengths <= 8)
+    sign = negative.astype(np.uint64)
+    word <<= sign << np.uint64(3)  # the minus sign leaves
+    # the point's column (8 where there is none): the bits below its 0x01 byte, counted, / 8
+    at = np.bitwise_count(per_row(point) - np.uint64(1)).astype(np.uint64) >> np.uint64(3)
+    at = np.where(points == 1, at - sign, np.uint64(8))
+    head = ~(np.uint64(_ALL) >> (at << np.uint64(3)))  # the bytes before the point
+    word = (word & head) | ((word << np.uint64(8)) & ~head)  # the point leaves
+    word >>= np.uint64(64) - (digits << np.uint64(3))  # right-aligned digits
+    word &= np.uint64(0x0F0F0F0F0F0F0F0F)
+    word = ((word >> np.uint64(8)) & np.uint64(0x00FF00FF00FF00FF)) * np.uint64(10) + (word & np.uint64(0x00FF00FF00FF00FF))
+    word = ((word >> np.uint64(16)) & np.uint64(0x0000FFFF0000FFFF)) * np.uint64(100) + (word & np.uint64(0x0000FFFF0000FFFF))
+    word = (word >> np.uint64(32)) * np.uint64(10000) + (word & np.uint64(0xFFFFFFFF))
+    fraction = np.where(points == 1, lengths - sign.astype(np.int64) - 1 - at.astype(np.int64), 0)
+    values = word.astype(np.float64) / np.array([10.0**i for i in range(9)])[np.clip(fraction, 0, 8)]
+    values = np.where(negative, -values, values)
+    if not plain.all():  # longer or other syntax: the general parser, on those rows only
+        values[~plain] = _parse_floats(_as_strings(words[~plain]))
+    return values
 
 
 _CHUNK = 1 << 23  # bytes per step: small temporaries are reused, where file-sized ones cost page faults
 
 
-def _is_utf8(raw: bytes | mmap.mmap, buf: np.ndarray) -> bool:
+def _is_utf8(raw: bytes | mmap.mmap | memoryview, buf: np.ndarray) -> bool:
     if len(buf) == 0 or int(buf.max()) < 128:  # ASCII; max() makes no file-sized temporary
         return True
     try:
@@ -385,22 +513,6 @@ def _parse_floats(strings: np.ndarray) -> np.ndarray:
             raise ValueError("a score outside trec_eval's number syntax")
         values[~plain] = parsed
     return values
-
-
-def _column_strings(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """The byte strings buf[starts[i]:ends[i]] as one numpy ``S`` array, one byte column at a time."""
-    import numpy as np
-
-    lengths = ends - starts
-    width = max(int(lengths.max()), 1)
-    shortest = int(lengths.min())
-    out = np.zeros((len(starts), width), dtype=np.uint8)
-    position = starts.copy()
-    for offset in range(width):
-        column = np.take(buf, position, mode="clip")
-        out[:, offset] = column if offset < shortest else np.where(lengths > offset, column, 0)
-        position += 1
-    return out.view(f"S{width}").ravel()
 
 
 def check_token(kind: str, value: str) -> str:

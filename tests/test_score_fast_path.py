@@ -1,0 +1,61 @@
+"""`recall-kit score`'s fast paths (word reader, threads, one sort per query) against the general
+ones, on generated files full of ties: every output byte the same."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from recall_kit.decide.score import score_files
+from recall_kit.measure import evaluation, trec
+
+METRICS = ["recall@10", "recall@100", "ndcg@10", "mrr", "map", "precision@5", "num_rel_ret", "Rprec"]
+
+
+def _write(tmp_path, shuffled: bool):
+    rng = random.Random(5)
+    run_lines, qrels_lines = [], []
+    for q in range(40):
+        docs = rng.sample(range(3000), rng.randint(1, 60))
+        scores = sorted((rng.randint(0, 8) / 4 for _ in docs), reverse=True)  # many ties
+        if shuffled:
+            rng.shuffle(scores)
+        run_lines += [f"q{q} Q0 {'dx' if d % 3 else 'D'}{d} {r} {s!r} t" for r, (d, s) in enumerate(zip(docs, scores), 1)]
+        judged = rng.sample(docs, min(len(docs), rng.randint(0, 6))) + [rng.randrange(3000, 3100)]
+        qrels_lines += [f"q{q} 0 {'dx' if d % 3 else 'D'}{d} {rng.randint(-1, 3)}" for d in dict.fromkeys(judged)]
+    qrels_lines += ["q99 0 dx1 1"]  # a query the run lacks (-c scores it)
+    run, qrels = tmp_path / "run.txt", tmp_path / "qrels.txt"
+    run.write_text("\n".join(run_lines) + "\n")
+    qrels.write_text("\n".join(qrels_lines) + "\n")
+    return run, qrels
+
+
+def _outputs(run, qrels, **options):
+    report = score_files(qrels, [run], METRICS, per_query=True, **options)
+    return [table.rows for table in report.tables], report.notes, json.dumps(report.data)
+
+
+@pytest.mark.parametrize("shuffled", [False, True])
+@pytest.mark.parametrize("options", [{}, {"ties": "float64"}, {"complete": True, "relevance_level": 2},
+                                     {"judged_only": True, "depth": 7}])
+def test_fast_paths_print_what_the_general_paths_print(tmp_path, monkeypatch, shuffled, options):
+    run, qrels = _write(tmp_path, shuffled)
+    fast = _outputs(run, qrels, **options)
+    monkeypatch.setattr(trec, "PARALLEL_BYTES", 256)  # the reader in parts, by threads
+    monkeypatch.setattr(trec.os, "sched_getaffinity", lambda pid: range(3), raising=False)
+    assert _outputs(run, qrels, **options) == fast
+    monkeypatch.setattr(evaluation, "_order_in_blocks", lambda *args: None)  # one sort of every line
+    monkeypatch.setattr(trec, "_fast_table", lambda *args, **kwargs: None)  # the exact line-by-line reader
+    assert _outputs(run, qrels, **options) == fast
+
+
+def test_a_query_in_two_blocks_and_a_repeated_document_take_the_general_path(tmp_path):
+    run, qrels = tmp_path / "run.txt", tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 a 1\nq2 0 b 1\n")
+    run.write_text("q1 Q0 a 1 1 t\nq2 Q0 b 1 1 t\nq1 Q0 c 2 2 t\n")
+    assert score_files(qrels, [run], ["mrr"]).data["queries"]["q1"]["mrr"] == 0.5
+    run.write_text("q1 Q0 a 1 1 t\nq1 Q0 a 2 0.5 t\n")
+    with pytest.raises(Exception, match=r"run.txt:2: document 'a' appears twice"):
+        score_files(qrels, [run], ["mrr"])
