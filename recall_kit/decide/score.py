@@ -59,7 +59,9 @@ class ScoredRun:
 
     def queries(self) -> dict[str, dict[str, float]]:
         """query id -> metric -> value: what ``score --json`` writes per run."""
-        return {query_id: {name: float(values[i]) for name, values in self.values.items()}
+        # One conversion per metric (float64, as float() of each value gives), not one per value.
+        columns = {name: np.asarray(values, dtype=np.float64).tolist() for name, values in self.values.items()}
+        return {query_id: {name: column[i] for name, column in columns.items()}
                 for i, query_id in enumerate(self.query_ids)}
 
 
