@@ -33,7 +33,7 @@ def _write(tmp_path, shuffled: bool):
 
 
 def _outputs(run, qrels, **options):
-    report = score_files(qrels, [run], METRICS, per_query=True, **options)
+    report = score_files(qrels, [run], METRICS, **options).report(per_query=True)
     return [table.rows for table in report.tables], report.notes, json.dumps(report.data)
 
 
@@ -55,7 +55,7 @@ def test_a_query_in_two_blocks_and_a_repeated_document_take_the_general_path(tmp
     run, qrels = tmp_path / "run.txt", tmp_path / "qrels.txt"
     qrels.write_text("q1 0 a 1\nq2 0 b 1\n")
     run.write_text("q1 Q0 a 1 1 t\nq2 Q0 b 1 1 t\nq1 Q0 c 2 2 t\n")
-    assert score_files(qrels, [run], ["mrr"]).data["queries"]["q1"]["mrr"] == 0.5
+    assert score_files(qrels, [run], ["mrr"]).runs[0].per_query("mrr")["q1"] == 0.5
     run.write_text("q1 Q0 a 1 1 t\nq1 Q0 a 2 0.5 t\n")
     with pytest.raises(Exception, match=r"run.txt:2: document 'a' appears twice"):
         score_files(qrels, [run], ["mrr"])

@@ -303,28 +303,10 @@ def judge_tables(
         run_query = run_query[order]
         if depth is not None:  # trec_eval -M: each query's top `depth`, before -J
             keep = _top_of_each_query(run_query, depth)
-            order, run_query, found, cell_grades = order[keep], run_query[keep], found[keep], cell_grades[keep]
-            num_run = len(order)
+            run_query, found, cell_grades = run_query[keep], found[keep], cell_grades[keep]
     else:
-        doc_labels, doc_codes = _factorize(np.concatenate([run.doc_ids, qrels.doc_ids]))
-        num_docs = max(len(doc_labels), 1)
-        run_doc, judged_doc = doc_codes[:num_run], doc_codes[num_run:]
-        run_pairs = run_query * num_docs + run_doc
-        judged_pairs = judged_query * num_docs + judged_doc
-        _refuse_repeated_pairs(run, qrels, run_pairs, judged_pairs)
-
-        if ties == "float64":
-            order = np.lexsort((num_docs - 1 - run_doc, -(run.values + 0.0), run_query))
-        else:
-            order = _float32_order(run.values, run_query, run_doc, num_docs)
-        run_query, run_pairs = run_query[order], run_pairs[order]
-        if depth is not None and num_run:  # trec_eval -M: each query's top `depth`, before -J
-            keep = _top_of_each_query(run_query, depth)
-            order, run_query, run_pairs = order[keep], run_query[keep], run_pairs[keep]
-            num_run = len(order)
-        found, cell_grades = _look_up_grades(
-            run_pairs, run_doc[order], judged_pairs, judged_doc, qrels.values, num_docs
-        )
+        run_query, found, cell_grades = _order_generally(run, qrels, run_query, judged_query, ties, depth)
+    num_run = len(run_query)
 
     counts = np.bincount(run_query, minlength=num_queries)
     in_qrels = np.bincount(judged_query, minlength=num_queries) > 0
@@ -356,6 +338,32 @@ def judge_tables(
         kept_ids, grades, judged, pooled, lengths,
         qrels.values[judged_keep].astype(np.int64), new_row[judged_query[judged_keep]], relevance_level,
     )
+
+
+def _order_generally(
+    run: TrecTable, qrels: TrecTable, run_query: np.ndarray, judged_query: np.ndarray, ties: str,
+    depth: int | None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`judge_tables`' general path (any line order, any id length): every run line in trec_eval's
+    order, cut to each query's top `depth`, with whether each is judged and its grade. Returns the
+    ordered lines' query codes, found flags and grades; a document twice raises ValueError."""
+    num_run = len(run.doc_ids)
+    doc_labels, doc_codes = _factorize(np.concatenate([run.doc_ids, qrels.doc_ids]))
+    num_docs = max(len(doc_labels), 1)
+    run_doc, judged_doc = doc_codes[:num_run], doc_codes[num_run:]
+    run_pairs = run_query * num_docs + run_doc
+    judged_pairs = judged_query * num_docs + judged_doc
+    _refuse_repeated_pairs(run, qrels, run_pairs, judged_pairs)
+    if ties == "float64":
+        order = np.lexsort((num_docs - 1 - run_doc, -(run.values + 0.0), run_query))
+    else:
+        order = _float32_order(run.values, run_query, run_doc, num_docs)
+    run_query, run_pairs = run_query[order], run_pairs[order]
+    if depth is not None and num_run:  # trec_eval -M: each query's top `depth`, before -J
+        keep = _top_of_each_query(run_query, depth)
+        order, run_query, run_pairs = order[keep], run_query[keep], run_pairs[keep]
+    found, cell_grades = _look_up_grades(run_pairs, run_doc[order], judged_pairs, judged_doc, qrels.values, num_docs)
+    return run_query, found, cell_grades
 
 
 def _packed(ids: np.ndarray) -> np.ndarray | None:
