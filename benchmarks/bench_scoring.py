@@ -2,7 +2,7 @@
 
 What is timed, on both sides, is what a user pays to score rankings already in memory:
 
-* recall-kit: ``judge_rankings`` (join ranked ids with the qrels into arrays) + ``evaluate``
+* recall-kit: ``judge_rankings`` (join ranked ids with the qrels into arrays) + ``metric_values``
   for recall@10, ndcg@10, mrr, map and precision@5. Its input is the rankings as id lists, already
   in trec_eval order (the project-wide rule), and the qrels dict.
 * pytrec_eval: ``RelevanceEvaluator(qrels, measures)`` + ``.evaluate(run)`` for recall_10,
@@ -24,7 +24,7 @@ import time
 
 import numpy as np
 
-from recall_kit.measure.evaluation import evaluate, judge_rankings, resolve_metrics
+from recall_kit.measure.evaluation import judge_rankings, metric_values, resolve_metrics
 from recall_kit.plugins import load_plugins
 from recall_kit.types import Hit, sort_hits
 
@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     gc.collect()
     start = time.perf_counter()
     data = judge_rankings(query_ids, rankings, qrels)
-    values = evaluate(data, specs)
+    values = metric_values(data, specs)
     ours_seconds = time.perf_counter() - start
 
     gc.collect()
@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         )
 
     ratio = ours_seconds / theirs_seconds
-    print(f"recall-kit  judge_rankings + evaluate:          {ours_seconds:8.3f} s")
+    print(f"recall-kit  judge_rankings + metric_values:     {ours_seconds:8.3f} s")
     print(f"pytrec_eval RelevanceEvaluator(...) + evaluate: {theirs_seconds:8.3f} s")
     print(f"ratio recall-kit / pytrec_eval: {ratio:.3f}")
     if not agree:

@@ -276,11 +276,11 @@ def test_eval_takes_aliases_relevance_level_and_judged_only(overlap_plugin, tiny
     assert scored.mean("num_rel") == 1
     assert scored.per_query("num_rel")["e1"] == 0 and scored.per_query("num_rel")["m1"] == 1
     # -J: every id left in a scored ranking is judged, so recall@5 is the found share of {1}.
-    from recall_kit.measure.evaluation import evaluate, judge_rankings, resolve_metrics
+    from recall_kit.measure.evaluation import judge_rankings, metric_values, resolve_metrics
 
     qrels = {"e1": {"1": 1}, "e2": {"4": 1}, "p1": {"3": 1}, "m1": {"1": 2, "2": 1, "5": 0}}
     ids = [scored.rankings()[q] for q in ("e1", "e2", "p1", "m1")]
-    values = evaluate(judge_rankings(["e1", "e2", "p1", "m1"], ids, qrels, relevance_level=2, judged_only=True),
+    values = metric_values(judge_rankings(["e1", "e2", "p1", "m1"], ids, qrels, relevance_level=2, judged_only=True),
                       resolve_metrics(["recall@5", "ndcg@5", "mrr"]))
     for name in ("recall@5", "ndcg@5", "mrr"):
         assert scored.mean(name) == pytest.approx(float(values[name].mean()))

@@ -24,8 +24,8 @@ from recall_kit.hookspecs import hookimpl
 from recall_kit.measure.evaluation import (
     MetricSpec,
     aggregate,
-    evaluate,
     judge_rankings,
+    metric_values,
     resolve_metrics,
     score_trec_files,
 )
@@ -105,7 +105,7 @@ def ours(qrels, run, query_ids):
         for q in query_ids
     ]
     data = judge_rankings(query_ids, rankings, qrels)
-    return evaluate(data, resolve_metrics(list(TREC_NAMES)))
+    return metric_values(data, resolve_metrics(list(TREC_NAMES)))
 
 
 def assert_agrees(qrels, run):
@@ -255,7 +255,7 @@ def test_judge_rankings_length_mismatch():
 
 def test_evaluate_returns_one_array_per_spec():
     data = judge_rankings(["q1", "q2"], [["a"], ["b"]], {"q1": {"a": 1}, "q2": {"c": 1}})
-    values = evaluate(data, resolve_metrics(["recall@1", "mrr"]))
+    values = metric_values(data, resolve_metrics(["recall@1", "mrr"]))
     assert list(values) == ["recall@1", "mrr"]
     assert values["recall@1"].tolist() == [1.0, 0.0]
 
@@ -322,7 +322,7 @@ def test_relevance_level_and_judged_only_agree_with_pytrec_eval(seed, relevance_
     data = judge_rankings(
         query_ids, rankings, qrels, relevance_level=relevance_level, judged_only=judged_only
     )
-    values = evaluate(data, resolve_metrics(list(FULL_NAMES)))
+    values = metric_values(data, resolve_metrics(list(FULL_NAMES)))
     for name, trec_name in FULL_NAMES.items():
         want = np.array([expected[q][trec_name] for q in query_ids])
         np.testing.assert_allclose(values[name], want, atol=1e-4, rtol=0, err_msg=name)
@@ -334,7 +334,7 @@ def test_new_measures_agree_with_pytrec_eval_on_complete_judgments(seed):
     expected = pytrec_eval.RelevanceEvaluator(qrels, FULL_MEASURES).evaluate(run)
     query_ids = sorted(expected)
     rankings = [[hit.id for hit in sort_hits([Hit(d, s) for d, s in run[q].items()])] for q in query_ids]
-    values = evaluate(judge_rankings(query_ids, rankings, qrels), resolve_metrics(list(FULL_NAMES)))
+    values = metric_values(judge_rankings(query_ids, rankings, qrels), resolve_metrics(list(FULL_NAMES)))
     for name, trec_name in FULL_NAMES.items():
         want = np.array([expected[q][trec_name] for q in query_ids])
         np.testing.assert_allclose(values[name], want, atol=1e-4, rtol=0, err_msg=name)
@@ -345,7 +345,7 @@ def test_f1_at_k_is_the_harmonic_mean_of_pytrec_evals_p_and_recall():
     expected = pytrec_eval.RelevanceEvaluator(qrels, {"P.5", "recall.5"}).evaluate(run)
     query_ids = sorted(expected)
     rankings = [[hit.id for hit in sort_hits([Hit(d, s) for d, s in run[q].items()])] for q in query_ids]
-    values = evaluate(judge_rankings(query_ids, rankings, qrels), resolve_metrics(["f1@5"]))["f1@5"]
+    values = metric_values(judge_rankings(query_ids, rankings, qrels), resolve_metrics(["f1@5"]))["f1@5"]
     p = np.array([expected[q]["P_5"] for q in query_ids])
     r = np.array([expected[q]["recall_5"] for q in query_ids])
     want = np.divide(2 * p * r, p + r, out=np.zeros_like(p), where=(p + r) > 0)
@@ -378,7 +378,7 @@ def test_err_and_exponential_ndcg_agree_with_ir_measures_gdeval(seed):
     }
     query_ids = sorted(run)
     rankings = [[hit.id for hit in sort_hits([Hit(d, s) for d, s in run[q].items()])] for q in query_ids]
-    values = evaluate(judge_rankings(query_ids, rankings, qrels), resolve_metrics(list(ours_to_theirs)))
+    values = metric_values(judge_rankings(query_ids, rankings, qrels), resolve_metrics(list(ours_to_theirs)))
     compared = 0
     for name, measure in ours_to_theirs.items():
         for i, query_id in enumerate(query_ids):
@@ -397,7 +397,7 @@ def test_judged_agrees_with_ir_measures_and_differs_only_on_minus_one():
     theirs = {(str(m.measure), m.query_id): m.value
               for m in ir_measures.iter_calc([ir_measures.Judged @ 3, ir_measures.Judged @ 10], qrels, run)}
     rankings = [[hit.id for hit in sort_hits([Hit(d, s) for d, s in run[q].items()])] for q in ("1", "2")]
-    values = evaluate(judge_rankings(["1", "2"], rankings, qrels), resolve_metrics(["judged@3", "judged@10"]))
+    values = metric_values(judge_rankings(["1", "2"], rankings, qrels), resolve_metrics(["judged@3", "judged@10"]))
     # Query 2 has no -1 grade: the same value (both divide by min(k, n) = 2).
     assert values["judged@10"][1] == theirs[("Judged@10", "2")] == 0.5
     # Query 1: ir_measures counts p (-1) as judged; recall-kit, as trec_eval, does not.
@@ -562,7 +562,7 @@ def test_score_trec_files_fast_and_exact_readers_agree(tmp_path, seed):
 
     hits = read_run(tmp_path / "run.txt")
     data = judge_rankings(fast.query_ids, [[h.id for h in hits[q]] for q in fast.query_ids], qrels)
-    for name, values in evaluate(data, resolve_metrics(list(TREC_NAMES))).items():
+    for name, values in metric_values(data, resolve_metrics(list(TREC_NAMES))).items():
         np.testing.assert_array_equal(values, fast.values[name])
 
 
@@ -607,7 +607,7 @@ def test_judge_rankings_skips_queries_without_qrels_as_trec_eval_does():
     rankings = [["a"], ["b"], ["c"]]
     data = judge_rankings(["q1", "q2", "q3"], rankings, qrels)
     assert data.query_ids == ["q1", "q3"]  # q3 is judged (grade 0): kept
-    recall = evaluate(data, resolve_metrics(["recall@1"]))["recall@1"]
+    recall = metric_values(data, resolve_metrics(["recall@1"]))["recall@1"]
     assert recall.tolist() == [1.0, 0.0]
     expected = pytrec_eval.RelevanceEvaluator(qrels, {"recall.1"}).evaluate(
         {"q1": {"a": 1.0}, "q2": {"b": 1.0}, "q3": {"c": 1.0}}
@@ -617,7 +617,7 @@ def test_judge_rankings_skips_queries_without_qrels_as_trec_eval_does():
     # complete=True keeps it, scoring 0 (trec_eval -c).
     kept = judge_rankings(["q1", "q2", "q3"], rankings, qrels, complete=True)
     assert kept.query_ids == ["q1", "q2", "q3"]
-    assert evaluate(kept, resolve_metrics(["recall@1"]))["recall@1"].tolist() == [1.0, 0.0, 0.0]
+    assert metric_values(kept, resolve_metrics(["recall@1"]))["recall@1"].tolist() == [1.0, 0.0, 0.0]
 
 
 def test_a_huge_cutoff_is_one_clear_error_and_judged_takes_a_huge_k():

@@ -11,7 +11,7 @@ import pytest
 import pytrec_eval
 
 import recall_kit
-from recall_kit.measure.evaluation import aggregate, evaluate, judge_rankings, resolve_metrics, summed_names
+from recall_kit.measure.evaluation import aggregate, judge_rankings, metric_values, resolve_metrics, summed_names
 
 # recall-kit name -> (pytrec_eval measure asked, key it answers under)
 AGAINST_PYTREC_EVAL = {
@@ -114,7 +114,7 @@ def test_geometric_summary_per_stratum():
     qrels = {"a": {"x": 1}, "b": {"x": 1}, "c": {"x": 1}}
     rankings = [["x"], ["y", "x"], ["y"]]  # AP 1, 1/2, 0
     data = judge_rankings(["a", "b", "c"], rankings, qrels)
-    summary = aggregate(evaluate(data, specs), ["s", "s", "t"], summed_names(specs))
+    summary = aggregate(metric_values(data, specs), ["s", "s", "t"], summed_names(specs))
     assert summary["overall"]["map"] == pytest.approx(0.5)
     assert summary["overall"]["gm_map"] == pytest.approx((1 * 0.5 * 0.00001) ** (1 / 3))
     assert summary["strata"]["s"]["gm_map"] == pytest.approx(math.sqrt(0.5))

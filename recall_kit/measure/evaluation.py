@@ -548,7 +548,7 @@ def _look_up_grades(
     return found, cell_grades
 
 
-def evaluate(data: JudgedRankings, specs: Sequence[MetricSpec]) -> dict[str, np.ndarray]:
+def metric_values(data: JudgedRankings, specs: Sequence[MetricSpec]) -> dict[str, np.ndarray]:
     """Per-query values (float64, one per query of `data`) by metric name, in `specs` order."""
     return {spec.name: spec.compute(data) for spec in specs}
 
@@ -656,7 +656,7 @@ def score_rankings(
     ranked = [list(rankings.get(query_id, ())) for query_id in query_ids]
     data = judge_rankings(query_ids, ranked, qrels, complete=True,
                           relevance_level=relevance_level, judged_only=judged_only)
-    values = evaluate(data, specs)
+    values = metric_values(data, specs)
     overall = aggregate(values, ["all"] * len(query_ids), summed_names(specs))["overall"]
     warnings = depth_warnings(specs, max(map(len, ranked)), where) if ranked else []
     return RunScores(query_ids, values, overall, warnings)
@@ -708,7 +708,7 @@ def score_run_files(
             read_run(Path(run_path))
             raise DatasetError(str(error)) from None
         _check_something_to_score(Path(qrels_path), qrels, Path(run_path), run, query_ids, complete)
-        values = evaluate(data, specs)
+        values = metric_values(data, specs)
         overall = aggregate(values, ["all"] * len(query_ids), summed_names(specs))["overall"]
         where = f"the deepest ranking in {Path(run_path).name}"
         deepest = int(data.lengths.max()) if len(query_ids) else 0
@@ -872,7 +872,7 @@ def evaluate_run(
 
 __all__ = [  # the metric-name API re-exported, and this module's own
     "MAX_CUTOFF", "TREC_EVAL_SETS", "MetricSpec", "RunScores", "aggregate", "canonical_metric_name",
-    "check_relevance_level", "depth_warnings", "evaluate", "evaluate_run", "judge_rankings", "judge_tables",
+    "check_relevance_level", "depth_warnings", "evaluate_run", "judge_rankings", "judge_tables", "metric_values",
     "metric_aliases", "resolve_metrics", "score_rankings", "score_run_files", "score_trec_files",
     "summed_names", "trec_eval_names_missing",
 ]

@@ -22,8 +22,8 @@ from recall_kit.measure.evaluation import (
     MAX_CUTOFF,
     aggregate,
     check_relevance_level,
-    evaluate,
     judge_rankings,
+    metric_values,
     resolve_metrics,
     summed_names,
 )
@@ -474,7 +474,7 @@ def run_system(
     query_ids = [query.query_id for query in dataset.queries]
     judged = judge_rankings(query_ids, [[hit.id for hit in r] for r in fused.rankings], dataset.qrels, depth=k,
                             relevance_level=relevance_level, judged_only=judged_only)
-    values = evaluate(judged, specs)
+    values = metric_values(judged, specs)
     summary = aggregate(values, [query.stratum for query in dataset.queries], summed_names(specs))
     attribution, warnings = diagnose(system, dataset, fused, judged, k, relevance_level)
     if len(leg_runs) > 1:
