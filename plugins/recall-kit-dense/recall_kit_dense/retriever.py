@@ -83,7 +83,7 @@ class DenseRetriever(Retriever):
         index: Literal["exact", "hnsw", "faiss"] = "exact"
         ann_m: int = 16
         ann_ef_construction: int = 200
-        ann_ef_search: int = 64
+        ann_ef_search: int = 128
         #: Also run exact search for every query and report the ANN's recall@k in index stats.
         ann_recall_check: bool = False
         #: Keep corpus embeddings in the user's cache folder (RECALL_KIT_CACHE overrides).
