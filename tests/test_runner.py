@@ -364,3 +364,14 @@ def test_in_process_legs_report_no_wait(tiny_dataset):
     result = run_benchmark(OverlapRetriever, load_dataset(tiny_dataset), k=5, metrics=["mrr"], latency_sample=None)
     assert result.latency.leg("OverlapRetriever").wait is None
     assert not any("failed on" in warning for warning in result.warnings)
+
+
+def test_legs_search_to_the_raised_k_when_metrics_are_the_defaults(tiny_dataset):
+    """k is raised to the default metrics' largest cutoff (recall@10) when no metrics are named:
+    the legs must search that deep too, or every ranking stops at the k asked for (a regression of
+    issue 25's straight path: the single-leg system was searched at the asked k, 2)."""
+    dataset = load_dataset(tiny_dataset)
+    asked = run_benchmark(lambda query, k: [m.id for m in dataset.corpus][:k], dataset, k=2, latency_sample=0)
+    raised = min(10, len(dataset.corpus))  # a cutoff past the corpus is cut to its size
+    assert asked.k == raised > 2 and asked.k_requested == 2
+    assert {len(ranking) for ranking in asked.rankings().values()} == {raised}

@@ -325,10 +325,9 @@ def cutoff_depth(specs: Sequence[Any], k: int, corpus_size: int) -> int:
 
 def search_depth(system: System, dataset: Dataset, k: int, metrics: Sequence[str] | None = None) -> int:
     """How many hits each leg returns for `system` scored at `k`: what its deepest fusion step
-    asks for (at least k), and at least 3k when chunks collapse into their parents. With
-    `metrics`, k is first raised to their largest cutoff, as `run_benchmark` raises it."""
-    if metrics is not None:
-        k = cutoff_depth(resolve_metrics(metrics), k, len(dataset.corpus))
+    asks for (at least k), and at least 3k when chunks collapse into their parents. k is first
+    raised to the largest cutoff of `metrics` (None: the default metrics), as `run_system` raises it."""
+    k = cutoff_depth(resolve_metrics(metrics), k, len(dataset.corpus))
     depth = system.depth(k)
     if dataset.has_parents:
         depth = max(depth, 3 * k)  # several chunks of one parent collapse into one entry
