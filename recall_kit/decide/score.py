@@ -8,7 +8,7 @@ the scoring settings); its `report()` is what the command prints, its `to_dict()
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -124,12 +124,32 @@ class ScoredRuns:
             (run,) = self.runs
             table = ReportTable(title=f"{Path(run.source).name} against {against}",
                                 headers=["query", "n", *names], rows=value_rows(run))
-            return Report(title="recall-kit score", tables=[table], notes=notes, data=self.to_dict())
+            return _ScoreReport(title="recall-kit score", tables=[table], notes=notes, data_of=self.to_dict)
         rows = [[run.label, *row] for run in self.runs for row in value_rows(run)]
         table = ReportTable(title=f"{len(self.runs)} runs against {against}",
                             headers=["run", "query", "n", *names], rows=rows)
         tables = [table] + [delta_table(self.comparison, run.label) for run in self.runs[1:]]
-        return Report(title="recall-kit score", tables=tables, notes=notes, data=self.to_dict())
+        return _ScoreReport(title="recall-kit score", tables=tables, notes=notes, data_of=self.to_dict)
+
+
+class _ScoreReport(Report):
+    """A `Report` whose `data` (``score --json``'s document, every query's values) is built when a
+    reporter first reads it: the table printed by default never does, and building it costs about
+    as much as judging the rankings at 20,000 queries."""
+
+    def __init__(self, *, data_of: Callable[[], dict[str, Any]], **fields: Any) -> None:
+        super().__init__(**fields)
+        self._data_of: Callable[[], dict[str, Any]] | None = data_of
+
+    @property  # type: ignore[override]
+    def data(self) -> dict[str, Any]:
+        if self._data_of is not None:
+            self._data, self._data_of = self._data_of(), None
+        return self._data
+
+    @data.setter
+    def data(self, value: dict[str, Any]) -> None:
+        self._data, self._data_of = value, None
 
 
 def score_files(
