@@ -11,15 +11,17 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from recall_kit.decide.compare import Comparison, compare_values
-from recall_kit.decide.compare_report import delta_table, four_places
 from recall_kit.errors import DatasetError, OptionError, RecallKitError, ResultFileError
 from recall_kit.measure.evaluation import RunScores, canonical_metric_name, score_run_files
+from recall_kit.reporting.formats import four_places
 from recall_kit.types import Hit, Report, ReportTable
+
+if TYPE_CHECKING:  # the comparison's modules are imported only when several runs are compared
+    from recall_kit.decide.compare import Comparison
 
 
 @dataclass(frozen=True)
@@ -128,6 +130,8 @@ class ScoredRuns:
         rows = [[run.label, *row] for run in self.runs for row in value_rows(run)]
         table = ReportTable(title=f"{len(self.runs)} runs against {against}",
                             headers=["run", "query", "n", *names], rows=rows)
+        from recall_kit.decide.compare_report import delta_table
+
         tables = [table] + [delta_table(self.comparison, run.label) for run in self.runs[1:]]
         return _ScoreReport(title="recall-kit score", tables=tables, notes=notes, data_of=self.to_dict)
 
@@ -335,6 +339,8 @@ def scored_runs(
     rows_of = [[{qid: i for i, qid in enumerate(run.query_ids)}[qid] for qid in query_ids] for run in runs]
     matrices = {name: [run.values[name][rows] for run, rows in zip(runs, rows_of, strict=True)] for name in names}
     primaries = [canonical_metric_name(name) for name in primary or []] or None
+    from recall_kit.decide.compare import compare_values
+
     comparison = compare_values([run.label for run in runs], query_ids, None, matrices, primary=primaries,
                                 n_resamples=n_resamples, seed=seed, test=test)
     return ScoredRuns(list(runs), names, qrels, comparison=comparison,
