@@ -84,3 +84,15 @@ def test_equally_deep_rankings_laid_out_directly_score_as_the_in_memory_path(tmp
     assert from_files.query_ids == in_memory.query_ids
     for name in from_files.values:
         assert from_files.values[name].tolist() == in_memory.values[name].tolist(), name
+
+
+def test_the_reports_data_is_built_when_read_and_equals_to_dict(tmp_path):
+    from recall_kit.reporting.formats import TableReporter
+
+    run, qrels = _write(tmp_path, shuffled=False)
+    scored = score_files(qrels, [run], METRICS)
+    report = scored.report()
+    TableReporter().render(report)
+    assert report._data_of is not None  # the table did not need it
+    assert report.data == scored.to_dict()
+    assert report._data_of is None

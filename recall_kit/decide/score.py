@@ -141,9 +141,10 @@ class _ScoreReport(Report):
     reporter first reads it: the table printed by default never does, and building it costs about
     as much as judging the rankings at 20,000 queries."""
 
-    def __init__(self, *, data_of: Callable[[], dict[str, Any]], **fields: Any) -> None:
-        super().__init__(**fields)
-        self._data_of: Callable[[], dict[str, Any]] | None = data_of
+    def __init__(self, *, data_of: Callable[[], dict[str, Any]] | None = None, **fields: Any) -> None:
+        super().__init__(**fields)  # `data`, when given (dataclasses.replace gives it), is set here
+        if data_of is not None:
+            self._data_of: Callable[[], dict[str, Any]] | None = data_of
 
     @property  # type: ignore[override]
     def data(self) -> dict[str, Any]:
