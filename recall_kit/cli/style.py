@@ -66,13 +66,21 @@ def _coercing_plainly(command: Any, parse_args: Any) -> Any:
     """`parse_args` that first gives the command's parameters (its --help too) `fast_coercion`."""
 
     def parse_plainly(ctx: Any, args: list[str]) -> list[str]:
-        from recall_kit.cli.coercion import fast_coercion
-
-        for param in command.get_params(ctx):
-            fast_coercion(param)
+        _coerce_plainly(command.get_params(ctx))
         return parse_args(ctx, args)
 
     return parse_plainly
+
+
+def _coerce_plainly(params: list[Any]) -> None:
+    """`fast_coercion` for each parameter; nothing where typer's internals it builds on have moved
+    (a newer typer): its own coercion then stays."""
+    try:
+        from recall_kit.cli.coercion import fast_coercion
+    except ImportError:
+        return
+    for param in params:
+        fast_coercion(param)
 
 
 #: Spellings kept working for scripts, but not shown in --help: one spelling per idea is documented
@@ -116,8 +124,5 @@ class _ClickStyleGroup(typer.core.TyperGroup):
         return _click_style(super().get_command(ctx, cmd_name))
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        from recall_kit.cli.coercion import fast_coercion
-
-        for param in self.get_params(ctx):
-            fast_coercion(param)
+        _coerce_plainly(self.get_params(ctx))
         return super().parse_args(ctx, args)
