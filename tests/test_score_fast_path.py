@@ -59,3 +59,40 @@ def test_a_query_in_two_blocks_and_a_repeated_document_take_the_general_path(tmp
     run.write_text("q1 Q0 a 1 1 t\nq1 Q0 a 2 0.5 t\n")
     with pytest.raises(Exception, match=r"run.txt:2: document 'a' appears twice"):
         score_files(qrels, [run], ["mrr"])
+
+
+@pytest.mark.parametrize("options", [{}, {"complete": True}, {"judged_only": True}, {"depth": 5}])
+def test_equally_deep_rankings_laid_out_directly_score_as_the_in_memory_path(tmp_path, options):
+    # Every query ranked 20 deep and judged: `judge_tables` lays the lines out as they are.
+    from recall_kit.decide.score import compare
+
+    rng = random.Random(11)
+    run_lines, qrels_lines, run_dict, qrels_dict = [], [], {}, {}
+    for q in range(30):
+        docs = rng.sample(range(500), 20)
+        scores = sorted((rng.randint(0, 6) / 2 for _ in docs), reverse=True)
+        run_lines += [f"q{q} Q0 d{d} {r} {s!r} t" for r, (d, s) in enumerate(zip(docs, scores), 1)]
+        run_dict[f"q{q}"] = {f"d{d}": s for d, s in zip(docs, scores)}
+        judged = {f"d{d}": rng.randint(0, 2) for d in rng.sample(docs, 4) + [rng.randrange(500, 600)]}
+        qrels_lines += [f"q{q} 0 {doc} {grade}" for doc, grade in judged.items()]
+        qrels_dict[f"q{q}"] = judged
+    run, qrels = tmp_path / "run.txt", tmp_path / "qrels.txt"
+    run.write_text("\n".join(run_lines) + "\n")
+    qrels.write_text("\n".join(qrels_lines) + "\n")
+    from_files = score_files(qrels, [run], METRICS, **options).runs[0]
+    in_memory = compare(qrels_dict, {"run.txt": run_dict}, METRICS, **options).runs[0]
+    assert from_files.query_ids == in_memory.query_ids
+    for name in from_files.values:
+        assert from_files.values[name].tolist() == in_memory.values[name].tolist(), name
+
+
+def test_the_reports_data_is_built_when_read_and_equals_to_dict(tmp_path):
+    from recall_kit.reporting.formats import TableReporter
+
+    run, qrels = _write(tmp_path, shuffled=False)
+    scored = score_files(qrels, [run], METRICS)
+    report = scored.report()
+    TableReporter().render(report)
+    assert report._data_of is not None  # the table did not need it
+    assert report.data == scored.to_dict()
+    assert report._data_of is None

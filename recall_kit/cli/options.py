@@ -1,7 +1,8 @@
 """Options several commands share, declared once so their names, help and checks agree, and the
 helpers that read them (--metrics, --dataset, --report/--output)."""
 
-from __future__ import annotations
+# Annotations are evaluated here (no `from __future__ import annotations`): typer reads these
+# signatures at every start, and would otherwise compile each annotation string again.
 
 import functools
 import inspect

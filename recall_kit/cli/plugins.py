@@ -1,6 +1,7 @@
 """Commands about what is installed: plugins, list, new-plugin."""
 
-from __future__ import annotations
+# Annotations are evaluated here (no `from __future__ import annotations`): typer reads these
+# signatures at every start, and would otherwise compile each annotation string again.
 
 import json
 from pathlib import Path

@@ -1,6 +1,7 @@
 """Commands that run systems on a dataset: eval, ablate, sweep."""
 
-from __future__ import annotations
+# Annotations are evaluated here (no `from __future__ import annotations`): typer reads these
+# signatures at every start, and would otherwise compile each annotation string again.
 
 from pathlib import Path
 from typing import Annotated, Any

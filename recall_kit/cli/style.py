@@ -41,7 +41,10 @@ class _ClickStyleArgument(typer.core.TyperArgument):
 def _click_style(command: Any) -> Any:
     """Help in click's conventions, the same in every command: an argument is its metavar alone
     (OUT, RESULTS...), an option's value a placeholder (PATH, TEXT, INTEGER, NAME, LIST), and
-    --report lists the registered reporters."""
+    --report lists the registered reporters. Plain values are coerced without pydantic (`coercion`)."""
+    if hasattr(command, "parse_args") and not hasattr(command, "_coerces_plainly"):
+        command._coerces_plainly = True
+        command.parse_args = _coercing_plainly(command, command.parse_args)
     for param in getattr(command, "params", []):
         if not hasattr(param, "type_descriptor"):
             continue
@@ -57,6 +60,27 @@ def _click_style(command: Any) -> Any:
             param._lists_reporters = True
             param.get_help_record = _listing_reporters(param, param.get_help_record)
     return command
+
+
+def _coercing_plainly(command: Any, parse_args: Any) -> Any:
+    """`parse_args` that first gives the command's parameters (its --help too) `fast_coercion`."""
+
+    def parse_plainly(ctx: Any, args: list[str]) -> list[str]:
+        _coerce_plainly(command.get_params(ctx))
+        return parse_args(ctx, args)
+
+    return parse_plainly
+
+
+def _coerce_plainly(params: list[Any]) -> None:
+    """`fast_coercion` for each parameter; nothing where typer's internals it builds on have moved
+    (a newer typer): its own coercion then stays."""
+    try:
+        from recall_kit.cli.coercion import fast_coercion
+    except ImportError:
+        return
+    for param in params:
+        fast_coercion(param)
 
 
 #: Spellings kept working for scripts, but not shown in --help: one spelling per idea is documented
@@ -98,3 +122,7 @@ class _ClickStyleGroup(typer.core.TyperGroup):
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         return _click_style(super().get_command(ctx, cmd_name))
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        _coerce_plainly(self.get_params(ctx))
+        return super().parse_args(ctx, args)

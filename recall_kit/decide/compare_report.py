@@ -22,12 +22,8 @@ from recall_kit.decide.compare import (
     PairwiseMatrix,
 )
 from recall_kit.decide.stats import PAIRED_TESTS, TIE_TOLERANCE
+from recall_kit.reporting.formats import four_places
 from recall_kit.types import Chart, Report, ReportTable
-
-
-def four_places(value: float) -> str:
-    """A value as every comparison table shows it: four decimals."""
-    return f"{value:.4f}"
 
 
 def _signed(value: float) -> str:

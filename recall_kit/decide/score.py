@@ -8,18 +8,20 @@ the scoring settings); its `report()` is what the command prints, its `to_dict()
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from recall_kit.decide.compare import Comparison, compare_values
-from recall_kit.decide.compare_report import delta_table, four_places
 from recall_kit.errors import DatasetError, OptionError, RecallKitError, ResultFileError
 from recall_kit.measure.evaluation import RunScores, canonical_metric_name, score_run_files
+from recall_kit.reporting.formats import four_places
 from recall_kit.types import Hit, Report, ReportTable
+
+if TYPE_CHECKING:  # the comparison's modules are imported only when several runs are compared
+    from recall_kit.decide.compare import Comparison
 
 
 @dataclass(frozen=True)
@@ -124,12 +126,35 @@ class ScoredRuns:
             (run,) = self.runs
             table = ReportTable(title=f"{Path(run.source).name} against {against}",
                                 headers=["query", "n", *names], rows=value_rows(run))
-            return Report(title="recall-kit score", tables=[table], notes=notes, data=self.to_dict())
+            return _ScoreReport(title="recall-kit score", tables=[table], notes=notes, data_of=self.to_dict)
         rows = [[run.label, *row] for run in self.runs for row in value_rows(run)]
         table = ReportTable(title=f"{len(self.runs)} runs against {against}",
                             headers=["run", "query", "n", *names], rows=rows)
+        from recall_kit.decide.compare_report import delta_table
+
         tables = [table] + [delta_table(self.comparison, run.label) for run in self.runs[1:]]
-        return Report(title="recall-kit score", tables=tables, notes=notes, data=self.to_dict())
+        return _ScoreReport(title="recall-kit score", tables=tables, notes=notes, data_of=self.to_dict)
+
+
+class _ScoreReport(Report):
+    """A `Report` whose `data` (``score --json``'s document, every query's values) is built when a
+    reporter first reads it: the table printed by default never does, and building it costs about
+    as much as judging the rankings at 20,000 queries."""
+
+    def __init__(self, *, data_of: Callable[[], dict[str, Any]] | None = None, **fields: Any) -> None:
+        super().__init__(**fields)  # `data`, when given (dataclasses.replace gives it), is set here
+        if data_of is not None:
+            self._data_of: Callable[[], dict[str, Any]] | None = data_of
+
+    @property  # type: ignore[override]
+    def data(self) -> dict[str, Any]:
+        if self._data_of is not None:
+            self._data, self._data_of = self._data_of(), None
+        return self._data
+
+    @data.setter
+    def data(self, value: dict[str, Any]) -> None:
+        self._data, self._data_of = value, None
 
 
 def score_files(
@@ -315,6 +340,8 @@ def scored_runs(
     rows_of = [[{qid: i for i, qid in enumerate(run.query_ids)}[qid] for qid in query_ids] for run in runs]
     matrices = {name: [run.values[name][rows] for run, rows in zip(runs, rows_of, strict=True)] for name in names}
     primaries = [canonical_metric_name(name) for name in primary or []] or None
+    from recall_kit.decide.compare import compare_values
+
     comparison = compare_values([run.label for run in runs], query_ids, None, matrices, primary=primaries,
                                 n_resamples=n_resamples, seed=seed, test=test)
     return ScoredRuns(list(runs), names, qrels, comparison=comparison,

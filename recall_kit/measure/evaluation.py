@@ -306,7 +306,6 @@ def judge_tables(
             run_query, found, cell_grades = run_query[keep], found[keep], cell_grades[keep]
     else:
         run_query, found, cell_grades = _order_generally(run, qrels, run_query, judged_query, ties, depth)
-    num_run = len(run_query)
 
     counts = np.bincount(run_query, minlength=num_queries)
     in_qrels = np.bincount(judged_query, minlength=num_queries) > 0
@@ -315,22 +314,10 @@ def judge_tables(
     if judged_only:  # trec_eval -J: the unjudged leave the ranking; the query stays
         run_query, found, cell_grades = run_query[cell_judged], found[cell_judged], cell_grades[cell_judged]
         cell_judged = cell_judged[cell_judged]
-        num_run = len(run_query)
         counts = np.bincount(run_query, minlength=num_queries)
     new_row = np.cumsum(selected) - 1
-    keep = selected[run_query]
-    rank = np.arange(num_run) - (np.cumsum(counts) - counts)[run_query]
-    rows, columns = new_row[run_query[keep]], rank[keep]
     lengths = counts[selected].astype(np.int64)
-    num_selected = int(selected.sum())
-    width = int(lengths.max()) if num_selected else 0
-    grades = np.zeros((num_selected, width), dtype=np.int32)
-    judged = np.zeros((num_selected, width), dtype=bool)
-    pooled = np.zeros((num_selected, width), dtype=bool)
-    cells = rows * width + columns
-    grades.ravel()[cells] = np.where(cell_judged[keep], cell_grades[keep], 0)
-    judged.ravel()[cells] = cell_judged[keep]
-    pooled.ravel()[cells] = found[keep]
+    grades, judged, pooled = _lay_out(run_query, selected, counts, lengths, found, cell_judged, cell_grades)
 
     judged_keep = selected[judged_query]
     kept_ids = [label.decode("utf-8") for label in query_labels[selected].tolist()]
@@ -338,6 +325,32 @@ def judge_tables(
         kept_ids, grades, judged, pooled, lengths,
         qrels.values[judged_keep].astype(np.int64), new_row[judged_query[judged_keep]], relevance_level,
     )
+
+
+def _lay_out(
+    run_query: np.ndarray, selected: np.ndarray, counts: np.ndarray, lengths: np.ndarray,
+    found: np.ndarray, cell_judged: np.ndarray, cell_grades: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The ranked lines (grouped by query code, ascending, each query's in rank order) laid out one
+    selected query per row: (grades, judged, pooled), each (queries x deepest ranking)."""
+    num_run, num_selected = len(run_query), len(lengths)
+    width = int(lengths.max()) if num_selected else 0
+    keep = selected[run_query]
+    if num_run == num_selected * width and keep.all():
+        # Every query is scored and as deep as the deepest: the lines are the rectangle's cells, in order.
+        shape = (num_selected, width)
+        return (np.where(cell_judged, cell_grades, 0).astype(np.int32).reshape(shape),
+                cell_judged.reshape(shape).copy(), found.reshape(shape).copy())
+    new_row = np.cumsum(selected) - 1
+    rank = np.arange(num_run) - (np.cumsum(counts) - counts)[run_query]
+    cells = new_row[run_query[keep]] * width + rank[keep]
+    grades = np.zeros((num_selected, width), dtype=np.int32)
+    judged = np.zeros((num_selected, width), dtype=bool)
+    pooled = np.zeros((num_selected, width), dtype=bool)
+    grades.ravel()[cells] = np.where(cell_judged[keep], cell_grades[keep], 0)
+    judged.ravel()[cells] = cell_judged[keep]
+    pooled.ravel()[cells] = found[keep]
+    return grades, judged, pooled
 
 
 def _order_generally(
@@ -467,12 +480,8 @@ def _grades_by_key(
     if _first_pair_repeat(judged_pairs) is not None:
         raise ValueError("a document is judged twice for one query in the qrels")
     # Only rows whose hashed key is some judged document's are looked up: a filter of 2**23 slots.
-    def hashed(values: np.ndarray) -> np.ndarray:  # splitmix64's finaliser, top 23 bits
-        values = values ^ (values >> np.uint64(31))
-        values *= np.uint64(0xBF58476D1CE4E5B9)
-        values ^= values >> np.uint64(29)
-        values *= np.uint64(0x94D049BB133111EB)
-        return values >> np.uint64(64 - 23)
+    def hashed(values: np.ndarray) -> np.ndarray:  # Fibonacci hashing: the product's top 23 bits
+        return (values * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(64 - 23)
 
     judged_hash = np.zeros(1 << 23, dtype=bool)
     judged_hash[hashed(judged_docs)] = True

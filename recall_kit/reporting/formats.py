@@ -9,6 +9,11 @@ import json
 from recall_kit.types import Report, Reporter, ReportTable
 
 
+def four_places(value: float) -> str:
+    """A value as every comparison and score table shows it: four decimals."""
+    return f"{value:.4f}"
+
+
 def format_table(table: ReportTable, tablefmt: str) -> str:
     """A table as text, cells exactly as given: a "+0.05" delta keeps its sign. Columns whose every
     cell is a number (or number-like text) are right-aligned; the rest left-aligned."""
