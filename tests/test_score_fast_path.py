@@ -45,6 +45,7 @@ def test_fast_paths_print_what_the_general_paths_print(tmp_path, monkeypatch, sh
     fast = _outputs(run, qrels, **options)
     monkeypatch.setattr(trec, "PARALLEL_BYTES", 256)  # the reader in parts, by threads
     monkeypatch.setattr(trec.os, "sched_getaffinity", lambda pid: range(3), raising=False)
+    monkeypatch.setattr(evaluation, "_CELLS_PER_STEP", 64)  # queries ordered and looked up in pieces, by threads
     assert _outputs(run, qrels, **options) == fast
     monkeypatch.setattr(evaluation, "_order_in_blocks", lambda *args: None)  # one sort of every line
     monkeypatch.setattr(trec, "_fast_table", lambda *args, **kwargs: None)  # the exact line-by-line reader

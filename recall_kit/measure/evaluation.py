@@ -26,6 +26,7 @@ from recall_kit.measure.metric_names import (
     resolve_metrics,
     trec_eval_names_missing,
 )
+from recall_kit.measure.parallel import in_threads
 from recall_kit.measure.trec import TrecTable
 from recall_kit.types import TIE_PRECISIONS, Hit, JudgedRankings, Qrels, sort_hits
 
@@ -426,8 +427,10 @@ def _order_in_blocks(
             bits32 = (run.values.astype(np.float32) + np.float32(0.0)).view(np.uint32)
         descending = ~np.where(bits32 >> 31 != 0, ~bits32, bits32 | np.uint32(0x80000000))
     step = max(1, _CELLS_PER_STEP // width)  # queries at a time: the temporaries stay cache-sized
-    pieces = [_order_rows(run_keys, descending, starts[first:first + step], lengths[first:first + step], width)
-              for first in range(0, len(starts), step)]
+    pieces = in_threads(
+        lambda first: _order_rows(run_keys, descending, starts[first:first + step], lengths[first:first + step], width),
+        range(0, len(starts), step),
+    )
     if any(piece is None for piece in pieces):
         return None  # a document twice for one query
     order: np.ndarray = np.concatenate(pieces)  # type: ignore[arg-type]
@@ -480,30 +483,39 @@ def _grades_by_key(
     if _first_pair_repeat(judged_pairs) is not None:
         raise ValueError("a document is judged twice for one query in the qrels")
     # Only rows whose hashed key is some judged document's are looked up: a filter of 2**23 slots.
-    def hashed(values: np.ndarray) -> np.ndarray:  # Fibonacci hashing: the product's top 23 bits
-        return (values * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(64 - 23)
-
     judged_hash = np.zeros(1 << 23, dtype=bool)
-    judged_hash[hashed(judged_docs)] = True
-    step = _CELLS_PER_STEP * 4
-    maybe = np.concatenate([np.flatnonzero(judged_hash[hashed(keys[first:first + step])]) + first
-                            for first in range(0, len(keys), step)] or [np.zeros(0, dtype=np.int64)])
-    needles = keys[maybe]
-    by_key = np.argsort(needles)  # sorted needles: the search walks the judged ids in order
-    position = np.empty(len(maybe), dtype=np.int64)
-    position[by_key] = np.searchsorted(judged_docs, needles[by_key])
-    match = judged_docs[np.minimum(position, num_docs - 1)] == keys[maybe] if len(judged_docs) else np.zeros(len(maybe), dtype=bool)
-    candidates, position = maybe[match], position[match]
-    pairs = query[candidates] * num_docs + position
+    judged_hash[_hashed(judged_docs)] = True
     by_pair = np.argsort(judged_pairs)
     sorted_pairs = judged_pairs[by_pair]
-    at = np.searchsorted(sorted_pairs, pairs)
-    hit = sorted_pairs[np.minimum(at, max(len(sorted_pairs) - 1, 0))] == pairs
+
+    def look_up(first: int) -> tuple[np.ndarray, np.ndarray]:  # (rows found, index into by_pair)
+        part = keys[first:first + step]
+        maybe = np.flatnonzero(judged_hash[_hashed(part)])
+        needles = part[maybe]
+        by_key = np.argsort(needles)  # sorted needles: the search walks the judged ids in order
+        position = np.empty(len(maybe), dtype=np.int64)
+        position[by_key] = np.searchsorted(judged_docs, needles[by_key])
+        match = judged_docs[np.minimum(position, num_docs - 1)] == needles if len(judged_docs) else np.zeros(len(maybe), dtype=bool)
+        rows = maybe[match] + first
+        pairs = query[rows] * num_docs + position[match]
+        at = np.searchsorted(sorted_pairs, pairs)
+        hit = sorted_pairs[np.minimum(at, max(len(sorted_pairs) - 1, 0))] == pairs
+        return rows[hit], at[hit]
+
+    step = _CELLS_PER_STEP * 2
+    parts = in_threads(look_up, range(0, len(keys), step))
+    rows = np.concatenate([part[0] for part in parts] or [np.zeros(0, dtype=np.int64)])
+    at = np.concatenate([part[1] for part in parts] or [np.zeros(0, dtype=np.int64)])
     found = np.zeros(len(keys), dtype=bool)
-    found[candidates[hit]] = True
+    found[rows] = True
     cell_grades = np.zeros(len(keys), dtype=np.int64)
-    cell_grades[candidates[hit]] = grades[by_pair[at[hit]]]
+    cell_grades[rows] = grades[by_pair[at]]
     return found, cell_grades
+
+
+def _hashed(values: np.ndarray) -> np.ndarray:
+    """Fibonacci hashing of uint64 keys into 2**23 slots: the product's top 23 bits."""
+    return (values * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(64 - 23)
 
 
 def _refuse_repeated_pairs(run: TrecTable, qrels: TrecTable, run_pairs: np.ndarray, judged_pairs: np.ndarray) -> None:

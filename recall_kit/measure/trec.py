@@ -259,10 +259,6 @@ def _fast_table_in_parts(raw: bytes | mmap.mmap, columns: int, score_column: int
     regular."""
     import numpy as np
 
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cpus = os.cpu_count() or 1
     parts = -(-len(raw) // PARALLEL_BYTES)
     cuts = [0]
     for k in range(1, parts):
@@ -272,13 +268,12 @@ def _fast_table_in_parts(raw: bytes | mmap.mmap, columns: int, score_column: int
         cuts.append(cut)
     if len(cuts) == 1:
         return _fast_table(raw, columns, score_column)
-    from concurrent.futures import ThreadPoolExecutor
+    from recall_kit.measure.parallel import in_threads
 
     view = memoryview(raw)
     pieces = [view[begin:end] for begin, end in zip(cuts, [*cuts[1:], len(raw)])]
     try:
-        with ThreadPoolExecutor(min(cpus, 4)) as pool:
-            tables = list(pool.map(lambda piece: _fast_table(piece, columns, score_column), pieces))
+        tables = in_threads(lambda piece: _fast_table(piece, columns, score_column), pieces)
     finally:
         with contextlib.suppress(BufferError):  # an array still viewing a piece: freed with it
             for piece in pieces:
