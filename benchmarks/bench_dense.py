@@ -2,7 +2,11 @@
 SentenceTransformer.encode directly on the same texts (same model object, batch size and
 normalisation), and the latency of single-query search.
 
-    python benchmarks/bench_dense.py [--texts 2000] [--batch-size 64] [--repeats 2]
+    python benchmarks/bench_dense.py [--texts 2000] [--batch-size 64] [--repeats 2] [--onnx]
+
+`--onnx` also times the ONNX Runtime encoder (the query path's, `dense.backend=onnx`) on the same
+slices, interleaved with the other two, with as many intra-op threads as torch uses: whether the
+corpus would embed faster on it (issue 30), and how far its vectors are from torch's.
 
 Exits 1 when the plugin's embedding overhead exceeds --max-overhead percent (default 10).
 The texts are synthetic (seeded), so nothing private is read; the embedding cache is off.
@@ -39,6 +43,7 @@ def main() -> int:
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--max-overhead", type=float, default=10.0, help="Percent.")
+    parser.add_argument("--onnx", action="store_true", help="also time the ONNX encoder on the corpus texts")
     parser.add_argument("--threads", type=int, default=None,
                         help="torch.set_num_threads for the whole run (default: torch's choice).")
     args = parser.parse_args()
@@ -70,14 +75,25 @@ def main() -> int:
         assert retriever.embeddings is not None
         return retriever.embeddings
 
+    sides = [("direct", direct), ("plugin", plugin)]
+    if args.onnx:
+        import torch
+        from recall_kit_dense.onnx_backend import OnnxQueryEncoder
+
+        encoder = OnnxQueryEncoder(retriever._model(), threads=torch.get_num_threads())
+        encoder.encode(texts[: args.batch_size], batch_size=args.batch_size)  # warm-up
+
+        def onnx(index: int) -> np.ndarray:
+            return encoder.encode(slices[index], batch_size=args.batch_size)
+
+        sides.append(("onnx", onnx))
     model.encode(texts[: args.batch_size], batch_size=args.batch_size)  # warm-up
-    timings: dict[str, list[float]] = {"direct": [0.0] * args.repeats, "plugin": [0.0] * args.repeats}
+    timings: dict[str, list[float]] = {name: [0.0] * args.repeats for name, _ in sides}
+    onnx_difference = 0.0
     pair = 0
     for repeat in range(args.repeats):
         for index in range(len(slices)):
-            order = [("direct", direct), ("plugin", plugin)]
-            if pair % 2:
-                order.reverse()
+            order = sides[pair % len(sides):] + sides[:pair % len(sides)]  # each side takes each turn
             pair += 1
             outputs = {}
             for name, function in order:
@@ -87,6 +103,8 @@ def main() -> int:
             if not np.allclose(outputs["direct"], outputs["plugin"], atol=1e-5):
                 print("plugin and direct embeddings differ", file=sys.stderr)
                 return 2
+            if "onnx" in outputs:
+                onnx_difference = max(onnx_difference, float(np.abs(outputs["onnx"] - outputs["direct"]).max()))
     direct_seconds, plugin_seconds = sum(timings["direct"]), sum(timings["plugin"])
     direct_rate = args.texts * args.repeats / direct_seconds
     plugin_rate = args.texts * args.repeats / plugin_seconds
@@ -114,6 +132,11 @@ def main() -> int:
     print(f"plugin build_index                : {plugin_rate:8.1f} texts/s  "
           f"({', '.join(f'{t:.2f}s' for t in timings['plugin'])})")
     print(f"plugin overhead                   : {overhead:+.1f}% (limit {args.max_overhead:.0f}%)")
+    if args.onnx:
+        onnx_rate = args.texts * args.repeats / sum(timings["onnx"])
+        print(f"onnx encoder (query path)         : {onnx_rate:8.1f} texts/s  "
+              f"({', '.join(f'{t:.2f}s' for t in timings['onnx'])}) = {onnx_rate / direct_rate:.2f}x direct; "
+              f"largest difference from torch's vectors {onnx_difference:.2g}")
     print(f"single-query search over {args.texts} memories, k={args.k}: "
           f"p50 {statistics.median(latencies):.2f} ms, p95 {np.percentile(latencies, 95):.2f} ms "
           f"({len(latencies)} queries)")

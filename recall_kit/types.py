@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from array import array
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
@@ -77,9 +77,9 @@ def sort_hits(hits: Sequence[Hit], ties: str = "float32") -> list[Hit]:
     if ties not in TIE_PRECISIONS:
         raise ValueError(f"ties must be one of {', '.join(TIE_PRECISIONS)}, got {ties!r}")
     keys = float32_scores(hits) if ties == "float32" else [float(hit.score) for hit in hits]
-    # Two stable sorts: the secondary key first.
-    order = sorted(range(len(hits)), key=lambda index: hits[index].id, reverse=True)
-    order.sort(key=keys.__getitem__, reverse=True)
+    # (score, id) descending, one sort; an already ordered list (most are) costs one pass.
+    pairs = list(zip(keys, [hit.id for hit in hits]))
+    order = sorted(range(len(hits)), key=pairs.__getitem__, reverse=True)
     return [hits[index] for index in order]
 
 
@@ -130,6 +130,10 @@ class Corpus(Sequence[Memory]):
 
     def __contains__(self, doc_id: object) -> bool:
         return doc_id in self._by_id
+
+    def holds_all(self, doc_ids: Iterable[DocId]) -> bool:
+        """Whether every id is a memory of this corpus."""
+        return all(map(self._by_id.__contains__, doc_ids))
 
     def get(self, doc_id: DocId) -> Memory | None:
         return self._by_id.get(doc_id)

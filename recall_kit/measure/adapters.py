@@ -17,6 +17,12 @@ def coerce_hits(output: Iterable[Any], k: int) -> list[Hit]:
 
     Accepts `Hit`s, `(id, score)` pairs, or bare ids (scored 1/rank, so the order is kept).
     """
+    if type(output) is list and k >= 1:  # the usual answer: distinct, well-typed Hits, kept as they are
+        head = output[:k]
+        ids = [item.id for item in head] if set(map(type, head)) <= {Hit} else None
+        if (ids is not None and set(map(type, ids)) <= {str} and len(set(ids)) == len(ids)
+                and set(map(type, [item.score for item in head])) <= {float}):
+            return head
     hits: list[Hit] = []
     seen: set[str] = set()
     for rank, item in enumerate(output, start=1):

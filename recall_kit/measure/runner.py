@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import contextlib
-import itertools
 import math
 import sys
 import time
+from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,7 +48,6 @@ from recall_kit.types import (
     Hit,
     Query,
     Retriever,
-    float32_scores,
     sort_hits,
 )
 
@@ -96,21 +95,21 @@ def checked_hits(leg: str, output: Any, k: int, corpus: Corpus, query_id: str) -
     except (TypeError, ValueError, OverflowError) as error:
         raise PluginRunError(f"Retriever {leg!r} returned malformed hits for query {query_id}: "
                              f"{describe_plugin_exception(error)}") from None
-    for hit in hits:
-        if hit.id not in corpus:
-            raise PluginRunError(f"Retriever {leg!r} returned id {hit.id!r} for query {query_id}, which is not in the corpus it indexed.")
-        if not math.isfinite(hit.score):
-            raise PluginRunError(f"Retriever {leg!r} returned a non-finite score ({hit.score}) for query {query_id}.")
-    scores = float32_scores(hits)  # scores equal at float32 precision tie (see sort_hits)
-    tied = False
-    for higher, lower in itertools.pairwise(scores):
-        if lower > higher:
-            raise PluginRunError(
-                f"Retriever {leg!r} returned hits out of order for query {query_id}: "
-                "scores must be non-increasing (best first, higher is better)."
-            )
-        tied = tied or lower == higher
-    return sort_hits(hits) if tied else hits
+    ids = [hit.id for hit in hits]
+    values = [hit.score for hit in hits]
+    if not (corpus.holds_all(ids) and all(map(math.isfinite, values))):
+        for hit in hits:
+            if hit.id not in corpus:
+                raise PluginRunError(f"Retriever {leg!r} returned id {hit.id!r} for query {query_id}, which is not in the corpus it indexed.")
+            if not math.isfinite(hit.score):
+                raise PluginRunError(f"Retriever {leg!r} returned a non-finite score ({hit.score}) for query {query_id}.")
+    scores = array("f", values).tolist()  # scores equal at float32 precision tie (see sort_hits)
+    if scores != sorted(scores, reverse=True):
+        raise PluginRunError(
+            f"Retriever {leg!r} returned hits out of order for query {query_id}: "
+            "scores must be non-increasing (best first, higher is better)."
+        )
+    return sort_hits(hits) if len(set(scores)) < len(scores) else hits  # tied scores: ordered by id
 
 
 def _scope_groups(dataset: Dataset) -> dict[str | None, list[int]]:
@@ -294,7 +293,7 @@ def fuse_one(system: System, query: Query, legs: dict[str, list[Hit]], corpus: C
         except (TypeError, ValueError, OverflowError) as error:
             raise PluginRunError(f"Fusion {name!r} returned malformed hits for query {query.query_id}: "
                                  f"{describe_plugin_exception(error)}") from None
-        if any(not math.isfinite(hit.score) for hit in ranking):
+        if not all(map(math.isfinite, [hit.score for hit in ranking])):
             raise PluginRunError(f"Fusion {name!r} returned a non-finite score for query {query.query_id}.")
     return ranking or []
 
