@@ -10,7 +10,9 @@ embedding cache (RECALL_KIT_CACHE points at a temporary folder), then the timed 
 result JSON:
 
     retriever work = index build_seconds + search_seconds (batch) + sum of the legs' single-query
-                     latencies (latency_ms.legs.<leg>.mean * n)
+                     latencies (latency_ms.legs.<leg>.mean * n) + each leg's untimed first query
+                     (latency_ms.legs.<leg>.first_query_ms: the dense leg starts its ONNX session
+                     there, ~0.2-0.5 s of the leg's own work)
     overhead       = wall_seconds - retriever work   (fusion, scoring, attribution, checks)
 
 The process wall time (start-up, dataset load and JSON writing included) is printed too.
@@ -100,7 +102,8 @@ def main() -> int:
     search = result.throughput.search_seconds or 0.0
     legs_latency = result.latency.legs
     single = sum(leg.stat("mean") * leg.n for leg in legs_latency.values()) / 1000.0
-    work = build + search + single
+    first = sum(leg.first_query_ms or 0.0 for leg in legs_latency.values()) / 1000.0
+    work = build + search + single + first
     overhead = wall - work
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"dense query path: {backend}, 1 intra-op thread (dense.threads); load average {load:.2f} at the end"
@@ -112,6 +115,8 @@ def main() -> int:
         f"{name} {leg.build_seconds:.2f}" for name, leg in result.index.legs.items()))
     print(f"  batch search  {search:7.2f} s")
     print(f"  single-query  {single:7.2f} s  ({next(iter(legs_latency.values())).n} queries x legs)")
+    print(f"  first queries {first:7.2f} s  (untimed cold starts: " + ", ".join(
+        f"{name} {(leg.first_query_ms or 0.0) / 1000.0:.2f}" for name, leg in legs_latency.items()) + ")")
     print(f"  fusion        {result.throughput.fusion_seconds or 0.0:7.2f} s (part of the overhead)")
     print(f"  overhead      {overhead:7.2f} s  = {overhead / wall:.1%} of wall_seconds")
     print(f"  outside wall_seconds (start-up, load, JSON): {process - wall:.2f} s")

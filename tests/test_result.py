@@ -98,6 +98,17 @@ def test_a_waiting_legs_wait_and_overhead_and_unknown_keys_survive_a_round_trip(
     assert any("ms waiting on the system it calls" in note for note in back.cost_table().notes)
 
 
+def test_each_legs_untimed_first_query_is_kept_apart_from_its_latency(result):
+    leg = result.latency.legs["OverlapRetriever"]
+    assert leg.first_query_ms is not None and leg.first_query_ms >= 0
+    assert result.to_dict()["latency_ms"]["legs"]["OverlapRetriever"]["first_query_ms"] == leg.first_query_ms
+    assert leg.n == 4  # the first call is not among the timed queries
+    data = json.loads(json.dumps(result.to_dict()))
+    del data["latency_ms"]["legs"]["OverlapRetriever"]["first_query_ms"]  # a file written before it
+    back = BenchmarkResult.from_dict(data)
+    assert back.latency.legs["OverlapRetriever"].first_query_ms is None and back.to_dict() == data
+
+
 def test_write_run_scores_back_to_the_same_rankings(result, tmp_path):
     result.write_run(tmp_path / "r.trec")
     run = read_run(tmp_path / "r.trec")
@@ -119,6 +130,8 @@ def test_write_run_scores_back_to_the_same_rankings(result, tmp_path):
         (lambda d: d["system"]["legs"][0].update(weight="heavy"), r"system\.legs\[0\]\.weight is 'heavy'"),
         (lambda d: d["dataset"].update(memories=-3), r"dataset\.memories is -3\.0, not a count"),
         (lambda d: d["latency_ms"]["legs"]["OverlapRetriever"].update(p95=-1), r"latency_ms\.legs\.OverlapRetriever\.p95 is -1\.0, below 0"),
+        (lambda d: d["latency_ms"]["legs"]["OverlapRetriever"].update(first_query_ms="slow"),
+         r"latency_ms\.legs\.OverlapRetriever\.first_query_ms is 'slow'"),
         (lambda d: d["index"]["legs"].update(OverlapRetriever=[]), r"index\.legs\.OverlapRetriever is not an object"),
         (lambda d: d["throughput"].update(queries_per_second="fast"), r"throughput\.queries_per_second is 'fast'"),
         (lambda d: d["manifest"].update(plugins=["x"]), r"manifest\.plugins is not an object"),

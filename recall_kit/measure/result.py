@@ -271,10 +271,13 @@ class LatencyStats:
 @dataclass(frozen=True)
 class LegLatency(LatencyStats):
     """A leg's latency; for a leg that waits on an outside system, also the wait (the server's
-    answer, as the client sees it) and the overhead (the rest), over the same queries."""
+    answer, as the client sees it) and the overhead (the rest), over the same queries.
+    `first_query_ms` is the untimed first call before them (a model loaded or a session started
+    on first use: the leg's cold start, not counted in the statistics)."""
 
     wait: LatencyStats | None = None
     overhead: LatencyStats | None = None
+    first_query_ms: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -282,8 +285,11 @@ class LegLatency(LatencyStats):
         data = read.object(data, where)
         parts: dict[str, Any] = {part: LatencyStats.parse(read, data[part], f"{where}.{part}")
                                  for part in ("wait", "overhead") if data.get(part) is not None}
+        if data.get("first_query_ms") is not None:
+            parts["first_query_ms"] = _non_negative(
+                read, read.number(data, "first_query_ms", f"{where}.first_query_ms"), f"{where}.first_query_ms")
         return cls(**cls._parse_stats(read, data, where), **parts,
-                   extra=_unknown(data, (*LATENCY_STATS, "wait", "overhead")))
+                   extra=_unknown(data, (*LATENCY_STATS, "wait", "overhead", "first_query_ms")))
 
     def to_dict(self) -> dict[str, Any]:
         entry = self._stats_dict()
@@ -291,6 +297,8 @@ class LegLatency(LatencyStats):
             stats = getattr(self, part)
             if stats is not None:
                 entry[part] = stats.to_dict()
+        if self.first_query_ms is not None:
+            entry["first_query_ms"] = self.first_query_ms
         return {**entry, **self.extra}
 
 
