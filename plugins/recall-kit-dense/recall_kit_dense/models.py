@@ -248,6 +248,8 @@ class LoadedModel:
     prompts: dict[str, str]
     #: Held while encoding: one model object is shared by every retriever that uses it.
     lock: threading.Lock
+    #: `counting_tokenizer`'s copy, made on first use (False: the model has none to copy).
+    counter: Any = None
 
 
 _LOADED: dict[tuple[Any, ...], LoadedModel] = {}
@@ -341,9 +343,37 @@ def _dimension(model: Any) -> int:
     return int(dimension)
 
 
+def counting_tokenizer(loaded: LoadedModel) -> Any | None:
+    """A private copy of the model's fast tokenizer (its `tokenizers.Tokenizer`) with truncation
+    and padding off, for counting tokens; None when the model has no fast tokenizer.
+
+    The copy shares no state with the tokenizer the model encodes with, whose truncation and
+    padding settings each call changes, so it can count in another thread while the model embeds
+    (`DenseRetriever.build_index` does, which hides the count behind a GPU's embedding)."""
+    if loaded.counter is None:
+        backend: Any = getattr(getattr(loaded.model, "tokenizer", None), "backend_tokenizer", None)
+        counter: Any = False
+        try:
+            from tokenizers import Tokenizer
+
+            counter = Tokenizer.from_str(backend.to_str())
+            counter.no_truncation()
+            counter.no_padding()
+        except Exception:  # noqa: BLE001 - no fast tokenizer, or one that cannot be copied
+            counter = False
+        loaded.counter = counter
+    return loaded.counter or None
+
+
 def token_lengths(loaded: LoadedModel, texts: list[str], chunk: int = 1024) -> list[int] | None:
     """Each text's length in tokens (special tokens included), or None when the model has no
-    callable tokenizer to ask."""
+    callable tokenizer to ask. Through the private copy of a fast tokenizer where there is one
+    (`counting_tokenizer`: the same tokens as the model's tokenizer, untruncated), else the
+    model's own tokenizer."""
+    counter = counting_tokenizer(loaded)
+    if counter is not None:
+        return [len(encoding) for start in range(0, len(texts), chunk)
+                for encoding in counter.encode_batch(texts[start:start + chunk], add_special_tokens=True)]
     tokenizer = getattr(loaded.model, "tokenizer", None)
     if tokenizer is None or not callable(tokenizer):
         return None

@@ -245,3 +245,49 @@ def test_cuda_on_a_machine_without_one_is_one_clear_line() -> None:
     with pytest.raises(DenseModelError, match="sees no CUDA GPU"):
         built(Corpus(MEMORIES[:1]), device="cuda")
     assert built(Corpus(MEMORIES[:1]), device="auto").index_stats()["device"] in ("cpu", "mps")
+
+
+def test_token_counts_through_the_private_tokenizer_are_the_models_tokenizers() -> None:
+    from recall_kit_dense.models import counting_tokenizer, token_lengths
+
+    loaded = DenseRetriever(Options())._model()
+    texts = [memory.content for memory in MEMORIES] + [
+        "word " * 400, "é" * 300, "😀" * 50, " ", "\x00\t\n", "Ｆｕｌｌ　ｗｉｄｔｈ", "﷽" * 20, "McDonald's e-mail #42",
+        "\ud800 a lone surrogate".encode("utf-16", "surrogatepass").decode("utf-16", "replace"),
+    ]
+    assert counting_tokenizer(loaded) is not None
+    expected = [len(ids) for ids in loaded.model.tokenizer(texts, truncation=False)["input_ids"]]
+    assert token_lengths(loaded, texts) == token_lengths(loaded, texts, chunk=3) == expected
+    assert max(expected) > 256  # untruncated
+    # The model's own tokenizer, asked again, still truncates as encode set it: the copy changed nothing.
+    truncated = loaded.model.tokenize(["word " * 400])["input_ids"]
+    assert truncated.shape[1] == loaded.max_seq_length
+
+
+def test_memories_past_one_encode_call_embed_in_length_order_and_land_on_their_own_rows() -> None:
+    """More memories than one encode call holds (batch_size * 4) are embedded in chunks taken in
+    length order (each call's batches hold texts of like length, as one call would), and each
+    vector is put back on its memory's row: equal to embedding every text in one call."""
+    rng = np.random.default_rng(3)
+    words = "the cat sat on a warm mat near my sister's lisbon flight gate garden invoice".split()
+    memories = [Memory(str(i), " ".join(rng.choice(words, size=int(rng.integers(1, 60)))))
+                for i in range(37)]
+    retriever = built(Corpus(memories), batch_size=2, fields=("content",), cache=False)  # 8 texts a call
+    order, chunks = retriever._document_chunks([memory.content for memory in memories])
+    assert order is not None and [len(chunk) for chunk in chunks] == [8, 8, 8, 8, 5]
+    lengths = [len(memories[i].content) for i in order]
+    assert lengths == sorted(lengths, reverse=True)
+    loaded = retriever._model()
+    direct = loaded.model.encode([memory.content for memory in memories], batch_size=2,
+                                 normalize_embeddings=True, convert_to_numpy=True)
+    assert retriever.embeddings is not None
+    np.testing.assert_allclose(retriever.embeddings, direct, atol=1e-5)
+    stats = retriever.index_stats()
+    assert stats["embedded_memories"] == 37 and stats["embed_seconds"] > 0
+    assert retriever._document_chunks(["short", "texts"]) == (None, [["short", "texts"]])
+
+
+def test_a_cache_hit_embeds_nothing_and_takes_no_embedding_time(corpus: Corpus) -> None:
+    built(corpus)
+    stats = built(corpus).index_stats()
+    assert stats["cache_hit"] is True and stats["embedded_memories"] == 0 and stats["embed_seconds"] == 0.0
