@@ -102,13 +102,24 @@ def vector_difference(dataset: Path, gpu: str, count: int) -> str:
             f"smallest cosine {cosine.min():.8f}")
 
 
+def _sizes(text: str) -> list[int]:
+    """`--gpu-batch-sizes`: whole numbers of at least 1, comma-separated (argparse names a bad one)."""
+    try:
+        sizes = [int(size) for size in text.split(",") if size.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of whole numbers") from None
+    if any(size < 1 for size in sizes):
+        raise argparse.ArgumentTypeError(f"{text!r}: batch sizes must be at least 1")
+    return sizes
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dataset", type=Path, action="append",
                         help="a dataset folder; repeat for more (default: examples/memories)")
     parser.add_argument("--gpu", default="cuda", help="the device compared with cpu (cuda, cuda:N, mps)")
     parser.add_argument("--batch-size", type=int, default=64, help="the plugin's default, on both devices")
-    parser.add_argument("--gpu-batch-sizes", default="", help="more batch sizes tried on the GPU, e.g. 256,1024")
+    parser.add_argument("--gpu-batch-sizes", type=_sizes, default=[], help="more batch sizes tried on the GPU, e.g. 256,1024")
     parser.add_argument("--latency-sample", type=int, default=200, help="queries timed alone per run")
     parser.add_argument("--compare-texts", type=int, default=5000, help="memories embedded on both in-process")
     args = parser.parse_args()
@@ -121,7 +132,7 @@ def main() -> int:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"{os.cpu_count()} CPUs (torch {torch.get_num_threads()} threads), load average {load:.2f}; "
           f"torch {torch.__version__}; GPU: {name}", flush=True)
-    extra = [int(size) for size in args.gpu_batch_sizes.split(",") if size.strip()]
+    extra = args.gpu_batch_sizes
     datasets = args.dataset or [ROOT / "examples" / "memories"]
     with tempfile.TemporaryDirectory() as scratch:
         for dataset in datasets:

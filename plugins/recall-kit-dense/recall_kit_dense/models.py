@@ -353,14 +353,15 @@ def counting_tokenizer(loaded: LoadedModel) -> Any | None:
     if loaded.counter is None:
         backend: Any = getattr(getattr(loaded.model, "tokenizer", None), "backend_tokenizer", None)
         counter: Any = False
-        try:
-            from tokenizers import Tokenizer
+        if backend is not None:
+            try:
+                from tokenizers import Tokenizer
 
-            counter = Tokenizer.from_str(backend.to_str())
-            counter.no_truncation()
-            counter.no_padding()
-        except Exception:  # noqa: BLE001 - no fast tokenizer, or one that cannot be copied
-            counter = False
+                counter = Tokenizer.from_str(backend.to_str())
+                counter.no_truncation()
+                counter.no_padding()
+            except Exception:  # noqa: BLE001 - a tokenizer that cannot be copied: count the old way
+                counter = False
         loaded.counter = counter
     return loaded.counter or None
 
