@@ -24,7 +24,26 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "recall_kit.default_plugins.generators",
 )
 
-pm = pluggy.PluginManager("recall_kit")
+
+
+class _PluginManager(pluggy.PluginManager):
+    """pluggy's manager counting registrations, so a registry cached on what is registered can tell
+    a change even when a new plugin object reuses a freed one's id()."""
+
+    generation = 0
+
+    def register(self, plugin: Any, name: str | None = None) -> str | None:
+        registered = super().register(plugin, name)
+        self.generation += 1
+        return registered
+
+    def unregister(self, plugin: Any | None = None, name: str | None = None) -> Any | None:
+        removed = super().unregister(plugin, name)
+        self.generation += 1
+        return removed
+
+
+pm = _PluginManager("recall_kit")
 pm.add_hookspecs(hookspecs)
 
 #: Plugins that failed to import or register: plugin name -> "ExceptionType: message".

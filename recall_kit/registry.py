@@ -73,11 +73,8 @@ class Registry(Generic[T]):
         self.hook_name = hook_name
         self._check = check
         self._unknown_error = unknown_error
-        self._cache_key: tuple | None = None
+        self._cache_key: int | None = None
         self._entries: dict[str, Registration[T]] = {}
-
-    def _current_key(self) -> tuple:
-        return tuple(sorted((str(name), id(plugin)) for name, plugin in pm.list_name_plugin()))
 
     def _build(self) -> dict[str, Registration[T]]:
         entries: dict[str, Registration[T]] = {}
@@ -128,7 +125,7 @@ class Registry(Generic[T]):
     def all(self) -> dict[str, Registration[T]]:
         """Every registration by name, sorted by name."""
         load_plugins()
-        key = self._current_key()
+        key = pm.generation  # bumped by every register and unregister
         if key != self._cache_key:
             self._entries = dict(sorted(self._build().items()))
             self._cache_key = key

@@ -221,3 +221,24 @@ def test_startup_does_not_import_heavy_libraries(argv):
     env = {k: v for k, v in os.environ.items() if k != "RECALL_KIT_LOAD_PLUGINS"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, env=env, timeout=120)
     assert "HEAVY []" in out.stdout, out.stdout + out.stderr
+
+
+def test_a_registry_sees_a_plugin_registered_again_at_the_same_address():
+    # The registries were cached on the registered plugins' names and id()s: a new plugin object
+    # reusing a freed one's address (CI saw it) was served the old registrations, without the
+    # stderr line a malformed one earns. Re-registering one object with other contents is that case.
+    class Swappable:
+        name = "first_metric"
+
+        @hookimpl
+        def register_metrics(self, register):
+            register(self.name, Metric(name=self.name, compute=lambda data, k: None))
+
+    plugin = Swappable()
+    with registered_plugin(plugin, name="swappable"):
+        assert "first_metric" in registry.metrics.names()
+    plugin.name = "second_metric"
+    with registered_plugin(plugin, name="swappable"):
+        names = registry.metrics.names()
+        assert "second_metric" in names and "first_metric" not in names
+    assert "second_metric" not in registry.metrics.names()
