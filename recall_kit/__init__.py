@@ -29,7 +29,9 @@ from recall_kit.plugin import (
     ReportTable,
     Retriever,
     hookimpl,
+    id_ranks,
     sort_hits,
+    top_hits,
 )
 
 __version__ = "0.1.0"
@@ -89,5 +91,5 @@ __all__ = [
     "SystemSpec", "__version__", "build_system", "compare", "compare_files",
     "evaluate", "compare_results", "export_dataset", "hookimpl",
     "import_dataset", "load_config", "load_dataset", "load_result", "load_results", "pool_files", "run_ablation",
-    "run_benchmark", "run_gate", "run_sweep", "score_files", "score_trec_files", "sort_hits",
+    "run_benchmark", "run_gate", "run_sweep", "score_files", "score_trec_files", "sort_hits", "top_hits", "id_ranks",
 ]

@@ -42,7 +42,9 @@ from recall_kit.types import (
     Reporter,
     ReportTable,
     Retriever,
+    id_ranks,
     sort_hits,
+    top_hits,
 )
 
 if TYPE_CHECKING:
@@ -75,6 +77,6 @@ __all__ = [
     "JudgedRankings", "Memory", "Metric", "NoOptions", "OptionError", "PluginRunError", "Qrels", "Query",
     "QueryGenerator", "RelevanceJudge", "RecallKitError", "Register", "Registry", "Report", "ReportTable", "Reporter",
     "Retriever", "UnknownNameError", "atomic_batch", "atomic_open", "build_options", "hookimpl", "lazy_attributes",
-    "load_dataset", "progress_bar", "read_jsonl", "sort_hits", "stage",
+    "load_dataset", "progress_bar", "read_jsonl", "id_ranks", "sort_hits", "stage", "top_hits",
     "content_words", "user_cache_folder", "word_overlap",
 ]

@@ -83,6 +83,42 @@ def sort_hits(hits: Sequence[Hit], ties: str = "float32") -> list[Hit]:
     return [hits[index] for index in order]
 
 
+def id_ranks(ids: Sequence[DocId]) -> np.ndarray:
+    """Each id's position among `ids` sorted ascending (int64, one per id, in the order given):
+    the tie key :func:`top_hits` needs, computed once per index."""
+    import numpy as np
+
+    ranks = np.empty(len(ids), dtype=np.int64)
+    ranks[sorted(range(len(ids)), key=ids.__getitem__)] = np.arange(len(ids))
+    return ranks
+
+
+def top_hits(scores: np.ndarray, ids: Sequence[DocId], k: int, id_rank: np.ndarray | None = None,
+             candidates: np.ndarray | None = None) -> list[Hit]:
+    """The `k` best of `scores` as hits, exactly ``sort_hits([...])[:k]`` (float32 score descending,
+    ties by id descending) without a Hit or a Python comparison per candidate.
+
+    `scores` holds one score per id (or, with `candidates`, one per index into `ids` listed
+    there); each hit keeps its full score. `id_rank` is :func:`id_ranks` of `ids`, kept with
+    an index so it is not recomputed per query. Every candidate tied at float32 precision with
+    the k-th is kept until the ids order them, so where a partition happened to cut decides nothing.
+    """
+    import numpy as np
+
+    rank = id_ranks(ids) if id_rank is None else id_rank
+    values = np.asarray(scores)
+    rows = np.arange(len(values)) if candidates is None else np.asarray(candidates)
+    if k <= 0 or not len(values):
+        return []
+    with np.errstate(over="ignore"):  # past float32's range: +-inf, as sort_hits keys it
+        keys = values.astype(np.float32)
+    if len(keys) > k and not np.isnan(kth := np.partition(keys, len(keys) - k)[len(keys) - k]):
+        keep = np.flatnonzero(keys >= kth)
+        rows, values, keys = rows[keep], values[keep], keys[keep]
+    order = np.lexsort((-rank[rows], -keys))[:k]
+    return [Hit(ids[row], score) for row, score in zip(rows[order].tolist(), values[order].tolist(), strict=True)]
+
+
 class FailedSearch(list[Hit]):
     """The answer to a query whose search failed after the retriever's own retries: no hits, and
     why (one line, no query or memory text).

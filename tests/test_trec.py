@@ -70,6 +70,35 @@ def test_scores_equal_in_float32_tie_as_in_trec_eval(tmp_path):
     assert [hit.id for hit in read_run(path)["q"]] == ["b", "a"]
 
 
+@pytest.mark.parametrize("seed", range(20))
+def test_top_hits_is_sort_hits_cut_to_k(seed):
+    # top_hits (argpartition + lexsort on an id rank) against sort_hits over Hit objects: ties
+    # at float32 precision (1.0 vs 1.0 + 1e-9), -0.0 and 0.0, values past float32's range, ids
+    # that sort differently as strings and as numbers, and a subset of candidates.
+    import numpy as np
+
+    from recall_kit.types import id_ranks, top_hits
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 300))
+    ids = [str(i) for i in rng.permutation(n * 3)[:n]]
+    pool = np.array([1.0, 1.0 + 1e-9, 0.5, -0.0, 0.0, -1.0, 1e39, -1e39, 0.25 + 1e-12, 0.25])
+    scores = np.where(rng.random(n) < 0.6, rng.choice(pool, n), rng.normal(size=n))
+    if seed % 2:
+        with np.errstate(over="ignore"):
+            scores = scores.astype(np.float32)
+    rank = id_ranks(ids)
+    candidates = np.flatnonzero(rng.random(n) < 0.5)
+    for k in (1, 2, 5, 10, n - 1, n, n + 3):
+        expected = sort_hits([Hit(ids[i], float(scores[i])) for i in range(n)])[:k]
+        got = top_hits(scores, ids, k, rank)
+        assert got == expected and [type(hit.score) for hit in got] == [float] * len(got)
+        assert top_hits(scores, ids, k) == expected  # the rank computed when not given
+        subset = sort_hits([Hit(ids[i], float(scores[i])) for i in candidates])[:k]
+        assert top_hits(scores[candidates], ids, k, rank, candidates=candidates) == subset
+    assert top_hits(scores, ids, 0, rank) == [] and top_hits(scores[:0], ids, 3, rank, candidates=candidates[:0]) == []
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [

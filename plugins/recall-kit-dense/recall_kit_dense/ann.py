@@ -7,7 +7,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from recall_kit.plugin import Hit, RecallKitError, sort_hits
+from recall_kit.plugin import Hit, RecallKitError, id_ranks, sort_hits, top_hits
 
 
 class MissingExtraError(RecallKitError):
@@ -31,28 +31,15 @@ def ann_recall_stats(checked: Mapping[Any, tuple[int, int]]) -> dict[str, Any]:
     }
 
 
-def top_k_rows(scores: np.ndarray, ids: list[str], k: int) -> list[list[Hit]]:
+def top_k_rows(scores: np.ndarray, ids: list[str], k: int, id_rank: np.ndarray | None = None) -> list[list[Hit]]:
     """The `k` best hits of each row of `scores` (queries x memories), in `sort_hits` order.
 
-    `argpartition` finds each row's k-th best score; every memory scoring at least that much is a
-    candidate, so ties at the cut are settled as `sort_hits` settles them (higher id first), not by
-    where argpartition happened to put them.
+    `recall_kit.top_hits` per row: every memory tied (at float32) with the k-th best stays until
+    the ids order them (higher id first), so where a partition cut decides nothing. `id_rank` is
+    `recall_kit.id_ranks(ids)`, kept with the index.
     """
-    rows, count = scores.shape
-    k = min(k, count)
-    if k <= 0:
-        return [[] for _ in range(rows)]
-    if k < count:
-        part = np.argpartition(-scores, k - 1, axis=1)[:, :k]
-        thresholds = np.take_along_axis(scores, part, axis=1).min(axis=1)
-    else:
-        thresholds = scores.min(axis=1)
-    out = []
-    for row, threshold in zip(scores, thresholds, strict=True):
-        candidates = np.flatnonzero(row >= threshold)
-        hits = [Hit(ids[i], float(row[i])) for i in candidates.tolist()]
-        out.append(sort_hits(hits)[:k])
-    return out
+    rank = id_ranks(ids) if id_rank is None else id_rank
+    return [top_hits(row, ids, k, rank) for row in scores]
 
 
 class AnnIndex(Protocol):

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from recall_kit.plugin import Corpus, Hit, Memory, Retriever
+from recall_kit.plugin import Corpus, Hit, Memory, Retriever, id_ranks
 from recall_kit_dense.models import (
     DEFAULT_MODEL,
     LoadedModel,
@@ -149,6 +149,7 @@ class DenseRetriever(Retriever):
         self._loaded: LoadedModel | None = None
         self._prefixes: Prefixes | None = None
         self._ids: list[str] = []
+        self._id_rank: np.ndarray | None = None  # recall_kit.id_ranks(self._ids): the tie order
         self._matrix: np.ndarray | None = None
         self._ann: AnnIndex | None = None
         self._ann_bytes = 0
@@ -324,6 +325,7 @@ class DenseRetriever(Retriever):
         loaded = self._model()
         assert self._prefixes is not None
         self._ids = list(corpus.ids)
+        self._id_rank = id_ranks(self._ids)
         texts = [memory_text(memory, self.options.fields) for memory in corpus]
         cache = EmbeddingCache() if self.options.cache else None
         key = self.cache_key(corpus) if cache is not None else {}
@@ -506,11 +508,11 @@ class DenseRetriever(Retriever):
             rows, scores = self._ann.query(vectors, k)
             answers = ann_hits(rows, scores, self._ids, k)
             if self.options.ann_recall_check:
-                exact = top_k_rows(self._similarities(vectors), self._ids, k)
+                exact = top_k_rows(self._similarities(vectors), self._ids, k, self._id_rank)
                 for i, approximate, truth in zip(wanted, answers, exact, strict=True):
                     self._record_recall(queries[i], k, approximate, truth)
         else:
-            answers = top_k_rows(self._similarities(vectors), self._ids, k)
+            answers = top_k_rows(self._similarities(vectors), self._ids, k, self._id_rank)
         for i, answer in zip(wanted, answers, strict=True):
             results[i] = answer
         return results
@@ -520,7 +522,9 @@ class DenseRetriever(Retriever):
         numpy's own einsum loop, not BLAS: between two query embeddings OpenBLAS's threads wake
         up and compete with the model for the cores; at 6,000 x 384 BLAS took ~5.5 ms per query
         that way (and slowed the ONNX embedding from ~6 to ~10 ms), einsum 0.6 ms, on 2 cores
-        (docs/performance.md). A batch stays one BLAS matrix product."""
+        (docs/performance.md). BLAS held to one thread (threadpoolctl) is no faster there: after
+        the model's pass the 9 MB matrix comes from memory either way (0.63 against 0.68 ms).
+        A batch stays one BLAS matrix product."""
         import numpy as np
 
         assert self._matrix is not None

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from recall_kit.plugin import Corpus, Hit, Retriever, sort_hits
+from recall_kit.plugin import Corpus, Hit, Retriever, id_ranks, top_hits
 from recall_kit_graph.normalise import query_ngrams
 
 if TYPE_CHECKING:
@@ -117,6 +117,7 @@ class GraphRetriever(Retriever):
         self._names: list[str] = []
         self._seeder: Any = None
         self._memory_nodes: dict[str, int] = {}
+        self._id_rank: np.ndarray | None = None  # recall_kit.id_ranks(graph.memory_ids): the tie order
 
     # --- building -------------------------------------------------------------------------------
 
@@ -160,6 +161,7 @@ class GraphRetriever(Retriever):
         self._transition = transition_matrix(graph, graph.type_weights(self.options.edge_weights))
         self._names = list(graph.concepts)
         self._memory_nodes = {memory_id: i for i, memory_id in enumerate(graph.memory_ids)}
+        self._id_rank = id_ranks(graph.memory_ids)
         self._seeder = self._build_seeder(corpus)
 
     def _build_seeder(self, corpus: Corpus) -> Any:
@@ -259,17 +261,12 @@ class GraphRetriever(Retriever):
         return scores[: self.graph.memory_count]
 
     def _top(self, column: np.ndarray, k: int) -> list[Hit]:
+        """The best `k` memories scoring above 0, in sort_hits order (every memory tied with the
+        k-th at float32 precision kept until the ids decide, as trec_eval orders them)."""
         import numpy as np
 
         positive = np.flatnonzero(column > 0)
-        if len(positive) > k:
-            # Keep every memory tied with the k-th score (at float32 precision, as sort_hits and
-            # trec_eval compare scores) so the trec_eval tie order decides which stay.
-            rounded = column[positive].astype(np.float32)
-            kth = np.partition(rounded, len(positive) - k)[len(positive) - k]
-            positive = positive[rounded >= kth]
-        hits = [Hit(self.graph.memory_ids[i], float(column[i])) for i in positive]
-        return sort_hits(hits)[:k]
+        return top_hits(column[positive], self.graph.memory_ids, k, self._id_rank, candidates=positive)
 
     def search(self, query: str, k: int) -> list[Hit]:
         return self.search_many([query], k)[0]
