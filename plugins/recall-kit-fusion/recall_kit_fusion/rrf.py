@@ -55,8 +55,15 @@ class ReciprocalRankFusion(Fusion):
         offset = self.options.k
         scores: dict[str, float] = {}
         for _name, weight, hits in active_legs(request, self.depth(request.k)):
-            for rank, hit in enumerate(hits, start=1):
-                scores[hit.id] = scores.get(hit.id, 0.0) + weight / (offset + rank)
+            shares = [weight / (offset + rank) for rank in range(1, len(hits) + 1)]
+            if not scores:  # the first leg's shares are the sums so far, if its ids are distinct
+                scores = dict(zip([hit.id for hit in hits], shares))
+                if len(scores) == len(hits):
+                    continue
+                scores = {}
+            get = scores.get
+            for hit, share in zip(hits, shares):
+                scores[hit.id] = get(hit.id, 0.0) + share
         return ranked(scores, request.k)
 
     def diagnose(self, weights: Mapping[str, float], k: int) -> list[str]:

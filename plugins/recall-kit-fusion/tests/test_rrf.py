@@ -124,7 +124,7 @@ def test_the_diagnosed_bar_is_real():
 
 
 def test_ranked_is_sort_hits_top_k_on_ties_and_extremes():
-    """`ranked` selects with a heap; it must keep exactly sort_hits' order and cut: float32 ties
+    """`ranked` selects with a heap or one sort; either must keep exactly sort_hits' order and cut: float32 ties
     broken by id descending, -0.0 equal to 0.0, values past float32's range as +-inf."""
     import random
 
@@ -140,3 +140,27 @@ def test_ranked_is_sort_hits_top_k_on_ties_and_extremes():
         k = rng.randint(0, 45)
         expected = sort_hits([Hit(doc, score) for doc, score in scores.items()])[:k]
         assert [(h.id, h.score) for h in ranked(scores, k)] == [(h.id, h.score) for h in expected]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_scores_are_the_formula_to_the_last_bit(seed):
+    # Each score is the sum of w / (k + rank) over the legs in their order, ranks in order: the
+    # first leg's shares taken as they are, a leg that repeats an id (no runner sends one, a
+    # caller may) counting it at each of its ranks, as the formula's loop does.
+    import random
+
+    from recall_kit import Hit, sort_hits
+
+    rng = random.Random(seed)
+    pool = [f"d{i}" for i in range(150)]
+    legs = {name: [Hit(doc, 1.0) for doc in rng.sample(pool, rng.randint(0, 100))] for name in ("a", "b", "c")}
+    if seed % 2:
+        legs["a"] = legs["a"] + legs["a"][:3]  # repeated ids in the first leg
+    weights = {"a": rng.choice([1.0, 0.7]), "b": 1.3, "c": 1.0}
+    expected: dict[str, float] = {}
+    for name, hits in legs.items():
+        for rank, hit in enumerate(hits[:100], start=1):
+            expected[hit.id] = expected.get(hit.id, 0.0) + weights[name] / (60 + rank)
+    for k in (5, 100):
+        fused = ReciprocalRankFusion().fuse(make_request(legs, weights=weights, k=k))
+        assert fused == sort_hits([Hit(doc, score) for doc, score in expected.items()])[:k]
