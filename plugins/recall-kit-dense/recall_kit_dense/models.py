@@ -250,6 +250,10 @@ class LoadedModel:
     lock: threading.Lock
     #: `counting_tokenizer`'s copy, made on first use (False: the model has none to copy).
     counter: Any = None
+    #: The `truncation.Watch` the first module's tokenization reports to while memories embed.
+    watch: Any = None
+    #: Whether `truncation.watch_tokenization` has wrapped the first module.
+    watched: bool = False
 
 
 _LOADED: dict[tuple[Any, ...], LoadedModel] = {}

@@ -14,7 +14,6 @@ from recall_kit.plugin import Corpus, Hit, Memory, Retriever, id_ranks
 from recall_kit_dense.models import (
     DEFAULT_MODEL,
     LoadedModel,
-    counting_tokenizer,
     load_model,
     resolve_model,
     token_lengths,
@@ -22,8 +21,6 @@ from recall_kit_dense.models import (
 from recall_kit_dense.prefixes import Prefixes, resolve_prefixes
 
 if TYPE_CHECKING:
-    from concurrent.futures import Future
-
     import numpy as np
 
     from recall_kit_dense.ann import AnnIndex
@@ -346,12 +343,16 @@ class DenseRetriever(Retriever):
         embedded = 0
         embed_seconds = 0.0
         if matrix is None:
-            counting = self._count_truncated_meanwhile(loaded, texts)
+            from recall_kit_dense.truncation import watching
+
             started = time.perf_counter()
-            matrix = self._embed_documents(texts)
+            with watching(loaded) as watch:
+                matrix = self._embed_documents(texts)
             embed_seconds = time.perf_counter() - started
             embedded = len(texts)
-            truncated = counting.result() if counting is not None else self._count_truncated(loaded, texts)
+            truncated = watch.truncated(loaded, len(texts))
+            if truncated is None:  # the watch did not see every text: count them all
+                truncated = self._count_truncated(loaded, texts)
             if cache is not None and not self._write_cache(cache, key, matrix, truncated):
                 status += " (not written)"
         self._matrix = matrix
@@ -453,20 +454,6 @@ class DenseRetriever(Retriever):
             )
             return False
         return True
-
-    def _count_truncated_meanwhile(self, loaded: LoadedModel, texts: list[str]) -> Future[int | None] | None:
-        """`_count_truncated` started in a thread of its own, to run while the memories embed,
-        when the model has a fast tokenizer to copy (`counting_tokenizer`: it shares no state with
-        the tokenizer the model encodes with); None otherwise (count after embedding)."""
-        if not texts or counting_tokenizer(loaded) is None:
-            return None
-        from concurrent.futures import ThreadPoolExecutor
-
-        executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recall-kit-dense-count")
-        try:
-            return executor.submit(self._count_truncated, loaded, texts)
-        finally:
-            executor.shutdown(wait=False)
 
     def _count_truncated(self, loaded: LoadedModel, texts: list[str]) -> int | None:
         """How many memory texts (with the doc prefix) are longer than the model's window."""

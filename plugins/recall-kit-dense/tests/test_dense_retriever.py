@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import recall_kit_dense
 from recall_kit_dense.ann import top_k_rows
-from recall_kit_dense.models import DenseModelError, resolve_model
+from recall_kit_dense.models import DenseModelError, resolve_model, token_lengths
 from recall_kit_dense.retriever import DenseRetriever, memory_text
 
 from recall_kit.plugin import Corpus, Hit, Memory, OptionError, RecallKitError, build_options
@@ -168,6 +168,48 @@ def test_truncated_memories_are_counted_against_the_window() -> None:
     assert narrow["truncated_memories"] == 2  # "a short note" is 3 tokens + 2 special
 
 
+@pytest.mark.parametrize("window", [None, 6, 9])
+def test_the_truncation_count_read_off_the_models_tokenization_is_the_full_count(window, monkeypatch) -> None:
+    """Counted from the rows that filled their batch (recall_kit_dense.truncation), the number of
+    memories cut at the window is the number a second tokenization of every memory gives; only
+    the rows that filled their batch are tokenized again."""
+    from recall_kit_dense import truncation
+
+    rng = np.random.default_rng(5)
+    words = "the cat sat on a warm mat near my sister's lisbon flight gate garden invoice".split()
+    memories = [Memory(str(i), " ".join(rng.choice(words, size=int(rng.integers(1, 12)))))
+                for i in range(90)] + [Memory("long", "word " * 400), Memory("accents", "é" * 300)]
+    options = {"batch_size": 4, "cache": False, **({"max_seq_length": window} if window else {})}
+    watched: list[truncation.Watch] = []
+    original = truncation.Watch.truncated
+
+    def spy(self: truncation.Watch, loaded: object, embedded: int) -> int | None:
+        watched.append(self)
+        return original(self, loaded, embedded)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(truncation.Watch, "truncated", spy)
+    retriever = built(Corpus(memories), **options)
+    texts = [memory.content for memory in memories]
+    expected = retriever._count_truncated(retriever._model(), texts)
+    assert retriever.index_stats()["truncated_memories"] == expected
+    assert expected == sum(1 for length in token_lengths(retriever._model(), texts)
+                           if length > (window or 256))
+    assert expected >= (1 if window is None else 10)
+    (watch,) = watched
+    assert watch.seen == len(memories) and not watch.blind and len(watch.filled) < len(memories)
+
+
+def test_a_watch_that_did_not_see_every_memory_counts_them_all() -> None:
+    class OneMoreCall(DenseRetriever):
+        def _embed_documents(self, texts: list[str]) -> np.ndarray:
+            self._encode(["word " * 300], "")  # a call the watch sees besides the memories
+            return super()._embed_documents(texts)
+
+    retriever = OneMoreCall(Options(cache=False))
+    retriever.build_index(Corpus([Memory("long", "word " * 400), Memory("short", "a short note")]))
+    assert retriever.index_stats()["truncated_memories"] == 1
+
+
 def test_max_seq_length_past_the_models_positions_is_one_clear_line() -> None:
     with pytest.raises(DenseModelError, match=r"exceeds the 512 positions") as caught:
         built(Corpus(MEMORIES[:1]), max_seq_length=4096)
@@ -248,7 +290,7 @@ def test_cuda_on_a_machine_without_one_is_one_clear_line() -> None:
 
 
 def test_token_counts_through_the_private_tokenizer_are_the_models_tokenizers() -> None:
-    from recall_kit_dense.models import counting_tokenizer, token_lengths
+    from recall_kit_dense.models import counting_tokenizer
 
     loaded = DenseRetriever(Options())._model()
     texts = [memory.content for memory in MEMORIES] + [
