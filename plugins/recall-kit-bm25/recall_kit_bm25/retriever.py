@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from recall_kit import Corpus, Hit, Retriever
+from recall_kit import Corpus, Hit, Retriever, id_ranks
 from recall_kit_bm25.tokenize import tokenize
 
 if TYPE_CHECKING:
@@ -85,8 +85,6 @@ class BM25Retriever(Retriever):
                         stemmer=self.options.stemmer)
 
     def build_index(self, corpus: Corpus) -> None:
-        import numpy as np
-
         from recall_kit_bm25.index import PostingIndex
 
         self._ids = [memory.id for memory in corpus]
@@ -95,10 +93,8 @@ class BM25Retriever(Retriever):
         keep = self.options.implementation == "rank-bm25"
         tokenized = (self.tokens(memory.searchable_text) for memory in corpus)
         documents = list(tokenized) if keep else tokenized
-        # Ties are broken as recall_kit.sort_hits does (id descending): a rank per document.
-        ascending = sorted(range(len(self._ids)), key=self._ids.__getitem__)
-        self._id_rank = np.empty(len(self._ids), dtype=np.int64)
-        self._id_rank[ascending] = np.arange(len(self._ids) - 1, -1, -1)
+        # Ties are broken as recall_kit.sort_hits does (id descending): 0 for the highest id.
+        self._id_rank = len(self._ids) - 1 - id_ranks(self._ids)
         self._index = PostingIndex(documents, self.parameters)
         if keep and self._index.corpus_size:
             self._reference = make_reference(documents, self.parameters)  # type: ignore[arg-type]
