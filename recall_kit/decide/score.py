@@ -37,6 +37,8 @@ class ScoredRun:
     #: Metric name -> mean over the queries (a sum for counts such as num_ret).
     overall: dict[str, float]
     warnings: list[str] = field(default_factory=list)
+    #: The run's tag (its last line's sixth field, as trec_eval keeps it), for trec_eval's runid line.
+    runid: str | None = None
 
     def __post_init__(self) -> None:
         # The scoring kernel's means carry trec_eval's query count as "n"; here it is n_queries.
@@ -82,6 +84,8 @@ class ScoredRuns:
     relevance_level: int = 1
     judged_only: bool = False
     depth: int | None = None
+    #: Whether a trec_eval measure set holding ``runid`` was asked (``-m official``, ``-m all_trec``).
+    runid_asked: bool = False
     #: None with a single run.
     comparison: Comparison | None = None
     #: The comparison's warnings, then each run's (named by run when there are several).
@@ -108,6 +112,13 @@ class ScoredRuns:
         data.update(relevance_level=self.relevance_level, judged_only=self.judged_only, depth=self.depth)
         return data
 
+    def trec_eval_text(self, per_query: bool = False) -> str:
+        """trec_eval's own output lines for each run in turn (`score --report trec_eval`)."""
+        from recall_kit.reporting.trec_eval import TrecEvalRun, trec_eval_text
+
+        return trec_eval_text([TrecEvalRun(run.runid if self.runid_asked else None, run.query_ids, run.values,
+                                           run.overall) for run in self.runs], per_query)
+
     def report(self, per_query: bool = False) -> Report:
         """One table of every run's means (and each query's values with `per_query`); with several
         runs, a table per challenger of its paired comparison with the first."""
@@ -126,14 +137,16 @@ class ScoredRuns:
             (run,) = self.runs
             table = ReportTable(title=f"{Path(run.source).name} against {against}",
                                 headers=["query", "n", *names], rows=value_rows(run))
-            return _ScoreReport(title="recall-kit score", tables=[table], notes=notes, data_of=self.to_dict)
+            return _ScoreReport(title="recall-kit score", tables=[table], notes=notes, data_of=self.to_dict,
+                                trec_eval_of=lambda: self.trec_eval_text(per_query))
         rows = [[run.label, *row] for run in self.runs for row in value_rows(run)]
         table = ReportTable(title=f"{len(self.runs)} runs against {against}",
                             headers=["run", "query", "n", *names], rows=rows)
         from recall_kit.decide.compare_report import delta_table
 
         tables = [table] + [delta_table(self.comparison, run.label) for run in self.runs[1:]]
-        return _ScoreReport(title="recall-kit score", tables=tables, notes=notes, data_of=self.to_dict)
+        return _ScoreReport(title="recall-kit score", tables=tables, notes=notes, data_of=self.to_dict,
+                            trec_eval_of=lambda: self.trec_eval_text(per_query))
 
 
 class _ScoreReport(Report):
@@ -141,10 +154,13 @@ class _ScoreReport(Report):
     reporter first reads it: the table printed by default never does, and building it costs about
     as much as judging the rankings at 20,000 queries."""
 
-    def __init__(self, *, data_of: Callable[[], dict[str, Any]] | None = None, **fields: Any) -> None:
+    def __init__(self, *, data_of: Callable[[], dict[str, Any]] | None = None,
+                 trec_eval_of: Callable[[], str] | None = None, **fields: Any) -> None:
         super().__init__(**fields)  # `data`, when given (dataclasses.replace gives it), is set here
         if data_of is not None:
             self._data_of: Callable[[], dict[str, Any]] | None = data_of
+        #: trec_eval's own output lines, made when the trec_eval reporter asks for them.
+        self.trec_eval_text = trec_eval_of
 
     @property  # type: ignore[override]
     def data(self) -> dict[str, Any]:
@@ -184,11 +200,11 @@ def score_files(
     scores = score_run_files(qrels_path, run_paths, metrics, complete=complete, ties=ties,
                              relevance_level=relevance_level, judged_only=judged_only, depth=depth)
     labels = run_labels(run_paths)
-    runs = [ScoredRun(label, str(path), run.query_ids, run.values, run.overall, run.warnings)
+    runs = [ScoredRun(label, str(path), run.query_ids, run.values, run.overall, run.warnings, run_tag(path))
             for label, path, run in zip(labels, run_paths, scores, strict=True)]
     return scored_runs(runs, str(qrels_path), complete=complete, ties=ties, relevance_level=relevance_level,
                        judged_only=judged_only, depth=depth, primary=primary, test=test,
-                       n_resamples=n_resamples, seed=seed)
+                       n_resamples=n_resamples, seed=seed, runid_asked=_asks_runid(metrics))
 
 
 def compare(
@@ -255,9 +271,11 @@ def compare(
         warnings = list(scores.warnings)
         if missing:
             warnings.append(f"not computed (no recall-kit measure): {', '.join(missing)}")
-        scored.append(ScoredRun(str(name), str(name), scores.query_ids, scores.values, scores.overall, warnings))
+        scored.append(ScoredRun(str(name), str(name), scores.query_ids, scores.values, scores.overall, warnings,
+                                str(name)))
     return scored_runs(scored, None, complete=complete, ties=ties, relevance_level=level, judged_only=judged_only,
-                       depth=depth, primary=primary, test=test, n_resamples=n_resamples, seed=seed)
+                       depth=depth, primary=primary, test=test, n_resamples=n_resamples, seed=seed,
+                       runid_asked=_asks_runid(metrics))
 
 
 def _check_resamples(n_resamples: int) -> None:
@@ -301,6 +319,24 @@ def _hit(query_id: Any, item: Sequence[Any]) -> Hit:
     return Hit(str(item[0]), _score_value(query_id, item[0], item[1]))
 
 
+def run_tag(path: Path) -> str | None:
+    """A TREC run file's tag: the sixth field of its last line, the one trec_eval keeps as runid."""
+    with open(path, "rb") as handle:
+        handle.seek(0, 2)
+        size = handle.tell()
+        handle.seek(max(0, size - 4096))
+        lines = [line for line in handle.read().splitlines() if line.strip()]
+    fields = lines[-1].split() if lines else []
+    return fields[5].decode("utf-8", "replace") if len(fields) >= 6 else None
+
+
+def _asks_runid(metrics: Sequence[str] | str | None) -> bool:
+    from recall_kit.measure.metric_names import TREC_EVAL_SETS
+
+    names = [metrics] if isinstance(metrics, str) else metrics or ()
+    return any("runid" in TREC_EVAL_SETS.get(name.strip(), ()) for name in names if isinstance(name, str))
+
+
 def run_labels(paths: Sequence[Path]) -> list[str]:
     """A label per run file: its name, or its path where two runs share a name."""
     names = [Path(path).name for path in paths]
@@ -320,12 +356,13 @@ def scored_runs(
     test: str = "randomisation",
     n_resamples: int = 10_000,
     seed: int = 0,
+    runid_asked: bool = False,
 ) -> ScoredRuns:
     """Scored runs with, when there are several, each compared with the first on their shared queries."""
     names = list(runs[0].values)
     notes = [f"{run.label}: {warning}" if len(runs) > 1 else warning for run in runs for warning in run.warnings]
     settings: dict[str, Any] = {"complete": complete, "ties": ties, "relevance_level": relevance_level,
-                                "judged_only": judged_only, "depth": depth}
+                                "judged_only": judged_only, "depth": depth, "runid_asked": runid_asked}
     if len(runs) == 1:
         return ScoredRuns(list(runs), names, qrels, warnings=notes, **settings)
     shared = set(runs[0].query_ids).intersection(*(run.query_ids for run in runs[1:]))

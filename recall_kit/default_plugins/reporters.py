@@ -16,6 +16,7 @@ def register_reporters(register: Register) -> None:
         TableReporter,
     )
     from recall_kit.reporting.html import HtmlReporter
+    from recall_kit.reporting.trec_eval import TrecEvalReporter
 
     register("table", TableReporter)
     register("markdown", MarkdownReporter)
@@ -23,3 +24,4 @@ def register_reporters(register: Register) -> None:
     register("json", JsonReporter)
     register("html", HtmlReporter)
     register("latex", LatexReporter)
+    register("trec_eval", TrecEvalReporter)

@@ -47,6 +47,18 @@ TREC_EVAL_SETS: dict[str, tuple[str, ...]] = {
                  "set_map", "set_F", "num_nonrel_judged_ret"),
 }
 
+#: The order trec_eval prints its measures in, whatever order ``-m`` names them in: its measures.c
+#: table (te_trec_measures) in trec_eval 10, which keeps 9.0.8's order and adds rbp, rbp_resid and
+#: unj at the end. `score --report trec_eval` prints in this order; a measure trec_eval does not
+#: have follows, in the order asked.
+TREC_EVAL_PRINT_ORDER: tuple[str, ...] = (
+    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+    "iprec_at_recall", "P", "relstring", "recall", "infAP", "gm_bpref", "Rprec_mult", "utility", "11pt_avg",
+    "binG", "G", "dcg", "ideal_dcg", "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut", "map_cut", "relative_P", "success",
+    "set_P", "set_relative_P", "set_recall", "set_map", "set_F", "num_nonrel_judged_ret", "num_nonjudged_ret",
+    "rbp", "rbp_resid", "unj",
+)
+
 # The alias table of the last registry state seen: (entries dict, {lowercase alias: family}).
 _alias_cache: tuple[Any, dict[str, str]] | None = None
 
@@ -217,6 +229,25 @@ def trec_eval_names_missing(names: Sequence[str] | None) -> list[str]:
             if name not in known and name not in missing:
                 missing.append(name)
     return missing
+
+
+def trec_eval_name(spec: MetricSpec) -> tuple[str, str] | None:
+    """(trec_eval's family, the name trec_eval prints) for a metric trec_eval computes, else None.
+
+    ``precision@5`` -> ("P", "P_5"); ``iprec_at_recall@10`` -> ("iprec_at_recall",
+    "iprec_at_recall_0.10"); ``rprec_mult@200`` -> ("Rprec_mult", "Rprec_mult_2.00"); ``mrr`` ->
+    ("recip_rank", "recip_rank"); ``ndcg@10`` -> ("ndcg_cut", "ndcg_cut_10"). A cutoff trec_eval
+    has no parameter for (``mrr@10``) gives None, as does a measure it lacks (``judged@10``).
+    """
+    metric = spec.metric
+    if spec.cutoff is None:
+        bare = [name for name in metric.trec_eval if f"{name}_{_ALIAS_CUTOFF}" not in metric.aliases]
+        return (bare[0], bare[0]) if bare and metric.cutoff != "required" else None
+    for family in metric.trec_eval:
+        if f"{family}_{_ALIAS_CUTOFF}" in metric.aliases:
+            number = f"{spec.cutoff / 100:.2f}" if metric.cutoff_unit == "percent" else str(spec.cutoff)
+            return family, f"{family}_{number}"
+    return None
 
 
 def canonical_metric_name(name: str) -> str:
