@@ -37,6 +37,7 @@ def score_command(
     json_out: Annotated[Path | None, typer.Option("--json", help="Write per-query and mean values (and the comparison) as JSON here.")] = None,
     report: ReportOption = "table",
     output: OutputOption = None,
+    test: Annotated[str, typer.Option("--test", help="With several runs: the p-value's test: randomisation, bootstrap, t-test, wilcoxon or tukey.")] = "randomisation",
 ) -> None:
     """Score TREC run files against TREC qrels, as trec_eval does; with several runs, compare each
     with the first as 'compare' does (paired deltas, intervals, Holm-corrected p-values)."""
@@ -46,7 +47,8 @@ def score_command(
     check_outputs({"--json": json_out, "--output": output}, inputs={"--qrels": qrels, **{f"--run {r}": r for r in run}})
     outcome = score_files(qrels, run, _split_names(metrics), complete=complete, ties=ties,
                           relevance_level=relevance_level, judged_only=judged_only,
-                          primary=_split_names(primary), n_resamples=bootstrap, seed=seed, depth=max_depth)
+                          primary=_split_names(primary), n_resamples=bootstrap, seed=seed, depth=max_depth,
+                          test=test)
     if json_out is not None:
         write_json_atomic(json_out, outcome.to_dict())
         typer.echo(f"Wrote {json_out}", err=True)

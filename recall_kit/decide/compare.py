@@ -288,7 +288,11 @@ def compare_values(
     rows as usual). With three systems or more, every pair is also compared (`pairwise`).
     """
     if test not in PAIRED_TESTS:
-        raise ResultFileError(f"Unknown test {test!r}. Available: {', '.join(PAIRED_TESTS)}.")
+        import difflib
+
+        close = difflib.get_close_matches(str(test).lower(), list(PAIRED_TESTS), n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ResultFileError(f"Unknown test {test!r}{hint}. Available: {', '.join(PAIRED_TESTS)}.")
     metrics = list(matrices)
     decision = primary_metrics(metrics, primary)
     scopes = _comparison_scopes(len(query_ids), strata)

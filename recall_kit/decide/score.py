@@ -17,6 +17,7 @@ import numpy as np
 
 from recall_kit.errors import DatasetError, OptionError, RecallKitError, ResultFileError
 from recall_kit.measure.evaluation import RunScores, canonical_metric_name, score_run_files
+from recall_kit.measure.metric_names import display_names
 from recall_kit.reporting.formats import four_places
 from recall_kit.types import Hit, Report, ReportTable
 
@@ -86,6 +87,9 @@ class ScoredRuns:
     depth: int | None = None
     #: Whether a trec_eval measure set holding ``runid`` was asked (``-m official``, ``-m all_trec``).
     runid_asked: bool = False
+    #: recall-kit's name -> the name the tables show: the spelling the user asked by (trec_eval's,
+    #: ir_measures'), see `display_names`. The JSON keeps recall-kit's names.
+    labels: Mapping[str, str] = field(default_factory=dict)
     #: None with a single run.
     comparison: Comparison | None = None
     #: The comparison's warnings, then each run's (named by run when there are several).
@@ -119,34 +123,65 @@ class ScoredRuns:
         return trec_eval_text([TrecEvalRun(run.runid if self.runid_asked else None, run.query_ids, run.values,
                                            run.overall) for run in self.runs], per_query)
 
-    def report(self, per_query: bool = False) -> Report:
+    def report(self, per_query: bool = False, width: int | None = None) -> Report:
         """One table of every run's means (and each query's values with `per_query`); with several
-        runs, a table per challenger of its paired comparison with the first."""
+        runs, a table per challenger of its paired comparison with the first. Measures are headed by
+        the names they were asked by; counts (num_ret, ...) show as whole numbers. Each query's
+        values are a row of measures when the table fits in `width` characters (the terminal's
+        width by default), else one row per query and measure."""
+        from recall_kit.measure.metric_names import resolve_metrics
+
         names = self.metrics
+        whole = {spec.name for spec in resolve_metrics(names) if spec.metric.summary == "sum"}
+        heads = [self.labels.get(name, name) for name in names]
+
+        def shown(name: str, value: float) -> str:
+            return str(int(value)) if name in whole else four_places(value)
 
         def value_rows(run: ScoredRun) -> list[list[Any]]:
-            rows = [["all", run.n_queries, *(four_places(run.overall[name]) for name in names)]]
-            if per_query:
-                rows += [[qid, 1, *(four_places(run.values[name][i]) for name in names)]
+            rows = [["all", run.n_queries, *(shown(name, run.overall[name]) for name in names)]]
+            if per_query and wide:
+                rows += [[qid, 1, *(shown(name, run.values[name][i]) for name in names)]
                          for i, qid in enumerate(run.query_ids)]
             return rows
 
+        def long_rows(run: ScoredRun) -> list[list[Any]]:
+            return [[qid, head, shown(name, run.values[name][i])]
+                    for i, qid in enumerate(run.query_ids) for name, head in zip(names, heads, strict=True)]
+
+        several = self.comparison is not None
+        wide = not per_query or _fits(["run"] * several + ["query", "n", *heads], width)
         against = Path(self.qrels).name if self.qrels is not None else "the qrels"
         notes = list(self.warnings)
-        if self.comparison is None:
+        if not several:
             (run,) = self.runs
-            table = ReportTable(title=f"{Path(run.source).name} against {against}",
-                                headers=["query", "n", *names], rows=value_rows(run))
-            return _ScoreReport(title="recall-kit score", tables=[table], notes=notes, data_of=self.to_dict,
+            tables = [ReportTable(title=f"{Path(run.source).name} against {against}",
+                                  headers=["query", "n", *heads], rows=value_rows(run))]
+            if per_query and not wide:
+                tables.append(ReportTable(title="per query", headers=["query", "measure", "value"], rows=long_rows(run)))
+            return _ScoreReport(title="recall-kit score", tables=tables, notes=notes, data_of=self.to_dict,
                                 trec_eval_of=lambda: self.trec_eval_text(per_query))
         rows = [[run.label, *row] for run in self.runs for row in value_rows(run)]
-        table = ReportTable(title=f"{len(self.runs)} runs against {against}",
-                            headers=["run", "query", "n", *names], rows=rows)
+        tables = [ReportTable(title=f"{len(self.runs)} runs against {against}",
+                              headers=["run", "query", "n", *heads], rows=rows)]
+        if per_query and not wide:
+            tables.append(ReportTable(title="per query", headers=["run", "query", "measure", "value"],
+                                      rows=[[run.label, *row] for run in self.runs for row in long_rows(run)]))
         from recall_kit.decide.compare_report import delta_table
 
-        tables = [table] + [delta_table(self.comparison, run.label) for run in self.runs[1:]]
+        assert self.comparison is not None
+        tables += [delta_table(self.comparison, run.label) for run in self.runs[1:]]
         return _ScoreReport(title="recall-kit score", tables=tables, notes=notes, data_of=self.to_dict,
                             trec_eval_of=lambda: self.trec_eval_text(per_query))
+
+
+def _fits(headers: Sequence[str], width: int | None) -> bool:
+    """Whether a table with these columns (values of up to 10 characters) fits in `width`
+    characters, the terminal's by default (80 where there is none)."""
+    import shutil
+
+    limit = width if width is not None else shutil.get_terminal_size((80, 24)).columns
+    return sum(max(len(header), 10) + 2 for header in headers) <= limit
 
 
 class _ScoreReport(Report):
@@ -204,7 +239,8 @@ def score_files(
             for label, path, run in zip(labels, run_paths, scores, strict=True)]
     return scored_runs(runs, str(qrels_path), complete=complete, ties=ties, relevance_level=relevance_level,
                        judged_only=judged_only, depth=depth, primary=primary, test=test,
-                       n_resamples=n_resamples, seed=seed, runid_asked=_asks_runid(metrics))
+                       n_resamples=n_resamples, seed=seed, runid_asked=_asks_runid(metrics),
+                       labels=display_names(list(metrics or ())))
 
 
 def compare(
@@ -275,7 +311,7 @@ def compare(
                                 str(name)))
     return scored_runs(scored, None, complete=complete, ties=ties, relevance_level=level, judged_only=judged_only,
                        depth=depth, primary=primary, test=test, n_resamples=n_resamples, seed=seed,
-                       runid_asked=_asks_runid(metrics))
+                       runid_asked=_asks_runid(metrics), labels=display_names(asked))
 
 
 def _check_resamples(n_resamples: int) -> None:
@@ -357,12 +393,14 @@ def scored_runs(
     n_resamples: int = 10_000,
     seed: int = 0,
     runid_asked: bool = False,
+    labels: Mapping[str, str] | None = None,
 ) -> ScoredRuns:
     """Scored runs with, when there are several, each compared with the first on their shared queries."""
     names = list(runs[0].values)
     notes = [f"{run.label}: {warning}" if len(runs) > 1 else warning for run in runs for warning in run.warnings]
     settings: dict[str, Any] = {"complete": complete, "ties": ties, "relevance_level": relevance_level,
-                                "judged_only": judged_only, "depth": depth, "runid_asked": runid_asked}
+                                "judged_only": judged_only, "depth": depth, "runid_asked": runid_asked,
+                                "labels": dict(labels or {})}
     if len(runs) == 1:
         return ScoredRuns(list(runs), names, qrels, warnings=notes, **settings)
     shared = set(runs[0].query_ids).intersection(*(run.query_ids for run in runs[1:]))

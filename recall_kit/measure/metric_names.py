@@ -250,6 +250,38 @@ def trec_eval_name(spec: MetricSpec) -> tuple[str, str] | None:
     return None
 
 
+def display_names(names: Sequence[str] | None) -> dict[str, str]:
+    """recall-kit's name -> the name a report shows, for the names a user asked for: a measure asked
+    by another spelling is shown by it (``Rprec_mult_2.0``, ``nDCG@10``), one asked through a
+    trec_eval set, bare family or ``-m`` syntax (``all_trec``, ``P``, ``P.5,10``) by the name
+    trec_eval prints (``P_5``). The first spelling wins; names asked as recall-kit writes them
+    are left out (shown as they are)."""
+    from recall_kit import registry
+
+    shown: dict[str, str] = {}
+    dotted_stem: str | None = None
+    for raw in names or ():
+        if not isinstance(raw, str):
+            continue
+        text = raw.strip()
+        expanded = _trec_eval_expansion(text, registry.metrics.all())
+        if expanded is None and dotted_stem is not None and _TREC_PARAMETER.fullmatch(text):
+            text = f"{dotted_stem}.{text}"
+        dotted = _TREC_DOT.match(text) or _TREC_DECIMAL_DOT.match(text)
+        dotted_stem = dotted.group("stem") if dotted else None
+        if expanded is None:
+            try:
+                expanded = resolve_metrics([text])
+            except (OptionError, UnknownMetricError):
+                continue
+        for spec in expanded:
+            trec = trec_eval_name(spec) if (dotted or len(expanded) > 1 or text != expanded[0].name) else None
+            label = trec[1] if trec is not None and (dotted or len(expanded) > 1) else text
+            if spec.name not in shown and label != spec.name:
+                shown[spec.name] = label
+    return shown
+
+
 def canonical_metric_name(name: str) -> str:
     """recall-kit's name for a metric name as a user wrote it (``ndcg_cut_10`` -> ``ndcg@10``).
 
