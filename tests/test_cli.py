@@ -129,6 +129,20 @@ def test_composition_parsing_and_config(tmp_path):
     assert merged.label == "fts5+dense (rrf > exact-bonus)"
 
 
+def test_a_flag_that_replaces_the_files_fusion_or_legs_drops_their_options():
+    # examples/systems/hybrid.toml with -f rrf: the file's [options.convex] belonged to the
+    # fusion the flag replaced ("Option for 'convex', which is not a leg or fusion" before).
+    base = SystemSpec("bm25+dense", ["convex"], {"bm25": 1.0, "dense": 0.7},
+                      {"convex": {"norm": "minmax"}, "bm25": {"k1": 1.5}, "dense": {"context": {"window": 1}}})
+    merged = merge_specs(base, SystemSpec("", ["rrf"], {}, {"rrf": {"k": "10"}}))
+    assert merged.fusions == ["rrf"] and merged.weights == {"bm25": 1.0, "dense": 0.7}
+    assert merged.options == {"bm25": {"k1": 1.5}, "dense": {"context": {"window": 1}}, "rrf": {"k": "10"}}
+    legs = merge_specs(base, SystemSpec("bm25+fts5", [], {}, {}))
+    assert legs.options == {"convex": {"norm": "minmax"}, "bm25": {"k1": 1.5}}
+    assert legs.weights == {"bm25": 1.0} and legs.fusions == ["convex"]
+
+
+
 def test_config_file_drives_eval(overlap_plugin, tiny_dataset, tmp_path):
     config = tmp_path / "exp.toml"
     config.write_text('[system]\nretriever = "overlap"\n[options.overlap]\nboost = 1.5\n')

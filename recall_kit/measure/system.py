@@ -204,18 +204,23 @@ def load_config(path: Path) -> SystemSpec:
 
 
 def merge_specs(base: SystemSpec | None, override: SystemSpec) -> SystemSpec:
-    """The command line (`override`) over the config file (`base`)."""
+    """The command line (`override`) over the config file (`base`). A flag that replaces the
+    file's legs (--retriever) or fusion chain (--fusion) also drops the file's options and weights
+    for the legs and fusions it removed: they belong to what was replaced."""
     if base is None:
         return override
-    options = {name: dict(values) for name, values in base.options.items()}
+    retriever = override.retriever or base.retriever
+    fusions = override.fusions or base.fusions
+    removed = set()
+    if override.retriever:
+        removed |= set(base.leg_names) - set(split_legs(retriever))
+    if override.fusions:
+        removed |= set(base.fusions) - set(fusions)
+    options = {name: dict(values) for name, values in base.options.items() if name not in removed}
     for name, values in override.options.items():
         options.setdefault(name, {}).update(values)
-    return SystemSpec(
-        retriever=override.retriever or base.retriever,
-        fusions=override.fusions or base.fusions,
-        weights={**base.weights, **override.weights},
-        options=options,
-    )
+    weights = {name: weight for name, weight in base.weights.items() if name not in removed}
+    return SystemSpec(retriever=retriever, fusions=fusions, weights={**weights, **override.weights}, options=options)
 
 
 @dataclass

@@ -157,3 +157,15 @@ def test_toml_config_equals_the_flags(run_eval, tmp_path):
     assert from_config.metric_names == from_flags.metric_names
     assert all(from_config.means(stratum) == from_flags.means(stratum) for stratum in [None, *from_flags.strata])
     assert from_config.rankings() == from_flags.rankings()
+
+
+def test_a_fusion_flag_replaces_the_config_files_fusion_and_its_options(run_eval, tmp_path):
+    # As `eval -c examples/systems/hybrid.toml -f rrf`: the file's [options.convex] belongs to the
+    # fusion the flag replaced ("Option for 'convex', which is not a leg or fusion" before).
+    config = tmp_path / "convex.toml"
+    config.write_text('[system]\nretriever = "fts5+dense"\nfusion = "convex"\n\n[options.convex]\nnorm = "minmax"\n',
+                      encoding="utf-8")
+    replaced, _ = run_eval("--config", str(config), "-f", "rrf")
+    flags, _ = run_eval("-r", "fts5+dense", "-f", "rrf")
+    assert replaced.system.fusion == flags.system.fusion
+    assert replaced.rankings() == flags.rankings()
