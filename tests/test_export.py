@@ -149,8 +149,9 @@ def test_trec_export_round_trips(tmp_path: Path) -> None:
     data = write_tiny(tmp_path / "tiny")
     original = load_dataset(data)
     counts = export_dataset(original, tmp_path / "trec", "trec")
+    # Only the strata are set in the tiny dataset beyond ids and texts: 4 queries' strata left out.
     assert counts == {"format": "trec", "documents": 6, "queries": 4, "judgments": 8,
-                      "not_representable": {"query_scopes": 0, "strata": 2, "parent_links": 0}}
+                      "not_representable": {"query_stratum": 4}}
     assert sorted(p.name for p in (tmp_path / "trec").iterdir()) == ["corpus.jsonl", "qrels.txt", "topics.tsv"]
     assert (tmp_path / "trec" / "topics.tsv").read_text(encoding="utf-8").splitlines()[0] == "q1\tapple pie"
     imported = import_dataset("trec", tmp_path / "trec", tmp_path / "back")
@@ -188,3 +189,46 @@ def test_ids_with_spaces_cannot_be_exported(tmp_path: Path) -> None:
     with pytest.raises(RecallKitError, match="document id 'a b' is empty or has whitespace"):
         export_dataset(load_dataset(folder), tmp_path / "out", "trec")
     assert not (tmp_path / "out").exists()
+
+
+def test_beir_export_keeps_every_memory_field_and_stratum_in_its_metadata(tmp_path: Path) -> None:
+    # Before, a round trip lost category, tags, keywords and importance (fts5 recall@10 on the
+    # example 0.6826 -> 0.5708) and every stratum became "test".
+    from recall_kit.dataset import example_datasets
+
+    original = load_dataset(example_datasets()["memories"])
+    counts = export_dataset(original, tmp_path / "beir", "beir")
+    assert counts["not_representable"] == {}
+    import_dataset("beir", tmp_path / "beir", tmp_path / "back")
+    back = load_dataset(tmp_path / "back")
+    assert list(back.corpus) == list(original.corpus)
+    assert [(q.query_id, q.text, q.stratum, q.scope) for q in back.queries] == [
+        (q.query_id, q.text, q.stratum, q.scope) for q in original.queries]
+    assert back.qrels == original.qrels
+
+
+def test_trec_export_says_on_stderr_what_it_left_out(tmp_path: Path) -> None:
+    from recall_kit.dataset import example_datasets
+
+    result = CliRunner().invoke(app, ["dataset", "export", str(example_datasets()["memories"]), str(tmp_path / "t")])
+    assert result.exit_code == 0, result.output
+    assert ("warning: trec cannot hold these fields, left out: memory_category (337 rows), memory_tags (337 rows), "
+            "memory_expanded_keywords (337 rows), memory_importance (337 rows), memory_created_at (337 rows), "
+            "query_stratum (120 rows); --format beir keeps them in its metadata.") in result.stderr
+    assert "not_representable.memory_category: 337" in result.stdout
+
+
+def test_beir_metadata_of_other_datasets_is_left_alone_and_a_bad_value_counted(tmp_path: Path) -> None:
+    folder = tmp_path / "beir"
+    (folder / "qrels").mkdir(parents=True)
+    (folder / "corpus.jsonl").write_text(
+        json.dumps({"_id": "d1", "text": "t", "metadata": {"url": "u", "pubmed_id": 5, "importance": "high"}}) + "\n"
+        + json.dumps({"_id": "d2", "text": "u", "metadata": {"category": "c", "tags": ["a"]}}) + "\n")
+    (folder / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "t"}) + "\n")
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    counts = import_dataset("beir", folder, tmp_path / "back")
+    assert counts["dropped"] == {"metadata_values_ignored": 1}
+    back = load_dataset(tmp_path / "back")
+    assert [(m.id, m.category, m.tags, m.importance) for m in back.corpus] == [
+        ("d1", "", (), None), ("d2", "c", ("a",), None)]
+    assert [q.stratum for q in back.queries] == ["test"]

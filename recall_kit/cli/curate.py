@@ -142,6 +142,11 @@ def dataset_export_command(
     counts = export_dataset(load_dataset(path), output, format_name, split=split, force=force)
     for key, value in flatten_counts(counts):
         typer.echo(f"{key}: {value}")
+    lost = counts["not_representable"]
+    if lost:
+        typer.echo(f"warning: {format_name} cannot hold these fields, left out: "
+                   + ", ".join(f"{name} ({count} rows)" for name, count in lost.items())
+                   + ("; --format beir keeps them in its metadata." if format_name == "trec" else "."), err=True)
     typer.echo(f"Wrote {output}", err=True)
 
 

@@ -12,6 +12,42 @@ from recall_kit.errors import DatasetError
 from recall_kit.types import Importer
 
 
+def _text(value: Any) -> bool:
+    return isinstance(value, str) and bool(value.strip())
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+#: The `metadata` keys recall-kit's BEIR export writes (a memory's fields beyond its text; a query's
+#: stratum and scope), each with the check its value must pass to be kept. Any other key (BEIR's
+#: own datasets carry url, pubmed_id, ...) is not a recall-kit field and is left alone.
+_MEMORY_METADATA = {
+    "category": _text, "expanded_keywords": _text, "created_at": _text, "scope": _text,
+    "tags": lambda value: isinstance(value, list) and all(_text(tag) for tag in value),
+    "importance": _number,
+    "parent_id": lambda value: _text(value) or (isinstance(value, int) and not isinstance(value, bool)),
+}
+_QUERY_METADATA = {"stratum": _text, "scope": _text}
+
+
+def _known_metadata(row: dict[str, Any], known: dict[str, Any], counts: Counts) -> dict[str, Any]:
+    """The recall-kit fields of a row's `metadata` object; a known key of the wrong type is counted
+    (metadata_values_ignored) and left out."""
+    metadata = row.get("metadata")
+    if not isinstance(metadata, dict):
+        return {}
+    kept = {}
+    for name, check in known.items():
+        if name in metadata and metadata[name] is not None:
+            if check(metadata[name]):
+                kept[name] = metadata[name]
+            else:
+                counts.drop("metadata_values_ignored")
+    return kept
+
+
 class BeirImporter(Importer):
     """A BEIR dataset folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv)."""
 
@@ -50,7 +86,7 @@ class BeirImporter(Importer):
                 counts.drop("documents_empty")
                 continue
             seen_docs.add(doc_id)
-            memories.append({"id": doc_id, "content": content})
+            memories.append({"id": doc_id, "content": content, **_known_metadata(row, _MEMORY_METADATA, counts)})
 
         judgments, emptied = self._read_qrels(qrels_path, seen_docs, counts)
 
@@ -77,7 +113,8 @@ class BeirImporter(Importer):
                 counts.drop("queries_missing_text")
                 continue
             written.add(query_id)
-            queries.append({"query_id": query_id, "text": query_text, "stratum": self.options.split})
+            queries.append({"query_id": query_id, "text": query_text, "stratum": self.options.split,
+                            **_known_metadata(row, _QUERY_METADATA, counts)})
         counts.drop("qrels_queries_not_in_queries_file", len(set(judgments) - listed))
         qrels = [qrels_row(q["query_id"], judgments[q["query_id"]], graded=True) for q in queries]
         write_dataset_files(destination, memories, queries, qrels)
