@@ -345,3 +345,23 @@ def test_a_win_that_costs_another_metric_is_called_a_trade():
     assert answer.rows[0][4].startswith("B, but loses mrr (-0.2000)")
     assert any("B wins recall@5 against A (+0.2000) but loses significantly on mrr" in n for n in report.notes)
     assert comparison.to_dict()["tradeoffs"]
+
+
+def test_a_page_gives_each_pair_one_p_value_and_names_its_family():
+    # ablation.html showed full vs fts5 on ndcg@10 as "+0.0602 (p 0.0112) *" in the all-pairs matrix
+    # while the table above it said p (Holm) 0.1344: two Holm families for one pair on one page.
+    comparison = compare_results(_three_systems(), n_resamples=2000, seed=0)
+    report = comparison_report(comparison)
+    matrix = next(t for t in report.tables if t.title.startswith("All pairs on recall@5"))
+    baseline = comparison.baseline
+    for row in matrix.rows:
+        for column, cell in zip(matrix.headers[2:], row[2:], strict=True):
+            if not cell:
+                continue
+            if baseline in (row[0], column):
+                assert cell.endswith(f"(p: vs {baseline} table)") and "p 0" not in cell
+            else:
+                assert ", all pairs)" in cell
+    assert "one p per pair on the page" in matrix.notes[0]
+    deltas = [t for t in report.tables if t.title.endswith("(baseline)")]
+    assert deltas and all(header in deltas[0].headers for header in ("family", "p (Holm)"))

@@ -239,29 +239,41 @@ def comparison_provenance(comparison: Comparison) -> list[tuple[str, str]]:
     return rows
 
 
-def pairwise_table(matrix: PairwiseMatrix) -> ReportTable:
-    """The all-pairs matrix: row system minus column system, with the adjusted p and a marker."""
+def pairwise_table(matrix: PairwiseMatrix, baseline: str | None = None) -> ReportTable:
+    """The all-pairs matrix: row system minus column system, with the adjusted p and a marker.
+
+    With a `baseline`, its pairs show their delta only: their p-values are the comparison's with the
+    baseline (its table, in the decision's Holm families), so no pair carries two p-values on one
+    page; the cells name the family of the p they show."""
     rows: list[list[Any]] = []
     for i, label in enumerate(matrix.labels):
         row: list[Any] = [label, four_places(matrix.means[i])]
-        for cell in matrix.cells[i]:
-            row.append("" if cell is None else
-                       f"{_signed(cell.delta if abs(cell.delta) > TIE_TOLERANCE else 0.0)} "
-                       f"(p {_p(cell.p_adjusted)}){' *' if cell.significant else ''}")
+        for j, cell in enumerate(matrix.cells[i]):
+            if cell is None:
+                row.append("")
+                continue
+            delta = _signed(cell.delta if abs(cell.delta) > TIE_TOLERANCE else 0.0)
+            if baseline is not None and baseline in (label, matrix.labels[j]):
+                row.append(f"{delta} (p: vs {baseline} table)")
+            else:
+                row.append(f"{delta} (p {_p(cell.p_adjusted)}, all pairs){' *' if cell.significant else ''}")
         rows.append(row)
+    answered = (f" Pairs with the baseline {baseline} show no p here: theirs is in the {baseline} comparison "
+                "tables (Holm within the decision's families), one p per pair on the page." if baseline else "")
     return ReportTable(
         title=f"All pairs on {matrix.metric} (all queries): row - column",
         headers=["system", matrix.metric, *matrix.labels],
         rows=rows,
         notes=[f"Each cell: mean {matrix.metric} of the row system minus the column system; p: "
-               f"{PAIRED_TESTS[matrix.test]}, corrected by {matrix.correction}; * = significant "
-               f"(corrected p < {ALPHA}). Every pair is its own hypothesis here, not only those with the baseline."],
+               f"{PAIRED_TESTS[matrix.test]}, corrected by {matrix.correction} (the family named 'all pairs' "
+               f"in the cells); * = significant (corrected p < {ALPHA}). Every pair is its own hypothesis "
+               f"here, not only those with the baseline.{answered}"],
     )
 
 
 def comparison_report(comparison: Comparison, title: str | None = None) -> Report:
     tables = [answer_table(comparison), scores_table(comparison)]
-    tables += [pairwise_table(matrix) for matrix in comparison.pairwise.values()]
+    tables += [pairwise_table(matrix, comparison.baseline) for matrix in comparison.pairwise.values()]
     tables += [delta_table(comparison, label) for label in comparison.labels[1:]]
     return Report(
         title=title or f"recall-kit compare: {', '.join(comparison.labels)}",
