@@ -109,7 +109,43 @@ class Ablation:
         from recall_kit.decide.compare_report import comparison_charts
 
         return Report(title=f"recall-kit ablate: {self.full}", tables=tables, notes=notes,
-                      data=self.to_dict(), charts=comparison_charts(self.comparison))
+                      data=self.to_dict(), charts=comparison_charts(self.comparison), summary=self.verdict())
+
+    def verdict(self) -> list[str]:
+        """The answer first, on the decision metric over all queries: does any variant beat the full
+        system by a margin the paired test supports (Holm), and which legs cost it when removed."""
+        comparison = self.comparison
+        metric = comparison.primary[0] if comparison.primary else comparison.metrics[0]
+        full = self.variants[0].result.mean(metric)
+        rows = [comparison.row(v.name, metric, "overall") for v in self.variants[1:]]
+        rows = [row for row in rows if row.family != DIAGNOSTIC]
+        if not rows:
+            return []
+        best = max(rows, key=lambda row: row.delta)
+
+        def shown(row: Any) -> str:
+            p = "" if row.p_holm is None else f", Holm p {row.p_holm:.4f}"
+            return f"{row.value:.4f}, {row.delta:+.4f} [{row.ci_low:+.4f}, {row.ci_high:+.4f}]{p}"
+
+        if best.significant and best.delta > 0:
+            lines = [f"Verdict on {metric}: {best.system} beats the full system {self.full} ({full:.4f}): "
+                     f"{shown(best)}. The full system does not earn all its legs on this data."]
+        elif best.delta > 0:
+            lines = [f"Verdict on {metric}: no variant beats the full system {self.full} ({full:.4f}) by a margin "
+                     f"the test supports; the best, {best.system} ({shown(best)}), is within the noise."]
+        else:
+            lines = [f"Verdict on {metric}: the full system {self.full} ({full:.4f}) scores highest; no variant "
+                     "comes above it."]
+        costly = [row for row in rows if row.significant and row.delta < 0
+                  and next(v for v in self.variants if v.name == row.system).kind == "leave-one-out"]
+        if costly:
+            lines.append("Removing a leg costs, significantly: " + "; ".join(
+                f"without {', '.join(sorted(set(self.variants[0].legs) - set(self._legs(row.system))))} "
+                f"{row.delta:+.4f}" for row in costly) + ".")
+        return lines
+
+    def _legs(self, name: str) -> list[str]:
+        return next(v.legs for v in self.variants if v.name == name)
 
 
 def variant_legs(legs: Sequence[str]) -> list[tuple[str, list[str]]]:
