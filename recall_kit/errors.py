@@ -45,15 +45,12 @@ class UnknownMetricError(UnknownNameError):
     kind = "metric"
 
     def __init__(self, name: str, available: list[str], suggestion: str | None = None) -> None:
-        super().__init__(name, available)
-        hint = f"Did you mean {suggestion!r}? " if suggestion else ""
-        self.args = (
-            str(self.args[0]).replace(
-                "See 'recall-kit plugins'.",
-                hint + "trec_eval and ir_measures names work too (ndcg_cut_10, nDCG@10, P_10, RR): "
-                "'recall-kit list metrics' shows them all.",
-            ),
-        )
+        # What to do comes first, the long list of families last: a reader (or a cut line) sees it.
+        hint = f" Did you mean {suggestion!r}?" if suggestion else ""
+        listing = ", ".join(sorted(available)) or "(none installed)"
+        super().__init__(name, available, (
+            f"Unknown metric {name!r}.{hint} trec_eval and ir_measures names work too (ndcg_cut_10, nDCG@10, "
+            f"P_10, RR); 'recall-kit list metrics' shows them all. Available families: {listing}."))
 
 
 class UnknownReporterError(UnknownNameError):

@@ -263,11 +263,20 @@ def test_score_takes_trec_eval_names_relevance_level_and_judged_only(tmp_path):
             assert data["queries"][query_id][ours] == pytest.approx(expected[query_id][theirs], abs=1e-4)
 
 
+def test_a_long_error_is_cut_at_a_word_and_says_how_much_was_left_out():
+    from recall_kit.cli import _one_line
+
+    assert _one_line(ValueError("short one")) == "short one"
+    cut = _one_line(ValueError("word " * 400))
+    assert cut.startswith("word word") and cut.endswith(" ... (1,100 more characters)") and len(cut) < 1000
+    assert "wor ..." not in cut
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
         (["-l", "0"], "relevance level must be a whole number >= 1"),
-        (["-m", "ndcg_cut10"], "Unknown metric 'ndcg_cut10'. Available:"),
+        (["-m", "ndcg_cut10"], "Unknown metric 'ndcg_cut10'. Did you mean 'ndcg_cut_10'?"),
         (["-m", "Rprec@5"], "Metric 'r_precision' takes no cutoff"),
     ],
 )

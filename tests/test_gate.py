@@ -78,6 +78,9 @@ def test_cli_exit_codes_and_latency(tmp_path):
     assert _gate("--baseline", str(base), "--current", str(same), "--latency-max-rise", "0.2").returncode == 0
     done = _gate("--baseline", str(base), "--current", str(slow), "--latency-max-rise", "0.2")
     assert done.returncode == 1 and "Regressions" in done.stdout and "latency p95 ms" in done.stdout
+    # The rise as a percentage of the baseline and the latencies in ms (was "+0.3000" and "10.0000").
+    latency_row = next(line for line in done.stdout.splitlines() if line.startswith("latency p95 ms"))
+    assert latency_row.split()[4:8] == ["10.00", "13.00", "+30.0%", "20.0%"]
     done = _gate("--baseline", str(base), "--current", str(worse), "--bootstrap", "500")
     assert done.returncode == 1 and "REGRESSED" in done.stdout
     done = _gate("--baseline", str(base), "--current", str(tmp_path / "missing.json"))

@@ -119,8 +119,13 @@ def _on_sigterm(signum: int, frame: Any) -> None:
 
 
 def _one_line(error: BaseException) -> str:
+    """The error on one line, cut at 1,000 characters (a value thousands of digits long) at a word,
+    saying how much was left out."""
     text = " ".join(str(error).split())
-    return text if len(text) <= 500 else text[:497] + "..."
+    if len(text) <= 1000:
+        return text
+    cut = text[:900].rsplit(" ", 1)[0]
+    return f"{cut} ... ({len(text) - len(cut):,} more characters)"
 
 
 def _describe_os_error(error: OSError) -> str:

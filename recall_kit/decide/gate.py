@@ -56,6 +56,10 @@ class GateOutcome:
 
     def report(self) -> Report:
         def row(check: GateCheck) -> list[Any]:
+            if check.note == "relative rise":  # latency: milliseconds, and its rise as a percentage
+                return [check.what, check.scope, f"{check.baseline:.2f}", f"{check.current:.2f}",
+                        f"{check.change:+.1%}", f"{check.allowed:.1%}", "",
+                        "REGRESSED" if check.regressed else "ok", check.note]
             return [check.what, check.scope, f"{check.baseline:.4f}", f"{check.current:.4f}",
                     f"{check.change:+.4f}", f"{check.allowed:.4f}",
                     "" if check.p_holm is None else f"{check.p_holm:.4f}",

@@ -10,7 +10,7 @@ import typer
 
 def graph_explain(
     dataset: Annotated[Path, typer.Option("--dataset", "-d", help="Dataset folder.")],
-    query_id: Annotated[str, typer.Option("--query-id", "-q", help="The query to explain.")],
+    query_id: Annotated[str, typer.Option("--query-id", help="The query to explain.")],
     show_concepts: Annotated[bool, typer.Option("--show-concepts", help="Print concept names (they come from memory text).")] = False,
     k: Annotated[int, typer.Option("--k", "-k", help="How many memories to explain.")] = 10,
     option: Annotated[list[str] | None, typer.Option("--option", "-o", help="KEY=VALUE option of the graph retriever: method=ppr, hops=3.")] = None,
