@@ -69,13 +69,16 @@ class _Display:
         self.changed()
 
     def share_done(self) -> float:
-        """The share of the work done, from the open steps' positions (0 when there are none)."""
+        """The share of the work done, from the open steps' positions and the bar's count within
+        the innermost one (0 when there are none)."""
         share, width = 0.0, 1.0
         for _, number, total in self.levels:
             if total <= 0:
-                break
+                return share
             share += width * (number - 1) / total
             width /= total
+        if self.total:
+            share += width * min(1.0, max(0.0, self.completed / self.total))
         return share
 
     def where(self) -> str:
@@ -93,7 +96,9 @@ class _Display:
         share, when = self.reached
         if share > 0:
             expected = (when - self.started) / share  # the whole run at the pace so far
-            text += f", about {_duration(max(0.0, expected - (now - self.started)))} left"
+            left = expected - (now - self.started)
+            if left >= 1.0 or share >= 1.0:  # no "about 0s left" while work remains: the pace is stale
+                text += f", about {_duration(max(0.0, left))} left"
         return text
 
     def line(self) -> str:

@@ -38,15 +38,30 @@ def test_steps_say_where_the_run_is_and_estimate_the_time_left(monkeypatch):
             begin_search("dense (as given)")  # the second of 4
             begin_scope("", 3)  # its third scope of 5
             progress.stage("dense: embedding 500 memories", total=500)(100)
-            # 1 of 4 searches done, and 2 of the second's 5 scopes: 1/4 + 1/4 * 2/5 = 0.35
-            assert abs(display.share_done() - 0.35) < 1e-12
+            # 1 of 4 searches done, 2 of the second's 5 scopes, and 100 of the third scope's 500
+            # memories: 1/4 + 1/4 * 2/5 + 1/4 * 1/5 * 100/500 = 0.36
+            assert abs(display.share_done() - 0.36) < 1e-12
             monkeypatch.setattr(display, "started", progress.time.monotonic() - 70.0)
             line = display.line()
             assert line.startswith("recall-kit: leg search 2 of 4: dense (as given) > scope 3 of 5 > "
                                    "dense: embedding 500 memories 100/500 (")
-            # 70 s for 35%: 130 s left
-            assert line.endswith("(1m10s elapsed, about 2m10s left)")
+            # 70 s for 36%: 124 s left
+            assert line.endswith("(1m10s elapsed, about 2m04s left)")
         assert display.levels == []
+
+
+def test_no_about_0s_left_while_work_remains(monkeypatch):
+    # "about 0s left" at 0/337: the pace of the steps before said the run was over.
+    with progress.progress_display(show=True):
+        display = progress._current
+        assert display is not None
+        with progress.steps(2, "leg search") as begin:
+            begin("fts5")
+            begin("dense")
+            monkeypatch.setattr(display, "started", progress.time.monotonic() - 30.0)
+            display.reached = (0.5, display.started + 1.0)  # half the work was done after 1 s
+            progress.stage("dense: searching 337 queries", total=337)
+            assert display.line().endswith("(30s elapsed)")
 
 
 def test_without_a_terminal_a_plain_line_every_interval(tmp_path):
