@@ -28,9 +28,17 @@ def leg_key(leg: Leg) -> str:
 
 
 def describe_leg(leg: Leg) -> str:
-    """A leg and its options as a person reads them in an error: `bm25 (k1=0.9, b=0.4)`."""
+    """A leg and its options as a person reads them in an error or the progress line:
+    `bm25 (k1=0.9, b=0.4, context.window=2)`: its own options, then its context expansion's (a
+    sweep's grid over `LEG.context.*` tells its variants apart by these; defaults left out)."""
     options = options_to_dict(leg.options) or {}
-    listed = ", ".join(f"{name}={value}" for name, value in options.items())
+    context = {}
+    if leg.context is not None:  # only what differs from no expansion
+        default = options_to_dict(type(leg.context)()) or {}
+        context = {name: value for name, value in (options_to_dict(leg.context) or {}).items()
+                   if default.get(name) != value}
+    listed = ", ".join([f"{name}={value}" for name, value in options.items()]
+                       + [f"context.{name}={value}" for name, value in context.items()])
     return f"{leg.name} ({listed})" if listed else leg.name
 
 
