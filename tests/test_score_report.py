@@ -72,3 +72,19 @@ def test_a_misspelt_test_gets_a_did_you_mean(files):
     result = _score(files, "--run", str(files / "other"), "-m", "map", "--test", "ttest")
     assert result.exit_code == 2
     assert "Unknown test 'ttest' (did you mean 't-test'?)" in result.stderr
+
+
+def test_the_cutoff_warning_names_the_depth_left_by_j_not_the_run_file(files):
+    # q1 returns d3, d1 and d8 (unjudged): 3 documents in the file, 2 once -J drops d8.
+    (files / "run").write_text(RUN + "q1 Q0 d8 3 1.0 t\n")
+    result = _score(files, "-m", "P.3", "-J")
+    assert ("warning: precision@3: cutoff past the deepest ranking in run once -J left only judged documents "
+            "(2 documents)") in result.stdout
+    assert "warning" not in _score(files, "-m", "P.3").stdout
+
+
+def test_in_memory_scoring_with_judged_only_names_the_depth_it_left():
+    import recall_kit
+
+    scored = recall_kit.compare({"q1": {"a": 1}}, {"r": {"q1": ["a", "x", "y"]}}, "P.3", judged_only=True)
+    assert any("once -J left only judged documents (1 documents)" in warning for warning in scored.warnings)

@@ -679,7 +679,10 @@ def score_rankings(
                           relevance_level=relevance_level, judged_only=judged_only)
     values = metric_values(data, specs)
     overall = aggregate(values, ["all"] * len(query_ids), summed_names(specs))["overall"]
-    warnings = depth_warnings(specs, max(map(len, ranked)), where) if ranked else []
+    if judged_only:
+        where += " once -J left only judged documents"
+    deepest = int(data.lengths.max()) if len(query_ids) else 0
+    warnings = depth_warnings(specs, deepest, where) if ranked else []
     return RunScores(query_ids, values, overall, warnings)
 
 
@@ -731,7 +734,10 @@ def score_run_files(
         _check_something_to_score(Path(qrels_path), qrels, Path(run_path), run, query_ids, complete)
         values = metric_values(data, specs)
         overall = aggregate(values, ["all"] * len(query_ids), summed_names(specs))["overall"]
-        where = f"the deepest ranking in {Path(run_path).name}"
+        # -J and -M cut the rankings before scoring: the depth left is theirs, not the file's.
+        where = f"the deepest ranking in {Path(run_path).name}" + (
+            f" cut at -M {depth}" if depth is not None else "") + (
+            " once -J left only judged documents" if judged_only else "")
         deepest = int(data.lengths.max()) if len(query_ids) else 0
         warnings = depth_warnings(specs, deepest, where) if query_ids else []
         if missing:
