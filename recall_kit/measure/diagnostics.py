@@ -46,7 +46,13 @@ def _attribution(
     only_this: Counter[str] = Counter()
     pushed_out: Counter[str] = Counter()
     unique: Counter[str] = Counter()
+    # Documents in a leg's own top k that no other leg had in its top k, wherever fusion put them.
+    own_unique: Counter[str] = Counter()
     for ranking, found, rel in zip(rankings, found_by, relevant, strict=True):
+        for ranks in found.values():
+            finders = [name for name, rank in ranks.items() if rank <= k]
+            if len(finders) == 1:
+                own_unique[finders[0]] += 1
         top = set(ranking[:k])
         for doc in top:
             legs_here = [name for name, rank in found.get(doc, {}).items() if rank <= k]
@@ -68,7 +74,16 @@ def _attribution(
     warnings = []
     if len(leg_names) > 1:
         for name in leg_names:
-            if weights.get(name, 1.0) > 0 and table[name].unique_in_top_k == 0:
+            if weights.get(name, 1.0) <= 0 or table[name].unique_in_top_k > 0:
+                continue
+            if own_unique[name] == 0:
+                # Nothing for the fusion to bar: its top k held only what other legs found too
+                # (two identical legs, or one that returns a subset of another's).
+                warnings.append(
+                    f"Leg {name!r} found no document in its own top {k} that another leg did not also "
+                    f"find in theirs: it adds no document of its own here, whatever the fusion."
+                )
+            else:
                 warnings.append(
                     f"Leg {name!r} never placed a document that only it found (in its own top {k}) "
                     f"in any fused top {k}: check its weight and the fusion settings before "
