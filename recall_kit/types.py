@@ -479,6 +479,8 @@ class Report:
     summary: list[str] = field(default_factory=list)
     #: What was measured, as (label, value): dataset and fingerprint, versions, date, systems' options.
     provenance: list[tuple[str, str]] = field(default_factory=list)
+    #: More of it, folded away on a page (options every compared system shares), as (label, value).
+    provenance_details: list[tuple[str, str]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.charts = [Chart.of(chart) for chart in self.charts]

@@ -128,3 +128,34 @@ def test_a_chart_in_dict_form_draws_as_the_typed_chart():
     assert (chart.kind, chart.bins, chart.histogram_series) == ("histogram", 4, {"values": [1.0, 2.0, 2.5]})
     assert render_chart(as_dict) == render_chart(chart)
     assert Report(title="t", charts=[as_dict]).chart_list() == [chart]
+
+
+def _with_legs(label: str, values: list[float], legs: list[dict], fusion: list[dict]) -> BenchmarkResult:
+    result = _result(label, values, ["s"] * len(values))
+    data = result.to_dict()
+    data["system"].update(legs=legs, fusion=fusion)
+    data["manifest"] = {"recall_kit": "9.9.9"}
+    return BenchmarkResult.from_dict(data)
+
+
+def test_what_was_measured_shows_the_options_that_differ_and_folds_the_rest():
+    dense = {"name": "dense", "weight": 1.0, "options": {"model": "minilm", "batch_size": 64}}
+    fts5 = {"name": "fts5", "weight": 1.0, "options": {"tokenizer": "porter"}}
+    a = _with_legs("A", [0.5, 0.4, 0.3], [fts5, dense], [{"name": "rrf", "options": {"k": 60}}])
+    b = _with_legs("B", [0.6, 0.4, 0.2], [fts5, {**dense, "options": {"model": "other", "batch_size": 64}}],
+                   [{"name": "rrf", "options": {"k": 60}}])
+    report = comparison_report(compare_results([("A", a), ("B", b)], n_resamples=200))
+    shown = dict(report.provenance)
+    assert shown["system A"] == "fts5 (weight 1.0); dense (weight 1.0; model=minilm); fusion rrf"
+    assert shown["system B"] == "fts5 (weight 1.0); dense (weight 1.0; model=other); fusion rrf"
+    assert report.provenance_details == [
+        ("options every system shares", "dense.batch_size=64; fts5.tokenizer=porter; fusion rrf.k=60")]
+    page = HtmlReporter().render(report)
+    assert "<details><summary>Every other setting</summary>" in page and "fusion rrf.k=60" in page
+
+
+def test_an_eval_page_names_the_version_and_folds_the_options():
+    dense = {"name": "dense", "weight": 1.0, "options": {"model": "minilm"}}
+    page = HtmlReporter().render(_with_legs("A", [0.5, 0.4], [dense], []).report())
+    assert "<h2>What was measured</h2>" in page and "recall-kit 9.9.9" in page
+    assert "<dd>dense (weight 1.0)</dd>" in page and "<dd>dense.model=minilm</dd>" in page

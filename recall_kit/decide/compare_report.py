@@ -219,6 +219,13 @@ def verdict_sentences(comparison: Comparison) -> list[str]:
     return sentences
 
 
+def shared_options(comparison: Comparison) -> set[tuple[str, str, str]]:
+    """The option entries (part, key, value) every compared system has alike: a page shows each
+    system's differing options and folds these away."""
+    entries = [set(result.system.option_entries()) for result in comparison.results]
+    return set.intersection(*entries) if entries else set()
+
+
 def comparison_provenance(comparison: Comparison) -> list[tuple[str, str]]:
     """What a comparison measured: the dataset and its fingerprint, each system's settings, the
     software and dates of the runs, and the resampling; for a report's header."""
@@ -228,8 +235,9 @@ def comparison_provenance(comparison: Comparison) -> list[tuple[str, str]]:
     if not comparison.results:
         return []
     rows = [row for row in comparison.results[0].provenance() if row[0] == "dataset"]
+    shared = shared_options(comparison)
     for label, result in zip(comparison.labels, comparison.results, strict=True):
-        own = dict(result.provenance())
+        own = dict(result.provenance(hidden=shared))
         rows.append((f"system {label}", own.get(f"system {result.label}", "?")))
         rows.append((f"run of {label}", f"{own.get('run at', '?')}; {own.get('software', '?')}"))
     made = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
@@ -283,7 +291,13 @@ def comparison_report(comparison: Comparison, title: str | None = None) -> Repor
         charts=comparison_charts(comparison),
         summary=verdict_sentences(comparison),
         provenance=comparison_provenance(comparison),
+        provenance_details=_shared_details(comparison),
     )
 
 
-__all__ = ["answer_table", "comparison_charts", "comparison_provenance", "comparison_report", "delta_table", "family_note", "four_places", "pairwise_table", "scores_table", "tradeoffs", "verdict_sentences"]
+def _shared_details(comparison: Comparison) -> list[tuple[str, str]]:
+    shared = sorted(shared_options(comparison))
+    return [("options every system shares", "; ".join(f"{part}.{key}={value}" for part, key, value in shared))] if shared else []
+
+
+__all__ = ["answer_table", "comparison_charts", "comparison_provenance", "comparison_report", "delta_table", "family_note", "four_places", "pairwise_table", "scores_table", "shared_options", "tradeoffs", "verdict_sentences"]

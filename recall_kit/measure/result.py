@@ -8,7 +8,7 @@ import json
 import math
 import os
 import platform
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Self
@@ -172,14 +172,30 @@ class SystemInfo(_Section):
                    weights={str(leg): read.number(weights, leg, f"{where}.weights.{leg}") for leg in weights},
                    extra=_unknown(data, cls._KEYS))
 
-    def settings(self) -> str:
-        """The system as one line: each leg's weight and options, then each fusion's options."""
+    def option_entries(self) -> list[tuple[str, str, str]]:
+        """Every option as (part, key, value text): each leg's options and context expansion
+        (``context.window``), then each fusion's; what `settings` lists, one entry each."""
+        entries = []
+        for leg in self.legs:
+            entries += [(leg.name, str(key), str(value)) for key, value in leg.options.items()]
+            entries += [(leg.name, f"context.{key}", str(value)) for key, value in (leg.context or {}).items()]
+        for step in self.fusion:
+            entries += [(f"fusion {step.name}", str(key), str(value)) for key, value in step.options.items()]
+        return entries
+
+    def settings(self, hidden: Collection[tuple[str, str, str]] = ()) -> str:
+        """The system as one line: each leg's weight and options, then each fusion's options,
+        leaving out the `hidden` entries (those every compared system shares, shown apart)."""
+        shown: dict[str, list[str]] = {}
+        for part, key, value in self.option_entries():
+            if (part, key, value) not in hidden:
+                shown.setdefault(part, []).append(f"{key}={value}")
         parts = []
         for leg in self.legs:
-            settings = ", ".join(f"{key}={value}" for key, value in leg.options.items())
+            settings = ", ".join(shown.get(leg.name, []))
             parts.append(f"{leg.name} (weight {leg.weight}{'; ' + settings if settings else ''})")
         for step in self.fusion:
-            settings = ", ".join(f"{key}={value}" for key, value in step.options.items())
+            settings = ", ".join(shown.get(f"fusion {step.name}", []))
             parts.append(f"fusion {step.name}{' (' + settings + ')' if settings else ''}")
         return "; ".join(parts) or "?"
 
@@ -612,9 +628,9 @@ class BenchmarkResult:
         """The sampled single-query latencies in ms, in query order."""
         return [query.latency_ms for query in self.queries if query.latency_ms is not None]
 
-    def provenance(self) -> list[tuple[str, str]]:
+    def provenance(self, hidden: Collection[tuple[str, str, str]] = ()) -> list[tuple[str, str]]:
         """What this result measured, for a report's header: dataset, fingerprint, the versions and
-        platform it ran on, when, and the system's options."""
+        platform it ran on, when, and the system's options (less the `hidden` ones)."""
         memories = "?" if self.dataset.memories is None else self.dataset.memories
         rows = [("dataset", f"{self.dataset.display_name} ({memories} memories, {len(self.queries)} queries), "
                             f"fingerprint {(self.fingerprint or '?')[:12]}")]
@@ -623,7 +639,7 @@ class BenchmarkResult:
                               *(f"{name} {version or '?'}" for name, version in manifest.plugins.items())])
         rows.append(("software", f"{versions}; Python {_or_unknown(manifest.python)} on {_or_unknown(manifest.platform)}"))
         rows.append(("run at", f"{_or_unknown(manifest.time)} (seed {_or_unknown(manifest.seed)}, k {self.k})"))
-        rows.append((f"system {self.label}", self.system.settings()))
+        rows.append((f"system {self.label}", self.system.settings(hidden)))
         return rows
 
     # -- writing ---------------------------------------------------------------------------------
@@ -846,9 +862,11 @@ class BenchmarkResult:
             tables.append(attribution)
         if per_query:
             tables.append(self.per_query_table())
+        entries = self.system.option_entries()
         return Report(title=f"recall-kit eval: {self.label}", tables=tables,
                       notes=list(self.warnings), data=self.to_dict(),
-                      charts=self._charts())
+                      charts=self._charts(), provenance=self.provenance(hidden=entries),
+                      provenance_details=[("options", _entries_text(entries))] if entries else [])
 
     def _charts(self) -> list[Chart | dict[str, Any]]:
         bars = {stratum: {m: self.mean(m, None if stratum == "overall" else stratum) for m in self.metric_names}
@@ -861,6 +879,11 @@ class BenchmarkResult:
         from recall_kit.reporting.formats import format_table
 
         return format_table(self.metrics_table(), "simple")
+
+
+def _entries_text(entries: Sequence[tuple[str, str, str]]) -> str:
+    """Option entries as one line: ``dense.model=x; fusion rrf.k=60``."""
+    return "; ".join(f"{part}.{key}={value}" for part, key, value in entries)
 
 
 def _or_unknown(value: Any) -> Any:

@@ -63,6 +63,9 @@ class MarkdownReporter(Reporter):
             parts += [f"**{sentence}**" for sentence in report.summary] + [""]
         if report.provenance:
             parts += [f"- {label}: {value}" for label, value in report.provenance] + [""]
+        if report.provenance_details:
+            parts += ["<details><summary>Every other setting</summary>", ""]
+            parts += [f"- {label}: {value}" for label, value in report.provenance_details] + ["", "</details>", ""]
         for table in report.tables:
             parts += [f"## {table.title}", "", format_table(table, "github"), ""]
             parts += [f"_{note}_" for note in table.notes]

@@ -369,6 +369,10 @@ class HtmlReporter(Reporter):
             parts.append('<h2>What was measured</h2><dl class="provenance">')
             parts += [f"<dt>{_e(label)}</dt><dd>{_e(value)}</dd>" for label, value in report.provenance]
             parts.append("</dl>")
+        if report.provenance_details:
+            parts.append('<details><summary>Every other setting</summary><dl class="provenance">')
+            parts += [f"<dt>{_e(label)}</dt><dd>{_e(value)}</dd>" for label, value in report.provenance_details]
+            parts.append("</dl></details>")
         if report.charts:
             colours = series_colours(report)
             parts.append("<h2>Charts</h2>")
