@@ -434,3 +434,26 @@ def test_eval_per_query_flag_shows_each_query(overlap_plugin, tiny_dataset):
     assert "per query" in result.stdout
     for query_id in ("e1", "e2", "p1", "m1"):
         assert query_id in result.stdout
+
+
+def test_the_old_out_spelling_works_exactly_where_the_user_guide_says():
+    import typer.main
+
+    from recall_kit.cli import app
+
+    group = typer.main.get_command(app)
+
+    def opts(*path: str) -> set[str]:
+        command = group
+        for name in path:
+            command = command.commands[name]  # type: ignore[attr-defined]
+        return {opt for param in command.params for opt in getattr(param, "opts", [])}
+
+    guide = (Path(__file__).resolve().parents[1] / "docs" / "user-guide.md").read_text(encoding="utf-8")
+    assert "as `--out-dir` of\n`ablate`, `sweep` and `dataset generate`, and as `--output` of `pool` and `judge`" in guide
+    for path in (("ablate",), ("sweep",), ("dataset", "generate")):
+        assert {"--out", "--out-dir"} <= opts(*path), path
+    for path in (("pool",), ("judge",)):
+        assert {"--out", "--output"} <= opts(*path), path
+    for path in (("eval",), ("compare",), ("gate",), ("score",)):
+        assert "--out" not in opts(*path), path
