@@ -6,6 +6,8 @@ PIP := $(PY) -m pip
 PLUGINS := $(sort $(wildcard plugins/recall-kit-*))
 EXAMPLE_PLUGIN := $(wildcard examples/recall-kit-example)
 STAMP := $(VENV)/.installed
+# The CPU build of torch these machines carry; `make wheels` ships it as a constraint beside the wheels.
+TORCH_VERSION := 2.13.0
 BENCH_STAMP := $(VENV)/.bench-installed
 RESULTS := results
 DEMO_DATA := examples/memories
@@ -15,7 +17,7 @@ DEMO_DATA := examples/memories
 $(STAMP): pyproject.toml $(wildcard plugins/*/pyproject.toml) $(wildcard examples/recall-kit-example/pyproject.toml)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	# The CPU build of torch that these machines carry, pinned first so no dependency pulls a CUDA build.
-	$(PIP) install --quiet torch==2.13.0
+	$(PIP) install --quiet torch==$(TORCH_VERSION)
 	$(PIP) install --quiet -e ".[test]" $(foreach p,$(PLUGINS) $(EXAMPLE_PLUGIN),-e "$(p)[test]")
 	touch $(STAMP)
 
@@ -56,13 +58,15 @@ lint: setup
 	$(PY) -m mypy recall_kit
 
 # Every package's wheel in $(DIST)/ (the host and each plugins/*/ folder, found by the wildcard above,
-# so a new plugin needs no edit here), for installing outside this checkout with no public index:
-#   pip install --find-links dist recall-kit-graph      (one plugin and the host)
-#   pip install --find-links dist 'recall-kit[all]'     (the host and every plugin)
+# so a new plugin needs no edit here), for installing outside this checkout with no public index,
+# and constraints-cpu.txt, which admits only the CPU build of torch (README: Installing outside):
+#   pip install --find-links dist -c dist/constraints-cpu.txt recall-kit-graph      (one plugin and the host)
+#   pip install --find-links dist -c dist/constraints-cpu.txt 'recall-kit[all]'     (the host and every plugin)
 DIST ?= dist
 wheels: setup
 	$(PIP) wheel --quiet --no-deps --no-build-isolation --wheel-dir $(DIST) . $(PLUGINS)
-	@ls $(DIST)/*.whl
+	echo "torch==$(TORCH_VERSION)+cpu" > $(DIST)/constraints-cpu.txt
+	@ls $(DIST)/*.whl $(DIST)/constraints-cpu.txt
 
 clean:
 	rm -rf $(VENV) $(RESULTS)
