@@ -16,6 +16,7 @@ from recall_kit.cli.options import (
     PrimaryOption,
     RelevanceLevelOption,
     ReportOption,
+    TestOption,
     _split_names,
     emit_report,
 )
@@ -37,7 +38,7 @@ def score_command(
     json_out: Annotated[Path | None, typer.Option("--json", help="Write per-query and mean values (and the comparison) as JSON here.")] = None,
     report: ReportOption = "table",
     output: OutputOption = None,
-    test: Annotated[str, typer.Option("--test", help="With several runs: the p-value's test: randomisation, bootstrap, t-test, wilcoxon or tukey.")] = "randomisation",
+    test: TestOption = "randomisation",
 ) -> None:
     """Score TREC run files against TREC qrels, as trec_eval does; with several runs, compare each
     with the first as 'compare' does (paired deltas, intervals, Holm-corrected p-values)."""
@@ -64,7 +65,7 @@ def compare_command(
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the comparison JSON here.")] = None,
     report: ReportOption = "table",
     output: OutputOption = None,
-    test: Annotated[str, typer.Option("--test", help="The p-value's test: randomisation, bootstrap, t-test, wilcoxon or tukey.")] = "randomisation",
+    test: TestOption = "randomisation",
 ) -> None:
     """Compare result files of one dataset with the first: paired deltas, 95% bootstrap intervals,
     randomisation-test p-values (Holm within the primary family), wins/ties/losses, overall and

@@ -14,6 +14,13 @@ from typing import Annotated, Any
 
 import typer
 
+from recall_kit.cli.completion import (
+    complete_fusion,
+    complete_metrics,
+    complete_reporter,
+    complete_retriever,
+    complete_test,
+)
 from recall_kit.errors import OptionError
 
 
@@ -34,20 +41,21 @@ def _check_latency_sample(value: int) -> int:
 
 # Options that several commands share, defined once so their names, help and checks agree.
 DatasetOption = Annotated[Path, typer.Option("--dataset", "-d", metavar="PATH", help="Dataset folder (corpus.jsonl, queries.jsonl, qrels.jsonl), or example:memories (shipped).")]
-RetrieverOption = Annotated[str | None, typer.Option("--retriever", "-r", metavar="SPEC", help="Legs joined by '+': fts5, fts5+dense, pkg.module:Class. Required, unless --config gives [system] retriever.")]
-FusionOption = Annotated[list[str] | None, typer.Option("--fusion", "-f", metavar="NAME", help="Fusion step; repeat to chain (--fusion rrf --fusion exact-bonus).")]
+RetrieverOption = Annotated[str | None, typer.Option("--retriever", "-r", metavar="SPEC", autocompletion=complete_retriever, help="Legs joined by '+': fts5, fts5+dense, pkg.module:Class. Required, unless --config gives [system] retriever.")]
+FusionOption = Annotated[list[str] | None, typer.Option("--fusion", "-f", metavar="NAME", autocompletion=complete_fusion, help="Fusion step; repeat to chain (--fusion rrf --fusion exact-bonus).")]
 WeightsOption = Annotated[str | None, typer.Option("--weights", "-w", metavar="LIST", help="Leg weights, comma-separated: fts5=1,dense=0.5.")]
 OptionOption = Annotated[list[str] | None, typer.Option("--option", "-o", metavar="NAME.KEY=VALUE", help="An option of a leg or fusion: dense.model=PATH, rrf.k=60; repeat.")]
 ConfigOption = Annotated[Path | None, typer.Option("--config", "-c", metavar="PATH", help="TOML experiment file; flags override it.")]
 #: eval's --config: repeatable, one system per file.
 ConfigsOption = Annotated[list[Path] | None, typer.Option("--config", "-c", metavar="PATH", help="TOML experiment file; flags override it. Repeat to evaluate several systems (each result in --out-dir).")]
 KOption = Annotated[int, typer.Option("--k", "-k", metavar="INTEGER", help="Ranking depth scored; raised to the largest metric cutoff asked (recall@100 scores at 100).")]
-MetricsOption = Annotated[list[str] | None, typer.Option("--metrics", "-m", metavar="LIST", help="Metrics, comma-separated: recall@10,ndcg@10,mrr; trec_eval and ir_measures names work too (ndcg_cut_10, nDCG@10).")]
+MetricsOption = Annotated[list[str] | None, typer.Option("--metrics", "-m", metavar="LIST", autocompletion=complete_metrics, help="Metrics, comma-separated: recall@10,ndcg@10,mrr; trec_eval and ir_measures names work too (ndcg_cut_10, nDCG@10).")]
 RelevanceLevelOption = Annotated[int, typer.Option("--relevance-level", "-l", metavar="INTEGER", help="Grades >= this count as relevant for binary metrics (trec_eval -l).")]
 JudgedOnlyOption = Annotated[bool, typer.Option("--judged-only", "-J", help="Drop unjudged ids from each ranking before scoring (trec_eval -J).")]
-PrimaryOption = Annotated[list[str] | None, typer.Option("--primary", metavar="LIST", help="Decision metrics, comma-separated: Holm runs over their all-queries rows; the rest is exploratory (default: the first metric compared).")]
+PrimaryOption = Annotated[list[str] | None, typer.Option("--primary", metavar="LIST", autocompletion=complete_metrics, help="Decision metrics, comma-separated: Holm runs over their all-queries rows; the rest is exploratory (default: the first metric compared).")]
 BootstrapOption = Annotated[int, typer.Option("--bootstrap", metavar="INTEGER", help="Bootstrap and randomisation resamples.")]
-ReportOption = Annotated[str, typer.Option("--report", metavar="NAME", callback=_check_reporter, help="Output format: a reporter name.")]
+ReportOption = Annotated[str, typer.Option("--report", metavar="NAME", callback=_check_reporter, autocompletion=complete_reporter, help="Output format: a reporter name.")]
+TestOption = Annotated[str, typer.Option("--test", metavar="NAME", autocompletion=complete_test, help="The p-value's test: randomisation, bootstrap, t-test, wilcoxon or tukey.")]
 OutputOption = Annotated[Path | None, typer.Option("--output", metavar="PATH", help="Write the report to this file instead of stdout.")]
 LatencySampleOption = Annotated[int, typer.Option("--latency-sample", metavar="INTEGER", callback=_check_latency_sample, help="Queries timed one at a time (0: none, -1: all).")]
 #: ablate and sweep write one result file per variant into a folder; `--out` is the old spelling.
