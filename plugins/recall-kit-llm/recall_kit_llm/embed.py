@@ -74,14 +74,15 @@ class LlmEmbedRetriever(Retriever):
     def _key(self, text: str) -> str:
         return digest({"version": EMBED_VERSION, "model": self._embedding_model().model_id, "text": text})
 
-    def embed(self, texts: Sequence[str], what: str) -> np.ndarray:
-        """L2-normalised vectors of `texts`: cached ones read, the rest sent in batches (each batch
-        cached as it arrives, so an interrupted run resumes where it stopped)."""
+    def embed(self, texts: Sequence[str], what: str, fresh: bool = False) -> np.ndarray:
+        """L2-normalised vectors of `texts`: cached ones read (unless `fresh`: every text sent, as a
+        query that meets the model for the first time), the rest sent in batches (each batch cached
+        as it arrives, so an interrupted run resumes where it stopped)."""
         import numpy as np
 
         model = self._embedding_model()
         cache = CallCache(enabled=self.options.cache)
-        vectors: list[Any] = [cache.get(self._key(text)) for text in texts]
+        vectors: list[Any] = [None if fresh else cache.get(self._key(text)) for text in texts]
         missing = [i for i, vector in enumerate(vectors) if not isinstance(vector, list)]
         if self.options.dry_run:
             tokens = sum(estimate_tokens(texts[i]) for i in missing)
@@ -114,9 +115,14 @@ class LlmEmbedRetriever(Retriever):
             self._stats["dimension"] = int(self._matrix.shape[1])
 
     def search(self, query: str, k: int) -> list[Hit]:
-        return self.search_many([query], k)[0]
+        """One query, its vector made by the model now: the runner times this call as a query's
+        latency, and a vector the batch pass left in the cache would time a cache read."""
+        return self._search([query], k, fresh=True)[0]
 
     def search_many(self, queries: Sequence[str], k: int) -> list[list[Hit]]:
+        return self._search(queries, k, fresh=False)
+
+    def _search(self, queries: Sequence[str], k: int, fresh: bool) -> list[list[Hit]]:
         import numpy as np
 
         if self._matrix is None:
@@ -125,7 +131,7 @@ class LlmEmbedRetriever(Retriever):
         wanted = [i for i, text in enumerate(queries) if text.strip()]
         if k <= 0 or not wanted or not self._ids:
             return results
-        scores = self.embed([queries[i] for i in wanted], "queries") @ self._matrix.T
+        scores = self.embed([queries[i] for i in wanted], "queries", fresh=fresh) @ self._matrix.T
         for row, i in zip(scores, wanted, strict=True):
             # Best first; ties in corpus order (a stable sort of the negated scores).
             top = np.argsort(-row, kind="stable")[:k]
