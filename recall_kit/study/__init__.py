@@ -34,9 +34,16 @@ def run_study(path: str | Path, log: Callable[[str], None] = lambda line: None) 
     from recall_kit.study.result import StudyResult
     from recall_kit.study.steps import build_graph
 
+    from recall_kit.fileio import write_text_atomic
+
     graph = build_graph(load_study(path))
     build = graph.run(log=log)
-    data = json.loads((graph.path("document") / "study.json").read_text(encoding="utf-8"))
+    for name in ("study.md", "study.html", "study.json"):  # the document beside the steps, where it is looked for
+        text = (graph.path("document") / name).read_text(encoding="utf-8")
+        target = graph.folder / name
+        if not target.is_file() or target.read_text(encoding="utf-8") != text:
+            write_text_atomic(target, text)
+    data = json.loads((graph.folder / "study.json").read_text(encoding="utf-8"))
     return StudyResult.from_dict(data), build
 
 
