@@ -7,7 +7,6 @@ import json
 import sqlite3
 from pathlib import Path
 
-import pytest
 from study_support import plugins
 
 from recall_kit.study import run_study

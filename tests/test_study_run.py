@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from study_support import plugins, subprocess_env
 
 from recall_kit.study import run_study, study_status

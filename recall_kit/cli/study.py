@@ -4,7 +4,7 @@
 # signatures at every start.
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -17,17 +17,17 @@ study_app = typer.Typer(cls=_ClickStyleGroup, help="Run a whole study: from a st
 @study_app.command("init")
 def study_init(
     out: Annotated[Path, typer.Argument(help="The study file to write.")] = Path("study.toml"),
-    sqlite: Annotated[Optional[Path], typer.Option("--sqlite", help="An SQLite memory store.")] = None,
-    dataset: Annotated[Optional[Path], typer.Option("--dataset", help="A dataset folder (corpus.jsonl; queries and qrels if any).")] = None,
-    jsonl: Annotated[Optional[Path], typer.Option("--jsonl", help="A corpus.jsonl with no queries.")] = None,
-    table: Annotated[Optional[str], typer.Option("--table", help="With --sqlite: the memories table.")] = None,
-    id_col: Annotated[Optional[str], typer.Option("--id-col", help="With --sqlite: the id column.")] = None,
-    text_col: Annotated[Optional[str], typer.Option("--text-col", help="With --sqlite: the text column.")] = None,
-    sensitive_col: Annotated[Optional[str], typer.Option("--sensitive-col", help="With --sqlite: rows true here never leave the store.")] = None,
-    category_col: Annotated[Optional[str], typer.Option("--category-col", help="With --sqlite: the category column.")] = None,
-    tags_col: Annotated[Optional[str], typer.Option("--tags-col", help="With --sqlite: the tags column.")] = None,
-    importance_col: Annotated[Optional[str], typer.Option("--importance-col", help="With --sqlite: the importance column.")] = None,
-    created_at_col: Annotated[Optional[str], typer.Option("--created-at-col", help="With --sqlite: the creation time column.")] = None,
+    sqlite: Annotated[Path | None, typer.Option("--sqlite", help="An SQLite memory store.")] = None,
+    dataset: Annotated[Path | None, typer.Option("--dataset", help="A dataset folder (corpus.jsonl; queries and qrels if any).")] = None,
+    jsonl: Annotated[Path | None, typer.Option("--jsonl", help="A corpus.jsonl with no queries.")] = None,
+    table: Annotated[str | None, typer.Option("--table", help="With --sqlite: the memories table.")] = None,
+    id_col: Annotated[str | None, typer.Option("--id-col", help="With --sqlite: the id column.")] = None,
+    text_col: Annotated[str | None, typer.Option("--text-col", help="With --sqlite: the text column.")] = None,
+    sensitive_col: Annotated[str | None, typer.Option("--sensitive-col", help="With --sqlite: rows true here never leave the store.")] = None,
+    category_col: Annotated[str | None, typer.Option("--category-col", help="With --sqlite: the category column.")] = None,
+    tags_col: Annotated[str | None, typer.Option("--tags-col", help="With --sqlite: the tags column.")] = None,
+    importance_col: Annotated[str | None, typer.Option("--importance-col", help="With --sqlite: the importance column.")] = None,
+    created_at_col: Annotated[str | None, typer.Option("--created-at-col", help="With --sqlite: the creation time column.")] = None,
     hook_k: Annotated[int, typer.Option("--hook-k", help="The top k your product reads: the decision metrics are recall@k and MRR@k.")] = 5,
     baseline: Annotated[str, typer.Option("--baseline", help="The retriever in production today.")] = "fts5",
     force: Annotated[bool, typer.Option("--force", help="Replace an existing study file.")] = False,

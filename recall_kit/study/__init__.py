@@ -30,11 +30,10 @@ def run_study(path: str | Path, log: Callable[[str], None] = lambda line: None) 
     Returns the `StudyResult` (read back from study.json) and the `BuildLog` (what was computed)."""
     import json
 
+    from recall_kit.fileio import write_text_atomic
     from recall_kit.study.config import load_study
     from recall_kit.study.result import StudyResult
     from recall_kit.study.steps import build_graph
-
-    from recall_kit.fileio import write_text_atomic
 
     graph = build_graph(load_study(path))
     build = graph.run(log=log)

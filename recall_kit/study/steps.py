@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -322,11 +323,7 @@ def build_graph(config: StudyConfig) -> StudyGraph:
         Step("lint", ["evaluation-set"], lambda: dict(common),
              lambda folder, _: _make_lint(graph, folder)),
     ]
-    for name in names:
-        steps.append(Step(f"run/{name}", ["evaluation-set"],
-                          lambda name=name: {"system": config.system(name).describe(), **scoring,
-                                             "latency_sample": config.latency_sample, **common},
-                          lambda folder, _, name=name: make_run(config, name, graph.path("evaluation-set"), folder)))
+    steps += [_system_step(config, lambda: graph, "run", name, scoring, common) for name in names]
     steps += [
         Step("pool", ["evaluation-set", *(f"run/{n}" for n in names)],
              lambda: {"depth": config.pool_depth, "hook_k": config.hook_k, **common},
@@ -338,11 +335,7 @@ def build_graph(config: StudyConfig) -> StudyGraph:
              lambda: {"agreement": _hashes([config.agreement]) if config.agreement else None, **common},
              lambda folder, _: write_json_atomic(folder / "agreement.json", measure_agreement(config, graph))),
     ]
-    for name in names:
-        steps.append(Step(f"eval/{name}", ["judgments", f"run/{name}"],
-                          lambda name=name: {"system": config.system(name).describe(), **scoring,
-                                             "judge": config.judge, **common},
-                          lambda folder, _, name=name: make_eval(config, graph, name, folder)))
+    steps += [_system_step(config, lambda: graph, "eval", name, scoring, common) for name in names]
     evals = [f"eval/{n}" for n in names]
     steps += [
         Step("compare", evals, lambda: {"baseline": config.baseline, "decision": config.decision_metrics,
@@ -362,6 +355,23 @@ def build_graph(config: StudyConfig) -> StudyGraph:
                       lambda folder, _: make_document(config, graph, folder)))
     graph = StudyGraph(config.folder, steps)
     return graph
+
+
+def _system_step(config: StudyConfig, graph: Callable[[], StudyGraph], kind: str, name: str,
+                 scoring: dict[str, Any], common: dict[str, Any]) -> Step:
+    """run/NAME (on the evaluation set) or eval/NAME (on the judged set) for one system."""
+    def inputs() -> dict[str, Any]:
+        extra = {"latency_sample": config.latency_sample} if kind == "run" else {"judge": config.judge}
+        return {"system": config.system(name).describe(), **scoring, **extra, **common}
+
+    def make(folder: Path, _: dict[str, Any]) -> None:
+        if kind == "run":
+            make_run(config, name, graph().path("evaluation-set"), folder)
+        else:
+            make_eval(config, graph(), name, folder)
+
+    needs = ["evaluation-set"] if kind == "run" else ["judgments", f"run/{name}"]
+    return Step(f"{kind}/{name}", needs, inputs, make)
 
 
 def _ablation_inputs(config: StudyConfig, graph: StudyGraph, scoring: dict[str, Any],
