@@ -118,11 +118,9 @@ def system_summary(name: str, result: BenchmarkResult, dataset: Dataset, hook_k:
 
 def head_to_head(rows: Sequence[Mapping[str, Any]], decision: Sequence[str], baseline: str) -> list[HeadToHead]:
     """The comparison's decision rows (every candidate, every scope): one Holm family."""
-    return [HeadToHead(system=row["system"], metric=row["metric"], scope=row["scope"], n=int(row["n"]),
-                       baseline=row["baseline"], value=row["value"], delta=row["delta"], ci_low=row["ci_low"],
-                       ci_high=row["ci_high"], p_value=row["p_value"], p_holm=row["p_holm"],
-                       significant=bool(row["significant"]))
-            for row in rows if row["metric"] in decision and row["system"] != baseline]
+    from recall_kit.study.result import row_from_dict
+
+    return [row_from_dict(dict(row)) for row in rows if row["metric"] in decision and row["system"] != baseline]
 
 
 def ablation_summary(graph: StudyGraph, hook_k: int) -> dict[str, Any]:

@@ -10,6 +10,12 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from recall_kit.decide.compare import ComparisonRow
+
+#: One candidate against the baseline on one decision metric in one scope (paired, Holm): the
+#: comparison's own row type.
+HeadToHead = ComparisonRow
+
 SCHEMA = "recall-kit/study/1"
 
 
@@ -67,24 +73,6 @@ class SystemSummary:
     latency_p95_ms: float | None = None
     index_bytes: int | None = None
     build_seconds: float | None = None
-
-
-@dataclass
-class HeadToHead:
-    """One candidate against the baseline, on one decision metric, in one scope (paired, Holm)."""
-
-    system: str
-    metric: str
-    scope: str
-    n: int
-    baseline: float
-    value: float
-    delta: float
-    ci_low: float
-    ci_high: float
-    p_value: float
-    p_holm: float
-    significant: bool
 
 
 @dataclass
@@ -156,7 +144,9 @@ class StudyResult:
         return max(others, key=lambda s: s.means.get("overall", {}).get(metric, float("-inf"))).name
 
     def to_dict(self) -> dict[str, Any]:
-        return {"schema": SCHEMA, **dataclasses.asdict(self)}
+        data = {"schema": SCHEMA, **dataclasses.asdict(self)}
+        data["head_to_head"] = [row.to_dict() for row in self.head_to_head]
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> StudyResult:
@@ -164,7 +154,15 @@ class StudyResult:
         data["strata"] = [StratumSummary(**entry) for entry in data["strata"]]
         data["systems"] = [SystemSummary(**{**entry, "reach": [LegReach(**r) for r in entry.get("reach", [])]})
                            for entry in data["systems"]]
-        data["head_to_head"] = [HeadToHead(**entry) for entry in data["head_to_head"]]
+        data["head_to_head"] = [row_from_dict(entry) for entry in data["head_to_head"]]
         data["verdicts"] = [Verdict(**entry) for entry in data.get("verdicts", [])]
         data["threats"] = [Threat(**entry) for entry in data.get("threats", [])]
         return cls(**data)
+
+
+def row_from_dict(entry: dict[str, Any]) -> ComparisonRow:
+    """A comparison row from its `to_dict` form."""
+    names = {field.name for field in dataclasses.fields(ComparisonRow)}
+    values = {key: value for key, value in entry.items() if key in names}
+    effect = entry.get("effect_size_dz")
+    return ComparisonRow(**values, effect_size=float("inf") if effect is None else effect)
