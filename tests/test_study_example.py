@@ -62,3 +62,15 @@ def test_the_example_study_decides_at_the_hooks_k_with_every_candidate(example_s
     assert study.sweep["holdout"] == 0.5 and study.sweep["test_queries"] > 0  # type: ignore[attr-defined]
     markdown = (config.folder / "study.md").read_text()
     assert markdown.startswith("# recall-kit study: example memories\n\n## Bottom line")
+
+
+@pytest.mark.slow
+def test_the_example_stores_sensitive_rows_reach_no_artefact(example_study: tuple[Path, object]) -> None:
+    import json
+
+    path, _ = example_study
+    sensitive = [row["content"] for row in map(json.loads, (EXAMPLES / "memories" / "corpus.jsonl").read_text().splitlines())
+                 if row.get("is_sensitive")]
+    assert len(sensitive) == 3
+    files = [file for file in load_study(path).folder.rglob("*") if file.is_file()]
+    assert files and not [file for file in files for text in sensitive if text.encode() in file.read_bytes()]

@@ -116,3 +116,22 @@ def test_no_sensitive_text_reaches_any_artefact(tmp_path: Path) -> None:
     assert "Brightmoor" in corpus  # the check can see text: the store's other rows are there
     assert [path for path in files if CANARY.encode() in path.read_bytes()] == []
     assert [path for path in files if b"zephyrine" in path.read_bytes()] == []
+
+
+def test_generated_exact_queries_stay_apart_from_the_stores_own_exact_stratum(tmp_path: Path) -> None:
+    from recall_kit.study.steps import make_corpus, make_evaluation_set
+
+    path = tmp_path / "study.toml"
+    path.write_text(f'[store]\ndataset = "{EXAMPLE.as_posix()}"\n[evaluation_set]\nexact = 12\n'
+                    '[[systems]]\nname = "a"\nretriever = "fts5"\n[[systems]]\nname = "b"\nretriever = "bm25"\n')
+    config = load_study(path)
+    (tmp_path / "corpus").mkdir()
+    (tmp_path / "set").mkdir()
+    make_corpus(config, tmp_path / "corpus")
+    make_evaluation_set(config, tmp_path / "corpus", tmp_path / "set")
+    strata = json.loads((tmp_path / "set" / "strata.json").read_text())
+    assert set(strata) == {"exact", "paraphrase", "multihop", "exact-generated"}
+    assert strata["exact-generated"]["generated"] and not strata["exact"]["generated"]
+    rows = [json.loads(line) for line in (tmp_path / "set" / "queries.jsonl").read_text().splitlines()]
+    assert sum(1 for row in rows if row["stratum"] == "exact-generated") == 12
+    assert sum(1 for row in rows if row["stratum"] == "exact") == 40

@@ -23,7 +23,7 @@ _TABLES = {"study", "store", "evaluation_set", "judging", "systems", "ablation",
 _KEYS = {
     "study": {"name", "folder", "seed", "hook_k", "decision_metrics", "exploratory_metrics", "baseline",
               "resamples"},
-    "evaluation_set": {"queries", "qrels", "exact", "exact_options", "min_queries"},
+    "evaluation_set": {"queries", "qrels", "exact", "exact_options", "generate", "generate_options", "min_queries"},
     "judging": {"pool_depth", "judge", "options", "agreement"},
     "ablation": {"system"},
     "sweep": {"system", "grid", "holdout", "guards", "target"},
@@ -92,6 +92,9 @@ class StudyConfig:
     qrels: Path | None = None
     exact: int = 0
     exact_options: dict[str, Any] = field(default_factory=dict)
+    #: Other registered query generators (recall-kit-llm's paraphrase, multihop) -> how many queries.
+    generate: dict[str, int] = field(default_factory=dict)
+    generate_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     min_queries: int = 50
     pool_depth: int = 10
     judge: str = "qrels"
@@ -282,6 +285,11 @@ def load_study(path: str | Path) -> StudyConfig:
         qrels=_resolve(source.parent, evaluation["qrels"]) if "qrels" in evaluation else None,
         exact=_number(source, "[evaluation_set] exact", evaluation.get("exact", 0), 0),
         exact_options=_typed(source, "[evaluation_set] exact_options", evaluation.get("exact_options", {}), dict),
+        generate={str(name): _number(source, f"[evaluation_set] generate.{name}", count, 1)
+                  for name, count in _typed(source, "[evaluation_set] generate", evaluation.get("generate", {}),
+                                            dict).items()},
+        generate_options=_typed(source, "[evaluation_set] generate_options", evaluation.get("generate_options", {}),
+                                dict),
         min_queries=_number(source, "[evaluation_set] min_queries", evaluation.get("min_queries", 50), 1),
         pool_depth=_number(source, "[judging] pool_depth", judging.get("pool_depth", 10), 1),
         judge=_typed(source, "[judging] judge", judging.get("judge", "qrels"), str),
@@ -313,7 +321,7 @@ def _check_references(config: StudyConfig) -> None:
                 raise _fail(config.source, f"{where} = {name!r} is not one of the [[systems]].") from None
     if config.queries != "dataset" and config.qrels is None and config.queries != "generated":
         raise _fail(config.source, "[evaluation_set] queries = FILE needs qrels = FILE beside it.")
-    if config.queries == "generated" and config.exact < 1:
-        raise _fail(config.source, "[evaluation_set] queries = \"generated\" needs exact = N (N >= 1).")
+    if config.queries == "generated" and config.exact < 1 and not config.generate:
+        raise _fail(config.source, "[evaluation_set] queries = \"generated\" needs exact = N (N >= 1) or generate.")
     if config.sweep_holdout is not None and not 0 < config.sweep_holdout < 1:
         raise _fail(config.source, f"[sweep] holdout must lie between 0 and 1, got {config.sweep_holdout}.")

@@ -42,7 +42,8 @@ def methodology(study: StudyResult) -> list[tuple[str, str]]:
                    f"{corpus['sensitive_dropped']} sensitive rows dropped before anything was written"),
     ]
     items += [(f"stratum {s.name}", f"{s.queries} queries, {s.built}; {s.one_relevant_share:.0%} with one "
-                                    f"relevant id, {s.graded_share:.0%} graded")
+                                    f"relevant id, {s.graded_share:.0%} graded; lint: "
+                                    + (", ".join(f"{n} {kind}" for kind, n in s.lint.items()) or "clean"))
               for s in study.strata]
     source = "the user's qrels" if labels["source"] == "qrels" else f"the user's qrels plus the judge {labels['source']!r}"
     items.append(("labels", f"{source}; {labels['pooled_labels']} labels added from the pool"))

@@ -124,20 +124,24 @@ def make_evaluation_set(config: StudyConfig, corpus: Path, folder: Path) -> None
     supplied = {row.get("stratum") or "all" for row in _read_rows(folder / "queries.jsonl")} if files else set()
     built = {stratum: "supplied with the store's queries and qrels" if config.queries == "dataset"
              else "supplied by the user (queries and qrels files)" for stratum in supplied}
-    if config.exact:
-        generate_into(folder, [("exact", config.exact)], seed=config.seed, options={"exact": config.exact_options})
-        if "exact" in supplied:  # the user's own exact stratum stays apart from the generated one
-            rows = _read_rows(folder / "queries.jsonl")
-            for row in rows:
-                if row.get("_generator") == "exact":
-                    row["stratum"] = "exact-generated"
-            write_jsonl_atomic(folder / "queries.jsonl", rows)
-        name = "exact-generated" if "exact" in supplied else "exact"
-        built[name] = f"generated from the corpus alone by 'exact' (seed {config.seed}; no system in the loop)"
+    requests = ([("exact", config.exact)] if config.exact else []) + list(config.generate.items())
+    if requests:
+        options = {"exact": config.exact_options, **config.generate_options}
+        generate_into(folder, requests, seed=config.seed, options=options)
+        rows = _read_rows(folder / "queries.jsonl")
+        for row in rows:
+            generator = row.get("_generator")
+            if generator is None:
+                continue
+            if row.get("stratum") in supplied:  # the user's own stratum stays apart from a generated one
+                row["stratum"] = f"{row['stratum']}-generated"
+            built[row["stratum"]] = (f"generated from the corpus alone by 'exact' (seed {config.seed}; no system "
+                                     "in the loop)" if generator == "exact" else
+                                     f"generated from the corpus by the {generator!r} generator (seed {config.seed})")
+        write_jsonl_atomic(folder / "queries.jsonl", rows)
     dataset = load_dataset(folder)
     write_json_atomic(folder / "strata.json", {stratum: {"built": built.get(stratum, "supplied by the user"),
-                                                         "generated": stratum.startswith("exact") and "generated" in
-                                                         built.get(stratum, "")}
+                                                         "generated": "alone by 'exact'" in built.get(stratum, "")}
                                                for stratum in dataset.strata})
 
 
@@ -318,7 +322,7 @@ def build_graph(config: StudyConfig) -> StudyGraph:
              lambda folder, _: make_corpus(config, folder)),
         Step("evaluation-set", ["corpus"],
              lambda: {"queries": config.queries, "data": _hashes(_query_files(config)), "exact": config.exact,
-                      "exact_options": config.exact_options, **common},
+                      "exact_options": config.exact_options, **_generate_inputs(config), **common},
              lambda folder, _: make_evaluation_set(config, graph.path("corpus"), folder)),
         Step("lint", ["evaluation-set"], lambda: dict(common),
              lambda folder, _: _make_lint(graph, folder)),
@@ -355,6 +359,11 @@ def build_graph(config: StudyConfig) -> StudyGraph:
                       lambda folder, _: make_document(config, graph, folder)))
     graph = StudyGraph(config.folder, steps)
     return graph
+
+
+def _generate_inputs(config: StudyConfig) -> dict[str, Any]:
+    """Model generators (and their options) in the evaluation set's fingerprint, when configured."""
+    return {"generate": config.generate, "generate_options": config.generate_options} if config.generate else {}
 
 
 def _system_step(config: StudyConfig, graph: Callable[[], StudyGraph], kind: str, name: str,
