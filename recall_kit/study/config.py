@@ -22,7 +22,7 @@ STORE_KEYS = {
 _TABLES = {"study", "store", "evaluation_set", "judging", "systems", "ablation", "sweep", "production", "cost"}
 _KEYS = {
     "study": {"name", "folder", "seed", "hook_k", "decision_metrics", "exploratory_metrics", "baseline",
-              "resamples"},
+              "resamples", "executor", "executor_address"},
     "evaluation_set": {"queries", "qrels", "exact", "exact_options", "generate", "generate_options", "min_queries"},
     "judging": {"pool_depth", "judge", "options", "agreement"},
     "ablation": {"system"},
@@ -108,6 +108,9 @@ class StudyConfig:
     sweep_target: str = ""
     production: dict[str, Any] = field(default_factory=dict)
     latency_sample: int = 40
+    #: Where the ablation's and the sweep's tasks run: "local" (in turn, here) or "ray" (`--executor ray`).
+    executor: str = "local"
+    executor_address: str | None = None
 
     def system(self, name: str) -> SystemConfig:
         for system in self.systems:
@@ -304,6 +307,8 @@ def load_study(path: str | Path) -> StudyConfig:
         sweep_guards=_strings(source, "[sweep] guards", sweep.get("guards", [])),
         sweep_target=_typed(source, "[sweep] target", sweep.get("target", decision[0]), str),
         production=_table(source, data, "production"),
+        executor=_typed(source, "[study] executor", study.get("executor", "local"), str),
+        executor_address=study.get("executor_address"),
         latency_sample=_number(source, "[cost] latency_sample", _table(source, data, "cost").get("latency_sample", 40), 0),
     )
     _check_references(config)
@@ -323,5 +328,7 @@ def _check_references(config: StudyConfig) -> None:
         raise _fail(config.source, "[evaluation_set] queries = FILE needs qrels = FILE beside it.")
     if config.queries == "generated" and config.exact < 1 and not config.generate:
         raise _fail(config.source, "[evaluation_set] queries = \"generated\" needs exact = N (N >= 1) or generate.")
+    if config.executor not in ("local", "ray"):
+        raise _fail(config.source, f"[study] executor = {config.executor!r}: use \"local\" or \"ray\".")
     if config.sweep_holdout is not None and not 0 < config.sweep_holdout < 1:
         raise _fail(config.source, f"[sweep] holdout must lie between 0 and 1, got {config.sweep_holdout}.")

@@ -280,7 +280,14 @@ def make_ablation(config: StudyConfig, graph: StudyGraph, folder: Path, system: 
 
     run_ablation(config.system(system).spec(), load_dataset(graph.path("judgments") / "dataset"), k=config.depth,
                  metrics=config.metrics, out=folder / "ablation", n_resamples=config.resamples, seed=config.seed,
-                 latency_sample=0, show_progress=False, primary=config.decision_metrics)
+                 latency_sample=0, show_progress=False, primary=config.decision_metrics, executor=_executor(config))
+
+
+def _executor(config: StudyConfig) -> Any:
+    """`--executor` for the ablation and the sweep (their results are the same wherever tasks run)."""
+    from recall_kit.measure.executor import make_executor
+
+    return make_executor(config.executor, config.executor_address)
 
 
 def make_sweep(config: StudyConfig, graph: StudyGraph, folder: Path) -> None:
@@ -293,7 +300,7 @@ def make_sweep(config: StudyConfig, graph: StudyGraph, folder: Path) -> None:
     run_sweep(config.system(config.sweep_system).spec(), load_dataset(graph.path("judgments") / "dataset"),
               grid=config.sweep_grid, target=config.sweep_target, k=config.depth, metrics=config.metrics,
               holdout=config.sweep_holdout, seed=config.seed, out=folder / "sweep", n_resamples=config.resamples,
-              latency_sample=0, show_progress=False, guards=config.sweep_guards or None)
+              latency_sample=0, show_progress=False, guards=config.sweep_guards or None, executor=_executor(config))
 
 
 def make_document(config: StudyConfig, graph: StudyGraph, folder: Path) -> None:
