@@ -10,11 +10,16 @@ from pathlib import Path
 import pytest
 from study_support import plugins
 
+from recall_kit.decide.compare import ComparisonRow
 from recall_kit.study import threats
 from recall_kit.study.collect import minimum_detectable, stratum_summaries, system_summary
 from recall_kit.study.result import LegReach, StratumSummary, StudyResult, SystemSummary
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "memories"
+
+
+_ROW = ComparisonRow(system="hybrid", metric="recall@5", scope="overall", n=80, baseline=0.5, value=0.6, delta=0.1,
+                     ci_low=0.05, ci_high=0.15, prob_not_better=0.0, p_value=0.001, p_holm=0.03)
 
 
 def clean_study() -> StudyResult:
@@ -27,7 +32,7 @@ def clean_study() -> StudyResult:
 
     return StudyResult(
         name="clean", hook_k=5, decision_metrics=["recall@5", "mrr@5"], exploratory_metrics=[], baseline="fts5",
-        seed=0, resamples=1000, corpus={"source": "dataset", "memories": 500, "sensitive_dropped": 0,
+        seed=0, resamples=10000, corpus={"source": "dataset", "memories": 500, "sensitive_dropped": 0,
                                         "importance_share": 1.0},
         strata=[StratumSummary("paraphrase", 80, "supplied by the user", False, 0.3, 0.7,
                                {"recall@5": 0.05, "mrr@5": 0.04})],
@@ -35,7 +40,7 @@ def clean_study() -> StudyResult:
         agreement={"measured": True, "kappa": 0.74, "n": 200},
         systems=[system("fts5", ["fts5"], ["importance"], {}),
                  system("hybrid", ["fts5", "dense"], ["rrf", "importance"], {"dense": "minilm"})],
-        head_to_head=[], ablation={"skipped": "none"}, sweep={"holdout": 0.5, "settings": 3},
+        head_to_head=[_ROW] * 30, ablation={"skipped": "none"}, sweep={"holdout": 0.5, "settings": 3},
         production={"substrate": "fts5", "embedding_model": "minilm", "priors": ["importance"]},
     )
 
@@ -83,6 +88,7 @@ CASES = [
     ("production-mismatch", _set(production__substrate="pg-fts"), "production runs 'pg-fts'"),
     ("production-mismatch", _set(production__embedding_model="e5-large"), "production uses 'e5-large'"),
     ("production-prior", _set(systems__0__fusions=[], systems__1__fusions=["rrf"]), "prior 'importance'"),
+    ("coarse-tests", _set(head_to_head=[_ROW] * 30, resamples=999), "can fall below 0.030"),
 ]
 
 

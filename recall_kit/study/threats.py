@@ -214,6 +214,23 @@ def production_prior(study: StudyResult, **_: object) -> Threat | None:
                   "priors = [] if production does not rank with it.")
 
 
+#: The smallest Holm-adjusted p the decision family can reach, at or above which a threat is raised.
+RESOLUTION_FLOOR = 0.025
+
+
+def coarse_tests(study: StudyResult, **_: object) -> Threat | None:
+    """Too few resamples for the decision family: the smallest reachable Holm-adjusted p nears alpha."""
+    rows = len(study.head_to_head)
+    floor = rows / (study.resamples + 1)  # the smallest randomisation p, times the family's size
+    if not rows or floor < RESOLUTION_FLOOR:
+        return None
+    wanted = int(rows / 0.005)  # the floor at 0.005: a tenth of alpha
+    return Threat("coarse-tests", "Too few resamples for the number of decision rows",
+                  [f"{rows} decision rows in one Holm family and {study.resamples} resamples: no Holm-adjusted p "
+                   f"can fall below {floor:.3f}, so a real difference may be called noise"],
+                  f"Raise [study] resamples to at least {wanted} (or decide on fewer metrics or candidates).")
+
+
 DETECTORS: list[tuple[str, Detector]] = [
     ("circular-stratum", circular_stratum),
     ("holes", holes),
@@ -227,6 +244,7 @@ DETECTORS: list[tuple[str, Detector]] = [
     ("binary-ndcg", binary_ndcg),
     ("production-mismatch", production_mismatch),
     ("production-prior", production_prior),
+    ("coarse-tests", coarse_tests),
 ]
 
 
