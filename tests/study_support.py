@@ -34,3 +34,18 @@ def plugins(*distributions: str) -> Iterator[None]:
 def subprocess_env(*distributions: str) -> dict[str, str]:
     """The environment of a `recall-kit` subprocess that loads exactly these plugins."""
     return {**os.environ, "RECALL_KIT_LOAD_PLUGINS": ",".join(distributions), "PYTHONUNBUFFERED": "1"}
+
+
+#: The end of a small study file: the two lexical systems, three queries timed each.
+LEXICAL_PAIR = """
+[[systems]]
+name = "fts5"
+retriever = "fts5"
+
+[[systems]]
+name = "bm25"
+retriever = "bm25"
+
+[cost]
+latency_sample = 3
+"""

@@ -7,7 +7,7 @@ import json
 import sqlite3
 from pathlib import Path
 
-from study_support import plugins
+from study_support import LEXICAL_PAIR, plugins
 
 from recall_kit.study import run_study
 from recall_kit.study.config import load_study
@@ -90,18 +90,7 @@ importance_col = "weight"
 [evaluation_set]
 queries = "generated"
 exact = 30
-
-[[systems]]
-name = "fts5"
-retriever = "fts5"
-
-[[systems]]
-name = "bm25"
-retriever = "bm25"
-
-[cost]
-latency_sample = 3
-"""
+""" + LEXICAL_PAIR
 
 
 def test_no_sensitive_text_reaches_any_artefact(tmp_path: Path) -> None:

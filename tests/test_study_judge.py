@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from study_support import plugins
+from study_support import LEXICAL_PAIR, plugins
 
 from recall_kit import Memory, Query, RelevanceJudge, hookimpl
 from recall_kit.study import run_study
@@ -51,18 +51,7 @@ dataset = "{EXAMPLE.as_posix()}"
 pool_depth = 5
 judge = "words"
 {{agreement}}
-
-[[systems]]
-name = "fts5"
-retriever = "fts5"
-
-[[systems]]
-name = "bm25"
-retriever = "bm25"
-
-[cost]
-latency_sample = 3
-"""
+""" + LEXICAL_PAIR
 
 
 @pytest.fixture
