@@ -170,3 +170,12 @@ def test_a_bad_study_file_is_one_line(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert result.output.strip().count("\n") == 0
     assert "unknown key 'hok' in [study]" in result.output and "study.toml" in result.output
+
+
+def test_an_unknown_retriever_fails_before_any_step_naming_its_system(tmp_path: Path) -> None:
+    path = write_study(tmp_path)
+    path.write_text(path.read_text().replace('retriever = "bm25"', 'retriever = "bm2"'))
+    result = invoke_cli(["study", "run", str(path)])
+    assert result.exit_code == 2
+    assert "study.toml: system 'bm25': Unknown retriever 'bm2'" in result.output
+    assert not (tmp_path / "out").exists()

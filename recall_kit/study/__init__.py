@@ -35,7 +35,9 @@ def run_study(path: str | Path, log: Callable[[str], None] = lambda line: None) 
     from recall_kit.study.result import StudyResult
     from recall_kit.study.steps import build_graph
 
-    graph = build_graph(load_study(path))
+    config = load_study(path)
+    check_systems(config)
+    graph = build_graph(config)
     build = graph.run(log=log)
     for name in ("study.md", "study.html", "study.json"):  # the document beside the steps, where it is looked for
         text = (graph.path("document") / name).read_text(encoding="utf-8")
@@ -44,6 +46,19 @@ def run_study(path: str | Path, log: Callable[[str], None] = lambda line: None) 
             write_text_atomic(target, text)
     data = json.loads((graph.folder / "study.json").read_text(encoding="utf-8"))
     return StudyResult.from_dict(data), build
+
+
+def check_systems(config: Any) -> None:
+    """Every system's names and options looked up before any step runs: a typo fails in a second,
+    naming the system, not after the other systems' runs."""
+    from recall_kit import build_system
+    from recall_kit.errors import RecallKitError, SpecError
+
+    for system in config.systems:
+        try:
+            build_system(system.spec())
+        except RecallKitError as error:
+            raise SpecError(f"{config.source.name}: system {system.name!r}: {error}") from None
 
 
 def study_status(path: str | Path) -> list[Any]:
