@@ -124,3 +124,18 @@ def test_generated_exact_queries_stay_apart_from_the_stores_own_exact_stratum(tm
     rows = [json.loads(line) for line in (tmp_path / "set" / "queries.jsonl").read_text().splitlines()]
     assert sum(1 for row in rows if row["stratum"] == "exact-generated") == 12
     assert sum(1 for row in rows if row["stratum"] == "exact") == 40
+
+
+def test_a_jsonl_stores_sensitive_rows_are_dropped_before_the_corpus_is_written(tmp_path: Path) -> None:
+    from recall_kit.study.steps import make_corpus
+
+    rows = [json.loads(line) for line in (EXAMPLE / "corpus.jsonl").read_text().splitlines()]
+    rows.append({"id": 9999, "content": f"The {CANARY} is here.", "is_sensitive": "yes"})
+    (tmp_path / "corpus.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    (tmp_path / "study.toml").write_text('[store]\njsonl = "corpus.jsonl"\n[evaluation_set]\nqueries = "generated"\n'
+                                         'exact = 5\n' + LEXICAL_PAIR)
+    (tmp_path / "corpus").mkdir()
+    make_corpus(load_study(tmp_path / "study.toml"), tmp_path / "corpus")
+    written = (tmp_path / "corpus" / "corpus.jsonl").read_text()
+    assert CANARY not in written and "Brightmoor" in written
+    assert json.loads((tmp_path / "corpus" / "corpus.json").read_text())["sensitive_dropped"] == 4

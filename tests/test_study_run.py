@@ -179,3 +179,15 @@ def test_an_unknown_retriever_fails_before_any_step_naming_its_system(tmp_path: 
     assert result.exit_code == 2
     assert "study.toml: system 'bm25': Unknown retriever 'bm2'" in result.output
     assert not (tmp_path / "out").exists()
+
+
+def test_a_step_whose_files_were_changed_is_stale_and_rebuilt_alone(small_study: Path) -> None:
+    lint = small_study.parent / "out" / "steps" / "lint" / "lint.json"
+    original = lint.read_bytes()
+    lint.write_text("{}")
+    states = {state.name: (state.state, state.why) for state in study_status(small_study)}
+    assert states["lint"] == ("stale", "its files changed or went missing")
+    assert states["document"][0] == "stale"
+    _, build = run_study(small_study)
+    assert build.computed == ["lint"]  # rebuilt as it was: nothing that reads it changes
+    assert lint.read_bytes() == original
