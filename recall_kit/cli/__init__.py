@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
-from recall_kit.cli import curate, decide, plugins, run
+from recall_kit.cli import curate, decide, plugins, run, study
 from recall_kit.cli.options import emit_report
 from recall_kit.cli.style import _ClickStyleGroup
 from recall_kit.errors import RecallKitError
@@ -143,6 +143,7 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 app.add_typer(curate.dataset_app, name="dataset")
+app.add_typer(study.study_app, name="study")
 
 
 def _print_version(value: bool) -> None:

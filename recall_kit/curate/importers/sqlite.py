@@ -146,6 +146,14 @@ class SqliteImporter(Importer):
             judgments=sum(len(row.get("relevance") or row.get("relevant_ids") or ()) for row in qrels),
         )
 
+    def read_memories(self, source: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """The table's memories alone (sensitive rows dropped, never read into the result) and the
+        counts: a corpus with no queries, for `recall-kit study` (same column mapping as `run`)."""
+        counts = Counts()
+        self._sensitive_ids = set()
+        memories = self._memories(source, counts)
+        return memories, counts.result(memories=len(memories), queries=0, judgments=0)
+
     def _memories(self, source: Path, counts: Counts) -> list[dict[str, Any]]:
         import sqlite3
 

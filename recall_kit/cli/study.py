@@ -1,0 +1,81 @@
+"""`recall-kit study init|run|status`: from a memory store to a decision document (recall_kit.study)."""
+
+# Annotations are evaluated here (no `from __future__ import annotations`): typer reads these
+# signatures at every start.
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from recall_kit.cli.style import _ClickStyleGroup
+
+study_app = typer.Typer(cls=_ClickStyleGroup, help="Run a whole study: from a store to a decision document.",
+                        no_args_is_help=True, rich_markup_mode=None)
+
+
+@study_app.command("init")
+def study_init(
+    out: Annotated[Path, typer.Argument(help="The study file to write.")] = Path("study.toml"),
+    sqlite: Annotated[Path | None, typer.Option("--sqlite", help="An SQLite memory store.")] = None,
+    dataset: Annotated[Path | None, typer.Option("--dataset", help="A dataset folder (corpus.jsonl; queries and qrels if any).")] = None,
+    jsonl: Annotated[Path | None, typer.Option("--jsonl", help="A corpus.jsonl with no queries.")] = None,
+    table: Annotated[str | None, typer.Option("--table", help="With --sqlite: the memories table.")] = None,
+    id_col: Annotated[str | None, typer.Option("--id-col", help="With --sqlite: the id column.")] = None,
+    text_col: Annotated[str | None, typer.Option("--text-col", help="With --sqlite: the text column.")] = None,
+    sensitive_col: Annotated[str | None, typer.Option("--sensitive-col", help="With --sqlite: rows true here never leave the store.")] = None,
+    category_col: Annotated[str | None, typer.Option("--category-col", help="With --sqlite: the category column.")] = None,
+    tags_col: Annotated[str | None, typer.Option("--tags-col", help="With --sqlite: the tags column.")] = None,
+    importance_col: Annotated[str | None, typer.Option("--importance-col", help="With --sqlite: the importance column.")] = None,
+    created_at_col: Annotated[str | None, typer.Option("--created-at-col", help="With --sqlite: the creation time column.")] = None,
+    hook_k: Annotated[int, typer.Option("--hook-k", help="The top k your product reads: the decision metrics are recall@k and MRR@k.")] = 5,
+    baseline: Annotated[str, typer.Option("--baseline", help="The retriever in production today.")] = "fts5",
+    force: Annotated[bool, typer.Option("--force", help="Replace an existing study file.")] = False,
+) -> None:
+    """Write a commented study.toml for a store: the candidates, strata, judge, holdout, guards and
+    the hook's k. Nothing from the store is copied into it (counts only)."""
+    from recall_kit.study.init import init_study
+
+    columns = {key: value for key, value in (
+        ("table", table), ("id_col", id_col), ("text_col", text_col), ("sensitive_col", sensitive_col),
+        ("category_col", category_col), ("tags_col", tags_col), ("importance_col", importance_col),
+        ("created_at_col", created_at_col)) if value}
+    path = init_study(out, sqlite=sqlite, dataset=dataset, jsonl=jsonl, columns=columns, hook_k=hook_k,
+                      baseline=baseline, force=force)
+    typer.echo(f"Wrote {path}; next: recall-kit study run {path}")
+
+
+@study_app.command("run")
+def study_run(
+    study: Annotated[Path, typer.Argument(help="The study file (study.toml).")],
+) -> None:
+    """Run the study: every step whose inputs changed, then the decision document (markdown, HTML,
+    JSON) in the study folder. Interrupted, it finishes only what is missing when run again."""
+    from recall_kit.study import run_study
+    from recall_kit.study.config import load_study
+
+    result, _ = run_study(study, log=lambda line: typer.echo(line, err=True))
+    folder = load_study(study).folder
+    for line in _bottom_line(result):
+        typer.echo(line)
+    typer.echo(f"Document: {folder / 'study.md'} (also study.html, study.json)")
+
+
+def _bottom_line(result: object) -> list[str]:
+    from recall_kit.study.document import bottom_line
+
+    return bottom_line(result)  # type: ignore[arg-type]
+
+
+@study_app.command("status")
+def study_status_command(
+    study: Annotated[Path, typer.Argument(help="The study file (study.toml).")],
+) -> None:
+    """Say, for each step, whether it is done, stale (and why) or missing. Exit 1 unless all are done."""
+    from recall_kit.study import study_status
+
+    states = study_status(study)
+    for state in states:
+        typer.echo(f"{state.state:8} {state.name}" + (f"  ({state.why})" if state.why and state.state != "done" else ""))
+    if any(state.state != "done" for state in states):
+        raise typer.Exit(1)

@@ -1,0 +1,175 @@
+"""The decision document: the study result rendered as markdown and HTML (its JSON is study.json).
+
+The bottom line first, then how it was measured, the head-to-head per stratum, the ablation, the
+sweep, latency and storage, the recommendation beside its rules, and the threats to validity.
+Computed nothing here: every number comes from the `StudyResult`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from recall_kit.study.result import StudyResult
+from recall_kit.study.rules import RULES
+from recall_kit.types import Chart, Report, ReportTable
+
+#: The section whose numbers change from run to run (seconds): kept last, so the rest of the
+#: document is byte-identical between two runs of the same study.
+TIMINGS_TITLE = "Timings (seconds per step, this machine)"
+
+
+def _f(value: float | None, places: int = 4) -> str:
+    return "n/a" if value is None else f"{value:.{places}f}"
+
+
+def bottom_line(study: StudyResult) -> list[str]:
+    """The answer in sentences: the overall verdict, the strata's, and how many threats stand."""
+    if not study.verdicts:
+        return ["No candidate besides the baseline: nothing to decide."]
+    overall = study.verdicts[0]
+    lines = [f"{overall.verdict.capitalize()}: {overall.system} against {study.baseline} over all queries "
+             f"({overall.because})."]
+    lines += [f"Stratum {v.scope}: {v.verdict}." for v in study.verdicts[1:]]
+    lines.append(f"{len(study.threats)} threat(s) to validity detected from the study's own data "
+                 f"({', '.join(t.key for t in study.threats) or 'none'}); read them before acting.")
+    return lines
+
+
+def methodology(study: StudyResult) -> list[tuple[str, str]]:
+    corpus, labels, agreement = study.corpus, study.labels, study.agreement
+    items = [
+        ("corpus", f"{corpus['memories']} memories from the {corpus['source']} store; "
+                   f"{corpus['sensitive_dropped']} sensitive rows dropped before anything was written"),
+    ]
+    items += [(f"stratum {s.name}", f"{s.queries} queries, {s.built}; {s.one_relevant_share:.0%} with one "
+                                    f"relevant id, {s.graded_share:.0%} graded; lint: "
+                                    + (", ".join(f"{n} {kind}" for kind, n in s.lint.items()) or "clean"))
+              for s in study.strata]
+    source = "the user's qrels" if labels["source"] == "qrels" else f"the user's qrels plus the judge {labels['source']!r}"
+    items.append(("labels", f"{source}; {labels['pooled_labels']} labels added from the pool"))
+    items.append(("pool", f"depth {labels['pool_depth']} from every system: {labels['pool_ids']} unjudged ids "
+                          f"over {labels['pool_queries']} queries; share of each top {study.hook_k} judged: "
+                          + ", ".join(f"{s.name} {1 - s.unjudged_share:.0%}" for s in study.systems)))
+    items.append(("judge agreement", f"kappa {agreement.get('kappa')} on {agreement.get('n')} pairs"
+                  if agreement.get("measured") else f"not measured: {agreement.get('why')}"))
+    items.append(("decision", f"{', '.join(study.decision_metrics)} (the hook reads the top {study.hook_k}); "
+                              f"exploratory: {', '.join(study.exploratory_metrics) or 'none'}"))
+    items.append(("statistics", f"paired bootstrap 95% intervals and paired randomisation tests "
+                                f"({study.resamples} resamples, seed {study.seed}); Holm's correction over every "
+                                "candidate's decision rows, overall and per stratum"))
+    return items
+
+
+def head_to_head_table(study: StudyResult) -> ReportTable:
+    rows = [[row.scope, row.system, row.metric, row.n, _f(row.baseline), _f(row.value), f"{row.delta:+.4f}",
+             f"[{row.ci_low:+.4f}, {row.ci_high:+.4f}]", _f(row.p_holm), "yes" if row.significant else "no"]
+            for row in sorted(study.head_to_head, key=lambda r: (r.scope != "overall", r.scope, r.system, r.metric))]
+    return ReportTable(f"Head-to-head against {study.baseline}, per stratum",
+                       ["scope", "system", "metric", "n", study.baseline, "system value", "delta", "95% CI",
+                        "p (Holm)", "significant"], rows,
+                       ["delta = system - baseline over the same queries; Holm over every row of this table."])
+
+
+def verdict_table(study: StudyResult) -> ReportTable:
+    return ReportTable("Recommendation", ["scope", "challenger", "verdict", "because", "what it trades"],
+                       [[v.scope, v.system, v.verdict, v.because, v.trades or "n/a"] for v in study.verdicts],
+                       [f"Rule: {rule}" for rule in RULES])
+
+
+def ablation_table(study: StudyResult) -> ReportTable | None:
+    ablation = study.ablation
+    if ablation.get("skipped"):
+        return ReportTable("Ablation", ["note"], [[ablation["skipped"]]])
+    metrics = study.decision_metrics
+    rows = [[v["name"], v["kind"], *(_f(v["means"].get(m)) for m in metrics)] for v in ablation["variants"]]
+    notes = [f"{r['system']} vs the full system, {r['metric']}: {r['delta']:+.4f} [{r['ci_low']:+.4f}, "
+             f"{r['ci_high']:+.4f}], Holm p {r['p_holm']:.4f}" for r in ablation["rows"]]
+    notes += [f"reach: leg {r['leg']} (weight {r['weight']:g}) put an id only it found in the fused top "
+              f"{study.hook_k} in {r['queries_reached']} of {r['queries']} queries" for r in ablation["reach"]]
+    return ReportTable(f"Ablation of {ablation['system']}", ["variant", "kind", *metrics], rows, notes)
+
+
+def sweep_table(study: StudyResult) -> ReportTable:
+    sweep = study.sweep
+    if sweep.get("skipped"):
+        return ReportTable("Sweep", ["note"], [[sweep["skipped"]]])
+    rows = [[r["system"], r["metric"], f"{r['delta']:+.4f}", f"[{r['ci_low']:+.4f}, {r['ci_high']:+.4f}]",
+             _f(r["p_holm"]), "yes" if r["significant"] else "no"] for r in sweep["held_out"]]
+    best = ", ".join(f"{k}={v}" for k, v in sweep["best"]["settings"].items()) or "the default"
+    notes = [f"{sweep['settings']} settings, {sweep['eligible']} eligible under the guards "
+             f"({', '.join(sweep['guards']) or 'none'}); best on the {sweep['tuning_queries']} tuning queries "
+             f"({sweep['target']}): {best}; reported on {sweep['test_queries']} held-out queries"
+             if sweep["holdout"] else f"{sweep['settings']} settings chosen and reported on the same queries"]
+    return ReportTable("Sweep (held-out half)", ["system", "metric", "delta", "95% CI", "p (Holm)", "significant"],
+                       rows, notes)
+
+
+def cost_table(study: StudyResult) -> ReportTable:
+    rows = [[s.name, _f(s.latency_p50_ms, 2), _f(s.latency_p95_ms, 2),
+             "n/a" if s.index_bytes is None else f"{s.index_bytes:,}"] for s in study.systems]
+    return ReportTable("Latency and storage", ["system", "p50 ms", "p95 ms", "index bytes"], rows,
+                       ["single-query latency on this machine: compare within this table only"])
+
+
+def threats_table(study: StudyResult) -> ReportTable:
+    rows = [[t.title, " / ".join(t.evidence), t.remedy] for t in study.threats]
+    return ReportTable("Threats to validity", ["threat", "evidence", "what would remove it"], rows,
+                       [f"checked and not found: {', '.join(study.clear) or 'none'}"])
+
+
+def charts(study: StudyResult) -> list[Chart]:
+    scopes = ["overall", *(s.name for s in study.strata)]
+    return [Chart(kind="bar", title=f"{metric} per stratum", y_label=metric,
+                  groups={scope: {s.name: s.means.get(scope, {}).get(metric, 0.0) for s in study.systems}
+                          for scope in scopes})
+            for metric in study.decision_metrics]
+
+
+def study_report(study: StudyResult) -> Report:
+    """The document as a `Report` (what the HTML page renders)."""
+    tables = [verdict_table(study), head_to_head_table(study)]
+    tables += [table for table in (ablation_table(study), sweep_table(study), cost_table(study),
+                                   threats_table(study)) if table is not None]
+    tables.append(ReportTable("Reproduce (from the study folder)", ["step", "command"],
+                              [[step, command] for step, command in study.commands.items()]))
+    tables.append(ReportTable(TIMINGS_TITLE, ["step", "seconds"], [[k, v] for k, v in study.timings.items()]))
+    return Report(title=f"recall-kit study: {study.name}", tables=tables,
+                  notes=[f"{t.title}: {t.evidence[0]}" for t in study.threats], summary=bottom_line(study),
+                  provenance=methodology(study), charts=charts(study), data=study.to_dict())
+
+
+def render_markdown(study: StudyResult) -> str:
+    from recall_kit.reporting.formats import format_table
+
+    def section(table: ReportTable | None) -> list[str]:
+        if table is None:
+            return []
+        out = [f"## {table.title}", "", format_table(table, "github"), ""]
+        return out + [f"- {note}" for note in table.notes] + ([""] if table.notes else [])
+
+    parts = [f"# recall-kit study: {study.name}", "", "## Bottom line", ""]
+    parts += [f"- {line}" for line in bottom_line(study)] + ["", "## Methodology", ""]
+    parts += [f"- **{label}**: {value}" for label, value in methodology(study)] + [""]
+    parts += section(head_to_head_table(study))
+    parts += section(ablation_table(study)) + section(sweep_table(study)) + section(cost_table(study))
+    parts += section(verdict_table(study))
+    parts += ["## Threats to validity", ""]
+    for threat in study.threats:
+        parts += [f"### {threat.title}", ""] + [f"- evidence: {line}" for line in threat.evidence]
+        parts += [f"- what would remove it: {threat.remedy}", ""]
+    parts += [f"Checked and not found: {', '.join(study.clear) or 'none'}.", ""]
+    parts += section(ReportTable("Reproduce (from the study folder)", ["step", "command"],
+                                 [[step, f"`{command}`"] for step, command in study.commands.items()]))
+    parts += section(ReportTable(TIMINGS_TITLE, ["step", "seconds"], [[k, v] for k, v in study.timings.items()]))
+    return "\n".join(parts).rstrip() + "\n"
+
+
+def render_html(study: StudyResult) -> str:
+    from recall_kit.reporting.html import HtmlReporter
+
+    return HtmlReporter().render(study_report(study))
+
+
+def describe(study: StudyResult) -> dict[str, Any]:
+    """The bottom line and threat keys, for `study run`'s closing lines."""
+    return {"bottom_line": bottom_line(study), "threats": [t.key for t in study.threats]}

@@ -1,0 +1,238 @@
+"""The study's build graph: steps, their artefact folders, fingerprints and the one JSON manifest.
+
+A step reads the artefacts of the steps it `needs` and writes its own files into a fresh folder;
+the folder replaces the step's old one by a rename and the manifest records it only after that, so
+an interrupted run leaves each step either done or not done, never half-written. A step's
+fingerprint is a sha256 over its own inputs (data hashes, options, plugin versions, model ids,
+seeds) and the content hashes of what its needs wrote; a step whose fingerprint is the one
+recorded, with every file it recorded still in place, is not run again (as make or a build cache
+decides). Nothing in the graph is a pickle: the manifest and the artefacts are JSON and JSONL.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from recall_kit.errors import RecallKitError
+from recall_kit.fileio import write_json_atomic
+from recall_kit.fingerprint import canonical_json
+
+MANIFEST_FILE = "manifest.json"
+MANIFEST_SCHEMA = "recall-kit/study-manifest/1"
+STEPS_FOLDER = "steps"
+
+
+@dataclass
+class Step:
+    """One node: `make(folder, inputs)` writes the step's files into `folder`.
+
+    `inputs` is called once the needs are done (a step may choose what it runs from what they
+    wrote, as the ablation chooses the best hybrid from the comparison): its value, JSON, is what
+    the fingerprint covers besides the needs' outputs, and what `make` receives."""
+
+    name: str
+    needs: list[str]
+    inputs: Callable[[], dict[str, Any]]
+    make: Callable[[Path, dict[str, Any]], None]
+    #: Steps that must be done first but whose files the fingerprint does not cover (what `inputs`
+    #: reads from them, the choice it makes, is in the inputs instead).
+    after: list[str] = field(default_factory=list)
+
+
+def file_hash(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def folder_hashes(folder: Path) -> dict[str, str]:
+    """Every file under `folder` (relative POSIX path -> sha256), sorted."""
+    return {path.relative_to(folder).as_posix(): file_hash(path)
+            for path in sorted(folder.rglob("*")) if path.is_file()}
+
+
+@dataclass
+class StepRecord:
+    """What the manifest holds of one finished step."""
+
+    fingerprint: str
+    files: dict[str, str]
+    seconds: float
+
+    @property
+    def output(self) -> str:
+        """One hash over the step's files: what its dependents' fingerprints include."""
+        return hashlib.sha256(canonical_json(self.files)).hexdigest()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"fingerprint": self.fingerprint, "output": self.output, "files": self.files,
+                "seconds": round(self.seconds, 3)}
+
+
+@dataclass
+class StepState:
+    """A step as `study status` reports it."""
+
+    name: str
+    state: str  # "done", "stale" or "missing"
+    why: str = ""
+
+
+@dataclass
+class BuildLog:
+    """What a run did, step by step: computed or up to date."""
+
+    computed: list[str] = field(default_factory=list)
+    up_to_date: list[str] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+class StudyGraph:
+    """The steps of one study folder, run in order; the manifest says what is done."""
+
+    def __init__(self, folder: Path, steps: Iterable[Step]) -> None:
+        self.folder = Path(folder)
+        self.steps = list(steps)
+        self.by_name = {step.name: step for step in self.steps}
+        for step in self.steps:
+            for need in [*step.needs, *step.after]:
+                if need not in self.by_name or self.steps.index(self.by_name[need]) >= self.steps.index(step):
+                    raise RecallKitError(f"study step {step.name!r} needs {need!r}, which does not come before it.")
+        self.records = self._read_manifest()
+
+    # -- where things are ---------------------------------------------------------------------
+
+    def path(self, name: str) -> Path:
+        """The folder holding step `name`'s artefacts."""
+        return self.folder / STEPS_FOLDER / name
+
+    def _read_manifest(self) -> dict[str, StepRecord]:
+        import json
+
+        path = self.folder / MANIFEST_FILE
+        if not path.exists():
+            return {}
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            steps = data["steps"] if data.get("schema") == MANIFEST_SCHEMA else None
+            if not isinstance(steps, dict):
+                raise ValueError("not a study manifest")
+            return {name: StepRecord(entry["fingerprint"], dict(entry["files"]), float(entry.get("seconds", 0)))
+                    for name, entry in steps.items()}
+        except (ValueError, KeyError, TypeError, AttributeError):
+            raise RecallKitError(f"{path}: not a recall-kit study manifest; move it away or choose another "
+                                 "[study] folder.") from None
+
+    def _write_manifest(self) -> None:
+        order = [step.name for step in self.steps if step.name in self.records]
+        write_json_atomic(self.folder / MANIFEST_FILE, {
+            "schema": MANIFEST_SCHEMA,
+            "steps": {name: self.records[name].to_dict() for name in order},
+        })
+
+    # -- fingerprints -------------------------------------------------------------------------
+
+    def fingerprint(self, step: Step, inputs: dict[str, Any]) -> str:
+        needs = {need: self.records[need].output for need in step.needs}
+        return hashlib.sha256(canonical_json({"step": step.name, "inputs": inputs, "needs": needs})).hexdigest()
+
+    def _intact(self, name: str) -> bool:
+        record = self.records.get(name)
+        if record is None:
+            return False
+        folder = self.path(name)
+        return all((folder / rel).is_file() and file_hash(folder / rel) == digest
+                   for rel, digest in record.files.items())
+
+    def state(self, step: Step, done: set[str]) -> StepState:
+        """Done (recorded, intact, fingerprint unchanged), stale or missing; `done` holds the steps
+        before it found done."""
+        if step.name not in self.records:
+            return StepState(step.name, "missing", "never run")
+        waiting = [need for need in [*step.needs, *step.after] if need not in done]
+        if waiting:
+            return StepState(step.name, "stale", f"waits on {', '.join(waiting)}")
+        if not self._intact(step.name):
+            return StepState(step.name, "stale", "its files changed or went missing")
+        try:
+            inputs = step.inputs()
+        except RecallKitError as error:
+            return StepState(step.name, "stale", str(error))
+        if self.fingerprint(step, inputs) != self.records[step.name].fingerprint:
+            return StepState(step.name, "stale", "its inputs changed")
+        return StepState(step.name, "done")
+
+    def status(self) -> list[StepState]:
+        done: set[str] = set()
+        states = []
+        for step in self.steps:
+            state = self.state(step, done)
+            if state.state == "done":
+                done.add(step.name)
+            states.append(state)
+        return states
+
+    # -- running ------------------------------------------------------------------------------
+
+    def _clear_leftovers(self) -> None:
+        """Folders an interrupted run was writing: never recorded, so removed."""
+        steps = self.folder / STEPS_FOLDER
+        if steps.is_dir():
+            for path in sorted(steps.rglob(".*.partial*")):
+                shutil.rmtree(path, ignore_errors=True)
+
+    def run(self, log: Callable[[str], None] = lambda line: None) -> BuildLog:
+        """Run every step whose fingerprint changed (and what depends on it); skip the rest."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        (self.folder / STEPS_FOLDER).mkdir(exist_ok=True)
+        self._clear_leftovers()
+        build = BuildLog()
+        for step in self.steps:
+            inputs = step.inputs()
+            fingerprint = self.fingerprint(step, inputs)
+            record = self.records.get(step.name)
+            if record is not None and record.fingerprint == fingerprint and self._intact(step.name):
+                build.up_to_date.append(step.name)
+                continue
+            log(f"study: {step.name}: computing ({'inputs changed' if record else 'not yet run'})")
+            started = time.perf_counter()
+            self._build(step, inputs)
+            seconds = time.perf_counter() - started
+            self.records[step.name] = StepRecord(fingerprint, folder_hashes(self.path(step.name)), seconds)
+            self._write_manifest()
+            build.computed.append(step.name)
+            build.seconds[step.name] = seconds
+            log(f"study: {step.name}: done in {seconds:.1f} s")
+        if build.computed:
+            log(f"study: computed {len(build.computed)} step(s), {len(build.up_to_date)} up to date.")
+        else:
+            log(f"study: nothing to do: all {len(build.up_to_date)} steps are up to date (computed nothing).")
+        return build
+
+    def _build(self, step: Step, inputs: dict[str, Any]) -> None:
+        """Write the step into a hidden folder, then swap it in by renames."""
+        final = self.path(step.name)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        partial = final.parent / f".{final.name}.partial{os.getpid()}"
+        shutil.rmtree(partial, ignore_errors=True)
+        partial.mkdir()
+        try:
+            step.make(partial, inputs)
+            self.records.pop(step.name, None)  # from here until the manifest is written, not done
+            self._write_manifest()
+            if final.exists():
+                old = final.parent / f".{final.name}.partial{os.getpid()}-old"
+                final.rename(old)
+                shutil.rmtree(old, ignore_errors=True)
+            partial.rename(final)
+        finally:
+            shutil.rmtree(partial, ignore_errors=True)

@@ -1,0 +1,420 @@
+"""The study's steps: each one the library call a single recall-kit command makes.
+
+corpus (the store, sensitive rows dropped) -> evaluation-set -> lint; run/NAME for every system;
+pool (their unjudged top ids) -> judgments (the user's qrels, or a model judge on the pool) ->
+agreement; eval/NAME (scored on the judged set) -> compare; ablation of the best hybrid; sweep;
+document. `build_graph` wires them into a `StudyGraph`.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from recall_kit.errors import DatasetError, SpecError
+from recall_kit.fileio import write_json_atomic, write_jsonl_atomic
+from recall_kit.study.config import StudyConfig
+from recall_kit.study.graph import Step, StudyGraph, file_hash
+
+DATASET_FILES = ("corpus.jsonl", "queries.jsonl", "qrels.jsonl")
+
+
+@cache
+def versions() -> dict[str, str]:
+    """recall-kit and every installed recall-kit plugin distribution -> its version."""
+    from importlib.metadata import distributions
+
+    found = {}
+    for distribution in distributions():
+        name = distribution.metadata["Name"] or ""
+        if name.lower().replace("_", "-").startswith("recall-kit"):
+            found[name.lower().replace("_", "-")] = distribution.version
+    return dict(sorted(found.items()))
+
+
+@cache
+def renderer_hash() -> str:
+    """A hash of this package's source: a change to the rules, detectors or document re-renders it."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _hashes(paths: list[Path]) -> dict[str, str | None]:
+    return {str(path): file_hash(path) if path.is_file() else None for path in paths}
+
+
+def _read_rows(path: Path) -> list[dict[str, Any]]:
+    from recall_kit.dataset import read_jsonl
+
+    return [row for _, row in read_jsonl(path)]
+
+
+# -- corpus ---------------------------------------------------------------------------------------
+
+
+def _store_files(config: StudyConfig) -> list[Path]:
+    store = config.store
+    if store.kind == "dataset":
+        return [store.path / "corpus.jsonl"]
+    return [store.path]
+
+
+def make_corpus(config: StudyConfig, folder: Path) -> None:
+    """The store's memories as corpus.jsonl; sensitive rows are dropped before anything is written."""
+    from recall_kit.dataset import sensitive_flag
+
+    store = config.store
+    if store.kind == "sqlite":
+        from recall_kit import registry
+
+        importer = registry.importers.create("sqlite", dict(store.columns))
+        rows, counts = importer.read_memories(store.path)
+        dropped = int(counts["dropped"].get("rows_sensitive", 0))
+    else:
+        source = store.path / "corpus.jsonl" if store.kind == "dataset" else store.path
+        if not source.is_file():
+            raise DatasetError(f"{source}: not found ([store] {store.kind} in {config.source.name}).")
+        every = _read_rows(source)
+        rows = [row for row in every if not sensitive_flag(row.get("is_sensitive"))]
+        dropped = len(every) - len(rows)
+    if not rows:
+        raise DatasetError(f"{store.path}: holds no memories that may be studied.")
+    write_jsonl_atomic(folder / "corpus.jsonl", rows)
+    importance = sum(1 for row in rows if row.get("importance") is not None)
+    write_json_atomic(folder / "corpus.json", {"source": store.kind, "memories": len(rows),
+                                               "sensitive_dropped": dropped,
+                                               "importance_share": round(importance / len(rows), 4)})
+
+
+# -- evaluation set ---------------------------------------------------------------------------------
+
+
+def _query_files(config: StudyConfig) -> list[Path]:
+    if config.queries == "dataset":
+        if config.store.kind != "dataset":
+            raise SpecError(f"{config.source}: [evaluation_set] queries = \"dataset\" needs [store] dataset = DIR; "
+                            "name queries = FILE and qrels = FILE, or queries = \"generated\" with exact = N.")
+        return [config.store.path / "queries.jsonl", config.store.path / "qrels.jsonl"]
+    if config.queries == "generated":
+        return []
+    assert config.qrels is not None
+    return [Path(config.queries) if Path(config.queries).is_absolute() else config.source.parent / config.queries,
+            config.qrels]
+
+
+def make_evaluation_set(config: StudyConfig, corpus: Path, folder: Path) -> None:
+    """corpus + the user's queries and qrels (or none) + exact queries generated from the corpus alone."""
+    from recall_kit.curate.generate import generate_into
+    from recall_kit.dataset import load_dataset
+
+    shutil.copyfile(corpus / "corpus.jsonl", folder / "corpus.jsonl")
+    files = _query_files(config)
+    for source, name in zip(files, ("queries.jsonl", "qrels.jsonl"), strict=False):
+        if not source.is_file():
+            raise DatasetError(f"{source}: not found ([evaluation_set] in {config.source.name}).")
+        shutil.copyfile(source, folder / name)
+    supplied = {row.get("stratum") or "all" for row in _read_rows(folder / "queries.jsonl")} if files else set()
+    built = {stratum: "supplied with the store's queries and qrels" if config.queries == "dataset"
+             else "supplied by the user (queries and qrels files)" for stratum in supplied}
+    requests = ([("exact", config.exact)] if config.exact else []) + list(config.generate.items())
+    if requests:
+        options = {"exact": config.exact_options, **config.generate_options}
+        generate_into(folder, requests, seed=config.seed, options=options)
+        rows = _read_rows(folder / "queries.jsonl")
+        for row in rows:
+            generator = row.get("_generator")
+            if generator is None:
+                continue
+            if row.get("stratum") in supplied:  # the user's own stratum stays apart from a generated one
+                row["stratum"] = f"{row['stratum']}-generated"
+            built[row["stratum"]] = (f"generated from the corpus alone by 'exact' (seed {config.seed}; no system "
+                                     "in the loop)" if generator == "exact" else
+                                     f"generated from the corpus by the {generator!r} generator (seed {config.seed})")
+        write_jsonl_atomic(folder / "queries.jsonl", rows)
+    dataset = load_dataset(folder)
+    write_json_atomic(folder / "strata.json", {stratum: {"built": built.get(stratum, "supplied by the user"),
+                                                         "generated": "alone by 'exact'" in built.get(stratum, "")}
+                                               for stratum in dataset.strata})
+
+
+# -- systems, pool, judgments -------------------------------------------------------------------------
+
+
+def make_run(config: StudyConfig, name: str, dataset_folder: Path, folder: Path) -> None:
+    """`recall-kit eval`: the system built, run, timed and scored on the evaluation set."""
+    from recall_kit import load_dataset, run_benchmark
+
+    result = run_benchmark(config.system(name).spec(), load_dataset(dataset_folder), k=config.depth,
+                           metrics=config.metrics, latency_sample=config.latency_sample, seed=config.seed,
+                           show_progress=False)
+    result.save(folder / "result.json")
+
+
+def make_pool(config: StudyConfig, graph: StudyGraph, folder: Path) -> None:
+    """`recall-kit pool`: every system's unjudged ids at the pool depth; and the holes at the hook's k."""
+    from recall_kit import load_dataset, load_result
+    from recall_kit.curate.pool import pool_unjudged
+
+    dataset = load_dataset(graph.path("evaluation-set"))
+    named = [(system.name, load_result(graph.path(f"run/{system.name}") / "result.json")) for system in config.systems]
+    pool = pool_unjudged(named, dataset, depth=config.pool_depth)
+    write_jsonl_atomic(folder / "pool.jsonl", pool.rows)
+    holes = {}
+    for name, result in named:
+        top = [doc for query_id, ranking in result.rankings().items() for doc in ranking[:config.hook_k]
+               if doc not in dataset.qrels.get(query_id, {})]
+        returned = sum(len(ranking[:config.hook_k]) for ranking in result.rankings().values())
+        holes[name] = round(len(top) / returned, 4) if returned else 0.0
+    write_json_atomic(folder / "pool.json", {"depth": pool.depth, "counts": pool.counts,
+                                             "ids": sum(len(row["doc_ids"]) for row in pool.rows),
+                                             "queries": len(pool.rows), "unjudged_share_at_hook_k": holes})
+
+
+def make_judgments(config: StudyConfig, graph: StudyGraph, folder: Path) -> None:
+    """The labels the study scores with: the user's qrels, plus a model judge's grades of the pool."""
+    evaluation = graph.path("evaluation-set")
+    out = folder / "dataset"
+    out.mkdir()
+    for name in DATASET_FILES:
+        shutil.copyfile(evaluation / name, out / name)
+    info: dict[str, Any] = {"source": "qrels", "pooled_labels": 0}
+    if config.judge != "qrels":
+        from recall_kit.curate.judge import build_judge, judge_with, read_qrels_file
+
+        judge = build_judge(config.judge, {config.judge: config.judge_options} if config.judge_options else None)
+        grades_path = folder / "model-grades.jsonl"
+        judge_with(judge, graph.path("pool") / "pool.jsonl", evaluation, grades_path, show=lambda line: None)
+        grades = read_qrels_file(grades_path) if grades_path.exists() else {}
+        rows = _read_rows(evaluation / "qrels.jsonl")
+        added = 0
+        merged = []
+        for row in rows:
+            relevance = {str(k): int(v) for k, v in (row.get("relevance") or
+                                                      {str(d): 1 for d in row.get("relevant_ids", [])}).items()}
+            for doc, grade in grades.get(str(row["query_id"]), {}).items():
+                if doc not in relevance:  # the user's own labels win
+                    relevance[doc] = grade
+                    added += 1
+            merged.append({"query_id": row["query_id"], "relevance": relevance})
+        write_jsonl_atomic(out / "qrels.jsonl", merged)
+        info = {"source": config.judge, "pooled_labels": added, "provenance": judge.provenance()}
+    write_json_atomic(folder / "judgments.json", info)
+
+
+def measure_agreement(config: StudyConfig, graph: StudyGraph) -> dict[str, Any]:
+    """The agreement step's hook point: a person's grades of a sample against the model judge's.
+
+    With the user's qrels as the only labels there is no second judge. With a model judge,
+    `[judging] agreement` names the person's grades (qrels JSONL, as `recall-kit judge` writes,
+    or a calibration sample) and Cohen's kappa is measured on the pairs both graded."""
+    if config.judge == "qrels":
+        return {"measured": False, "why": "the labels come from one judge (the user's qrels); nothing to agree with"}
+    if config.agreement is None or not config.agreement.is_file():
+        return {"measured": False, "why": "the model judge's grades were never compared with a person's "
+                                          "([judging] agreement names none)"}
+    from recall_kit.curate.agreement import agreement
+    from recall_kit.curate.judge import read_qrels_file
+
+    measured = agreement(read_qrels_file(config.agreement),
+                         read_qrels_file(graph.path("judgments") / "model-grades.jsonl"), seed=config.seed)
+    return {"measured": True, **measured.to_dict()}
+
+
+def make_eval(config: StudyConfig, graph: StudyGraph, name: str, folder: Path) -> None:
+    """The system scored on the judged set: its run as it is when the labels are the user's alone."""
+    run = graph.path(f"run/{name}") / "result.json"
+    if config.judge == "qrels":
+        shutil.copyfile(run, folder / "result.json")
+        return
+    from recall_kit import load_dataset, run_benchmark
+
+    result = run_benchmark(config.system(name).spec(), load_dataset(graph.path("judgments") / "dataset"),
+                           k=config.depth, metrics=config.metrics, latency_sample=config.latency_sample,
+                           seed=config.seed, show_progress=False)
+    result.save(folder / "result.json")
+
+
+# -- deciding ---------------------------------------------------------------------------------------
+
+
+def make_compare(config: StudyConfig, graph: StudyGraph, folder: Path) -> None:
+    """`recall-kit compare`: every candidate against the baseline, per stratum, Holm over the decision rows."""
+    from recall_kit import compare_results, load_result
+
+    order = [config.baseline, *(s.name for s in config.systems if s.name != config.baseline)]
+    named = [(name, load_result(graph.path(f"eval/{name}") / "result.json")) for name in order]
+    comparison = compare_results(named, metrics=config.metrics, n_resamples=config.resamples, seed=config.seed,
+                                 primary=config.decision_metrics, primary_strata=True)
+    write_json_atomic(folder / "comparison.json", comparison.to_dict())
+
+
+def best_hybrid(config: StudyConfig, graph: StudyGraph) -> str | None:
+    """The system the ablation takes apart: `[ablation] system`, else the candidate of two legs or
+    more with the best mean on the first decision metric."""
+    if config.ablation_system:
+        return config.ablation_system
+    from recall_kit import load_result
+
+    hybrids = [s.name for s in config.systems if len(s.legs) > 1]
+    if not hybrids:
+        return None
+    means = {name: load_result(graph.path(f"eval/{name}") / "result.json").mean(config.decision_metrics[0])
+             for name in hybrids}
+    return max(hybrids, key=lambda name: (means[name], -hybrids.index(name)))
+
+
+def make_ablation(config: StudyConfig, graph: StudyGraph, folder: Path, system: str | None) -> None:
+    """`recall-kit ablate`: every single leg, leave-one-out and the full system, from one search per leg."""
+    if system is None:
+        write_json_atomic(folder / "skipped.json", {"why": "no candidate has two legs or more"})
+        return
+    from recall_kit import load_dataset, run_ablation
+
+    run_ablation(config.system(system).spec(), load_dataset(graph.path("judgments") / "dataset"), k=config.depth,
+                 metrics=config.metrics, out=folder / "ablation", n_resamples=config.resamples, seed=config.seed,
+                 latency_sample=0, show_progress=False, primary=config.decision_metrics, executor=_executor(config))
+
+
+def _executor(config: StudyConfig) -> Any:
+    """`--executor` for the ablation and the sweep (their results are the same wherever tasks run)."""
+    from recall_kit.measure.executor import make_executor
+
+    return make_executor(config.executor, config.executor_address)
+
+
+def make_sweep(config: StudyConfig, graph: StudyGraph, folder: Path) -> None:
+    """`recall-kit sweep --holdout --guard`: the grid, chosen on the tuning half, reported on the held-out one."""
+    if not config.sweep_system or not config.sweep_grid:
+        write_json_atomic(folder / "skipped.json", {"why": "no [sweep] system and grid configured"})
+        return
+    from recall_kit import load_dataset, run_sweep
+
+    run_sweep(config.system(config.sweep_system).spec(), load_dataset(graph.path("judgments") / "dataset"),
+              grid=config.sweep_grid, target=config.sweep_target, k=config.depth, metrics=config.metrics,
+              holdout=config.sweep_holdout, seed=config.seed, out=folder / "sweep", n_resamples=config.resamples,
+              latency_sample=0, show_progress=False, guards=config.sweep_guards or None, executor=_executor(config))
+
+
+def make_document(config: StudyConfig, graph: StudyGraph, folder: Path) -> None:
+    """The study result (study.json) and its renderings (study.md, study.html)."""
+    from recall_kit.study.collect import collect
+    from recall_kit.study.document import render_html, render_markdown
+
+    result = collect(config, graph)
+    write_json_atomic(folder / "study.json", result.to_dict())
+    (folder / "study.md").write_text(render_markdown(result), encoding="utf-8")
+    (folder / "study.html").write_text(render_html(result), encoding="utf-8")
+
+
+# -- the graph --------------------------------------------------------------------------------------
+
+
+def build_graph(config: StudyConfig) -> StudyGraph:
+    """The study's steps in order, each with what its fingerprint covers."""
+    graph: StudyGraph
+    common = {"versions": versions(), "seed": config.seed}
+    names = [system.name for system in config.systems]
+    scoring = {"k": config.depth, "metrics": config.metrics, "hook_k": config.hook_k}
+    steps = [
+        Step("corpus", [], lambda: {"store": config.store.kind, "columns": config.store.columns,
+                                    "data": _hashes(_store_files(config)), **common},
+             lambda folder, _: make_corpus(config, folder)),
+        Step("evaluation-set", ["corpus"],
+             lambda: {"queries": config.queries, "data": _hashes(_query_files(config)), "exact": config.exact,
+                      "exact_options": config.exact_options, **_generate_inputs(config), **common},
+             lambda folder, _: make_evaluation_set(config, graph.path("corpus"), folder)),
+        Step("lint", ["evaluation-set"], lambda: dict(common),
+             lambda folder, _: _make_lint(graph, folder)),
+    ]
+    steps += [_system_step(config, lambda: graph, "run", name, scoring, common) for name in names]
+    steps += [
+        Step("pool", ["evaluation-set", *(f"run/{n}" for n in names)],
+             lambda: {"depth": config.pool_depth, "hook_k": config.hook_k, **common},
+             lambda folder, _: make_pool(config, graph, folder)),
+        Step("judgments", ["evaluation-set", "pool"],
+             lambda: {"judge": config.judge, "options": config.judge_options, **common},
+             lambda folder, _: make_judgments(config, graph, folder)),
+        Step("agreement", ["judgments"],
+             lambda: {"agreement": _hashes([config.agreement]) if config.agreement else None, **common},
+             lambda folder, _: write_json_atomic(folder / "agreement.json", measure_agreement(config, graph))),
+    ]
+    steps += [_system_step(config, lambda: graph, "eval", name, scoring, common) for name in names]
+    evals = [f"eval/{n}" for n in names]
+    steps += [
+        Step("compare", evals, lambda: {"baseline": config.baseline, "decision": config.decision_metrics,
+                                        "resamples": config.resamples, **common},
+             lambda folder, _: make_compare(config, graph, folder)),
+        Step("ablation", ["judgments"], lambda: _ablation_inputs(config, graph, scoring, common),
+             lambda folder, inputs: make_ablation(config, graph, folder, inputs["chosen"]), after=evals),
+        Step("sweep", ["judgments"],
+             lambda: {"system": config.system(config.sweep_system).describe() if config.sweep_system else None,
+                      "grid": config.sweep_grid, "holdout": config.sweep_holdout, "guards": config.sweep_guards,
+                      "target": config.sweep_target, "resamples": config.resamples, **scoring, **common},
+             lambda folder, _: make_sweep(config, graph, folder)),
+    ]
+    before = [step.name for step in steps]
+    steps.append(Step("document", before, lambda: {"config": _document_inputs(config), "code": renderer_hash(),
+                                                   **common},
+                      lambda folder, _: make_document(config, graph, folder)))
+    graph = StudyGraph(config.folder, steps)
+    return graph
+
+
+def _generate_inputs(config: StudyConfig) -> dict[str, Any]:
+    """Model generators (and their options) in the evaluation set's fingerprint, when configured."""
+    return {"generate": config.generate, "generate_options": config.generate_options} if config.generate else {}
+
+
+def _system_step(config: StudyConfig, graph: Callable[[], StudyGraph], kind: str, name: str,
+                 scoring: dict[str, Any], common: dict[str, Any]) -> Step:
+    """run/NAME (on the evaluation set) or eval/NAME (on the judged set) for one system."""
+    def inputs() -> dict[str, Any]:
+        extra = {"latency_sample": config.latency_sample} if kind == "run" else {"judge": config.judge}
+        return {"system": config.system(name).describe(), **scoring, **extra, **common}
+
+    def make(folder: Path, _: dict[str, Any]) -> None:
+        if kind == "run":
+            make_run(config, name, graph().path("evaluation-set"), folder)
+        else:
+            make_eval(config, graph(), name, folder)
+
+    needs = ["evaluation-set"] if kind == "run" else ["judgments", f"run/{name}"]
+    return Step(f"{kind}/{name}", needs, inputs, make)
+
+
+def _ablation_inputs(config: StudyConfig, graph: StudyGraph, scoring: dict[str, Any],
+                     common: dict[str, Any]) -> dict[str, Any]:
+    chosen = best_hybrid(config, graph)
+    return {"chosen": chosen, "system": config.system(chosen).describe() if chosen else None,
+            "resamples": config.resamples, **scoring, **common}
+
+
+def _document_inputs(config: StudyConfig) -> dict[str, Any]:
+    """What the document reads from study.toml beside the artefacts."""
+    return {"name": config.name, "baseline": config.baseline, "hook_k": config.hook_k,
+            "decision": config.decision_metrics, "exploratory": config.exploratory_metrics,
+            "production": config.production, "min_queries": config.min_queries,
+            "systems": {s.name: (s.describe(), str(s.config) if s.config else None) for s in config.systems},
+            "sweep": [config.sweep_system, config.sweep_grid, config.sweep_holdout, config.sweep_guards],
+            "source": str(config.source)}
+
+
+def _make_lint(graph: StudyGraph, folder: Path) -> None:
+    """`recall-kit dataset lint`: every stratum against its construction rule (ids only)."""
+    from recall_kit.curate.lint import lint_dataset
+    from recall_kit.dataset import load_dataset
+
+    report = lint_dataset(load_dataset(graph.path("evaluation-set")))
+    write_json_atomic(folder / "lint.json", report.to_dict())
+
+
+def read_json(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
