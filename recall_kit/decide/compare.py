@@ -142,6 +142,16 @@ class PairwiseMatrix:
         }
 
 
+def check_test(test: str) -> None:
+    """`test` names a paired test (a key of `stats.PAIRED_TESTS`), or one line with a did-you-mean."""
+    if test not in PAIRED_TESTS:
+        import difflib
+
+        close = difflib.get_close_matches(str(test).lower(), list(PAIRED_TESTS), n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ResultFileError(f"Unknown test {test!r}{hint}. Available: {', '.join(PAIRED_TESTS)}.")
+
+
 def pairwise_matrix(
     metric: str,
     labels: Sequence[str],
@@ -287,12 +297,7 @@ def compare_values(
     systems (its p is family-wise over the pairs of systems; Holm then runs over the family's
     rows as usual). With three systems or more, every pair is also compared (`pairwise`).
     """
-    if test not in PAIRED_TESTS:
-        import difflib
-
-        close = difflib.get_close_matches(str(test).lower(), list(PAIRED_TESTS), n=1, cutoff=0.6)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise ResultFileError(f"Unknown test {test!r}{hint}. Available: {', '.join(PAIRED_TESTS)}.")
+    check_test(test)
     metrics = list(matrices)
     decision = primary_metrics(metrics, primary)
     scopes = _comparison_scopes(len(query_ids), strata)

@@ -117,11 +117,24 @@ class ScoredRuns:
         return data
 
     def trec_eval_text(self, per_query: bool = False) -> str:
-        """trec_eval's own output lines for each run in turn (`score --report trec_eval`)."""
-        from recall_kit.reporting.trec_eval import TrecEvalRun, trec_eval_text
+        """trec_eval's own output lines for each run in turn (`score --report trec_eval`): each
+        measure under the name trec_eval prints, in trec_eval's order (its measures.c table,
+        whatever order they were asked in; a measure trec_eval lacks keeps recall-kit's name, last)."""
+        from recall_kit.measure.metric_names import TREC_EVAL_PRINT_ORDER, resolve_metrics, trec_eval_name
+        from recall_kit.reporting.trec_eval import TrecEvalMeasure, TrecEvalRun, trec_eval_text
 
-        return trec_eval_text([TrecEvalRun(run.runid if self.runid_asked else None, run.query_ids, run.values,
-                                           run.overall) for run in self.runs], per_query)
+        rank = {family: i for i, family in enumerate(TREC_EVAL_PRINT_ORDER)}
+        keyed = []
+        for position, spec in enumerate(resolve_metrics(self.metrics)):
+            family, shown = trec_eval_name(spec) or ("", spec.name)
+            summary = spec.metric.summary
+            measure = TrecEvalMeasure(spec.name, shown, whole=summary == "sum",
+                                      per_query=summary == "mean" or (summary == "sum" and spec.metric.name != "num_q"))
+            keyed.append(((rank.get(family, len(rank)), position), measure))
+        measures = [measure for _, measure in sorted(keyed, key=lambda item: item[0])]
+        runs = [TrecEvalRun(run.runid if self.runid_asked else None, run.query_ids, run.values, run.overall)
+                for run in self.runs]
+        return trec_eval_text(runs, measures, per_query)
 
     def report(self, per_query: bool = False, width: int | None = None) -> Report:
         """One table of every run's means (and each query's values with `per_query`); with several
