@@ -4,6 +4,7 @@ one index per scope. Behind it: `http_server.py`, `mcp_server.py` and `command_s
 
 from __future__ import annotations
 
+import json
 import threading
 from typing import Any
 
@@ -26,6 +27,18 @@ class MemoryStore:
         store = cls()
         for memory in load_dataset(folder).corpus:
             store.add_memory(memory)
+        return store
+
+    @classmethod
+    def from_store(cls, folder: str) -> MemoryStore:
+        """Every row of the folder's corpus.jsonl, the sensitive ones too: what a production store
+        holds (recall-kit's dataset leaves the sensitive ones out)."""
+        store = cls()
+        with open(f"{folder}/corpus.jsonl", encoding="utf-8") as rows:  # noqa: PTH123 - a path string
+            for line in rows:
+                if line.strip():
+                    row = json.loads(line)
+                    store.add(str(row["id"]), str(row["content"]), row.get("scope"))
         return store
 
     def add_memory(self, memory: Memory) -> None:
