@@ -13,7 +13,7 @@ from http_server import SearchServer
 from memory_store import MemoryStore
 from remote_helpers import EXAMPLE, run_cli
 
-from recall_kit import SystemSpec, load_dataset, load_result, run_benchmark
+from recall_kit import load_dataset, load_result, run_benchmark
 
 CANARY = "CANARY-71c2-never-printed"
 

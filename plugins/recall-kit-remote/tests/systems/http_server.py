@@ -4,6 +4,11 @@ GET /search?q=TEXT&k=N[&scope=S] or POST /search {"query": ..., "k": ..., "scope
 {"results": [{"id": ..., "score": ...}]}. For the failure tests only (`faults=True`, `--faults`), a
 query naming a behaviour gets it: "status500" (HTTP 500), "notjson" (a body that is not JSON),
 "slow" (answers after 2 s). Requests may be required to carry `Authorization: Bearer TOKEN`.
+
+Like mem0's REST server, POST /memories `{"messages": [{"role": "user", "content": ...}],
+"user_id": ...}` stores a memory under an id of the server's own (`srv-N`) and answers
+`{"results": [{"id": "srv-N", "memory": ..., "event": "ADD"}]}`; GET /memories lists every memory
+as `{"results": [{"id", "memory", "user_id"}]}` (mem0's `get_all`).
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ class SearchServer(ThreadingHTTPServer):
         self.store = store
         self.token = token
         self.faults = faults
+        self.added = 0
+        self.lock = threading.Lock()
         self.requests_seen: list[dict[str, Any]] = []
         self.bodies_seen: list[dict[str, Any]] = []
         self.thread = threading.Thread(target=self.serve_forever, daemon=True)
@@ -54,12 +61,24 @@ class SearchHandler(BaseHTTPRequestHandler):
         self.end_headers()
 
     def do_GET(self) -> None:  # noqa: N802
+        if urlparse(self.path).path == "/memories":
+            listed = [{"id": doc, "memory": text, "user_id": scope} for doc, text, scope in self.server.store.listing()]
+            self._send(200, json.dumps({"results": listed}).encode())
+            return
         params = parse_qs(urlparse(self.path).query)
         self._answer(params.get("q", [""])[0], int(params.get("k", ["10"])[0]), params.get("scope", [None])[0])
 
     def do_POST(self) -> None:  # noqa: N802
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
         self.server.bodies_seen.append(body)
+        if urlparse(self.path).path == "/memories":
+            content = " ".join(message["content"] for message in body["messages"])
+            with self.server.lock:
+                self.server.added += 1
+                server_id = f"srv-{self.server.added}"
+            self.server.store.add(server_id, content, body.get("user_id"))
+            self._send(200, json.dumps({"results": [{"id": server_id, "memory": content, "event": "ADD"}]}).encode())
+            return
         self._answer(str(body.get("query", "")), int(body.get("k", 10)), body.get("scope"))
 
     def _answer(self, query: str, k: int, scope: str | None) -> None:

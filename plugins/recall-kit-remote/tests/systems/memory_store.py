@@ -48,6 +48,12 @@ class MemoryStore:
             for key in stale:  # closed by the garbage collector in the thread that owns it
                 del self._indexes[key]
 
+    def listing(self) -> list[tuple[str, str, str | None]]:
+        """Every memory as (id, text, scope), in the order added."""
+        with self._lock:
+            return [(memory.id, memory.content, scope) for scope, memories in self._memories.items()
+                    for memory in memories]
+
     def add(self, memory_id: str, content: str, scope: str | None = None) -> None:
         self.add_memory(Memory(id=str(memory_id), content=content, scope=scope))
 
