@@ -195,7 +195,8 @@ class MCPRetriever(RemoteRetriever):
 
     @dataclass(frozen=True)
     class Options(AnswerOptions):
-        #: Start the server and speak stdio: the command line, e.g. "python server.py".
+        #: Start the server and speak stdio: the command line, e.g. "python server.py" ("{scope}" in it
+        #: is the memory scope: one server per scope, each with its own store).
         command: str = ""
         #: Or connect over streamable HTTP, e.g. http://127.0.0.1:8000/mcp.
         url: str = ""
@@ -250,7 +251,9 @@ class MCPRetriever(RemoteRetriever):
         self.close()
         options = self.options
         self._scope = corpus[0].scope if len(corpus) else None
-        self._session = MCPSession(options.command, options.url)
+        # "{scope}" in the command: one server per scope, each on its own store (a memory file per scope).
+        command = options.command.replace("{scope}", shlex.quote(self._scope or "all"))
+        self._session = MCPSession(command, options.url)
         if options.add_tool:
             for memory in corpus:
                 self._add(memory)
