@@ -116,8 +116,7 @@ def test_pool_offers_outside_and_sensitive_ids_without_text(tmp_path: Path, stor
 
 def test_an_in_process_retriever_returning_an_unknown_id_still_ends_the_run(store_folder: Path) -> None:
     """The contract stays for retrievers that index only the corpus they are given: such an id is a bug."""
-    from recall_kit import Hit, Retriever
-    from recall_kit.errors import PluginRunError
+    from recall_kit.plugin import Hit, PluginRunError, Retriever
 
     class Inventing(Retriever):
         def build_index(self, corpus: object) -> None:
