@@ -98,7 +98,7 @@ def _privacy_verdict(results: list[Any], fail: bool) -> None:
     count = sum(result.sensitive_hits for result in results)
     if not count:
         return
-    queries = sorted({query for result in results for query in result.sensitive_queries()})
+    queries = list(dict.fromkeys(query for result in results for query in result.sensitive_queries()))
     shown = ", ".join(queries[:10]) + (f" and {len(queries) - 10} more" if len(queries) > 10 else "")
     noun = "memory" if count == 1 else "memories"
     typer.secho(f"PRIVACY: {count} sensitive {noun} surfaced on {len(queries)} "
