@@ -252,7 +252,9 @@ class MCPRetriever(RemoteRetriever):
         options = self.options
         self._scope = corpus[0].scope if len(corpus) else None
         # "{scope}" in the command: one server per scope, each on its own store (a memory file per scope).
-        command = options.command.replace("{scope}", shlex.quote(self._scope or "all"))
+        command = options.command
+        if "{scope}" in command:  # filled in each word, so a scope needs no quoting of its own
+            command = shlex.join(word.replace("{scope}", self._scope or "all") for word in shlex.split(command))
         self._session = MCPSession(command, options.url)
         if options.add_tool:
             for memory in corpus:

@@ -104,3 +104,16 @@ def test_snapshot_import_of_read_graph_agrees_with_the_service(tmp_path: Path) -
     assert outside.hits == outside.sensitive_hits
     assert str(probe["id"]) in outside.sensitive["probe"]
     assert canary not in json.dumps(result.to_dict())
+
+
+def test_scope_in_the_command_gives_each_scope_its_own_server_and_store(tmp_path: Path) -> None:
+    from recall_kit.testing import write_scoped_dataset
+
+    dataset = load_dataset(str(write_scoped_dataset(tmp_path / "scoped")))
+    options = reference_options(tmp_path / "{scope}.jsonl", True)
+    result = run_benchmark(SystemSpec(retriever="mcp", options={"mcp": options}), dataset, k=5, latency_sample=0,
+                           show_progress=False)
+    for scope in ("alice", "bob"):
+        names = [json.loads(line)["name"] for line in (tmp_path / f"{scope}.jsonl").read_text().splitlines()]
+        assert names == [memory.id for memory in dataset.corpus if memory.scope == scope]
+    assert result.outside_corpus["mcp"].hits == 0
