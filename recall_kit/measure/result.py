@@ -643,14 +643,6 @@ class BenchmarkResult:
         """query_id -> value of `metric` for every query."""
         return {query.query_id: query.metrics[metric] for query in self.queries}
 
-    def rankings(self) -> dict[str, list[str]]:
-        """query_id -> ranked document ids."""
-        return {query.query_id: query.ranking for query in self.queries}
-
-    def latencies(self) -> list[float]:
-        """The sampled single-query latencies in ms, in query order."""
-        return [query.latency_ms for query in self.queries if query.latency_ms is not None]
-
     @property
     def sensitive_hits(self) -> int:
         """Hits on memories the dataset marks sensitive, over every live leg and query."""
@@ -660,6 +652,14 @@ class BenchmarkResult:
         """The queries for which some live leg returned a sensitive memory, in query order."""
         hit = {query for leg in self.outside_corpus.values() for query in leg.sensitive}
         return [query_id for query_id in self.query_ids if query_id in hit]
+
+    def rankings(self) -> dict[str, list[str]]:
+        """query_id -> ranked document ids."""
+        return {query.query_id: query.ranking for query in self.queries}
+
+    def latencies(self) -> list[float]:
+        """The sampled single-query latencies in ms, in query order."""
+        return [query.latency_ms for query in self.queries if query.latency_ms is not None]
 
     def provenance(self) -> list[tuple[str, str]]:
         """What this result measured, for a report's header: dataset, fingerprint, the versions and
