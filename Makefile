@@ -12,7 +12,7 @@ BENCH_STAMP := $(VENV)/.bench-installed
 RESULTS := results
 DEMO_DATA := examples/memories
 
-.PHONY: setup demo test bench bench-full lint wheels clean
+.PHONY: setup node-servers demo test bench bench-full lint wheels clean
 
 $(STAMP): pyproject.toml $(wildcard plugins/*/pyproject.toml) $(wildcard examples/recall-kit-example/pyproject.toml)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -40,7 +40,19 @@ demo: setup
 		$(RESULTS)/ablation/fts5.json $(RESULTS)/ablation/graph.json --metrics recall@10,ndcg@10,mrr \
 		--report html --output $(RESULTS)/ablation.html
 
-test: setup
+# The reference MCP memory server (@modelcontextprotocol/server-memory, from the npm registry) for
+# the live-system tests, into the ignored .node/ when npm exists; without npm those tests skip
+# with a reason. Pinned: its answers are what docs/live-systems.md measures.
+NPM := $(shell command -v npm 2>/dev/null)
+MCP_MEMORY_VERSION := 2026.8.31
+MCP_MEMORY := .node/node_modules/@modelcontextprotocol/server-memory/package.json
+
+$(MCP_MEMORY):
+	npm install --prefix .node --no-audit --no-fund --silent @modelcontextprotocol/server-memory@$(MCP_MEMORY_VERSION)
+
+node-servers: $(if $(NPM),$(MCP_MEMORY))
+
+test: setup node-servers
 	$(PY) -m pytest tests $(foreach p,$(PLUGINS),$(p)/tests) $(foreach p,$(EXAMPLE_PLUGIN),$(p)/tests)
 
 # The LoCoMo dev conversations, when the checkout sits beside the shared data (never committed).
@@ -69,4 +81,4 @@ wheels: setup
 	@ls $(DIST)/*.whl $(DIST)/constraints-cpu.txt
 
 clean:
-	rm -rf $(VENV) $(RESULTS)
+	rm -rf $(VENV) $(RESULTS) .node

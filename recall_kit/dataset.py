@@ -20,6 +20,9 @@ from recall_kit.types import Corpus, Memory, Qrels, Query
 CORPUS_FILE = "corpus.jsonl"
 QUERIES_FILE = "queries.jsonl"
 QRELS_FILE = "qrels.jsonl"
+#: Optional: ids of sensitive memories a live system may hold (one a line, `#` comments), beside
+#: those corpus.jsonl flags `is_sensitive`. Only ids: the text never enters the dataset.
+SENSITIVE_IDS_FILE = "sensitive_ids.txt"
 
 _MEMORY_FIELDS = {
     "id", "content", "category", "tags", "expanded_keywords", "importance", "scope",
@@ -50,6 +53,9 @@ class Dataset:
     qrels: Qrels
     dropped_sensitive: int = 0
     warnings: list[str] = field(default_factory=list)
+    #: Ids of the sensitive memories: those dropped from corpus.jsonl and those listed in
+    #: sensitive_ids.txt. A live system that returns one surfaces a sensitive memory.
+    sensitive_ids: frozenset[str] = frozenset()
 
     @property
     def name(self) -> str:
@@ -506,6 +512,33 @@ def _unjudgeable_warnings(queries: list[Query], qrels: Qrels) -> list[str]:
     return warnings
 
 
+def _read_sensitive_ids(root: Path, problems: list[Problem]) -> set[str]:
+    """The ids in sensitive_ids.txt (absent: none); a line that is not an id is a problem."""
+    path = root / SENSITIVE_IDS_FILE
+    if not path.exists():
+        return set()
+    if is_special_file(path):
+        problems.append(Problem(SENSITIVE_IDS_FILE, 0, "not a regular file (a named pipe or a device)"))
+        return set()
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        reason = error.strerror if isinstance(error, OSError) else "not UTF-8 text"
+        problems.append(Problem(SENSITIVE_IDS_FILE, 0, f"cannot be read ({reason})"))
+        return set()
+    ids: set[str] = set()
+    for number, line in enumerate(lines, start=1):
+        text = line.split("#", 1)[0].strip()
+        if not text:
+            continue
+        memory_id = as_id(text)
+        if memory_id is None:
+            problems.append(Problem(SENSITIVE_IDS_FILE, number, "not an id"))
+            continue
+        ids.add(memory_id)
+    return ids
+
+
 def read_dataset(path: str | Path) -> tuple[Dataset | None, list[Problem]]:
     """Read and check a dataset folder (or `example:NAME`); return it (None when unusable) and
     every problem found."""
@@ -518,6 +551,7 @@ def read_dataset(path: str | Path) -> tuple[Dataset | None, list[Problem]]:
         return None, [Problem(str(root), 0, "not a dataset folder (expected corpus.jsonl, queries.jsonl, qrels.jsonl)")]
 
     memories, sensitive = _read_corpus(root, problems)
+    listed = _read_sensitive_ids(root, problems)
     queries, query_lines = _read_queries(root, problems)
     qrels = _read_qrels(root, problems, memories, sensitive, queries, query_lines)
     for query in queries:
@@ -538,6 +572,7 @@ def read_dataset(path: str | Path) -> tuple[Dataset | None, list[Problem]]:
         qrels=qrels,
         dropped_sensitive=len(sensitive),
         warnings=warnings,
+        sensitive_ids=frozenset(sensitive | listed),
     )
     return dataset, problems
 

@@ -210,6 +210,11 @@ class Retriever(ABC):
     #: dimension, an HNSW `m`, a count of distinct kinds), not counts: with scopes they are kept
     #: when every index agrees and listed when they differ, never summed.
     index_settings: ClassVar[frozenset[str]] = frozenset()
+    #: True for a live system that searches a store of its own (a service, a server): an id the
+    #: evaluated corpus does not hold is then a measured fact (scored as an unjudged, non-relevant
+    #: hit and counted in the result's `outside_corpus`), not a broken contract. False (in-process
+    #: retrievers that index only the corpus they are given): such an id ends the run.
+    searches_own_store: ClassVar[bool] = False
 
     def __init__(self, options: Any = None) -> None:
         self.options = options if options is not None else self.Options()

@@ -185,7 +185,7 @@ _ANY = None
 _RESULT_PATHS: list[tuple[object, ...]] = [
     ("metrics", {"overall", "strata", "names", "relevance_level", "judged_only"}),
     ({"latency_ms", "throughput", "manifest", "wall_seconds", "k_requested", "attribution_depth",
-      "empty_rankings"},),
+      "empty_rankings", "outside_corpus"},),
     ("index", {"legs", "build_seconds", "size_bytes"}),
     ("system", {"legs", "label", "spec", "weights"}),  # not "fusion": a config's [system] has one
     ("dataset", {"fingerprint", "corpus_fingerprint", "memories", "dropped_sensitive", "path", "name", "strata"}),

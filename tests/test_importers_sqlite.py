@@ -91,7 +91,8 @@ def test_sqlite_counts_validates_and_drops_sensitive(tmp_path: Path) -> None:
         "alpha fact", "note", ("a", "b"), 0.5, "u1", "2024-01-01")
     assert dataset.corpus.get("2").tags == ("x", "y") and dataset.corpus.get("2").importance is None
     assert dataset.qrels == {"s1": {"1": 1, "2": 1}}
-    for name in ("corpus.jsonl", "queries.jsonl", "qrels.jsonl"):
+    assert dataset.sensitive_ids == {"3"}  # the id is kept (sensitive_ids.txt), the text is not
+    for name in ("corpus.jsonl", "queries.jsonl", "qrels.jsonl", "sensitive_ids.txt"):
         assert "PRIVATE-DIAGNOSIS" not in (tmp_path / "out" / name).read_text(encoding="utf-8")
 
 

@@ -51,6 +51,7 @@ def eval_command(
     out_dir: Annotated[Path | None, typer.Option("--out-dir", metavar="DIR", help="Folder for each system's result JSON (NAME.json, NAME: the config file's name); needed with several --config.")] = None,
     executor: ExecutorOption = "local",
     address: AddressOption = None,
+    fail_on_sensitive: Annotated[bool, typer.Option("--fail-on-sensitive", help="Exit 1 when a live system returned a memory the dataset marks sensitive (a CI privacy check).")] = False,
 ) -> None:
     """Run a retriever (or a fused system) on a dataset and score it per stratum; with several
     --config files, every system (legs they share are searched once)."""
@@ -63,8 +64,9 @@ def eval_command(
     check_outputs({"--json": json_out, "--run": run_out, "--output": output}, folders={"--out-dir": out_dir},
                   inputs={**_dataset_files(dataset), **{f"--config {path}": path for path in configs}})
     if len(configs) > 1 or out_dir is not None or executor != "local":
-        _eval_systems(dataset, system, k, metrics, relevance_level, judged_only, json_out, run_out, report, output,
-                      latency_sample, seed, progress, out_dir, executor, address)
+        results = _eval_systems(dataset, system, k, metrics, relevance_level, judged_only, json_out, run_out,
+                                report, output, latency_sample, seed, progress, out_dir, executor, address)
+        _privacy_verdict(results, fail_on_sensitive)
         return
     spec = system.spec(system.config)
     built = build_system(spec)
@@ -87,12 +89,29 @@ def eval_command(
             typer.echo(f"Wrote {written}", err=True)
     if output is None:
         emit_report(shown, report)
+    _privacy_verdict([result], fail_on_sensitive)
+
+
+def _privacy_verdict(results: list[Any], fail: bool) -> None:
+    """Say on stderr when a live system surfaced sensitive memories (a count and the queries, never
+    text); with `fail` (--fail-on-sensitive), that is an exit-1 verdict."""
+    count = sum(result.sensitive_hits for result in results)
+    if not count:
+        return
+    queries = list(dict.fromkeys(query for result in results for query in result.sensitive_queries()))
+    shown = ", ".join(queries[:10]) + (f" and {len(queries) - 10} more" if len(queries) > 10 else "")
+    noun = "memory" if count == 1 else "memories"
+    typer.secho(f"PRIVACY: {count} sensitive {noun} surfaced on {len(queries)} "
+                f"{'query' if len(queries) == 1 else 'queries'}: {shown}.", err=True, fg="red", bold=True)
+    if fail:
+        typer.echo(f"Failed: {count} sensitive {noun} surfaced (--fail-on-sensitive).", err=True)
+        raise typer.Exit(1)
 
 
 def _eval_systems(dataset: Path, system: SystemFlags, k: int, metrics: list[str] | None, relevance_level: int,
                   judged_only: bool, json_out: Path | None, run_out: Path | None, report: str,
                   output: Path | None, latency_sample: int, seed: int, progress: bool | None, out_dir: Path | None,
-                  executor: str, address: str | None) -> None:
+                  executor: str, address: str | None) -> list[Any]:
     """`eval` of several systems (one per --config, the flags over each), or of one through an executor."""
     from recall_kit.dataset import load_dataset
     from recall_kit.decide.distribute import run_systems
@@ -126,6 +145,7 @@ def _eval_systems(dataset: Path, system: SystemFlags, k: int, metrics: list[str]
         if written is not None:
             typer.echo(f"Wrote {written}", err=True)
     emit_report(_joined_reports([result.report() for result in results]), report, output)
+    return list(results)
 
 
 def _joined_reports(reports: list[Any]) -> Any:

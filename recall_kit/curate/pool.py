@@ -51,7 +51,9 @@ def pool_unjudged(
     """Per query, the ids some system ranked in its top `depth` that the qrels do not judge.
 
     Ids are ordered by their best rank in any system, then by how many systems returned them.
-    Memory and query text are added only with `with_text`.
+    Ids outside the corpus (a live system's own memories) are offered too, listed again under
+    `outside_corpus` (and `sensitive` for those the dataset marks sensitive; their text is never
+    written). Memory and query text are added only with `with_text`.
     """
     if depth < 1:
         raise OptionError(f"--depth must be at least 1, got {depth}.")
@@ -94,6 +96,14 @@ def pool_unjudged(
             continue
         ids = sorted(best_rank, key=lambda doc: (best_rank[doc], -len(systems[doc]), doc))
         row: dict[str, Any] = {"query_id": query_id, "doc_ids": ids, "systems": {doc: systems[doc] for doc in ids}}
+        # A live system's own memories: offered like any unjudged id (judged by id; the text is not
+        # in the dataset), and the sensitive ones marked so that a judge knows what they are.
+        outside = [doc for doc in ids if doc not in dataset.corpus]
+        if outside:
+            row["outside_corpus"] = outside
+            sensitive = [doc for doc in outside if doc in dataset.sensitive_ids]
+            if sensitive:
+                row["sensitive"] = sensitive
         if with_text:
             row["query_text"] = texts.get(query_id)
             row["texts"] = {doc: memory.content if (memory := dataset.corpus.get(doc)) else None for doc in ids}

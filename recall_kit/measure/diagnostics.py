@@ -144,6 +144,7 @@ def empty_rankings(leg_runs: dict[str, LegRun]) -> tuple[dict[str, int], list[st
                 f"Leg {name!r} returned no hits for {counts[name]} of {total} queries "
                 f"({counts[name] / total:.0%}): those queries score 0 through it; check its index "
                 "and query handling before reading its numbers."
+                + (f" Hint: {run.empty_hint}." if run.empty_hint and counts[name] == total else "")
             )
     return counts, warnings
 

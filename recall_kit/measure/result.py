@@ -486,6 +486,43 @@ class LegAttribution:
 
 
 @dataclass(frozen=True)
+class LegOutsideCorpus:
+    """A live leg's hits on ids the evaluated corpus does not hold (memories its store has and the
+    snapshot lacks), scored as unjudged, non-relevant hits; and those of them the dataset marks
+    sensitive (a privacy finding). Ids and counts only, never text."""
+
+    #: Hits outside the corpus, over every query (at the depth the leg searched).
+    hits: int = 0
+    #: Query id -> its hits outside the corpus (queries with none are left out).
+    queries: dict[str, int] = field(default_factory=dict)
+    #: Query id -> the sensitive ids the leg returned for it (queries with none are left out).
+    sensitive: dict[str, list[str]] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    _KEYS = ("hits", "queries", "sensitive_hits", "sensitive")
+
+    @property
+    def sensitive_hits(self) -> int:
+        """How many hits were sensitive memories, over every query."""
+        return sum(len(ids) for ids in self.sensitive.values())
+
+    @classmethod
+    def parse(cls, read: _Reader, data: Any, where: str) -> LegOutsideCorpus:
+        data = read.object(data, where)
+        queries = read.optional_mapping(data, "queries", f"{where}.queries") or {}
+        sensitive = read.optional_mapping(data, "sensitive", f"{where}.sensitive") or {}
+        return cls(hits=read.count(data, "hits", f"{where}.hits"),
+                   queries={str(query): read.count(queries, query, f"{where}.queries.{query}") for query in queries},
+                   sensitive={str(query): read.strings(sensitive, query, f"{where}.sensitive.{query}")
+                              for query in sensitive},
+                   extra=_unknown(data, cls._KEYS))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"hits": self.hits, "queries": self.queries, "sensitive_hits": self.sensitive_hits,
+                "sensitive": self.sensitive} | self.extra
+
+
+@dataclass(frozen=True)
 class QueryResult:
     """One query's entry in a result: its fused ranking, per-query metric values and attribution."""
 
@@ -555,6 +592,8 @@ class BenchmarkResult:
     attribution_depth: int | None = None
     #: Leg name -> queries it answered with no hits.
     empty_rankings: dict[str, int] = field(default_factory=dict)
+    #: Live leg name -> its hits outside the corpus and sensitive hits (in-process legs: absent).
+    outside_corpus: dict[str, LegOutsideCorpus] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.overall = {name: value for name, value in self.overall.items() if name != "n"}
@@ -620,6 +659,16 @@ class BenchmarkResult:
         """query_id -> value of `metric` for every query."""
         return {query.query_id: query.metrics[metric] for query in self.queries}
 
+    @property
+    def sensitive_hits(self) -> int:
+        """Hits on memories the dataset marks sensitive, over every live leg and query."""
+        return sum(leg.sensitive_hits for leg in self.outside_corpus.values())
+
+    def sensitive_queries(self) -> list[str]:
+        """The queries for which some live leg returned a sensitive memory, in query order."""
+        hit = {query for leg in self.outside_corpus.values() for query in leg.sensitive}
+        return [query_id for query_id in self.query_ids if query_id in hit]
+
     def rankings(self) -> dict[str, list[str]]:
         """query_id -> ranked document ids."""
         return {query.query_id: query.ranking for query in self.queries}
@@ -658,6 +707,8 @@ class BenchmarkResult:
             "attribution": {leg: counts.to_dict() for leg, counts in self.attribution.items()},
             "attribution_depth": self.k if self.attribution_depth is None else self.attribution_depth,
             "empty_rankings": self.empty_rankings,
+            **({"outside_corpus": {leg: found.to_dict() for leg, found in self.outside_corpus.items()}}
+               if self.outside_corpus else {}),
             "warnings": self.warnings,
             "queries": [query.to_dict() for query in self.queries],
             "latency_ms": self.latency.to_dict(),
@@ -773,6 +824,8 @@ class BenchmarkResult:
             k_requested=None if data.get("k_requested") is None else int(data["k_requested"]),
             attribution_depth=None if data.get("attribution_depth") is None else int(data["attribution_depth"]),
             empty_rankings={str(leg): int(n) for leg, n in (data.get("empty_rankings") or {}).items()},
+            outside_corpus={str(leg): LegOutsideCorpus.parse(read, found, f"outside_corpus.{leg}")
+                            for leg, found in (read.optional_mapping(data, "outside_corpus") or {}).items()},
         )
 
     def scoring_notes(self) -> list[str]:
@@ -857,6 +910,8 @@ class BenchmarkResult:
         """The eval report: metrics per stratum, costs, leg attribution; with `per_query`, also
         each query's values (trec_eval ``-q``)."""
         tables = [self.metrics_table(), self.cost_table()]
+        if self.outside_corpus:
+            tables.append(self.outside_table())
         attribution = self.attribution_table()
         if attribution is not None:
             tables.append(attribution)
@@ -867,6 +922,19 @@ class BenchmarkResult:
                       notes=list(self.warnings), data=self.to_dict(),
                       charts=self._charts(), provenance=self.provenance(hidden=entries),
                       provenance_details=[("options", _entries_text(entries))] if entries else [])
+
+    def outside_table(self) -> ReportTable:
+        """Each live leg's hits outside the corpus and, as a privacy finding, its sensitive hits."""
+        rows = [[leg, found.hits, len(found.queries), found.sensitive_hits, len(found.sensitive)]
+                for leg, found in self.outside_corpus.items()]
+        notes = ["outside: ids the evaluated corpus does not hold, scored as unjudged, non-relevant hits"]
+        if self.sensitive_hits:
+            notes.append(f"PRIVACY: {self.sensitive_hits} sensitive "
+                         f"{'memory' if self.sensitive_hits == 1 else 'memories'} surfaced on "
+                         f"{len(self.sensitive_queries())} queries (ids only in the result, never text)")
+        return ReportTable(title="Hits outside the corpus (live legs)",
+                           headers=["leg", "outside hits", "queries", "sensitive hits", "sensitive queries"],
+                           rows=rows, notes=notes)
 
     def _charts(self) -> list[Chart | dict[str, Any]]:
         bars = {stratum: {m: self.mean(m, None if stratum == "overall" else stratum) for m in self.metric_names}

@@ -28,6 +28,7 @@ from recall_kit.measure.evaluation import (
     summed_names,
 )
 from recall_kit.measure.index_stats import merge_index_stats
+from recall_kit.measure.outside import count_outside, outside_warnings
 from recall_kit.measure.result import (
     BenchmarkResult,
     DatasetInfo,
@@ -71,6 +72,12 @@ class LegRun:
     first_query_ms: float | None = None
     #: Queries whose search failed (a `FailedSearch`), scored as empty rankings: index -> reason.
     failures: dict[int, str] = field(default_factory=dict)
+    #: Ids a live system returned that the corpus it was given does not hold: query index -> ids.
+    outside: dict[int, list[str]] = field(default_factory=dict)
+    #: The leg is a live system searching a store of its own (`Retriever.searches_own_store`).
+    own_store: bool = False
+    #: What the retriever says to check when every query came back empty (`empty_hint`), or None.
+    empty_hint: str | None = None
     indexes: int = 0
 
 
@@ -88,8 +95,9 @@ def _call(leg: str, what: str, function: Callable[..., Any], *args: Any) -> Any:
         raise PluginRunError(f"Retriever {leg!r} failed {what}: {describe_plugin_exception(error)}") from error
 
 
-def checked_hits(leg: str, output: Any, k: int, corpus: Corpus, query_id: str) -> list[Hit]:
-    """Enforce the retriever contract on one answer and put ties in trec_eval order."""
+def checked_hits(leg: str, output: Any, k: int, corpus: Corpus, query_id: str, own_store: bool = False) -> list[Hit]:
+    """Enforce the retriever contract on one answer and put ties in trec_eval order. With
+    `own_store` (a live system, `Retriever.searches_own_store`) ids outside `corpus` are kept."""
     if output is None or isinstance(output, (str, bytes)):
         raise PluginRunError(f"Retriever {leg!r} returned {type(output).__name__} for query {query_id}; expected a list of hits.")
     try:
@@ -101,7 +109,7 @@ def checked_hits(leg: str, output: Any, k: int, corpus: Corpus, query_id: str) -
     values = [hit.score for hit in hits]
     if not (corpus.holds_all(ids) and all(map(math.isfinite, values))):
         for hit in hits:
-            if hit.id not in corpus:
+            if hit.id not in corpus and not own_store:
                 raise PluginRunError(f"Retriever {leg!r} returned id {hit.id!r} for query {query_id}, which is not in the corpus it indexed.")
             if not math.isfinite(hit.score):
                 raise PluginRunError(f"Retriever {leg!r} returned a non-finite score ({hit.score}) for query {query_id}.")
@@ -176,15 +184,19 @@ def run_legs(
                 stage(f"{where}: building the index over {len(corpus):,} memories")
                 retriever: Retriever = _call(leg.name, "to start", leg.factory)
                 settings = frozenset(getattr(retriever, "index_settings", ()))
+                own_store = bool(getattr(retriever, "searches_own_store", False))
+                run.own_store = run.own_store or own_store
                 try:
                     size, stats = _build_one_index(leg.name, retriever, corpus, scope, run)
                     sizes.append(size)
                     stats_by_scope.append(stats)
-                    _search_batch(leg.name, retriever, run, dataset, indexes, corpus, depth)
+                    _search_batch(leg.name, retriever, run, dataset, indexes, corpus, depth, own_store)
                     timed = [i for i in indexes if i in sampled]
-                    _time_single_queries(leg.name, retriever, run, dataset, timed, corpus, depth)
+                    _time_single_queries(leg.name, retriever, run, dataset, timed, corpus, depth, own_store)
                     # Read again after the queries: some stats (an ANN's measured recall) exist only then.
                     stats_by_scope[-1] = {**stats, **dict(_call(leg.name, "reporting index stats", retriever.index_stats) or {})}
+                    if hasattr(retriever, "empty_hint"):  # a live system's hint (recall-kit-remote)
+                        run.empty_hint = run.empty_hint or _call(leg.name, "giving its hint", retriever.empty_hint)
                 finally:
                     _call(leg.name, "closing", retriever.close)
             run.size_bytes = None if any(size is None for size in sizes) else int(sum(sizes))  # type: ignore[arg-type]
@@ -229,10 +241,11 @@ def _build_one_index(
 
 
 def _search_batch(
-    name: str, retriever: Retriever, run: LegRun, dataset: Dataset, indexes: list[int], corpus: Corpus, depth: int
+    name: str, retriever: Retriever, run: LegRun, dataset: Dataset, indexes: list[int], corpus: Corpus, depth: int,
+    own_store: bool = False,
 ) -> None:
-    """One scope's queries (`indexes` into the dataset's) through `search_many`: their hits and
-    failures into `run`, the batch's time counted."""
+    """One scope's queries (`indexes` into the dataset's) through `search_many`: their hits,
+    failures and ids outside `corpus` (a live system's, `own_store`) into `run`, the batch's time counted."""
     texts = [dataset.queries[i].text for i in indexes]
     advance = stage(f"{name}: searching {len(texts):,} queries", total=len(texts))
     started = time.perf_counter()
@@ -245,12 +258,17 @@ def _search_batch(
     for index, answer in zip(indexes, answers, strict=True):
         if isinstance(answer, FailedSearch):
             run.failures[index] = answer.reason
-        run.hits[index] = checked_hits(name, answer, depth, corpus, dataset.queries[index].query_id)
+        run.hits[index] = checked_hits(name, answer, depth, corpus, dataset.queries[index].query_id, own_store)
+        if own_store:
+            outside = [hit.id for hit in run.hits[index] if hit.id not in corpus]
+            if outside:
+                run.outside[index] = outside
     advance(len(indexes))
 
 
 def _time_single_queries(
-    name: str, retriever: Retriever, run: LegRun, dataset: Dataset, timed: list[int], corpus: Corpus, depth: int
+    name: str, retriever: Retriever, run: LegRun, dataset: Dataset, timed: list[int], corpus: Corpus, depth: int,
+    own_store: bool = False,
 ) -> None:
     """The sampled queries (`timed`) one at a time through `search`: each one's latency (and the
     time spent waiting on an outside system) into `run`; a failed call is a failure, not a latency."""
@@ -265,7 +283,7 @@ def _time_single_queries(
         started = time.perf_counter()
         answer = _call(name, f"on query {query.query_id}", retriever.search, query.text, depth)
         elapsed_ms = (time.perf_counter() - started) * 1000.0
-        checked_hits(name, answer, depth, corpus, query.query_id)
+        checked_hits(name, answer, depth, corpus, query.query_id, own_store)
         advance(1)
         if isinstance(answer, FailedSearch):  # a failed call's time is not a search's latency
             run.failures.setdefault(index, answer.reason)
@@ -492,7 +510,9 @@ def run_system(
             f"{'is' if len(raised) == 1 else 'are'} measured: every metric is scored on the top {k}."
         ))
     empty_counts, empty_warnings = empty_rankings(leg_runs)
-    warnings[1 if k != k_asked else 0:0] = failed_queries(leg_runs, dataset.queries) + empty_warnings
+    outside = count_outside(leg_runs, dataset.queries, dataset.sensitive_ids)
+    warnings[1 if k != k_asked else 0:0] = (outside_warnings(outside, len(dataset.queries))
+                                            + failed_queries(leg_runs, dataset.queries) + empty_warnings)
     latency, index_cost, throughput, latency_by_query = _cost(leg_runs, fused, len(dataset.queries))
     queries = _query_results(dataset, fused, values, latency_by_query)
     return BenchmarkResult(
@@ -510,6 +530,7 @@ def run_system(
         attribution=attribution,
         attribution_depth=k,
         empty_rankings=empty_counts,
+        outside_corpus=outside,
         warnings=warnings,
         latency=LatencySummary.from_dict(latency),
         index=IndexCost.from_dict(index_cost),

@@ -12,14 +12,18 @@ if TYPE_CHECKING:
     from recall_kit_remote.command import CommandRetriever
     from recall_kit_remote.http import HTTPRetriever
     from recall_kit_remote.mcp_tool import MCPRetriever
+    from recall_kit_remote.snapshot import HTTPSnapshotImporter, MCPSnapshotImporter
 
-__all__ = ["CommandRetriever", "HTTPRetriever", "MCPRetriever", "register_retrievers"]
+__all__ = ["CommandRetriever", "HTTPRetriever", "HTTPSnapshotImporter", "MCPRetriever", "MCPSnapshotImporter",
+           "register_importers", "register_retrievers"]
 
 # Imported on first use: httpx and the mcp SDK load only when a run needs them.
 _LAZY = {
     "CommandRetriever": "recall_kit_remote.command",
     "HTTPRetriever": "recall_kit_remote.http",
     "MCPRetriever": "recall_kit_remote.mcp_tool",
+    "HTTPSnapshotImporter": "recall_kit_remote.snapshot",
+    "MCPSnapshotImporter": "recall_kit_remote.snapshot",
 }
 
 __getattr__ = lazy_attributes(__name__, _LAZY)
@@ -35,3 +39,12 @@ def register_retrievers(register: Any) -> None:
     register("http", HTTPRetriever)
     register("command", CommandRetriever)
     register("mcp", MCPRetriever)
+
+
+@recall_kit.hookimpl
+def register_importers(register: Any) -> None:
+    """Register the `mcp` and `http` snapshot importers: a live system's own listing as the corpus."""
+    from recall_kit_remote.snapshot import HTTPSnapshotImporter, MCPSnapshotImporter
+
+    register("mcp", MCPSnapshotImporter)
+    register("http", HTTPSnapshotImporter)

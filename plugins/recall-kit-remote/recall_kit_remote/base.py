@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -13,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from recall_kit.plugin import FailedSearch, Hit, OptionError, Retriever
+from recall_kit.plugin import FailedSearch, Hit, Memory, OptionError, Retriever
 
 
 class QueryFailed(Exception):
@@ -34,6 +35,70 @@ def parse_json_object(text: str, what: str) -> dict[str, Any]:
     return value
 
 
+_PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
+
+
+def fill_template(template: Any, values: dict[str, Any]) -> Any:
+    """A JSON template (an add call's or a search call's arguments, a POST body) filled in: a
+    string that is exactly one placeholder (`"{k}"`, `"{tags}"`) becomes the value itself (a number
+    stays a number, a list a list); placeholders inside longer strings are substituted as text, in
+    one pass (a memory holding "{k}" is not filled again). Unknown placeholders are left as written."""
+    if isinstance(template, dict):
+        return {key: fill_template(value, values) for key, value in template.items()}
+    if isinstance(template, list):
+        return [fill_template(value, values) for value in template]
+    if isinstance(template, str):
+        whole = _PLACEHOLDER.fullmatch(template)
+        if whole and whole.group(1) in values:
+            return values[whole.group(1)]
+
+        def text(match: re.Match[str]) -> str:
+            if match.group(1) not in values:
+                return match.group(0)
+            value = values[match.group(1)]
+            return "" if value is None else str(value)
+
+        return _PLACEHOLDER.sub(text, template)
+    return template
+
+
+def parse_template(text: str, what: str, allowed: frozenset[str]) -> dict[str, Any]:
+    """An option holding a JSON template: a JSON object whose placeholders are all in `allowed`."""
+    template = parse_json_object(text, what)
+    unknown = sorted(set(_PLACEHOLDER.findall(json.dumps(template))) - allowed)
+    if unknown:
+        raise OptionError(f"{what} has the placeholder {{{unknown[0]}}}; known: "
+                          + ", ".join(f"{{{name}}}" for name in sorted(allowed)) + ".")
+    return template
+
+
+#: The placeholders of a search call's template, and of an add call's (one memory).
+SEARCH_FIELDS = frozenset({"text", "k", "scope"})
+MEMORY_FIELDS = frozenset({"id", "content", "scope", "category", "tags", "expanded_keywords", "importance",
+                           "created_at"})
+
+
+def memory_values(memory: Memory) -> dict[str, Any]:
+    """A memory's fields for an add call's template (`{tags}` alone is the list)."""
+    return {"id": memory.id, "content": memory.content, "scope": memory.scope, "category": memory.category,
+            "tags": list(memory.tags), "expanded_keywords": memory.expanded_keywords,
+            "importance": memory.importance, "created_at": memory.created_at}
+
+
+def select(payload: Any, path: str) -> Any:
+    """The value at a path: dotted keys (`data.hits`), list indexes (`results.0`), and `[]` after
+    a key for each element of the list there (`entities[].name`: every entity's name, a list).
+    An empty path is the payload itself."""
+    if "[]" not in path:
+        return follow(payload, path)
+    head, _, rest = path.partition("[]")
+    items = follow(payload, head)
+    if not isinstance(items, list):
+        raise QueryFailed(f"{head or 'the answer'!r} is {type(items).__name__}, not a list")
+    rest = rest.removeprefix(".")
+    return [select(item, rest) for item in items]
+
+
 def follow(payload: Any, path: str) -> Any:
     """The value at a dotted path (`results`, `data.hits`, `` for the payload itself)."""
     value = payload
@@ -47,19 +112,38 @@ def follow(payload: Any, path: str) -> Any:
     return value
 
 
+def as_hit_id(value: Any) -> str | None:
+    """A hit's id as recall-kit writes ids: a string, or a number that is a whole number (`7`,
+    `7.0`); None for anything else."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str) and value:
+        return value
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return None
+
+
 def read_hits(payload: Any, results: str, id_key: str, score_key: str) -> list[Hit]:
-    """Hits from an answer: the list at `results`, each entry's id at `id_key` and score at
-    `score_key` (an empty `score_key`, or entries without one: 1/rank, so the order is kept)."""
-    entries = follow(payload, results)
+    """Hits from an answer: the list at `results` (a path, `[]` allowed: `entities[].name` is the
+    list of ids itself), each entry either an id or an object with its id at `id_key` and score at
+    `score_key` (an empty `score_key`, or entries without one: 1/rank, so the order is kept: a
+    rank-only answer). Ids may be strings or whole numbers."""
+    entries = select(payload, results)
     if not isinstance(entries, list):
         raise QueryFailed(f"{results or 'the answer'!r} is {type(entries).__name__}, not a list")
     hits = []
     for rank, entry in enumerate(entries, start=1):
-        if isinstance(entry, (str, int)) and not isinstance(entry, bool):
-            hits.append(Hit(str(entry), 1.0 / rank))
+        if not isinstance(entry, (dict, list)):
+            bare = as_hit_id(entry)
+            if bare is None:
+                raise QueryFailed(f"hit {rank} is not a string or integer id")
+            hits.append(Hit(bare, 1.0 / rank))
             continue
-        doc = follow(entry, id_key)
-        if not isinstance(doc, (str, int)) or isinstance(doc, bool):
+        doc = as_hit_id(select(entry, id_key))
+        if doc is None:
             raise QueryFailed(f"hit {rank} has no string or integer {id_key!r}")
         score: Any = 1.0 / rank
         if score_key:
@@ -69,7 +153,7 @@ def read_hits(payload: Any, results: str, id_key: str, score_key: str) -> list[H
                 score = 1.0 / rank
         if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
             raise QueryFailed(f"hit {rank} has a score that is not a finite number")
-        hits.append(Hit(str(doc), float(score)))
+        hits.append(Hit(doc, float(score)))
     return hits
 
 
@@ -104,6 +188,9 @@ class RemoteRetriever(Retriever):
     most `concurrency` calls in flight. Subclasses call `waited(started)` around the call itself.
     """
 
+    # A live store holds what it holds: memories the snapshot lacks are counted, not refused.
+    searches_own_store = True
+
     def __init__(self, options: Any = None) -> None:
         super().__init__(options)
         self._local = threading.local()
@@ -112,6 +199,12 @@ class RemoteRetriever(Retriever):
 
     def ask(self, query: str, k: int) -> list[Hit]:  # pragma: no cover - abstract in effect
         raise NotImplementedError
+
+    def empty_hint(self) -> str | None:
+        """What to check when every query of a run came back empty (None: nothing to add); the run
+        adds it to its warning. A scoped dataset searched without telling the server the scope is
+        the usual cause."""
+        return None
 
     def tries(self) -> int:
         return int(getattr(self.options, "tries", 3))

@@ -15,10 +15,12 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from recall_kit.plugin import Corpus, Hit, PluginRunError
-from recall_kit_remote.base import QueryFailed, RemoteRetriever, read_hits
+from recall_kit_remote.base import QueryFailed, RemoteRetriever, fill_template, parse_template, read_hits, select
 
 #: How long a program may take to start answering, and to index the corpus it was handed.
 INDEX_TIMEOUT_SECONDS = 600.0
+#: The query line when no `request` template is given.
+DEFAULT_REQUEST = '{"query_id": "{query_id}", "text": "{text}", "k": "{k}"}'
 
 
 def memory_message(corpus: Corpus) -> dict[str, Any]:
@@ -36,6 +38,8 @@ class CommandRetriever(RemoteRetriever):
     ...}`; the program answers one line, `{"query_id": ..., "hits": [{"id": ..., "score": ...}]}`
     (or `{"query_id": ..., "error": "..."}`). With `send_corpus`, the first line is
     `{"corpus": [...memories...]}` and the program answers `{"indexed": N}` before any query.
+    A program with its own shapes is spoken to through the `request` template and read through
+    the `results`, `id`, `score` and `answer_id` paths.
     """
 
     description = "a program you run, spoken to in JSON lines (query in, hits out)"
@@ -50,12 +54,23 @@ class CommandRetriever(RemoteRetriever):
         timeout: float = 30.0
         #: Asks per query before it is scored as an empty ranking and named in the warnings.
         tries: int = 2
+        #: The query line as a JSON template ({query_id}, {text}, {k}, {scope}).
+        request: str = DEFAULT_REQUEST
+        #: Path to the list of hits in an answer ("" for a bare list; `[]` allowed).
+        results: str = "hits"
+        #: Key of a hit's id.
+        id: str = "id"
+        #: Key of a hit's score, higher is better (empty: the answer's order, scored 1/rank).
+        score: str = "score"
+        #: Path to the query id echoed in an answer (empty: each line answers the last question).
+        answer_id: str = "query_id"
 
         def __post_init__(self) -> None:
             if not shlex.split(self.argv):
                 raise ValueError('argv must name the program to run, e.g. -o command.argv="python my_search.py"')
             if self.timeout <= 0 or self.tries < 1:
                 raise ValueError("timeout must be > 0 and tries at least 1")
+            parse_template(self.request, "command.request", frozenset({"query_id", "text", "k", "scope"}))
 
     options: CommandRetriever.Options
 
@@ -66,6 +81,7 @@ class CommandRetriever(RemoteRetriever):
         self._stderr: IO[str] | None = None
         self._next_id = 0
         self._lock = threading.Lock()
+        self._scope: str | None = None
 
     # -- the program's life ------------------------------------------------------------------------
 
@@ -74,6 +90,7 @@ class CommandRetriever(RemoteRetriever):
 
     def build_index(self, corpus: Corpus) -> None:
         self.close()
+        self._scope = corpus[0].scope if len(corpus) else None
         self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
         self._lines = queue.Queue()
         try:
@@ -150,20 +167,22 @@ class CommandRetriever(RemoteRetriever):
             self._next_id += 1
             query_id = str(self._next_id)
             started = time.perf_counter()
+            options = self.options
             try:
-                self._write({"query_id": query_id, "text": query, "k": k})
-                deadline = started + self.options.timeout
+                values = {"query_id": query_id, "text": query, "k": k, "scope": self._scope}
+                self._write(fill_template(json.loads(options.request), values))
+                deadline = started + options.timeout
                 while True:  # answers to earlier, timed-out questions are skipped
                     answer = self._answer(max(0.0, deadline - time.perf_counter()), "answering a query")
                     if answer is None:
                         raise QueryFailed("the answer is not a JSON object")
-                    if str(answer.get("query_id")) == query_id:
+                    if not options.answer_id or _echoed(answer, options.answer_id) == query_id:
                         break
             finally:
                 self.waited(started)
         if "error" in answer:
             raise QueryFailed("the program answered with an error")
-        return read_hits(answer, "hits", "id", "score")
+        return read_hits(answer, options.results, options.id, options.score)
 
     def close(self) -> None:
         process, self._process = self._process, None
@@ -178,3 +197,11 @@ class CommandRetriever(RemoteRetriever):
         if self._stderr is not None:
             self._stderr.close()
             self._stderr = None
+
+
+def _echoed(answer: dict[str, Any], path: str) -> str | None:
+    """The query id an answer echoes at `path` (None: it echoes none)."""
+    try:
+        return str(select(answer, path))
+    except QueryFailed:
+        return None

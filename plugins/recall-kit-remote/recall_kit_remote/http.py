@@ -9,35 +9,35 @@ import time
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from recall_kit.plugin import Corpus, Hit, OptionError, PluginRunError
-from recall_kit_remote.base import AnswerOptions, QueryFailed, RemoteRetriever, parse_json_object, read_hits
+from recall_kit.plugin import Corpus, Hit, Memory, OptionError, PluginRunError
+from recall_kit_remote.base import (
+    MEMORY_FIELDS,
+    SEARCH_FIELDS,
+    AnswerOptions,
+    QueryFailed,
+    RemoteRetriever,
+    as_hit_id,
+    fill_template,
+    memory_values,
+    parse_template,
+    read_hits,
+    select,
+)
 
 #: The POST body when none is given: `{text}`, `{k}` and `{scope}` are filled per query.
 DEFAULT_BODY = '{"query": "{text}", "k": "{k}"}'
-
-
-def fill_template(template: Any, values: dict[str, Any]) -> Any:
-    """The body template with each string that is exactly a placeholder (`"{k}"`) replaced by its
-    value (so `"{k}"` becomes the number), and placeholders inside longer strings substituted."""
-    if isinstance(template, dict):
-        return {key: fill_template(value, values) for key, value in template.items()}
-    if isinstance(template, list):
-        return [fill_template(value, values) for value in template]
-    if isinstance(template, str):
-        for name, value in values.items():
-            if template == "{" + name + "}":
-                return value
-        for name, value in values.items():
-            template = template.replace("{" + name + "}", "" if value is None else str(value))
-    return template
+#: The add request's body when none is given: one memory's fields fill it.
+DEFAULT_ADD_BODY = '{"id": "{id}", "content": "{content}"}'
 
 
 class HTTPRetriever(RemoteRetriever):
     """One request per query to `url`: GET with the query in `query_param` (and k in `k_param`),
     or POST with the JSON `body` template. Hits are read from the JSON answer at `results`, each
     id at `id` and score at `score`. The server holds the corpus already (the same ids as the
-    dataset, e.g. `dataset import sqlite` of its store). An auth header's value is read from the
-    environment variable `auth_env` and is never written anywhere.
+    dataset, e.g. `dataset import sqlite` of its store), or, with `add_url`, recall-kit fills it:
+    one POST of the `add_body` template per memory (the server's own id read at `add_result_id`
+    and hits mapped back). An auth header's value is read from the environment variable
+    `auth_env` and is never written anywhere.
     """
 
     description = "a running search endpoint over HTTP (GET or POST JSON), read as a black box"
@@ -62,13 +62,23 @@ class HTTPRetriever(RemoteRetriever):
         auth_header: str = "Authorization"
         #: Put before the value, e.g. "Bearer " (empty: the value as it is).
         auth_prefix: str = "Bearer "
+        #: POST each memory here before searching (empty: the server holds its store).
+        add_url: str = ""
+        #: The add request's JSON body template ({id}, {content}, {scope}, {category}, {tags},
+        #: {expanded_keywords}, {importance}, {created_at}).
+        add_body: str = DEFAULT_ADD_BODY
+        #: Path to the server's own id in the add answer (empty: ids are the dataset's).
+        add_result_id: str = ""
 
         def __post_init__(self) -> None:
             if not self.url.startswith(("http://", "https://")):
                 raise ValueError("url must be given, as http://host:port/path or https://...")
             super().__post_init__()
             if self.method == "POST":
-                parse_json_object(self.body, "http.body")
+                parse_template(self.body, "http.body", SEARCH_FIELDS)
+            if self.add_url and not self.add_url.startswith(("http://", "https://")):
+                raise ValueError("add_url must be http://host:port/path or https://...")
+            parse_template(self.add_body, "http.add_body", MEMORY_FIELDS)
 
     options: HTTPRetriever.Options
 
@@ -76,6 +86,7 @@ class HTTPRetriever(RemoteRetriever):
         super().__init__(options)
         self._client: Any = None
         self._scope: str | None = None
+        self._to_dataset: dict[str, str] = {}
 
     def build_index(self, corpus: Corpus) -> None:
         """Nothing is sent: the server holds its store. Checks that the server answers at all."""
@@ -97,6 +108,52 @@ class HTTPRetriever(RemoteRetriever):
         except httpx.HTTPError as error:
             self.close()
             raise PluginRunError(f"Cannot reach {options.url}: {type(error).__name__}.") from None
+        self._to_dataset = {}
+        if options.add_url:
+            for memory in corpus:
+                self._add(memory)
+
+    def _add(self, memory: Memory) -> None:
+        """POST one memory to `add_url`, tried `tries` times; its server id kept for mapping back."""
+        import httpx
+
+        options = self.options
+        body = fill_template(json.loads(options.add_body), memory_values(memory))
+        reason = ""
+        for _ in range(options.tries):
+            try:
+                response = self._client.post(options.add_url, json=body)
+            except httpx.HTTPError as error:
+                reason = type(error).__name__
+                continue
+            if response.status_code >= 400:
+                reason = f"HTTP {response.status_code}"
+                continue
+            if not options.add_result_id:
+                return
+            try:
+                found = select(response.json(), options.add_result_id)
+            except (ValueError, QueryFailed):
+                reason = f"the answer holds no {options.add_result_id!r}"
+                continue
+            server_id = as_hit_id(found[0] if isinstance(found, list) and len(found) == 1 else found)
+            if server_id is not None:
+                self._to_dataset[server_id] = memory.id
+                return
+            reason = f"{options.add_result_id!r} is not a string or integer id"
+        raise PluginRunError(f"{options.add_url}: adding memory {memory.id} failed: {reason}.")
+
+    def empty_hint(self) -> str | None:
+        options = self.options
+        if self._scope is None:
+            return None
+        if options.method == "GET" and not options.scope_param:
+            return ("the dataset has scopes and http.scope_param is unset, so the server was never told "
+                    "whose memories to search: name its scope parameter, e.g. -o http.scope_param=user_id")
+        if options.method == "POST" and "{scope}" not in options.body:
+            return ('the dataset has scopes and http.body has no "{scope}", so the server was never told '
+                    'whose memories to search: add it, e.g. "user_id": "{scope}"')
+        return None
 
     def ask(self, query: str, k: int) -> list[Hit]:
         import httpx
@@ -129,7 +186,10 @@ class HTTPRetriever(RemoteRetriever):
             payload = response.json()
         except ValueError:
             raise QueryFailed("the answer is not valid JSON") from None
-        return read_hits(payload, options.results, options.id, options.score)
+        hits = read_hits(payload, options.results, options.id, options.score)
+        if self._to_dataset:
+            hits = [Hit(self._to_dataset.get(hit.id, hit.id), hit.score) for hit in hits]
+        return hits
 
     def close(self) -> None:
         if self._client is not None:

@@ -14,7 +14,20 @@ from dataclasses import dataclass
 from typing import Any
 
 from recall_kit.plugin import Corpus, Hit, Memory, PluginRunError
-from recall_kit_remote.base import AnswerOptions, QueryFailed, RemoteRetriever, follow, parse_json_object, read_hits
+from recall_kit_remote.base import (
+    MEMORY_FIELDS,
+    SEARCH_FIELDS,
+    AnswerOptions,
+    QueryFailed,
+    RemoteRetriever,
+    as_hit_id,
+    fill_template,
+    memory_values,
+    parse_json_object,
+    parse_template,
+    read_hits,
+    select,
+)
 
 #: Seconds to connect and initialise a session.
 CONNECT_TIMEOUT_SECONDS = 60.0
@@ -146,6 +159,17 @@ class MCPSession:
             self._loop.close()
 
 
+def _one_id(value: Any) -> str:
+    """The server's id in an add call's answer (a one-element list, as `entities[].name` reads, is
+    that element)."""
+    if isinstance(value, list) and len(value) == 1:
+        value = value[0]
+    server_id = as_hit_id(value)
+    if server_id is None:
+        raise QueryFailed("the add tool's answer holds no string or integer id there")
+    return server_id
+
+
 def _describe(error: BaseException) -> str:
     """One line for a connection failure: the innermost exception's type and message (an
     ExceptionGroup from the SDK's task group is opened up)."""
@@ -161,15 +185,18 @@ class MCPRetriever(RemoteRetriever):
 
     The server either holds the user's store already (ids as in the dataset, e.g. `dataset import
     sqlite` of the same store), or, with `add_tool`, recall-kit fills it: one call per memory with
-    its content in `add_content_arg` and its id in `add_id_arg`. When the add tool answers with an
-    id of its own (at `add_result_id`), hits are mapped back to the dataset's ids.
+    its content in `add_content_arg` and its id in `add_id_arg`, or the arguments the JSON template
+    `add_arguments` makes (`{"entities": [{"name": "{id}", "entityType": "memory", "observations":
+    ["{content}"]}]}`). `search_arguments` is the search call's template the same way. When the add
+    tool answers with an id of its own (at `add_result_id`), hits are mapped back to the dataset's ids.
     """
 
     description = "a tool on an MCP server (stdio or streamable HTTP), read as a black box"
 
     @dataclass(frozen=True)
     class Options(AnswerOptions):
-        #: Start the server and speak stdio: the command line, e.g. "python server.py".
+        #: Start the server and speak stdio: the command line, e.g. "python server.py" ("{scope}" in it
+        #: is the memory scope: one server per scope, each with its own store).
         command: str = ""
         #: Or connect over streamable HTTP, e.g. http://127.0.0.1:8000/mcp.
         url: str = ""
@@ -183,12 +210,17 @@ class MCPRetriever(RemoteRetriever):
         scope_arg: str = ""
         #: More arguments for every call, a JSON object, e.g. '{"user_id": "me"}'.
         arguments: str = ""
+        #: The search call's arguments as a JSON template ({text}, {k}, {scope}); replaces query_arg and k_arg.
+        search_arguments: str = ""
         #: A tool to call once per memory to fill the server (empty: the server holds the store).
         add_tool: str = ""
         #: The add tool's argument holding the memory's content.
         add_content_arg: str = "content"
         #: The add tool's argument holding the memory's id (empty: not sent).
         add_id_arg: str = "id"
+        #: The add call's arguments as a JSON template ({id}, {content}, {scope}, {category}, {tags},
+        #: {expanded_keywords}, {importance}, {created_at}); replaces add_content_arg and add_id_arg.
+        add_arguments: str = ""
         #: Dotted path to the server's own id in the add tool's answer (empty: ids are the dataset's).
         add_result_id: str = ""
 
@@ -204,6 +236,8 @@ class MCPRetriever(RemoteRetriever):
                 raise ValueError("tool and query_arg must be given")
             super().__post_init__()
             parse_json_object(self.arguments, "mcp.arguments")
+            parse_template(self.search_arguments, "mcp.search_arguments", SEARCH_FIELDS)
+            parse_template(self.add_arguments, "mcp.add_arguments", MEMORY_FIELDS)
 
     options: MCPRetriever.Options
 
@@ -217,7 +251,11 @@ class MCPRetriever(RemoteRetriever):
         self.close()
         options = self.options
         self._scope = corpus[0].scope if len(corpus) else None
-        self._session = MCPSession(options.command, options.url)
+        # "{scope}" in the command: one server per scope, each on its own store (a memory file per scope).
+        command = options.command
+        if "{scope}" in command:  # filled in each word, so a scope needs no quoting of its own
+            command = shlex.join(word.replace("{scope}", self._scope or "all") for word in shlex.split(command))
+        self._session = MCPSession(command, options.url)
         if options.add_tool:
             for memory in corpus:
                 self._add(memory)
@@ -231,16 +269,20 @@ class MCPRetriever(RemoteRetriever):
     def _add(self, memory: Memory) -> None:
         options, session = self.options, self._session
         assert session is not None  # noqa: S101 - build_index opened it
-        arguments = {**self._arguments(), options.add_content_arg: memory.content}
-        if options.add_id_arg:
-            arguments[options.add_id_arg] = memory.id
+        if options.add_arguments:
+            template = json.loads(options.add_arguments)
+            arguments = {**self._arguments(), **fill_template(template, memory_values(memory))}
+        else:
+            arguments = {**self._arguments(), options.add_content_arg: memory.content}
+            if options.add_id_arg:
+                arguments[options.add_id_arg] = memory.id
         reason = ""
         for _ in range(options.tries):
             try:
                 result = session.call(options.add_tool, arguments, options.timeout)
                 if options.add_result_id:
-                    server_id = read_tool_answer(result, lambda payload: follow(payload, options.add_result_id))
-                    self._to_dataset[str(server_id)] = memory.id
+                    server_id = read_tool_answer(result, lambda payload: _one_id(select(payload, options.add_result_id)))
+                    self._to_dataset[server_id] = memory.id
                 elif _field(result, "is_error", "isError"):
                     raise QueryFailed("the tool answered with an error")
                 return
@@ -252,9 +294,13 @@ class MCPRetriever(RemoteRetriever):
         options, session = self.options, self._session
         if session is None:
             raise PluginRunError("mcp: search before build_index.")
-        arguments = {**self._arguments(), options.query_arg: query}
-        if options.k_arg:
-            arguments[options.k_arg] = k
+        if options.search_arguments:
+            values = {"text": query, "k": k, "scope": self._scope}
+            arguments = {**self._arguments(), **fill_template(json.loads(options.search_arguments), values)}
+        else:
+            arguments = {**self._arguments(), options.query_arg: query}
+            if options.k_arg:
+                arguments[options.k_arg] = k
         started = time.perf_counter()
         try:
             result = session.call(options.tool, arguments, options.timeout)
@@ -264,6 +310,13 @@ class MCPRetriever(RemoteRetriever):
         if self._to_dataset:
             hits = [Hit(self._to_dataset.get(hit.id, hit.id), hit.score) for hit in hits]
         return hits
+
+    def empty_hint(self) -> str | None:
+        options = self.options
+        if self._scope is None or options.scope_arg or "{scope}" in options.search_arguments:
+            return None
+        return ("the dataset has scopes and mcp.scope_arg is unset, so the server was never told whose "
+                "memories to search: name the tool's scope argument, e.g. -o mcp.scope_arg=user_id")
 
     def close(self) -> None:
         session, self._session = self._session, None

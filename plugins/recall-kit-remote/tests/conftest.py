@@ -34,10 +34,10 @@ def servers(sample_folder: Path) -> Iterator[dict[str, str]]:
     port = free_port()
     mcp_process = subprocess.Popen(
         [sys.executable, str(SYSTEMS / "mcp_server.py"), "--dataset", str(sample_folder),
-         "--transport", "streamable-http", "--port", str(port)],
+         "--transport", "streamable-http", "--port", str(port), "--faults"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
-    sample = SearchServer(MemoryStore.from_dataset(str(sample_folder)))
+    sample = SearchServer(MemoryStore.from_dataset(str(sample_folder)), faults=True)
     example = SearchServer(MemoryStore.from_dataset(str(EXAMPLE)))
     try:
         with sample, example:

@@ -52,3 +52,24 @@ def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.Complet
                           capture_output=True, text=True, timeout=300, check=False)
 
 
+
+#: The reference MCP memory server (@modelcontextprotocol/server-memory), as `make` installs it.
+REFERENCE_MEMORY_SERVER = ROOT / ".node" / "node_modules" / "@modelcontextprotocol" / "server-memory" / "dist" / "index.js"
+
+
+def reference_server_missing() -> str | None:
+    """Why the reference MCP memory server cannot run here (None: it can)."""
+    import shutil
+
+    if shutil.which("node") is None:
+        return "node is not installed: the reference MCP memory server needs it"
+    if not REFERENCE_MEMORY_SERVER.is_file():
+        return "@modelcontextprotocol/server-memory is not installed: run make (it installs it when npm exists)"
+    return None
+
+
+def reference_server_command(memory_file: Path) -> str:
+    """The command line that starts the reference MCP memory server over stdio on `memory_file`."""
+    import shlex
+
+    return f"env MEMORY_FILE_PATH={shlex.quote(str(memory_file))} node {shlex.quote(str(REFERENCE_MEMORY_SERVER))}"

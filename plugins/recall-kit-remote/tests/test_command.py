@@ -19,7 +19,7 @@ from recall_kit.testing import RetrieverConformance, sample_corpus
 
 #: mawk reads a pipe in blocks unless told to read it line by line; gawk and BusyBox awk need no flag.
 AWK = "mawk -W interactive" if shutil.which("mawk") else "awk"
-PYTHON_PROGRAM = f"{shlex.quote(sys.executable)} {shlex.quote(str(SYSTEMS / 'command_search.py'))}"
+PYTHON_PROGRAM = f"{shlex.quote(sys.executable)} {shlex.quote(str(SYSTEMS / 'command_search.py'))} --faults"
 
 
 def python_program() -> CommandRetriever:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from recall_kit.curate.importers._writer import Counts, as_id, qrels_row, write_dataset_files
-from recall_kit.dataset import MAX_GRADE, MIN_GRADE, read_jsonl
+from recall_kit.dataset import MAX_GRADE, MIN_GRADE, SENSITIVE_IDS_FILE, read_jsonl
 from recall_kit.errors import DatasetError, OptionError
 from recall_kit.types import Importer
 
@@ -141,6 +141,9 @@ class SqliteImporter(Importer):
             qrels.append(qrels_row(query_id, known, graded="relevance" in row))
         counts.drop("queries_without_qrels", len(set(queries) - judged))
         write_dataset_files(destination, memories, kept_queries, qrels)
+        if sensitive:  # the ids, never the text: a live system that returns one is a privacy finding
+            (destination / SENSITIVE_IDS_FILE).write_text("".join(f"{doc}\n" for doc in sorted(sensitive)),
+                                                          encoding="utf-8")
         return counts.result(
             memories=len(memories), queries=len(kept_queries),
             judgments=sum(len(row.get("relevance") or row.get("relevant_ids") or ()) for row in qrels),

@@ -1,9 +1,14 @@
 """A search endpoint over HTTP (the standard library's server) in front of a MemoryStore.
 
 GET /search?q=TEXT&k=N[&scope=S] or POST /search {"query": ..., "k": ..., "scope": ...} answers
-{"results": [{"id": ..., "score": ...}]}. For the failure tests, a query naming a behaviour gets
-it: "status500" (HTTP 500), "notjson" (a body that is not JSON), "slow" (answers after 2 s).
-Requests may be required to carry `Authorization: Bearer TOKEN`.
+{"results": [{"id": ..., "score": ...}]}. For the failure tests only (`faults=True`, `--faults`), a
+query naming a behaviour gets it: "status500" (HTTP 500), "notjson" (a body that is not JSON),
+"slow" (answers after 2 s). Requests may be required to carry `Authorization: Bearer TOKEN`.
+
+Like mem0's REST server, POST /memories `{"messages": [{"role": "user", "content": ...}],
+"user_id": ...}` stores a memory under an id of the server's own (`srv-N`) and answers
+`{"results": [{"id": "srv-N", "memory": ..., "event": "ADD"}]}`; GET /memories lists every memory
+as `{"results": [{"id", "memory", "user_id"}]}` (mem0's `get_all`).
 """
 
 from __future__ import annotations
@@ -21,10 +26,13 @@ from memory_store import MemoryStore
 class SearchServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, store: MemoryStore, token: str | None = None, port: int = 0) -> None:
+    def __init__(self, store: MemoryStore, token: str | None = None, port: int = 0, faults: bool = False) -> None:
         super().__init__(("127.0.0.1", port), SearchHandler)
         self.store = store
         self.token = token
+        self.faults = faults
+        self.added = 0
+        self.lock = threading.Lock()
         self.requests_seen: list[dict[str, Any]] = []
         self.bodies_seen: list[dict[str, Any]] = []
         self.thread = threading.Thread(target=self.serve_forever, daemon=True)
@@ -53,12 +61,24 @@ class SearchHandler(BaseHTTPRequestHandler):
         self.end_headers()
 
     def do_GET(self) -> None:  # noqa: N802
+        if urlparse(self.path).path == "/memories":
+            listed = [{"id": doc, "memory": text, "user_id": scope} for doc, text, scope in self.server.store.listing()]
+            self._send(200, json.dumps({"results": listed}).encode())
+            return
         params = parse_qs(urlparse(self.path).query)
         self._answer(params.get("q", [""])[0], int(params.get("k", ["10"])[0]), params.get("scope", [None])[0])
 
     def do_POST(self) -> None:  # noqa: N802
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
         self.server.bodies_seen.append(body)
+        if urlparse(self.path).path == "/memories":
+            content = " ".join(message["content"] for message in body["messages"])
+            with self.server.lock:
+                self.server.added += 1
+                server_id = f"srv-{self.server.added}"
+            self.server.store.add(server_id, content, body.get("user_id"))
+            self._send(200, json.dumps({"results": [{"id": server_id, "memory": content, "event": "ADD"}]}).encode())
+            return
         self._answer(str(body.get("query", "")), int(body.get("k", 10)), body.get("scope"))
 
     def _answer(self, query: str, k: int, scope: str | None) -> None:
@@ -66,12 +86,12 @@ class SearchHandler(BaseHTTPRequestHandler):
                                           "authorization": self.headers.get("Authorization")})
         if self.server.token is not None and self.headers.get("Authorization") != f"Bearer {self.server.token}":
             self._send(401, b'{"error": "unauthorized"}')
-        elif "status500" in query:
+        elif self.server.faults and "status500" in query:
             self._send(500, b'{"error": "boom"}')
-        elif "notjson" in query:
+        elif self.server.faults and "notjson" in query:
             self._send(200, b"<html>not json</html>")
         else:
-            if "slow" in query:
+            if self.server.faults and "slow" in query:
                 time.sleep(2.0)
             hits = self.server.store.search(query, k, scope or None)
             self._send(200, json.dumps({"results": hits}).encode())
@@ -91,8 +111,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=main.__doc__)
     parser.add_argument("--dataset", required=True)
     parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--everything", action="store_true",
+                        help="index every row of corpus.jsonl, sensitive ones too, as a production store does")
+    parser.add_argument("--faults", action="store_true", help="answer the failure tests' trigger words")
     arguments = parser.parse_args()
-    server = SearchServer(MemoryStore.from_dataset(arguments.dataset), port=arguments.port)
+    load = MemoryStore.from_store if arguments.everything else MemoryStore.from_dataset
+    server = SearchServer(load(arguments.dataset), port=arguments.port, faults=arguments.faults)
     server.serve_forever()
 
 

@@ -1,7 +1,7 @@
 """An MCP memory server for the tests, written with the `mcp` SDK (MCPServer, FastMCP before v2),
 over a MemoryStore (the `fts5` plugin's SQLite FTS5 search).
 
-    python mcp_server.py [--dataset FOLDER] [--transport stdio|streamable-http] [--port N]
+    python mcp_server.py [--dataset FOLDER] [--transport stdio|streamable-http] [--port N] [--faults]
 
 Tools: `recall(query, k, user_id)` answers `{"results": [{"id", "score"}]}` as structured content;
 `recall_text` answers the same as JSON text only; `add(content, id, user_id)` stores a memory and
@@ -18,13 +18,13 @@ from mcp.server.mcpserver import MCPServer
 from memory_store import MemoryStore
 
 
-def build_server(store: MemoryStore) -> MCPServer:
+def build_server(store: MemoryStore, faults: bool = False) -> MCPServer:
     server = MCPServer("recall-kit test memory")
 
     @server.tool()
     def recall(query: str, k: int = 10, user_id: str | None = None) -> dict[str, Any]:
-        """Search the stored memories ("toolerror" in the query: the tool raises, for the tests)."""
-        if "toolerror" in query:
+        """Search the stored memories (with --faults, "toolerror" in the query: the tool raises)."""
+        if faults and "toolerror" in query:
             raise ValueError("the tool failed")
         return {"results": store.search(query, k, user_id)}
 
@@ -47,9 +47,10 @@ def main() -> None:
     parser.add_argument("--dataset")
     parser.add_argument("--transport", default="stdio", choices=["stdio", "streamable-http"])
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--faults", action="store_true", help="answer the failure tests' trigger word")
     arguments = parser.parse_args()
     store = MemoryStore.from_dataset(arguments.dataset) if arguments.dataset else MemoryStore()
-    server = build_server(store)
+    server = build_server(store, faults=arguments.faults)
     if arguments.transport == "stdio":
         server.run("stdio")
     else:

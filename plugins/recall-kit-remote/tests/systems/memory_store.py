@@ -4,6 +4,7 @@ one index per scope. Behind it: `http_server.py`, `mcp_server.py` and `command_s
 
 from __future__ import annotations
 
+import json
 import threading
 from typing import Any
 
@@ -28,12 +29,30 @@ class MemoryStore:
             store.add_memory(memory)
         return store
 
+    @classmethod
+    def from_store(cls, folder: str) -> MemoryStore:
+        """Every row of the folder's corpus.jsonl, the sensitive ones too: what a production store
+        holds (recall-kit's dataset leaves the sensitive ones out)."""
+        store = cls()
+        with open(f"{folder}/corpus.jsonl", encoding="utf-8") as rows:  # noqa: PTH123 - a path string
+            for line in rows:
+                if line.strip():
+                    row = json.loads(line)
+                    store.add(str(row["id"]), str(row["content"]), row.get("scope"))
+        return store
+
     def add_memory(self, memory: Memory) -> None:
         with self._lock:
             self._memories.setdefault(memory.scope, []).append(memory)
             stale = [key for key in self._indexes if key[0] == memory.scope]
             for key in stale:  # closed by the garbage collector in the thread that owns it
                 del self._indexes[key]
+
+    def listing(self) -> list[tuple[str, str, str | None]]:
+        """Every memory as (id, text, scope), in the order added."""
+        with self._lock:
+            return [(memory.id, memory.content, scope) for scope, memories in self._memories.items()
+                    for memory in memories]
 
     def add(self, memory_id: str, content: str, scope: str | None = None) -> None:
         self.add_memory(Memory(id=str(memory_id), content=content, scope=scope))
