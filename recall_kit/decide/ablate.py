@@ -3,7 +3,6 @@ from one search per leg (the variants re-fuse the same leg runs) and compared wi
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,8 +11,10 @@ from typing import Any
 from recall_kit.dataset import Dataset
 from recall_kit.decide.compare import ALPHA, DIAGNOSTIC, Comparison, compare_results
 from recall_kit.decide.compare_report import family_note, tradeoffs
+from recall_kit.decide.distribute import score_systems, search_legs
+from recall_kit.decide.legs import leg_key
 from recall_kit.errors import SpecError
-from recall_kit.fileio import atomic_batch, check_run_folder, write_json_atomic
+from recall_kit.fileio import atomic_batch, check_run_folder, file_name, write_json_atomic
 from recall_kit.measure.executor import Executor, checkpoint_for
 from recall_kit.measure.result import BenchmarkResult
 from recall_kit.measure.runner import search_depth
@@ -21,11 +22,6 @@ from recall_kit.measure.system import System, SystemSpec, build_system
 from recall_kit.types import Report, ReportTable
 
 SCHEMA = "recall-kit/ablation/1"
-
-
-def file_name(name: str) -> str:
-    """A result file name from a spec such as `fts5+dense`: safe characters only."""
-    return re.sub(r"[^A-Za-z0-9+=._,-]", "_", name) + ".json"
 
 
 @dataclass
@@ -150,8 +146,6 @@ def run_ablation(
     """
     if len(spec.leg_names) < 2:
         raise SpecError(f"Ablate needs a system of two legs or more, got {spec.retriever!r}.")
-    from recall_kit.decide.distribute import leg_key, score_systems, search_legs
-
     full_system = build_system(spec)
     files = [file_name("+".join(legs)) for _, legs in variant_legs(spec.leg_names)]  # each variant's retriever
     replaced = check_run_folder(out, files, "ablation.json", force) if out is not None else []

@@ -4,34 +4,21 @@ each leg's run are shared once; finished tasks are kept in the output folder's c
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from recall_kit.dataset import Dataset
+from recall_kit.decide.batch_embedding import embed_in_batches
+from recall_kit.decide.legs import describe_leg, gpus_for, leg_key
 from recall_kit.errors import SpecError
-from recall_kit.fileio import atomic_batch
+from recall_kit.fileio import atomic_batch, file_name
 from recall_kit.measure.executor import Checkpoint, Executor, LocalExecutor, Task, checkpoint_for, task_key
-from recall_kit.measure.result import BenchmarkResult
-from recall_kit.measure.runner import LegRun, run_legs, run_system
+from recall_kit.measure.result import BenchmarkResult, SystemInfo
+from recall_kit.measure.runner import LegRun, run_legs, run_system, search_depth
 from recall_kit.measure.system import Leg, System
-from recall_kit.options import options_to_dict
 from recall_kit.progress import progress_display, steps
-
-
-def leg_key(leg: Leg) -> str:
-    """What decides a leg's run: its name, options and context options."""
-    return json.dumps([leg.name, options_to_dict(leg.options), options_to_dict(leg.context)],
-                      sort_keys=True, default=str)
-
-
-def describe_leg(leg: Leg) -> str:
-    """A leg and its options as a person reads them in an error: `bm25 (k1=0.9, b=0.4)`."""
-    options = options_to_dict(leg.options) or {}
-    listed = ", ".join(f"{name}={value}" for name, value in options.items())
-    return f"{leg.name} ({listed})" if listed else leg.name
 
 
 def distinct_legs(systems: Sequence[tuple[System, int]]) -> tuple[dict[str, Leg], dict[str, int]]:
@@ -46,13 +33,6 @@ def distinct_legs(systems: Sequence[tuple[System, int]]) -> tuple[dict[str, Leg]
             legs[key] = leg
             depths[key] = max(depths.get(key, 0), depth)
     return legs, depths
-
-
-def gpus_for(leg: Leg) -> float:
-    """A leg whose options put it on an accelerator (`device=cuda`, `cuda:N` or `auto`, as the dense
-    leg's) asks for one GPU; the executor asks for it only where the cluster has one."""
-    device = str(getattr(leg.options, "device", "cpu") or "cpu")
-    return 1.0 if device.startswith(("cuda", "auto")) else 0.0
 
 
 def search_leg(leg: Leg, dataset: Dataset, depth: int, latency_sample: int | None,
@@ -88,8 +68,6 @@ def search_legs(executor: Executor | None, dataset: Dataset, legs: dict[str, Leg
                        search_leg, (leg, shared, depths[key], latency_sample, task_progress), gpus_for(leg))
              for key, leg in legs.items()}
     if not executor.inline:
-        from recall_kit.decide.batch_embedding import embed_in_batches
-
         # Large corpora: the batches a leg's embedding cache misses run as tasks first (GPUs where asked).
         searching = {task.key for task in (checkpoint.split(list(tasks.values()))[1] if checkpoint else tasks.values())}
         embed_in_batches(executor, dataset, {key: leg for key, leg in legs.items() if tasks[key].key in searching},
@@ -120,7 +98,7 @@ def score_systems(executor: Executor | None, dataset: Dataset, systems: Sequence
     shared_dataset = executor.share(dataset)
     shared_runs = {key: executor.share(run) for key, run in runs.items()}
     fingerprint = dataset.fingerprint if checkpoint is not None else ""
-    tasks = [Task(task_key("score", fingerprint, label, system.description, depth, sorted(options.items()),
+    tasks = [Task(task_key("score", fingerprint, label, SystemInfo.of(system).to_dict(), depth, sorted(options.items()),
                            [leg_key(leg) for leg in system.legs]),
                   label, score_system,
                   (system, shared_dataset, options, depth, *(shared_runs[leg_key(leg)] for leg in system.legs)))
@@ -149,9 +127,6 @@ def run_systems(
     With `out`, each result is written there as `NAME.json` (all or none), and finished tasks are
     kept for a rerun until then.
     """
-    from recall_kit.decide.ablate import file_name
-    from recall_kit.measure.runner import search_depth
-
     names = [name for name, _ in systems]
     repeated = sorted({name for name in names if names.count(name) > 1})
     if repeated:

@@ -12,13 +12,12 @@ from typing import Any
 import numpy as np
 
 from recall_kit.dataset import Dataset
-from recall_kit.decide.ablate import file_name
 from recall_kit.decide.compare import ALPHA, Comparison, compare_results
 from recall_kit.decide.compare_report import delta_table
 from recall_kit.decide.distribute import distinct_legs, score_systems, search_legs
 from recall_kit.decide.stats import holm, paired_randomisation_test
 from recall_kit.errors import OptionError
-from recall_kit.fileio import atomic_batch, check_run_folder, write_json_atomic
+from recall_kit.fileio import atomic_batch, check_run_folder, file_name, write_json_atomic
 from recall_kit.measure.evaluation import MetricSpec, resolve_metrics
 from recall_kit.measure.executor import Executor, checkpoint_for
 from recall_kit.measure.result import BenchmarkResult
