@@ -117,6 +117,57 @@ def test_plugin_tests_and_the_scaffold_templates_import_only_the_api():
     assert found == []
 
 
+#: What a plugin's own code (not its tests) imports from recall-kit: the one front door.
+PLUGIN_CODE_API = {"recall_kit.plugin"}
+
+
+def _plugin_code_files() -> list[Path]:
+    """Every bundled plugin's package code, and the scaffold's plugin modules (not their tests)."""
+    return sorted([*ROOT.glob("plugins/recall-kit-*/recall_kit_*/**/*.py"),
+                   *ROOT.glob("examples/recall-kit-*/recall_kit_*/**/*.py"),
+                   *(path for path in (ROOT / "recall_kit" / "templates").rglob("*.py")
+                     if not path.stem.endswith("_tests"))])
+
+
+def test_plugin_code_imports_only_recall_kit_plugin():
+    files = _plugin_code_files()
+    assert len(files) > 40
+    found = [f"{path.relative_to(ROOT)}:{line} {name}" for path in files
+             for line, name in _deep_imports(path.read_text(encoding="utf-8"), PLUGIN_CODE_API)]
+    assert found == []
+    assert _deep_imports("import recall_kit\nfrom recall_kit import Hit\n", PLUGIN_CODE_API) == [
+        (1, "recall_kit"), (2, "recall_kit")]
+
+
+def _register_annotations(source: str) -> list[tuple[int, str]]:
+    """(line, annotation) of each `register_*` hook implementation whose `register` parameter is
+    not annotated `Register`."""
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FunctionDef) and node.name.startswith("register_") and any(
+                "hookimpl" in ast.unparse(d) or "hookspec" in ast.unparse(d) for d in node.decorator_list):
+            params = [arg for arg in node.args.args if arg.arg == "register"]
+            for param in params:
+                written = ast.unparse(param.annotation) if param.annotation is not None else "(none)"
+                if written != "Register":
+                    found.append((node.lineno, written))
+    return found
+
+
+def test_every_register_hook_takes_the_declared_register_type():
+    files = [*_plugin_code_files(), *(ROOT / "recall_kit" / "default_plugins").glob("*.py"),
+             ROOT / "recall_kit" / "hookspecs.py"]
+    found = [f"{path.relative_to(ROOT)}:{line} {written}" for path in files
+             for line, written in _register_annotations(path.read_text(encoding="utf-8"))]
+    assert found == []
+    planted = ("@hookimpl\ndef register_retrievers(register: Any) -> None: ...\n"
+               "@recall_kit.hookimpl(optionalhook=True)\ndef register_fusions(register): ...\n"
+               "@hookspec\ndef register_things(register: Callable[[str, Any], None]) -> None: ...\n")
+    assert _register_annotations(planted) == [(2, "Any"), (4, "(none)"), (6, "Callable[[str, Any], None]")]
+
+
 def test_the_plugin_guide_imports_only_the_api():
     import re
 

@@ -341,6 +341,16 @@ def build_system(spec: SystemSpec) -> System:
     return System(spec=spec, legs=legs, fusions=fusions, fusion_names=fusion_names)
 
 
+def build_retriever(name: str, options: dict[str, Any] | None = None) -> Retriever:
+    """A fresh, unbuilt instance of the retriever `name` (registered, or `package.module:Class`),
+    made as a one-leg system's leg is made: the name looked up, `options` checked as `-o` options
+    are, a class with only `retrieve()` adapted. For a plugin that composes another retriever (the
+    graph's `seed_retriever`); `recall_kit.plugin.build_retriever`."""
+    spec = SystemSpec(retriever=name, options={name: dict(options or {})})
+    retriever: Retriever = build_system(spec).legs[0].factory()
+    return retriever
+
+
 def as_system(system: Any) -> System:
     """What `run_benchmark` takes, as a built System: a System as it is; a SystemSpec or a spec
     string built (`build_system`); a Retriever class or instance, an object with
