@@ -18,6 +18,7 @@ from recall_kit.fileio import atomic_batch, check_run_folder, file_name, write_j
 from recall_kit.measure.executor import Executor, checkpoint_for
 from recall_kit.measure.result import BenchmarkResult
 from recall_kit.measure.runner import search_depth
+from recall_kit.measure.settings import ScoringSettings
 from recall_kit.measure.system import System, SystemSpec, build_system
 from recall_kit.types import Report, ReportTable
 
@@ -149,12 +150,14 @@ def run_ablation(
     full_system = build_system(spec)
     files = [file_name("+".join(legs)) for _, legs in variant_legs(spec.leg_names)]  # each variant's retriever
     replaced = check_run_folder(out, files, "ablation.json", force) if out is not None else []
+    settings = ScoringSettings.of(k, metrics, relevance_level, judged_only, latency_sample, seed)
     depth = search_depth(full_system, dataset, k, metrics)
     # Each leg searched once, then every variant fused and scored: independent tasks for `executor`
     # (default: in turn, in this process); with `out`, finished tasks are kept for a rerun.
     checkpoint = checkpoint_for(out)
     legs = {leg_key(leg): leg for leg in full_system.legs}
-    runs = search_legs(executor, dataset, legs, dict.fromkeys(legs, depth), latency_sample, show_progress, checkpoint)
+    runs = search_legs(executor, dataset, legs, dict.fromkeys(legs, depth), settings.latency_sample, show_progress,
+                       checkpoint)
     chosen: list[tuple[str, str, list[str], System]] = []
     skipped: list[str] = []
     for kind, leg_names in variant_legs(spec.leg_names):
@@ -166,8 +169,7 @@ def run_ablation(
         chosen.append((part.spec.retriever, kind, list(leg_names), part))
     results = score_systems(executor, dataset,
                             [(name, system, search_depth(system, dataset, k, metrics)) for name, _, _, system in chosen],
-                            runs, {"k": k, "metrics": metrics, "seed": seed, "relevance_level": relevance_level,
-                                   "judged_only": judged_only}, show_progress, checkpoint)
+                            runs, settings, show_progress, checkpoint)
     variants = [Variant(name, kind, leg_names, result)
                 for (name, kind, leg_names, _), result in zip(chosen, results, strict=True)]
     # Every variant was scored with the same metrics: compare them all.

@@ -17,6 +17,7 @@ from recall_kit.fileio import atomic_batch, file_name
 from recall_kit.measure.executor import Checkpoint, Executor, LocalExecutor, Task, checkpoint_for, task_key
 from recall_kit.measure.result import BenchmarkResult, SystemInfo
 from recall_kit.measure.runner import LegRun, run_legs, run_system, search_depth
+from recall_kit.measure.settings import ScoringSettings
 from recall_kit.measure.system import Leg, System
 from recall_kit.progress import progress_display, steps
 
@@ -47,12 +48,13 @@ def leg_runs_for(system: System, runs: dict[str, LegRun], depth: int) -> dict[st
             for leg in system.legs}
 
 
-def score_system(system: System, dataset: Dataset, options: dict[str, Any], depth: int,
+def score_system(system: System, dataset: Dataset, settings: ScoringSettings, depth: int,
                  *runs: LegRun) -> BenchmarkResult:
     """One built system fused from its legs' runs (each cut to `depth`, the depth it searches) and
-    scored: a task. `options` are run_system's keyword arguments."""
+    scored with `settings`: a task."""
     by_name = {run.name: run for run in runs}
-    return run_system(system, dataset, depth=depth, leg_runs=leg_runs_for(system, by_name, depth), **options)
+    return run_system(system, dataset, depth=depth, leg_runs=leg_runs_for(system, by_name, depth),
+                      **settings.scoring())
 
 
 def search_legs(executor: Executor | None, dataset: Dataset, legs: dict[str, Leg], depths: dict[str, int],
@@ -91,17 +93,19 @@ def _begun(begin: Any, label: str, function: Any) -> Any:
 
 
 def score_systems(executor: Executor | None, dataset: Dataset, systems: Sequence[tuple[str, System, int]],
-                  runs: dict[str, LegRun], options: dict[str, Any],
+                  runs: dict[str, LegRun], settings: ScoringSettings,
                   show_progress: bool | None = None, checkpoint: Checkpoint | None = None) -> list[BenchmarkResult]:
-    """Each (label, system, depth) fused from the shared leg runs and scored; results in order."""
+    """Each (label, system, depth) fused from the shared leg runs and scored with `settings`;
+    results in order."""
     executor = executor or LocalExecutor()
     shared_dataset = executor.share(dataset)
     shared_runs = {key: executor.share(run) for key, run in runs.items()}
     fingerprint = dataset.fingerprint if checkpoint is not None else ""
-    tasks = [Task(task_key("score", fingerprint, label, SystemInfo.of(system).to_dict(), depth, sorted(options.items()),
+    tasks = [Task(task_key("score", fingerprint, label, SystemInfo.of(system).to_dict(), depth,
+                           sorted(settings.scoring().items()),
                            [leg_key(leg) for leg in system.legs]),
                   label, score_system,
-                  (system, shared_dataset, options, depth, *(shared_runs[leg_key(leg)] for leg in system.legs)))
+                  (system, shared_dataset, settings, depth, *(shared_runs[leg_key(leg)] for leg in system.legs)))
              for label, system, depth in systems]
     with progress_display(False if executor.inline else show_progress):
         done = executor.run(tasks, "fusion and scoring", checkpoint)
@@ -132,13 +136,12 @@ def run_systems(
     if repeated:
         raise SpecError(f"Two systems are named {repeated[0]!r}; give each its own name (config file name).")
     # Each system's depth, worked out once: its legs search it, its scoring cuts their runs to it.
+    settings = ScoringSettings.of(k, metrics, relevance_level, judged_only, latency_sample, seed)
     deep = [(name, system, search_depth(system, dataset, k, metrics)) for name, system in systems]
     legs, depths = distinct_legs([(system, depth) for _, system, depth in deep])
     checkpoint = checkpoint_for(out)
-    runs = search_legs(executor, dataset, legs, depths, latency_sample, show_progress, checkpoint)
-    results = score_systems(executor, dataset, deep,
-                            runs, {"k": k, "metrics": metrics, "seed": seed, "relevance_level": relevance_level,
-                                   "judged_only": judged_only}, show_progress, checkpoint)
+    runs = search_legs(executor, dataset, legs, depths, settings.latency_sample, show_progress, checkpoint)
+    results = score_systems(executor, dataset, deep, runs, settings, show_progress, checkpoint)
     if out is not None:
         with atomic_batch():  # every file or none
             for name, result in zip(names, results, strict=True):
