@@ -69,9 +69,6 @@ class CommandRetriever(RemoteRetriever):
 
     # -- the program's life ------------------------------------------------------------------------
 
-    def _program(self) -> str:
-        return shlex.split(self.options.argv)[0]
-
     def build_index(self, corpus: Corpus) -> None:
         self.close()
         self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
