@@ -11,8 +11,7 @@ from typing import Any
 from recall_kit.dataset import Dataset
 from recall_kit.decide.compare import ALPHA, DIAGNOSTIC, Comparison, compare_results
 from recall_kit.decide.compare_report import family_note, tradeoffs
-from recall_kit.decide.distribute import score_systems, search_legs
-from recall_kit.decide.legs import leg_key
+from recall_kit.decide.distribute import leg_key, score_systems, search_legs
 from recall_kit.errors import SpecError
 from recall_kit.fileio import atomic_batch, check_run_folder, file_name, write_json_atomic
 from recall_kit.measure.executor import Executor, checkpoint_for

@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from recall_kit.dataset import Dataset
-from recall_kit.decide.legs import describe_leg, gpus_for
 from recall_kit.measure.context import expand_corpus
 from recall_kit.measure.executor import Executor, Task, task_key
 from recall_kit.measure.runner import call_plugin, corpus_for, scope_groups
@@ -38,22 +37,23 @@ def embed_batch(key: str, leg: Leg, batch: Any) -> Any:
     return call_plugin(leg.name, "embedding a batch", embedder.embed_batch, batch)
 
 
-def embed_in_batches(executor: Executor, dataset: Dataset, legs: dict[str, Leg],
+def embed_in_batches(executor: Executor, dataset: Dataset, legs: dict[str, tuple[Leg, str, float]],
                      show_progress: bool | None = None) -> int:
-    """Embed, as tasks, the batches the caches of `legs` (by leg key) miss for `dataset`, and write
-    each cache from here. Returns how many batch tasks ran (0: nothing was missing)."""
+    """Embed, as tasks, the batches the caches of `legs` miss for `dataset`, and write each cache
+    from here. `legs` maps a leg key to (leg, the label its search task shows, the GPUs it asks
+    for), as the leg searches give them. Returns how many batch tasks ran (0: nothing was missing)."""
     plans: list[tuple[str, Any, Corpus, list[Task]]] = []
     planners: list[Any] = []
     try:
-        for key, leg in legs.items():
+        for key, (leg, label, gpus) in legs.items():
             planner = call_plugin(leg.name, "to start", leg.factory)
             planners.append(planner)
             if not isinstance(planner, EmbedsInBatches):
                 continue
             for number, corpus in enumerate(leg_corpora(leg, dataset)):
                 batches: Sequence[Any] = call_plugin(leg.name, "planning its embedding", planner.embedding_work, corpus)
-                tasks = [Task(task_key("embed", key, number, index), f"{describe_leg(leg)} batch {index + 1} of "
-                              f"{len(batches)}", embed_batch, (key, leg, batch), gpus_for(leg))
+                tasks = [Task(task_key("embed", key, number, index), f"{label} batch {index + 1} of {len(batches)}",
+                              embed_batch, (key, leg, batch), gpus)
                          for index, batch in enumerate(batches)]
                 if tasks:
                     plans.append((leg.name, planner, corpus, tasks))

@@ -4,6 +4,7 @@ each leg's run are shared once; finished tasks are kept in the output folder's c
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -11,7 +12,6 @@ from typing import Any
 
 from recall_kit.dataset import Dataset
 from recall_kit.decide.batch_embedding import embed_in_batches
-from recall_kit.decide.legs import describe_leg, gpus_for, leg_key
 from recall_kit.errors import SpecError
 from recall_kit.fileio import atomic_batch, file_name
 from recall_kit.measure.executor import Checkpoint, Executor, LocalExecutor, Task, checkpoint_for, task_key
@@ -19,7 +19,28 @@ from recall_kit.measure.result import BenchmarkResult, SystemInfo
 from recall_kit.measure.runner import LegRun, run_legs, run_system, search_depth
 from recall_kit.measure.settings import ScoringSettings
 from recall_kit.measure.system import Leg, System
+from recall_kit.options import options_to_dict
 from recall_kit.progress import progress_display, steps
+
+
+def leg_key(leg: Leg) -> str:
+    """What decides a leg's run: its name, options and context options."""
+    return json.dumps([leg.name, options_to_dict(leg.options), options_to_dict(leg.context)],
+                      sort_keys=True, default=str)
+
+
+def describe_leg(leg: Leg) -> str:
+    """A leg and its options as a person reads them in an error: `bm25 (k1=0.9, b=0.4)`."""
+    options = options_to_dict(leg.options) or {}
+    listed = ", ".join(f"{name}={value}" for name, value in options.items())
+    return f"{leg.name} ({listed})" if listed else leg.name
+
+
+def gpus_for(leg: Leg) -> float:
+    """A leg whose options put it on an accelerator (`device=cuda`, `cuda:N` or `auto`, as the dense
+    leg's) asks for one GPU; the executor asks for it only where the cluster has one."""
+    device = str(getattr(leg.options, "device", "cpu") or "cpu")
+    return 1.0 if device.startswith(("cuda", "auto")) else 0.0
 
 
 def distinct_legs(systems: Sequence[tuple[System, int]]) -> tuple[dict[str, Leg], dict[str, int]]:
@@ -72,8 +93,8 @@ def search_legs(executor: Executor | None, dataset: Dataset, legs: dict[str, Leg
     if not executor.inline:
         # Large corpora: the batches a leg's embedding cache misses run as tasks first (GPUs where asked).
         searching = {task.key for task in (checkpoint.split(list(tasks.values()))[1] if checkpoint else tasks.values())}
-        embed_in_batches(executor, dataset, {key: leg for key, leg in legs.items() if tasks[key].key in searching},
-                         show_progress)
+        embed_in_batches(executor, dataset, {key: (leg, tasks[key].label, tasks[key].gpus) for key, leg in legs.items()
+                                             if tasks[key].key in searching}, show_progress)
         with progress_display(show_progress):
             done = executor.run(list(tasks.values()), "leg searches", checkpoint)
         return {key: done[task.key] for key, task in tasks.items()}

@@ -1,10 +1,10 @@
-"""decide/legs.py: what decides a leg's run, its name in messages, the GPU it asks for."""
+"""decide/distribute.py: what decides a leg's run, its name in messages, the GPU it asks for."""
 
 from __future__ import annotations
 
 import pytest
 
-from recall_kit.decide.legs import describe_leg, gpus_for, leg_key
+from recall_kit.decide.distribute import describe_leg, gpus_for, leg_key
 from recall_kit.measure.system import SystemSpec, build_system
 
 
