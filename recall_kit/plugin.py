@@ -63,22 +63,27 @@ def __getattr__(name: str) -> Any:
     import is written out (not a table of strings) so the layers contract sees it: this module is
     a facade on top of the host (pyproject.toml), and every import here runs downwards."""
     if name in ("atomic_batch", "atomic_open", "user_cache_folder"):
-        from recall_kit import fileio as module
-    elif name == "build_options":
-        from recall_kit import options as module
-    elif name in ("Dataset", "load_dataset", "read_jsonl"):
-        from recall_kit import dataset as module
-    elif name in ("progress_bar", "stage"):
-        from recall_kit import progress as module
-    elif name == "Registry":
-        from recall_kit import registry as module
-    elif name in ("content_words", "word_overlap"):
-        from recall_kit.curate import text as module
-    elif name == "build_retriever":
-        from recall_kit.measure import system as module
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(module, name)
+        from recall_kit import fileio
+        return getattr(fileio, name)
+    if name == "build_options":
+        from recall_kit import options
+        return getattr(options, name)
+    if name in ("Dataset", "load_dataset", "read_jsonl"):
+        from recall_kit import dataset
+        return getattr(dataset, name)
+    if name in ("progress_bar", "stage"):
+        from recall_kit import progress
+        return getattr(progress, name)
+    if name == "Registry":
+        from recall_kit import registry
+        return registry.Registry
+    if name in ("content_words", "word_overlap"):
+        from recall_kit.curate import text
+        return getattr(text, name)
+    if name == "build_retriever":
+        from recall_kit.measure import system
+        return system.build_retriever
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [

@@ -292,8 +292,9 @@ class LatencyStats:
     def of(cls, values_ms: Sequence[float], **parts: Any) -> Self:
         """The statistics of single-query latencies `values_ms` (each rounded to 4 decimals; all 0
         when nothing was timed), with the section's other `parts`."""
-        stats = summarise(values_ms, LATENCY_STATS)
-        return cls(**{stat: int(value) if stat == "n" else float(value) for stat, value in stats.items()}, **parts)
+        stats: dict[str, Any] = {stat: int(value) if stat == "n" else float(value)
+                                 for stat, value in summarise(values_ms, LATENCY_STATS).items()}
+        return cls(**stats, **parts)
 
     def _stats_dict(self) -> dict[str, Any]:
         return {stat: getattr(self, stat) for stat in LATENCY_STATS if getattr(self, stat) is not None}
