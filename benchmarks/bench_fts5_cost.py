@@ -1,5 +1,5 @@
 """Where fts5 `mode=bm25` spends its time on a large corpus: bm25() per matching row, the join,
-or matching itself. No bar: it explains finding 7 of docs/performance.md.
+or matching itself. No bar: it explains finding 7 of CHANGELOG.md (performance history).
 
 On bench_lexical.py's corpus (seeded, Zipf vocabulary) of `--memories` memories, for `--queries`
 queries (OR of the query's words, as `mode=bm25` runs them), the p50 of:

@@ -6,7 +6,6 @@ import hashlib
 import json
 import math
 import re
-from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -82,22 +81,6 @@ class Dataset:
         for query_id in sorted(self.qrels):
             digest.update(canonical_json([query_id, sorted(self.qrels[query_id].items())]))
         return digest.hexdigest()
-
-    def describe(self) -> dict[str, Any]:
-        """The result's `dataset` section."""
-        return {
-            "name": self.name,
-            "path": str(self.path),
-            "fingerprint": self.fingerprint,
-            "corpus_fingerprint": self.corpus.fingerprint,
-            "memories": len(self.corpus),
-            "queries": len(self.queries),
-            "strata": {
-                stratum: count
-                for stratum, count in sorted(Counter(q.stratum for q in self.queries).items())
-            },
-            "dropped_sensitive": self.dropped_sensitive,
-        }
 
 
 def _read_jsonl(path: Path, problems: list[Problem]) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -604,32 +587,3 @@ def summarise(values: Sequence[float], keys: Sequence[str] = ("min", "p50", "mea
         else:
             out[key] = round(float(getattr(array, key)()), 4)
     return out
-
-
-def dataset_stats(dataset: Dataset) -> dict[str, Any]:
-    """Aggregate numbers only: counts, per-stratum sizes, length distributions. Never any text."""
-    relevant_per_query = [sum(1 for g in dataset.qrels[q.query_id].values() if g >= 1) for q in dataset.queries]
-    graded = any(any(g > 1 for g in judgments.values()) for judgments in dataset.qrels.values())
-    strata: dict[str, Any] = {}
-    for stratum in dataset.strata:
-        members = [q for q in dataset.queries if q.stratum == stratum]
-        strata[stratum] = {
-            "queries": len(members),
-            "relevant_per_query": summarise(
-                [sum(1 for g in dataset.qrels[q.query_id].values() if g >= 1) for q in members]
-            ),
-        }
-    return {
-        **dataset.describe(),
-        "scopes": len({m.scope for m in dataset.corpus if m.scope is not None}),
-        "parents": len({m.parent_id for m in dataset.corpus if m.parent_id is not None}),
-        "categories": dict(sorted(Counter(m.category or "(none)" for m in dataset.corpus).items())),
-        "graded_qrels": graded,
-        "judgments": sum(len(j) for j in dataset.qrels.values()),
-        "relevant_per_query": summarise(relevant_per_query),
-        "memory_words": summarise([len(m.content.split()) for m in dataset.corpus]),
-        "memory_chars": summarise([len(m.content) for m in dataset.corpus]),
-        "query_words": summarise([len(q.text.split()) for q in dataset.queries]),
-        "strata_detail": strata,
-        "empty_memories": sum(1 for m in dataset.corpus if not m.content.strip()),
-    }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import stat
 import sys
@@ -302,6 +303,11 @@ def user_cache_folder(name: str) -> Path:
     else:
         base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     return base / "recall-kit" / name
+
+
+def file_name(name: str) -> str:
+    """A result file name from a system's name such as `fts5+dense`: safe characters only."""
+    return re.sub(r"[^A-Za-z0-9+=._,-]", "_", name) + ".json"
 
 
 def check_run_folder(folder: str | Path, writes: Iterable[str], summary: str, force: bool = False,

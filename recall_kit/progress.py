@@ -242,11 +242,6 @@ def stage(description: str, total: int | None = None) -> Callable[[int], None]:
     return _current.stage(description, total)
 
 
-def display_open() -> bool:
-    """Whether a run's display is open (a plugin may then report finer steps)."""
-    return _current is not None
-
-
 @contextmanager
 def progress_bar(total: int, description: str, show: bool | None = None) -> Iterator[Callable[[int], None]]:
     """Yield `advance(n)`. Inside a run's display this is one of its stages (the stage before it

@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 
 from recall_kit import load_result
-from recall_kit.decide.ablate import file_name, variant_legs
+from recall_kit.decide.ablate import variant_legs
+from recall_kit.fileio import file_name
+from recall_kit.measure.result import SystemInfo
 from recall_kit.measure.system import SystemSpec
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -247,7 +249,7 @@ def test_ablation_builds_the_system_once_and_its_variants_from_it(tiny_dataset, 
         full = system_module.build_system(spec)
         for legs in (["helpers:ReverseIdRetriever"], ["overlap", "helpers:ReverseIdRetriever"]):
             part = full.subset(legs)
-            assert part.description == system_module.build_system(spec.subset(legs)).description
+            assert SystemInfo.of(part) == SystemInfo.of(system_module.build_system(spec.subset(legs)))
             assert [leg.factory for leg in part.legs] == [leg.factory for leg in full.legs if leg.name in legs]
         with pytest.raises(Exception, match="not a leg"):
             full.subset(["bm25"])

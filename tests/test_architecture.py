@@ -117,6 +117,57 @@ def test_plugin_tests_and_the_scaffold_templates_import_only_the_api():
     assert found == []
 
 
+#: What a plugin's own code (not its tests) imports from recall-kit: the one front door.
+PLUGIN_CODE_API = {"recall_kit.plugin"}
+
+
+def _plugin_code_files() -> list[Path]:
+    """Every bundled plugin's package code, and the scaffold's plugin modules (not their tests)."""
+    return sorted([*ROOT.glob("plugins/recall-kit-*/recall_kit_*/**/*.py"),
+                   *ROOT.glob("examples/recall-kit-*/recall_kit_*/**/*.py"),
+                   *(path for path in (ROOT / "recall_kit" / "templates").rglob("*.py")
+                     if not path.stem.endswith("_tests"))])
+
+
+def test_plugin_code_imports_only_recall_kit_plugin():
+    files = _plugin_code_files()
+    assert len(files) > 40
+    found = [f"{path.relative_to(ROOT)}:{line} {name}" for path in files
+             for line, name in _deep_imports(path.read_text(encoding="utf-8"), PLUGIN_CODE_API)]
+    assert found == []
+    assert _deep_imports("import recall_kit\nfrom recall_kit import Hit\n", PLUGIN_CODE_API) == [
+        (1, "recall_kit"), (2, "recall_kit")]
+
+
+def _register_annotations(source: str) -> list[tuple[int, str]]:
+    """(line, annotation) of each `register_*` hook implementation whose `register` parameter is
+    not annotated `Register`."""
+    import ast
+
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FunctionDef) and node.name.startswith("register_") and any(
+                "hookimpl" in ast.unparse(d) or "hookspec" in ast.unparse(d) for d in node.decorator_list):
+            params = [arg for arg in node.args.args if arg.arg == "register"]
+            for param in params:
+                written = ast.unparse(param.annotation) if param.annotation is not None else "(none)"
+                if written != "Register":
+                    found.append((node.lineno, written))
+    return found
+
+
+def test_every_register_hook_takes_the_declared_register_type():
+    files = [*_plugin_code_files(), *(ROOT / "recall_kit" / "default_plugins").glob("*.py"),
+             ROOT / "recall_kit" / "hookspecs.py"]
+    found = [f"{path.relative_to(ROOT)}:{line} {written}" for path in files
+             for line, written in _register_annotations(path.read_text(encoding="utf-8"))]
+    assert found == []
+    planted = ("@hookimpl\ndef register_retrievers(register: Any) -> None: ...\n"
+               "@recall_kit.hookimpl(optionalhook=True)\ndef register_fusions(register): ...\n"
+               "@hookspec\ndef register_things(register: Callable[[str, Any], None]) -> None: ...\n")
+    assert _register_annotations(planted) == [(2, "Any"), (4, "(none)"), (6, "Callable[[str, Any], None]")]
+
+
 def test_the_plugin_guide_imports_only_the_api():
     import re
 
@@ -345,3 +396,83 @@ for name, leg in result.index.legs.items():
     print(leg.build_seconds, comparison["rows"][0]["system"])
 '''
     assert _raw_result_reads(spared) == []
+
+
+# -- writing a result means the typed sections: no result key written outside result.py -----------
+# The runner, the dataset and the system build SystemInfo, DatasetInfo, LatencySummary, IndexCost,
+# Throughput (result.py's `of` constructors); nobody writes the document's keys into a dict and
+# parses it back. A dict literal (or `dict(...)`, or `x["key"] = ...`) holding a key that only the
+# result document has, or a section's telltale pair of keys, is such a write.
+RESULT_ONLY_KEYS = {
+    "build_seconds", "size_bytes", "queries_per_second", "search_seconds", "fusion_seconds", "latency_ms",
+    "wall_seconds", "k_requested", "attribution_depth", "empty_rankings", "corpus_fingerprint",
+    "dropped_sensitive", "first_query_ms", "relevant_in_top_k", "relevant_only_this_leg",
+    "relevant_pushed_out", "unique_in_top_k", "found_by",
+}
+#: Keys that together mark a section: the system's, a latency summary's.
+RESULT_SECTION_KEYS = [{"spec", "legs"}, {"legs", "weights"}, {"p50", "p95", "p99"}]
+#: Files that write the document on purpose: the module that owns it. (benchmarks/ write their own
+#: documents, with some of the same names, and are not scanned.)
+RESULT_WRITES_ALLOWED = {"recall_kit/measure/result.py"}
+#: Hook payloads whose keys are their own documented contract (hooks.md), not the result's.
+HOOK_PAYLOADS = {"on_index_built"}
+
+
+def _raw_result_writes(source: str) -> list[int]:
+    """The lines of `source` that write a result document's keys into a dict."""
+    import ast
+
+    def flagged(keys: set[str]) -> bool:
+        return bool(keys & RESULT_ONLY_KEYS) or any(section <= keys for section in RESULT_SECTION_KEYS)
+
+    tree = ast.parse(source)
+    payloads = {id(inner) for node in ast.walk(tree)
+                if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
+                and node.args[0].value in HOOK_PAYLOADS for inner in ast.walk(node)}
+    lines = set()
+    for node in ast.walk(tree):
+        if id(node) in payloads:
+            continue
+        keys: set[str] = set()
+        if isinstance(node, ast.Dict):
+            keys = {key.value for key in node.keys if isinstance(key, ast.Constant) and isinstance(key.value, str)}
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict":
+            keys = {keyword.arg for keyword in node.keywords if keyword.arg}
+        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
+            if isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+                keys = {node.slice.value} & RESULT_ONLY_KEYS
+        if keys and flagged(keys):
+            lines.add(node.lineno)
+    return sorted(lines)
+
+
+def test_no_result_key_written_outside_the_result_module():
+    files = [path for path in sorted([*(ROOT / "recall_kit").rglob("*.py"),
+                                      *ROOT.glob("plugins/recall-kit-*/recall_kit_*/**/*.py")])
+             if str(path.relative_to(ROOT)) not in RESULT_WRITES_ALLOWED]
+    assert len(files) > 100
+    found = [f"{path.relative_to(ROOT)}:{line}" for path in files
+             for line in _raw_result_writes(path.read_text(encoding="utf-8"))]
+    assert found == []
+
+
+def test_the_result_write_check_catches_dict_writes_and_spares_other_dicts():
+    # The shapes the runner, dataset.py and system.py used before the sections were typed.
+    planted = '''
+index = {"build_seconds": round(total, 4), "size_bytes": size, "legs": {}}
+throughput = dict(queries=n, queries_per_second=qps)
+section = {"spec": spec.retriever, "label": label, "legs": [], "fusion": [], "weights": weights}
+info = {"name": name, "corpus_fingerprint": corpus.fingerprint, "memories": len(corpus)}
+latency["first_query_ms"] = round(first, 4)
+stats = {"n": 3, "p50": 1.0, "p95": 2.0, "p99": 2.5}
+call_each("on_build", {"stats": {"build_seconds": seconds}})
+'''
+    assert _raw_result_writes(planted) == [2, 3, 4, 5, 6, 7, 8]
+    spared = '''
+row = {"name": "x", "metrics": 3, "legs": 2}
+config = {"system": {"retriever": "fts5"}, "weights": {"fts5": 1}}
+stats = {"min": 1, "p50": 2, "mean": 2, "p95": 3, "max": 4}
+value = data["build_seconds"]
+call_each("on_index_built", {"leg": name, "stats": {"build_seconds": seconds, "size_bytes": size}})
+'''
+    assert _raw_result_writes(spared) == []

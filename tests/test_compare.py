@@ -344,7 +344,26 @@ def test_a_win_that_costs_another_metric_is_called_a_trade():
     answer = report.tables[0]
     assert answer.rows[0][4].startswith("B, but loses mrr (-0.2000)")
     assert any("B wins recall@5 against A (+0.2000) but loses significantly on mrr" in n for n in report.notes)
-    assert comparison.to_dict()["tradeoffs"]
+    # The compare/1 document stores the trade as data; only the report words it.
+    saved = json.loads(json.dumps(comparison.to_dict()))
+    (trade,) = saved["tradeoffs"]
+    mrr = comparison.row("B", "mrr")
+    assert trade == {"winner": "B", "loser": "A", "metric": "recall@5", "gain": pytest.approx(0.2),
+                     "scope": "overall",
+                     "losses": [{"metric": "mrr", "delta": pytest.approx(-0.2), "p_holm": mrr.p_holm}]}
+    assert not any(isinstance(value, str) and " wins " in value for value in _strings(saved))
+
+
+def _strings(document):
+    """Every string value in a JSON document, at any depth."""
+    if isinstance(document, dict):
+        for value in document.values():
+            yield from _strings(value)
+    elif isinstance(document, list):
+        for value in document:
+            yield from _strings(value)
+    elif isinstance(document, str):
+        yield document
 
 
 def test_a_page_gives_each_pair_one_p_value_and_names_its_family():

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from recall_kit.dataset import dataset_stats, load_dataset, read_dataset
+from recall_kit.curate.stats import dataset_stats
+from recall_kit.dataset import load_dataset, read_dataset
 from recall_kit.errors import DatasetError
 
 

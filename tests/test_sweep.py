@@ -187,3 +187,41 @@ def test_sweep_with_guards_reports_them(tmp_path):
     bad = _cli("sweep", "-d", str(EXAMPLE), "-r", "fts5+bm25", "-f", "rrf", "--grid", "bm25=1",
                "--target", "recall@10", "--guard", "recall@10", "--latency-sample", "0")
     assert bad.returncode == 2 and "guards are the other metrics" in bad.stderr
+
+
+def test_sweep_scores_with_relevance_level_and_judged_only(tiny_dataset):
+    """-l and -J mean in sweep what they mean in eval and ablate: every setting is scored at the
+    level, judged-only. (The sweep once dropped both: its settings were scored at -l 1 without -J,
+    so its files could not be compared with an `eval -l 2 -J` of the same system.)"""
+    from helpers import OverlapPlugin
+
+    from recall_kit.decide.sweep import run_sweep
+    from recall_kit.measure.runner import run_benchmark
+    from recall_kit.testing import registered_plugin
+
+    recall_kit_fusion = pytest.importorskip("recall_kit_fusion")
+    dataset = load_dataset(tiny_dataset)
+    spec = SystemSpec("overlap+helpers:ReverseIdRetriever", ["rrf"], {}, {})
+    with registered_plugin(OverlapPlugin(), name="overlap-plugin"), \
+            registered_plugin(recall_kit_fusion, name="fusion-for-sweep-test"):
+        graded = run_sweep(spec, dataset, ["overlap=0.5,1"], "mrr", k=3, metrics=["recall@3", "mrr"],
+                           latency_sample=0, relevance_level=2, judged_only=True)
+        fresh = run_benchmark(spec, dataset, k=3, metrics=["recall@3", "mrr"], latency_sample=0,
+                              relevance_level=2, judged_only=True)
+        plain = run_sweep(spec, dataset, ["overlap=0.5,1"], "mrr", k=3, metrics=["recall@3", "mrr"], latency_sample=0)
+    assert all(p.result.relevance_level == 2 and p.result.judged_only for p in [*graded.points, graded.default])
+    assert graded.default.result.overall == fresh.overall
+    # m1's only grade-2 memory is 1: at -l 2 fewer documents are relevant than by default.
+    assert graded.default.result.overall != plain.default.result.overall
+    assert plain.default.result.relevance_level == 1 and not plain.default.result.judged_only
+
+
+def test_sweep_cli_takes_relevance_level_and_judged_only(tmp_path):
+    out = tmp_path / "out"
+    done = _cli("sweep", "-d", str(EXAMPLE), "-r", "bm25", "--grid", "bm25.k1=0.9,1.2", "--target", "recall@10",
+                "-l", "2", "-J", "--latency-sample", "0", "--out-dir", str(out))
+    assert done.returncode == 0, done.stderr
+    index = json.loads((out / "sweep.json").read_text())
+    for point in [*index["points"], index["default"]]:
+        result = load_result(out / point["file"])
+        assert result.relevance_level == 2 and result.judged_only

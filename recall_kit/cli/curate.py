@@ -47,7 +47,8 @@ def dataset_stats_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """Aggregate numbers about a dataset (never any memory or query text)."""
-    from recall_kit.dataset import dataset_stats, load_dataset
+    from recall_kit.curate.stats import dataset_stats
+    from recall_kit.dataset import load_dataset
 
     stats = dataset_stats(load_dataset(path))
     if as_json:

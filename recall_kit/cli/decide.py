@@ -70,7 +70,8 @@ def compare_command(
     """Compare result files of one dataset with the first: paired deltas, 95% bootstrap intervals,
     randomisation-test p-values (Holm within the primary family), wins/ties/losses, overall and
     per stratum."""
-    from recall_kit.decide.compare import compare_files, comparison_report
+    from recall_kit.decide.compare import compare_files
+    from recall_kit.decide.compare_report import comparison_report
     from recall_kit.fileio import check_outputs, write_json_atomic
 
     check_outputs({"--json": json_out, "--output": output}, inputs={f"result {p}": p for p in results})

@@ -219,6 +219,8 @@ def sweep_command(
     executor: ExecutorOption = "local",
     address: AddressOption = None,
     guard: Annotated[list[str] | None, typer.Option("--guard", help="Metrics a setting must not lose significantly against the default on the tuning half (e.g. ndcg@10,mrr).")] = None,
+    relevance_level: RelevanceLevelOption = 1,
+    judged_only: JudgedOnlyOption = False,
 ) -> None:
     """Grid-search leg weights and options on one target metric; with --holdout, choose on one half
     of the queries and report the choice, against the default, on the other."""
@@ -233,7 +235,7 @@ def sweep_command(
                       holdout=holdout, seed=seed, out=out, n_resamples=bootstrap,
                       latency_sample=None if latency_sample < 0 else latency_sample, show_progress=progress,
                       stratum=stratum, force=force, executor=make_executor(executor, address),
-                      guards=_split_names(guard))
+                      guards=_split_names(guard), relevance_level=relevance_level, judged_only=judged_only)
     if out is not None:
         typer.echo(f"Wrote {len(sweep.points) + 1} results and sweep.json to {out}", err=True)
     emit_report(sweep.report(), report, output)

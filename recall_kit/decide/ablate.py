@@ -3,7 +3,6 @@ from one search per leg (the variants re-fuse the same leg runs) and compared wi
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,20 +11,17 @@ from typing import Any
 from recall_kit.dataset import Dataset
 from recall_kit.decide.compare import ALPHA, DIAGNOSTIC, Comparison, compare_results
 from recall_kit.decide.compare_report import family_note, tradeoffs
+from recall_kit.decide.distribute import leg_key, score_systems, search_legs
 from recall_kit.errors import SpecError
-from recall_kit.fileio import atomic_batch, check_run_folder, write_json_atomic
+from recall_kit.fileio import atomic_batch, check_run_folder, file_name, write_json_atomic
 from recall_kit.measure.executor import Executor, checkpoint_for
 from recall_kit.measure.result import BenchmarkResult
 from recall_kit.measure.runner import search_depth
+from recall_kit.measure.settings import ScoringSettings
 from recall_kit.measure.system import System, SystemSpec, build_system
 from recall_kit.types import Report, ReportTable
 
 SCHEMA = "recall-kit/ablation/1"
-
-
-def file_name(name: str) -> str:
-    """A result file name from a spec such as `fts5+dense`: safe characters only."""
-    return re.sub(r"[^A-Za-z0-9+=._,-]", "_", name) + ".json"
 
 
 @dataclass
@@ -186,17 +182,17 @@ def run_ablation(
     """
     if len(spec.leg_names) < 2:
         raise SpecError(f"Ablate needs a system of two legs or more, got {spec.retriever!r}.")
-    from recall_kit.decide.distribute import leg_key, score_systems, search_legs
-
     full_system = build_system(spec)
     files = [file_name("+".join(legs)) for _, legs in variant_legs(spec.leg_names)]  # each variant's retriever
     replaced = check_run_folder(out, files, "ablation.json", force) if out is not None else []
+    settings = ScoringSettings.of(k, metrics, relevance_level, judged_only, latency_sample, seed)
     depth = search_depth(full_system, dataset, k, metrics)
     # Each leg searched once, then every variant fused and scored: independent tasks for `executor`
     # (default: in turn, in this process); with `out`, finished tasks are kept for a rerun.
     checkpoint = checkpoint_for(out)
     legs = {leg_key(leg): leg for leg in full_system.legs}
-    runs = search_legs(executor, dataset, legs, dict.fromkeys(legs, depth), latency_sample, show_progress, checkpoint)
+    runs = search_legs(executor, dataset, legs, dict.fromkeys(legs, depth), settings.latency_sample, show_progress,
+                       checkpoint)
     chosen: list[tuple[str, str, list[str], System]] = []
     skipped: list[str] = []
     for kind, leg_names in variant_legs(spec.leg_names):
@@ -208,8 +204,7 @@ def run_ablation(
         chosen.append((part.spec.retriever, kind, list(leg_names), part))
     results = score_systems(executor, dataset,
                             [(name, system, search_depth(system, dataset, k, metrics)) for name, _, _, system in chosen],
-                            runs, {"k": k, "metrics": metrics, "seed": seed, "relevance_level": relevance_level,
-                                   "judged_only": judged_only}, show_progress, checkpoint)
+                            runs, settings, show_progress, checkpoint)
     variants = [Variant(name, kind, leg_names, result)
                 for (name, kind, leg_names, _), result in zip(chosen, results, strict=True)]
     # Every variant was scored with the same metrics: compare them all.

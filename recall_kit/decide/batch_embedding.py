@@ -13,7 +13,7 @@ from typing import Any
 from recall_kit.dataset import Dataset
 from recall_kit.measure.context import expand_corpus
 from recall_kit.measure.executor import Executor, Task, task_key
-from recall_kit.measure.runner import _call, _corpus_for, _scope_groups
+from recall_kit.measure.runner import call_plugin, corpus_for, scope_groups
 from recall_kit.measure.system import Leg
 from recall_kit.progress import progress_display
 from recall_kit.types import Corpus, EmbedsInBatches
@@ -22,7 +22,7 @@ from recall_kit.types import Corpus, EmbedsInBatches
 def leg_corpora(leg: Leg, dataset: Dataset) -> list[Corpus]:
     """The corpora a run builds `leg`'s indexes over: one per scope, as the leg's context makes them."""
     expanded = expand_corpus(dataset.corpus, leg.context, leg.name)
-    return [_corpus_for(expanded, scope) for scope in _scope_groups(dataset)]
+    return [corpus_for(expanded, scope) for scope in scope_groups(dataset)]
 
 
 #: In a worker: the retrievers that embed batches, one per leg configuration (models load once).
@@ -33,28 +33,27 @@ def embed_batch(key: str, leg: Leg, batch: Any) -> Any:
     """One batch embedded by a fresh instance of the leg's retriever: a task."""
     embedder = _EMBEDDERS.get(key)
     if embedder is None:
-        embedder = _EMBEDDERS[key] = _call(leg.name, "to start", leg.factory)
-    return _call(leg.name, "embedding a batch", embedder.embed_batch, batch)
+        embedder = _EMBEDDERS[key] = call_plugin(leg.name, "to start", leg.factory)
+    return call_plugin(leg.name, "embedding a batch", embedder.embed_batch, batch)
 
 
-def embed_in_batches(executor: Executor, dataset: Dataset, legs: dict[str, Leg],
+def embed_in_batches(executor: Executor, dataset: Dataset, legs: dict[str, tuple[Leg, str, float]],
                      show_progress: bool | None = None) -> int:
-    """Embed, as tasks, the batches the caches of `legs` (by leg key) miss for `dataset`, and write
-    each cache from here. Returns how many batch tasks ran (0: nothing was missing)."""
-    from recall_kit.decide.distribute import describe_leg, gpus_for
-
+    """Embed, as tasks, the batches the caches of `legs` miss for `dataset`, and write each cache
+    from here. `legs` maps a leg key to (leg, the label its search task shows, the GPUs it asks
+    for), as the leg searches give them. Returns how many batch tasks ran (0: nothing was missing)."""
     plans: list[tuple[str, Any, Corpus, list[Task]]] = []
     planners: list[Any] = []
     try:
-        for key, leg in legs.items():
-            planner = _call(leg.name, "to start", leg.factory)
+        for key, (leg, label, gpus) in legs.items():
+            planner = call_plugin(leg.name, "to start", leg.factory)
             planners.append(planner)
             if not isinstance(planner, EmbedsInBatches):
                 continue
             for number, corpus in enumerate(leg_corpora(leg, dataset)):
-                batches: Sequence[Any] = _call(leg.name, "planning its embedding", planner.embedding_work, corpus)
-                tasks = [Task(task_key("embed", key, number, index), f"{describe_leg(leg)} batch {index + 1} of "
-                              f"{len(batches)}", embed_batch, (key, leg, batch), gpus_for(leg))
+                batches: Sequence[Any] = call_plugin(leg.name, "planning its embedding", planner.embedding_work, corpus)
+                tasks = [Task(task_key("embed", key, number, index), f"{label} batch {index + 1} of {len(batches)}",
+                              embed_batch, (key, leg, batch), gpus)
                          for index, batch in enumerate(batches)]
                 if tasks:
                     plans.append((leg.name, planner, corpus, tasks))
@@ -64,7 +63,7 @@ def embed_in_batches(executor: Executor, dataset: Dataset, legs: dict[str, Leg],
         with progress_display(show_progress):
             done = executor.run(every, "embedding batches")
         for name, planner, corpus, tasks in plans:
-            _call(name, "storing its embeddings", planner.store_embeddings, corpus,
+            call_plugin(name, "storing its embeddings", planner.store_embeddings, corpus,
                   [done[task.key] for task in tasks])
         return len(every)
     finally:

@@ -20,7 +20,6 @@ from recall_kit.decide.stats import (
     tukey_hsd,
 )
 from recall_kit.errors import OptionError, ResultFileError
-from recall_kit.lazy import lazy_attributes
 from recall_kit.measure.evaluation import canonical_metric_name
 from recall_kit.measure.result import BenchmarkResult, check_comparable, check_scored_alike, load_results
 
@@ -185,6 +184,26 @@ def pairwise_matrix(
     return PairwiseMatrix(metric, list(labels), [float(v.mean()) for v in values], cells, test, correction)
 
 
+@dataclass(frozen=True)
+class TradeOff:
+    """A significant win on a primary metric that comes with a significant loss, for the winner, on
+    another compared metric (same pair of systems, one scope): data; the report words it."""
+
+    winner: str
+    loser: str
+    metric: str
+    #: How much the winner gains on `metric` (> 0).
+    gain: float
+    #: Each metric lost: (metric, delta for the winner (< 0), Holm-adjusted p).
+    losses: tuple[tuple[str, float, float], ...]
+    scope: str = "overall"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"winner": self.winner, "loser": self.loser, "metric": self.metric, "gain": self.gain,
+                "scope": self.scope,
+                "losses": [{"metric": metric, "delta": delta, "p_holm": p} for metric, delta, p in self.losses]}
+
+
 @dataclass
 class Comparison:
     """The outcome of `compare_results`: rows, settings, and what to warn about."""
@@ -216,9 +235,28 @@ class Comparison:
                 return row
         raise KeyError((system, metric, scope))
 
-    def to_dict(self) -> dict[str, Any]:
-        from recall_kit.decide.compare_report import tradeoffs
+    def costs(self, row: ComparisonRow) -> list[ComparisonRow]:
+        """The rows where `row`'s system moves significantly against `row`'s direction, on another
+        tested metric in the same scope: what a win (or a loss) on `row.metric` costs."""
+        return [other for other in self.rows
+                if other.system == row.system and other.scope == row.scope and other.metric != row.metric
+                and other.family != DIAGNOSTIC and other.significant and other.delta * row.delta < 0]
 
+    def tradeoffs(self, scope: str = "overall") -> list[TradeOff]:
+        """Every significant win on a primary metric that comes with a significant loss, for the
+        winner, on another compared metric (same pair of systems, `scope`)."""
+        out = []
+        for row in self.rows:
+            if row.scope != scope or row.metric not in self.primary or not row.significant or row.delta == 0:
+                continue
+            winner, loser = (row.system, self.baseline) if row.delta > 0 else (self.baseline, row.system)
+            costs = self.costs(row)
+            if costs:
+                out.append(TradeOff(winner, loser, row.metric, abs(row.delta),
+                                    tuple((c.metric, -abs(c.delta), c.p_holm or 0.0) for c in costs), scope))
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
         return {
             "schema": SCHEMA,
             "baseline": self.baseline,
@@ -235,7 +273,7 @@ class Comparison:
             "rows": [row.to_dict() for row in self.rows],
             "losses": self.losses,
             "pairwise": {metric: matrix.to_dict() for metric, matrix in self.pairwise.items()},
-            "tradeoffs": tradeoffs(self),  # sentences, as the report shows them
+            "tradeoffs": [tradeoff.to_dict() for tradeoff in self.tradeoffs()],
             "warnings": self.warnings,
         }
 
@@ -482,7 +520,3 @@ def compare_files(
     return compare_results(load_results(paths), metrics=metrics, n_resamples=n_resamples, seed=seed,
                            primary=primary, test=test)
 
-
-#: The presentation (recall_kit.decide.compare_report), reachable from here too, loaded on first use.
-__getattr__ = lazy_attributes(__name__, dict.fromkeys(
-    ["answer_table", "comparison_charts", "comparison_provenance", "comparison_report", "delta_table", "family_note", "four_places", "pairwise_table", "scores_table", "tradeoffs", "verdict_sentences"], "recall_kit.decide.compare_report"))

@@ -1,8 +1,8 @@
 """Presenting a comparison: its tables (scores, deltas, pairwise matrix), charts, trade-off and
 verdict sentences, and the Report `recall-kit compare` renders.
 
-`recall_kit.decide.compare` computes the Comparison; this module only shows it. The names here are
-also reachable from `recall_kit.decide.compare` (loaded on first use).
+`recall_kit.decide.compare` computes the Comparison (its trade-offs included, as data); this module
+only shows it, and nothing in the computation imports it.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from recall_kit.decide.compare import (
     Comparison,
     ComparisonRow,
     PairwiseMatrix,
+    TradeOff,
 )
 from recall_kit.decide.stats import PAIRED_TESTS, TIE_TOLERANCE
 from recall_kit.reporting.formats import four_places
@@ -38,22 +39,17 @@ def _effect(value: float) -> str:
     return f"{value:+.2f}" if np.isfinite(value) else ("+inf" if value > 0 else "-inf")
 
 
+def tradeoff_sentence(tradeoff: TradeOff) -> str:
+    """A trade-off in words: "fts5+dense wins recall@5 against fts5 (+0.0400) but loses
+    significantly on mrr (-0.0300, p (Holm) 0.0100): a trade, not a plain win."."""
+    lost = ", ".join(f"{metric} ({delta:+.4f}, p (Holm) {_p(p)})" for metric, delta, p in tradeoff.losses)
+    return (f"{tradeoff.winner} wins {tradeoff.metric} against {tradeoff.loser} ({tradeoff.gain:+.4f}) but loses "
+            f"significantly on {lost}: a trade, not a plain win.")
+
+
 def tradeoffs(comparison: Comparison, scope: str = "overall") -> list[str]:
-    """Sentences for every significant win on a primary metric that comes with a significant loss,
-    for the winner, on another compared metric (same system pair, `scope`)."""
-    out = []
-    for row in comparison.rows:
-        if row.scope != scope or row.metric not in comparison.primary or not row.significant or row.delta == 0:
-            continue
-        winner, loser = (row.system, comparison.baseline) if row.delta > 0 else (comparison.baseline, row.system)
-        costs = [other for other in comparison.rows
-                 if other.system == row.system and other.scope == scope and other.metric != row.metric
-                 and other.family != DIAGNOSTIC and other.significant and other.delta * row.delta < 0]
-        if costs:
-            lost = ", ".join(f"{c.metric} ({-abs(c.delta):+.4f}, p (Holm) {_p(c.p_holm or 0.0)})" for c in costs)
-            out.append(f"{winner} wins {row.metric} against {loser} ({abs(row.delta):+.4f}) but loses "
-                       f"significantly on {lost}: a trade, not a plain win.")
-    return out
+    """The comparison's trade-offs (`Comparison.tradeoffs`) in words, one sentence each."""
+    return [tradeoff_sentence(tradeoff) for tradeoff in comparison.tradeoffs(scope)]
 
 
 def _verdict(row: ComparisonRow) -> str:
@@ -127,9 +123,7 @@ def answer_table(comparison: Comparison) -> ReportTable:
             winner = "no real difference"
         else:
             winner = row.system if row.delta > 0 else comparison.baseline
-            costs = [other for other in comparison.rows
-                     if other.system == row.system and other.scope == row.scope and other.metric != metric
-                     and other.family != DIAGNOSTIC and other.significant and other.delta * row.delta < 0]
+            costs = comparison.costs(row)
             if costs:
                 winner += ", but loses " + ", ".join(f"{c.metric} ({-abs(c.delta):+.4f})" for c in costs)
         rows.append([row.scope, row.n, row.system, row.family, winner, four_places(row.baseline), four_places(row.value),
@@ -300,4 +294,4 @@ def _shared_details(comparison: Comparison) -> list[tuple[str, str]]:
     return [("options every system shares", "; ".join(f"{part}.{key}={value}" for part, key, value in shared))] if shared else []
 
 
-__all__ = ["answer_table", "comparison_charts", "comparison_provenance", "comparison_report", "delta_table", "family_note", "four_places", "pairwise_table", "scores_table", "shared_options", "tradeoffs", "verdict_sentences"]
+__all__ = ["answer_table", "comparison_charts", "comparison_provenance", "comparison_report", "delta_table", "family_note", "four_places", "pairwise_table", "scores_table", "shared_options", "tradeoff_sentence", "tradeoffs", "verdict_sentences"]

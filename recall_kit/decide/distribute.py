@@ -11,11 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from recall_kit.dataset import Dataset
+from recall_kit.decide.batch_embedding import embed_in_batches
 from recall_kit.errors import SpecError
-from recall_kit.fileio import atomic_batch
+from recall_kit.fileio import atomic_batch, file_name
 from recall_kit.measure.executor import Checkpoint, Executor, LocalExecutor, Task, checkpoint_for, task_key
-from recall_kit.measure.result import BenchmarkResult
-from recall_kit.measure.runner import LegRun, run_legs, run_system
+from recall_kit.measure.result import BenchmarkResult, SystemInfo
+from recall_kit.measure.runner import LegRun, run_legs, run_system, search_depth
+from recall_kit.measure.settings import ScoringSettings
 from recall_kit.measure.system import Leg, System
 from recall_kit.options import options_to_dict
 from recall_kit.progress import progress_display, steps
@@ -42,6 +44,13 @@ def describe_leg(leg: Leg) -> str:
     return f"{leg.name} ({listed})" if listed else leg.name
 
 
+def gpus_for(leg: Leg) -> float:
+    """A leg whose options put it on an accelerator (`device=cuda`, `cuda:N` or `auto`, as the dense
+    leg's) asks for one GPU; the executor asks for it only where the cluster has one."""
+    device = str(getattr(leg.options, "device", "cpu") or "cpu")
+    return 1.0 if device.startswith(("cuda", "auto")) else 0.0
+
+
 def distinct_legs(systems: Sequence[tuple[System, int]]) -> tuple[dict[str, Leg], dict[str, int]]:
     """Every distinct leg configuration of the built `systems`, each given with the depth it
     searches (`search_depth`), by `leg_key`; and how deep to search each: as deep as the deepest
@@ -56,13 +65,6 @@ def distinct_legs(systems: Sequence[tuple[System, int]]) -> tuple[dict[str, Leg]
     return legs, depths
 
 
-def gpus_for(leg: Leg) -> float:
-    """A leg whose options put it on an accelerator (`device=cuda`, `cuda:N` or `auto`, as the dense
-    leg's) asks for one GPU; the executor asks for it only where the cluster has one."""
-    device = str(getattr(leg.options, "device", "cpu") or "cpu")
-    return 1.0 if device.startswith(("cuda", "auto")) else 0.0
-
-
 def search_leg(leg: Leg, dataset: Dataset, depth: int, latency_sample: int | None,
                show_progress: bool | None) -> LegRun:
     """One leg's run over the whole query set: a task."""
@@ -75,12 +77,13 @@ def leg_runs_for(system: System, runs: dict[str, LegRun], depth: int) -> dict[st
             for leg in system.legs}
 
 
-def score_system(system: System, dataset: Dataset, options: dict[str, Any], depth: int,
+def score_system(system: System, dataset: Dataset, settings: ScoringSettings, depth: int,
                  *runs: LegRun) -> BenchmarkResult:
     """One built system fused from its legs' runs (each cut to `depth`, the depth it searches) and
-    scored: a task. `options` are run_system's keyword arguments."""
+    scored with `settings`: a task."""
     by_name = {run.name: run for run in runs}
-    return run_system(system, dataset, depth=depth, leg_runs=leg_runs_for(system, by_name, depth), **options)
+    return run_system(system, dataset, depth=depth, leg_runs=leg_runs_for(system, by_name, depth),
+                      **settings.scoring())
 
 
 def search_legs(executor: Executor | None, dataset: Dataset, legs: dict[str, Leg], depths: dict[str, int],
@@ -96,12 +99,10 @@ def search_legs(executor: Executor | None, dataset: Dataset, legs: dict[str, Leg
                        search_leg, (leg, shared, depths[key], latency_sample, task_progress), gpus_for(leg))
              for key, leg in legs.items()}
     if not executor.inline:
-        from recall_kit.decide.batch_embedding import embed_in_batches
-
         # Large corpora: the batches a leg's embedding cache misses run as tasks first (GPUs where asked).
         searching = {task.key for task in (checkpoint.split(list(tasks.values()))[1] if checkpoint else tasks.values())}
-        embed_in_batches(executor, dataset, {key: leg for key, leg in legs.items() if tasks[key].key in searching},
-                         show_progress)
+        embed_in_batches(executor, dataset, {key: (leg, tasks[key].label, tasks[key].gpus) for key, leg in legs.items()
+                                             if tasks[key].key in searching}, show_progress)
         with progress_display(show_progress):
             done = executor.run(list(tasks.values()), "leg searches", checkpoint)
         return {key: done[task.key] for key, task in tasks.items()}
@@ -121,17 +122,19 @@ def _begun(begin: Any, label: str, function: Any) -> Any:
 
 
 def score_systems(executor: Executor | None, dataset: Dataset, systems: Sequence[tuple[str, System, int]],
-                  runs: dict[str, LegRun], options: dict[str, Any],
+                  runs: dict[str, LegRun], settings: ScoringSettings,
                   show_progress: bool | None = None, checkpoint: Checkpoint | None = None) -> list[BenchmarkResult]:
-    """Each (label, system, depth) fused from the shared leg runs and scored; results in order."""
+    """Each (label, system, depth) fused from the shared leg runs and scored with `settings`;
+    results in order."""
     executor = executor or LocalExecutor()
     shared_dataset = executor.share(dataset)
     shared_runs = {key: executor.share(run) for key, run in runs.items()}
     fingerprint = dataset.fingerprint if checkpoint is not None else ""
-    tasks = [Task(task_key("score", fingerprint, label, system.description, depth, sorted(options.items()),
+    tasks = [Task(task_key("score", fingerprint, label, SystemInfo.of(system).to_dict(), depth,
+                           sorted(settings.scoring().items()),
                            [leg_key(leg) for leg in system.legs]),
                   label, score_system,
-                  (system, shared_dataset, options, depth, *(shared_runs[leg_key(leg)] for leg in system.legs)))
+                  (system, shared_dataset, settings, depth, *(shared_runs[leg_key(leg)] for leg in system.legs)))
              for label, system, depth in systems]
     with progress_display(False if executor.inline else show_progress):
         done = executor.run(tasks, "fusion and scoring", checkpoint)
@@ -157,21 +160,17 @@ def run_systems(
     With `out`, each result is written there as `NAME.json` (all or none), and finished tasks are
     kept for a rerun until then.
     """
-    from recall_kit.decide.ablate import file_name
-    from recall_kit.measure.runner import search_depth
-
     names = [name for name, _ in systems]
     repeated = sorted({name for name in names if names.count(name) > 1})
     if repeated:
         raise SpecError(f"Two systems are named {repeated[0]!r}; give each its own name (config file name).")
     # Each system's depth, worked out once: its legs search it, its scoring cuts their runs to it.
+    settings = ScoringSettings.of(k, metrics, relevance_level, judged_only, latency_sample, seed)
     deep = [(name, system, search_depth(system, dataset, k, metrics)) for name, system in systems]
     legs, depths = distinct_legs([(system, depth) for _, system, depth in deep])
     checkpoint = checkpoint_for(out)
-    runs = search_legs(executor, dataset, legs, depths, latency_sample, show_progress, checkpoint)
-    results = score_systems(executor, dataset, deep,
-                            runs, {"k": k, "metrics": metrics, "seed": seed, "relevance_level": relevance_level,
-                                   "judged_only": judged_only}, show_progress, checkpoint)
+    runs = search_legs(executor, dataset, legs, depths, settings.latency_sample, show_progress, checkpoint)
+    results = score_systems(executor, dataset, deep, runs, settings, show_progress, checkpoint)
     if out is not None:
         with atomic_batch():  # every file or none
             for name, result in zip(names, results, strict=True):

@@ -12,17 +12,17 @@ from typing import Any
 import numpy as np
 
 from recall_kit.dataset import Dataset
-from recall_kit.decide.ablate import file_name
 from recall_kit.decide.compare import ALPHA, Comparison, compare_results
 from recall_kit.decide.compare_report import delta_table
 from recall_kit.decide.distribute import distinct_legs, score_systems, search_legs
 from recall_kit.decide.stats import holm, paired_randomisation_test
 from recall_kit.errors import OptionError
-from recall_kit.fileio import atomic_batch, check_run_folder, write_json_atomic
+from recall_kit.fileio import atomic_batch, check_run_folder, file_name, write_json_atomic
 from recall_kit.measure.evaluation import MetricSpec, resolve_metrics
 from recall_kit.measure.executor import Executor, checkpoint_for
 from recall_kit.measure.result import BenchmarkResult
 from recall_kit.measure.runner import search_depth
+from recall_kit.measure.settings import ScoringSettings
 from recall_kit.measure.system import System, SystemSpec, build_system, parse_weight, split_target
 from recall_kit.types import Report, ReportTable
 
@@ -400,6 +400,8 @@ def run_sweep(
     force: bool = False,
     executor: Executor | None = None,
     guards: Sequence[str] | None = None,
+    relevance_level: int = 1,
+    judged_only: bool = False,
 ) -> Sweep:
     """Score every grid setting, re-fusing shared leg runs; choose the best on `target`.
 
@@ -418,9 +420,12 @@ def run_sweep(
     tuning queries, it is not significantly worse than the default on any guard (two-sided paired
     randomisation test, Holm within the guards, p < 0.05): a sweep on one metric cannot then buy
     it with another. The held-out comparison reports the guards' deltas too.
+    `relevance_level` and `judged_only` are trec_eval's ``-l`` and ``-J``, as in `run_benchmark`,
+    the same for every setting.
     """
     axes = parse_grid(grid, spec)
     target_spec, names, guard_names = _metric_names(target, metrics, guards)
+    settings = ScoringSettings.of(k, names, relevance_level, judged_only, latency_sample, seed)
     tuning_ids, test_ids = _query_halves(dataset, holdout, seed, stratum)
     systems, skipped = _buildable_systems(spec, axes)
     files = ["default.json" if not settings else f"{index:03d}_" + file_name(",".join(f"{n}={v}" for n, v in settings.items()))
@@ -433,8 +438,8 @@ def run_sweep(
     # The independent work (each leg search, then each setting's fusion and scoring) goes to the
     # executor; with --out-dir each finished task is kept, so a rerun does only what is missing.
     checkpoint = checkpoint_for(out)
-    runs_by_key = search_legs(executor, dataset, leg_by_key, depths, latency_sample, show_progress, checkpoint)
-    results = score_systems(executor, dataset, deep, runs_by_key, {"k": k, "metrics": names, "seed": seed}, show_progress, checkpoint)
+    runs_by_key = search_legs(executor, dataset, leg_by_key, depths, settings.latency_sample, show_progress, checkpoint)
+    results = score_systems(executor, dataset, deep, runs_by_key, settings, show_progress, checkpoint)
     default_point, points = _sweep_points(systems, results, target_spec.name, tuning_ids, test_ids)
     for point in points:
         point.guard_checks = guard_checks(default_point.result, point.result, guard_names, tuning_ids,

@@ -32,9 +32,11 @@ _TREC_DOT = re.compile(r"^(?P<stem>[A-Za-z_]+)\.(?P<number>[0-9]+)$")
 _TREC_DECIMAL_DOT = re.compile(r"^(?P<stem>[A-Za-z_]+)\.(?P<number>[0-9]{0,3}\.[0-9]{1,6})$")
 _TREC_PARAMETER = re.compile(r"[0-9]*\.?[0-9]+")
 
-#: trec_eval's measure sets, ``-m official`` (its default), ``-m set`` and ``-m all_trec``, as its
-#: measures.c lists them: each name is resolved through `Metric.trec_eval`; those no registered
-#: metric answers to are named by `trec_eval_names_missing`.
+#: trec_eval's measure sets, ``-m official`` (its default), ``-m set`` and ``-m all_trec``: the first
+#: two as its measures.c lists them, ``all_trec`` as trec_eval 9.0.8 lists it plus ``dcg`` and
+#: ``ideal_dcg`` (trec_eval 10's also holds unj, rbp, rbp_resid; docs/trec-eval.md). Each name is
+#: resolved through `Metric.trec_eval`; those no registered metric answers to are named by
+#: `trec_eval_names_missing`.
 TREC_EVAL_SETS: dict[str, tuple[str, ...]] = {
     "official": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
                  "recip_rank", "iprec_at_recall", "P"),

@@ -13,12 +13,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
+from recall_kit.dataset import summarise
 from recall_kit.errors import ResultFileError, UnknownNameError
 from recall_kit.fileio import is_special_file, write_json_atomic
+from recall_kit.measure.context import describe as describe_context
 from recall_kit.options import options_to_dict
 from recall_kit.types import Chart, Hit, Report, ReportTable
 
 if TYPE_CHECKING:
+    from recall_kit.dataset import Dataset
     from recall_kit.measure.system import System
 
 SCHEMA = "recall-kit/result/1"
@@ -172,6 +175,19 @@ class SystemInfo(_Section):
                    weights={str(leg): read.number(weights, leg, f"{where}.weights.{leg}") for leg in weights},
                    extra=_unknown(data, cls._KEYS))
 
+    @classmethod
+    def of(cls, system: System) -> SystemInfo:
+        """The section of a built system: its spec, label, legs (each leg's plugin, weight, options
+        and context options), fusion chain and weights."""
+        return cls(spec=system.spec.retriever, label=system.label,
+                   legs=tuple(LegInfo(name=leg.name, plugin=leg.plugin, weight=float(leg.weight),
+                                      options=options_to_dict(leg.options) or {},
+                                      context=describe_context(leg.context) if leg.context else None)
+                              for leg in system.legs),
+                   fusion=tuple(FusionStep(name=name, options=options_to_dict(fusion.options) or {})
+                                for name, fusion in zip(system.fusion_names, system.fusions, strict=True)),
+                   weights={name: float(weight) for name, weight in system.weights.items()})
+
     def option_entries(self) -> list[tuple[str, str, str]]:
         """Every option as (part, key, value text): each leg's options and context expansion
         (``context.window``), then each fusion's; what `settings` lists, one entry each."""
@@ -233,6 +249,17 @@ class DatasetInfo(_Section):
                    dropped_sensitive=read.optional_count(data, "dropped_sensitive", f"{where}.dropped_sensitive"),
                    extra=_unknown(data, cls._KEYS))
 
+    @classmethod
+    def of(cls, dataset: Dataset) -> DatasetInfo:
+        """The section of a loaded dataset: its name, path, fingerprints, counts and queries per stratum."""
+        strata: dict[str, int] = {}
+        for query in dataset.queries:
+            strata[query.stratum] = strata.get(query.stratum, 0) + 1
+        return cls(name=dataset.name, path=str(dataset.path), fingerprint=dataset.fingerprint,
+                   corpus_fingerprint=dataset.corpus.fingerprint, memories=len(dataset.corpus),
+                   queries=len(dataset.queries), strata=dict(sorted(strata.items())),
+                   dropped_sensitive=dataset.dropped_sensitive)
+
     @property
     def display_name(self) -> str:
         """The dataset's name, else its folder's name."""
@@ -276,6 +303,14 @@ class LatencyStats:
     @classmethod
     def parse(cls, read: _Reader, data: Any, where: str) -> LatencyStats:
         return cls(**cls._parse_stats(read, read.object(data, where), where))
+
+    @classmethod
+    def of(cls, values_ms: Sequence[float], **parts: Any) -> Self:
+        """The statistics of single-query latencies `values_ms` (each rounded to 4 decimals; all 0
+        when nothing was timed), with the section's other `parts`."""
+        stats: dict[str, Any] = {stat: int(value) if stat == "n" else float(value)
+                                 for stat, value in summarise(values_ms, LATENCY_STATS).items()}
+        return cls(**stats, **parts)
 
     def _stats_dict(self) -> dict[str, Any]:
         return {stat: getattr(self, stat) for stat in LATENCY_STATS if getattr(self, stat) is not None}
@@ -365,6 +400,14 @@ class LegIndexCost:
                    size_bytes=read.optional_count(data, "size_bytes", f"{where}.size_bytes"),
                    indexes=read.optional_count(data, "indexes", f"{where}.indexes"),
                    stats=_unknown(data, ("build_seconds", "size_bytes", "indexes")))
+
+    @classmethod
+    def of(cls, build_seconds: float, size_bytes: int | None, indexes: int | None,
+           stats: dict[str, Any]) -> LegIndexCost:
+        """A leg's index cost from the run; the leg's own `stats` cannot replace the section's keys."""
+        return cls(build_seconds=float(build_seconds), size_bytes=None if size_bytes is None else int(size_bytes),
+                   indexes=None if indexes is None else int(indexes),
+                   stats=_unknown(dict(stats), ("build_seconds", "size_bytes", "indexes")))
 
     def to_dict(self) -> dict[str, Any]:
         entry: dict[str, Any] = {"build_seconds": self.build_seconds, "size_bytes": self.size_bytes}

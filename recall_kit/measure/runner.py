@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from recall_kit.dataset import Dataset, summarise
+from recall_kit.dataset import Dataset
 from recall_kit.errors import PluginRunError, RecallKitError, SpecError, describe_plugin_exception
 from recall_kit.measure.adapters import coerce_hits
 from recall_kit.measure.context import expand_corpus
@@ -33,7 +33,10 @@ from recall_kit.measure.result import (
     BenchmarkResult,
     DatasetInfo,
     IndexCost,
+    LatencyStats,
     LatencySummary,
+    LegIndexCost,
+    LegLatency,
     QueryResult,
     SystemInfo,
     Throughput,
@@ -81,7 +84,7 @@ class LegRun:
     indexes: int = 0
 
 
-def _call(leg: str, what: str, function: Callable[..., Any], *args: Any) -> Any:
+def call_plugin(leg: str, what: str, function: Callable[..., Any], *args: Any) -> Any:
     """Run plugin code; turn any exception into one line naming the leg (no query text).
 
     Any BaseException but Ctrl-C counts: a plugin's `sys.exit(0)` must not end a run as a success.
@@ -122,7 +125,7 @@ def checked_hits(leg: str, output: Any, k: int, corpus: Corpus, query_id: str, o
     return sort_hits(hits) if len(set(scores)) < len(scores) else hits  # tied scores: ordered by id
 
 
-def _scope_groups(dataset: Dataset) -> dict[str | None, list[int]]:
+def scope_groups(dataset: Dataset) -> dict[str | None, list[int]]:
     """Query indexes grouped by the scope they search (None: the whole corpus)."""
     groups: dict[str | None, list[int]] = {}
     scoped = dataset.has_scopes
@@ -131,7 +134,7 @@ def _scope_groups(dataset: Dataset) -> dict[str | None, list[int]]:
     return groups
 
 
-def _corpus_for(corpus: Corpus, scope: str | None) -> Corpus:
+def corpus_for(corpus: Corpus, scope: str | None) -> Corpus:
     if scope is None:
         return corpus
     return corpus.subset(lambda memory: memory.scope == scope)
@@ -160,7 +163,7 @@ def run_legs(
     at a time through `search`, which is what a user of the store waits for.
     """
     legs = system.legs if isinstance(system, System) else list(system)
-    groups = _scope_groups(dataset)
+    groups = scope_groups(dataset)
     sampled = set(_latency_sample(len(dataset.queries), latency_sample))
     runs: dict[str, LegRun] = {}
     _check_legs_per_scope(legs, groups)
@@ -180,9 +183,9 @@ def run_legs(
             for number, (scope, indexes) in enumerate(groups.items(), start=1):
                 begin_scope("", number)
                 where = leg.name
-                corpus = _corpus_for(expanded[leg.name], scope)
+                corpus = corpus_for(expanded[leg.name], scope)
                 stage(f"{where}: building the index over {len(corpus):,} memories")
-                retriever: Retriever = _call(leg.name, "to start", leg.factory)
+                retriever: Retriever = call_plugin(leg.name, "to start", leg.factory)
                 settings = frozenset(getattr(retriever, "index_settings", ()))
                 own_store = bool(getattr(retriever, "searches_own_store", False))
                 run.own_store = run.own_store or own_store
@@ -194,11 +197,11 @@ def run_legs(
                     timed = [i for i in indexes if i in sampled]
                     _time_single_queries(leg.name, retriever, run, dataset, timed, corpus, depth, own_store)
                     # Read again after the queries: some stats (an ANN's measured recall) exist only then.
-                    stats_by_scope[-1] = {**stats, **dict(_call(leg.name, "reporting index stats", retriever.index_stats) or {})}
+                    stats_by_scope[-1] = {**stats, **dict(call_plugin(leg.name, "reporting index stats", retriever.index_stats) or {})}
                     if hasattr(retriever, "empty_hint"):  # a live system's hint (recall-kit-remote)
-                        run.empty_hint = run.empty_hint or _call(leg.name, "giving its hint", retriever.empty_hint)
+                        run.empty_hint = run.empty_hint or call_plugin(leg.name, "giving its hint", retriever.empty_hint)
                 finally:
-                    _call(leg.name, "closing", retriever.close)
+                    call_plugin(leg.name, "closing", retriever.close)
             run.size_bytes = None if any(size is None for size in sizes) else int(sum(sizes))  # type: ignore[arg-type]
             run.index_stats = merge_index_stats(stats_by_scope, [len(indexes) for indexes in groups.values()],
                                                 settings=settings)
@@ -225,10 +228,10 @@ def _build_one_index(
     """Build leg `name`'s index over one scope's `corpus`, its time counted in `run`, and tell the
     on_index_built observers. Returns the index's size in bytes (None: unknown) and its stats."""
     started = time.perf_counter()
-    _call(name, "building its index", retriever.build_index, corpus)
+    call_plugin(name, "building its index", retriever.build_index, corpus)
     build_seconds = time.perf_counter() - started
-    size = _call(name, "reporting its index size", retriever.index_size_bytes)
-    stats = dict(_call(name, "reporting index stats", retriever.index_stats) or {})
+    size = call_plugin(name, "reporting its index size", retriever.index_size_bytes)
+    stats = dict(call_plugin(name, "reporting index stats", retriever.index_stats) or {})
     run.build_seconds += build_seconds
     run.indexes += 1
     # An observer that raises is named once and left out; the run goes on.
@@ -249,7 +252,7 @@ def _search_batch(
     texts = [dataset.queries[i].text for i in indexes]
     advance = stage(f"{name}: searching {len(texts):,} queries", total=len(texts))
     started = time.perf_counter()
-    answers = _call(name, "on a batch of queries", retriever.search_many, texts, depth)
+    answers = call_plugin(name, "on a batch of queries", retriever.search_many, texts, depth)
     run.batch_seconds += time.perf_counter() - started
     if len(answers) != len(indexes):
         raise PluginRunError(
@@ -275,13 +278,13 @@ def _time_single_queries(
     if timed:  # one untimed call first: lazy model loads are not query latency
         advance = stage(f"{name}: timing {len(timed):,} single queries", total=len(timed))
         started = time.perf_counter()
-        _call(name, "on a query", retriever.search, dataset.queries[timed[0]].text, depth)
+        call_plugin(name, "on a query", retriever.search, dataset.queries[timed[0]].text, depth)
         first_ms = (time.perf_counter() - started) * 1000.0
         run.first_query_ms = first_ms if run.first_query_ms is None else run.first_query_ms + first_ms
     for index in timed:
         query = dataset.queries[index]
         started = time.perf_counter()
-        answer = _call(name, f"on query {query.query_id}", retriever.search, query.text, depth)
+        answer = call_plugin(name, f"on query {query.query_id}", retriever.search, query.text, depth)
         elapsed_ms = (time.perf_counter() - started) * 1000.0
         checked_hits(name, answer, depth, corpus, query.query_id, own_store)
         advance(1)
@@ -289,7 +292,7 @@ def _time_single_queries(
             run.failures.setdefault(index, answer.reason)
             continue
         run.latency_ms[index] = elapsed_ms
-        wait = _call(name, "reporting its wait", retriever.last_wait_ms)
+        wait = call_plugin(name, "reporting its wait", retriever.last_wait_ms)
         if wait is not None:
             run.wait_ms[index] = min(float(wait), elapsed_ms)
 
@@ -332,10 +335,6 @@ def to_parents(hits: Sequence[Hit], corpus: Corpus) -> list[Hit]:
             seen.add(parent)
             parents.append(Hit(parent, hit.score))
     return parents
-
-
-def _percentiles(values: Sequence[float]) -> dict[str, float | int]:
-    return summarise(values, ("n", "p50", "p95", "p99", "mean", "max"))
 
 
 def cutoff_depth(specs: Sequence[Any], k: int, corpus_size: int) -> int:
@@ -395,48 +394,39 @@ def fuse_all(system: System, dataset: Dataset, leg_runs: dict[str, LegRun], dept
     return FusedRun(rankings, found_by, fusion_ms)
 
 
-def _leg_latency(run: LegRun) -> dict[str, Any]:
+def _leg_latency(run: LegRun) -> LegLatency:
     """A leg's single-query latency; for a leg that waits on an outside system, also the wait
     (the server's or program's answer, as the client sees it) and the rest (recall-kit's and the
     adapter's own overhead), each over the same queries."""
-    latency: dict[str, Any] = _percentiles(list(run.latency_ms.values()))
+    waits: dict[str, Any] = {}
     if run.wait_ms:
-        latency["wait"] = _percentiles(list(run.wait_ms.values()))
-        latency["overhead"] = _percentiles([run.latency_ms[i] - wait for i, wait in run.wait_ms.items()])
-    if run.first_query_ms is not None:
-        latency["first_query_ms"] = round(run.first_query_ms, 4)
-    return latency
+        waits["wait"] = LatencyStats.of(list(run.wait_ms.values()))
+        waits["overhead"] = LatencyStats.of([run.latency_ms[i] - wait for i, wait in run.wait_ms.items()])
+    first = None if run.first_query_ms is None else round(run.first_query_ms, 4)
+    return LegLatency.of(list(run.latency_ms.values()), **waits, first_query_ms=first)
 
 
-def _cost(leg_runs: dict[str, LegRun], fused: FusedRun, query_count: int) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], dict[int, float]]:
+def _cost(leg_runs: dict[str, LegRun], fused: FusedRun, query_count: int) -> tuple[LatencySummary, IndexCost, Throughput, dict[int, float]]:
     """Latency (system and per leg), index cost and throughput; and each sampled query's latency."""
     latency_by_query: dict[int, float] = {}
     sampled = sorted(set.intersection(*[set(run.latency_ms) for run in leg_runs.values()])) if leg_runs else []
     for query_index in sampled:
         latency_by_query[query_index] = (sum(run.latency_ms[query_index] for run in leg_runs.values())
                                          + fused.fusion_ms[query_index])
-    latency = {
-        **_percentiles(list(latency_by_query.values())),
-        "legs": {name: _leg_latency(run) for name, run in leg_runs.items()},
-    }
-    index = {
-        "build_seconds": round(sum(run.build_seconds for run in leg_runs.values()), 4),
-        "size_bytes": None if any(run.size_bytes is None for run in leg_runs.values())
+    latency = LatencySummary.of(list(latency_by_query.values()),
+                                legs={name: _leg_latency(run) for name, run in leg_runs.items()})
+    index = IndexCost(
+        build_seconds=float(round(sum(run.build_seconds for run in leg_runs.values()), 4)),
+        size_bytes=None if any(run.size_bytes is None for run in leg_runs.values())
         else sum(int(run.size_bytes or 0) for run in leg_runs.values()),
-        "legs": {
-            name: {"build_seconds": round(run.build_seconds, 4), "size_bytes": run.size_bytes,
-                   "indexes": run.indexes, **run.index_stats}
-            for name, run in leg_runs.items()
-        },
-    }
+        legs={name: LegIndexCost.of(round(run.build_seconds, 4), run.size_bytes, run.indexes, run.index_stats)
+              for name, run in leg_runs.items()},
+    )
     search_seconds = sum(run.batch_seconds for run in leg_runs.values())
     fusion_seconds = sum(fused.fusion_ms) / 1000.0
-    throughput = {
-        "queries": query_count,
-        "search_seconds": round(search_seconds, 4),
-        "fusion_seconds": round(fusion_seconds, 4),
-        "queries_per_second": round(query_count / max(search_seconds + fusion_seconds, 1e-9), 2),
-    }
+    throughput = Throughput(queries=query_count, search_seconds=float(round(search_seconds, 4)),
+                            fusion_seconds=float(round(fusion_seconds, 4)),
+                            queries_per_second=float(round(query_count / max(search_seconds + fusion_seconds, 1e-9), 2)))
     return latency, index, throughput, latency_by_query
 
 
@@ -516,8 +506,8 @@ def run_system(
     latency, index_cost, throughput, latency_by_query = _cost(leg_runs, fused, len(dataset.queries))
     queries = _query_results(dataset, fused, values, latency_by_query)
     return BenchmarkResult(
-        system=SystemInfo.from_dict(system.describe()),
-        dataset=DatasetInfo.from_dict(dataset.describe()),
+        system=SystemInfo.of(system),
+        dataset=DatasetInfo.of(dataset),
         k=k,
         k_requested=k_asked,
         depth=depth,
@@ -532,9 +522,9 @@ def run_system(
         empty_rankings=empty_counts,
         outside_corpus=outside,
         warnings=warnings,
-        latency=LatencySummary.from_dict(latency),
-        index=IndexCost.from_dict(index_cost),
-        throughput=Throughput.from_dict(throughput),
+        latency=latency,
+        index=index_cost,
+        throughput=throughput,
         wall_seconds=round(time.perf_counter() - started_all, 4),
         manifest=build_manifest(system, seed),
     )

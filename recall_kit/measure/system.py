@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import difflib
 import functools
@@ -17,8 +16,7 @@ from recall_kit import registry
 from recall_kit.errors import OptionError, SpecError
 from recall_kit.measure.adapters import load_object, make_factory
 from recall_kit.measure.context import ContextOptions, check_context_keys, split_leg_options
-from recall_kit.measure.context import describe as describe_context
-from recall_kit.options import build_options, options_to_dict
+from recall_kit.options import build_options
 from recall_kit.types import Fusion, Retriever
 
 
@@ -242,9 +240,9 @@ class Leg:
 class System:
     """A built system: its legs and its fusion chain, ready for the runner.
 
-    Built once (`build_system`, `as_system`, `subset`) and passed down as is: its label, weights
-    and the result's `system` section are worked out here, when it is made, so the runner only
-    reads them."""
+    Built once (`build_system`, `as_system`, `subset`) and passed down as is: its label and
+    weights are worked out here, when it is made, so the runner only reads them (the result's
+    `system` section is `recall_kit.measure.result.SystemInfo.of(system)`)."""
 
     spec: SystemSpec
     legs: list[Leg]
@@ -253,39 +251,14 @@ class System:
     label: str = field(init=False)
     #: Each leg's weight, by leg name.
     weights: dict[str, float] = field(init=False)
-    #: The result's `system` section.
-    description: dict[str, Any] = field(init=False)
 
     def __post_init__(self) -> None:
         self.label = self.spec.label
         self.weights = {leg.name: leg.weight for leg in self.legs}
-        self.description = {
-            "spec": self.spec.retriever,
-            "label": self.label,
-            "legs": [
-                {
-                    "name": leg.name,
-                    "plugin": leg.plugin,
-                    "weight": leg.weight,
-                    "options": options_to_dict(leg.options),
-                    **({"context": describe_context(leg.context)} if leg.context else {}),
-                }
-                for leg in self.legs
-            ],
-            "fusion": [
-                {"name": name, "options": options_to_dict(fusion.options)}
-                for name, fusion in zip(self.fusion_names, self.fusions, strict=True)
-            ],
-            "weights": self.weights,
-        }
 
     def depth(self, k: int) -> int:
         """How many hits each leg returns: what the deepest fusion step asks for, at least k."""
         return max([k] + [fusion.depth(k) for fusion in self.fusions])
-
-    def describe(self) -> dict[str, Any]:
-        """The result's `system` section (a copy: a result may change its own)."""
-        return copy.deepcopy(self.description)
 
     def subset(self, legs: Sequence[str]) -> System:
         """The system made of some of these legs (`SystemSpec.subset`), from the legs and fusions
@@ -371,6 +344,16 @@ def build_system(spec: SystemSpec) -> System:
     if len(legs) > 1 and all(leg.weight == 0 for leg in legs):
         raise OptionError("Every leg has weight 0: nothing can be retrieved.")
     return System(spec=spec, legs=legs, fusions=fusions, fusion_names=fusion_names)
+
+
+def build_retriever(name: str, options: dict[str, Any] | None = None) -> Retriever:
+    """A fresh, unbuilt instance of the retriever `name` (registered, or `package.module:Class`),
+    made as a one-leg system's leg is made: the name looked up, `options` checked as `-o` options
+    are, a class with only `retrieve()` adapted. For a plugin that composes another retriever (the
+    graph's `seed_retriever`); `recall_kit.plugin.build_retriever`."""
+    spec = SystemSpec(retriever=name, options={name: dict(options or {})})
+    retriever: Retriever = build_system(spec).legs[0].factory()
+    return retriever
 
 
 def as_system(system: Any) -> System:

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-import recall_kit
-from recall_kit import Corpus, Hit, Retriever
+from recall_kit.plugin import Corpus, Hit, Register, Retriever, hookimpl
 
 if TYPE_CHECKING:
     import numpy as np
@@ -150,7 +149,7 @@ def _l2_normalise(matrix: np.ndarray) -> np.ndarray:
     return np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
 
 
-@recall_kit.hookimpl
-def register_retrievers(register: Callable[[str, type[Retriever]], None]) -> None:
+@hookimpl
+def register_retrievers(register: Register) -> None:
     """Register the ``example`` retriever."""
     register("example", TfidfRetriever)

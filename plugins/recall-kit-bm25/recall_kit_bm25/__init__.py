@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-import recall_kit
-from recall_kit.plugin import lazy_attributes
+from recall_kit.plugin import Register, hookimpl, lazy_attributes
 
 if TYPE_CHECKING:
     from recall_kit_bm25.retriever import BM25Retriever
@@ -21,8 +20,8 @@ _LAZY = {"BM25Retriever": "recall_kit_bm25.retriever", "tokenize": "recall_kit_b
 __getattr__ = lazy_attributes(__name__, _LAZY)
 
 
-@recall_kit.hookimpl
-def register_retrievers(register: Any) -> None:
+@hookimpl
+def register_retrievers(register: Register) -> None:
     """Register the `bm25` retriever."""
     from recall_kit_bm25.retriever import BM25Retriever
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from recall_kit import Corpus, Hit, Retriever, id_ranks
+from recall_kit.plugin import Corpus, Hit, Retriever, id_ranks
 from recall_kit_bm25.tokenize import tokenize
 
 if TYPE_CHECKING:

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import recall_kit
-from recall_kit.plugin import Register, lazy_attributes
+from recall_kit.plugin import Register, hookimpl, lazy_attributes
 
 if TYPE_CHECKING:
     from recall_kit_dense.retriever import DenseRetriever
@@ -17,7 +16,7 @@ __all__ = ["DenseRetriever"]
 __getattr__ = lazy_attributes(__name__, {"DenseRetriever": "recall_kit_dense.retriever"})
 
 
-@recall_kit.hookimpl
+@hookimpl
 def register_retrievers(register: Register) -> None:
     """Register `dense`."""
     from recall_kit_dense.retriever import DenseRetriever

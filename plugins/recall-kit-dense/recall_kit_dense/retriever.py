@@ -442,7 +442,7 @@ class DenseRetriever(Retriever):
     def _write_cache(self, cache: EmbeddingCache, key: dict[str, Any], matrix: np.ndarray,
                      truncated: int | None) -> bool:
         """Store the corpus matrix; a failure is said once on stderr and the run goes on."""
-        from recall_kit import RecallKitError
+        from recall_kit.plugin import RecallKitError
 
         try:
             cache.store(key, matrix, {"truncated_memories": truncated})

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
-from recall_kit import Corpus, RecallKitError
+from recall_kit.plugin import Corpus, RecallKitError
 
 #: Bumped whenever the schema or the way rows are written changes: old files are rebuilt.
 SCHEMA_VERSION = 1

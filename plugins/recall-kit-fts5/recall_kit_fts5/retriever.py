@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from recall_kit import Corpus, Hit, Retriever, sort_hits
+from recall_kit.plugin import Corpus, Hit, Retriever, sort_hits
 from recall_kit_fts5.database import (
     COLUMNS,
     TOKENIZE,

@@ -3,10 +3,9 @@ importance) for recall-kit."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from recall_kit.plugin import Fusion, hookimpl, lazy_attributes
+from recall_kit.plugin import Register, hookimpl, lazy_attributes
 
 if TYPE_CHECKING:
     from recall_kit_fusion.borda import BordaFuse
@@ -52,7 +51,7 @@ __getattr__ = lazy_attributes(__name__, _LAZY)
 
 
 @hookimpl
-def register_fusions(register: Callable[[str, type[Fusion]], None]) -> None:
+def register_fusions(register: Register) -> None:
     """Register `rrf`, `convex` (and `wsum`), `combsum`, `combmnz`, `combmax`, `combmin`, `combanz`,
     `borda`, `isr`, `log-isr`, `rescore`, `exact-bonus` and `importance`."""
     from recall_kit_fusion.borda import BordaFuse

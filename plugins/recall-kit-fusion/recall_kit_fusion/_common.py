@@ -6,7 +6,7 @@ import heapq
 from array import array
 from collections.abc import Callable, Mapping, Sequence
 
-from recall_kit import FusionRequest, Hit
+from recall_kit.plugin import FusionRequest, Hit
 
 
 def active_legs(request: FusionRequest, depth: int) -> list[tuple[str, float, list[Hit]]]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from recall_kit import FusionRequest, Hit
+from recall_kit.plugin import FusionRequest, Hit
 
 
 def ranking_to_rerank(request: FusionRequest, name: str) -> list[Hit]:

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
-from recall_kit import Fusion, FusionRequest, Hit
+from recall_kit.plugin import Fusion, FusionRequest, Hit
 from recall_kit_fusion._common import active_legs, barred_legs, minmax_values, ranked
 
 Normalisation = Literal["minmax", "zscore", "max", "rank"]

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import ClassVar
 
-from recall_kit import Fusion, FusionRequest, Hit, sort_hits
+from recall_kit.plugin import Fusion, FusionRequest, Hit, sort_hits
 from recall_kit_fusion._ranking import ranking_to_rerank
 
 _WHITESPACE = re.compile(r"\s+")

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
-from recall_kit import Fusion, FusionRequest, Hit
+from recall_kit.plugin import Fusion, FusionRequest, Hit
 from recall_kit_fusion._common import active_legs, barred_legs, ranked
 
 

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import recall_kit
-from recall_kit.plugin import lazy_attributes
+from recall_kit.plugin import Register, hookimpl, lazy_attributes
 
 if TYPE_CHECKING:
     from recall_kit_graph.conversation import ConversationExtractor
@@ -53,7 +52,7 @@ _LAZY = {
 __getattr__ = lazy_attributes(__name__, _LAZY)
 
 
-@recall_kit.hookimpl
+@hookimpl
 def add_hookspecs(plugin_manager: Any) -> None:
     from recall_kit_graph import hookspecs
 
@@ -62,8 +61,8 @@ def add_hookspecs(plugin_manager: Any) -> None:
         plugin_manager.add_hookspecs(hookspecs)
 
 
-@recall_kit.hookimpl
-def register_extractors(register: Any) -> None:
+@hookimpl
+def register_extractors(register: Register) -> None:
     from recall_kit_graph.conversation import ConversationExtractor
     from recall_kit_graph.extractors import RulesExtractor, TriplesExtractor
 
@@ -72,14 +71,14 @@ def register_extractors(register: Any) -> None:
     register("conversation", ConversationExtractor)
 
 
-@recall_kit.hookimpl
-def register_retrievers(register: Any) -> None:
+@hookimpl
+def register_retrievers(register: Register) -> None:
     from recall_kit_graph.retriever import GraphRetriever
 
     register("graph", GraphRetriever)
 
 
-@recall_kit.hookimpl
+@hookimpl
 def register_commands(app: Any) -> None:
     from recall_kit_graph.cli import graph_explain
 

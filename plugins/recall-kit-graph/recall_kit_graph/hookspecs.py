@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 import pluggy
 
-hookspec = pluggy.HookspecMarker("recall_kit")
+from recall_kit.plugin import Register
 
-Register = Callable[[str, Any], None]
+hookspec = pluggy.HookspecMarker("recall_kit")
 
 
 @hookspec

@@ -169,12 +169,11 @@ class GraphRetriever(Retriever):
         name = self.options.seed_retriever
         if not name:
             return None
-        import recall_kit
+        from recall_kit.plugin import build_retriever
 
-        # Built through the host's own composition, as a one-leg system: the registry lookup,
-        # the option checks and the adapter for retrieve()-only classes are the host's.
-        spec = recall_kit.SystemSpec(retriever=name, options={name: dict(self.options.seed_options)})
-        seeder = recall_kit.build_system(spec).legs[0].factory()
+        # Made as the host makes a leg: the registry lookup, the option checks and the adapter for
+        # retrieve()-only classes are the host's.
+        seeder = build_retriever(name, dict(self.options.seed_options))
         seeder.build_index(corpus)
         return seeder
 

@@ -8,38 +8,36 @@ model is used.
 
 from __future__ import annotations
 
-from typing import Any
-
-import recall_kit
+from recall_kit.plugin import Register, hookimpl
 
 __version__ = "0.1.0"
 
 
-@recall_kit.hookimpl
-def register_query_generators(register: Any) -> None:
+@hookimpl
+def register_query_generators(register: Register) -> None:
     from recall_kit_llm.generators import MultihopGenerator, ParaphraseGenerator
 
     register("llm-paraphrase", ParaphraseGenerator)
     register("llm-multihop", MultihopGenerator)
 
 
-@recall_kit.hookimpl
-def register_judges(register: Any) -> None:
+@hookimpl
+def register_judges(register: Register) -> None:
     from recall_kit_llm.judge import LlmJudge
 
     register("llm", LlmJudge)
 
 
-@recall_kit.hookimpl
-def register_retrievers(register: Any) -> None:
+@hookimpl
+def register_retrievers(register: Register) -> None:
     from recall_kit_llm.embed import LlmEmbedRetriever
 
     register("llm-embed", LlmEmbedRetriever)
 
 
 # A hook of recall-kit-graph's: optional, so this plugin loads without the graph plugin too.
-@recall_kit.hookimpl(optionalhook=True)
-def register_extractors(register: Any) -> None:
+@hookimpl(optionalhook=True)
+def register_extractors(register: Register) -> None:
     from recall_kit_llm.extractor import LlmExtractor
 
     register("llm", LlmExtractor)

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-import recall_kit
-from recall_kit.plugin import lazy_attributes
+from recall_kit.plugin import Register, hookimpl, lazy_attributes
 
 if TYPE_CHECKING:
     from recall_kit_mem0.retriever import Mem0Retriever
@@ -16,8 +15,8 @@ __all__ = ["Mem0Retriever", "register_retrievers"]
 __getattr__ = lazy_attributes(__name__, {"Mem0Retriever": "recall_kit_mem0.retriever"})
 
 
-@recall_kit.hookimpl
-def register_retrievers(register: Any) -> None:
+@hookimpl
+def register_retrievers(register: Register) -> None:
     """Register the `mem0` retriever."""
     from recall_kit_mem0.retriever import Mem0Retriever
 

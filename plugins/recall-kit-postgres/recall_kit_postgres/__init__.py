@@ -6,8 +6,7 @@ from __future__ import annotations
 import importlib.util
 from typing import TYPE_CHECKING
 
-from recall_kit import hookimpl
-from recall_kit.plugin import lazy_attributes
+from recall_kit.plugin import Register, hookimpl, lazy_attributes
 
 if TYPE_CHECKING:
     from recall_kit_postgres.retriever import PostgresFTS
@@ -20,7 +19,7 @@ __getattr__ = lazy_attributes(__name__, {"PostgresFTS": "recall_kit_postgres.ret
 
 
 @hookimpl
-def register_retrievers(register) -> None:  # type: ignore[no-untyped-def]
+def register_retrievers(register: Register) -> None:
     from recall_kit_postgres.retriever import PostgresFTS
 
     register("pg-fts", PostgresFTS)

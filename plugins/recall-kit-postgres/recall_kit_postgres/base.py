@@ -9,7 +9,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from recall_kit import Corpus, Retriever
+from recall_kit.plugin import Corpus, Retriever
 from recall_kit_postgres.connection import PostgresError, configured_dsn, connect, dsn_password, first_line, safe_dsn
 
 _instances = itertools.count()

@@ -7,7 +7,7 @@ import os
 import re
 from typing import Any
 
-from recall_kit import RecallKitError
+from recall_kit.plugin import RecallKitError
 
 #: The environment variable read when no `dsn` option is given.
 DSN_VARIABLE = "RECALL_KIT_PG_DSN"

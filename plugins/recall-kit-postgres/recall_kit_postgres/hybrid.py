@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
-from recall_kit import Corpus, Hit, sort_hits
+from recall_kit.plugin import Corpus, Hit, sort_hits
 from recall_kit_postgres.base import ServerOptions
 from recall_kit_postgres.retriever import FIELD_WEIGHTS, FtsOptions, PostgresFTS, fts_vector_sql
 from recall_kit_postgres.vector import PgVector, VectorOptions

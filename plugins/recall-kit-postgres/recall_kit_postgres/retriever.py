@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from recall_kit import Corpus, Hit
+from recall_kit.plugin import Corpus, Hit
 from recall_kit_postgres.base import PostgresLeg, ServerOptions
 from recall_kit_postgres.connection import PostgresError, safe_dsn
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from recall_kit_dense.retriever import DenseRetriever
 
-from recall_kit import Corpus, Hit, sort_hits
+from recall_kit.plugin import Corpus, Hit, sort_hits
 from recall_kit_postgres.base import PostgresLeg, ServerOptions
 from recall_kit_postgres.connection import PostgresError
 

@@ -3,10 +3,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-import recall_kit
-from recall_kit.plugin import lazy_attributes
+from recall_kit.plugin import Register, hookimpl, lazy_attributes
 
 if TYPE_CHECKING:
     from recall_kit_remote.command import CommandRetriever
@@ -29,8 +28,8 @@ _LAZY = {
 __getattr__ = lazy_attributes(__name__, _LAZY)
 
 
-@recall_kit.hookimpl
-def register_retrievers(register: Any) -> None:
+@hookimpl
+def register_retrievers(register: Register) -> None:
     """Register the `http`, `command` and `mcp` retrievers."""
     from recall_kit_remote.command import CommandRetriever
     from recall_kit_remote.http import HTTPRetriever

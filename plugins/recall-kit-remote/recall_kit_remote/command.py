@@ -85,9 +85,6 @@ class CommandRetriever(RemoteRetriever):
 
     # -- the program's life ------------------------------------------------------------------------
 
-    def _program(self) -> str:
-        return shlex.split(self.options.argv)[0]
-
     def build_index(self, corpus: Corpus) -> None:
         self.close()
         self._scope = corpus[0].scope if len(corpus) else None

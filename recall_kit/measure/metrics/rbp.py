@@ -30,7 +30,8 @@ def rank_biased_precision(data: JudgedRankings, cutoff: int | None) -> np.ndarra
     It needs no number of relevant documents, so it is defined on any qrels.
 
     Reference: Moffat & Zobel, "Rank-biased precision for measurement of retrieval
-    effectiveness", ACM TOIS 27(1), 2008; ir_measures ``RBP`` (p = 0.8, ``rel`` = 1). trec_eval
+    effectiveness", ACM TOIS 27(1), 2008; equal to ir_measures ``RBP(rel=1)`` (p = 0.8; ir_measures'
+    default ``RBP`` is graded, its gain the grade, so it differs on graded qrels). trec_eval
     10's ``rbp`` uses p = 0.9 and graded gains: it is not this measure's alias.
     """
     check_cutoff(cutoff, required=False)
@@ -42,7 +43,7 @@ METRIC = Metric(
     name="rbp",
     compute=rank_biased_precision,
     cutoff="optional",
-    description="Rank-biased precision, p = 0.8, binary (Moffat & Zobel 2008; ir_measures RBP).",
+    description="Rank-biased precision, p = 0.8, binary (Moffat & Zobel 2008; ir_measures RBP(rel=1)).",
     aliases=("RBP", "RBP@{k}"),
     bounds=(0.0, 1.0),
 )

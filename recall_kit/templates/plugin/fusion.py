@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
-import recall_kit
-from recall_kit import Fusion, FusionRequest, Hit, sort_hits
+from recall_kit.plugin import Fusion, FusionRequest, Hit, Register, hookimpl, sort_hits
 
 
 class MyPluginFusion(Fusion):
@@ -43,7 +40,7 @@ class MyPluginFusion(Fusion):
         return sort_hits(fused)[: request.k]
 
 
-@recall_kit.hookimpl
-def register_fusions(register: Callable[[str, Any], None]) -> None:
+@hookimpl
+def register_fusions(register: Register) -> None:
     """Register the `my-plugin` fusion."""
     register("my-plugin", MyPluginFusion)

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
 
 import numpy as np
-import recall_kit
-from recall_kit import JudgedRankings, Metric
+from recall_kit.plugin import JudgedRankings, Metric, Register, hookimpl
 
 
 def my_plugin_at_k(data: JudgedRankings, cutoff: int | None) -> np.ndarray:
@@ -25,7 +22,7 @@ METRIC = Metric(
 )
 
 
-@recall_kit.hookimpl
-def register_metrics(register: Callable[[str, Any], None]) -> None:
+@hookimpl
+def register_metrics(register: Register) -> None:
     """Register the `my-plugin` metric family."""
     register("my-plugin", METRIC)

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-import recall_kit
-from recall_kit import Report, Reporter
+from recall_kit.plugin import Register, Report, Reporter, hookimpl
 
 
 def _cell(value: Any) -> str:
@@ -27,7 +25,7 @@ class MyPluginReporter(Reporter):
         return "\n".join(blocks)
 
 
-@recall_kit.hookimpl
-def register_reporters(register: Callable[[str, Any], None]) -> None:
+@hookimpl
+def register_reporters(register: Register) -> None:
     """Register the `my-plugin` reporter."""
     register("my-plugin", MyPluginReporter)

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import recall_kit
-from recall_kit import Corpus, Hit, Retriever, sort_hits
+from recall_kit.plugin import Corpus, Hit, Register, Retriever, hookimpl, sort_hits
 
 _WORD = re.compile(r"\w+")
 
@@ -52,7 +50,7 @@ class MyPluginRetriever(Retriever):
         return size or None
 
 
-@recall_kit.hookimpl
-def register_retrievers(register: Callable[[str, Any], None]) -> None:
+@hookimpl
+def register_retrievers(register: Register) -> None:
     """Register the `my-plugin` retriever."""
     register("my-plugin", MyPluginRetriever)
