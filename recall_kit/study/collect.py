@@ -6,9 +6,11 @@ the study folder and puts them together.
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from recall_kit.study.result import HeadToHead, LegReach, StratumSummary, StudyResult, SystemSummary
@@ -24,6 +26,11 @@ DETECTABLE_Z = 1.959964 + 0.841621
 
 #: Exact strata: lint's kinds that break "the phrase occurs in exactly its judged memories".
 EXACT_RULE_BROKEN = ("exact_not_unique", "exact_not_found")
+
+
+def read_json(path: Path) -> Any:
+    """A step's JSON artefact, read back."""
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def relevant(dataset: Dataset, query_id: str) -> set[str]:
@@ -126,7 +133,6 @@ def head_to_head(rows: Sequence[Mapping[str, Any]], decision: Sequence[str], bas
 def ablation_summary(graph: StudyGraph, hook_k: int) -> dict[str, Any]:
     """The ablation's variants (means, deltas against the full system) and the full system's leg reach."""
     from recall_kit import load_result
-    from recall_kit.study.steps import read_json
 
     folder = graph.path("ablation")
     if (folder / "skipped.json").exists():
@@ -144,7 +150,6 @@ def ablation_summary(graph: StudyGraph, hook_k: int) -> dict[str, Any]:
 
 def sweep_summary(graph: StudyGraph) -> dict[str, Any]:
     """The sweep's choice: the grid, the split, the best setting and its held-out comparison."""
-    from recall_kit.study.steps import read_json
 
     folder = graph.path("sweep")
     if (folder / "skipped.json").exists():
@@ -163,7 +168,6 @@ def collect(config: StudyConfig, graph: StudyGraph) -> StudyResult:
     """Read every step's artefacts into the typed study result; apply the rules; run the detectors."""
     from recall_kit import load_dataset, load_result
     from recall_kit.study.rules import recommend
-    from recall_kit.study.steps import read_json
     from recall_kit.study.threats import detect
 
     dataset = load_dataset(graph.path("judgments") / "dataset")

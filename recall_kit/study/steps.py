@@ -8,7 +8,6 @@ document. `build_graph` wires them into a `StudyGraph`.
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections.abc import Callable
 from functools import cache
@@ -416,5 +415,3 @@ def _make_lint(graph: StudyGraph, folder: Path) -> None:
     write_json_atomic(folder / "lint.json", report.to_dict())
 
 
-def read_json(path: Path) -> Any:
-    return json.loads(path.read_text(encoding="utf-8"))

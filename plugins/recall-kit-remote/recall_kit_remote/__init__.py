@@ -40,8 +40,8 @@ def register_retrievers(register: Register) -> None:
     register("mcp", MCPRetriever)
 
 
-@recall_kit.hookimpl
-def register_importers(register: Any) -> None:
+@hookimpl
+def register_importers(register: Register) -> None:
     """Register the `mcp` and `http` snapshot importers: a live system's own listing as the corpus."""
     from recall_kit_remote.snapshot import HTTPSnapshotImporter, MCPSnapshotImporter
 

@@ -105,7 +105,7 @@ def write_snapshot(payload: Any, options: ListingOptions, source: Path, destinat
     rows, flagged = listing_rows(payload, options, counts)
     sensitive = flagged | _source_sensitive(source)
     kept = [row for row in rows if row["id"] not in sensitive]
-    counts["dropped_sensitive"] = len(flagged) + len(rows) - len(kept)
+    counts["sensitive_left_out"] = len(flagged) + len(rows) - len(kept)
     held = {row["id"] for row in kept}
     queries = {str(row.get("query_id")): row for _, row in read_jsonl(source / "queries.jsonl")}
     qrels, used = [], set()
