@@ -119,14 +119,20 @@ def _on_sigterm(signum: int, frame: Any) -> None:
 
 
 def _one_line(error: BaseException) -> str:
-    text = " ".join(str(error).split())
+    """The error as one line of at most 500 characters, every secret in it masked (a URL's password,
+    a command line's --api-key: a plugin may quote its options)."""
+    from recall_kit.masking import mask_secrets
+
+    text = mask_secrets(" ".join(str(error).split()))
     return text if len(text) <= 500 else text[:497] + "..."
 
 
 def _describe_os_error(error: OSError) -> str:
+    from recall_kit.masking import mask_secrets
+
     reason = error.strerror or type(error).__name__
     if error.filename is not None:
-        return f"{error.filename}: {reason}."
+        return mask_secrets(f"{error.filename}: {reason}.")
     return f"{reason} ({type(error).__name__})."
 
 
