@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import shlex
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -32,6 +33,16 @@ def parse_json_object(text: str, what: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise OptionError(f"{what} must be a JSON object, got {type(value).__name__}.")
     return value
+
+
+def split_command_line(text: str, what: str) -> list[str]:
+    """`text` split as a shell would (`shlex.split`); an unbalanced quote or a trailing backslash
+    is a ValueError naming the option `what` (`command.argv`)."""
+    try:
+        return shlex.split(text)
+    except ValueError as error:
+        raise ValueError(f"{what} cannot be split as a shell would ({str(error).lower()}): close the quote "
+                         "or escape it") from None
 
 
 def follow(payload: Any, path: str) -> Any:

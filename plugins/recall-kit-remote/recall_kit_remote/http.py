@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from recall_kit.plugin import Corpus, Hit, OptionError, PluginRunError
+from recall_kit.plugin import Corpus, Hit, OptionError, PluginRunError, mask_secrets
 from recall_kit_remote.base import AnswerOptions, QueryFailed, RemoteRetriever, parse_json_object, read_hits
 
 #: The POST body when none is given: `{text}`, `{k}` and `{scope}` are filled per query.
@@ -96,7 +96,7 @@ class HTTPRetriever(RemoteRetriever):
             self._client.request("HEAD", options.url)
         except httpx.HTTPError as error:
             self.close()
-            raise PluginRunError(f"Cannot reach {options.url}: {type(error).__name__}.") from None
+            raise PluginRunError(f"Cannot reach {mask_secrets(options.url)}: {type(error).__name__}.") from None
 
     def ask(self, query: str, k: int) -> list[Hit]:
         import httpx
@@ -120,7 +120,7 @@ class HTTPRetriever(RemoteRetriever):
         except httpx.TimeoutException:
             raise QueryFailed(f"no answer within {options.timeout:g} s") from None
         except httpx.TransportError as error:
-            raise QueryFailed(f"{type(error).__name__} from {options.url}") from None
+            raise QueryFailed(f"{type(error).__name__} from {mask_secrets(options.url)}") from None
         finally:
             self.waited(started)
         if response.status_code >= 400:
