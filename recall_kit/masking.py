@@ -35,16 +35,17 @@ _HEADER = re.compile(
     r"(?i)\b((?:proxy-)?authorization|x-api-key|api-key|x-auth-token|cookie)(\s*:\s*)"
     r"((?:(?:bearer|basic|token|digest)\s+)?)([^\s\"',;]+)")
 _FLAG = re.compile(
-    rf"(?i)(?<![\w-])(--?(?:[a-z0-9]+[-_])*{_SECRET_NAMES}(?:[-_][a-z0-9]+)*|-p)(=|\s+)(?!-)({_QUOTED}|\S+?(?=['\"]?(?:\s|$)))")
+    rf"(?i)(?<![\w-])(--?(?:[a-z0-9]+[-_])*{_SECRET_NAMES}(?:[-_][a-z0-9]+)*|-p)(=|\s+)(?!-|\*\*\*)({_QUOTED}|\S+?(?=['\"]?[:.)]?(?:\s|$)))")
 _JSON_PAIR = re.compile(rf"(?i)([\"'])([\w.-]*{_SECRET_NAMES})\1(\s*:\s*)({_QUOTED})")
-_KEY_VALUE = re.compile(rf"(?i)(?<![\w.-])([\w.-]*{_SECRET_NAMES})(\s*=\s*)(?!\*\*\*)((?:(?:bearer|basic|token|digest)\s+)?(?:{_QUOTED}|[^\s&;,#]+?(?=['\"]?(?:[\s&;,#]|$))))")
+_KEY_VALUE = re.compile(rf"(?i)(?<![\w.-])([\w.-]*{_SECRET_NAMES})(\s*=\s*)(?!\*\*\*)((?:(?:bearer|basic|token|digest)\s+)?(?:{_QUOTED}|[^\s&;,#]+?(?=['\"]?[:.)]?(?:[\s&;,#]|$))))")
 _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)([^:/@\s?#]*):[^@\s]*@")
 _TOKEN_USERINFO = re.compile(r"(?i)\b(https?://)[^:/@\s?#]+@")
 _BEARER = re.compile(r"\b(Bearer\s+)(?!\*\*\*)[A-Za-z0-9._~+/=-]+")
 
 
 def mask_secrets(text: str) -> str:
-    """`text` (a command line, a URL, a DSN, or a message quoting one) with every secret masked."""
+    """`text` (a command line, a URL, a DSN, or a message quoting one) with every secret masked;
+    masking masked text changes nothing."""
     if not isinstance(text, str) or not text:
         return text
     text = _HEADER.sub(lambda m: f"{m[1]}{m[2]}{m[3]}{MASK}", text)

@@ -621,11 +621,15 @@ CANARY = "Canary7pw"
     ("key=Canary7pw", "key=***"),
     ("PGPASSWORD=Canary7pw psql", "PGPASSWORD=*** psql"),
     ("Command 'prog --password Canary7pw' exited", "Command 'prog --password ***' exited"),
+    ("Cannot start 'prog --api-key Canary7pw': not found.", "Cannot start 'prog --api-key ***': not found."),
+    ("prog --api-key ab:Canary7pw, then", "prog --api-key *** then"),
+    ("dsn password=Canary7pw.", "dsn password=***."),
 ])
 def test_mask_secrets_masks_every_kind_of_secret(text, kept):
     from recall_kit.plugin import mask_secrets
 
     assert mask_secrets(text) == kept
+    assert mask_secrets(kept) == kept  # a message masked twice (by its plugin, then the CLI) reads the same
 
 
 @pytest.mark.parametrize("text", [
