@@ -753,3 +753,59 @@ def test_a_progress_line_masks_a_secret_in_a_stage_or_step(monkeypatch):
         progress.stage(f"connecting to postgresql://me:{CANARY}@db/a")
         line = display.line()
     assert CANARY not in line and "http://me:***@h/s" in line and "postgresql://me:***@db/a" in line
+
+
+# Issue 37: Ray's failures as one line, fast ------------------------------------------------------
+
+def _sweep_on_ray(tmp_path: Path, env: dict[str, str], *more: str):  # type: ignore[no-untyped-def]
+    """`sweep --executor ray` as a real process (its own TMPDIR and RAY_ADDRESS), timed."""
+    import subprocess
+    import sys
+    import time
+
+    from recall_kit.testing import example_datasets
+
+    environment = {key: value for key, value in os.environ.items() if key not in ("RAY_ADDRESS", "RAY_TMPDIR")}
+    environment.update(env, RECALL_KIT_LOAD_PLUGINS="recall-kit-bm25,recall-kit-fts5,recall-kit-fusion")
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "recall_kit", "sweep", "--dataset", str(example_datasets()["memories"]), "-r", "bm25+fts5",
+                           "-f", "rrf", "--grid", "rrf.k=10,60", "--target", "ndcg@10", "--executor", "ray",
+                           "--out-dir", str(tmp_path / "sw"), *more],
+                          env=environment, capture_output=True, text=True, timeout=600, check=False)
+    return done, time.monotonic() - started
+
+
+def test_a_tmpdir_too_long_for_rays_sockets_is_named_with_the_limit(tmp_path):
+    from recall_kit.measure.executor import UNIX_SOCKET_PATH_LIMIT
+
+    long = tmp_path / ("t" * 80)
+    long.mkdir()
+    done, _ = _sweep_on_ray(tmp_path, {"TMPDIR": str(long)})
+    assert done.returncode == 2
+    # One line, and Ray's token-authentication banner is not on stderr.
+    assert done.stderr.strip().splitlines() == [
+        f"Error: Cannot start a local Ray cluster: its socket paths under TMPDIR ({long}, {len(str(long))} "
+        f"characters) pass the {UNIX_SOCKET_PATH_LIMIT}-byte limit of a Unix socket path (AF_UNIX); set TMPDIR "
+        "to a shorter folder, e.g. /tmp."]
+    assert not (tmp_path / "sw").exists()
+
+
+def test_an_unreachable_ray_address_fails_fast_and_says_where_it_came_from(tmp_path):
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    done, seconds = _sweep_on_ray(tmp_path, {"RAY_ADDRESS": f"127.0.0.1:{port}"})
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"Error: Cannot reach the Ray cluster at 127.0.0.1:{port} (from RAY_ADDRESS): 127.0.0.1:{port}: "
+        "connection refused."]
+    # Ray's own retries took 32 s and more; the check waits at most RAY_REACH_SECONDS (3 s), the
+    # rest is starting Python and importing Ray on a busy machine.
+    assert seconds < 20, seconds
+    given, _ = _sweep_on_ray(tmp_path, {}, "--address", "ray://not a host")
+    assert given.returncode == 2
+    assert given.stderr.strip().splitlines() == [
+        "Error: Bad address for the Ray cluster at ray://not a host: expected HOST:PORT, ray://HOST[:PORT], "
+        "auto or local."]
