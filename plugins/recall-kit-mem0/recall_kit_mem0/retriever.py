@@ -41,7 +41,8 @@ def _quiet_environment() -> None:
     """Before mem0 is imported: telemetry off (read at import); its folder (where it writes a
     config.json) a private temporary one, removed when the process ends, however it ends short of
     SIGKILL; torch's compiler cache in recall-kit's cache, not TMPDIR; mem0's notices (spaCy,
-    fastembed: optional parts it does without) silent unless --debug."""
+    fastembed: optional parts it does without) silent unless --debug, and transformers' progress
+    bars hidden."""
     os.environ["MEM0_TELEMETRY"] = "False"
     if not os.environ.get("MEM0_DIR"):
         folder = tempfile.mkdtemp(prefix="recall-kit-mem0-home-")
@@ -51,20 +52,9 @@ def _quiet_environment() -> None:
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(user_cache_folder("torchinductor"))
     if not debug_enabled():
         logging.getLogger("mem0").setLevel(logging.CRITICAL + 1)
-
-
-@contextmanager
-def _quiet_loading() -> Iterator[None]:
-    """transformers' weight-loading progress bar hidden: recall-kit's own line says what is loading."""
     from transformers.utils import logging as hf_logging
 
-    was_enabled = hf_logging.is_progress_bar_enabled()
-    hf_logging.disable_progress_bar()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            hf_logging.enable_progress_bar()
+    hf_logging.disable_progress_bar()  # the weight-loading bar: recall-kit's own line says what loads
 
 
 def bundled_model_path() -> str:
@@ -116,8 +106,7 @@ class _Store:
             "history_db_path": str(Path(self.folder.name) / "history.db"),
         }
         try:
-            with _quiet_loading():
-                self.memory = Memory.from_config(config)
+            self.memory = Memory.from_config(config)
         except ImportError as error:
             self.folder.cleanup()
             raise OptionError(f"mem0 cannot use the {vector_store} vector store here: {error}.") from None
