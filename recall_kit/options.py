@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from recall_kit.errors import OptionError, RecallKitWarning
+from recall_kit.masking import mask_values
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
@@ -122,17 +123,18 @@ def _coerce_mapping(value: Any, key_type: Any, value_type: Any, what: str) -> di
     return {coerce(key, key_type, what): coerce(item, value_type, what) for key, item in pairs}
 
 
-def options_to_dict(options: Any) -> dict[str, Any]:
-    """The options as plain JSON-able values, for the result's `system` section."""
+def options_to_dict(options: Any, masked: bool = True) -> dict[str, Any]:
+    """The options as plain JSON-able values, for the result's `system` section: every secret in
+    them masked (`mask_secrets`; `masked=False` only for a key that is never written)."""
     if options is None or not dataclasses.is_dataclass(options) or isinstance(options, type):
         return {}
     values = dataclasses.asdict(options)
-    for field in dataclasses.fields(options):
+    for field in dataclasses.fields(options) if masked else ():
         # A field may name a function that masks its value (a DSN's password) wherever options are written.
         redact = field.metadata.get("redact")
         if redact is not None and values.get(field.name) is not None:
             values[field.name] = redact(values[field.name])
-    return {key: _plain(value) for key, value in values.items()}
+    return {key: _plain(mask_values(value) if masked else value) for key, value in values.items()}
 
 
 def _plain(value: Any) -> Any:

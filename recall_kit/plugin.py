@@ -19,9 +19,11 @@ from recall_kit.errors import (
     PluginRunError,
     RecallKitError,
     UnknownNameError,
+    debug_enabled,
 )
 from recall_kit.hookspecs import Register, hookimpl
 from recall_kit.lazy import lazy_attributes
+from recall_kit.masking import mask_secrets
 from recall_kit.types import (
     Corpus,
     EmbedsInBatches,
@@ -92,5 +94,5 @@ __all__ = [
     "QueryGenerator", "RelevanceJudge", "RecallKitError", "Register", "Registry", "Report", "ReportTable", "Reporter",
     "Retriever", "UnknownNameError", "atomic_batch", "atomic_open", "build_options", "build_retriever", "hookimpl", "lazy_attributes",
     "load_dataset", "progress_bar", "read_jsonl", "id_ranks", "sort_hits", "stage", "top_hits",
-    "content_words", "user_cache_folder", "word_overlap",
+    "content_words", "user_cache_folder", "word_overlap", "mask_secrets", "debug_enabled",
 ]

@@ -24,6 +24,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
+from recall_kit.masking import mask_secrets
+
 _DEFAULT_INTERVAL = 10.0
 
 
@@ -52,7 +54,8 @@ class _Display:
     # -- the state -------------------------------------------------------------------------------
 
     def stage(self, description: str, total: int | None) -> Callable[[int], None]:
-        self.description, self.total, self.completed = description, total, 0
+        # A stage or step may name a leg with its options: a secret in them is masked.
+        self.description, self.total, self.completed = mask_secrets(description), total, 0
         self.changed()
 
         def advance(steps: int = 1) -> None:
@@ -223,7 +226,7 @@ def steps(total: int, label: str = "") -> Iterator[Callable[..., None]]:
     def begin(name: str = "", number: int | None = None) -> None:
         level[1] = level[1] + 1 if number is None else number
         count = f"{label} {level[1]} of {total}" if label else f"{level[1]} of {total}"
-        level[0] = f"{count}: {name}" if name else count
+        level[0] = f"{count}: {mask_secrets(name)}" if name else count
         display.reached = (display.share_done(), time.monotonic())
         display.changed()
 

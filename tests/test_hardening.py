@@ -591,3 +591,221 @@ def test_sweep_masks_a_password_as_eval_does(tmp_path, tiny_dataset):
     written = [path.read_text() for path in out.iterdir()]
     assert written and not any("s3cret" in text for text in written)
     assert "postgresql://me:***@db/memories" in (out / "sweep.json").read_text()
+
+
+# Issue 37, leaks: no secret in any output -------------------------------------------------------
+
+#: A password no output may hold: every test below plants it and looks for it everywhere.
+CANARY = "Canary7pw"
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("http://user:Canary7pw@127.0.0.1:9/search", "http://user:***@127.0.0.1:9/search"),
+    ("https://Canary7pw@example.com/x", "https://***@example.com/x"),
+    ("postgresql://me:Canary7pw@db/memories", "postgresql://me:***@db/memories"),
+    ("host=db user=me password=Canary7pw dbname=x", "host=db user=me password=*** dbname=x"),
+    ("host=db password='Canary7pw and more' dbname=x", "host=db password=*** dbname=x"),
+    ("python server.py --api-key Canary7pw --port 8", "python server.py --api-key *** --port 8"),
+    ("python server.py --api-key=Canary7pw", "python server.py --api-key=***"),
+    ("prog --token 'Canary7pw x' -v", "prog --token *** -v"),
+    ("prog --client-secret Canary7pw", "prog --client-secret ***"),
+    ("prog --password Canary7pw", "prog --password ***"),
+    ("prog --secret Canary7pw", "prog --secret ***"),
+    ("mysql -p Canary7pw -h db", "mysql -p *** -h db"),
+    ("curl -H 'Authorization: Bearer Canary7pw' http://x", "curl -H 'Authorization: Bearer ***' http://x"),
+    ("Authorization=Bearer Canary7pw", "Authorization=***"),
+    ("X-API-Key: Canary7pw", "X-API-Key: ***"),
+    ("http://h/s?api_key=Canary7pw&q=1", "http://h/s?api_key=***&q=1"),
+    ("http://h/s?q=1&token=Canary7pw#top", "http://h/s?q=1&token=***#top"),
+    ('{"api_key": "Canary7pw", "user": "a"}', '{"api_key": "***", "user": "a"}'),
+    ("key=Canary7pw", "key=***"),
+    ("PGPASSWORD=Canary7pw psql", "PGPASSWORD=*** psql"),
+    ("Command 'prog --password Canary7pw' exited", "Command 'prog --password ***' exited"),
+    ("Cannot start 'prog --api-key Canary7pw': not found.", "Cannot start 'prog --api-key ***': not found."),
+    ("prog --api-key ab:Canary7pw, then", "prog --api-key *** then"),
+    ("dsn password=Canary7pw.", "dsn password=***."),
+])
+def test_mask_secrets_masks_every_kind_of_secret(text, kept):
+    from recall_kit.plugin import mask_secrets
+
+    assert mask_secrets(text) == kept
+    assert mask_secrets(kept) == kept  # a message masked twice (by its plugin, then the CLI) reads the same
+
+
+@pytest.mark.parametrize("text", [
+    "http://127.0.0.1:8000/search", "postgresql://me@db/memories", "python my_search.py --fast",
+    "Bad --grid 'x': expected LEG=v1,v2 (a weight) or NAME.KEY=v1,v2 (an option).",
+    "-o NAME.KEY=VALUE dense.model=PATH rrf.k=60", "--no-auth --verbose",
+])
+def test_mask_secrets_leaves_text_without_secrets_alone(text):
+    from recall_kit.masking import mask_secrets
+
+    assert mask_secrets(text) == text
+
+
+class _SecretOptionsRetriever:
+    """A retriever whose options carry secrets the way a remote system's do (a command line, a URL
+    and a DSN, none marked for masking by its plugin), and which fails quoting them when asked."""
+
+    @staticmethod
+    def make():  # type: ignore[no-untyped-def]
+        from dataclasses import dataclass
+
+        from helpers import OverlapRetriever
+
+        from recall_kit.plugin import PluginRunError
+
+        class SecretOptions(OverlapRetriever):
+            @dataclass(frozen=True)
+            class Options:
+                min_overlap: int = 1
+                boost: float = 0.0
+                argv: str = ""
+                url: str = ""
+                dsn: str = ""
+                fail: bool = False
+
+            def build_index(self, corpus):  # type: ignore[no-untyped-def]
+                if self.options.fail:
+                    raise PluginRunError(f"Cannot reach {self.options.url} (started {self.options.argv!r})")
+                super().build_index(corpus)
+
+        return SecretOptions
+
+
+@pytest.fixture
+def secret_plugin():  # type: ignore[no-untyped-def]
+    from recall_kit import hookimpl
+    from recall_kit.testing import registered_plugin
+
+    retriever = _SecretOptionsRetriever.make()
+
+    class Plugin:
+        @hookimpl
+        def register_retrievers(self, register):  # type: ignore[no-untyped-def]
+            register("secret", retriever)
+
+    with registered_plugin(Plugin(), name="secret-options-plugin"):
+        yield
+
+
+def _no_canary_in(folder: Path, *texts: str) -> None:
+    """Neither a file under `folder` (its name included) nor any of `texts` holds the canary."""
+    for path in folder.rglob("*"):
+        assert CANARY not in str(path.relative_to(folder)), path
+        if path.is_file():
+            assert CANARY not in path.read_text(errors="replace"), path
+    for text in texts:
+        assert CANARY not in text
+
+
+SECRET_OPTIONS = ["-o", f"secret.argv=python serve.py --api-key {CANARY}",
+                  "-o", f"secret.url=http://me:{CANARY}@127.0.0.1:9/search?token={CANARY}",
+                  "-o", f"secret.dsn=host=db user=me password={CANARY}"]
+
+
+def test_eval_masks_secrets_in_the_result_the_run_and_every_report(tmp_path, tiny_dataset, secret_plugin):
+    out = tmp_path / "out"
+    out.mkdir()
+    result = invoke("eval", "-d", str(tiny_dataset), "-r", "secret", *SECRET_OPTIONS, "--json", str(out / "r.json"),
+                    "--run", str(out / "r.run"), "--report", "json", "--latency-sample", "0")
+    assert result.exit_code == 0, result.output
+    options = load_result(out / "r.json").system.legs[0].options
+    assert options["argv"] == "python serve.py --api-key ***"
+    assert options["url"] == "http://me:***@127.0.0.1:9/search?token=***"
+    assert options["dsn"] == "host=db user=me password=***"
+    html = invoke("compare", str(out / "r.json"), str(out / "r.json"), "--report", "html",
+                  "--output", str(out / "c.html"))
+    assert html.exit_code == 0, html.output
+    _no_canary_in(out, result.output, html.output)
+
+
+def test_a_plugin_error_quoting_its_options_is_masked(tmp_path, tiny_dataset, secret_plugin):
+    result = invoke("eval", "-d", str(tiny_dataset), "-r", "secret", *SECRET_OPTIONS, "-o", "secret.fail=true",
+                    "--json", str(tmp_path / "r.json"))
+    assert result.exit_code == 2
+    assert "Cannot reach http://me:***@127.0.0.1:9/search?token=***" in result.output
+    assert "--api-key ***" in result.output
+    _no_canary_in(tmp_path, result.output)
+
+
+def test_a_dsn_as_a_grid_value_is_masked_in_the_table_sweep_json_and_file_names(tmp_path, tiny_dataset,
+                                                                              secret_plugin):
+    out = tmp_path / "sw"
+    grid = f"secret.dsn=postgresql://me:{CANARY}@db/a,host=db password={CANARY}"
+    result = invoke("sweep", "-d", str(tiny_dataset), "-r", "secret", "-g", grid, "-t", "recall@5",
+                    "--out-dir", str(out), "--latency-sample", "0", "--bootstrap", "100")
+    assert result.exit_code == 0, result.output
+    assert "secret.dsn=postgresql://me:***@db/a" in result.output
+    sweep = json.loads((out / "sweep.json").read_text())
+    assert [point["settings"] for point in sweep["points"]] == [
+        {"secret.dsn": "postgresql://me:***@db/a"}, {"secret.dsn": "host=db password=***"}]
+    _no_canary_in(out, result.output)
+
+
+def test_a_progress_line_masks_a_secret_in_a_stage_or_step(monkeypatch):
+    from recall_kit import progress
+
+    display = progress._Display()
+    monkeypatch.setattr(progress, "_current", display)
+    with progress.steps(2, "leg search") as begin:
+        begin(f"secret (url=http://me:{CANARY}@h/s)")
+        progress.stage(f"connecting to postgresql://me:{CANARY}@db/a")
+        line = display.line()
+    assert CANARY not in line and "http://me:***@h/s" in line and "postgresql://me:***@db/a" in line
+
+
+# Issue 37: Ray's failures as one line, fast ------------------------------------------------------
+
+def _sweep_on_ray(tmp_path: Path, env: dict[str, str], *more: str):  # type: ignore[no-untyped-def]
+    """`sweep --executor ray` as a real process (its own TMPDIR and RAY_ADDRESS), timed."""
+    import subprocess
+    import sys
+    import time
+
+    from recall_kit.testing import example_datasets
+
+    environment = {key: value for key, value in os.environ.items() if key not in ("RAY_ADDRESS", "RAY_TMPDIR")}
+    environment.update(env, RECALL_KIT_LOAD_PLUGINS="recall-kit-bm25,recall-kit-fts5,recall-kit-fusion")
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "recall_kit", "sweep", "--dataset", str(example_datasets()["memories"]), "-r", "bm25+fts5",
+                           "-f", "rrf", "--grid", "rrf.k=10,60", "--target", "ndcg@10", "--executor", "ray",
+                           "--out-dir", str(tmp_path / "sw"), *more],
+                          env=environment, capture_output=True, text=True, timeout=600, check=False)
+    return done, time.monotonic() - started
+
+
+def test_a_tmpdir_too_long_for_rays_sockets_is_named_with_the_limit(tmp_path):
+    from recall_kit.measure.executor import UNIX_SOCKET_PATH_LIMIT
+
+    long = tmp_path / ("t" * 80)
+    long.mkdir()
+    done, _ = _sweep_on_ray(tmp_path, {"TMPDIR": str(long)})
+    assert done.returncode == 2
+    # One line, and Ray's token-authentication banner is not on stderr.
+    assert done.stderr.strip().splitlines() == [
+        f"Error: Cannot start a local Ray cluster: its socket paths under TMPDIR ({long}, {len(str(long))} "
+        f"characters) pass the {UNIX_SOCKET_PATH_LIMIT}-byte limit of a Unix socket path (AF_UNIX); set TMPDIR "
+        "to a shorter folder, e.g. /tmp."]
+    assert not (tmp_path / "sw").exists()
+
+
+def test_an_unreachable_ray_address_fails_fast_and_says_where_it_came_from(tmp_path):
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    done, seconds = _sweep_on_ray(tmp_path, {"RAY_ADDRESS": f"127.0.0.1:{port}"})
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"Error: Cannot reach the Ray cluster at 127.0.0.1:{port} (from RAY_ADDRESS): 127.0.0.1:{port}: "
+        "connection refused."]
+    # Ray's own retries took 32 s and more; the check waits at most RAY_REACH_SECONDS (3 s), the
+    # rest is starting Python and importing Ray on a busy machine.
+    assert seconds < 20, seconds
+    given, _ = _sweep_on_ray(tmp_path, {}, "--address", "ray://not a host")
+    assert given.returncode == 2
+    assert given.stderr.strip().splitlines() == [
+        "Error: Bad address for the Ray cluster at ray://not a host: expected HOST:PORT, ray://HOST[:PORT], "
+        "auto or local."]

@@ -119,9 +119,12 @@ def _on_sigterm(signum: int, frame: Any) -> None:
 
 
 def _one_line(error: BaseException) -> str:
-    """The error on one line, cut at 1,000 characters (a value thousands of digits long) at a word,
-    saying how much was left out."""
-    text = " ".join(str(error).split())
+    """The error on one line, every secret in it masked (a URL's password, a command line's
+    --api-key: a plugin may quote its options), cut at 1,000 characters (a value thousands of digits
+    long) at a word, saying how much was left out."""
+    from recall_kit.masking import mask_secrets
+
+    text = mask_secrets(" ".join(str(error).split()))
     if len(text) <= 1000:
         return text
     cut = text[:900].rsplit(" ", 1)[0]
@@ -129,9 +132,11 @@ def _one_line(error: BaseException) -> str:
 
 
 def _describe_os_error(error: OSError) -> str:
+    from recall_kit.masking import mask_secrets
+
     reason = error.strerror or type(error).__name__
     if error.filename is not None:
-        return f"{error.filename}: {reason}."
+        return mask_secrets(f"{error.filename}: {reason}.")
     return f"{reason} ({type(error).__name__})."
 
 

@@ -24,8 +24,9 @@ from recall_kit.progress import progress_display, steps
 
 
 def leg_key(leg: Leg) -> str:
-    """What decides a leg's run: its name, options and context options."""
-    return json.dumps([leg.name, options_to_dict(leg.options), options_to_dict(leg.context)],
+    """What decides a leg's run: its name, options and context options (unmasked: two legs that
+    differ only in a secret are two configurations; the key is hashed, never written)."""
+    return json.dumps([leg.name, options_to_dict(leg.options, masked=False), options_to_dict(leg.context)],
                       sort_keys=True, default=str)
 
 

@@ -18,6 +18,7 @@ from recall_kit.decide.distribute import distinct_legs, score_systems, search_le
 from recall_kit.decide.stats import holm, paired_randomisation_test
 from recall_kit.errors import OptionError
 from recall_kit.fileio import atomic_batch, check_run_folder, file_name, write_json_atomic
+from recall_kit.masking import mask_secrets, mask_values
 from recall_kit.measure.evaluation import MetricSpec, resolve_metrics
 from recall_kit.measure.executor import Executor, checkpoint_for
 from recall_kit.measure.result import BenchmarkResult
@@ -236,7 +237,7 @@ class Sweep:
             "test_queries": self.test_ids,
             "leg_searches": self.leg_searches,
             "points": [
-                {"settings": p.settings, "spec": p.spec.to_dict(), "file": p.file,
+                {"settings": mask_values(p.settings), "spec": p.spec.to_dict(), "file": p.file,
                  "tuning_score": p.tuning_score, "test_score": p.test_score, "overall": p.result.summary_document(),
                  "guards": {g: {"delta": c.delta, "p_value": c.p_value, "p_holm": c.p_holm, "fails": c.fails}
                             for g, c in p.guard_checks.items()},
@@ -245,7 +246,7 @@ class Sweep:
             ],
             "default": {"spec": self.default.spec.to_dict(), "file": self.default.file,
                         "tuning_score": self.default.tuning_score, "test_score": self.default.test_score},
-            "best": {"settings": self.best.settings, "tuning_score": self.best.tuning_score,
+            "best": {"settings": mask_values(self.best.settings), "tuning_score": self.best.tuning_score,
                      "test_score": self.best.test_score},
             "comparison": self.comparison.to_dict() if self.comparison else None,
             "skipped": self.skipped,
@@ -289,7 +290,9 @@ class Sweep:
 
 
 def _setting_label(settings: dict[str, Any]) -> str:
-    return " ".join(f"{name}={value}" for name, value in settings.items()) or "default"
+    """`name=value ...` as a table, a progress line or a file name shows it: secrets masked (a DSN
+    given as a grid value)."""
+    return mask_secrets(" ".join(f"{name}={value}" for name, value in settings.items())) or "default"
 
 
 def _mean(result: BenchmarkResult, metric: str, ids: Sequence[str]) -> float:
@@ -339,7 +342,7 @@ def _buildable_systems(
     for settings, config in configurations:
         legs = config.leg_names
         if len(legs) > 1 and all(config.weights.get(leg, 1.0) == 0 for leg in legs):
-            skipped.append(f"Setting {settings} skipped: every leg has weight 0.")
+            skipped.append(f"Setting {mask_values(settings)} skipped: every leg has weight 0.")
             continue
         systems.append((settings, config, build_system(config)))
     return systems, skipped
@@ -428,7 +431,7 @@ def run_sweep(
     settings = ScoringSettings.of(k, names, relevance_level, judged_only, latency_sample, seed)
     tuning_ids, test_ids = _query_halves(dataset, holdout, seed, stratum)
     systems, skipped = _buildable_systems(spec, axes)
-    files = ["default.json" if not settings else f"{index:03d}_" + file_name(",".join(f"{n}={v}" for n, v in settings.items()))
+    files = ["default.json" if not settings else f"{index:03d}_" + file_name(mask_secrets(",".join(f"{n}={v}" for n, v in settings.items())))
              for index, (settings, _, _) in enumerate(systems)]
     replaced = check_run_folder(out, files, "sweep.json", force) if out is not None else []
     # One search per distinct leg configuration, as deep as any setting needs.

@@ -29,6 +29,13 @@ EXECUTORS = ("local", "ray")
 #: How many failed tasks a failure message names (the error's `failures` has them all).
 LISTED_FAILURES = 5
 
+#: Seconds to wait for a Ray address to accept a connection before `ray.init` (which, given an
+#: address where nothing answers, retries for half a minute or more).
+RAY_REACH_SECONDS = 3.0
+
+#: The longest path a Unix domain socket may have on Linux (sun_path: 108 bytes with its NUL).
+UNIX_SOCKET_PATH_LIMIT = 107
+
 #: The folder of the user's cache (`user_cache_folder()`) that holds, per output folder, finished tasks'
 #: results until the run has written its results.
 CHECKPOINT_FOLDER = "tasks"
@@ -168,24 +175,56 @@ class RayExecutor:
     inline = False
 
     def __init__(self, address: str | None = None) -> None:
+        #: Whether the address came from RAY_ADDRESS (an error says so: the user may not know it is set).
+        self.from_environment = not address and bool(os.environ.get("RAY_ADDRESS"))
         self.address = address or os.environ.get("RAY_ADDRESS") or None
         self._ray: Any = None
         self._remote: dict[float, Any] = {}
         self._shared: dict[int, tuple[Any, _Shared]] = {}
 
+    def where(self) -> str:
+        """The cluster as an error names it, and where its address came from."""
+        if not self.address:
+            return "a local Ray cluster"
+        return f"the Ray cluster at {self.address}" + (" (from RAY_ADDRESS)" if self.from_environment else "")
+
     def _ensure(self) -> Any:
         if self._ray is None:
             ray = _import_ray()
             if not ray.is_initialized():
+                self._check_reachable()
                 try:
-                    ray.init(address=self.address, include_dashboard=False, log_to_driver=False,
-                             configure_logging=False)
+                    with _quiet_ray_notices():
+                        ray.init(address=self.address, include_dashboard=False, log_to_driver=False,
+                                 configure_logging=False)
                 except (ConnectionError, RuntimeError, ValueError, TimeoutError) as error:
-                    where = f"the Ray cluster at {self.address}" if self.address else "a local Ray cluster"
-                    raise RecallKitError(f"Cannot start or reach {where}: {type(error).__name__}: "
+                    raise RecallKitError(f"Cannot start or reach {self.where()}: {type(error).__name__}: "
                                          f"{str(error).splitlines()[0] if str(error) else ''}") from None
+                except OSError as error:  # a socket path too long for AF_UNIX, above all
+                    raise RecallKitError(_ray_os_error(self.where(), error)) from None
             self._ray = ray
         return self._ray
+
+    def _check_reachable(self) -> None:
+        """A HOST:PORT address (`ray://` or a GCS address) must accept a connection within
+        RAY_REACH_SECONDS: else one line now, not Ray's half a minute of retries."""
+        import socket
+
+        address = (self.address or "").strip()
+        if address.lower() in ("", "auto", "local"):
+            return
+        scheme, _, rest = address.rpartition("://")
+        host, colon, port = rest.rstrip("/").rpartition(":")
+        if not colon and scheme == "ray":
+            host, port = rest.rstrip("/"), "10001"  # Ray Client's default port
+        if not host or not port.isdigit() or any(character.isspace() for character in host):
+            raise RecallKitError(f"Bad address for {self.where()}: expected HOST:PORT, ray://HOST[:PORT], auto or local.")
+        try:
+            socket.create_connection((host.strip("[]"), int(port)), timeout=RAY_REACH_SECONDS).close()
+        except OSError as error:
+            reason = (f"no answer within {RAY_REACH_SECONDS:g} s" if isinstance(error, TimeoutError)
+                      else (error.strerror or type(error).__name__).lower())
+            raise RecallKitError(f"Cannot reach {self.where()}: {host}:{port}: {reason}.") from None
 
     def share(self, value: Any) -> Any:
         """`value` in the object store, once however often it is shared (the dataset of a sweep's
@@ -236,6 +275,39 @@ class RayExecutor:
             raise TaskFailedError(f"{len(failures)} of {len(tasks)} tasks ({what}) failed, {kept}. {listing}",
                                   failures)
         return results
+
+
+def _ray_os_error(where: str, error: OSError) -> str:
+    """One line for an OSError from `ray.init`: a socket path past the AF_UNIX limit names the
+    folder it is under (Ray's RAY_TMPDIR, else TMPDIR) and the limit."""
+    import tempfile
+
+    if "AF_UNIX" in str(error) or "socket" in str(error).lower():
+        variable = "RAY_TMPDIR" if os.environ.get("RAY_TMPDIR") else "TMPDIR"
+        folder = os.environ.get("RAY_TMPDIR") or tempfile.gettempdir()
+        return (f"Cannot start {where}: its socket paths under {variable} ({folder}, {len(folder)} characters) "
+                f"pass the {UNIX_SOCKET_PATH_LIMIT}-byte limit of a Unix socket path (AF_UNIX); set {variable} "
+                "to a shorter folder, e.g. /tmp.")
+    return f"Cannot start or reach {where}: {type(error).__name__}: {error.strerror or str(error).splitlines()[0]}"
+
+
+class _quiet_ray_notices:  # noqa: N801 - used as a context manager, like contextlib's
+    """Ray's notices on starting a cluster (its token-authentication banner) kept off stderr:
+    they go through the standard logging module with no handler of Ray's (configure_logging=False),
+    so Python's last-resort handler would print them."""
+
+    LOGGERS = ("ray._private.authentication",)
+
+    def __enter__(self) -> None:
+        import logging
+
+        self.levels = [(logging.getLogger(name), logging.getLogger(name).level) for name in self.LOGGERS]
+        for logger, _ in self.levels:
+            logger.setLevel(logging.ERROR)
+
+    def __exit__(self, *exc: object) -> None:
+        for logger, level in self.levels:
+            logger.setLevel(level)
 
 
 @dataclass(frozen=True)

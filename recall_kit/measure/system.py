@@ -14,6 +14,7 @@ from typing import Any
 
 from recall_kit import registry
 from recall_kit.errors import OptionError, SpecError
+from recall_kit.masking import mask_values
 from recall_kit.measure.adapters import load_object, make_factory
 from recall_kit.measure.context import ContextOptions, check_context_keys, split_leg_options
 from recall_kit.options import build_options
@@ -64,7 +65,8 @@ class SystemSpec:
 
 
 def _redacted(name: str, values: dict[str, Any]) -> dict[str, Any]:
-    """A leg's or fusion's raw options with every value its Options marks `redact` masked."""
+    """A leg's or fusion's raw options with every value its Options marks `redact` masked, and
+    every secret in the rest (`mask_secrets`)."""
     out = dict(values)
     for kind in (registry.retrievers, registry.fusions):
         entry = kind.all().get(name)
@@ -75,7 +77,7 @@ def _redacted(name: str, values: dict[str, Any]) -> dict[str, Any]:
             redact = option.metadata.get("redact")
             if redact is not None and isinstance(out.get(option.name), str):
                 out[option.name] = redact(out[option.name])
-    return out
+    return mask_values(out)
 
 
 def split_legs(retriever: str) -> list[str]:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from recall_kit.plugin import OptionError, RecallKitError, atomic_open, user_cache_folder
+from recall_kit.plugin import OptionError, RecallKitError, atomic_open, debug_enabled, mask_secrets, user_cache_folder
 
 #: Plugins whose models run on this machine (their top-level module names). Any other model
 #: counts as remote unless the user names it in RECALL_KIT_LLM_LOCAL.
@@ -143,6 +143,19 @@ def is_transient(error: BaseException) -> bool:
     return bool(_TRANSIENT_NAMES.search(type(error).__name__))
 
 
+def _failure_kind(error: BaseException) -> str:
+    """The kind of a failed call: its exception class and HTTP status. Its message may quote the
+    prompt (memory and query text), so only --debug (or RECALL_KIT_DEBUG=1) adds its first line."""
+    kind = type(error).__name__
+    status = getattr(error, "status_code", None) or getattr(getattr(error, "response", None), "status_code", None)
+    if isinstance(status, int):
+        kind += f", HTTP {status}"
+    text = str(error).strip()
+    if text and debug_enabled():
+        kind += f": {mask_secrets(text.splitlines()[0][:200])}"
+    return kind
+
+
 def with_retries(call: Callable[[], Any], retries: int, wait: float, what: str) -> Any:
     """`call()`, tried again on transient errors up to `retries` times, waiting wait * 2**n
     (plus up to 25% jitter) between tries; any other error, or the last one, as one line."""
@@ -157,8 +170,7 @@ def with_retries(call: Callable[[], Any], retries: int, wait: float, what: str) 
 
             if isinstance(error, llm.NeedsKeyException):
                 raise ModelError(f"{what}: {error}") from None
-            detail = str(error).strip().splitlines()[0][:200] if str(error).strip() else ""
-            raise ModelError(f"{what} failed after {attempt + 1} tries ({type(error).__name__}: {detail}).") from None
+            raise ModelError(f"{what} failed after {attempt + 1} tries ({_failure_kind(error)}).") from None
     raise AssertionError("unreachable")
 
 

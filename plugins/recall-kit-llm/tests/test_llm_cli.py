@@ -139,3 +139,36 @@ def test_sensitive_rows_never_reach_the_model(llm_home, scripted_model, tmp_path
                                  "--seed", "5"])
     assert result.exit_code == 0, result.output
     assert scripted_model.prompts and not any("vault code" in prompt for prompt in scripted_model.prompts)
+
+
+def test_judge_failing_with_the_prompt_in_its_error_prints_no_memory_or_query_text(llm_home, tmp_path, monkeypatch):
+    """A model whose exception quotes the prompt (as an SDK's "invalid request" does): the judge
+    names the failure's kind, never its text."""
+    import llm
+    from llm.plugins import pm
+
+    class QuotingModel(llm.Model):
+        model_id = "recall-quoting"
+
+        def execute(self, prompt, stream, response, conversation=None):
+            raise ValueError("rejected request: " + " ".join(prompt.prompt.split()))
+
+    class Plugin:
+        @llm.hookimpl
+        def register_models(self, register):
+            register(QuotingModel())
+
+    monkeypatch.setenv("RECALL_KIT_LLM_LOCAL", "recall-test,recall-test-embed,recall-quoting")
+    pm.register(Plugin(), name="recall-kit-quoting-model")
+    try:
+        dataset, pool = _pool(tmp_path)
+        out = tmp_path / "quoting.jsonl"
+        result = invoke_cli(["judge", str(pool), "-d", str(dataset), "--output", str(out), "--model", "recall-quoting"])
+    finally:
+        pm.unregister(name="recall-kit-quoting-model")
+    assert result.exit_code == 2 and "ValueError" in result.output, result.output
+    question = _rows(dataset / "queries.jsonl")[0]["text"]
+    memories = [row["content"] for row in _rows(dataset / "corpus.jsonl")[:4]]
+    for text in [question, *memories]:
+        assert text[:40] not in result.output
+    assert "rejected request" not in result.output

@@ -57,7 +57,7 @@ def test_transient_errors_are_retried_then_one_line():
         return "ok"
 
     assert with_retries(flaky, retries=4, wait=0, what="m") == "ok" and len(attempts) == 3
-    with pytest.raises(ModelError, match=r"m failed after 2 tries \(TimeoutError: slow\)"):
+    with pytest.raises(ModelError, match=r"m failed after 2 tries \(TimeoutError\)\.$"):
         with_retries(lambda: (_ for _ in ()).throw(TimeoutError("slow")), retries=1, wait=0, what="m")
     calls = []
 
@@ -81,3 +81,26 @@ def test_malformed_answers_are_retried_skipped_and_counted_and_nothing_is_logged
     assert (again.stats.calls, again.stats.cached) == (0, 2)  # a rerun costs nothing
     # llm logs to its database only when asked: the home holds no logs.db
     assert not (llm_home / "logs.db").exists()
+
+
+class _RefusedPrompt(Exception):
+    """What a model SDK raises for a rejected request: its message quotes the prompt."""
+
+    status_code = 400
+
+
+def test_a_failed_call_names_its_kind_not_the_text_the_model_sent(monkeypatch):
+    """The exception's text may quote the prompt (memory and query text): only its class and
+    HTTP status are printed, its first line only under --debug (RECALL_KIT_DEBUG=1)."""
+    secret = "the staging database password lives in the vault"
+
+    def refused():
+        raise _RefusedPrompt(f"Invalid prompt: {secret!r} violates the usage policy")
+
+    monkeypatch.delenv("RECALL_KIT_DEBUG", raising=False)
+    with pytest.raises(ModelError) as raised:
+        with_retries(refused, retries=2, wait=0, what="Model 'm'")
+    assert str(raised.value) == "Model 'm' failed after 1 tries (_RefusedPrompt, HTTP 400)."
+    monkeypatch.setenv("RECALL_KIT_DEBUG", "1")
+    with pytest.raises(ModelError, match="HTTP 400: Invalid prompt: 'the staging database"):
+        with_retries(refused, retries=2, wait=0, what="Model 'm'")

@@ -6,7 +6,9 @@ Each scope is a mem0 user. mem0's telemetry is off and nothing leaves the machin
 from __future__ import annotations
 
 import atexit
+import logging
 import os
+import shutil
 import tempfile
 import threading
 import uuid
@@ -17,7 +19,16 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal
 
-from recall_kit.plugin import Corpus, Hit, OptionError, PluginRunError, Retriever, stage
+from recall_kit.plugin import (
+    Corpus,
+    Hit,
+    OptionError,
+    PluginRunError,
+    Retriever,
+    debug_enabled,
+    stage,
+    user_cache_folder,
+)
 
 #: mem0 builds an OpenAI client at construction even when no call will use it (infer=False). It
 #: gets a base URL on this machine's discard port and a placeholder key: it cannot reach anything.
@@ -27,9 +38,23 @@ NO_SCOPE_USER = "recall-kit"
 
 
 def _quiet_environment() -> None:
-    """Before mem0 is imported: telemetry off (read at import), its folder out of the home folder."""
+    """Before mem0 is imported: telemetry off (read at import); its folder (where it writes a
+    config.json) a private temporary one, removed when the process ends, however it ends short of
+    SIGKILL; torch's compiler cache in recall-kit's cache, not TMPDIR; mem0's notices (spaCy,
+    fastembed: optional parts it does without) silent unless --debug, and transformers' progress
+    bars hidden."""
     os.environ["MEM0_TELEMETRY"] = "False"
-    os.environ.setdefault("MEM0_DIR", str(Path(tempfile.gettempdir()) / "recall-kit-mem0"))
+    if not os.environ.get("MEM0_DIR"):
+        folder = tempfile.mkdtemp(prefix="recall-kit-mem0-home-")
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+        os.environ["MEM0_DIR"] = folder
+    if not os.environ.get("TORCHINDUCTOR_CACHE_DIR"):
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(user_cache_folder("torchinductor"))
+    if not debug_enabled():
+        logging.getLogger("mem0").setLevel(logging.CRITICAL + 1)
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # the weight-loading bar: recall-kit's own line says what loads
 
 
 def bundled_model_path() -> str:
@@ -65,8 +90,8 @@ class _Store:
         _quiet_environment()
         from mem0 import Memory
 
-        self.folder = tempfile.TemporaryDirectory(prefix="recall-kit-mem0-")
         dims = _dimension(model)
+        self.folder = tempfile.TemporaryDirectory(prefix="recall-kit-mem0-")
         store_config: dict[str, Any] = {"collection_name": "recall_kit", "embedding_model_dims": dims}
         if vector_store == "qdrant":
             store_config.update(path=str(Path(self.folder.name) / "qdrant"), on_disk=False)
@@ -83,7 +108,14 @@ class _Store:
         try:
             self.memory = Memory.from_config(config)
         except ImportError as error:
+            self.folder.cleanup()
             raise OptionError(f"mem0 cannot use the {vector_store} vector store here: {error}.") from None
+        except (ValueError, OSError) as error:  # pydantic's ValidationError is a ValueError
+            self.folder.cleanup()
+            detail = f": {str(error).strip().splitlines()[0]}" if debug_enabled() and str(error).strip() else ""
+            raise OptionError(f"mem0.model {model!r}: mem0 cannot load it as a sentence-transformers model "
+                              f"({type(error).__name__}{detail}); give a model folder, or leave mem0.model "
+                              "unset for the packaged all-MiniLM-L6-v2.") from None
         atexit.register(self.close)  # before interpreter shutdown, when the store can still close
 
     def close(self) -> None:
@@ -105,13 +137,17 @@ def _dimension(model: str) -> int:
     """The model's embedding size, read from its files (mem0 needs it before it loads the model)."""
     import json
 
-    for name in ("config.json",):
-        path = Path(model) / name
-        if path.is_file():
-            config = json.loads(path.read_text())
-            if "hidden_size" in config:
-                return int(config["hidden_size"])
-    raise OptionError(f"mem0.model {model!r} is not a sentence-transformers model folder (no config.json).")
+    path = Path(model) / "config.json"
+    if not path.is_file():
+        raise OptionError(f"mem0.model {model!r} is not a sentence-transformers model folder (no config.json).")
+    try:
+        size = json.loads(path.read_text(encoding="utf-8"))["hidden_size"]
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise ValueError(size)
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError):
+        raise OptionError(f"mem0.model {model!r}: its config.json gives no embedding size (a positive "
+                          "integer hidden_size).") from None
+    return size
 
 
 class Mem0Retriever(Retriever):

@@ -80,3 +80,51 @@ def test_scopes_are_mem0_users(tmp_path: Path) -> None:
 class TestMem0Conformance(RetrieverConformance):
     retriever_factory = Mem0Retriever
     score_rel_tolerance = 1e-5
+
+
+def _run_mem0(tmp_path: Path, *options: str) -> tuple[Any, Path]:
+    """recall-kit eval with the mem0 leg as a real process, its TMPDIR a fresh folder of its own."""
+    import os
+    import subprocess
+    import sys
+
+    from recall_kit.testing import write_sample_dataset
+
+    dataset = write_sample_dataset(tmp_path / "sample")
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {key: value for key, value in os.environ.items() if key not in ("MEM0_DIR", "RECALL_KIT_DEBUG")}
+    env.update(TMPDIR=str(tmp), RECALL_KIT_LOAD_PLUGINS="recall-kit-mem0", RECALL_KIT_CACHE=str(tmp_path / "cache"))
+    result = subprocess.run([sys.executable, "-m", "recall_kit", "eval", "-d", str(dataset), "-r", "mem0", *options,
+                             "--json", str(tmp_path / "r.json"), "--latency-sample", "0"],
+                            env=env, capture_output=True, text=True, timeout=600, check=False)
+    return result, tmp
+
+
+def _said(stderr: str) -> list[str]:
+    """stderr without the progress display's lines."""
+    return [line for line in stderr.splitlines() if line.strip() and not line.startswith("recall-kit: ")]
+
+
+def test_a_run_prints_no_notices_and_leaves_nothing_in_tmpdir(tmp_path: Path) -> None:
+    """mem0's spaCy and fastembed notices and transformers' loading bar stay off stderr; mem0's
+    config.json (MEM0_DIR) and torch's compiler cache are not left in TMPDIR."""
+    result, tmp = _run_mem0(tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert _said(result.stderr) == [f"Wrote {tmp_path / 'r.json'}"], result.stderr
+    assert sorted(path.name for path in tmp.iterdir()) == []
+
+
+def test_a_model_mem0_cannot_load_is_one_line_naming_the_option(tmp_path: Path) -> None:
+    """A folder with a config.json that is not a model, and one whose embedding size is not a
+    number: one line naming mem0.model, exit 2, no result, nothing left in TMPDIR."""
+    for name, config in (("not-a-model", '{"hidden_size": 384}'), ("no-size", '{"hidden_size": "large"}')):
+        model = tmp_path / name
+        model.mkdir()
+        (model / "config.json").write_text(config)
+        result, tmp = _run_mem0(tmp_path / f"run-{name}", "-o", f"mem0.model={model}")
+        said = _said(result.stderr)
+        assert result.returncode == 2 and len(said) == 1, result.stderr
+        assert said[0].startswith(f"Error: mem0.model '{model}'") and "unexpected" not in said[0], said
+        assert not (tmp_path / f"run-{name}" / "r.json").exists()
+        assert sorted(path.name for path in tmp.iterdir()) == []

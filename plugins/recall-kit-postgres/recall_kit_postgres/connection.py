@@ -7,7 +7,7 @@ import os
 import re
 from typing import Any
 
-from recall_kit.plugin import RecallKitError
+from recall_kit.plugin import RecallKitError, mask_secrets
 
 #: The environment variable read when no `dsn` option is given.
 DSN_VARIABLE = "RECALL_KIT_PG_DSN"
@@ -18,14 +18,10 @@ class PostgresError(RecallKitError):
 
 
 def safe_dsn(dsn: str) -> str:
-    """The DSN with any password removed, fit for a message or a result file.
-
-    Masks `user:PASSWORD@` in a URL, `password=...` in a key=value string (quoted values
-    included) and a `password` query parameter of a URL.
-    """
-    dsn = re.sub(r"(://[^:/@?]*):[^@]*@", r"\1:***@", dsn)
-    dsn = re.sub(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]+)", r"\1***", dsn, flags=re.IGNORECASE)
-    return dsn
+    """The DSN with any password removed, fit for a message or a result file: the host's one
+    masking (`user:PASSWORD@` in a URL, `password=...` in a key=value string, quoted values
+    included, and a `password` query parameter of a URL)."""
+    return mask_secrets(dsn)
 
 
 def dsn_password(dsn: str) -> str | None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import shlex
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -97,6 +98,16 @@ def select(payload: Any, path: str) -> Any:
         raise QueryFailed(f"{head or 'the answer'!r} is {type(items).__name__}, not a list")
     rest = rest.removeprefix(".")
     return [select(item, rest) for item in items]
+
+
+def split_command_line(text: str, what: str) -> list[str]:
+    """`text` split as a shell would (`shlex.split`); an unbalanced quote or a trailing backslash
+    is a ValueError naming the option `what` (`command.argv`)."""
+    try:
+        return shlex.split(text)
+    except ValueError as error:
+        raise ValueError(f"{what} cannot be split as a shell would ({str(error).lower()}): close the quote "
+                         "or escape it") from None
 
 
 def follow(payload: Any, path: str) -> Any:

@@ -14,8 +14,16 @@ import time
 from dataclasses import dataclass
 from typing import IO, Any
 
-from recall_kit.plugin import Corpus, Hit, PluginRunError
-from recall_kit_remote.base import QueryFailed, RemoteRetriever, fill_template, parse_template, read_hits, select
+from recall_kit.plugin import Corpus, Hit, PluginRunError, debug_enabled, mask_secrets
+from recall_kit_remote.base import (
+    QueryFailed,
+    RemoteRetriever,
+    fill_template,
+    parse_template,
+    read_hits,
+    select,
+    split_command_line,
+)
 
 #: How long a program may take to start answering, and to index the corpus it was handed.
 INDEX_TIMEOUT_SECONDS = 600.0
@@ -66,7 +74,7 @@ class CommandRetriever(RemoteRetriever):
         answer_id: str = "query_id"
 
         def __post_init__(self) -> None:
-            if not shlex.split(self.argv):
+            if not split_command_line(self.argv, "command.argv"):
                 raise ValueError('argv must name the program to run, e.g. -o command.argv="python my_search.py"')
             if self.timeout <= 0 or self.tries < 1:
                 raise ValueError("timeout must be > 0 and tries at least 1")
@@ -85,6 +93,10 @@ class CommandRetriever(RemoteRetriever):
 
     # -- the program's life ------------------------------------------------------------------------
 
+    def _shown(self) -> str:
+        """The command line as messages quote it: secrets (`--api-key PW`) masked."""
+        return repr(mask_secrets(self.options.argv))
+
     def build_index(self, corpus: Corpus) -> None:
         self.close()
         self._scope = corpus[0].scope if len(corpus) else None
@@ -96,7 +108,7 @@ class CommandRetriever(RemoteRetriever):
                 stderr=self._stderr, text=True, encoding="utf-8", bufsize=1, env=dict(os.environ),
             )
         except OSError as error:
-            raise PluginRunError(f"Cannot start command {self.options.argv!r}: {error.strerror or error}.") from None
+            raise PluginRunError(f"Cannot start command {self._shown()}: {error.strerror or type(error).__name__}.") from None
         stdout = self._process.stdout
         assert stdout is not None  # noqa: S101 - Popen with stdout=PIPE always has one
         threading.Thread(target=self._read, args=(stdout,), daemon=True).start()
@@ -105,9 +117,9 @@ class CommandRetriever(RemoteRetriever):
             try:
                 answer = self._answer(INDEX_TIMEOUT_SECONDS, "indexing the corpus")
             except QueryFailed as failure:
-                raise PluginRunError(f"Command {self.options.argv!r}: {failure}.") from None
+                raise PluginRunError(f"Command {self._shown()}: {failure}.") from None
             if answer is None or "indexed" not in answer:
-                raise PluginRunError(f"Command {self.options.argv!r} did not answer the corpus message "
+                raise PluginRunError(f"Command {self._shown()} did not answer the corpus message "
                                      'with {"indexed": N}.')
 
     def _read(self, stdout: IO[str]) -> None:
@@ -116,7 +128,8 @@ class CommandRetriever(RemoteRetriever):
         self._lines.put(None)
 
     def _died(self) -> PluginRunError:
-        """The program exited: one line with its status and the last line of its stderr."""
+        """The program exited: one line with its status. Its stderr may quote queries and memories,
+        so it is named, not printed (its last line under --debug)."""
         process = self._process
         status: int | None = None
         if process is not None:
@@ -129,9 +142,14 @@ class CommandRetriever(RemoteRetriever):
             self._stderr.seek(0)
             lines = [line.strip() for line in self._stderr.read().splitlines() if line.strip()]
             last = lines[-1] if lines else ""
-        said = f"; last stderr line: {last}" if last else "; nothing on stderr"
+        if not last:
+            said = "; nothing on stderr"
+        elif debug_enabled():
+            said = f"; last stderr line: {mask_secrets(last)}"
+        else:
+            said = "; it wrote to stderr (not shown: it may quote queries or memories; --debug shows its last line)"
         how = f"exited with status {status}" if status is not None else "closed its output"
-        return PluginRunError(f"Command {self.options.argv!r} {how} during the run{said}")
+        return PluginRunError(f"Command {self._shown()} {how} during the run{said}")
 
     def _write(self, message: dict[str, Any]) -> None:
         process = self._process

@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from recall_kit.plugin import Corpus, Hit, Memory, OptionError, PluginRunError
+from recall_kit.plugin import Corpus, Hit, Memory, OptionError, PluginRunError, mask_secrets
 from recall_kit_remote.base import (
     MEMORY_FIELDS,
     SEARCH_FIELDS,
@@ -107,7 +107,7 @@ class HTTPRetriever(RemoteRetriever):
             self._client.request("HEAD", options.url)
         except httpx.HTTPError as error:
             self.close()
-            raise PluginRunError(f"Cannot reach {options.url}: {type(error).__name__}.") from None
+            raise PluginRunError(f"Cannot reach {mask_secrets(options.url)}: {type(error).__name__}.") from None
         self._to_dataset = {}
         if options.add_url:
             for memory in corpus:
@@ -141,7 +141,7 @@ class HTTPRetriever(RemoteRetriever):
                 self._to_dataset[server_id] = memory.id
                 return
             reason = f"{options.add_result_id!r} is not a string or integer id"
-        raise PluginRunError(f"{options.add_url}: adding memory {memory.id} failed: {reason}.")
+        raise PluginRunError(f"{mask_secrets(options.add_url)}: adding memory {memory.id} failed: {reason}.")
 
     def empty_hint(self) -> str | None:
         options = self.options
@@ -177,7 +177,7 @@ class HTTPRetriever(RemoteRetriever):
         except httpx.TimeoutException:
             raise QueryFailed(f"no answer within {options.timeout:g} s") from None
         except httpx.TransportError as error:
-            raise QueryFailed(f"{type(error).__name__} from {options.url}") from None
+            raise QueryFailed(f"{type(error).__name__} from {mask_secrets(options.url)}") from None
         finally:
             self.waited(started)
         if response.status_code >= 400:

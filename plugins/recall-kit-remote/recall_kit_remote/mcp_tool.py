@@ -13,7 +13,7 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import Any
 
-from recall_kit.plugin import Corpus, Hit, Memory, PluginRunError
+from recall_kit.plugin import Corpus, Hit, Memory, PluginRunError, mask_secrets
 from recall_kit_remote.base import (
     MEMORY_FIELDS,
     SEARCH_FIELDS,
@@ -27,6 +27,7 @@ from recall_kit_remote.base import (
     parse_template,
     read_hits,
     select,
+    split_command_line,
 )
 
 #: Seconds to connect and initialise a session.
@@ -80,7 +81,8 @@ class MCPSession:
     call tools; connection and teardown happen inside one task, as the SDK's transports require."""
 
     def __init__(self, command: str, url: str) -> None:
-        self.where = f"MCP server {url}" if url else f"MCP server command {command!r}"
+        # Quoted in messages: a password in the URL or an --api-key on the command line is masked.
+        self.where = f"MCP server {mask_secrets(url)}" if url else f"MCP server command {mask_secrets(command)!r}"
         self._command, self._url = command, url
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
@@ -230,7 +232,7 @@ class MCPRetriever(RemoteRetriever):
                                  "or url (streamable HTTP, -o mcp.url=http://host:port/mcp)")
             if self.url and not self.url.startswith(("http://", "https://")):
                 raise ValueError("url must be http://host:port/path or https://...")
-            if self.command and not shlex.split(self.command):
+            if self.command and not split_command_line(self.command, "mcp.command"):
                 raise ValueError("command names no program")
             if not self.tool or not self.query_arg:
                 raise ValueError("tool and query_arg must be given")

@@ -2,7 +2,7 @@
 
 It indexes the corpus recall-kit sends as its first message. For the failure tests only
 (`--faults`), a query naming a behaviour gets it: "garbled" (a line that is not JSON), "crash"
-(exits with status 3 after a line on stderr).
+(exits with status 3 after a line on stderr quoting the query, as real programs' errors do).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def main() -> int:
             continue
         text = message["text"]
         if faults and "crash" in text:
-            print("fatal: the index is corrupt", file=sys.stderr, flush=True)
+            print(f"fatal: the index is corrupt (query: {text})", file=sys.stderr, flush=True)
             return 3
         if faults and "garbled" in text:
             print("this is not json", flush=True)
