@@ -246,10 +246,11 @@ def judge(pool_path: str | Path, dataset_path: str | Path, out: str | Path,
 
 
 def build_judge(name: str | None, options: Mapping[str, Mapping[str, Any]] | None = None,
-                model: str | None = None, allow_remote: bool = False) -> RelevanceJudge:
+                model: str | None = None, allow_remote: bool = False,
+                concurrency: int | None = None) -> RelevanceJudge:
     """The judge registered as `name` (None: the only one registered), its options from
-    `options[name]` (strings, from `-o NAME.KEY=VALUE`), with `--model` and `--allow-remote` filled
-    into its `model` / `allow_remote` fields."""
+    `options[name]` (strings, from `-o NAME.KEY=VALUE`), with `--model`, `--allow-remote` and
+    `--concurrency` filled into its `model` / `allow_remote` / `concurrency` fields."""
     from recall_kit.registry import judges
 
     if name is None:
@@ -266,7 +267,8 @@ def build_judge(name: str | None, options: Mapping[str, Mapping[str, Any]] | Non
     raw = dict((options or {}).get(name) or {})
     fields = {item.name for item in dataclasses.fields(judges.get(name).obj.Options)} \
         if dataclasses.is_dataclass(judges.get(name).obj.Options) else set()
-    for flag, key, value in (("--model", "model", model), ("--allow-remote", "allow_remote", allow_remote or None)):
+    for flag, key, value in (("--model", "model", model), ("--allow-remote", "allow_remote", allow_remote or None),
+                             ("--concurrency", "concurrency", concurrency)):
         if value is None:
             continue
         if key not in fields:
@@ -315,14 +317,15 @@ def judge_with(judge: RelevanceJudge, pool_path: str | Path, dataset_path: str |
     show(f"{len(pairs) - len(pending)} of {len(pairs)} pairs already judged; {len(pending)} to go.")
     from recall_kit.progress import progress_bar
 
-    with progress_bar(len(pending), "judge: grading pairs") as advance:
-        for qid, doc in pending:
+    journal.parent.mkdir(parents=True, exist_ok=True)  # check_outputs said it would be created
+    known = [(qid, doc) for qid, doc in pending if qid in queries and dataset.corpus.get(doc) is not None]
+    counts["not_in_dataset"] = len(pending) - len(known)
+    # The judge may grade concurrently; grades come back in pool order, so the files written are
+    # the same at any concurrency.
+    graded = judge.grade_many([(queries[qid], dataset.corpus.get(doc)) for qid, doc in known])
+    with progress_bar(len(known), "judge: grading pairs") as advance:
+        for (qid, doc), answer in zip(known, graded, strict=True):
             advance(1)
-            memory = dataset.corpus.get(doc)
-            if memory is None or qid not in queries:
-                counts["not_in_dataset"] += 1
-                continue
-            answer = judge.grade(queries[qid], memory)
             if answer is None:
                 counts["skipped"] += 1
                 continue
