@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -280,7 +281,9 @@ def build_judge(name: str | None, options: Mapping[str, Mapping[str, Any]] | Non
 def judge_with(judge: RelevanceJudge, pool_path: str | Path, dataset_path: str | Path, out: str | Path,
                show: Callable[[str], None] = print) -> dict[str, int]:
     """`recall-kit judge --model`: grade every pair of the pool that `out` (and its journal) does
-    not hold yet with `judge`, each grade appended to the journal as it comes, the qrels file
+    not hold yet with `judge`, each grade appended to the journal as it comes (fsynced at least
+    once a second and at the end: a machine crash loses at most the last second's grades, which
+    a rerun asks for again), the qrels file
     rewritten atomically (every 50 grades and at the end). `out` holds the judge's grades only
     (not the dataset's qrels), so `recall-kit agreement` compares judges on the pool alone.
 
@@ -323,7 +326,8 @@ def judge_with(judge: RelevanceJudge, pool_path: str | Path, dataset_path: str |
     # The judge may grade concurrently; grades come back in pool order, so the files written are
     # the same at any concurrency.
     graded = judge.grade_many([(queries[qid], dataset.corpus.get(doc)) for qid, doc in known])
-    with progress_bar(len(known), "judge: grading pairs") as advance:
+    synced = time.monotonic()
+    with progress_bar(len(known), "judge: grading pairs") as advance, journal.open("a", encoding="utf-8") as handle:
         for (qid, doc), answer in zip(known, graded, strict=True):
             advance(1)
             if answer is None:
@@ -332,15 +336,18 @@ def judge_with(judge: RelevanceJudge, pool_path: str | Path, dataset_path: str |
             grade = answer
             if grade not in GRADES:
                 raise PluginRunError(f"Judge returned grade {grade!r} for query {qid}, id {doc}; grades are 0-3.")
-            with journal.open("a", encoding="utf-8") as handle:
-                handle.write(json.dumps({"query_id": qid, "doc_id": doc, "grade": grade}) + "\n")
-                handle.flush()
+            handle.write(json.dumps({"query_id": qid, "doc_id": doc, "grade": grade}) + "\n")
+            handle.flush()  # in the OS at once; on disk within a second (an fsync a grade would
+            if time.monotonic() - synced >= 1.0:  # bound a fast judge to the disk's pace)
                 os.fsync(handle.fileno())
+                synced = time.monotonic()
             grades.setdefault(qid, {})[doc] = grade
             graded_here.add(qid)
             counts["graded"] += 1
             if counts["graded"] % 50 == 0:
                 write()
+        handle.flush()
+        os.fsync(handle.fileno())
     write()
     counts["left"] = sum(1 for qid, doc in pairs if doc not in grades.get(qid, {}))
     show(f"Saved {counts['graded']} new grades to {out}; {counts['left']} of {len(pairs)} pairs unjudged"

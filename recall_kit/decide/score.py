@@ -61,10 +61,13 @@ class ScoredRun:
 
     def queries(self) -> dict[str, dict[str, float]]:
         """query id -> metric -> value: what ``score --json`` writes per run."""
-        # One conversion per metric (float64, as float() of each value gives), not one per value.
-        columns = {name: np.asarray(values, dtype=np.float64).tolist() for name, values in self.values.items()}
-        return {query_id: {name: column[i] for name, column in columns.items()}
-                for i, query_id in enumerate(self.query_ids)}
+        # One matrix (float64, as float() of each value gives), its rows zipped with the names:
+        # the per-value work stays in C.
+        names = list(self.values)
+        if not names:
+            return {query_id: {} for query_id in self.query_ids}
+        rows = np.column_stack([np.asarray(self.values[name], dtype=np.float64) for name in names]).tolist()
+        return {query_id: dict(zip(names, row)) for query_id, row in zip(self.query_ids, rows, strict=True)}
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from recall_kit.plugin import OptionError, RecallKitError, atomic_open, user_cache_folder
-from recall_kit_llm.calls import (CallStats, Progress, async_model, effective_concurrency, ordered_map,
-                                  run_async)
+from recall_kit_llm.calls import CallStats, Progress, effective_concurrency, ordered_map, reuse_clients
 
 #: Plugins whose models run on this machine (their top-level module names). Any other model
 #: counts as remote unless the user names it in RECALL_KIT_LLM_LOCAL.
@@ -224,7 +223,7 @@ class JsonAsker:
     def __init__(self, model: Any, prompt_version: str, cache: CallCache, retries: int = 4,
                  retry_wait: float = 1.0, tries: int = 3, concurrency: int | None = None,
                  max_tokens: int | None = None) -> None:
-        self.model = model
+        self.model = reuse_clients(model)
         self.prompt_version = prompt_version
         self.cache = cache
         self.retries = retries
@@ -232,8 +231,6 @@ class JsonAsker:
         self.tries = tries
         self.max_tokens = max_tokens if max_tokens and _takes_option(model, "max_tokens") else None
         self.concurrency = effective_concurrency(model, concurrency, f"model {model.model_id!r}")
-        # Calls in flight go through llm's async model where the plugin has one (one event loop).
-        self._async = async_model(model) if self.concurrency > 1 else None
         self.stats = CallStats()
 
     def _text(self, system: str, prompt: str, schema: Mapping[str, Any], attempt: int) -> tuple[str, str]:
@@ -261,8 +258,6 @@ class JsonAsker:
 
         def call() -> tuple[str, Any]:
             # Never response.log_to_db(): no prompt reaches llm's logs.
-            if self._async is not None:
-                return run_async(_ask_async(self._async, text, kwargs))  # type: ignore[no-any-return]
             response = self.model.prompt(text, stream=False, **kwargs)
             return str(response.text()), response.usage()
 
@@ -340,8 +335,3 @@ def cost_line(what: str, cost: Mapping[str, Any], before: bool) -> str:
     return (f"{what}: {cost['calls']:,} model calls, {cost['cached']:,} cached, {cost['retried']:,} retried, "
             f"{cost['input_tokens']:,} input and {cost['output_tokens']:,} output tokens, "
             f"{cost['seconds']:,} s at concurrency {cost['concurrency']}")
-
-
-async def _ask_async(model: Any, text: str, kwargs: Mapping[str, Any]) -> tuple[str, Any]:
-    response = model.prompt(text, stream=False, **kwargs)
-    return str(await response.text()), await response.usage()
