@@ -13,7 +13,7 @@ from recall_kit.reporting.formats import _numeric, _simple_table, format_table
 from recall_kit.types import ReportTable
 
 CELLS = ["1", "-2.5000", " 3 ", "abc", "", "q_1", "1_0", "nan", "inf", "1e5", "x y", 7, 0, -3, "0.0000", "  ",
-         "+0.05", "20000.0000"]
+         "+0.05", "20000.0000", ".5", "1.", "-0", "1e-5"]
 
 
 def _tabulate(headers, rows):

@@ -7,6 +7,7 @@ the scoring settings); its `report()` is what the command prints, its `to_dict()
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -17,7 +18,7 @@ import numpy as np
 
 from recall_kit.errors import DatasetError, OptionError, RecallKitError, ResultFileError
 from recall_kit.measure.evaluation import RunScores, canonical_metric_name, score_run_files
-from recall_kit.reporting.formats import four_places
+from recall_kit.reporting.formats import FOUR_PLACES, four_places
 from recall_kit.types import Hit, Report, ReportTable
 
 if TYPE_CHECKING:  # the comparison's modules are imported only when several runs are compared
@@ -118,9 +119,10 @@ class ScoredRuns:
 
         def value_rows(run: ScoredRun) -> list[list[Any]]:
             rows = [["all", run.n_queries, *(four_places(run.overall[name]) for name in names)]]
-            if per_query:
-                rows += [[qid, 1, *(four_places(run.values[name][i]) for name in names)]
-                         for i, qid in enumerate(run.query_ids)]
+            if per_query:  # four_places column by column, the loop over values in C
+                columns = [list(map(FOUR_PLACES, np.asarray(run.values[name], dtype=np.float64).tolist()))
+                           for name in names]
+                rows += [list(row) for row in zip(run.query_ids, itertools.repeat(1), *columns)]
             return rows
 
         against = Path(self.qrels).name if self.qrels is not None else "the qrels"

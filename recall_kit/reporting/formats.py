@@ -5,13 +5,18 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 
 from recall_kit.types import Report, Reporter, ReportTable
 
 
+#: `four_places` as a bound method, for `map` over a column (the loop in C).
+FOUR_PLACES = "{:.4f}".format
+
+
 def four_places(value: float) -> str:
     """A value as every comparison and score table shows it: four decimals."""
-    return f"{value:.4f}"
+    return FOUR_PLACES(value)
 
 
 def format_table(table: ReportTable, tablefmt: str) -> str:
@@ -52,34 +57,37 @@ def _numeric(value: object) -> bool:
     return True
 
 
+_DECIMALS = re.compile(r"[-+]?[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?(?:\n[-+]?[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?)*")
+
+
 def _simple_table(table: ReportTable) -> str | None:
     """tabulate's "simple" format, byte for byte, for tables of plain ASCII text and whole
     numbers, with the work per cell in C (a 20,000-query `score -q` table is 2 million cells, 60 s
     through tabulate on a loaded machine); None for any other table (tabulate draws it)."""
-    import numpy as np
-
     rows = table.rows
     headers = [str(header) for header in table.headers]
     if any(len(row) != len(headers) for row in rows):
         return None
     columns: list[list[str]] = []
-    for column in zip(*rows, strict=True) if rows else [() for _ in headers]:
-        if not set(map(type, column)) <= {str, int}:
-            return None
-        columns.append(list(map(str.strip, map(str, column))))
-    text = "".join(headers) + "".join("".join(column) for column in columns)
-    if not text.isascii() or "\n" in text or "\x1b" in text or "\t" in text:
-        return None
     align = []
-    for column, original in zip(columns, zip(*rows, strict=True) if rows else columns, strict=True):
-        numeric = False
-        if column:
-            try:
-                np.asarray(column, dtype=np.float64)
-                numeric = True
-            except ValueError:  # a cell numpy does not read: ask Python's float() as tabulate's caller does
-                numeric = all(_numeric(cell) for cell in original)
+    for column in zip(*rows, strict=True) if rows else [() for _ in headers]:
+        kinds = set(map(type, column))
+        if not kinds <= {str, int}:
+            return None
+        cells = list(map(str, column)) if int in kinds else list(column)
+        text = "\n".join(cells)
+        if not text.isascii() or "\x1b" in text or "\t" in text or "\r" in text or "\n" in "".join(cells):
+            return None
+        if " " in text:  # tabulate strips each cell
+            cells = list(map(str.strip, cells))
+            text = "\n".join(cells)
+        # Right-aligned when every cell is a number: plain decimals are checked in one regex pass,
+        # anything else (nan, 1_0, a query id) cell by cell as format_table does.
+        numeric = bool(cells) and (_DECIMALS.fullmatch(text) is not None or all(_numeric(cell) for cell in column))
+        columns.append(cells)
         align.append(">" if numeric else "<")
+    if not "".join(headers).isascii() or any("\n" in header for header in headers):
+        return None
     widths = [max(len(header) + 2, max(map(len, column), default=0)) for header, column in zip(headers, columns, strict=True)]
     line = "  ".join(f"{{:{a}{w}}}" for a, w in zip(align, widths, strict=True))
     out = [line.format(*headers).rstrip(), "  ".join("-" * width for width in widths).rstrip()]
