@@ -321,11 +321,12 @@ def judge_with(judge: RelevanceJudge, pool_path: str | Path, dataset_path: str |
     from recall_kit.progress import progress_bar
 
     journal.parent.mkdir(parents=True, exist_ok=True)  # check_outputs said it would be created
-    known = [(qid, doc) for qid, doc in pending if qid in queries and dataset.corpus.get(doc) is not None]
+    memories = {doc: memory for _, doc in pending if (memory := dataset.corpus.get(doc)) is not None}
+    known = [(qid, doc) for qid, doc in pending if qid in queries and doc in memories]
     counts["not_in_dataset"] = len(pending) - len(known)
     # The judge may grade concurrently; grades come back in pool order, so the files written are
     # the same at any concurrency.
-    graded = judge.grade_many([(queries[qid], dataset.corpus.get(doc)) for qid, doc in known])
+    graded = judge.grade_many([(queries[qid], memories[doc]) for qid, doc in known])
     synced = time.monotonic()
     with progress_bar(len(known), "judge: grading pairs") as advance, journal.open("a", encoding="utf-8") as handle:
         for (qid, doc), answer in zip(known, graded, strict=True):

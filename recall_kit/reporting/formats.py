@@ -9,7 +9,6 @@ import re
 
 from recall_kit.types import Report, Reporter, ReportTable
 
-
 #: `four_places` as a bound method, for `map` over a column (the loop in C).
 FOUR_PLACES = "{:.4f}".format
 

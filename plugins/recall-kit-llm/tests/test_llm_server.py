@@ -176,7 +176,7 @@ def test_generators_through_the_server_same_dataset_at_any_concurrency(serve, tm
 def test_llm_embed_through_the_server_in_batches_in_flight(serve, tmp_path):
     from recall_kit_llm.embed import LlmEmbedRetriever
 
-    from recall_kit.dataset import load_dataset
+    from recall_kit.plugin import load_dataset
 
     server = serve(delay=0.02)
     dataset = load_dataset(example_datasets()["memories"])
