@@ -27,24 +27,14 @@ def format_table(table: ReportTable, tablefmt: str) -> str:
             return fast
     from tabulate import tabulate
 
-    def numeric(value: object) -> bool:
-        if isinstance(value, bool):
-            return False
-        if isinstance(value, (int, float)):
-            return True
-        try:
-            float(str(value))
-        except ValueError:
-            return False
-        return True
-
     columns = list(zip(*table.rows)) if table.rows else [() for _ in table.headers]
-    align = ["right" if column and all(numeric(cell) for cell in column) else "left" for column in columns]
+    align = ["right" if column and all(_numeric(cell) for cell in column) else "left" for column in columns]
     return tabulate(table.rows, headers=table.headers, tablefmt=tablefmt, disable_numparse=True,
                     colalign=align or None)
 
 
 def _numeric(value: object) -> bool:
+    """A number, or text that reads as one (a column of them is right-aligned)."""
     if isinstance(value, bool):
         return False
     if isinstance(value, (int, float)):
