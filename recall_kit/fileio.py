@@ -220,6 +220,18 @@ def write_json_atomic(path: str | Path, data: Any) -> None:
         stream.write("\n")
 
 
+def write_large_json_atomic(path: str | Path, data: Any) -> None:
+    """`write_json_atomic` for documents of millions of values (score --json: every query's every
+    measure): serialised by orjson in one C pass, not json's Python encoder (1.8 s of 4.1 s at
+    20,000 queries x all_trec). The same document, indented by 2, UTF-8; floats in their shortest
+    form as orjson writes them (1e-05 reads 1e-5), numpy values as numbers, NaN as null."""
+    import orjson
+
+    with atomic_open(path, "wb") as stream:
+        stream.write(orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY
+                                  | orjson.OPT_APPEND_NEWLINE))
+
+
 def write_jsonl_atomic(path: str | Path, rows: Any) -> None:
     with atomic_open(path) as stream:
         for row in rows:

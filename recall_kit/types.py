@@ -600,6 +600,13 @@ class RelevanceJudge(ABC):
         """The grade (0-3: not, partly, relevant, highly relevant) of `memory` for `query`, or
         None when no usable answer came (counted as skipped; asked again in a later run)."""
 
+    def grade_many(self, pairs: Sequence[tuple[Query, Memory]]) -> Iterator[int | None]:
+        """The grades of `pairs`, yielded in their order as `grade` gives them; a judge may
+        compute them concurrently (the host records each as it is yielded, so what it writes
+        does not depend on which answer came first). Default: `grade` one pair at a time."""
+        for query, memory in pairs:
+            yield self.grade(query, memory)
+
     def provenance(self) -> Mapping[str, Any]:
         """How the grades were made (model, prompt version), written as ``_``-prefixed fields on
         each qrels row; never memory text."""

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 import typer.core
 
-from recall_kit.cli.options import DatasetOption, ReportOption, emit_report
+from recall_kit.cli.options import ConcurrencyOption, DatasetOption, ReportOption, emit_report
 from recall_kit.cli.style import _ClickStyleGroup
 from recall_kit.errors import RecallKitError
 
@@ -208,6 +208,7 @@ def dataset_generate_command(
     out: Annotated[Path | None, typer.Option("--out-dir", "--out", metavar="DIR", help="Dataset folder to write (default: DIR itself).")] = None,
     model: Annotated[str | None, typer.Option("--model", help="The model (its `llm` name) of the generators that take one.")] = None,
     allow_remote: Annotated[bool, typer.Option("--allow-remote", help="Let --model be a remote model: memory text leaves this machine.")] = False,
+    concurrency: ConcurrencyOption = None,
 ) -> None:
     """Generate queries and qrels from a corpus, appended to the dataset's strata (validated, atomic)."""
     from recall_kit.curate.generate import generate_into, parse_generator_requests, with_model_flags
@@ -215,7 +216,7 @@ def dataset_generate_command(
 
     _refuse_writing_example(path, out is None)
     requests = parse_generator_requests(exact, paraphrase, multihop, generator or [])
-    options = with_model_flags(requests, parse_option_assignments(option or []), model, allow_remote)
+    options = with_model_flags(requests, parse_option_assignments(option or []), model, allow_remote, concurrency)
     summary = generate_into(path, requests, seed=seed, out=out, options=options)
     for line in summary.lines():
         typer.echo(line)
@@ -284,6 +285,7 @@ def judge_command(
     judge_name: Annotated[str | None, typer.Option("--judge", metavar="NAME", help="The registered judge --model uses, when several are (see 'recall-kit list judges').")] = None,
     allow_remote: Annotated[bool, typer.Option("--allow-remote", help="Let --model be a remote model: memory text leaves this machine.")] = False,
     option: Annotated[list[str] | None, typer.Option("--option", "-o", help="NAME.KEY=VALUE for the judge: llm.retries=5.")] = None,
+    concurrency: ConcurrencyOption = None,
 ) -> None:
     """Judge pooled candidates in the terminal, one at a time (0-3, s skip, q quit, ? help).
     Saved after every answer; run it again to resume. Shows memory text, locally, by necessity.
@@ -293,7 +295,7 @@ def judge_command(
     if model is not None or judge_name is not None:
         from recall_kit.measure.system import parse_option_assignments
 
-        made = build_judge(judge_name, parse_option_assignments(option or []), model, allow_remote)
+        made = build_judge(judge_name, parse_option_assignments(option or []), model, allow_remote, concurrency)
         counts = judge_with(made, pool, dataset, out, show=lambda line: typer.echo(line, err=True))
     else:
         counts = judge(pool, dataset, out)

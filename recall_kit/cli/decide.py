@@ -43,7 +43,7 @@ def score_command(
     """Score TREC run files against TREC qrels, as trec_eval does; with several runs, compare each
     with the first as 'compare' does (paired deltas, intervals, Holm-corrected p-values)."""
     from recall_kit.decide.score import score_files
-    from recall_kit.fileio import check_outputs, write_json_atomic
+    from recall_kit.fileio import check_outputs, write_large_json_atomic
 
     check_outputs({"--json": json_out, "--output": output}, inputs={"--qrels": qrels, **{f"--run {r}": r for r in run}})
     outcome = score_files(qrels, run, _split_names(metrics), complete=complete, ties=ties,
@@ -51,7 +51,7 @@ def score_command(
                           primary=_split_names(primary), n_resamples=bootstrap, seed=seed, depth=max_depth,
                           test=test)
     if json_out is not None:
-        write_json_atomic(json_out, outcome.to_dict())
+        write_large_json_atomic(json_out, outcome.to_dict())
         typer.echo(f"Wrote {json_out}", err=True)
     emit_report(outcome.report(per_query=per_query), report, output)
 

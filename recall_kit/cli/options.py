@@ -54,6 +54,7 @@ RelevanceLevelOption = Annotated[int, typer.Option("--relevance-level", "-l", me
 JudgedOnlyOption = Annotated[bool, typer.Option("--judged-only", "-J", help="Drop unjudged ids from each ranking before scoring (trec_eval -J).")]
 PrimaryOption = Annotated[list[str] | None, typer.Option("--primary", metavar="LIST", autocompletion=complete_metrics, help="Decision metrics, comma-separated: Holm runs over their all-queries rows; the rest is exploratory (default: the first metric compared).")]
 BootstrapOption = Annotated[int, typer.Option("--bootstrap", metavar="INTEGER", help="Bootstrap and randomisation resamples.")]
+ConcurrencyOption = Annotated[int | None, typer.Option("--concurrency", metavar="N", min=1, help="Model calls in flight (default 16); a model that runs in this process takes one at a time.")]
 ReportOption = Annotated[str, typer.Option("--report", metavar="NAME", callback=_check_reporter, autocompletion=complete_reporter, help="Output format: a reporter name.")]
 TestOption = Annotated[str, typer.Option("--test", metavar="NAME", autocompletion=complete_test, help="The p-value's test: randomisation, bootstrap, t-test, wilcoxon or tukey.")]
 OutputOption = Annotated[Path | None, typer.Option("--output", metavar="PATH", help="Write the report to this file instead of stdout.")]

@@ -256,9 +256,10 @@ def with_model_flags(
     options: Mapping[str, Mapping[str, Any]] | None,
     model: str | None = None,
     allow_remote: bool = False,
+    concurrency: int | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """`options` with `--model` and `--allow-remote` filled into the `model` / `allow_remote`
-    option of each requested generator; a generator without such an option refuses the flag
+    """`options` with `--model`, `--allow-remote` and `--concurrency` filled into the `model` /
+    `allow_remote` / `concurrency` option of each requested generator; a generator without such an option refuses the flag
     (`--exact 40 --model X` would silently not use X)."""
     import dataclasses
 
@@ -266,7 +267,8 @@ def with_model_flags(
     for name, _ in requests:
         declared = generators.get(name).obj.Options
         fields = {item.name for item in dataclasses.fields(declared)} if dataclasses.is_dataclass(declared) else set()
-        for flag, key, value in (("--model", "model", model), ("--allow-remote", "allow_remote", allow_remote or None)):
+        for flag, key, value in (("--model", "model", model), ("--allow-remote", "allow_remote", allow_remote or None),
+                                 ("--concurrency", "concurrency", concurrency)):
             if value is None:
                 continue
             if key not in fields:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -246,10 +247,11 @@ def judge(pool_path: str | Path, dataset_path: str | Path, out: str | Path,
 
 
 def build_judge(name: str | None, options: Mapping[str, Mapping[str, Any]] | None = None,
-                model: str | None = None, allow_remote: bool = False) -> RelevanceJudge:
+                model: str | None = None, allow_remote: bool = False,
+                concurrency: int | None = None) -> RelevanceJudge:
     """The judge registered as `name` (None: the only one registered), its options from
-    `options[name]` (strings, from `-o NAME.KEY=VALUE`), with `--model` and `--allow-remote` filled
-    into its `model` / `allow_remote` fields."""
+    `options[name]` (strings, from `-o NAME.KEY=VALUE`), with `--model`, `--allow-remote` and
+    `--concurrency` filled into its `model` / `allow_remote` / `concurrency` fields."""
     from recall_kit.registry import judges
 
     if name is None:
@@ -266,7 +268,8 @@ def build_judge(name: str | None, options: Mapping[str, Mapping[str, Any]] | Non
     raw = dict((options or {}).get(name) or {})
     fields = {item.name for item in dataclasses.fields(judges.get(name).obj.Options)} \
         if dataclasses.is_dataclass(judges.get(name).obj.Options) else set()
-    for flag, key, value in (("--model", "model", model), ("--allow-remote", "allow_remote", allow_remote or None)):
+    for flag, key, value in (("--model", "model", model), ("--allow-remote", "allow_remote", allow_remote or None),
+                             ("--concurrency", "concurrency", concurrency)):
         if value is None:
             continue
         if key not in fields:
@@ -278,7 +281,9 @@ def build_judge(name: str | None, options: Mapping[str, Mapping[str, Any]] | Non
 def judge_with(judge: RelevanceJudge, pool_path: str | Path, dataset_path: str | Path, out: str | Path,
                show: Callable[[str], None] = print) -> dict[str, int]:
     """`recall-kit judge --model`: grade every pair of the pool that `out` (and its journal) does
-    not hold yet with `judge`, each grade appended to the journal as it comes, the qrels file
+    not hold yet with `judge`, each grade appended to the journal as it comes (fsynced at least
+    once a second and at the end: a machine crash loses at most the last second's grades, which
+    a rerun asks for again), the qrels file
     rewritten atomically (every 50 grades and at the end). `out` holds the judge's grades only
     (not the dataset's qrels), so `recall-kit agreement` compares judges on the pool alone.
 
@@ -315,29 +320,35 @@ def judge_with(judge: RelevanceJudge, pool_path: str | Path, dataset_path: str |
     show(f"{len(pairs) - len(pending)} of {len(pairs)} pairs already judged; {len(pending)} to go.")
     from recall_kit.progress import progress_bar
 
-    with progress_bar(len(pending), "judge: grading pairs") as advance:
-        for qid, doc in pending:
+    journal.parent.mkdir(parents=True, exist_ok=True)  # check_outputs said it would be created
+    memories = {doc: memory for _, doc in pending if (memory := dataset.corpus.get(doc)) is not None}
+    known = [(qid, doc) for qid, doc in pending if qid in queries and doc in memories]
+    counts["not_in_dataset"] = len(pending) - len(known)
+    # The judge may grade concurrently; grades come back in pool order, so the files written are
+    # the same at any concurrency.
+    graded = judge.grade_many([(queries[qid], memories[doc]) for qid, doc in known])
+    synced = time.monotonic()
+    with progress_bar(len(known), "judge: grading pairs") as advance, journal.open("a", encoding="utf-8") as handle:
+        for (qid, doc), answer in zip(known, graded, strict=True):
             advance(1)
-            memory = dataset.corpus.get(doc)
-            if memory is None or qid not in queries:
-                counts["not_in_dataset"] += 1
-                continue
-            answer = judge.grade(queries[qid], memory)
             if answer is None:
                 counts["skipped"] += 1
                 continue
             grade = answer
             if grade not in GRADES:
                 raise PluginRunError(f"Judge returned grade {grade!r} for query {qid}, id {doc}; grades are 0-3.")
-            with journal.open("a", encoding="utf-8") as handle:
-                handle.write(json.dumps({"query_id": qid, "doc_id": doc, "grade": grade}) + "\n")
-                handle.flush()
+            handle.write(json.dumps({"query_id": qid, "doc_id": doc, "grade": grade}) + "\n")
+            handle.flush()  # in the OS at once; on disk within a second (an fsync a grade would
+            if time.monotonic() - synced >= 1.0:  # bound a fast judge to the disk's pace)
                 os.fsync(handle.fileno())
+                synced = time.monotonic()
             grades.setdefault(qid, {})[doc] = grade
             graded_here.add(qid)
             counts["graded"] += 1
             if counts["graded"] % 50 == 0:
                 write()
+        handle.flush()
+        os.fsync(handle.fileno())
     write()
     counts["left"] = sum(1 for qid, doc in pairs if doc not in grades.get(qid, {}))
     show(f"Saved {counts['graded']} new grades to {out}; {counts['left']} of {len(pairs)} pairs unjudged"

@@ -7,6 +7,7 @@ the scoring settings); its `report()` is what the command prints, its `to_dict()
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ import numpy as np
 from recall_kit.errors import DatasetError, OptionError, RecallKitError, ResultFileError
 from recall_kit.measure.evaluation import RunScores, canonical_metric_name, score_run_files
 from recall_kit.measure.metric_names import display_names
-from recall_kit.reporting.formats import four_places
+from recall_kit.reporting.formats import FOUR_PLACES, four_places
 from recall_kit.types import Hit, Report, ReportTable
 
 if TYPE_CHECKING:  # the comparison's modules are imported only when several runs are compared
@@ -64,10 +65,13 @@ class ScoredRun:
 
     def queries(self) -> dict[str, dict[str, float]]:
         """query id -> metric -> value: what ``score --json`` writes per run."""
-        # One conversion per metric (float64, as float() of each value gives), not one per value.
-        columns = {name: np.asarray(values, dtype=np.float64).tolist() for name, values in self.values.items()}
-        return {query_id: {name: column[i] for name, column in columns.items()}
-                for i, query_id in enumerate(self.query_ids)}
+        # One matrix (float64, as float() of each value gives), its rows zipped with the names:
+        # the per-value work stays in C.
+        names = list(self.values)
+        if not names:
+            return {query_id: {} for query_id in self.query_ids}
+        rows = np.column_stack([np.asarray(self.values[name], dtype=np.float64) for name in names]).tolist()
+        return {query_id: dict(zip(names, row)) for query_id, row in zip(self.query_ids, rows, strict=True)}
 
 
 @dataclass(frozen=True)
@@ -153,14 +157,20 @@ class ScoredRuns:
 
         def value_rows(run: ScoredRun) -> list[list[Any]]:
             rows = [["all", run.n_queries, *(shown(name, run.overall[name]) for name in names)]]
-            if per_query and wide:
-                rows += [[qid, 1, *(shown(name, run.values[name][i]) for name in names)]
-                         for i, qid in enumerate(run.query_ids)]
+            if per_query and wide:  # formatted column by column, the loop over values in C
+                rows += [list(row) for row in zip(run.query_ids, itertools.repeat(1), *columns(run))]
             return rows
 
+        def columns(run: ScoredRun) -> list[list[str]]:
+            """Each metric's per-query values as the table shows them, one column at a time."""
+            return [list(map(str, np.asarray(run.values[name]).astype(np.int64).tolist())) if name in whole
+                    else list(map(FOUR_PLACES, np.asarray(run.values[name], dtype=np.float64).tolist()))
+                    for name in names]
+
         def long_rows(run: ScoredRun) -> list[list[Any]]:
-            return [[qid, head, shown(name, run.values[name][i])]
-                    for i, qid in enumerate(run.query_ids) for name, head in zip(names, heads, strict=True)]
+            shown_columns = columns(run)
+            return [[qid, head, column[i]] for i, qid in enumerate(run.query_ids)
+                    for head, column in zip(heads, shown_columns, strict=True)]
 
         several = self.comparison is not None
         wide = not per_query or _fits(["run"] * several + ["query", "n", *heads], width)

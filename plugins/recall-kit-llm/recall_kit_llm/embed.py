@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from recall_kit.plugin import Corpus, Hit, RecallKitError, Retriever
-from recall_kit_llm.models import CallCache, digest, get_embedding_model, with_retries
+from recall_kit_llm.calls import CallStats, Progress, effective_concurrency, ordered_map
+from recall_kit_llm.models import CallCache, digest, estimate_tokens, get_embedding_model, with_retries
 
 if TYPE_CHECKING:
     import numpy as np
@@ -20,12 +21,6 @@ EMBED_VERSION = "embed-1"
 
 class DryRun(RecallKitError):
     """A dry run stops here, having sent nothing; its message says what a run would send."""
-
-
-def estimate_tokens(text: str) -> int:
-    """A model-independent estimate: one token per 4 characters (OpenAI's rule of thumb), at least
-    one per word. Tokenizers differ; this is for budgeting, not billing."""
-    return max(len(text.split()), (len(text) + 3) // 4)
 
 
 class LlmEmbedRetriever(Retriever):
@@ -47,10 +42,14 @@ class LlmEmbedRetriever(Retriever):
         retry_wait: float = 1.0
         #: Count the texts (and estimated tokens) a run would send, then stop with nothing sent.
         dry_run: bool = False
+        #: Batches in flight (None: 16); a model that runs in this process takes one at a time.
+        concurrency: int | None = None
 
         def __post_init__(self) -> None:
             if self.batch_size is not None and self.batch_size < 1:
                 raise ValueError("batch_size must be at least 1")
+            if self.concurrency is not None and self.concurrency < 1:
+                raise ValueError("concurrency must be at least 1")
             if self.retries < 0 or self.retry_wait < 0:
                 raise ValueError("retries and retry_wait must be >= 0")
 
@@ -90,16 +89,25 @@ class LlmEmbedRetriever(Retriever):
                          f"(about {tokens:,} tokens) to {model.model_id}; {len(texts) - len(missing)} "
                          "are cached. Nothing was sent.")
         size = self.options.batch_size or getattr(model, "batch_size", None) or 32
+        stats = CallStats()
+
         def send(batch: list[int]) -> list[list[float]]:
             return [list(map(float, vector)) for vector in model.embed_multi([texts[i] for i in batch], batch_size=size)]
 
-        for start in range(0, len(missing), size):
-            batch = missing[start:start + size]
+        def sent(batch: list[int]) -> list[int]:
             got = with_retries(functools.partial(send, batch), self.options.retries, self.options.retry_wait,
-                               f"Embedding model {model.model_id!r}")
+                               f"Embedding model {model.model_id!r}", on_retry=lambda: stats.add(retried=1))
             for i, vector in zip(batch, got, strict=True):
                 vectors[i] = vector
-                cache.put(self._key(texts[i]), vector)
+                cache.put(self._key(texts[i]), vector)  # as it arrives: an interrupted run resumes
+            stats.add(calls=1)
+            return batch
+
+        batches = [missing[start:start + size] for start in range(0, len(missing), size)]
+        concurrency = effective_concurrency(model, self.options.concurrency, f"llm-embed {model.model_id!r}") \
+            if len(batches) > 1 else 1
+        for _ in ordered_map(sent, batches, concurrency, stats, Progress(f"llm-embed: {what}", len(batches), stats)):
+            pass
         self._stats["embedded_" + what] = self._stats.get("embedded_" + what, 0) + len(missing)
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)

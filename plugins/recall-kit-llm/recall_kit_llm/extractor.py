@@ -5,6 +5,7 @@ content hash. Options come through the graph's `extractor_options` (model:NAME,a
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -12,9 +13,11 @@ from recall_kit_graph import Extractor, Mention, Relation
 
 from recall_kit.plugin import Corpus, OptionError
 from recall_kit_llm.generators import ModelOptions, asker
-from recall_kit_llm.models import JsonAsker, digest
+from recall_kit_llm.models import JsonAsker, cost_line, digest
 
 EXTRACT_VERSION = "extract-1"
+#: Output-token cap of one memory's relations (a few dozen triples).
+EXTRACT_MAX_TOKENS = 1000
 RELATION_TYPES = ("did", "located_in", "happened_on", "with", "works_at", "works_on", "uses", "part_of",
                   "related_to")
 
@@ -65,6 +68,7 @@ def model_options(graph_options: Any) -> ModelOptions:
             allow_remote=str(raw.get("allow_remote", "false")).lower() in {"1", "true", "yes"},
             tries=int(raw.get("tries", 3)), retries=int(raw.get("retries", 4)),
             retry_wait=float(raw.get("retry_wait", 1.0)),
+            concurrency=int(raw["concurrency"]) if raw.get("concurrency") else None,
         )
     except ValueError as error:
         raise OptionError(f"graph.extractor_options: {error}") from None
@@ -84,18 +88,22 @@ class LlmExtractor(Extractor):
         return f"{EXTRACT_VERSION}:{self._options.model}"
 
     def extract(self, corpus: Corpus) -> Iterator[Mention | Relation]:
-        ask = asker(self._options, EXTRACT_VERSION)
-        for memory in corpus:
-            # The asker's cache is keyed by the prompt, i.e. the memory's content: a memory whose
-            # text did not change is never sent again.
-            found = ask.ask(EXTRACT_SYSTEM, f"MEMORY:\n{memory.content}\n\nExtract the relations.",
-                            RELATIONS_SCHEMA, _relations)
+        started = time.monotonic()
+        ask = asker(self._options, EXTRACT_VERSION, EXTRACT_MAX_TOKENS)
+        memories = list(corpus)
+        # The asker's cache is keyed by the prompt, i.e. the memory's content: a memory whose
+        # text did not change is never sent again. Answers come back in corpus order.
+        jobs = [(EXTRACT_SYSTEM, f"MEMORY:\n{memory.content}\n\nExtract the relations.", RELATIONS_SCHEMA, _relations)
+                for memory in memories]
+        print(cost_line("llm extractor", ask.estimate(job[:3] for job in jobs), before=True), file=sys.stderr)
+        for memory, found in zip(memories, ask.ask_many(jobs, "llm extractor", len(jobs)), strict=True):
             for head, relation, tail in found or ():
                 yield Mention(memory.id, head, "mentions", "relation")
                 yield Mention(memory.id, tail, "mentions", "relation")
                 yield Relation(head, relation, tail, memory.id)
         print(f"llm extractor: {len(corpus)} memories; {ask.stats.calls} model calls, {ask.stats.cached} cached, "
               f"{ask.stats.skipped} skipped (no usable answer)", file=sys.stderr)
+        print(cost_line("llm extractor", ask.cost(time.monotonic() - started), before=False), file=sys.stderr)
 
 
 __all__ = ["LlmExtractor", "digest"]

@@ -6,16 +6,19 @@ from __future__ import annotations
 
 import random
 import re
-from collections import defaultdict
+import time
+from collections import defaultdict, deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from recall_kit.plugin import Corpus, GeneratedQuery, Memory, QueryGenerator, content_words, word_overlap
-from recall_kit_llm.models import CallCache, JsonAsker, get_chat_model
+from recall_kit_llm.models import CallCache, JsonAsker, cost_line, get_chat_model
 
 PARAPHRASE_VERSION = "paraphrase-1"
 MULTIHOP_VERSION = "multihop-1"
+#: Output-token caps: a one-question JSON object needs a few dozen.
+QUESTION_MAX_TOKENS = 120
 
 QUESTION_SCHEMA = {
     "type": "object",
@@ -50,16 +53,24 @@ class ModelOptions:
     retry_wait: float = 1.0
     #: Keep every model answer in the user's cache folder: a rerun costs nothing.
     cache: bool = True
+    #: Model calls in flight (`--concurrency`; None: 16); a model that runs in this process takes
+    #: one at a time.
+    concurrency: int | None = None
+    #: Output tokens an answer may use (None: each part's own cap, sized to the JSON it asks for).
+    max_tokens: int | None = None
 
     def __post_init__(self) -> None:
         if self.tries < 1 or self.retries < 0 or self.retry_wait < 0:
             raise ValueError("tries must be >= 1, retries and retry_wait >= 0")
+        if (self.concurrency is not None and self.concurrency < 1) or (self.max_tokens is not None and self.max_tokens < 1):
+            raise ValueError("concurrency and max_tokens must be at least 1")
 
 
-def asker(options: Any, version: str) -> JsonAsker:
+def asker(options: Any, version: str, max_tokens: int | None = None) -> JsonAsker:
+    """The JsonAsker of a model part: its options, and `max_tokens` unless the options set one."""
     model = get_chat_model(options.model, options.allow_remote)
     return JsonAsker(model, version, CallCache(enabled=options.cache), options.retries, options.retry_wait,
-                     options.tries)
+                     options.tries, concurrency=options.concurrency, max_tokens=options.max_tokens or max_tokens)
 
 
 def question_check(memories: Sequence[Memory], max_overlap: float) -> Callable[[dict[str, Any]], tuple[str, float] | None]:
@@ -94,20 +105,32 @@ class ParaphraseGenerator(QueryGenerator):
         min_words: int = 6
 
     def generate(self, corpus: Corpus, count: int, seed: int) -> list[GeneratedQuery]:
-        ask = asker(self.options, PARAPHRASE_VERSION)
+        started = time.monotonic()
+        ask = asker(self.options, PARAPHRASE_VERSION, QUESTION_MAX_TOKENS)
         order = [m for m in corpus if len(content_words(m.content)) >= self.options.min_words]
         random.Random(seed).shuffle(order)
         queries: list[GeneratedQuery] = []
         used: set[str] = set()
-        for memory in order:
+        sent: deque[Memory] = deque()
+
+        def jobs() -> Iterator[Any]:
+            # Seeds go out ahead of the answers (concurrency at once) while questions are still
+            # wanted; answers are taken in seed order below, so the questions kept are those a
+            # one-at-a-time run keeps.
+            for memory in order:
+                if len(queries) >= count:
+                    return
+                if (memory.parent_id or memory.id) not in used:
+                    sent.append(memory)
+                    yield (PARAPHRASE_SYSTEM, f"MEMORY:\n{memory.content}\n\nWrite the question.",
+                           QUESTION_SCHEMA, question_check((memory,), self.options.max_overlap))
+
+        for found in ask.ask_many(jobs(), self.name):
+            memory = sent.popleft()
             if len(queries) >= count:
                 break
             unit = memory.parent_id or memory.id
-            if unit in used:
-                continue
-            found = ask.ask(PARAPHRASE_SYSTEM, f"MEMORY:\n{memory.content}\n\nWrite the question.",
-                            QUESTION_SCHEMA, question_check((memory,), self.options.max_overlap))
-            if found is None:
+            if unit in used or found is None:
                 continue
             used.add(unit)
             question, overlap = found
@@ -116,7 +139,7 @@ class ParaphraseGenerator(QueryGenerator):
                 provenance={"model": ask.model.model_id, "prompt_version": PARAPHRASE_VERSION,
                             "seed_ids": [memory.id], "overlap": round(overlap, 4)},
             ))
-        _report(self.name, ask, len(queries))
+        _report(self.name, ask, len(queries), started)
         return queries
 
 
@@ -176,22 +199,31 @@ class MultihopGenerator(QueryGenerator):
         max_overlap: float = 0.35
 
     def generate(self, corpus: Corpus, count: int, seed: int) -> list[GeneratedQuery]:
-        ask = asker(self.options, MULTIHOP_VERSION)
+        started = time.monotonic()
+        ask = asker(self.options, MULTIHOP_VERSION, QUESTION_MAX_TOKENS)
         pairs = list(bridged_pairs(corpus, self.options.max_share, self.options.max_pair_overlap))
         random.Random(seed).shuffle(pairs)
         queries: list[GeneratedQuery] = []
         used: set[str] = set()
-        for first, second in pairs:
+        sent: deque[tuple[Memory, Memory]] = deque()
+
+        def jobs() -> Iterator[Any]:  # sent ahead, taken in order: as ParaphraseGenerator does
+            for first, second in pairs:
+                if len(queries) >= count:
+                    return
+                if not used & {first.parent_id or first.id, second.parent_id or second.id}:
+                    sent.append((first, second))
+                    yield (MULTIHOP_SYSTEM,
+                           f"MEMORY 1:\n{first.content}\n\nMEMORY 2:\n{second.content}\n\nWrite the question.",
+                           QUESTION_SCHEMA, question_check((first, second), self.options.max_overlap))
+
+        for found in ask.ask_many(jobs(), self.name):
+            first, second = sent.popleft()
             if len(queries) >= count:
                 break
             units = [first.parent_id or first.id, second.parent_id or second.id]
-            if used & set(units):
+            if used & set(units) or found is None:
                 continue  # each memory seeds one question: no stratum dominated by a few memories
-            prompt = f"MEMORY 1:\n{first.content}\n\nMEMORY 2:\n{second.content}\n\nWrite the question."
-            found = ask.ask(MULTIHOP_SYSTEM, prompt, QUESTION_SCHEMA,
-                            question_check((first, second), self.options.max_overlap))
-            if found is None:
-                continue
             used.update(units)
             question, overlap = found
             queries.append(GeneratedQuery(
@@ -200,14 +232,15 @@ class MultihopGenerator(QueryGenerator):
                 provenance={"model": ask.model.model_id, "prompt_version": MULTIHOP_VERSION,
                             "seed_ids": [first.id, second.id], "overlap": round(overlap, 4)},
             ))
-        _report(self.name, ask, len(queries))
+        _report(self.name, ask, len(queries), started)
         return queries
 
 
-def _report(name: str, ask: JsonAsker, kept: int) -> None:
+def _report(name: str, ask: JsonAsker, kept: int, started: float) -> None:
     import sys
 
     stats = ask.stats
     print(f"{name}: {kept} kept; {stats.calls} model calls, {stats.cached} from the cache, "
           f"{stats.malformed} answers rejected (malformed or too close to the memory's words), "
           f"{stats.skipped} seeds skipped", file=sys.stderr)
+    print(cost_line(name, ask.cost(time.monotonic() - started), before=False), file=sys.stderr)

@@ -11,12 +11,12 @@ import os
 import random
 import re
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from recall_kit.plugin import OptionError, RecallKitError, atomic_open, debug_enabled, mask_secrets, user_cache_folder
+from recall_kit_llm.calls import CallStats, Progress, effective_concurrency, ordered_map, reuse_clients
 
 #: Plugins whose models run on this machine (their top-level module names). Any other model
 #: counts as remote unless the user names it in RECALL_KIT_LLM_LOCAL.
@@ -156,15 +156,42 @@ def _failure_kind(error: BaseException) -> str:
     return kind
 
 
-def with_retries(call: Callable[[], Any], retries: int, wait: float, what: str) -> Any:
-    """`call()`, tried again on transient errors up to `retries` times, waiting wait * 2**n
-    (plus up to 25% jitter) between tries; any other error, or the last one, as one line."""
+def retry_after(error: BaseException) -> float | None:
+    """The seconds a rate-limited answer asks to wait (`Retry-After`: seconds or an HTTP date;
+    `retry-after-ms`), at most 120; None when the error carries no such header."""
+    headers = getattr(getattr(error, "response", None), "headers", None)
+    if headers is None:
+        return None
+    try:
+        if headers.get("retry-after-ms") is not None:
+            return min(120.0, max(0.0, float(headers["retry-after-ms"]) / 1000))
+        value = headers.get("retry-after")
+        if value is None:
+            return None
+        try:
+            return min(120.0, max(0.0, float(value)))
+        except ValueError:
+            from email.utils import parsedate_to_datetime
+
+            return min(120.0, max(0.0, parsedate_to_datetime(value).timestamp() - time.time()))
+    except (TypeError, ValueError, AttributeError):
+        return None
+
+
+def with_retries(call: Callable[[], Any], retries: int, wait: float, what: str,
+                 on_retry: Callable[[], None] | None = None) -> Any:
+    """`call()`, tried again on transient errors up to `retries` times, waiting what the answer's
+    Retry-After asks, else wait * 2**n (plus up to 25% jitter); any other error, or the last one,
+    as one line. `on_retry()` is called before each new try (the progress line counts them)."""
     for attempt in range(retries + 1):
         try:
             return call()
         except Exception as error:  # noqa: BLE001 - every failure is classified, then one line
             if is_transient(error) and attempt < retries:
-                time.sleep(wait * 2**attempt * (1 + random.random() / 4))
+                asked = retry_after(error)
+                time.sleep(asked if asked is not None else wait * 2**attempt * (1 + random.random() / 4))
+                if on_retry is not None:
+                    on_retry()
                 continue
             import llm
 
@@ -188,54 +215,71 @@ def parse_json_answer(text: str) -> Any:
     return None
 
 
-@dataclass
-class CallStats:
-    """Counts of one run's model calls (printed, and written as provenance where useful)."""
+def estimate_tokens(text: str) -> int:
+    """A model-independent estimate: one token per 4 characters (OpenAI's rule of thumb), at least
+    one per word. Tokenizers differ; this is for budgeting, not billing."""
+    return max(len(text.split()), (len(text) + 3) // 4)
 
-    calls: int = 0
-    cached: int = 0
-    malformed: int = 0
-    skipped: int = 0
-    extra: dict[str, int] = field(default_factory=dict)
+
+def _takes_option(model: Any, name: str) -> bool:
+    fields = getattr(getattr(model, "Options", None), "model_fields", None) or {}
+    return name in fields
 
 
 class JsonAsker:
     """Asks one chat model for JSON answers: cached by content, retried when the call fails
-    transiently or the answer does not validate; gives up with None (counted) after `tries`."""
+    transiently or the answer does not validate; gives up with None (counted) after `tries`.
+    `ask_many` asks for many items at once (`concurrency` calls in flight), in order; answers are
+    capped at `max_tokens` output tokens where the model takes that option."""
 
     def __init__(self, model: Any, prompt_version: str, cache: CallCache, retries: int = 4,
-                 retry_wait: float = 1.0, tries: int = 3) -> None:
-        self.model = model
+                 retry_wait: float = 1.0, tries: int = 3, concurrency: int | None = None,
+                 max_tokens: int | None = None) -> None:
+        self.model = reuse_clients(model)
         self.prompt_version = prompt_version
         self.cache = cache
         self.retries = retries
         self.retry_wait = retry_wait
         self.tries = tries
+        self.max_tokens = max_tokens if max_tokens and _takes_option(model, "max_tokens") else None
+        self.concurrency = effective_concurrency(model, concurrency, f"model {model.model_id!r}")
         self.stats = CallStats()
 
-    def _raw(self, system: str, prompt: str, schema: Mapping[str, Any], attempt: int) -> str:
+    def _text(self, system: str, prompt: str, schema: Mapping[str, Any], attempt: int) -> tuple[str, str]:
         supports_schema = bool(getattr(self.model, "supports_schema", False))
         text = prompt if supports_schema else (
             f"{prompt}\n\nAnswer with one JSON object only, matching this JSON schema:\n{json.dumps(schema)}")
         if attempt:
             text += f"\n\n(Attempt {attempt + 1}: the previous answer was not usable; follow the rules exactly.)"
         key = digest({"model": self.model.model_id, "version": self.prompt_version, "system": system,
-                      "prompt": text, "schema": schema if supports_schema else None, "attempt": attempt})
+                      "prompt": text, "schema": schema if supports_schema else None, "attempt": attempt,
+                      **({"max_tokens": self.max_tokens} if self.max_tokens else {})})
+        return text, key
+
+    def _raw(self, system: str, prompt: str, schema: Mapping[str, Any], attempt: int) -> str:
+        text, key = self._text(system, prompt, schema, attempt)
         cached = self.cache.get(key)
         if isinstance(cached, str):
-            self.stats.cached += 1
+            self.stats.add(cached=1)
             return cached
+        kwargs: dict[str, Any] = {"system": system}
+        if getattr(self.model, "supports_schema", False):
+            kwargs["schema"] = dict(schema)
+        if self.max_tokens:
+            kwargs["max_tokens"] = self.max_tokens
 
-        def call() -> str:
-            kwargs: dict[str, Any] = {"system": system, "stream": False}
-            if supports_schema:
-                kwargs["schema"] = dict(schema)
-            response = self.model.prompt(text, **kwargs)
-            return str(response.text())  # never response.log_to_db(): no prompt reaches llm's logs
+        def call() -> tuple[str, Any]:
+            # Never response.log_to_db(): no prompt reaches llm's logs.
+            response = self.model.prompt(text, stream=False, **kwargs)
+            return str(response.text()), response.usage()
 
-        answer = with_retries(call, self.retries, self.retry_wait, f"Model {self.model.model_id!r}")
-        self.stats.calls += 1
-        self.cache.put(key, answer)
+        started = time.monotonic()
+        answer, usage = with_retries(call, self.retries, self.retry_wait, f"Model {self.model.model_id!r}",
+                                     on_retry=lambda: self.stats.add(retried=1))
+        self.stats.add(calls=1, call_seconds=time.monotonic() - started,
+                       input_tokens=getattr(usage, "input", None) or estimate_tokens(system + text),
+                       output_tokens=getattr(usage, "output", None) or estimate_tokens(answer))
+        self.cache.put(key, answer)  # as it arrives: an interrupted run resumes from here
         return answer
 
     def ask(self, system: str, prompt: str, schema: Mapping[str, Any],
@@ -247,6 +291,59 @@ class JsonAsker:
             value = validate(answer) if answer is not None else None
             if value is not None:
                 return value
-            self.stats.malformed += 1
-        self.stats.skipped += 1
+            self.stats.add(malformed=1)
+        self.stats.add(skipped=1)
         return None
+
+    def ask_many(self, jobs: Iterable[tuple[str, str, Mapping[str, Any], Callable[[dict[str, Any]], Any]]],
+                 label: str, total: int | None = None) -> Iterator[Any]:
+        """`ask(*job)` for each job, `concurrency` at once, yielded in the jobs' order (so what a
+        run writes does not depend on which answer came first); a progress line on stderr."""
+        return ordered_map(lambda job: self.ask(*job), jobs, self.concurrency, self.stats,
+                           Progress(label, total, self.stats))
+
+    def estimate(self, jobs: Iterable[tuple[str, str, Mapping[str, Any]]]) -> dict[str, Any]:
+        """The cost of asking `jobs` once each (before a run): calls to make, answers cached, input
+        tokens (estimated), output tokens (at most `max_tokens` a call, when capped), and seconds
+        from this model's mean time a call in an earlier run (None when there was none)."""
+        calls = cached = tokens = 0
+        for system, prompt, schema in jobs:
+            text, key = self._text(system, prompt, schema, 0)
+            if isinstance(self.cache.get(key), str):
+                cached += 1
+            else:
+                calls += 1
+                tokens += estimate_tokens(system + text)
+        mean = self.cache.get(_timing_key(self.model))
+        seconds = calls * mean / self.concurrency if isinstance(mean, (int, float)) else None
+        return {"calls": calls, "cached": cached, "input_tokens": tokens,
+                "output_tokens_at_most": calls * self.max_tokens if self.max_tokens else None,
+                "seconds": seconds, "concurrency": self.concurrency}
+
+    def cost(self, wall_seconds: float) -> dict[str, Any]:
+        """What a run cost (after it): calls, cached, retried, tokens (as the model reported them,
+        estimated where it did not), seconds. Keeps this model's mean time a call for `estimate`."""
+        stats = self.stats
+        if stats.calls:
+            self.cache.put(_timing_key(self.model), stats.call_seconds / stats.calls)
+        return {"calls": stats.calls, "cached": stats.cached, "retried": stats.retried,
+                "input_tokens": stats.input_tokens, "output_tokens": stats.output_tokens,
+                "seconds": round(wall_seconds, 1), "concurrency": self.concurrency}
+
+
+def _timing_key(model: Any) -> str:
+    return digest({"timing": model.model_id})
+
+
+def cost_line(what: str, cost: Mapping[str, Any], before: bool) -> str:
+    """One line of a cost (from `JsonAsker.estimate` or `.cost`); ids and numbers only."""
+    if before:
+        seconds = cost.get("seconds")
+        return (f"{what}: about {cost['calls']:,} model calls ({cost['cached']:,} answers cached), "
+                f"~{cost['input_tokens']:,} input tokens"
+                + (f", at most {cost['output_tokens_at_most']:,} output tokens" if cost.get("output_tokens_at_most") else "")
+                + (f", about {seconds:,.0f} s at concurrency {cost['concurrency']}" if seconds is not None
+                   else f"; time unknown until the first answers (concurrency {cost['concurrency']})"))
+    return (f"{what}: {cost['calls']:,} model calls, {cost['cached']:,} cached, {cost['retried']:,} retried, "
+            f"{cost['input_tokens']:,} input and {cost['output_tokens']:,} output tokens, "
+            f"{cost['seconds']:,} s at concurrency {cost['concurrency']}")

@@ -28,6 +28,7 @@ class ScriptedModel(llm.Model):
     and memory share, capped at 3. Extraction: each pair of adjacent capitalised names."""
 
     model_id = "recall-test"
+    in_process = True  # one call at a time, as any model in this process (the server tests run many)
     calls = 0
     #: Every prompt text received (kept in memory for the test's checks).
     prompts: list[str] = []
@@ -62,6 +63,7 @@ class HashingEmbedding(llm.EmbeddingModel):
     """A deterministic embedding: words hashed into 64 buckets. `failures` transient errors first."""
 
     model_id = "recall-test-embed"
+    in_process = True
     batch_size = 8
     failures = 0
     batches = 0

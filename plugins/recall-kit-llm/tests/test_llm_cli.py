@@ -86,7 +86,7 @@ def test_model_judge_writes_graded_qrels_with_provenance_and_resumes(llm_home, s
     for row in rows:
         assert set(row["relevance"]) == {"1", "2", "3", "4"}
         assert all(0 <= g <= 3 for g in row["relevance"].values())
-        assert row["_judge_model"] == "recall-test" and row["_judge_prompt_version"] == "judge-1"
+        assert row["_judge_model"] == "recall-test" and row["_judge_prompt_version"] == "judge-2"
     calls = scripted_model.calls
     assert calls == 12
     again = invoke_cli(args)
