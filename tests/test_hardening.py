@@ -283,7 +283,7 @@ def test_broken_plugins_are_left_out_and_the_tool_works(tmp_path):
     assert listing.returncode == 0, listing.stderr
     errors = json.loads(listing.stdout)["errors"]
     assert errors["rk-nonclass (register_retrievers)"].startswith("RegistrationError: Plugin 'rk-nonclass'")
-    assert "'recall-kit-fts5' keeps it" in errors["rk-zdupe (register_retrievers)"]
+    assert "'recall-kit-fts5' (registered first) keeps it" in errors["rk-zdupe (register_retrievers: fts5)"]
     assert "'eval' would shadow" in errors["rk-shadow (register_commands)"]
     assert sum("rk-nonclass" in line for line in listing.stderr.splitlines()) == 1  # named once
 
@@ -847,3 +847,52 @@ def test_an_exception_whose_str_raises_is_still_one_line(tmp_path, tiny_dataset)
     assert result.exit_code == 2 and "unexpected" not in result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "Unprintable (its message could not be read)" in lines[0], lines
+
+
+@pytest.mark.parametrize("command", ["eval", "score", "compare"])
+def test_a_reporter_that_raises_leaves_no_json_behind(tmp_path, command):
+    # Issue 37: `--report` raising after out.json was written left the file (all or nothing).
+    from helpers import OverlapPlugin
+
+    from recall_kit import Reporter, hookimpl
+    from recall_kit.testing import registered_plugin
+
+    class Boom(Reporter):
+        def render(self, report):  # type: ignore[no-untyped-def]
+            raise ValueError("no")
+
+    class Plugin:
+        @hookimpl
+        def register_reporters(self, register):  # type: ignore[no-untyped-def]
+            register("boom", Boom)
+
+    out = tmp_path / "out.json"
+    result_file = _result_file(tmp_path)
+    if command == "eval":
+        args = ["eval", "-d", str(tmp_path / "tiny"), "-r", "overlap", "--latency-sample", "0"]
+    elif command == "score":
+        load_result(result_file).write_run(tmp_path / "run.trec")
+        from recall_kit.dataset import load_dataset
+        from recall_kit.measure.trec import write_qrels
+
+        qrels = tmp_path / "qrels.trec"
+        write_qrels(qrels, load_dataset(tmp_path / "tiny").qrels)
+        args = ["score", "--qrels", str(qrels), "--run", str(tmp_path / "run.trec")]
+    else:
+        args = ["compare", str(result_file), str(_result_file(tmp_path, "b.json")), "--bootstrap", "100"]
+    with registered_plugin(Plugin(), name="rk-boom"), registered_plugin(OverlapPlugin(), name="overlap-plugin"):
+        result = invoke(*args, "--json", str(out), "--report", "boom")
+    assert result.exit_code == 2 and "Reporter 'boom'" in result.stderr
+    assert not out.exists()
+
+
+def test_pool_of_a_result_with_no_queries_is_refused(tmp_path):
+    # Issue 37: an empty pool was written with exit 0, which reads as "nothing left to judge".
+    result_path = _result_file(tmp_path)
+    loaded = load_result(result_path)
+    loaded.queries = []
+    loaded.save(result_path)
+    out = tmp_path / "pool.jsonl"
+    result = invoke("pool", str(result_path), "--out", str(out), "--dataset", str(tmp_path / "tiny"))
+    assert result.exit_code == 2 and "holds no queries: nothing to pool" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and not out.exists()
