@@ -783,11 +783,11 @@ def test_a_planted_checkpoint_pickle_is_never_loaded(tmp_path, capsys):
 
 
 def test_checkpoints_are_json_and_hold_what_the_tasks_returned(tmp_path, overlap_plugin, tiny_dataset):
+    from recall_kit import SystemSpec
     from recall_kit.dataset import load_dataset
     from recall_kit.measure.executor import Checkpoint
     from recall_kit.measure.runner import run_benchmark, run_legs
     from recall_kit.measure.system import build_system
-    from recall_kit import SystemSpec
 
     system = build_system(SystemSpec("overlap"))
     dataset = load_dataset(tiny_dataset)

@@ -29,8 +29,8 @@ from recall_kit.cli.options import (
     _split_names,
     emit_report,
     render_report,
-    write_report,
     system_options,
+    write_report,
 )
 
 

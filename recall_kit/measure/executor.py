@@ -11,8 +11,8 @@ runs only what is missing.
 from __future__ import annotations
 
 import hashlib
-import os
 import json
+import os
 import shutil
 import sys
 from collections.abc import Callable, Sequence
