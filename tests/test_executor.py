@@ -141,7 +141,7 @@ def flaky(recall_kit_plugin, monkeypatch, tmp_path):
 def _kept(out: Path) -> int:
     checkpoint = checkpoint_for(out)
     assert checkpoint is not None
-    return len(list(checkpoint.folder.glob("*.pickle")))
+    return len(list(checkpoint.folder.glob("*.json")))
 
 
 def _sweep(tmp_path: Path, name: str, executor: Any, **options: str) -> Any:
@@ -375,4 +375,4 @@ def test_a_local_sweep_imports_no_ray(tmp_path):
                                                        "RECALL_KIT_LOAD_PLUGINS": "recall-kit-fts5,recall-kit-bm25,recall-kit-fusion"})
     assert done.stdout.strip().endswith("RAY False"), done.stdout + done.stderr
     assert (tmp_path / "out" / "sweep.json").is_file()
-    assert not list((tmp_path / "cache").rglob("*.pickle"))  # the checkpoint went once the results were written
+    assert not list((tmp_path / "cache" / "tasks").rglob("*.json"))  # the checkpoint went once the results were written
