@@ -117,7 +117,7 @@ class Registry(Generic[T]):
                     keeper = entries[name].plugin
                     report_name_clash(plugin_name, self.hook_name, name, errors.DuplicateNameError(
                         f"{self.kind} {name!r} is registered by both {keeper!r} and {plugin_name!r}; "
-                        f"{keeper!r} (registered first) keeps it, {plugin_name!r}'s is left out"
+                        f"{keeper!r} (registered first) keeps it; the one {plugin_name!r} registered is left out"
                     ))
                 else:
                     entries[name] = registration

@@ -663,7 +663,7 @@ def test_a_plugin_installed_later_loses_only_the_name_it_clashes_on(tmp_path):
     assert names["fts5"] == "recall-kit-fts5" and names["mine"] == "aaa-impostor"
     said = [line for line in listed.stderr.splitlines() if "fts5" in line]
     assert said == ["recall-kit: retriever 'fts5' is registered by both 'recall-kit-fts5' and 'aaa-impostor'; "
-                    "'recall-kit-fts5' (registered first) keeps it, 'aaa-impostor''s is left out."]
+                    "'recall-kit-fts5' (registered first) keeps it; the one 'aaa-impostor' registered is left out."]
 
 
 def test_a_scaffolded_fusion_named_like_a_built_in_one_is_refused_and_a_clash_keeps_the_rest(tmp_path):
@@ -695,7 +695,7 @@ def test_a_scaffolded_fusion_named_like_a_built_in_one_is_refused_and_a_clash_ke
     assert listed.returncode == 0, listed.stderr
     names = {entry["name"]: entry["plugin"] for entry in json.loads(listed.stdout)}
     assert names["borda"] == "recall-kit-fusion" and names["rrf"] == "recall-kit-fusion"
-    assert "'recall-kit-fusion' (registered first) keeps it, 'recall-kit-borda''s is left out" in listed.stderr
+    assert "'recall-kit-fusion' (registered first) keeps it; the one 'recall-kit-borda' registered is left out" in listed.stderr
 
 
 def _qrels_lines(path: Path, rows: list[object]) -> Path:

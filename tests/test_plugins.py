@@ -59,7 +59,7 @@ def test_a_duplicate_name_is_left_out_naming_both_plugins(capsys):
             err = capsys.readouterr().err
     # Issue 37: one line naming both, saying which keeps it; only the clashing name is left out.
     assert err == ("recall-kit: retriever 'same' is registered by both 'first-plugin' and 'second-plugin'; "
-                   "'first-plugin' (registered first) keeps it, 'second-plugin''s is left out.\n")
+                   "'first-plugin' (registered first) keeps it; the one 'second-plugin' registered is left out.\n")
 
 
 def test_a_clash_leaves_out_only_the_clashing_name(capsys):
