@@ -274,37 +274,37 @@ def _parse_memory(number: int, row: dict[str, Any], problems: list[Problem]) -> 
 
 
 def parse_grade(value: Any) -> int | None:
-    """A JSON grade as an int: an int, a whole float or bool, or a string of ASCII digits; else None."""
+    """A JSON grade as an int: a JSON number that is whole (2, 2.0); else None. `true` and
+    `"2"` are not grades: a bool or a string in a grade's place is a mistake in the file (a
+    column shifted, a label written for a number), never read as a number (issue 37)."""
     if isinstance(value, bool):
-        return int(value)
+        return None
     if isinstance(value, int):
         return value
     if isinstance(value, float) and value.is_integer():
         return int(value)
-    if isinstance(value, str):
-        # ASCII digits only: int() also reads "1_0" as 10 and "١" (Arabic-Indic one) as 1.
-        text = value.strip()
-        return int(text) if re.fullmatch(r"[+-]?[0-9]+", text) else None
     return None
 
 
-def _parse_judgments(number: int, row: dict[str, Any], problems: list[Problem]) -> dict[str, int] | None:
+def _parse_judgments(number: int, row: dict[str, Any], problems: list[Problem],
+                     file: str = QRELS_FILE) -> dict[str, int] | None:
+    """A qrels row's judgments {id: grade}, or None with a problem on line `number` of `file`."""
     if "relevance" in row:
         relevance = row["relevance"]
         if not isinstance(relevance, dict):
-            problems.append(Problem(QRELS_FILE, number, '"relevance" must be an object {"id": grade}'))
+            problems.append(Problem(file, number, '"relevance" must be an object {"id": grade}'))
             return None
         judgments = {}
         for doc_id, grade in relevance.items():
             if as_id(doc_id) is None:
-                problems.append(Problem(QRELS_FILE, number, f"bad id {_short(doc_id)} in relevance"))
+                problems.append(Problem(file, number, f"bad id {_short(doc_id)} in relevance"))
                 return None
             parsed = parse_grade(grade)
             if parsed is None:
-                problems.append(Problem(QRELS_FILE, number, f"grade for id {doc_id} must be an integer"))
+                problems.append(Problem(file, number, f"grade for id {doc_id} must be an integer"))
                 return None
             if not MIN_GRADE <= parsed <= MAX_GRADE:
-                problems.append(Problem(QRELS_FILE, number, f"grade {_short(parsed)} for id {doc_id} "
+                problems.append(Problem(file, number, f"grade {_short(parsed)} for id {doc_id} "
                                         f"is outside {MIN_GRADE}..{MAX_GRADE}"))
                 return None
             judgments[str(doc_id)] = parsed
@@ -312,17 +312,17 @@ def _parse_judgments(number: int, row: dict[str, Any], problems: list[Problem]) 
     if "relevant_ids" in row:
         ids = row["relevant_ids"]
         if not isinstance(ids, list):
-            problems.append(Problem(QRELS_FILE, number, '"relevant_ids" must be a list of ids'))
+            problems.append(Problem(file, number, '"relevant_ids" must be a list of ids'))
             return None
         judgments = {}
         for value in ids:
             doc_id = as_id(value)
             if doc_id is None:
-                problems.append(Problem(QRELS_FILE, number, f"bad id {_short(value)} in relevant_ids"))
+                problems.append(Problem(file, number, f"bad id {_short(value)} in relevant_ids"))
                 return None
             judgments[doc_id] = 1
         return judgments
-    problems.append(Problem(QRELS_FILE, number, 'missing "relevant_ids" or "relevance"'))
+    problems.append(Problem(file, number, 'missing "relevant_ids" or "relevance"'))
     return None
 
 
@@ -416,6 +416,32 @@ def _read_queries(root: Path, problems: list[Problem]) -> tuple[list[Query], dic
         query_lines[query_id] = number
         queries.append(Query(query_id, text, stratum, _optional_text(row, "scope", here, problems)))
     return queries, query_lines
+
+
+def read_qrels_jsonl(path: Path) -> Qrels:
+    """A qrels.jsonl file on its own, read by the rules a dataset's qrels.jsonl is read by (ids,
+    grades as whole JSON numbers in MIN_GRADE..MAX_GRADE, one row per query), without a corpus to
+    check the ids against (`recall-kit agreement`). The first problem raises DatasetError naming
+    the file and line."""
+    problems: list[Problem] = []
+    qrels: Qrels = {}
+    lines: dict[str, int] = {}
+    for number, row in _read_jsonl(path, problems):
+        query_id = as_id(row.get("query_id"))
+        if query_id is None:
+            problems.append(Problem(path.name, number, 'missing or bad "query_id"'))
+        elif query_id in lines:
+            problems.append(Problem(path.name, number, f"duplicate qrels for {query_id} (first on line {lines[query_id]})"))
+        else:
+            judgments = _parse_judgments(number, row, problems, path.name)
+            if judgments is not None:
+                lines[query_id] = number
+                qrels[query_id] = judgments
+        if problems:
+            break
+    if problems:
+        raise DatasetError(str(problems[0]))
+    return qrels
 
 
 def _read_qrels(

@@ -118,7 +118,10 @@ def describe_plugin_exception(error: BaseException) -> str:
     if isinstance(error, OSError) and error.filename is not None and not debug_enabled():
         # A path is not memory text, and the user needs it: IsADirectoryError, a read-only file.
         return f"{name}: {error.filename}: {error.strerror or 'error'}"
-    message = str(error)
+    try:
+        message = str(error)
+    except Exception:  # noqa: BLE001 - an exception whose __str__ raises still gets its one line
+        return f"{name} (its message could not be read)"
     if not message:
         return name
     if debug_enabled() or _from_import_system(error):

@@ -8,6 +8,7 @@ import importlib.metadata
 import os
 import sys
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 import pluggy
@@ -65,7 +66,10 @@ def _allowlist() -> set[str] | None:
 
 def report_plugin_failure(name: str, what: str, error: BaseException) -> None:
     """Record a broken plugin (shown by `recall-kit plugins`) and say so once on stderr; the rest go on."""
-    detail = f"{type(error).__name__}: {' '.join(str(error).split())[:300]}".rstrip(": ")
+    try:
+        detail = f"{type(error).__name__}: {' '.join(str(error).split())[:300]}".rstrip(": ")
+    except Exception:  # noqa: BLE001 - an exception whose __str__ raises
+        detail = f"{type(error).__name__} (its message could not be read)"
     if isinstance(error, SystemExit):
         detail = f"SystemExit({error.code!r})"
     if what != "load" and not what.startswith("register_") and not isinstance(error, RecallKitError):
@@ -79,6 +83,16 @@ def report_plugin_failure(name: str, what: str, error: BaseException) -> None:
     load_errors[key] = detail
     verb = "failed to load" if what == "load" else f"failed in {what}"
     print(f"recall-kit: plugin {name!r} {verb} ({detail}); continuing without it.", file=sys.stderr)
+
+
+def report_name_clash(name: str, hook: str, clashing: str, error: BaseException) -> None:
+    """Record that plugin `name` lost the name `clashing` to a plugin registered before it, and
+    say so once on stderr (`error` names both); the rest of what it registered is kept."""
+    key = f"{name} ({hook}: {clashing})"
+    if key in load_errors:
+        return
+    load_errors[key] = f"{type(error).__name__}: {error}"
+    print(f"recall-kit: {error}.", file=sys.stderr)
 
 
 def forget_plugin_failures(name: str) -> None:
@@ -161,8 +175,10 @@ def add_plugin_commands(app: Any) -> None:
 
 
 def _load_entry_points(allowed: set[str] | None) -> None:
+    # In the order they were installed (then by name): on a name two plugins register, the one
+    # registered first keeps it, so a plugin installed later cannot take over `fts5` or `rrf`.
     for entry_point in sorted(
-        importlib.metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name
+        importlib.metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: (_installed_at(ep), ep.name)
     ):
         distribution = entry_point.dist.name if entry_point.dist else entry_point.name
         if allowed is not None and not ({entry_point.name, distribution} & allowed):
@@ -179,6 +195,17 @@ def _load_entry_points(allowed: set[str] | None) -> None:
             if pm.has_plugin(distribution):
                 pm.unregister(name=distribution)
             report_plugin_failure(distribution, "load", error)
+
+
+def _installed_at(entry_point: importlib.metadata.EntryPoint) -> float:
+    """When the entry point's distribution was installed: the time pip wrote its RECORD (the
+    last file an install writes); a distribution without one counts as installed last."""
+    files = entry_point.dist.files if entry_point.dist is not None else None
+    for file in files or ():
+        if file.name == "RECORD" and file.parent.name.endswith(".dist-info"):
+            with contextlib.suppress(OSError):
+                return Path(str(file.locate())).stat().st_mtime
+    return float("inf")
 
 
 def _drop_unspecified_hooks() -> None:

@@ -20,6 +20,7 @@ from recall_kit.plugins import (
     load_plugins,
     plugin_infos,
     pm,
+    report_name_clash,
 )
 from recall_kit.types import Fusion, Importer, Metric, QueryGenerator, RelevanceJudge, Reporter, Retriever
 
@@ -108,14 +109,18 @@ class Registry(Generic[T]):
             return {"register": register}
 
         def accept(plugin_name: str, _result: Any) -> None:
-            registered = mine.get(plugin_name, {})
-            taken = [name for name in registered if name in entries]
-            if taken:  # the first plugin keeps the name (built-ins come first)
-                raise errors.DuplicateNameError(
-                    f"{self.kind.capitalize()} {taken[0]!r} is registered by both "
-                    f"{entries[taken[0]].plugin!r} and {plugin_name!r}; {entries[taken[0]].plugin!r} keeps it."
-                )
-            entries.update(registered)
+            # A name another plugin registered first (built-ins first, then installed plugins in
+            # the order they were installed) stays with it; only that name of this plugin is
+            # left out, said once naming both, and the rest of what this plugin registered works.
+            for name, registration in mine.get(plugin_name, {}).items():
+                if name in entries:
+                    keeper = entries[name].plugin
+                    report_name_clash(plugin_name, self.hook_name, name, errors.DuplicateNameError(
+                        f"{self.kind} {name!r} is registered by both {keeper!r} and {plugin_name!r}; "
+                        f"{keeper!r} (registered first) keeps it; the one {plugin_name!r} registered is left out"
+                    ))
+                else:
+                    entries[name] = registration
 
         # A plugin whose registration is malformed (not a class, a name another plugin owns) or
         # that raises is named once on stderr and left out; the other plugins' names still work.

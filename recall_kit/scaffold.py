@@ -62,6 +62,7 @@ def create_plugin(name: str, kind: str = "retriever", directory: str | Path = ".
     if kind not in KINDS:
         raise ScaffoldError(f"Unknown plugin kind {kind!r}. Available: {', '.join(KINDS)}.")
     names = plugin_names(name)
+    _refuse_a_taken_name(names.name, kind)
     root = Path(directory) / names.distribution
     if root.exists():
         raise ScaffoldError(f"{root} already exists; choose another name or --dir (nothing was written).")
@@ -80,6 +81,27 @@ def create_plugin(name: str, kind: str = "retriever", directory: str | Path = ".
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
     return root
+
+
+def _refuse_a_taken_name(name: str, kind: str) -> None:
+    """A name already registered for `kind` (or one a recall-kit plugin provides, installed or
+    not) would clash once the new package is installed: the plugin registered first keeps it and
+    the new one's is left out, so the scaffold refuses it up front."""
+    from recall_kit.plugins import PROVIDED_BY
+    from recall_kit.registry import REGISTRIES
+
+    registry = REGISTRIES[kind + "s"]
+    owner = registry.all()[name].plugin if name in registry.names() else PROVIDED_BY.get(name)
+    if owner is None and kind == "metric":
+        from recall_kit.measure.metric_names import metric_aliases
+
+        family = metric_aliases().get(name)
+        owner = registry.all()[family].plugin if family in registry.names() else None
+    if owner is not None:
+        raise ScaffoldError(
+            f"{kind.capitalize()} {name!r} is already registered by {owner!r}: choose another name "
+            "(nothing was written)."
+        )
 
 
 #: The templates, package data: a working plugin named `my-plugin` of each kind, checked by ruff and

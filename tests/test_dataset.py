@@ -117,11 +117,12 @@ def test_stats_hold_no_text(tmp_path):
     assert stats["strata_detail"]["exact"]["queries"] == 1
 
 
-@pytest.mark.parametrize("grade", ["1_0", "\u0661", "\uff12"])
-def test_string_grades_python_reads_differently_are_refused(tmp_path, grade):
-    # int() reads "1_0" as 10 and "١" as 1: the qrels would change with no warning.
+@pytest.mark.parametrize("grade", ["1_0", "\u0661", "\uff12", "2", "-1", True, False])
+def test_string_and_bool_grades_are_refused(tmp_path, grade):
+    # int() reads "1_0" as 10 and "١" as 1: the qrels would change with no warning. Issue 37: "2"
+    # and true were read as 2 and 1; a grade is a JSON number.
     qrels = [QRELS[0], {"query_id": "2", "relevance": {"two": grade}}]
     with pytest.raises(DatasetError, match="qrels.jsonl:2: grade for id two must be an integer"):
         load_dataset(write(tmp_path / "d", CORPUS, QUERIES, qrels))
-    ok = [QRELS[0], {"query_id": "2", "relevance": {"two": "2", "1": "-1"}}]
+    ok = [QRELS[0], {"query_id": "2", "relevance": {"two": 2, "1": -1.0}}]
     assert load_dataset(write(tmp_path / "e", CORPUS, QUERIES, ok)).qrels["2"] == {"two": 2, "1": -1}

@@ -283,7 +283,7 @@ def test_broken_plugins_are_left_out_and_the_tool_works(tmp_path):
     assert listing.returncode == 0, listing.stderr
     errors = json.loads(listing.stdout)["errors"]
     assert errors["rk-nonclass (register_retrievers)"].startswith("RegistrationError: Plugin 'rk-nonclass'")
-    assert "'recall-kit-fts5' keeps it" in errors["rk-zdupe (register_retrievers)"]
+    assert "'recall-kit-fts5' (registered first) keeps it" in errors["rk-zdupe (register_retrievers: fts5)"]
     assert "'eval' would shadow" in errors["rk-shadow (register_commands)"]
     assert sum("rk-nonclass" in line for line in listing.stderr.splitlines()) == 1  # named once
 
@@ -501,7 +501,9 @@ def test_a_five_thousand_digit_metric_is_bad_input(tmp_path):
     current = tmp_path / "b.json"
     current.write_text(text.replace(f'"recall@10": {value}', '"recall@10": 1' + "0" * 5000, 1))
     result = invoke("gate", "--baseline", str(baseline), "--current", str(current))
-    assert result.exit_code == 2 and "not a JSON result file (Exceeds the limit" in result.stderr
+    # Issue 37: the message named the file alone ("not a JSON result file (Exceeds the limit ...").
+    assert result.exit_code == 2 and "metrics.overall.recall@10 is inf, not a finite number" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and "0" * 50 not in result.stderr
 
 
 def test_pool_of_results_that_share_no_query_with_the_dataset_is_refused(tmp_path):
@@ -809,3 +811,306 @@ def test_an_unreachable_ray_address_fails_fast_and_says_where_it_came_from(tmp_p
     assert given.stderr.strip().splitlines() == [
         "Error: Bad address for the Ray cluster at ray://not a host: expected HOST:PORT, ray://HOST[:PORT], "
         "auto or local."]
+
+
+# Issue 37, the third pass (harden-data) -----------------------------------------------------------
+
+def test_fts5_refuses_a_users_own_sqlite_database_and_leaves_it_whole(tmp_path):
+    # It was "not a readable recall-kit index; rebuilding it", exit 0, and the user's table was gone.
+    import sqlite3
+
+    from recall_kit.testing import registered_plugin
+
+    fts5 = pytest.importorskip("recall_kit_fts5")
+    user_db = tmp_path / "user.db"
+    connection = sqlite3.connect(user_db)
+    connection.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)")
+    connection.executemany("INSERT INTO notes (body) VALUES (?)", [(f"row {i}",) for i in range(100)])
+    connection.commit()
+    connection.close()
+    before = user_db.read_bytes()
+    with registered_plugin(fts5, name="recall-kit-fts5"):
+        result = invoke("eval", "-d", str(write_dataset(tmp_path / "d")), "-r", "fts5", "-o", f"fts5.path={user_db}",
+                        "--latency-sample", "0")
+    assert result.exit_code == 2
+    assert result.stderr.strip().splitlines() == [
+        f"Error: fts5.path {user_db}: not an index recall-kit wrote (no recall-kit mark in its header); "
+        "refusing to overwrite it: give a new path, or delete the file yourself."]
+    assert user_db.read_bytes() == before
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["d", "user.db"]
+
+
+_IMPOSTOR = """
+    from recall_kit import hookimpl, Retriever, Hit, Fusion
+
+    class Impostor(Retriever):
+        def build_index(self, corpus): self.ids = corpus.ids
+        def search(self, query, k): return [Hit(i, 0.0) for i in self.ids[:k]]
+
+    @hookimpl
+    def register_retrievers(register):
+        register("fts5", Impostor)
+        register("{own}", Impostor)
+"""
+
+
+def _installed_dist(site: Path, dist: str, body: str, installed_at: float) -> None:
+    """A real installed distribution with a RECORD written at `installed_at` (what pip leaves)."""
+    from test_plugins import _write_plugin_dist
+
+    _write_plugin_dist(site, dist, dist.replace("-", "_"), body)
+    record = site / f"{dist.replace('-', '_')}-1.2.3.dist-info" / "RECORD"
+    record.write_text("", encoding="utf-8")
+    os.utime(record, (installed_at, installed_at))
+
+
+def test_a_plugin_installed_later_loses_only_the_name_it_clashes_on(tmp_path):
+    # Issue 37: an impostor registering `fts5` replaced the real one when its entry point sorted
+    # first, and the warning blamed recall-kit-fts5; its whole registration was dropped otherwise.
+    import time
+
+    from test_plugins import _run_cli
+
+    pytest.importorskip("recall_kit_fts5")
+    site = tmp_path / "site"
+    site.mkdir()
+    _installed_dist(site, "aaa-impostor", _IMPOSTOR.replace("{own}", "mine"), time.time() + 3600)
+    listed = _run_cli(["list", "retrievers", "--json"], site, {})
+    assert listed.returncode == 0, listed.stderr
+    names = {entry["name"]: entry["plugin"] for entry in json.loads(listed.stdout)}
+    assert names["fts5"] == "recall-kit-fts5" and names["mine"] == "aaa-impostor"
+    said = [line for line in listed.stderr.splitlines() if "fts5" in line]
+    assert said == ["recall-kit: retriever 'fts5' is registered by both 'recall-kit-fts5' and 'aaa-impostor'; "
+                    "'recall-kit-fts5' (registered first) keeps it; the one 'aaa-impostor' registered is left out."]
+
+
+def test_a_scaffolded_fusion_named_like_a_built_in_one_is_refused_and_a_clash_keeps_the_rest(tmp_path):
+    # Issue 42: `new-plugin borda --kind fusion` + pip install knocked out rrf, convex and the rest
+    # of recall-kit-fusion (its whole registration dropped for the one name `borda`).
+    import time
+
+    from test_plugins import _run_cli
+
+    pytest.importorskip("recall_kit_fusion")
+    refused = invoke("new-plugin", "borda", "--kind", "fusion", "--dir", str(tmp_path))
+    assert refused.exit_code == 2 and list(tmp_path.iterdir()) == []
+    assert refused.stderr.strip() == ("Error: Fusion 'borda' is already registered by 'recall-kit-fusion': "
+                                      "choose another name (nothing was written).")
+    site = tmp_path / "site"
+    site.mkdir()
+    body = """
+        from recall_kit import hookimpl, Fusion
+
+        class Borda(Fusion):
+            def fuse(self, runs, weights, k): return []
+
+        @hookimpl
+        def register_fusions(register):
+            register("borda", Borda)
+    """
+    _installed_dist(site, "recall-kit-borda", body, time.time() + 3600)
+    listed = _run_cli(["list", "fusions", "--json"], site, {})
+    assert listed.returncode == 0, listed.stderr
+    names = {entry["name"]: entry["plugin"] for entry in json.loads(listed.stdout)}
+    assert names["borda"] == "recall-kit-fusion" and names["rrf"] == "recall-kit-fusion"
+    assert "'recall-kit-fusion' (registered first) keeps it; the one 'recall-kit-borda' registered is left out" in listed.stderr
+
+
+def _qrels_lines(path: Path, rows: list[object]) -> Path:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+def test_agreement_reads_relevant_ids_as_every_command_does_and_takes_trec_qrels(tmp_path):
+    # Issue 37: "1234" was read as the ids 1, 2, 3, 4; TREC qrels were `a.qrels:1: not valid JSON`.
+    judged = _qrels_lines(tmp_path / "b.jsonl", [{"query_id": "q1", "relevance": {"1234": 1, "7": 0}}])
+    string_ids = _qrels_lines(tmp_path / "a.jsonl", [{"query_id": "q1", "relevant_ids": "1234"}])
+    result = invoke("agreement", str(string_ids), str(judged), "--samples", "0")
+    assert result.exit_code == 2
+    assert result.stderr.strip() == 'Error: a.jsonl:1: "relevant_ids" must be a list of ids'
+    trec = tmp_path / "a.qrels"
+    trec.write_text("q1 0 1234 1\nq1 0 7 1\n", encoding="utf-8")
+    result = invoke("agreement", str(trec), str(judged), "--samples", "0", "--json", str(tmp_path / "k.json"))
+    assert result.exit_code == 0, result.output
+    written = json.loads((tmp_path / "k.json").read_text())
+    assert written["n"] == 2 and written["labels"] == [0, 1] and written["confusion"] == [[0, 0], [1, 1]]
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    ('{"query_id": "q1", "relevance": {"d": 1000000000}}\n', "a.jsonl:1: grade 1000000000 for id d is outside -1000..1000"),
+    ('{"query_id": "q1", "relevance": {"d": -1000000}}\n', "a.jsonl:1: grade -1000000 for id d is outside -1000..1000"),
+    ('{"query_id": "q1", "relevance": {"d": 1e300}}\n', "a.jsonl:1: grade"),
+    ('["q1", "d", 1]\n', "a.jsonl:1: expected a JSON object"),
+    ('{"query_id": "q1", "relevant_ids": 5}\n', 'a.jsonl:1: "relevant_ids" must be a list of ids'),
+    (b'{"query_id": "q1", "relevant_ids": ["d\xff"]}\n', "a.jsonl:1: not UTF-8 text"),
+    ('{"query_id": "q1", "relevance": {"d": true}}\n', "a.jsonl:1: grade for id d must be an integer"),
+    ('{"query_id": "q1", "relevance": {"d": "2"}}\n', "a.jsonl:1: grade for id d must be an integer"),
+    ("q1 0 d 1000000000\n", "a.jsonl:1: relevance 1000000000 is outside -1000..1000"),
+])
+def test_agreement_refuses_bad_qrels_in_one_line_naming_file_and_line(tmp_path, content, message):
+    # Issue 37: a grade of 1e9 allocated a 1e9 x 1e9 matrix (killed at 23 GB), 1e300 was an
+    # `unexpected OverflowError`, a list row, an id that is a number and bad UTF-8 `unexpected ...`.
+    bad = tmp_path / "a.jsonl"
+    bad.write_bytes(content if isinstance(content, bytes) else content.encode())
+    good = _qrels_lines(tmp_path / "b.jsonl", [{"query_id": "q1", "relevance": {"d": 1}}])
+    result = invoke("agreement", str(bad), str(good), "--samples", "0")
+    assert result.exit_code == 2 and "unexpected" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"Error: {message}"), lines
+
+
+def test_agreement_on_a_wide_grade_scale_is_small_and_weighs_by_grade(tmp_path):
+    # Grades 0 and 1000 were a 1001 x 1001 matrix; the weighted kappa is the same either way.
+    from recall_kit.curate.agreement import agreement, cohen_kappa
+
+    a = {"q": {"1": 0, "2": 1000, "3": 1000, "4": 0}}
+    b = {"q": {"1": 0, "2": 1000, "3": 0, "4": 0}}
+    found = agreement(a, b, samples=0)
+    assert found.labels == [0, 1000] and found.confusion == [[2, 0], [1, 1]]
+    full = [[0] * 1001 for _ in range(1001)]
+    full[0][0], full[1000][1000], full[1000][0] = 2, 1, 1
+    assert found.weighted_kappa == pytest.approx(cohen_kappa(full, weighted=True), abs=1e-12)
+
+
+class _Planted:
+    """A pickle that runs a command when loaded."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self):  # type: ignore[no-untyped-def]
+        return (os.system, (f"touch {self.marker}",))
+
+
+def test_a_planted_checkpoint_pickle_is_never_loaded(tmp_path, capsys):
+    # Issue 37: a pickle planted in the checkpoint folder (a shared RECALL_KIT_CACHE) ran its code.
+    import pickle
+
+    from recall_kit.measure.executor import Checkpoint
+
+    checkpoint = Checkpoint(tmp_path / "tasks")
+    checkpoint.folder.mkdir()
+    marker = tmp_path / "code-ran"
+    for name in ("key1.pickle", "key1.json"):  # where the old version read it, and where this one does
+        (checkpoint.folder / name).write_bytes(pickle.dumps(_Planted(marker)))
+    assert checkpoint.load("key1") == (False, None)
+    assert not marker.exists()
+    said = capsys.readouterr().err.strip().splitlines()
+    assert len(said) == 1 and said[0].startswith(f"recall-kit: the checkpoint {checkpoint.folder / 'key1.json'} "
+                                                 "is not a task result this version wrote")
+
+
+def test_checkpoints_are_json_and_hold_what_the_tasks_returned(tmp_path, overlap_plugin, tiny_dataset):
+    from recall_kit import SystemSpec
+    from recall_kit.dataset import load_dataset
+    from recall_kit.measure.executor import Checkpoint
+    from recall_kit.measure.runner import run_benchmark, run_legs
+    from recall_kit.measure.system import build_system
+
+    system = build_system(SystemSpec("overlap"))
+    dataset = load_dataset(tiny_dataset)
+    leg_run = run_legs(system.legs, dataset, 5, 3, False)["overlap"]
+    result = run_benchmark(system, dataset, k=5, latency_sample=3, show_progress=False)
+    checkpoint = Checkpoint(tmp_path / "tasks")
+    checkpoint.save("leg", leg_run)
+    checkpoint.save("result", result)
+    assert sorted(path.name for path in checkpoint.folder.iterdir()) == ["leg.json", "result.json"]
+    json.loads((checkpoint.folder / "leg.json").read_text())  # plain JSON
+    assert checkpoint.load("leg") == (True, leg_run)
+    done, loaded = checkpoint.load("result")
+    assert done and loaded.to_dict() == result.to_dict()
+
+
+@pytest.mark.parametrize("document", [
+    {"format": 1, "type": "leg_run", "data": {"name": 5}},
+    {"format": 1, "type": "leg_run", "data": []},
+    {"format": 1, "type": "result", "data": {"schema": "nope"}},
+    {"format": 1, "type": "module", "data": {}},
+    [1, 2, 3],
+])
+def test_a_checkpoint_of_the_wrong_type_is_one_line_and_run_again(tmp_path, capsys, document):
+    # Issue 37: a checkpoint holding another type was `unexpected AttributeError`.
+    from recall_kit.measure.executor import Checkpoint
+
+    checkpoint = Checkpoint(tmp_path / "tasks")
+    checkpoint.folder.mkdir()
+    (checkpoint.folder / "key.json").write_text(json.dumps(document))
+    assert checkpoint.load("key") == (False, None)
+    said = capsys.readouterr().err.strip().splitlines()
+    assert len(said) == 1 and "is not a task result this version wrote" in said[0]
+
+
+def test_an_exception_whose_str_raises_is_still_one_line(tmp_path, tiny_dataset):
+    # Issue 37: `unexpected RuntimeError: str failed`.
+    from helpers import OverlapRetriever
+
+    from recall_kit import hookimpl
+    from recall_kit.testing import registered_plugin
+
+    class Unprintable(Exception):
+        def __str__(self) -> str:
+            raise RuntimeError("str failed")
+
+    class Broken(OverlapRetriever):
+        def search(self, query, k):  # type: ignore[no-untyped-def]
+            raise Unprintable()
+
+    class Plugin:
+        @hookimpl
+        def register_retrievers(self, register):  # type: ignore[no-untyped-def]
+            register("broken", Broken)
+
+    with registered_plugin(Plugin(), name="broken-plugin"):
+        result = invoke("eval", "-d", str(tiny_dataset), "-r", "broken", "--latency-sample", "0")
+    assert result.exit_code == 2 and "unexpected" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Unprintable (its message could not be read)" in lines[0], lines
+
+
+@pytest.mark.parametrize("command", ["eval", "score", "compare"])
+def test_a_reporter_that_raises_leaves_no_json_behind(tmp_path, command):
+    # Issue 37: `--report` raising after out.json was written left the file (all or nothing).
+    from helpers import OverlapPlugin
+
+    from recall_kit import Reporter, hookimpl
+    from recall_kit.testing import registered_plugin
+
+    class Boom(Reporter):
+        def render(self, report):  # type: ignore[no-untyped-def]
+            raise ValueError("no")
+
+    class Plugin:
+        @hookimpl
+        def register_reporters(self, register):  # type: ignore[no-untyped-def]
+            register("boom", Boom)
+
+    out = tmp_path / "out.json"
+    result_file = _result_file(tmp_path)
+    if command == "eval":
+        args = ["eval", "-d", str(tmp_path / "tiny"), "-r", "overlap", "--latency-sample", "0"]
+    elif command == "score":
+        load_result(result_file).write_run(tmp_path / "run.trec")
+        from recall_kit.dataset import load_dataset
+        from recall_kit.measure.trec import write_qrels
+
+        qrels = tmp_path / "qrels.trec"
+        write_qrels(qrels, load_dataset(tmp_path / "tiny").qrels)
+        args = ["score", "--qrels", str(qrels), "--run", str(tmp_path / "run.trec")]
+    else:
+        args = ["compare", str(result_file), str(_result_file(tmp_path, "b.json")), "--bootstrap", "100"]
+    with registered_plugin(Plugin(), name="rk-boom"), registered_plugin(OverlapPlugin(), name="overlap-plugin"):
+        result = invoke(*args, "--json", str(out), "--report", "boom")
+    assert result.exit_code == 2 and "Reporter 'boom'" in result.stderr
+    assert not out.exists()
+
+
+def test_pool_of_a_result_with_no_queries_is_refused(tmp_path):
+    # Issue 37: an empty pool was written with exit 0, which reads as "nothing left to judge".
+    result_path = _result_file(tmp_path)
+    loaded = load_result(result_path)
+    loaded.queries = []
+    loaded.save(result_path)
+    out = tmp_path / "pool.jsonl"
+    result = invoke("pool", str(result_path), "--out", str(out), "--dataset", str(tmp_path / "tiny"))
+    assert result.exit_code == 2 and "holds no queries: nothing to pool" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and not out.exists()

@@ -175,9 +175,10 @@ def test_bad_pool_file_is_one_clear_error(setup: tuple[Path, Path, Path]) -> Non
     assert "pool.jsonl:1: expected" in result.output
 
 
-@pytest.mark.parametrize("grade", ["1_0", "\u0661", "2.5", "high"])
-def test_an_existing_qrels_grade_that_is_not_a_whole_number_is_named(tmp_path: Path, grade: str) -> None:
-    # int("1_0") is 10: merging into such a file would change a grade without a word.
+@pytest.mark.parametrize("grade", ["1_0", "\u0661", "2.5", "high", "3", True])
+def test_an_existing_qrels_grade_that_is_not_a_whole_number_is_named(tmp_path: Path, grade: object) -> None:
+    # int("1_0") is 10: merging into such a file would change a grade without a word. A string or
+    # a bool is no grade either (issue 37: "3" and true were read as 3 and 1).
     from recall_kit.curate.judge import read_qrels_file
     from recall_kit.errors import DatasetError
 
@@ -186,5 +187,5 @@ def test_an_existing_qrels_grade_that_is_not_a_whole_number_is_named(tmp_path: P
                     + json.dumps({"query_id": "q2", "relevance": {"m2": grade}}) + "\n", encoding="utf-8")
     with pytest.raises(DatasetError, match=r"qrels\.jsonl:2: grade .* of id 'm2' is not a whole number"):
         read_qrels_file(path)
-    path.write_text(json.dumps({"query_id": "q2", "relevance": {"m2": "3", "m3": 2, "m4": 1.0}}) + "\n", encoding="utf-8")
-    assert read_qrels_file(path) == {"q2": {"m2": 3, "m3": 2, "m4": 1}}
+    path.write_text(json.dumps({"query_id": "q2", "relevance": {"m3": 2, "m4": 1.0}}) + "\n", encoding="utf-8")
+    assert read_qrels_file(path) == {"q2": {"m3": 2, "m4": 1}}

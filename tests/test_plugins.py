@@ -57,8 +57,24 @@ def test_a_duplicate_name_is_left_out_naming_both_plugins(capsys):
         with registered_plugin(_Plugin("same", OverlapRetriever), name="second-plugin"):
             assert registry.retrievers.get("same").plugin == "first-plugin"
             err = capsys.readouterr().err
-    assert "plugin 'second-plugin' failed in register_retrievers" in err
-    assert "'first-plugin' and 'second-plugin'" in err and err.count("second-plugin") == 2
+    # Issue 37: one line naming both, saying which keeps it; only the clashing name is left out.
+    assert err == ("recall-kit: retriever 'same' is registered by both 'first-plugin' and 'second-plugin'; "
+                   "'first-plugin' (registered first) keeps it; the one 'second-plugin' registered is left out.\n")
+
+
+def test_a_clash_leaves_out_only_the_clashing_name(capsys):
+    class Both:
+        @hookimpl
+        def register_retrievers(self, register):  # type: ignore[no-untyped-def]
+            register("same", OverlapRetriever)
+            register("other", OverlapRetriever)
+
+    with registered_plugin(_Plugin("same", OverlapRetriever), name="first-plugin"), \
+            registered_plugin(Both(), name="second-plugin"):
+        entries = registry.retrievers.all()
+        assert entries["same"].plugin == "first-plugin" and entries["other"].plugin == "second-plugin"
+        assert registry.plugins_listing()["errors"]["second-plugin (register_retrievers: same)"].startswith(
+            "DuplicateNameError: retriever 'same' is registered by both")
 
 
 @pytest.mark.parametrize(

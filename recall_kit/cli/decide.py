@@ -19,6 +19,8 @@ from recall_kit.cli.options import (
     TestOption,
     _split_names,
     emit_report,
+    render_report,
+    write_report,
 )
 
 
@@ -50,10 +52,11 @@ def score_command(
                           relevance_level=relevance_level, judged_only=judged_only,
                           primary=_split_names(primary), n_resamples=bootstrap, seed=seed, depth=max_depth,
                           test=test)
+    shown = render_report(outcome.report(per_query=per_query), report)  # before any file: all or nothing
     if json_out is not None:
         write_large_json_atomic(json_out, outcome.to_dict())
         typer.echo(f"Wrote {json_out}", err=True)
-    emit_report(outcome.report(per_query=per_query), report, output)
+    write_report(shown, output)
 
 
 def compare_command(
@@ -77,10 +80,11 @@ def compare_command(
     check_outputs({"--json": json_out, "--output": output}, inputs={f"result {p}": p for p in results})
     comparison = compare_files(results, metrics=_split_names(metrics), n_resamples=bootstrap, seed=seed,
                                primary=_split_names(primary), test=test)
+    shown = render_report(comparison_report(comparison), report)  # before any file: all or nothing
     if json_out is not None:
         write_json_atomic(json_out, comparison.to_dict())
         typer.echo(f"Wrote {json_out}", err=True)
-    emit_report(comparison_report(comparison), report, output)
+    write_report(shown, output)
 
 
 def gate_command(

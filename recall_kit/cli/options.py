@@ -165,12 +165,23 @@ def _dataset_files(dataset: Path) -> dict[str, Path]:
 
 def emit_report(report: Any, reporter_name: str, output: Path | None = None) -> None:
     """Render `report` with the named reporter; print it, or write it atomically to `output`."""
+    write_report(render_report(report, reporter_name), output)
+
+
+def render_report(report: Any, reporter_name: str) -> str:
+    """`report` rendered by the named reporter: a command that also writes files renders first,
+    so a reporter that raises leaves nothing written (all or nothing)."""
     from recall_kit import registry
-    from recall_kit.fileio import write_text_atomic
 
     registration = registry.reporters.get(reporter_name)
     reporter = registration.call("__init__", registration.obj)
-    text = registration.call("render", reporter.render, report)
+    return str(registration.call("render", reporter.render, report))
+
+
+def write_report(text: str, output: Path | None = None) -> None:
+    """A rendered report: printed, or written atomically to `output`."""
+    from recall_kit.fileio import write_text_atomic
+
     if output is None:
         typer.echo(text, nl=False)
     else:

@@ -28,7 +28,9 @@ from recall_kit.cli.options import (
     _dataset_files,
     _split_names,
     emit_report,
+    render_report,
     system_options,
+    write_report,
 )
 
 
@@ -76,19 +78,19 @@ def eval_command(
         latency_sample=None if latency_sample < 0 else latency_sample,
         show_progress=progress, seed=seed, relevance_level=relevance_level, judged_only=judged_only,
     )
-    shown = result.report(per_query=per_query)
+    shown = render_report(result.report(per_query=per_query), report)  # before any file: all or nothing
     with atomic_batch():  # the JSON, the run and the report are all written, or none is
         if json_out is not None:
             result.save(json_out)
         if run_out is not None:
             result.write_run(run_out, tag=spec.retriever)
         if output is not None:
-            emit_report(shown, report, output)
+            write_report(shown, output)
     for written in (json_out, run_out, output):
         if written is not None:
             typer.echo(f"Wrote {written}", err=True)
     if output is None:
-        emit_report(shown, report)
+        write_report(shown)
     _privacy_verdict([result], fail_on_sensitive)
 
 
@@ -136,6 +138,7 @@ def _eval_systems(dataset: Path, system: SystemFlags, k: int, metrics: list[str]
                           out=out_dir)
     if out_dir is not None:
         typer.echo(f"Wrote {len(results)} result{'s' if len(results) > 1 else ''} to {out_dir}", err=True)
+    shown = render_report(_joined_reports([result.report() for result in results]), report)
     with atomic_batch():
         if json_out is not None:
             results[0].save(json_out)
@@ -144,7 +147,7 @@ def _eval_systems(dataset: Path, system: SystemFlags, k: int, metrics: list[str]
     for written in (json_out, run_out):
         if written is not None:
             typer.echo(f"Wrote {written}", err=True)
-    emit_report(_joined_reports([result.report() for result in results]), report, output)
+    write_report(shown, output)
     return list(results)
 
 

@@ -10,22 +10,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from recall_kit.curate.judge import read_qrels_file
 from recall_kit.errors import DatasetError, OptionError
 from recall_kit.types import Qrels
 
 #: Below this kappa the judges agree no more than "moderately" (Landis & Koch, 1977): a model
 #: judge under it should not stand in for a person.
 WARN_BELOW = 0.6
+#: The widest grade span shown as every integer in it; beyond it (grades 0 and 1000) only the
+#: grades given are categories: the weighted kappa is the same, the matrix stays small.
+MAX_SPAN = 10
 
 
-def cohen_kappa(confusion: Sequence[Sequence[float]], weighted: bool = False) -> float:
+def cohen_kappa(confusion: Sequence[Sequence[float]], weighted: bool = False,
+                labels: Sequence[int] | None = None) -> float:
     """Cohen's kappa of a K x K confusion matrix (rows: judge A's category, columns: judge B's).
 
     kappa = 1 - sum(w * O) / sum(w * E), where O is the observed matrix, E the product of its
     margins divided by the total (agreement by chance) and w the disagreement weight: 1 off the
     diagonal (unweighted, Cohen 1960) or |i - j| (linear weights, Cohen 1968; categories are
-    the steps of the grade scale). NaN when chance agreement is total (one category only).
+    the steps of the grade scale; with `labels`, |labels[i] - labels[j]|, the same number
+    when the categories left out of the matrix were empty). NaN when chance agreement is total
+    (one category only).
     """
     size = len(confusion)
     total = sum(sum(row) for row in confusion)
@@ -36,7 +41,8 @@ def cohen_kappa(confusion: Sequence[Sequence[float]], weighted: bool = False) ->
     observed = expected = 0.0
     for i in range(size):
         for j in range(size):
-            weight = abs(i - j) if weighted else float(i != j)
+            steps = abs(labels[i] - labels[j]) if labels is not None else abs(i - j)
+            weight = steps if weighted else float(i != j)
             observed += weight * confusion[i][j]
             expected += weight * rows[i] * columns[j] / total
     if expected == 0:
@@ -50,7 +56,8 @@ class Agreement:
 
     path_a: str
     path_b: str
-    #: The grade scale: every integer from the lowest grade either judge gave to the highest.
+    #: The grade scale: every integer from the lowest grade either judge gave to the highest
+    #: (only the grades given, when that span is wider than MAX_SPAN).
     labels: list[int]
     #: confusion[i][j]: pairs judge A graded labels[i] and judge B graded labels[j].
     confusion: list[list[int]]
@@ -151,7 +158,7 @@ def _bootstrap(grades_a: Sequence[int], grades_b: Sequence[int], labels: Sequenc
         drawn = cells[rng.integers(0, len(cells), len(cells))]
         matrix = np.bincount(drawn, minlength=size * size).reshape(size, size).tolist()
         plain.append(cohen_kappa(matrix))
-        weighted.append(cohen_kappa(matrix, weighted=True))
+        weighted.append(cohen_kappa(matrix, weighted=True, labels=labels))
 
     def interval(values: list[float]) -> tuple[float, float] | None:
         kept = np.array([v for v in values if not math.isnan(v)])
@@ -175,10 +182,11 @@ def agreement(a: Qrels, b: Qrels, binary: bool = False, samples: int = 2000, lev
     if not grades_a:
         raise DatasetError(f"{path_a} and {path_b} judge no (query, id) pair in common: nothing to compare.")
     observed = set(grades_a) | set(grades_b)
-    labels = list(range(min(observed), max(observed) + 1))
+    span = max(observed) - min(observed)
+    labels = list(range(min(observed), max(observed) + 1)) if span <= MAX_SPAN else sorted(observed)
     confusion = _confusion(grades_a, grades_b, labels)
     kappa = cohen_kappa(confusion)
-    weighted = cohen_kappa(confusion, weighted=True)
+    weighted = cohen_kappa(confusion, weighted=True, labels=labels)
     kappa_ci = weighted_ci = None
     if samples and not math.isnan(kappa):
         kappa_ci, weighted_ci = _bootstrap(grades_a, grades_b, labels, samples, level, seed)
@@ -195,11 +203,30 @@ def agreement(a: Qrels, b: Qrels, binary: bool = False, samples: int = 2000, lev
     return result
 
 
+def read_judgments(path: Path) -> Qrels:
+    """A qrels file read exactly as the other commands read it: a recall-kit qrels.jsonl (its
+    first line JSON, read as a dataset's qrels.jsonl is) or TREC qrels (`qid iter docid
+    rel`, read as `score` reads it). Anything wrong is one DatasetError naming file and line."""
+    from recall_kit.dataset import read_qrels_jsonl
+    from recall_kit.measure.trec import read_qrels
+
+    with path.open("rb") as handle:
+        for raw in handle:
+            start = raw.lstrip()
+            if start and not start.startswith(b"#"):
+                break
+        else:
+            start = b""
+    if start.startswith((b"{", b"[")):  # JSON: a row that is not an object is refused by line
+        return read_qrels_jsonl(path)
+    return read_qrels(path)
+
+
 def agreement_files(path_a: str | Path, path_b: str | Path, **settings: Any) -> Agreement:
     """`recall-kit agreement A B`: read two qrels files and compare them."""
     read = []
     for path in (Path(path_a), Path(path_b)):
         if not path.is_file():
             raise DatasetError(f"{path}: no such qrels file.")
-        read.append(read_qrels_file(path))
+        read.append(read_judgments(path))
     return agreement(read[0], read[1], path_a=str(path_a), path_b=str(path_b), **settings)

@@ -65,6 +65,9 @@ def pool_unjudged(
             f"The results were run on a different version of {dataset.name!r} (fingerprint "
             f"{str(fingerprint)[:12]}, the dataset is now {dataset.fingerprint[:12]}); re-run eval first."
         )
+    empty = [label for label, result in named if not result.query_ids]
+    if empty:  # an empty pool written with exit 0 reads as "nothing left to judge"
+        raise ResultFileError(f"The result {empty[0]!r} holds no queries: nothing to pool (re-run eval).")
     known = {query.query_id for query in dataset.queries}
     missing = [query_id for query_id in named[0][1].query_ids if query_id not in known]
     if missing:  # an empty pool written with exit 0 reads as "nothing left to judge"

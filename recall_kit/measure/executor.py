@@ -11,9 +11,10 @@ runs only what is missing.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
-import pickle
 import shutil
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,31 +83,44 @@ def _one_line(error: BaseException) -> str:
 
 
 class Checkpoint:
-    """Finished tasks' results, one pickle per task key (ids, scores and timings: no memory text).
+    """Finished tasks' results, one JSON file per task key (ids, scores and timings: no memory text).
 
-    Only the user's own cache folder is read: the pickles are the user's own.
+    JSON (`recall_kit.measure.task_results`), never a pickle: the folder may be shared
+    (RECALL_KIT_CACHE on several nodes), and a file someone else wrote there is only data. A file
+    that is not a task result this version wrote is said once and its task runs again.
     """
 
     def __init__(self, folder: str | Path) -> None:
         self.folder = Path(folder)
 
     def _path(self, key: str) -> Path:
-        return self.folder / f"{key}.pickle"
+        return self.folder / f"{key}.json"
 
     def load(self, key: str) -> tuple[bool, Any]:
+        from recall_kit.measure.task_results import NotATaskResult, decode
+
         path = self._path(key)
         if not path.is_file():
             return False, None
         try:
             with path.open("rb") as handle:
-                return True, pickle.load(handle)
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
-            return False, None  # unreadable (an older version's, cut short): run the task again
+                return True, decode(json.loads(handle.read()))
+        except (OSError, ValueError, RecursionError) as error:  # NotATaskResult and bad JSON are ValueErrors
+            reason = str(error) if isinstance(error, NotATaskResult) else type(error).__name__
+            print(f"recall-kit: the checkpoint {path} is not a task result this version wrote ({reason}); "
+                  "running its task again.", file=sys.stderr)
+            return False, None
 
     def save(self, key: str, value: Any) -> None:
+        from recall_kit.measure.task_results import encode
+
+        try:
+            text = json.dumps(encode(value), separators=(",", ":"))
+        except (TypeError, ValueError):  # a plugin's index stats that JSON cannot hold: not kept
+            return
         self.folder.mkdir(parents=True, exist_ok=True)
-        with atomic_open(self._path(key), "wb", private=True) as handle:
-            pickle.dump(value, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        with atomic_open(self._path(key), "w", private=True) as handle:
+            handle.write(text)
 
     def split(self, tasks: Sequence[Task]) -> tuple[dict[str, Any], list[Task]]:
         """The results of the tasks finished before, by key, and the tasks still to run."""

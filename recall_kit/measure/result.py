@@ -779,7 +779,9 @@ class BenchmarkResult:
         if is_special_file(source):  # a named pipe would block for ever
             raise ResultFileError(f"{source}: not a regular file (a named pipe or a device).")
         try:
-            data = json.loads(source.read_text(encoding="utf-8"))
+            # An integer too long for int() (4,300 digits) is read as inf, so the field it sits in
+            # is named ("queries[0].metrics.ndcg@10 is inf") rather than the file alone.
+            data = json.loads(source.read_text(encoding="utf-8"), parse_int=_integer_or_inf)
         except FileNotFoundError:
             raise ResultFileError(f"{source}: no such result file.") from None
         except IsADirectoryError:
@@ -1001,6 +1003,20 @@ def _or_unknown(value: Any) -> Any:
     return "?" if value is None else value
 
 
+def _integer_or_inf(digits: str) -> int | float:
+    """A JSON integer as int, or inf past the 4,300 digits int() reads (sys.int_info)."""
+    try:
+        return int(digits)
+    except ValueError:
+        return math.inf if not digits.startswith("-") else -math.inf
+
+
+def _shown(value: Any) -> str:
+    """A value as an error shows it: a long number by its length, never 5,000 digits."""
+    text = repr(value)
+    return text if len(text) <= 40 else f"a {type(value).__name__} of {len(text)} characters"
+
+
 def _metric_bounds(names: Sequence[str]) -> dict[str, tuple[float, float] | None]:
     """Each metric name's bounds (`Metric.bounds` of its registered family); None for a metric
     not registered here (a plugin's, not installed) or declared unbounded."""
@@ -1124,9 +1140,15 @@ class _Reader:
 
     def number(self, data: dict[str, Any], key: str, where: str | None = None) -> float:
         value = self._get(data, key, where)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            raise self.error(f"{where or key} is {value!r}, not a finite number")
-        return float(value)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.error(f"{where or key} is {_shown(value)}, not a finite number")
+        try:
+            number = float(value)
+        except OverflowError:  # an integer past the largest double
+            number = math.inf
+        if not math.isfinite(number):
+            raise self.error(f"{where or key} is {_shown(value)}, not a finite number")
+        return number
 
     def object(self, value: Any, where: str) -> dict[str, Any]:
         if not isinstance(value, dict):

@@ -78,6 +78,21 @@ def _in_corpus_order(order: list[int] | None, matrix: np.ndarray) -> np.ndarray:
     return unsorted
 
 
+#: Why a cache entry that was there is not used, by its lookup status (a miss says nothing).
+_DAMAGE = {
+    "corrupt": "failed its check (unreadable, a checksum, NaN or all-zero vectors)",
+    "mismatch": "does not match what was asked for (its sidecar's key or format, or the array's shape)",
+}
+
+
+def _say_damaged(status: str, what: str, folder: object) -> None:
+    """One line on stderr when a cache entry was found but cannot be used: a damaged cache is
+    never reused, nor rebuilt silently. No text: the entry is named by what it holds."""
+    if status in _DAMAGE:
+        print(f"recall-kit-dense: the embedding cache for {what} under {folder} {_DAMAGE[status]}; "
+              "re-embedding.", file=sys.stderr)
+
+
 class DenseRetriever(Retriever):
     """Embeds memories and queries with a sentence-transformers model; cosine similarity."""
 
@@ -283,6 +298,7 @@ class DenseRetriever(Retriever):
         lookup = cache.load(key)
         if lookup.hit and lookup.array is not None and lookup.array.shape[0] == len(texts):
             return lookup.array
+        _say_damaged("mismatch" if lookup.hit else lookup.status, "these queries", cache.folder)
         vectors = self._embed_queries(texts)
         try:
             cache.store(key, vectors, {})
@@ -337,9 +353,7 @@ class DenseRetriever(Retriever):
                 truncated = (lookup.extra or {}).get("truncated_memories")
             elif lookup.hit:
                 status = "mismatch"
-            if status == "corrupt":  # said once, so a damaged cache is never reused or rebuilt silently
-                print(f"recall-kit-dense: the embedding cache for this corpus under {cache.folder} failed its "
-                      "check (unreadable, a checksum, NaN or all-zero vectors); re-embedding.", file=sys.stderr)
+            _say_damaged(status, "this corpus", cache.folder)
         embedded = 0
         embed_seconds = 0.0
         if matrix is None:

@@ -14,7 +14,14 @@ from pathlib import Path
 from recall_kit.plugin import Corpus, RecallKitError
 
 #: Bumped whenever the schema or the way rows are written changes: old files are rebuilt.
-SCHEMA_VERSION = 1
+#: 2: the file carries APPLICATION_ID.
+SCHEMA_VERSION = 2
+#: SQLite's header field `application_id` (PRAGMA application_id) in every index this plugin
+#: writes, "RKF5": how it knows a file at fts5.path is its own, which it may rebuild, from a
+#: database of the user's, which it must never touch. It sits in the first page, so a damaged
+#: index whose first 100 bytes survive is still known as ours.
+APPLICATION_ID = 0x524B4635
+_SQLITE_MAGIC = b"SQLite format 3\x00"
 #: Indexable columns, in table order; `keywords` holds Memory.expanded_keywords.
 COLUMNS = ("content", "category", "tags", "keywords")
 #: The FTS5 `tokenize=` argument for each tokenizer option.
@@ -58,6 +65,7 @@ def fill(connection: sqlite3.Connection, corpus: Corpus, tokenizer: str,
     column_list = ", ".join(columns)
     connection.executescript(
         f"""
+        PRAGMA application_id = {APPLICATION_ID};
         CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
         CREATE TABLE memories (
             rowid INTEGER PRIMARY KEY, doc_id TEXT NOT NULL, importance REAL,
@@ -100,6 +108,21 @@ def stored_key(path: Path) -> str | None:
         return None
     finally:
         connection.close()
+
+
+def created_here(path: Path) -> bool:
+    """Whether the file at `path` is one this plugin may rewrite: empty, or a SQLite database with
+    its APPLICATION_ID, or one an earlier version wrote (no mark, but its `meta` table's key).
+    Anything else (the user's own database, any other file) is never deleted or rewritten."""
+    with path.open("rb") as file:
+        header = file.read(100)
+    if not header:
+        return True
+    if len(header) == 100 and header.startswith(_SQLITE_MAGIC):
+        if int.from_bytes(header[68:72], "big") == APPLICATION_ID:
+            return True
+        return stored_key(path) is not None  # written before the mark (schema 1)
+    return False
 
 
 def content_digest(rows: Iterable[Sequence[object]]) -> str:
@@ -156,8 +179,17 @@ def open_on_disk(path: Path, corpus: Corpus, tokenizer: str, columns: Sequence[s
     if path.is_dir() or (path.exists() and not path.is_file()):
         raise RecallKitError(f"fts5.path {path}: not a file (a folder or a device); give the index file's path.")
     path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        ours = not path.exists() or created_here(path)
+    except OSError as error:
+        raise RecallKitError(f"fts5.path {path}: cannot read it ({error.strerror or error}).") from None
+    if not ours:
+        raise RecallKitError(
+            f"fts5.path {path}: not an index recall-kit wrote (no recall-kit mark in its header); "
+            "refusing to overwrite it: give a new path, or delete the file yourself."
+        )
     found = stored_key(path) if path.exists() else None
-    if path.exists() and found is None:  # truncated, random bytes, another schema: say so
+    if path.exists() and found is None:  # ours by its mark, but truncated or damaged: say so
         print(f"recall-kit-fts5: the file at {path} is not a readable recall-kit index; rebuilding it.",
               file=sys.stderr)
     if found == key:

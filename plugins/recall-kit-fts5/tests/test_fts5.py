@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import recall_kit_fts5
 from recall_kit_fts5 import FTS5Retriever
-from recall_kit_fts5.database import fts5_unavailable
+from recall_kit_fts5.database import APPLICATION_ID, fts5_unavailable
 
 from recall_kit import Corpus, Hit, Memory, RecallKitError, SystemSpec, build_system
 from recall_kit.plugin import OptionError
@@ -210,12 +210,40 @@ def test_disk_index_is_reused_while_the_key_matches(tmp_path: Path) -> None:
     assert sorted(p.name for p in path.parent.iterdir()) == ["fts5.sqlite"]  # no temporaries
 
 
-def test_a_foreign_file_at_the_path_is_replaced(tmp_path: Path) -> None:
+@pytest.mark.parametrize("foreign", ["text", "random", "user database"])
+def test_a_file_recall_kit_did_not_write_is_refused_and_left_alone(tmp_path: Path, foreign: str) -> None:
+    # Issue 37: a user's own SQLite database at fts5.path was "not a readable recall-kit index;
+    # rebuilding it", and its table was gone. Only an empty file or one with the plugin's mark is
+    # ever rewritten.
+    path = tmp_path / "user.db"
+    if foreign == "text":
+        path.write_bytes(b"not a database at all")
+    elif foreign == "random":
+        path.write_bytes(os.urandom(8192))
+    else:
+        connection = sqlite3.connect(str(path))
+        connection.execute("CREATE TABLE notes (x)")
+        connection.executemany("INSERT INTO notes VALUES (?)", [(i,) for i in range(100)])
+        connection.commit()
+        connection.close()
+    before = path.read_bytes()
+    with pytest.raises(RecallKitError) as caught:
+        built(path=str(path))
+    message = str(caught.value)
+    assert message.startswith(f"fts5.path {path}: not an index recall-kit wrote") and "\n" not in message
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["user.db"]
+
+
+def test_an_empty_file_at_the_path_is_filled(tmp_path: Path) -> None:
     path = tmp_path / "fts5.sqlite"
-    path.write_bytes(b"not a database at all")
+    path.touch()
     retriever = built(path=str(path))
     assert retriever.index_stats()["reused_from_disk"] is False
     assert [hit.id for hit in retriever.search("grape", 5)] == ["5"]
+    retriever.close()
+    header = path.read_bytes()[:100]
+    assert int.from_bytes(header[68:72], "big") == APPLICATION_ID
 
 
 # -- stats, errors, registration -----------------------------------------------------------------
@@ -324,21 +352,11 @@ def test_an_index_whose_fts_rows_were_deleted_is_rebuilt_with_a_warning(
     assert again.search("banana", 5) == expected
 
 
-@pytest.mark.parametrize("damage", ["truncated", "random", "other schema"])
-def test_an_unreadable_index_file_is_named_when_rebuilt(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str], damage: str) -> None:
+def test_a_truncated_index_file_is_named_when_rebuilt(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Its first page, with the plugin's mark, survives: the file is known as an index and rebuilt.
     path = tmp_path / "fts5.sqlite"
     built(path=str(path)).close()
-    if damage == "truncated":
-        path.write_bytes(path.read_bytes()[:1500])
-    elif damage == "random":
-        path.write_bytes(os.urandom(8192))
-    else:
-        path.unlink()
-        connection = sqlite3.connect(str(path))
-        connection.execute("CREATE TABLE other (x)")
-        connection.commit()
-        connection.close()
+    path.write_bytes(path.read_bytes()[:1500])
     capsys.readouterr()
     again = built(path=str(path))
     assert again.index_stats()["reused_from_disk"] is False
