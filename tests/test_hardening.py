@@ -1114,3 +1114,20 @@ def test_pool_of_a_result_with_no_queries_is_refused(tmp_path):
     result = invoke("pool", str(result_path), "--out", str(out), "--dataset", str(tmp_path / "tiny"))
     assert result.exit_code == 2 and "holds no queries: nothing to pool" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and not out.exists()
+
+
+def test_a_leg_run_checkpoint_keeps_every_field_a_live_leg_sets():
+    # The checkpoint's encoding follows LegRun's own fields: a field added later (a live leg's ids
+    # outside the corpus, its hint) is kept, not dropped on a rerun from checkpoints.
+    import dataclasses
+    import json
+
+    from recall_kit.measure.runner import LegRun
+    from recall_kit.measure.task_results import decode, encode
+    from recall_kit.types import Hit
+
+    run = LegRun("mcp", [[Hit("a", 1.0)], []], size_bytes=None, latency_ms={0: 1.5}, wait_ms={0: 1.0},
+                 failures={1: "TimeoutError"}, outside={0: ["z"]}, own_store=True, empty_hint="h", indexes=1)
+    back = decode(json.loads(json.dumps(encode(run))))
+    assert back == run
+    assert {field.name for field in dataclasses.fields(LegRun)} == set(encode(run)["data"])
