@@ -7,11 +7,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from recall_kit.errors import OptionError
 from recall_kit.types import Report, Reporter
+
+if TYPE_CHECKING:  # registering the reporters (every command) imports no numpy
+    import numpy as np
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,8 @@ def trec_eval_text(runs: Sequence[TrecEvalRun], measures: Sequence[TrecEvalMeasu
     """trec_eval's output for each run in turn (trec_eval itself takes one run a call), the
     `measures` in the order given: with `per_query` (``-q``) every query's lines first, then the
     ``all`` lines."""
+    import numpy as np
+
     parts: list[str] = []
     for run in runs:
         if per_query:
