@@ -9,7 +9,8 @@ import pytest
 from helpers import OverlapRetriever, write_dataset
 
 from recall_kit import Hit, Retriever, load_dataset, run_benchmark
-from recall_kit.errors import PluginRunError, SpecError
+from recall_kit.errors import FailedQueriesError, PluginRunError, SpecError
+from recall_kit.measure.failures import MaxFailed
 from recall_kit.measure.result import SCHEMA, BenchmarkResult, LegAttribution
 from recall_kit.measure.runner import checked_hits
 from recall_kit.types import Corpus, FailedSearch, Memory
@@ -344,11 +345,22 @@ class FlakyRemote(OverlapRetriever):
         return 0.0
 
 
+def test_a_failed_search_yields_no_result_unless_accepted(tiny_dataset):
+    """A failed query is not a miss: by default the run raises, naming the leg, the query and the
+    reason; `max_failed` of 0 (a count) or a share below one query refuses too."""
+    dataset = load_dataset(tiny_dataset)
+    for refused in (None, MaxFailed(count=0), MaxFailed(share=0.5 / len(dataset.queries))):
+        with pytest.raises(FailedQueriesError, match=r"^Leg 'FlakyRemote' failed on 1 of \d+ queries \(p1: HTTP 503; 3 tries\)"):
+            run_benchmark(FlakyRemote, dataset, k=5, metrics=["mrr"], latency_sample=None, max_failed=refused)
+
+
 def test_failed_searches_are_scored_empty_counted_and_named(tiny_dataset):
     dataset = load_dataset(tiny_dataset)
-    result = run_benchmark(FlakyRemote, dataset, k=5, metrics=["mrr"], latency_sample=None)
+    result = run_benchmark(FlakyRemote, dataset, k=5, metrics=["mrr"], latency_sample=None,
+                           max_failed=MaxFailed(count=1))
     failing = [query.query_id for query in dataset.queries if "coffee" in query.text]
     assert failing == ["p1"]
+    assert result.failed_queries == {"FlakyRemote": {"p1": "HTTP 503; 3 tries"}}
     assert result.rankings()["p1"] == []
     assert (f"Leg 'FlakyRemote' failed on 1 of {len(dataset.queries)} queries, scored as empty rankings: "
             "p1 (HTTP 503; 3 tries).") in result.warnings

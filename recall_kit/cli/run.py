@@ -17,6 +17,7 @@ from recall_kit.cli.options import (
     JudgedOnlyOption,
     KOption,
     LatencySampleOption,
+    MaxFailedOption,
     MetricsOption,
     OutDirOption,
     OutputOption,
@@ -51,20 +52,23 @@ def eval_command(
     out_dir: Annotated[Path | None, typer.Option("--out-dir", metavar="DIR", help="Folder for each system's result JSON (NAME.json, NAME: the config file's name); needed with several --config.")] = None,
     executor: ExecutorOption = "local",
     address: AddressOption = None,
+    max_failed: MaxFailedOption = None,
 ) -> None:
     """Run a retriever (or a fused system) on a dataset and score it per stratum; with several
     --config files, every system (legs they share are searched once)."""
     from recall_kit.dataset import load_dataset
     from recall_kit.fileio import atomic_batch, check_outputs
+    from recall_kit.measure.failures import parse_max_failed
     from recall_kit.measure.runner import run_benchmark
     from recall_kit.measure.system import build_system
 
+    accepted = parse_max_failed(max_failed)
     configs = list(system.configs)
     check_outputs({"--json": json_out, "--run": run_out, "--output": output}, folders={"--out-dir": out_dir},
                   inputs={**_dataset_files(dataset), **{f"--config {path}": path for path in configs}})
     if len(configs) > 1 or out_dir is not None or executor != "local":
         _eval_systems(dataset, system, k, metrics, relevance_level, judged_only, json_out, run_out, report, output,
-                      latency_sample, seed, progress, out_dir, executor, address)
+                      latency_sample, seed, progress, out_dir, executor, address, accepted)
         return
     spec = system.spec(system.config)
     built = build_system(spec)
@@ -73,6 +77,7 @@ def eval_command(
         built, loaded, k=k, metrics=_split_names(metrics),
         latency_sample=None if latency_sample < 0 else latency_sample,
         show_progress=progress, seed=seed, relevance_level=relevance_level, judged_only=judged_only,
+        max_failed=accepted,
     )
     shown = result.report(per_query=per_query)
     with atomic_batch():  # the JSON, the run and the report are all written, or none is
@@ -92,7 +97,7 @@ def eval_command(
 def _eval_systems(dataset: Path, system: SystemFlags, k: int, metrics: list[str] | None, relevance_level: int,
                   judged_only: bool, json_out: Path | None, run_out: Path | None, report: str,
                   output: Path | None, latency_sample: int, seed: int, progress: bool | None, out_dir: Path | None,
-                  executor: str, address: str | None) -> None:
+                  executor: str, address: str | None, max_failed: Any) -> None:
     """`eval` of several systems (one per --config, the flags over each), or of one through an executor."""
     from recall_kit.dataset import load_dataset
     from recall_kit.decide.distribute import run_systems
@@ -114,7 +119,7 @@ def _eval_systems(dataset: Path, system: SystemFlags, k: int, metrics: list[str]
                           load_dataset(dataset), k=k, metrics=_split_names(metrics),
                           latency_sample=None if latency_sample < 0 else latency_sample, show_progress=progress,
                           seed=seed, relevance_level=relevance_level, judged_only=judged_only, executor=chosen,
-                          out=out_dir)
+                          out=out_dir, max_failed=max_failed)
     if out_dir is not None:
         typer.echo(f"Wrote {len(results)} result{'s' if len(results) > 1 else ''} to {out_dir}", err=True)
     with atomic_batch():
@@ -159,6 +164,7 @@ def ablate_command(
     force: ForceRunOption = False,
     executor: ExecutorOption = "local",
     address: AddressOption = None,
+    max_failed: MaxFailedOption = None,
 ) -> None:
     """Score every single leg, every leave-one-out and the full system (one search per leg), and
     compare each with the full system; every variant's result is written to --out-dir."""
@@ -166,6 +172,9 @@ def ablate_command(
     from recall_kit.decide.ablate import run_ablation
     from recall_kit.fileio import check_outputs
     from recall_kit.measure.executor import make_executor
+    from recall_kit.measure.failures import parse_max_failed
+
+    accepted = parse_max_failed(max_failed)
 
     check_outputs({"--output": output}, folders={"--out-dir": out}, inputs={**_dataset_files(dataset), "--config": system.config})
     spec = system.spec(system.config)
@@ -173,7 +182,7 @@ def ablate_command(
                             n_resamples=bootstrap, seed=seed,
                             latency_sample=None if latency_sample < 0 else latency_sample, show_progress=progress,
                             primary=_split_names(primary), relevance_level=relevance_level, judged_only=judged_only,
-                            force=force, executor=make_executor(executor, address))
+                            force=force, executor=make_executor(executor, address), max_failed=accepted)
     typer.echo(f"Wrote {len(ablation.variants)} results and ablation.json to {out}", err=True)
     emit_report(ablation.report(brief=brief), report, output)
 
@@ -199,6 +208,7 @@ def sweep_command(
     executor: ExecutorOption = "local",
     address: AddressOption = None,
     guard: Annotated[list[str] | None, typer.Option("--guard", help="Metrics a setting must not lose significantly against the default on the tuning half (e.g. ndcg@10,mrr).")] = None,
+    max_failed: MaxFailedOption = None,
 ) -> None:
     """Grid-search leg weights and options on one target metric; with --holdout, choose on one half
     of the queries and report the choice, against the default, on the other."""
@@ -206,6 +216,9 @@ def sweep_command(
     from recall_kit.decide.sweep import run_sweep
     from recall_kit.fileio import check_outputs
     from recall_kit.measure.executor import make_executor
+    from recall_kit.measure.failures import parse_max_failed
+
+    accepted = parse_max_failed(max_failed)
 
     check_outputs({"--output": output}, folders={"--out-dir": out}, inputs={**_dataset_files(dataset), "--config": system.config})
     spec = system.spec(system.config)
@@ -213,7 +226,7 @@ def sweep_command(
                       holdout=holdout, seed=seed, out=out, n_resamples=bootstrap,
                       latency_sample=None if latency_sample < 0 else latency_sample, show_progress=progress,
                       stratum=stratum, force=force, executor=make_executor(executor, address),
-                      guards=_split_names(guard))
+                      guards=_split_names(guard), max_failed=accepted)
     if out is not None:
         typer.echo(f"Wrote {len(sweep.points) + 1} results and sweep.json to {out}", err=True)
     emit_report(sweep.report(), report, output)

@@ -15,6 +15,7 @@ from recall_kit.decide.compare_report import family_note, tradeoffs
 from recall_kit.errors import SpecError
 from recall_kit.fileio import atomic_batch, check_run_folder, write_json_atomic
 from recall_kit.measure.executor import Executor, checkpoint_for
+from recall_kit.measure.failures import MaxFailed
 from recall_kit.measure.result import BenchmarkResult
 from recall_kit.measure.runner import search_depth
 from recall_kit.measure.system import System, SystemSpec, build_system
@@ -136,6 +137,7 @@ def run_ablation(
     judged_only: bool = False,
     force: bool = False,
     executor: Executor | None = None,
+    max_failed: MaxFailed | None = None,
 ) -> Ablation:
     """Search once per leg, then score and compare every variant of the system with the full one.
 
@@ -173,7 +175,7 @@ def run_ablation(
     results = score_systems(executor, dataset,
                             [(name, system, search_depth(system, dataset, k, metrics)) for name, _, _, system in chosen],
                             runs, {"k": k, "metrics": metrics, "seed": seed, "relevance_level": relevance_level,
-                                   "judged_only": judged_only}, show_progress, checkpoint)
+                                   "judged_only": judged_only, "max_failed": max_failed}, show_progress, checkpoint)
     variants = [Variant(name, kind, leg_names, result)
                 for (name, kind, leg_names, _), result in zip(chosen, results, strict=True)]
     # Every variant was scored with the same metrics: compare them all.

@@ -14,6 +14,7 @@ from recall_kit.dataset import Dataset
 from recall_kit.errors import SpecError
 from recall_kit.fileio import atomic_batch
 from recall_kit.measure.executor import Checkpoint, Executor, LocalExecutor, Task, checkpoint_for, task_key
+from recall_kit.measure.failures import MaxFailed
 from recall_kit.measure.result import BenchmarkResult
 from recall_kit.measure.runner import LegRun, run_legs, run_system
 from recall_kit.measure.system import Leg, System
@@ -96,12 +97,22 @@ def search_legs(executor: Executor | None, dataset: Dataset, legs: dict[str, Leg
                          show_progress)
         with progress_display(show_progress):
             done = executor.run(list(tasks.values()), "leg searches", checkpoint)
-        return {key: done[task.key] for key, task in tasks.items()}
+        return _kept_whole({key: done[task.key] for key, task in tasks.items()}, tasks, checkpoint)
     # In this process one display says which leg search of how many is running, and its stages.
     with progress_display(show_progress), steps(len(tasks), "leg search") as begin:
         labelled = [replace(task, function=_begun(begin, task.label, task.function)) for task in tasks.values()]
         done = executor.run(labelled, "leg searches", checkpoint)
-    return {key: done[task.key] for key, task in tasks.items()}
+    return _kept_whole({key: done[task.key] for key, task in tasks.items()}, tasks, checkpoint)
+
+
+def _kept_whole(runs: dict[str, LegRun], tasks: dict[str, Task], checkpoint: Checkpoint | None) -> dict[str, LegRun]:
+    """`runs`, with every run that has failed queries dropped from the checkpoint: a rerun (the
+    server fixed) asks those queries again instead of reusing their failures."""
+    if checkpoint is not None:
+        for key, run in runs.items():
+            if run.failures:
+                checkpoint.forget(tasks[key].key)
+    return runs
 
 
 def _begun(begin: Any, label: str, function: Any) -> Any:
@@ -142,6 +153,7 @@ def run_systems(
     judged_only: bool = False,
     executor: Executor | None = None,
     out: str | Path | None = None,
+    max_failed: MaxFailed | None = None,
 ) -> list[BenchmarkResult]:
     """Several named systems on one dataset, each scored as `run_benchmark` scores it alone; a leg
     configuration that several systems use is searched once, as deep as the deepest needs.
@@ -163,7 +175,7 @@ def run_systems(
     runs = search_legs(executor, dataset, legs, depths, latency_sample, show_progress, checkpoint)
     results = score_systems(executor, dataset, deep,
                             runs, {"k": k, "metrics": metrics, "seed": seed, "relevance_level": relevance_level,
-                                   "judged_only": judged_only}, show_progress, checkpoint)
+                                   "judged_only": judged_only, "max_failed": max_failed}, show_progress, checkpoint)
     if out is not None:
         with atomic_batch():  # every file or none
             for name, result in zip(names, results, strict=True):

@@ -21,6 +21,7 @@ from recall_kit.errors import OptionError
 from recall_kit.fileio import atomic_batch, check_run_folder, write_json_atomic
 from recall_kit.measure.evaluation import MetricSpec, resolve_metrics
 from recall_kit.measure.executor import Executor, checkpoint_for
+from recall_kit.measure.failures import MaxFailed
 from recall_kit.measure.result import BenchmarkResult
 from recall_kit.measure.runner import search_depth
 from recall_kit.measure.system import System, SystemSpec, build_system, parse_weight, split_target
@@ -400,6 +401,7 @@ def run_sweep(
     force: bool = False,
     executor: Executor | None = None,
     guards: Sequence[str] | None = None,
+    max_failed: MaxFailed | None = None,
 ) -> Sweep:
     """Score every grid setting, re-fusing shared leg runs; choose the best on `target`.
 
@@ -434,7 +436,7 @@ def run_sweep(
     # executor; with --out-dir each finished task is kept, so a rerun does only what is missing.
     checkpoint = checkpoint_for(out)
     runs_by_key = search_legs(executor, dataset, leg_by_key, depths, latency_sample, show_progress, checkpoint)
-    results = score_systems(executor, dataset, deep, runs_by_key, {"k": k, "metrics": names, "seed": seed}, show_progress, checkpoint)
+    results = score_systems(executor, dataset, deep, runs_by_key, {"k": k, "metrics": names, "seed": seed, "max_failed": max_failed}, show_progress, checkpoint)
     default_point, points = _sweep_points(systems, results, target_spec.name, tuning_ids, test_ids)
     for point in points:
         point.guard_checks = guard_checks(default_point.result, point.result, guard_names, tuning_ids,

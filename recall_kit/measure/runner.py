@@ -18,6 +18,7 @@ from recall_kit.errors import PluginRunError, RecallKitError, SpecError, describ
 from recall_kit.measure.adapters import coerce_hits
 from recall_kit.measure.context import expand_corpus
 from recall_kit.measure.diagnostics import diagnose, empty_rankings, failed_queries, relevant_ids, weaker_than_a_leg
+from recall_kit.measure.failures import MaxFailed, check_failed_queries
 from recall_kit.measure.evaluation import (
     MAX_CUTOFF,
     aggregate,
@@ -433,6 +434,7 @@ def run_benchmark(
     leg_runs: dict[str, LegRun] | None = None,
     relevance_level: int = 1,
     judged_only: bool = False,
+    max_failed: MaxFailed | None = None,
 ) -> BenchmarkResult:
     """Build, run, fuse, time and score a system on a dataset; return its result.
 
@@ -448,7 +450,7 @@ def run_benchmark(
     built = as_system(system)
     return run_system(built, dataset, k=k, depth=search_depth(built, dataset, k, metrics), metrics=metrics,
                       latency_sample=latency_sample, show_progress=show_progress, seed=seed, leg_runs=leg_runs,
-                      relevance_level=relevance_level, judged_only=judged_only)
+                      relevance_level=relevance_level, judged_only=judged_only, max_failed=max_failed)
 
 
 def run_system(
@@ -464,6 +466,7 @@ def run_system(
     leg_runs: dict[str, LegRun] | None = None,
     relevance_level: int = 1,
     judged_only: bool = False,
+    max_failed: MaxFailed | None = None,
 ) -> BenchmarkResult:
     """Run, fuse, time and score a built `system` whose legs search `depth` hits (`search_depth`,
     worked out once by the caller); the rest as `run_benchmark`. Nothing is built or resolved here."""
@@ -474,6 +477,8 @@ def run_system(
     started_all = time.perf_counter()
     if leg_runs is None:
         leg_runs = run_legs(system, dataset, depth, latency_sample, show_progress)
+    # A failed query is not a miss: beyond `max_failed` (default none) there is no result.
+    failed = check_failed_queries(leg_runs, dataset.queries, max_failed)
     fused = fuse_all(system, dataset, leg_runs, depth, k, relevance_level)
 
     query_ids = [query.query_id for query in dataset.queries]
@@ -510,6 +515,7 @@ def run_system(
         attribution=attribution,
         attribution_depth=k,
         empty_rankings=empty_counts,
+        failed_queries=failed,
         warnings=warnings,
         latency=LatencySummary.from_dict(latency),
         index=IndexCost.from_dict(index_cost),
