@@ -24,13 +24,16 @@ import os
 import signal
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mcp.server.mcpserver import MCPServer
-from memory_store import MemoryStore
+if TYPE_CHECKING:  # imported when a server is built: a hang at initialize begins at once
+    from mcp.server.mcpserver import MCPServer
+    from memory_store import MemoryStore
 
 
 def build_server(store: MemoryStore, crash_on_call: int = 0) -> MCPServer:
+    from mcp.server.mcpserver import MCPServer
+
     server = MCPServer("recall-kit test memory")
     calls = [0]
 
@@ -83,6 +86,8 @@ def main() -> None:
             time.sleep(3600)
     if arguments.garbage_on_stdout:
         print("this line is not JSON-RPC", flush=True)
+    from memory_store import MemoryStore
+
     store = MemoryStore.from_dataset(arguments.dataset) if arguments.dataset else MemoryStore()
     server = build_server(store, arguments.crash_on_call)
     if arguments.transport == "stdio":
