@@ -40,8 +40,10 @@ class MaxFailed:
         return f"{self.share * 100:g}%" if self.share is not None else str(self.count)
 
 
-def parse_max_failed(text: str | None) -> MaxFailed:
+def parse_max_failed(text: MaxFailed | int | str | None) -> MaxFailed:
     """`--max-failed`: a count (`3`) or a share of the queries (`5%`); empty or None: none."""
+    if isinstance(text, MaxFailed):
+        return text
     if text is None or not str(text).strip():
         return MaxFailed()
     value = str(text).strip()
@@ -66,12 +68,12 @@ def failed_by_leg(leg_runs: Mapping[str, LegRun], queries: Sequence[Query]) -> d
 
 
 def check_failed_queries(
-    leg_runs: Mapping[str, LegRun], queries: Sequence[Query], max_failed: MaxFailed | None = None,
+    leg_runs: Mapping[str, LegRun], queries: Sequence[Query], max_failed: MaxFailed | int | str | None = None,
 ) -> dict[str, dict[str, str]]:
     """The failed queries per leg (`failed_by_leg`), or `FailedQueriesError` when more queries
-    failed (on any leg) than `max_failed` accepts (default: none)."""
+    failed (on any leg) than `max_failed` accepts (a count, a share such as "5%"; default: none)."""
     failed = failed_by_leg(leg_runs, queries)
-    policy = max_failed or MaxFailed()
+    policy = parse_max_failed(max_failed)
     distinct = {query_id for per_leg in failed.values() for query_id in per_leg}
     allowed = policy.allowed(len(queries))
     if len(distinct) <= allowed:

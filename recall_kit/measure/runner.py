@@ -434,7 +434,7 @@ def run_benchmark(
     leg_runs: dict[str, LegRun] | None = None,
     relevance_level: int = 1,
     judged_only: bool = False,
-    max_failed: MaxFailed | None = None,
+    max_failed: MaxFailed | int | str | None = None,
 ) -> BenchmarkResult:
     """Build, run, fuse, time and score a system on a dataset; return its result.
 
@@ -444,6 +444,9 @@ def run_benchmark(
     `relevance_level` and `judged_only` are trec_eval's ``-l`` and ``-J`` (see
     `recall_kit.measure.evaluation.judge_rankings`): they change how the top k is scored, not what is run.
     The system is built once here (`as_system`) and run by `run_system`.
+    A query whose search failed (a `FailedSearch` from a live system) is not a miss: beyond
+    `max_failed` (a count, or a share such as "5%"; default none) `FailedQueriesError` is raised
+    and there is no result; those accepted are recorded in `BenchmarkResult.failed_queries`.
     """
     _check_k(k)
     check_relevance_level(relevance_level)
@@ -466,7 +469,7 @@ def run_system(
     leg_runs: dict[str, LegRun] | None = None,
     relevance_level: int = 1,
     judged_only: bool = False,
-    max_failed: MaxFailed | None = None,
+    max_failed: MaxFailed | int | str | None = None,
 ) -> BenchmarkResult:
     """Run, fuse, time and score a built `system` whose legs search `depth` hits (`search_depth`,
     worked out once by the caller); the rest as `run_benchmark`. Nothing is built or resolved here."""

@@ -98,7 +98,7 @@ def test_unreadable_answer_is_retried_then_named(tmp_path: Path, sample_folder: 
     folder = _dataset_with(tmp_path, sample_folder, {3: "garbled"})
     out = tmp_path / "garbled.json"
     result = run_cli("eval", "--dataset", str(folder), "-r", "command", "-o", f"command.argv={PYTHON_PROGRAM}",
-                     "-o", "command.send_corpus=true", "--json", str(out))
+                     "-o", "command.send_corpus=true", "--max-failed", "1", "--json", str(out))
     assert result.returncode == 0, result.stderr
     assert any("failed on 1 of 6 queries" in warning and "para_allergy (the answer is not a JSON object; 2 tries)"
                in warning for warning in load_result(out).warnings)
