@@ -61,12 +61,12 @@ def test_an_mcp_server_that_dies_mid_run_yields_no_result(tmp_path: Path, sample
     _refused(result, out, "mcp")
 
 
-@pytest.mark.parametrize("fault", ["hang", "nanscore", "schemalie", "toolerror"])
+@pytest.mark.parametrize("fault", ["hangforever", "nanscore", "schemalie", "toolerror"])
 def test_an_mcp_tool_that_fails_on_one_query_yields_no_result(tmp_path: Path, sample_folder: Path, fault: str) -> None:
     folder = _dataset_with(tmp_path, sample_folder, {2: fault})
     out = tmp_path / "one.json"
     result = run_cli("eval", "--dataset", str(folder), "-r", "mcp", "-o", f"mcp.url={SERVERS['mcp_sample']}",
-                     "-o", "mcp.timeout=1", "-o", "mcp.tries=1", "--latency-sample", "0", "--json", str(out))
+                     "-o", "mcp.timeout=4", "-o", "mcp.tries=1", "--latency-sample", "0", "--json", str(out))
     line = _refused(result, out, "mcp")
     assert f"failed on 1 of 6 queries ({_query_ids(folder)[2]}: " in line
 
@@ -113,7 +113,7 @@ def test_max_failed_that_is_not_a_count_or_share_is_one_line(sample_folder: Path
 
 def test_ablate_and_sweep_refuse_a_failing_leg_and_keep_no_failed_checkpoint(tmp_path: Path, sample_folder: Path) -> None:
     folder = _dataset_with(tmp_path, sample_folder, {3: "status500"})
-    legs = ["--dataset", str(folder), "-r", "fts5+http", "-o", f"http.url={SERVERS['http_sample']}",
+    legs = ["--dataset", str(folder), "-r", "fts5+http", "--fusion", "rrf", "-o", f"http.url={SERVERS['http_sample']}",
             "-o", "http.tries=1", "--latency-sample", "0", "--bootstrap", "100"]
     ablation = run_cli("ablate", *legs, "--out-dir", str(tmp_path / "ab"))
     _refused(ablation, tmp_path / "ab" / "ablation.json", "http")

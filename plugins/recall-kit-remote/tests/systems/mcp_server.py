@@ -8,7 +8,7 @@ Tools: `recall(query, k, user_id)` answers `{"results": [{"id", "score"}]}` as s
 `recall_text` answers the same as JSON text only; `add(content, id, user_id)` stores a memory and
 answers `{"id": "m-<id>"}`, the server's own id (recall-kit maps it back).
 
-Faults for the failure tests: a query naming one gets it ("toolerror": the tool raises; "hang":
+Faults for the failure tests: a query naming one gets it ("toolerror": the tool raises; "hangforever":
 no answer; "nanscore": a NaN score; "schemalie": `results` is an object, not the list the tool
 promises); `--crash-on-call N` exits the process on the Nth `recall` call; `--hang-at-initialize`
 never answers the client's `initialize` (and ignores SIGTERM); `--garbage-on-stdout` writes a line
@@ -18,6 +18,7 @@ that is not JSON-RPC first; `--pid-file` records the server's process id (to che
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import math
 import os
@@ -38,15 +39,16 @@ def build_server(store: MemoryStore, crash_on_call: int = 0) -> MCPServer:
     calls = [0]
 
     @server.tool()
-    def recall(query: str, k: int = 10, user_id: str | None = None) -> dict[str, Any]:
-        """Search the stored memories (a fault named in the query gets it, for the tests)."""
+    async def recall(query: str, k: int = 10, user_id: str | None = None) -> dict[str, Any]:
+        """Search the stored memories (a fault named in the query gets it, for the tests; async, so
+        that a hanging call holds only itself, not the server)."""
         calls[0] += 1
         if crash_on_call and calls[0] >= crash_on_call:
             os._exit(1)  # the server process dies mid-run, as a crash would
         if "toolerror" in query:
             raise ValueError("the tool failed")
-        if "hang" in query:
-            time.sleep(3600)
+        if "hangforever" in query:
+            await asyncio.sleep(3600)
         hits = store.search(query, k, user_id)
         if "nanscore" in query:
             return {"results": [{"id": hit["id"], "score": math.nan} for hit in hits]}
