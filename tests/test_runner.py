@@ -9,7 +9,7 @@ import pytest
 from helpers import OverlapRetriever, write_dataset
 
 from recall_kit import Hit, Retriever, load_dataset, run_benchmark
-from recall_kit.errors import FailedQueriesError, PluginRunError, SpecError
+from recall_kit.errors import FailedQueriesError, PluginRunError, ResultFileError, SpecError
 from recall_kit.measure.failures import MaxFailed
 from recall_kit.measure.result import SCHEMA, BenchmarkResult, LegAttribution
 from recall_kit.measure.runner import checked_hits
@@ -370,6 +370,20 @@ def test_failed_searches_are_scored_empty_counted_and_named(tiny_dataset):
     # The failed query is not timed; the others waited 0 ms, so all their time is overhead.
     assert latency.n == latency.wait.n == latency.overhead.n == len(dataset.queries) - 1
     assert latency.wait.max == 0.0 and latency.overhead.p50 == latency.p50
+
+
+def test_accepted_failures_survive_a_round_trip_and_a_forged_id_is_refused(tiny_dataset, tmp_path):
+    result = run_benchmark(FlakyRemote, load_dataset(tiny_dataset), k=5, metrics=["mrr"], latency_sample=None,
+                           max_failed="100%")
+    path = tmp_path / "r.json"
+    result.save(path)
+    loaded = BenchmarkResult.load(path)
+    assert loaded.failed_queries == result.failed_queries == {"FlakyRemote": {"p1": "HTTP 503; 3 tries"}}
+    assert loaded.n_failed == 1
+    data = json.loads(path.read_text())
+    data["failed_queries"]["FlakyRemote"]["nope"] = "x"
+    with pytest.raises(ResultFileError, match=r"failed_queries.FlakyRemote: query 'nope' is not in queries"):
+        BenchmarkResult.from_dict(data)
 
 
 def test_in_process_legs_report_no_wait(tiny_dataset):

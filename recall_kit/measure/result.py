@@ -632,7 +632,7 @@ class BenchmarkResult:
     # -- writing ---------------------------------------------------------------------------------
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        document = {
             "schema": SCHEMA,
             "system": self.system.to_dict(),
             "dataset": self.dataset.to_dict(),
@@ -645,7 +645,6 @@ class BenchmarkResult:
             "attribution": {leg: counts.to_dict() for leg, counts in self.attribution.items()},
             "attribution_depth": self.k if self.attribution_depth is None else self.attribution_depth,
             "empty_rankings": self.empty_rankings,
-            "failed_queries": self.failed_queries,
             "warnings": self.warnings,
             "queries": [query.to_dict() for query in self.queries],
             "latency_ms": self.latency.to_dict(),
@@ -654,6 +653,9 @@ class BenchmarkResult:
             "wall_seconds": self.wall_seconds,
             "manifest": self.manifest.to_dict(),
         }
+        if self.failed_queries:  # only a result with accepted failures has the key (older files stay as they were)
+            document["failed_queries"] = self.failed_queries
+        return document
 
     def save(self, path: str | Path) -> None:
         write_json_atomic(path, self.to_dict())
