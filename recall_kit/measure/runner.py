@@ -18,7 +18,6 @@ from recall_kit.errors import PluginRunError, RecallKitError, SpecError, describ
 from recall_kit.measure.adapters import coerce_hits
 from recall_kit.measure.context import expand_corpus
 from recall_kit.measure.diagnostics import diagnose, empty_rankings, failed_queries, relevant_ids, weaker_than_a_leg
-from recall_kit.measure.failures import MaxFailed, check_failed_queries
 from recall_kit.measure.evaluation import (
     MAX_CUTOFF,
     aggregate,
@@ -28,6 +27,7 @@ from recall_kit.measure.evaluation import (
     resolve_metrics,
     summed_names,
 )
+from recall_kit.measure.failures import MaxFailed, check_failed_queries
 from recall_kit.measure.index_stats import merge_index_stats
 from recall_kit.measure.result import (
     BenchmarkResult,

@@ -175,7 +175,7 @@ def test_sdk_validation_errors_are_one_line(tmp_path: Path, sample_folder: Path,
     else:
         target = f"mcp.url={SERVERS['http_sample']}"  # a JSON search endpoint, not an MCP server
     out = tmp_path / "x.json"
-    result = run_cli("eval", "--dataset", str(sample_folder), "-r", "mcp", "-o", target, "-o", "mcp.connect_timeout=10",
+    result = run_cli("eval", "--dataset", str(sample_folder), "-r", "mcp", "-o", target,
                      "-o", "mcp.timeout=2", "-o", "mcp.tries=1", "--no-progress", "--json", str(out))
     assert "validation error" not in result.stderr and "Traceback" not in result.stderr
     if result.returncode == 0:
@@ -209,3 +209,43 @@ def test_http_timeout_is_a_deadline_for_the_whole_request(tmp_path: Path, sample
     line = _refused(result, tmp_path / "x.json", "http")
     assert "no answer within 2 s" in line
     assert took < 25, took
+
+
+def test_sigterm_mid_run_ends_the_mcp_server(tmp_path: Path, sample_folder: Path) -> None:
+    """Every process recall-kit starts is ended when it stops: here, SIGTERM while a stdio server's
+    tool hangs."""
+    import signal
+    import subprocess
+    import sys
+
+    from remote_helpers import ROOT
+
+    folder = _dataset_with(tmp_path, sample_folder, {0: "hangforever"})
+    pid_file = tmp_path / "server.pid"
+    command = mcp_command("--dataset", str(folder), "--pid-file", str(pid_file))
+    environment = dict(os.environ, RECALL_KIT_LOAD_PLUGINS="recall-kit-remote,recall-kit-fts5")
+    process = subprocess.Popen([sys.executable, "-m", "recall_kit", "eval", "--dataset", str(folder), "-r", "mcp",
+                                "-o", f"mcp.command={command}", "-o", "mcp.timeout=120", "--no-progress",
+                                "--json", str(tmp_path / "x.json")], cwd=ROOT, env=environment,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not pid_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        time.sleep(8)  # the server is up and the hanging call made
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 143, stderr
+    pid = int(pid_file.read_text())
+    try:
+        deadline = time.monotonic() + 5
+        while not _gone(pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _gone(pid), f"the MCP server {pid} outlived recall-kit"
+    finally:
+        if not _gone(pid):
+            os.kill(pid, 9)
+    assert not (tmp_path / "x.json").exists()
