@@ -98,13 +98,17 @@ def test_max_failed_that_is_not_a_count_or_share_is_one_line(sample_folder: Path
 
 def test_ablate_and_sweep_refuse_a_failing_leg_and_keep_no_failed_checkpoint(tmp_path: Path, sample_folder: Path) -> None:
     folder = dataset_with(tmp_path, sample_folder, {3: "status500"})
-    legs = ["--dataset", str(folder), "-r", "fts5+http", "--fusion", "rrf", "-o", f"http.url={SERVERS['http_sample']}",
-            "-o", "http.tries=1", "--latency-sample", "0", "--bootstrap", "100"]
-    ablation = run_cli("ablate", *legs, "--out-dir", str(tmp_path / "ab"))
-    _refused(ablation, tmp_path / "ab" / "ablation.json", "http")
-    sweep = run_cli("sweep", *legs, "-g", "fts5=0.5,1", "-t", "ndcg@10", "--out-dir", str(tmp_path / "sw"))
-    _refused(sweep, tmp_path / "sw" / "sweep.json", "http")
-    accepted = run_cli("ablate", *legs, "--out-dir", str(tmp_path / "ab"), "--max-failed", "1", "--brief")
+    with SearchServer(MemoryStore.from_dataset(str(sample_folder))) as server:
+        legs = ["--dataset", str(folder), "-r", "fts5+http", "--fusion", "rrf", "-o", f"http.url={server.url}",
+                "-o", "http.tries=1", "--latency-sample", "0", "--bootstrap", "100"]
+        ablation = run_cli("ablate", *legs, "--out-dir", str(tmp_path / "ab"))
+        _refused(ablation, tmp_path / "ab" / "ablation.json", "http")
+        sweep = run_cli("sweep", *legs, "-g", "fts5=0.5,1", "-t", "ndcg@10", "--out-dir", str(tmp_path / "sw"))
+        _refused(sweep, tmp_path / "sw" / "sweep.json", "http")
+        asked = len(server.requests_seen)
+        accepted = run_cli("ablate", *legs, "--out-dir", str(tmp_path / "ab"), "--max-failed", "1", "--brief")
+        # The refused run's http search was not kept for the rerun: every query is asked again.
+        assert len(server.requests_seen) - asked == 6
     assert accepted.returncode == 0, accepted.stderr
     assert "FAILED QUERIES" in accepted.stdout
 
