@@ -40,7 +40,7 @@ def test_an_mcp_server_that_dies_mid_run_yields_no_result(tmp_path: Path, sample
     out = tmp_path / "dead.json"
     command = mcp_command("--dataset", str(sample_folder), "--crash-on-call", str(crash_on_call))
     result = run_cli("eval", "--dataset", str(sample_folder), "-r", "mcp", "-o", f"mcp.command={command}",
-                     "-o", "mcp.timeout=5", "-o", "mcp.tries=1", "--latency-sample", "0", "--json", str(out))
+                     "-o", "mcp.timeout=5", "-o", "mcp.tries=1", "--latency-sample", "0", "--no-progress", "--json", str(out))
     if result.returncode == 2 and "Leg" not in result.stderr:  # the session's end noticed as such: one line
         assert "\n" not in result.stderr.strip() and "closed during the run" in result.stderr
         assert not out.exists()
@@ -50,8 +50,8 @@ def test_an_mcp_server_that_dies_mid_run_yields_no_result(tmp_path: Path, sample
 
 #: The faults each live system's test server can be told to have on one query, and how long a
 #: call may take there ("slow" answers after 2 s; "hangforever" never).
-FAULTS = [*(("mcp", fault, "4") for fault in ("hangforever", "nanscore", "schemalie", "toolerror")),
-          *(("http", fault, "1.5") for fault in ("status500", "notjson", "closemid", "nanscore", "badid", "slow"))]
+FAULTS = [*(("mcp", fault, "8") for fault in ("hangforever", "nanscore", "schemalie", "toolerror")),
+          *(("http", fault, "1.8") for fault in ("status500", "notjson", "closemid", "nanscore", "badid", "slow"))]
 
 
 @pytest.mark.parametrize(("leg", "fault", "timeout"), FAULTS)
@@ -61,7 +61,7 @@ def test_a_live_system_that_fails_on_one_query_yields_no_result(tmp_path: Path, 
     folder = dataset_with(tmp_path, sample_folder, {2: fault})
     out = tmp_path / "one.json"
     result = run_cli("eval", "--dataset", str(folder), "-r", leg, "-o", f"{leg}.url={SERVERS[leg + '_sample']}",
-                     "-o", f"{leg}.timeout={timeout}", "-o", f"{leg}.tries=1", "--latency-sample", "0",
+                     "-o", f"{leg}.timeout={timeout}", "-o", f"{leg}.tries=1", "--latency-sample", "0", "--no-progress",
                      "--json", str(out))
     line = _refused(result, out, leg)
     assert f"failed on 1 of 6 queries ({_query_ids(folder)[2]}: " in line
@@ -72,7 +72,7 @@ def test_max_failed_accepts_records_and_compare_and_gate_refuse(tmp_path: Path, 
     folder = dataset_with(tmp_path, sample_folder, {0: "status500", 4: "notjson"})
     ids = _query_ids(folder)
     arguments = ["eval", "--dataset", str(folder), "-r", "http", "-o", f"http.url={SERVERS['http_sample']}",
-                 "-o", "http.tries=1", "--latency-sample", "0"]
+                 "-o", "http.tries=1", "--latency-sample", "0", "--no-progress"]
     # One accepted, two failed: still no result. A share of a third (2 of 6) accepts both.
     _refused(run_cli(*arguments, "--max-failed", "1", "--json", str(tmp_path / "no.json")), tmp_path / "no.json", "http")
     out = tmp_path / "accepted.json"
@@ -82,7 +82,7 @@ def test_max_failed_accepts_records_and_compare_and_gate_refuse(tmp_path: Path, 
     assert accepted.failed_queries == {"http": {ids[0]: "HTTP 500; 1 try", ids[4]: "the answer is not valid JSON; 1 try"}}
     assert accepted.n_failed == 2
     whole = tmp_path / "whole.json"
-    assert run_cli("eval", "--dataset", str(folder), "-r", "fts5", "--latency-sample", "0", "--json",
+    assert run_cli("eval", "--dataset", str(folder), "-r", "fts5", "--latency-sample", "0", "--no-progress", "--json",
                    str(whole)).returncode == 0
     for command in (["compare", str(whole), str(out)], ["gate", "--baseline", str(out), "--current", str(whole)]):
         refused = run_cli(*command)
@@ -100,7 +100,7 @@ def test_ablate_and_sweep_refuse_a_failing_leg_and_keep_no_failed_checkpoint(tmp
     folder = dataset_with(tmp_path, sample_folder, {3: "status500"})
     with SearchServer(MemoryStore.from_dataset(str(sample_folder))) as server:
         legs = ["--dataset", str(folder), "-r", "fts5+http", "--fusion", "rrf", "-o", f"http.url={server.url}",
-                "-o", "http.tries=1", "--latency-sample", "0", "--bootstrap", "100"]
+                "-o", "http.tries=1", "--latency-sample", "0", "--no-progress", "--bootstrap", "100"]
         ablation = run_cli("ablate", *legs, "--out-dir", str(tmp_path / "ab"))
         _refused(ablation, tmp_path / "ab" / "ablation.json", "http")
         sweep = run_cli("sweep", *legs, "-g", "fts5=0.5,1", "-t", "ndcg@10", "--out-dir", str(tmp_path / "sw"))
@@ -184,7 +184,7 @@ def test_http_body_is_capped(tmp_path: Path, sample_folder: Path) -> None:
     started = time.monotonic()
     result = run_cli("eval", "--dataset", str(folder), "-r", "http", "-o", f"http.url={SERVERS['http_sample']}",
                      "-o", "http.tries=1", "-o", "http.timeout=60", "-o", "http.max_bytes=1000000",
-                     "--latency-sample", "0", "--json", str(tmp_path / "x.json"))
+                     "--latency-sample", "0", "--no-progress", "--json", str(tmp_path / "x.json"))
     line = _refused(result, tmp_path / "x.json", "http")
     assert "larger than http.max_bytes (1000000)" in line
     assert time.monotonic() - started < 50
@@ -196,7 +196,7 @@ def test_http_timeout_is_a_deadline_for_the_whole_request(tmp_path: Path, sample
         folder = dataset_with(tmp_path, sample_folder, {0: "trickle"})
         started = time.monotonic()
         result = run_cli("eval", "--dataset", str(folder), "-r", "http", "-o", f"http.url={server.url}",
-                         "-o", "http.tries=1", "-o", "http.timeout=2", "--latency-sample", "0",
+                         "-o", "http.tries=1", "-o", "http.timeout=2", "--latency-sample", "0", "--no-progress",
                          "--json", str(tmp_path / "x.json"))
         took = time.monotonic() - started
     line = _refused(result, tmp_path / "x.json", "http")

@@ -48,7 +48,7 @@ def build_server(store: MemoryStore, crash_on_call: int = 0) -> MCPServer:
         if "toolerror" in query:
             raise ValueError("the tool failed")
         if "hangforever" in query:
-            await asyncio.sleep(3600)
+            await asyncio.sleep(60)  # longer than any test waits
         hits = store.search(query, k, user_id)
         if "nanscore" in query:
             return {"results": [{"id": hit["id"], "score": math.nan} for hit in hits]}
