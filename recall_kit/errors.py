@@ -139,3 +139,8 @@ class ResultFileError(RecallKitError):
 
 class RecallKitWarning(UserWarning):
     """Something a number does not say on its own (a cutoff past the ranking's depth, ...)."""
+
+
+class FailedQueriesError(RecallKitError):
+    """Queries failed on a live system (a crash, a hang, an unreadable answer) beyond what
+    `--max-failed` accepts, or a result holding failed queries was given to compare or gate."""

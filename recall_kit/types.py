@@ -124,10 +124,11 @@ class FailedSearch(list[Hit]):
     why (one line, no query or memory text).
 
     A retriever that talks to an outside system (a server, another program) returns one in place
-    of a ranking when a single query's call fails, times out or comes back unreadable. The runner
-    scores it as an empty ranking and names the query and the reason in the result's warnings, so
-    one flaky call neither ends a long run nor passes silently as a miss. A failure that affects
-    every query (the server is unreachable) is raised instead, as a ``PluginRunError``.
+    of a ranking when a single query's call fails, times out or comes back unreadable. A failed
+    query is not a miss: the run ends with no result (``FailedQueriesError``, naming the query and
+    the reason) unless the user accepts some (``--max-failed``), and then they are scored as empty
+    rankings and recorded in the result (see ``recall_kit.measure.failures``). A failure that
+    affects every query (the server is unreachable) is raised instead, as a ``PluginRunError``.
     """
 
     def __init__(self, reason: str) -> None:

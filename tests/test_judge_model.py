@@ -73,10 +73,24 @@ def test_model_judge_grades_resumes_and_counts(pool_and_data, tmp_path):
     ]
     assert "1 without a usable answer" in result.output
     assert len(LengthJudge.asked) == 5
+    written = out.read_bytes()
     again = runner.invoke(app, args)
-    assert again.exit_code == 0
-    assert LengthJudge.asked[5:] == [("exact_keys", "9")]  # only the pair still unjudged is asked again
+    # Only the pair still unjudged is asked again; it gets no usable answer: a failure, the file as it was.
+    assert LengthJudge.asked[5:] == [("exact_keys", "9")]
     assert "4 of 5 pairs already judged" in again.output
+    assert again.exit_code == 2 and "no usable answer for any of the 1 pairs" in again.output
+    assert out.read_bytes() == written
+
+
+def test_a_judge_with_no_usable_answer_writes_nothing(pool_and_data, tmp_path):
+    """Before: exit 0, "Saved 0 new grades", and an empty qrels file written."""
+    pool, dataset = pool_and_data
+    pool.write_text(json.dumps({"query_id": "exact_keys", "doc_ids": ["9"]}) + "\n")
+    out = tmp_path / "none.jsonl"
+    result = runner.invoke(app, ["judge", str(pool), "-d", str(dataset), "--out", str(out), "--model", "m1"])
+    assert result.exit_code == 2, result.output
+    assert "no usable answer for any of the 1 pairs" in result.output
+    assert not out.exists() and not Path(str(out) + ".journal").exists()
 
 
 def test_refused_model_leaves_no_file_and_flags_are_checked(pool_and_data, tmp_path):

@@ -9,7 +9,8 @@ import pytest
 from helpers import OverlapRetriever, write_dataset
 
 from recall_kit import Hit, Retriever, load_dataset, run_benchmark
-from recall_kit.errors import PluginRunError, SpecError
+from recall_kit.errors import FailedQueriesError, PluginRunError, ResultFileError, SpecError
+from recall_kit.measure.failures import MaxFailed
 from recall_kit.measure.result import SCHEMA, BenchmarkResult, LegAttribution
 from recall_kit.measure.runner import checked_hits
 from recall_kit.types import Corpus, FailedSearch, Memory
@@ -344,11 +345,22 @@ class FlakyRemote(OverlapRetriever):
         return 0.0
 
 
+def test_a_failed_search_yields_no_result_unless_accepted(tiny_dataset):
+    """A failed query is not a miss: by default the run raises, naming the leg, the query and the
+    reason; `max_failed` of 0 (a count) or a share below one query refuses too."""
+    dataset = load_dataset(tiny_dataset)
+    for refused in (None, MaxFailed(count=0), MaxFailed(share=0.5 / len(dataset.queries))):
+        with pytest.raises(FailedQueriesError, match=r"^Leg 'FlakyRemote' failed on 1 of \d+ queries \(p1: HTTP 503; 3 tries\)"):
+            run_benchmark(FlakyRemote, dataset, k=5, metrics=["mrr"], latency_sample=None, max_failed=refused)
+
+
 def test_failed_searches_are_scored_empty_counted_and_named(tiny_dataset):
     dataset = load_dataset(tiny_dataset)
-    result = run_benchmark(FlakyRemote, dataset, k=5, metrics=["mrr"], latency_sample=None)
+    result = run_benchmark(FlakyRemote, dataset, k=5, metrics=["mrr"], latency_sample=None,
+                           max_failed=MaxFailed(count=1))
     failing = [query.query_id for query in dataset.queries if "coffee" in query.text]
     assert failing == ["p1"]
+    assert result.failed_queries == {"FlakyRemote": {"p1": "HTTP 503; 3 tries"}}
     assert result.rankings()["p1"] == []
     assert (f"Leg 'FlakyRemote' failed on 1 of {len(dataset.queries)} queries, scored as empty rankings: "
             "p1 (HTTP 503; 3 tries).") in result.warnings
@@ -358,6 +370,20 @@ def test_failed_searches_are_scored_empty_counted_and_named(tiny_dataset):
     # The failed query is not timed; the others waited 0 ms, so all their time is overhead.
     assert latency.n == latency.wait.n == latency.overhead.n == len(dataset.queries) - 1
     assert latency.wait.max == 0.0 and latency.overhead.p50 == latency.p50
+
+
+def test_accepted_failures_survive_a_round_trip_and_a_forged_id_is_refused(tiny_dataset, tmp_path):
+    result = run_benchmark(FlakyRemote, load_dataset(tiny_dataset), k=5, metrics=["mrr"], latency_sample=None,
+                           max_failed="100%")
+    path = tmp_path / "r.json"
+    result.save(path)
+    loaded = BenchmarkResult.load(path)
+    assert loaded.failed_queries == result.failed_queries == {"FlakyRemote": {"p1": "HTTP 503; 3 tries"}}
+    assert loaded.n_failed == 1
+    data = json.loads(path.read_text())
+    data["failed_queries"]["FlakyRemote"]["nope"] = "x"
+    with pytest.raises(ResultFileError, match=r"failed_queries.FlakyRemote: query 'nope' is not in queries"):
+        BenchmarkResult.from_dict(data)
 
 
 def test_in_process_legs_report_no_wait(tiny_dataset):

@@ -64,6 +64,7 @@ OutDirOption = Annotated[Path, typer.Option("--out-dir", "--out", metavar="DIR",
 ProgressOption = Annotated[bool | None, typer.Option("--progress/--no-progress", help="Progress on stderr: a live line on a terminal, a plain line every 10 s otherwise (RECALL_KIT_PROGRESS_INTERVAL).")]
 ForceRunOption = Annotated[bool, typer.Option("--force", help="Replace another run's files in --out-dir (refused without it).")]
 ExecutorOption = Annotated[str, typer.Option("--executor", metavar="NAME", help="Where the leg searches and scoring run: local (this process) or ray (a Ray cluster; pip install 'recall-kit[ray]').")]
+MaxFailedOption = Annotated[str | None, typer.Option("--max-failed", metavar="N", help="Accept up to N queries whose search failed on a live system (a count, or a share such as 5%); recorded in the result, which compare and gate then refuse. Default: none (exit 2, no result).")]
 AddressOption = Annotated[str | None, typer.Option("--address", metavar="ADDRESS", help="The Ray cluster for --executor ray (ray://HOST:10001; default: RAY_ADDRESS, else one started on this machine).")]
 
 

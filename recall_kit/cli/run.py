@@ -17,6 +17,7 @@ from recall_kit.cli.options import (
     JudgedOnlyOption,
     KOption,
     LatencySampleOption,
+    MaxFailedOption,
     MetricsOption,
     OutDirOption,
     OutputOption,
@@ -54,20 +55,24 @@ def eval_command(
     executor: ExecutorOption = "local",
     address: AddressOption = None,
     fail_on_sensitive: Annotated[bool, typer.Option("--fail-on-sensitive", help="Exit 1 when a live system returned a memory the dataset marks sensitive (a CI privacy check).")] = False,
+    max_failed: MaxFailedOption = None,
 ) -> None:
     """Run a retriever (or a fused system) on a dataset and score it per stratum; with several
     --config files, every system (legs they share are searched once)."""
     from recall_kit.dataset import load_dataset
     from recall_kit.fileio import atomic_batch, check_outputs
+    from recall_kit.measure.failures import parse_max_failed
     from recall_kit.measure.runner import run_benchmark
     from recall_kit.measure.system import build_system
 
+    accepted = parse_max_failed(max_failed)
     configs = list(system.configs)
     check_outputs({"--json": json_out, "--run": run_out, "--output": output}, folders={"--out-dir": out_dir},
                   inputs={**_dataset_files(dataset), **{f"--config {path}": path for path in configs}})
     if len(configs) > 1 or out_dir is not None or executor != "local":
         results = _eval_systems(dataset, system, k, metrics, relevance_level, judged_only, json_out, run_out,
-                                report, output, latency_sample, seed, progress, out_dir, executor, address)
+                                report, output, latency_sample, seed, progress, out_dir, executor, address,
+                                accepted)
         _privacy_verdict(results, fail_on_sensitive)
         return
     spec = system.spec(system.config)
@@ -77,6 +82,7 @@ def eval_command(
         built, loaded, k=k, metrics=_split_names(metrics),
         latency_sample=None if latency_sample < 0 else latency_sample,
         show_progress=progress, seed=seed, relevance_level=relevance_level, judged_only=judged_only,
+        max_failed=accepted,
     )
     shown = render_report(result.report(per_query=per_query), report)  # before any file: all or nothing
     with atomic_batch():  # the JSON, the run and the report are all written, or none is
@@ -113,7 +119,7 @@ def _privacy_verdict(results: list[Any], fail: bool) -> None:
 def _eval_systems(dataset: Path, system: SystemFlags, k: int, metrics: list[str] | None, relevance_level: int,
                   judged_only: bool, json_out: Path | None, run_out: Path | None, report: str,
                   output: Path | None, latency_sample: int, seed: int, progress: bool | None, out_dir: Path | None,
-                  executor: str, address: str | None) -> list[Any]:
+                  executor: str, address: str | None, max_failed: Any) -> list[Any]:
     """`eval` of several systems (one per --config, the flags over each), or of one through an executor."""
     from recall_kit.dataset import load_dataset
     from recall_kit.decide.distribute import run_systems
@@ -135,7 +141,7 @@ def _eval_systems(dataset: Path, system: SystemFlags, k: int, metrics: list[str]
                           load_dataset(dataset), k=k, metrics=_split_names(metrics),
                           latency_sample=None if latency_sample < 0 else latency_sample, show_progress=progress,
                           seed=seed, relevance_level=relevance_level, judged_only=judged_only, executor=chosen,
-                          out=out_dir)
+                          out=out_dir, max_failed=max_failed)
     if out_dir is not None:
         typer.echo(f"Wrote {len(results)} result{'s' if len(results) > 1 else ''} to {out_dir}", err=True)
     shown = render_report(_joined_reports([result.report() for result in results]), report)
@@ -182,6 +188,7 @@ def ablate_command(
     force: ForceRunOption = False,
     executor: ExecutorOption = "local",
     address: AddressOption = None,
+    max_failed: MaxFailedOption = None,
 ) -> None:
     """Score every single leg, every leave-one-out and the full system (one search per leg), and
     compare each with the full system; every variant's result is written to --out-dir."""
@@ -189,6 +196,9 @@ def ablate_command(
     from recall_kit.decide.ablate import run_ablation
     from recall_kit.fileio import check_outputs
     from recall_kit.measure.executor import make_executor
+    from recall_kit.measure.failures import parse_max_failed
+
+    accepted = parse_max_failed(max_failed)
 
     check_outputs({"--output": output}, folders={"--out-dir": out}, inputs={**_dataset_files(dataset), "--config": system.config})
     spec = system.spec(system.config)
@@ -196,7 +206,7 @@ def ablate_command(
                             n_resamples=bootstrap, seed=seed,
                             latency_sample=None if latency_sample < 0 else latency_sample, show_progress=progress,
                             primary=_split_names(primary), relevance_level=relevance_level, judged_only=judged_only,
-                            force=force, executor=make_executor(executor, address))
+                            force=force, executor=make_executor(executor, address), max_failed=accepted)
     typer.echo(f"Wrote {len(ablation.variants)} results and ablation.json to {out}", err=True)
     emit_report(ablation.report(brief=brief), report, output)
 
@@ -224,6 +234,7 @@ def sweep_command(
     guard: Annotated[list[str] | None, typer.Option("--guard", help="Metrics a setting must not lose significantly against the default on the tuning half (e.g. ndcg@10,mrr).")] = None,
     relevance_level: RelevanceLevelOption = 1,
     judged_only: JudgedOnlyOption = False,
+    max_failed: MaxFailedOption = None,
 ) -> None:
     """Grid-search leg weights and options on one target metric; with --holdout, choose on one half
     of the queries and report the choice, against the default, on the other."""
@@ -231,6 +242,9 @@ def sweep_command(
     from recall_kit.decide.sweep import run_sweep
     from recall_kit.fileio import check_outputs
     from recall_kit.measure.executor import make_executor
+    from recall_kit.measure.failures import parse_max_failed
+
+    accepted = parse_max_failed(max_failed)
 
     check_outputs({"--output": output}, folders={"--out-dir": out}, inputs={**_dataset_files(dataset), "--config": system.config})
     spec = system.spec(system.config)
@@ -238,7 +252,8 @@ def sweep_command(
                       holdout=holdout, seed=seed, out=out, n_resamples=bootstrap,
                       latency_sample=None if latency_sample < 0 else latency_sample, show_progress=progress,
                       stratum=stratum, force=force, executor=make_executor(executor, address),
-                      guards=_split_names(guard), relevance_level=relevance_level, judged_only=judged_only)
+                      guards=_split_names(guard), relevance_level=relevance_level, judged_only=judged_only,
+                      max_failed=accepted)
     if out is not None:
         typer.echo(f"Wrote {len(sweep.points) + 1} results and sweep.json to {out}", err=True)
     emit_report(sweep.report(), report, output)

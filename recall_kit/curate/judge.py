@@ -288,7 +288,8 @@ def judge_with(judge: RelevanceJudge, pool_path: str | Path, dataset_path: str |
     (not the dataset's qrels), so `recall-kit agreement` compares judges on the pool alone.
 
     `judge.prepare()` runs before anything is written: an unknown model or a missing key leaves
-    no file. Returns counts: graded, skipped (no usable answer), left, total, not_in_dataset."""
+    no file, and so does a judge that gives no usable answer at all (`PluginRunError`). Returns
+    counts: graded, skipped (no usable answer), left, total, not_in_dataset."""
     from recall_kit.fileio import check_outputs
 
     out = Path(out)
@@ -349,6 +350,9 @@ def judge_with(judge: RelevanceJudge, pool_path: str | Path, dataset_path: str |
                 write()
         handle.flush()
         os.fsync(handle.fileno())
+    if counts["skipped"] and not counts["graded"]:  # a model that answers nothing usable is a failure
+        raise PluginRunError(f"The judge gave no usable answer for any of the {counts['skipped']} pairs it was "
+                             f"asked (check the model); {out} was not written.")
     write()
     counts["left"] = sum(1 for qid, doc in pairs if doc not in grades.get(qid, {}))
     show(f"Saved {counts['graded']} new grades to {out}; {counts['left']} of {len(pairs)} pairs unjudged"

@@ -15,6 +15,7 @@ from recall_kit.decide.distribute import leg_key, score_systems, search_legs
 from recall_kit.errors import SpecError
 from recall_kit.fileio import atomic_batch, check_run_folder, file_name, write_json_atomic
 from recall_kit.measure.executor import Executor, checkpoint_for
+from recall_kit.measure.failures import MaxFailed
 from recall_kit.measure.result import BenchmarkResult
 from recall_kit.measure.runner import search_depth
 from recall_kit.measure.settings import ScoringSettings
@@ -168,6 +169,7 @@ def run_ablation(
     judged_only: bool = False,
     force: bool = False,
     executor: Executor | None = None,
+    max_failed: MaxFailed | None = None,
 ) -> Ablation:
     """Search once per leg, then score and compare every variant of the system with the full one.
 
@@ -185,7 +187,7 @@ def run_ablation(
     full_system = build_system(spec)
     files = [file_name("+".join(legs)) for _, legs in variant_legs(spec.leg_names)]  # each variant's retriever
     replaced = check_run_folder(out, files, "ablation.json", force) if out is not None else []
-    settings = ScoringSettings.of(k, metrics, relevance_level, judged_only, latency_sample, seed)
+    settings = ScoringSettings.of(k, metrics, relevance_level, judged_only, latency_sample, seed, max_failed)
     depth = search_depth(full_system, dataset, k, metrics)
     # Each leg searched once, then every variant fused and scored: independent tasks for `executor`
     # (default: in turn, in this process); with `out`, finished tasks are kept for a rerun.

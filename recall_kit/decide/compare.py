@@ -21,6 +21,7 @@ from recall_kit.decide.stats import (
 )
 from recall_kit.errors import OptionError, ResultFileError
 from recall_kit.measure.evaluation import canonical_metric_name
+from recall_kit.measure.failures import failed_queries_warning, refuse_failed_results
 from recall_kit.measure.result import BenchmarkResult, check_comparable, check_scored_alike, load_results
 
 SCHEMA = "recall-kit/compare/1"
@@ -502,6 +503,9 @@ def compare_results(
         comparison.warnings.insert(
             0, f"The results were scored at different depths k ({', '.join(sorted(ks))})."
         )
+    failed = failed_queries_warning(named)
+    if failed is not None:  # ablate and sweep with --max-failed: marked, first; compare and gate refuse
+        comparison.warnings.insert(0, failed)
     comparison.results = [result for _, result in named]
     return comparison
 
@@ -517,6 +521,8 @@ def compare_files(
     """`recall-kit compare`: load the files and compare each with the first."""
     if n_resamples < 1:
         raise ResultFileError(f"--bootstrap must be at least 1, got {n_resamples}.")
-    return compare_results(load_results(paths), metrics=metrics, n_resamples=n_resamples, seed=seed,
+    named = load_results(paths)
+    refuse_failed_results(named)
+    return compare_results(named, metrics=metrics, n_resamples=n_resamples, seed=seed,
                            primary=primary, test=test)
 

@@ -15,6 +15,7 @@ from recall_kit.decide.batch_embedding import embed_in_batches
 from recall_kit.errors import SpecError
 from recall_kit.fileio import atomic_batch, file_name
 from recall_kit.measure.executor import Checkpoint, Executor, LocalExecutor, Task, checkpoint_for, task_key
+from recall_kit.measure.failures import MaxFailed
 from recall_kit.measure.result import BenchmarkResult, SystemInfo
 from recall_kit.measure.runner import LegRun, run_legs, run_system, search_depth
 from recall_kit.measure.settings import ScoringSettings
@@ -106,12 +107,22 @@ def search_legs(executor: Executor | None, dataset: Dataset, legs: dict[str, Leg
                                              if tasks[key].key in searching}, show_progress)
         with progress_display(show_progress):
             done = executor.run(list(tasks.values()), "leg searches", checkpoint)
-        return {key: done[task.key] for key, task in tasks.items()}
+        return _kept_whole({key: done[task.key] for key, task in tasks.items()}, tasks, checkpoint)
     # In this process one display says which leg search of how many is running, and its stages.
     with progress_display(show_progress), steps(len(tasks), "leg search") as begin:
         labelled = [replace(task, function=_begun(begin, task.label, task.function)) for task in tasks.values()]
         done = executor.run(labelled, "leg searches", checkpoint)
-    return {key: done[task.key] for key, task in tasks.items()}
+    return _kept_whole({key: done[task.key] for key, task in tasks.items()}, tasks, checkpoint)
+
+
+def _kept_whole(runs: dict[str, LegRun], tasks: dict[str, Task], checkpoint: Checkpoint | None) -> dict[str, LegRun]:
+    """`runs`, with every run that has failed queries dropped from the checkpoint: a rerun (the
+    server fixed) asks those queries again instead of reusing their failures."""
+    if checkpoint is not None:
+        for key, run in runs.items():
+            if run.failures:
+                checkpoint.forget(tasks[key].key)
+    return runs
 
 
 def _begun(begin: Any, label: str, function: Any) -> Any:
@@ -154,6 +165,7 @@ def run_systems(
     judged_only: bool = False,
     executor: Executor | None = None,
     out: str | Path | None = None,
+    max_failed: MaxFailed | None = None,
 ) -> list[BenchmarkResult]:
     """Several named systems on one dataset, each scored as `run_benchmark` scores it alone; a leg
     configuration that several systems use is searched once, as deep as the deepest needs.
@@ -166,7 +178,7 @@ def run_systems(
     if repeated:
         raise SpecError(f"Two systems are named {repeated[0]!r}; give each its own name (config file name).")
     # Each system's depth, worked out once: its legs search it, its scoring cuts their runs to it.
-    settings = ScoringSettings.of(k, metrics, relevance_level, judged_only, latency_sample, seed)
+    settings = ScoringSettings.of(k, metrics, relevance_level, judged_only, latency_sample, seed, max_failed)
     deep = [(name, system, search_depth(system, dataset, k, metrics)) for name, system in systems]
     legs, depths = distinct_legs([(system, depth) for _, system, depth in deep])
     checkpoint = checkpoint_for(out)

@@ -10,6 +10,7 @@ from typing import Any
 
 from recall_kit.decide.compare import ALPHA, Comparison, compare_results, is_diagnostic, shared_metrics
 from recall_kit.errors import OptionError
+from recall_kit.measure.failures import refuse_failed_results
 from recall_kit.measure.result import load_results
 from recall_kit.types import Report, ReportTable
 
@@ -110,6 +111,7 @@ def run_gate(
     if latency_stat not in LATENCY_STATS:
         raise OptionError(f"--latency-stat must be one of {', '.join(LATENCY_STATS)}, got {latency_stat!r}.")
     named = load_results([baseline, current])
+    refuse_failed_results(named)  # a failed query is an outage, not a regression (nor a pass)
     # Every gated metric is a decision: Holm runs over all the gated rows (strata included).
     gated = shared_metrics(named, metrics)
     comparison = compare_results(named, metrics=metrics, n_resamples=n_resamples, seed=seed,

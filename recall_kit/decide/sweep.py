@@ -21,6 +21,7 @@ from recall_kit.fileio import atomic_batch, check_run_folder, file_name, write_j
 from recall_kit.masking import mask_secrets, mask_values
 from recall_kit.measure.evaluation import MetricSpec, resolve_metrics
 from recall_kit.measure.executor import Executor, checkpoint_for
+from recall_kit.measure.failures import MaxFailed
 from recall_kit.measure.result import BenchmarkResult
 from recall_kit.measure.runner import search_depth
 from recall_kit.measure.settings import ScoringSettings
@@ -405,6 +406,7 @@ def run_sweep(
     guards: Sequence[str] | None = None,
     relevance_level: int = 1,
     judged_only: bool = False,
+    max_failed: MaxFailed | None = None,
 ) -> Sweep:
     """Score every grid setting, re-fusing shared leg runs; choose the best on `target`.
 
@@ -428,7 +430,7 @@ def run_sweep(
     """
     axes = parse_grid(grid, spec)
     target_spec, names, guard_names = _metric_names(target, metrics, guards)
-    settings = ScoringSettings.of(k, names, relevance_level, judged_only, latency_sample, seed)
+    settings = ScoringSettings.of(k, names, relevance_level, judged_only, latency_sample, seed, max_failed)
     tuning_ids, test_ids = _query_halves(dataset, holdout, seed, stratum)
     systems, skipped = _buildable_systems(spec, axes)
     files = ["default.json" if not settings else f"{index:03d}_" + file_name(mask_secrets(",".join(f"{n}={v}" for n, v in settings.items())))

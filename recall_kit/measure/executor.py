@@ -134,6 +134,10 @@ class Checkpoint:
                 missing.append(task)
         return found, missing
 
+    def forget(self, key: str) -> None:
+        """Drop one task's kept result (a leg run with failed queries: a rerun asks again)."""
+        self._path(key).unlink(missing_ok=True)
+
     def clear(self) -> None:
         shutil.rmtree(self.folder, ignore_errors=True)
 

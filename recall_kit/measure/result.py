@@ -637,6 +637,9 @@ class BenchmarkResult:
     empty_rankings: dict[str, int] = field(default_factory=dict)
     #: Live leg name -> its hits outside the corpus and sensitive hits (in-process legs: absent).
     outside_corpus: dict[str, LegOutsideCorpus] = field(default_factory=dict)
+    #: Leg name -> {query id: why its search failed}, for failures accepted with --max-failed
+    #: (scored as empty rankings; compare and gate refuse a result that has any).
+    failed_queries: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.overall = {name: value for name, value in self.overall.items() if name != "n"}
@@ -737,7 +740,7 @@ class BenchmarkResult:
     # -- writing ---------------------------------------------------------------------------------
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        document = {
             "schema": SCHEMA,
             "system": self.system.to_dict(),
             "dataset": self.dataset.to_dict(),
@@ -760,6 +763,9 @@ class BenchmarkResult:
             "wall_seconds": self.wall_seconds,
             "manifest": self.manifest.to_dict(),
         }
+        if self.failed_queries:  # only a result with accepted failures has the key (older files stay as they were)
+            document["failed_queries"] = self.failed_queries
+        return document
 
     def save(self, path: str | Path) -> None:
         write_json_atomic(path, self.to_dict())
@@ -871,7 +877,13 @@ class BenchmarkResult:
             empty_rankings={str(leg): int(n) for leg, n in (data.get("empty_rankings") or {}).items()},
             outside_corpus={str(leg): LegOutsideCorpus.parse(read, found, f"outside_corpus.{leg}")
                             for leg, found in (read.optional_mapping(data, "outside_corpus") or {}).items()},
+            failed_queries=_failed_queries(read, data, seen),
         )
+
+    @property
+    def n_failed(self) -> int:
+        """How many queries failed on some leg (accepted with --max-failed; 0 for a whole result)."""
+        return len({query_id for per_leg in self.failed_queries.values() for query_id in per_leg})
 
     def scoring_notes(self) -> list[str]:
         """What a reader must know about how relevance was scored, when it is not the default."""
@@ -1037,6 +1049,23 @@ def _non_negative(read: _Reader, value: float, where: str) -> float:
     if value < 0:
         raise read.error(f"{where} is {value}, below 0")
     return value
+
+
+def _failed_queries(read: _Reader, data: dict[str, Any], query_ids: set[str]) -> dict[str, dict[str, str]]:
+    """`failed_queries`: leg -> {query id of this result: reason}; a hand-edited file that drops
+    or garbles it must not pass as a whole result."""
+    failed = read.optional_mapping(data, "failed_queries") or {}
+    out: dict[str, dict[str, str]] = {}
+    for leg, per_leg in failed.items():
+        where = f"failed_queries.{leg}"
+        read.object(per_leg, where)
+        for query_id, reason in per_leg.items():
+            if query_id not in query_ids:
+                raise read.error(f"{where}: query {query_id!r} is not in queries")
+            if not isinstance(reason, str):
+                raise read.error(f"{where}.{query_id} is not a string")
+        out[str(leg)] = dict(per_leg)
+    return out
 
 
 def load_result(path: str | Path) -> BenchmarkResult:

@@ -27,6 +27,7 @@ from recall_kit.measure.evaluation import (
     resolve_metrics,
     summed_names,
 )
+from recall_kit.measure.failures import MaxFailed, check_failed_queries
 from recall_kit.measure.index_stats import merge_index_stats
 from recall_kit.measure.outside import count_outside, outside_warnings
 from recall_kit.measure.result import (
@@ -441,6 +442,7 @@ def run_benchmark(
     leg_runs: dict[str, LegRun] | None = None,
     relevance_level: int = 1,
     judged_only: bool = False,
+    max_failed: MaxFailed | int | str | None = None,
 ) -> BenchmarkResult:
     """Build, run, fuse, time and score a system on a dataset; return its result.
 
@@ -450,13 +452,16 @@ def run_benchmark(
     `relevance_level` and `judged_only` are trec_eval's ``-l`` and ``-J`` (see
     `recall_kit.measure.evaluation.judge_rankings`): they change how the top k is scored, not what is run.
     The system is built once here (`as_system`) and run by `run_system`.
+    A query whose search failed (a `FailedSearch` from a live system) is not a miss: beyond
+    `max_failed` (a count, or a share such as "5%"; default none) `FailedQueriesError` is raised
+    and there is no result; those accepted are recorded in `BenchmarkResult.failed_queries`.
     """
     _check_k(k)
     check_relevance_level(relevance_level)
     built = as_system(system)
     return run_system(built, dataset, k=k, depth=search_depth(built, dataset, k, metrics), metrics=metrics,
                       latency_sample=latency_sample, show_progress=show_progress, seed=seed, leg_runs=leg_runs,
-                      relevance_level=relevance_level, judged_only=judged_only)
+                      relevance_level=relevance_level, judged_only=judged_only, max_failed=max_failed)
 
 
 def run_system(
@@ -472,6 +477,7 @@ def run_system(
     leg_runs: dict[str, LegRun] | None = None,
     relevance_level: int = 1,
     judged_only: bool = False,
+    max_failed: MaxFailed | int | str | None = None,
 ) -> BenchmarkResult:
     """Run, fuse, time and score a built `system` whose legs search `depth` hits (`search_depth`,
     worked out once by the caller); the rest as `run_benchmark`. Nothing is built or resolved here."""
@@ -482,6 +488,8 @@ def run_system(
     started_all = time.perf_counter()
     if leg_runs is None:
         leg_runs = run_legs(system, dataset, depth, latency_sample, show_progress)
+    # A failed query is not a miss: beyond `max_failed` (default none) there is no result.
+    failed = check_failed_queries(leg_runs, dataset.queries, max_failed)
     fused = fuse_all(system, dataset, leg_runs, depth, k, relevance_level)
 
     query_ids = [query.query_id for query in dataset.queries]
@@ -521,6 +529,7 @@ def run_system(
         attribution_depth=k,
         empty_rankings=empty_counts,
         outside_corpus=outside,
+        failed_queries=failed,
         warnings=warnings,
         latency=latency,
         index=index_cost,

@@ -256,5 +256,10 @@ class RemoteRetriever(Retriever):
         if workers == 1 or len(queries) < 2:
             return [self.search(query, k) for query in queries]
         ask: Callable[[str], list[Hit]] = lambda query: self.search(query, k)  # noqa: E731
-        with ThreadPoolExecutor(max_workers=min(workers, len(queries))) as pool:
+        pool = ThreadPoolExecutor(max_workers=min(workers, len(queries)))
+        try:
             return list(pool.map(ask, queries))
+        finally:
+            # Ctrl-C or SIGTERM must not wait out the calls in flight (a hung server's, up to the
+            # timeout each): the caller's close() ends the connection, and with it those calls.
+            pool.shutdown(wait=False, cancel_futures=True)

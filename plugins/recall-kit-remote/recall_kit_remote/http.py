@@ -24,6 +24,9 @@ from recall_kit_remote.base import (
     select,
 )
 
+#: The largest answer body read by default (8 MB): far above any ranking's JSON.
+DEFAULT_MAX_BYTES = 8_000_000
+
 #: The POST body when none is given: `{text}`, `{k}` and `{scope}` are filled per query.
 DEFAULT_BODY = '{"query": "{text}", "k": "{k}"}'
 #: The add request's body when none is given: one memory's fields fill it.
@@ -69,10 +72,14 @@ class HTTPRetriever(RemoteRetriever):
         add_body: str = DEFAULT_ADD_BODY
         #: Path to the server's own id in the add answer (empty: ids are the dataset's).
         add_result_id: str = ""
+        #: The largest answer body read, in bytes; a larger one is a failed query (never read whole).
+        max_bytes: int = DEFAULT_MAX_BYTES
 
         def __post_init__(self) -> None:
             if not self.url.startswith(("http://", "https://")):
                 raise ValueError("url must be given, as http://host:port/path or https://...")
+            if self.max_bytes < 1:
+                raise ValueError("max_bytes must be at least 1")
             super().__post_init__()
             if self.method == "POST":
                 parse_template(self.body, "http.body", SEARCH_FIELDS)
@@ -162,34 +169,54 @@ class HTTPRetriever(RemoteRetriever):
         if self._client is None:
             raise PluginRunError("http: search before build_index.")
         values = {"text": query, "k": k, "scope": self._scope}
+        request: dict[str, Any] = {}
+        if options.method == "GET":
+            params: dict[str, Any] = {options.query_param: query}
+            if options.k_param:
+                params[options.k_param] = k
+            if options.scope_param and self._scope is not None:
+                params[options.scope_param] = self._scope
+            request["params"] = params
+        else:
+            request["json"] = fill_template(json.loads(options.body), values)
         started = time.perf_counter()
         try:
-            if options.method == "GET":
-                params: dict[str, Any] = {options.query_param: query}
-                if options.k_param:
-                    params[options.k_param] = k
-                if options.scope_param and self._scope is not None:
-                    params[options.scope_param] = self._scope
-                response = self._client.get(options.url, params=params)
-            else:
-                body = fill_template(json.loads(options.body), values)
-                response = self._client.post(options.url, json=body)
+            body = self._read(options.method, request, started + options.timeout)
         except httpx.TimeoutException:
             raise QueryFailed(f"no answer within {options.timeout:g} s") from None
         except httpx.TransportError as error:
             raise QueryFailed(f"{type(error).__name__} from {mask_secrets(options.url)}") from None
         finally:
             self.waited(started)
-        if response.status_code >= 400:
-            raise QueryFailed(f"HTTP {response.status_code}")
         try:
-            payload = response.json()
+            payload = json.loads(body)
         except ValueError:
             raise QueryFailed("the answer is not valid JSON") from None
         hits = read_hits(payload, options.results, options.id, options.score)
         if self._to_dataset:
             hits = [Hit(self._to_dataset.get(hit.id, hit.id), hit.score) for hit in hits]
         return hits
+
+    def _read(self, method: str, request: dict[str, Any], deadline: float) -> bytes:
+        """The answer's body, read as it streams in: at most `max_bytes` of it, and all of it by
+        `deadline` (each read waits at most `timeout`, so a server trickling a byte at a time is
+        cut off at the deadline, not held by a per-read timeout that each byte resets)."""
+        options = self.options
+        with self._client.stream(method, options.url, **request) as response:
+            if response.status_code >= 400:
+                raise QueryFailed(f"HTTP {response.status_code}")
+            declared = response.headers.get("content-length", "")
+            too_large = QueryFailed(f"the answer is larger than http.max_bytes ({options.max_bytes})")
+            if declared.isdigit() and int(declared) > options.max_bytes:
+                raise too_large
+            body = bytearray()
+            for chunk in response.iter_bytes():
+                body += chunk
+                if len(body) > options.max_bytes:
+                    raise too_large
+                if time.perf_counter() > deadline:
+                    raise QueryFailed(f"no answer within {options.timeout:g} s")
+        return bytes(body)
 
     def close(self) -> None:
         if self._client is not None:

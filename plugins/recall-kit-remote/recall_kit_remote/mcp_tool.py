@@ -30,8 +30,11 @@ from recall_kit_remote.base import (
     split_command_line,
 )
 
-#: Seconds to connect and initialise a session.
+#: Seconds to connect and initialise a session, by default (`mcp.connect_timeout`).
 CONNECT_TIMEOUT_SECONDS = 60.0
+#: Seconds to wait for a session's end: the SDK closes a stdio server's input, waits 2 s, sends
+#: SIGTERM, waits 2 s more, then SIGKILL.
+CLOSE_TIMEOUT_SECONDS = 15.0
 
 
 def _field(result: Any, *names: str) -> Any:
@@ -80,19 +83,28 @@ class MCPSession:
     """One MCP client session held open on a background event loop, so that synchronous code can
     call tools; connection and teardown happen inside one task, as the SDK's transports require."""
 
-    def __init__(self, command: str, url: str) -> None:
+    def __init__(self, command: str, url: str, connect_timeout: float = CONNECT_TIMEOUT_SECONDS) -> None:
         # Quoted in messages: a password in the URL or an --api-key on the command line is masked.
         self.where = f"MCP server {mask_secrets(url)}" if url else f"MCP server command {mask_secrets(command)!r}"
         self._command, self._url = command, url
+        #: The server's tool names (None: it would not list them).
+        self.tools: list[str] | None = None
+        _quiet_sdk_logs()
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._thread.start()
         self._stop: asyncio.Event | None = None
         self._session: Any = None
+        # Set when the session's task has ended, its transports closed (a stdio server ended).
+        self._finished = threading.Event()
         ready: concurrent.futures.Future[None] = concurrent.futures.Future()
         self._held = asyncio.run_coroutine_threadsafe(self._hold(ready), self._loop)
         try:
-            ready.result(timeout=CONNECT_TIMEOUT_SECONDS)
+            ready.result(timeout=connect_timeout)
+        except concurrent.futures.TimeoutError:
+            self.close()
+            raise PluginRunError(f"Cannot connect to {self.where}: no answer to initialize within "
+                                 f"{connect_timeout:g} s (mcp.connect_timeout).") from None
         except BaseException as error:
             self.close()
             raise PluginRunError(f"Cannot connect to {self.where}: {_describe(error)}.") from None
@@ -123,6 +135,7 @@ class MCPSession:
                 read, write = await self._transport(stack)
                 session = await stack.enter_async_context(ClientSession(read, write))
                 await session.initialize()
+                self.tools = await _tool_names(session)
                 self._session = session
                 ready.set_result(None)
                 await self._stop.wait()
@@ -131,6 +144,8 @@ class MCPSession:
                 ready.set_exception(error)
             elif self._stop is not None and not self._stop.is_set():
                 raise
+        finally:
+            self._finished.set()
 
     def call(self, tool: str, arguments: dict[str, Any], timeout: float) -> Any:
         """Call `tool`; raise QueryFailed on a timeout or a failed call, PluginRunError when the
@@ -149,12 +164,15 @@ class MCPSession:
             raise QueryFailed(f"the call failed ({type(error).__name__})") from None
 
     def close(self) -> None:
-        if self._stop is not None and not self._held.done():
-            self._loop.call_soon_threadsafe(self._stop.set)
-            try:
-                self._held.result(timeout=10)
-            except BaseException:  # noqa: BLE001, S110 - closing: the session's own errors do not matter now
-                pass
+        """End the session and, over stdio, the server process, however far it got: a session
+        that is up is closed; one still connecting (a server hanging at initialize) is cancelled.
+        Either way the SDK's transport ends the process (SIGKILL at last), and this waits for it."""
+        if not self._finished.is_set():
+            if self._session is not None and self._stop is not None:
+                self._loop.call_soon_threadsafe(self._stop.set)
+            else:
+                self._held.cancel()
+            self._finished.wait(timeout=CLOSE_TIMEOUT_SECONDS)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=10)
         if not self._loop.is_running():
@@ -172,11 +190,54 @@ def _one_id(value: Any) -> str:
     return server_id
 
 
+async def _tool_names(session: Any) -> list[str] | None:
+    """Every tool the server lists (all pages); None when it will not list them."""
+    names: list[str] = []
+    cursor = None
+    try:
+        while True:
+            listed = await (session.list_tools(cursor=cursor) if cursor else session.list_tools())
+            names += [tool.name for tool in listed.tools]
+            cursor = _field(listed, "next_cursor", "nextCursor")
+            if not cursor:
+                return names
+    except Exception:  # noqa: BLE001 - a server without tools/list: calls will say what is wrong
+        return None
+
+
+def _quiet_sdk_logs() -> None:
+    """The SDK logs a server's garbage (a non-JSON-RPC line, a page that is not MCP) with a
+    traceback and pydantic's many-line errors, which may quote what the server sent; the failure
+    reaches the user as one line instead."""
+    import logging
+
+    logger = logging.getLogger("mcp")
+    if not any(isinstance(handler, logging.NullHandler) for handler in logger.handlers):
+        logger.addHandler(logging.NullHandler())
+    logger.propagate = False
+
+
+def _from_validation(error: BaseException) -> bool:
+    """Whether pydantic's validation of what the server sent is behind `error` (its text lists
+    every field the answer lacked, many lines of it)."""
+    seen: BaseException | None = error
+    for _ in range(8):
+        if seen is None:
+            return False
+        if type(seen).__name__ == "ValidationError" or "validation error" in str(seen):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
 def _describe(error: BaseException) -> str:
     """One line for a connection failure: the innermost exception's type and message (an
-    ExceptionGroup from the SDK's task group is opened up)."""
+    ExceptionGroup from the SDK's task group is opened up); pydantic's errors, which list what
+    the server sent, say only that the answer is not MCP."""
     while isinstance(error, BaseExceptionGroup) and error.exceptions:
         error = error.exceptions[0]
+    if _from_validation(error):
+        return f"its answer is not MCP (JSON-RPC) ({type(error).__name__})"
     text = str(error).splitlines()[0] if str(error) else ""
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
@@ -225,6 +286,8 @@ class MCPRetriever(RemoteRetriever):
         add_arguments: str = ""
         #: Dotted path to the server's own id in the add tool's answer (empty: ids are the dataset's).
         add_result_id: str = ""
+        #: Seconds to connect and initialise the session (a stdio server started then).
+        connect_timeout: float = CONNECT_TIMEOUT_SECONDS
 
         def __post_init__(self) -> None:
             if bool(self.command) == bool(self.url):
@@ -236,6 +299,8 @@ class MCPRetriever(RemoteRetriever):
                 raise ValueError("command names no program")
             if not self.tool or not self.query_arg:
                 raise ValueError("tool and query_arg must be given")
+            if not self.connect_timeout > 0:
+                raise ValueError("connect_timeout must be > 0")
             super().__post_init__()
             parse_json_object(self.arguments, "mcp.arguments")
             parse_template(self.search_arguments, "mcp.search_arguments", SEARCH_FIELDS)
@@ -257,10 +322,20 @@ class MCPRetriever(RemoteRetriever):
         command = options.command
         if "{scope}" in command:  # filled in each word, so a scope needs no quoting of its own
             command = shlex.join(word.replace("{scope}", self._scope or "all") for word in shlex.split(command))
-        self._session = MCPSession(command, options.url)
+        self._session = MCPSession(command, options.url, options.connect_timeout)
+        self._check_tools(self._session)
         if options.add_tool:
             for memory in corpus:
                 self._add(memory)
+
+    def _check_tools(self, session: MCPSession) -> None:
+        """A tool the server does not list is one line naming the tools it has, before any call."""
+        if session.tools is None:
+            return
+        for option, tool in (("mcp.tool", self.options.tool), ("mcp.add_tool", self.options.add_tool)):
+            if tool and tool not in session.tools:
+                listed = ", ".join(sorted(session.tools)) or "(none)"
+                raise PluginRunError(f"{session.where} has no tool {tool!r} ({option}). Available: {listed}.")
 
     def _arguments(self) -> dict[str, Any]:
         arguments = parse_json_object(self.options.arguments, "mcp.arguments")

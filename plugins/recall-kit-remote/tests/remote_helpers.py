@@ -3,6 +3,7 @@ servers listen, and recall-kit run as a real subprocess."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -37,6 +38,19 @@ def wait_for_port(port: int, process: subprocess.Popen[bytes], seconds: float = 
         except OSError:
             time.sleep(0.1)
     raise RuntimeError(f"nothing listens on 127.0.0.1:{port} after {seconds:g} s")
+
+
+def dataset_with(tmp_path: Path, sample_folder: Path, suffixes: dict[int, str]) -> Path:
+    """The sample dataset with words appended to some queries (the test systems' fault triggers)."""
+    folder = tmp_path / "altered"
+    folder.mkdir()
+    for name in ("corpus.jsonl", "qrels.jsonl"):
+        (folder / name).write_text((sample_folder / name).read_text())
+    queries = [json.loads(line) for line in (sample_folder / "queries.jsonl").read_text().splitlines()]
+    for index, suffix in suffixes.items():
+        queries[index]["text"] += " " + suffix
+    (folder / "queries.jsonl").write_text("".join(json.dumps(query) + "\n" for query in queries))
+    return folder
 
 
 def mcp_command(*arguments: str) -> str:

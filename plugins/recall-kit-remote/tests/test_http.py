@@ -64,7 +64,7 @@ def test_unset_auth_variable_is_one_line(sample_folder: Path) -> None:
     assert result.stderr.strip().count("\n") == 0 and "NOT_SET_ANYWHERE_42" in result.stderr
 
 
-def test_failed_queries_are_scored_empty_counted_and_named(tmp_path: Path, sample_folder: Path) -> None:
+def test_accepted_failed_queries_are_scored_empty_counted_and_named(tmp_path: Path, sample_folder: Path) -> None:
     folder = tmp_path / "flaky"
     folder.mkdir()
     for name in ("corpus.jsonl", "qrels.jsonl"):
@@ -76,7 +76,7 @@ def test_failed_queries_are_scored_empty_counted_and_named(tmp_path: Path, sampl
     (folder / "queries.jsonl").write_text("".join(json.dumps(query) + "\n" for query in queries))
     out = tmp_path / "flaky.json"
     result = run_cli("eval", "--dataset", str(folder), "-r", "http", "-o", f"http.url={SERVERS['http_sample']}",
-                     "-o", "http.timeout=0.5", "-o", "http.tries=2", "--json", str(out))
+                     "-o", "http.timeout=0.5", "-o", "http.tries=2", "--max-failed", "3", "--json", str(out))
     assert result.returncode == 0, result.stderr
     data = load_result(out)
     rankings = data.rankings()
@@ -88,6 +88,7 @@ def test_failed_queries_are_scored_empty_counted_and_named(tmp_path: Path, sampl
     assert f"{failed[1]} (the answer is not valid JSON; 2 tries)" in warning
     assert f"{failed[2]} (no answer within 0.5 s; 2 tries)" in warning
     assert data.index.legs["http"].stats["failed_queries"] == 3
+    assert sorted(data.failed_queries["http"]) == sorted(failed)
     assert "boom" not in result.stdout + result.stderr + out.read_text()  # what the server said stays unprinted
 
 

@@ -3,7 +3,9 @@
 GET /search?q=TEXT&k=N[&scope=S] or POST /search {"query": ..., "k": ..., "scope": ...} answers
 {"results": [{"id": ..., "score": ...}]}. For the failure tests only (`faults=True`, `--faults`), a
 query naming a behaviour gets it: "status500" (HTTP 500), "notjson" (a body that is not JSON),
-"slow" (answers after 2 s). Requests may be required to carry `Authorization: Bearer TOKEN`.
+"slow" (answers after 2 s), "closemid" (closes the connection halfway through the body), "nanscore"
+(NaN scores), "badid" (an id that is an object), "endless" (a chunked body that never ends),
+"trickle" (a byte every 0.5 s). Requests may be required to carry `Authorization: Bearer TOKEN`.
 
 Like mem0's REST server, POST /memories `{"messages": [{"role": "user", "content": ...}],
 "user_id": ...}` stores a memory under an id of the server's own (`srv-N`) and answers
@@ -90,11 +92,42 @@ class SearchHandler(BaseHTTPRequestHandler):
             self._send(500, b'{"error": "boom"}')
         elif self.server.faults and "notjson" in query:
             self._send(200, b"<html>not json</html>")
+        elif self.server.faults and "closemid" in query:
+            self.send_response(200)
+            self.send_header("Content-Length", "1000")
+            self.end_headers()
+            self.wfile.write(b'{"results": [')
+            self.close_connection = True
+        elif self.server.faults and ("endless" in query or "trickle" in query):
+            self._send_forever(0.5 if "trickle" in query else 0.0)
+        elif self.server.faults and ("nanscore" in query or "badid" in query):
+            hits = self.server.store.search(query.replace("nanscore", "").replace("badid", ""), k, scope or None)
+            entries = [{"id": {"nested": hit["id"]}, "score": hit["score"]} if "badid" in query
+                       else {"id": hit["id"], "score": float("nan")} for hit in hits]
+            self._send(200, json.dumps({"results": entries}).encode())
         else:
             if self.server.faults and "slow" in query:
                 time.sleep(2.0)
             hits = self.server.store.search(query, k, scope or None)
             self._send(200, json.dumps({"results": hits}).encode())
+
+    def _send_forever(self, pause: float) -> None:
+        """A chunked JSON body that never ends: chunks as fast as the client reads, or one byte
+        per `pause` seconds; stops when the client goes away."""
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        chunk = b" " * (64 * 1024 if not pause else 1)
+        try:
+            self.wfile.write(b'1\r\n{\r\n')
+            while True:
+                self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+                self.wfile.flush()
+                if pause:
+                    time.sleep(pause)
+        except OSError:
+            self.close_connection = True
 
     def _send(self, status: int, body: bytes) -> None:
         self.send_response(status)
