@@ -14,7 +14,8 @@ def test_settings_carry_every_scoring_argument_of_run_system():
     from recall_kit.measure.runner import run_system
 
     settings = ScoringSettings.of(k=5, metrics=["mrr"], relevance_level=2, judged_only=True, latency_sample=0, seed=3)
-    assert settings.scoring() == {"k": 5, "metrics": ["mrr"], "seed": 3, "relevance_level": 2, "judged_only": True}
+    assert settings.scoring() == {"k": 5, "metrics": ["mrr"], "seed": 3, "relevance_level": 2, "judged_only": True,
+                                  "max_failed": None}
     # Every keyword run_system scores with is in the settings: a new one cannot be dropped silently.
     parameters = set(inspect.signature(run_system).parameters)
     assert set(settings.scoring()) <= parameters

@@ -278,6 +278,18 @@ def build_judge(name: str | None, options: Mapping[str, Mapping[str, Any]] | Non
     return judges.create(name, raw)  # type: ignore[no-any-return]
 
 
+def _grades_so_far(out: Path, journal: Path) -> tuple[Qrels, set[str]]:
+    """The grades `out` and its journal hold (an interrupted run's included), and the queries the
+    judge graded: its rows carry its provenance, others are kept as found."""
+    repair_journal(journal)
+    grades: Qrels = {qid: dict(found) for qid, found in read_qrels_file(out).items()}
+    graded_here: set[str] = set()
+    for qid, doc, grade in read_journal(journal):
+        grades.setdefault(qid, {}).setdefault(doc, grade)
+        graded_here.add(qid)
+    return grades, graded_here
+
+
 def judge_with(judge: RelevanceJudge, pool_path: str | Path, dataset_path: str | Path, out: str | Path,
                show: Callable[[str], None] = print) -> dict[str, int]:
     """`recall-kit judge --model`: grade every pair of the pool that `out` (and its journal) does
@@ -298,13 +310,7 @@ def judge_with(judge: RelevanceJudge, pool_path: str | Path, dataset_path: str |
     dataset = load_dataset(dataset_path)
     pool = read_pool(pool_path)
     journal = journal_path(out)
-    repair_journal(journal)
-    grades: Qrels = {qid: dict(found) for qid, found in read_qrels_file(out).items()}
-    # Rows the judge graded in (this run or an interrupted one) carry its provenance; others, as found.
-    graded_here: set[str] = set()
-    for qid, doc, grade in read_journal(journal):
-        grades.setdefault(qid, {}).setdefault(doc, grade)
-        graded_here.add(qid)
+    grades, graded_here = _grades_so_far(out, journal)
     provenance = {key if key.startswith("_") else f"_{key}": value for key, value in judge.provenance().items()}
     queries = {query.query_id: query for query in dataset.queries}
     pairs = list(dict.fromkeys((qid, doc) for qid, docs in pool for doc in docs))
@@ -351,6 +357,8 @@ def judge_with(judge: RelevanceJudge, pool_path: str | Path, dataset_path: str |
         handle.flush()
         os.fsync(handle.fileno())
     if counts["skipped"] and not counts["graded"]:  # a model that answers nothing usable is a failure
+        if journal.exists() and journal.stat().st_size == 0:  # opened by this run, nothing in it
+            journal.unlink()
         raise PluginRunError(f"The judge gave no usable answer for any of the {counts['skipped']} pairs it was "
                              f"asked (check the model); {out} was not written.")
     write()
