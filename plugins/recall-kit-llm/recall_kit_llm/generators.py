@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import random
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from recall_kit.plugin import Corpus, GeneratedQuery, Memory, QueryGenerator, content_words, word_overlap
+from recall_kit.plugin import Corpus, GeneratedQuery, Memory, Query, QueryGenerator, content_words, word_overlap
 from recall_kit_llm.models import CallCache, JsonAsker, get_chat_model
 
 PARAPHRASE_VERSION = "paraphrase-1"
@@ -62,9 +63,17 @@ def asker(options: Any, version: str) -> JsonAsker:
                      options.tries)
 
 
-def question_check(memories: Sequence[Memory], max_overlap: float) -> Callable[[dict[str, Any]], tuple[str, float] | None]:
+def question_check(memories: Sequence[Memory], max_overlap: float,
+                   rejected: Counter[str] | None = None,
+                   taken: set[str] | None = None) -> Callable[[dict[str, Any]], tuple[str, float] | None]:
     """A validator of a model's answer: its `question` (at least two content words), kept with its
-    largest word Jaccard against `memories` when that is at most `max_overlap`."""
+    largest word Jaccard against `memories` when that is at most `max_overlap`. Each rejection is
+    counted in `rejected` by reason (`too_short`, `too_close`, `duplicate`: the same text, case
+    and spacing aside, as a question in `taken`)."""
+
+    def reject(reason: str) -> None:
+        if rejected is not None:
+            rejected[reason] += 1
 
     def check(answer: dict[str, Any]) -> tuple[str, float] | None:
         question = answer.get("question")
@@ -72,19 +81,25 @@ def question_check(memories: Sequence[Memory], max_overlap: float) -> Callable[[
             return None
         question = " ".join(question.split())
         if len(content_words(question)) < 2:
-            return None
+            return reject("too_short")
         overlap = max(word_overlap(question, memory) for memory in memories)
-        return (question, overlap) if overlap <= max_overlap else None
+        if overlap > max_overlap:
+            return reject("too_close")
+        if taken is not None and question.casefold() in taken:
+            return reject("duplicate")
+        return question, overlap
 
     return check
 
 
 class ParaphraseGenerator(QueryGenerator):
     """Paraphrase stratum: one seed memory, a question in other words from a model, kept only when
-    its word Jaccard with the memory is at most `max_overlap` (asked again, then dropped)."""
+    its word Jaccard with the memory is at most `max_overlap` (asked again, then dropped) and the
+    model judge says the memory answers it (grade >= `min_grade`): low overlap alone keeps
+    questions about nothing ("What is the memory store?")."""
 
     stratum = "paraphrase"
-    description = "a model's question about one memory in other words (word Jaccard <= 0.18)"
+    description = "a model's question about one memory in other words (word Jaccard <= 0.18), judged about it"
 
     @dataclass(frozen=True)
     class Options(ModelOptions):
@@ -92,32 +107,101 @@ class ParaphraseGenerator(QueryGenerator):
         max_overlap: float = 0.18
         #: Memories with fewer content words than this are not seeds (too little to rephrase).
         min_words: int = 6
+        #: Keep a question only when the model judge grades its seed memory at least `min_grade`
+        #: for it (2: "answers the question"). Off: no check (say so wherever the data is used).
+        about: bool = True
+        min_grade: int = 2
+        #: The judge's `llm` model (default: `model`).
+        judge_model: str = ""
+        #: Stop after this many seeds gave no question (0: twice the count asked, plus 10).
+        max_failed_seeds: int = 0
+        #: Where to write a sample of kept and rejected questions beside their memories, for a
+        #: person to read (private file; default: the cache folder, its path printed).
+        sample_file: str = ""
+        sample_size: int = 20
 
     def generate(self, corpus: Corpus, count: int, seed: int) -> list[GeneratedQuery]:
-        ask = asker(self.options, PARAPHRASE_VERSION)
-        order = [m for m in corpus if len(content_words(m.content)) >= self.options.min_words]
+        import sys
+
+        options = self.options
+        ask = asker(options, PARAPHRASE_VERSION)
+        judge = self._judge() if options.about else None
+        order = [m for m in corpus if len(content_words(m.content)) >= options.min_words]
         random.Random(seed).shuffle(order)
+        max_failed = options.max_failed_seeds or 2 * count + 10
+        seeds = min(len(order), count + max_failed)
+        per_seed = options.tries * (2 if judge else 1)
+        print(f"{self.name}: at most {seeds * per_seed} model calls ({seeds} seeds x {options.tries} tries"
+              + (", each question then judged" if judge else "") + "; cached answers cost none)", file=sys.stderr)
         queries: list[GeneratedQuery] = []
         used: set[str] = set()
+        taken: set[str] = set()
+        rejected: Counter[str] = Counter()
+        sample: list[dict[str, Any]] = []
+        failed = 0
         for memory in order:
-            if len(queries) >= count:
+            if len(queries) >= count or failed >= max_failed:
                 break
             unit = memory.parent_id or memory.id
             if unit in used:
                 continue
             found = ask.ask(PARAPHRASE_SYSTEM, f"MEMORY:\n{memory.content}\n\nWrite the question.",
-                            QUESTION_SCHEMA, question_check((memory,), self.options.max_overlap))
+                            QUESTION_SCHEMA, question_check((memory,), options.max_overlap, rejected, taken))
             if found is None:
+                failed += 1
+                continue
+            question, overlap = found
+            grade = judge.grade(Query(f"seed-{memory.id}", question), memory) if judge else None
+            if judge and (grade is None or grade < options.min_grade):
+                rejected["unjudged" if grade is None else "not_about_its_memory"] += 1
+                failed += 1
+                if len(sample) < options.sample_size:
+                    sample.append({"kept": False, "reason": "not_about_its_memory" if grade is not None else "unjudged",
+                                   "grade": grade, "question": question, "memory_id": memory.id, "memory": memory.content})
                 continue
             used.add(unit)
-            question, overlap = found
-            queries.append(GeneratedQuery(
-                text=question, relevance={unit: 1}, scope=memory.scope,
-                provenance={"model": ask.model.model_id, "prompt_version": PARAPHRASE_VERSION,
-                            "seed_ids": [memory.id], "overlap": round(overlap, 4)},
-            ))
-        _report(self.name, ask, len(queries))
+            taken.add(question.casefold())
+            provenance: dict[str, Any] = {"model": ask.model.model_id, "prompt_version": PARAPHRASE_VERSION,
+                                          "seed_ids": [memory.id], "overlap": round(overlap, 4)}
+            if judge:
+                provenance.update(about_grade=grade, about_judge=judge.provenance()["judge_model"])
+            if len(sample) < options.sample_size:
+                sample.append({"kept": True, "grade": grade, "question": question, "memory_id": memory.id,
+                               "memory": memory.content})
+            queries.append(GeneratedQuery(text=question, relevance={unit: 1}, scope=memory.scope,
+                                          provenance=provenance))
+        checked = sum(rejected[reason] for reason in ("too_short", "too_close", "duplicate"))
+        rejected["malformed"] = ask.stats.malformed - checked  # not JSON, or off the schema
+        _report(self.name, ask, len(queries), rejected, failed if failed >= max_failed and len(queries) < count else 0,
+                judge)
+        if sample:
+            path = _write_sample(options.sample_file, self.name, sample)
+            print(f"{self.name}: a sample of {len(sample)} questions beside their memories in {path}", file=sys.stderr)
         return queries
+
+    def _judge(self) -> Any:
+        from recall_kit_llm.judge import LlmJudge
+
+        options = self.options
+        judge = LlmJudge(LlmJudge.Options(model=options.judge_model or options.model, allow_remote=options.allow_remote,
+                                          tries=options.tries, retries=options.retries,
+                                          retry_wait=options.retry_wait, cache=options.cache))
+        judge.prepare()
+        return judge
+
+
+def _write_sample(where: str, name: str, rows: list[dict[str, Any]]) -> Path:
+    """The sample as JSON lines, readable by the user alone (it holds memory text)."""
+    import json
+
+    from recall_kit.plugin import atomic_open
+    from recall_kit_llm.models import cache_folder, digest
+
+    path = Path(where) if where else cache_folder() / "samples" / f"{name}-{digest(rows)[:12]}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_open(path, "w", private=True) as handle:
+        handle.write("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
+    return path
 
 
 _NAME = re.compile(r"\b[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*")
@@ -204,10 +288,18 @@ class MultihopGenerator(QueryGenerator):
         return queries
 
 
-def _report(name: str, ask: JsonAsker, kept: int) -> None:
+def _report(name: str, ask: JsonAsker, kept: int, rejected: Counter[str] | None = None,
+            stopped: int = 0, judge: Any = None) -> None:
+    """One line on stderr: kept, calls, and why answers were rejected (counts by reason)."""
     import sys
 
     stats = ask.stats
-    print(f"{name}: {kept} kept; {stats.calls} model calls, {stats.cached} from the cache, "
-          f"{stats.malformed} answers rejected (malformed or too close to the memory's words), "
-          f"{stats.skipped} seeds skipped", file=sys.stderr)
+    calls = stats.calls + (judge._asker.stats.calls if judge is not None and judge._asker else 0)
+    cached = stats.cached + (judge._asker.stats.cached if judge is not None and judge._asker else 0)
+    reasons = ", ".join(f"{reason} {number}" for reason, number in sorted((rejected or Counter()).items()) if number)
+    if rejected is None:
+        reasons = f"{stats.malformed} (malformed or too close to the memory's words)"
+    print(f"{name}: {kept} kept; {calls} model calls, {cached} from the cache; answers rejected: "
+          f"{reasons or 'none'}; {stats.skipped} seeds without a usable answer"
+          + (f"; stopped after {stopped} seeds gave no question (max_failed_seeds)" if stopped else ""),
+          file=sys.stderr)
