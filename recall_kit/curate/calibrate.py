@@ -196,12 +196,12 @@ def calibrate(judge: RelevanceJudge, dataset_path: str | Path, result_paths: Seq
     reference: Qrels = {}
     for pair in sample:
         reference.setdefault(pair.query_id, {})[pair.doc_id] = pair.label
-    result = agreement(reference, model, binary=True, samples=samples, seed=seed, path_a="labels",
-                       path_b=str(out)) if model else None
-    calibration = Calibration(judge=dict(judge.provenance()), label_source=source, pairs=sample, agreement=result,
+    compared = agreement(reference, model, binary=True, samples=samples, seed=seed, path_a="labels",
+                         path_b=str(out)) if model else None
+    calibration = Calibration(judge=dict(judge.provenance()), label_source=source, pairs=sample, agreement=compared,
                               graded=sum(len(found) for found in model.values()), skipped=counts["skipped"])
-    if result is not None:
-        calibration.warnings = [w for w in result.warnings if not w.startswith("weighted kappa")]
+    if compared is not None:
+        calibration.warnings = [w for w in compared.warnings if not w.startswith("weighted kappa")]
     if len(sample) < 100:
         calibration.warnings.append(f"{len(sample)} pairs give a wide interval: 100 or more are needed for a verdict "
                                     "that can be trusted.")

@@ -80,13 +80,17 @@ def question_check(memories: Sequence[Memory], max_overlap: float,
         if not isinstance(question, str):
             return None
         question = " ".join(question.split())
+        reason = None
+        overlap = 0.0
         if len(content_words(question)) < 2:
-            return reject("too_short")
-        overlap = max(word_overlap(question, memory) for memory in memories)
-        if overlap > max_overlap:
-            return reject("too_close")
-        if taken is not None and question.casefold() in taken:
-            return reject("duplicate")
+            reason = "too_short"
+        elif (overlap := max(word_overlap(question, memory) for memory in memories)) > max_overlap:
+            reason = "too_close"
+        elif taken is not None and question.casefold() in taken:
+            reason = "duplicate"
+        if reason is not None:
+            reject(reason)
+            return None
         return question, overlap
 
     return check

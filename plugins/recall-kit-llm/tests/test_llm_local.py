@@ -13,10 +13,10 @@ import re
 from pathlib import Path
 
 import pytest
-
-from recall_kit.testing import invoke_cli
 from recall_kit_llm.gguf import grammar_schema
 from recall_kit_llm.judge import GRADE_SCHEMA
+
+from recall_kit.testing import invoke_cli
 
 MODEL = "gemma-3-270m"
 MEMORIES = [
