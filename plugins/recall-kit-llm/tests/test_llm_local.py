@@ -53,6 +53,9 @@ def _store(tmp_path: Path) -> Path:
     (store / "corpus.jsonl").write_text("".join(
         json.dumps({"id": i + 1, "content": text, "tags": "hana" if "Hana" in text else ""}) + "\n"
         for i, text in enumerate(MEMORIES)))
+    # One query already there, so a run that keeps nothing still leaves a valid dataset.
+    (store / "queries.jsonl").write_text(json.dumps({"query_id": "q0", "text": "Hana Lisbon", "stratum": "exact"}) + "\n")
+    (store / "qrels.jsonl").write_text(json.dumps({"query_id": "q0", "relevant_ids": [1]}) + "\n")
     return store
 
 
@@ -73,8 +76,9 @@ def test_the_packaged_model_is_local_without_any_variable(local_model, monkeypat
 
 def test_generate_with_the_local_model_then_a_rerun_makes_no_call(local_model, tmp_path):
     store = _store(tmp_path)
-    args = ["dataset", "generate", str(store), "--paraphrase", "2", "--multihop", "1", "--model", MODEL,
-            "-o", "llm-paraphrase.max_failed_seeds=3", "-o", "llm-paraphrase.tries=2", "-o", "llm-multihop.tries=2",
+    # Few calls (CI's budget): at most 3 seeds, one try each, each question then judged once.
+    args = ["dataset", "generate", str(store), "--paraphrase", "1", "--multihop", "1", "--model", MODEL,
+            "-o", "llm-paraphrase.max_failed_seeds=2", "-o", "llm-paraphrase.tries=1", "-o", "llm-multihop.tries=1",
             "-o", f"llm-paraphrase.sample_file={tmp_path / 'sample.jsonl'}"]
     first = invoke_cli(args)
     assert first.exit_code == 0, first.output
@@ -82,8 +86,7 @@ def test_generate_with_the_local_model_then_a_rerun_makes_no_call(local_model, t
     assert calls > 0
     assert "llm-paraphrase: at most" in first.output  # the estimate comes first
     assert (tmp_path / "sample.jsonl").exists()
-    queries = [json.loads(line) for line in (store / "queries.jsonl").read_text().splitlines()] \
-        if (store / "queries.jsonl").exists() else []
+    queries = [json.loads(line) for line in (store / "queries.jsonl").read_text().splitlines()][1:]
     for query in queries:  # whatever the small model got through every check
         assert query["_model"] == MODEL and query["_seed_ids"]
         if query["stratum"] == "paraphrase":
@@ -130,7 +133,7 @@ def test_extract_relations_with_the_local_model_cached_per_memory(local_model, t
     (store / "qrels.jsonl").write_text(json.dumps({"query_id": "q1", "relevant_ids": [1]}) + "\n")
     dataset = load_dataset(store)
     spec = SystemSpec(retriever="graph", options={"graph": {"extractors": "rules,llm",
-                                                            "extractor_options": f"model:{MODEL},tries:2"}})
+                                                            "extractor_options": f"model:{MODEL},tries:1"}})
     run_benchmark(spec, dataset, metrics=["recall@5"], latency_sample=0)
     first = re.search(r"llm extractor: (\d+) memories; (\d+) model calls", capsys.readouterr().err)
     assert first and int(first.group(1)) == len(MEMORIES) and int(first.group(2)) >= len(MEMORIES)
