@@ -33,6 +33,7 @@ THREADS_ENV = "RECALL_KIT_LLM_THREADS"
 GRAMMAR_MAX_STRING = 300
 
 _loaded: dict[tuple[str, int, int], Any] = {}
+_assembled: list[Path] = []  # the packaged file once assembled in this process (checked once)
 _lock = threading.Lock()
 
 
@@ -56,9 +57,12 @@ def packaged_model_path() -> Path:
 
     from recall_kit.plugin import user_cache_folder
 
+    if _assembled and _assembled[0].is_file():
+        return _assembled[0]
     package = import_module(PACKAGED_MODULE)
     target = user_cache_folder("models") / package.MODEL_NAME
-    return Path(package.assemble(target))
+    _assembled[:] = [Path(package.assemble(target))]
+    return _assembled[0]
 
 
 def thread_count() -> int:
