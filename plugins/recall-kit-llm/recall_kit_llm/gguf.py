@@ -91,7 +91,7 @@ def load_llama(path: Path, threads: int, context: int) -> Any:
 def grammar_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     """`schema` as llama.cpp's grammar converter can enforce it: a bounded integer becomes an
     enum (the converter ignores minimum/maximum), an unbounded string gets a maxLength, an array
-    at most 8 items, and optional properties are dropped (fewer tokens, same required answer)."""
+    at most 4 items, and optional properties are dropped (fewer tokens, same required answer)."""
     out = dict(schema)
     kind = out.get("type")
     if kind == "integer" and "minimum" in out and "maximum" in out and out["maximum"] - out["minimum"] <= 100:
@@ -99,7 +99,7 @@ def grammar_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     if kind == "string" and "enum" not in out:
         out.setdefault("maxLength", GRAMMAR_MAX_STRING)
     if kind == "array":
-        out.setdefault("maxItems", 8)
+        out.setdefault("maxItems", 4)
         if isinstance(out.get("items"), Mapping):
             out["items"] = grammar_schema(out["items"])
     if isinstance(out.get("properties"), Mapping):
