@@ -26,8 +26,8 @@ setup: $(STAMP)
 # source only. Built portably, so the build runs on any x86-64 CPU with AVX2 (2013 on), not only on
 # this one: GGML_NATIVE=OFF (no -march=native) and AMX off (a native build on an Intel CPU with AMX
 # crashes in ggml_backend_amx_mul_mat on its first forward pass); its multimodal library, tests and
-# examples are not built. The first install compiles (about 21 minutes on 2 busy shared cores; see
-# docs/models.md), then pip's wheel cache (~/.cache/pip) serves it: keep that folder between CI runs.
+# examples are not built. The first install compiles (51 minutes on 2 cores shared with other work,
+# 4-11 on a quiet machine; docs/models.md), then pip's wheel cache (~/.cache/pip) serves it: keep that folder between CI runs.
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF \
 	-DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF
 $(LOCAL_STAMP): $(STAMP)
