@@ -83,9 +83,20 @@ def load_llama(path: Path, threads: int, context: int) -> Any:
         if key not in _loaded:
             from llama_cpp import Llama
 
+            if not _loaded:
+                import atexit
+
+                atexit.register(_close_all)
             _loaded[key] = Llama(model_path=str(path), n_ctx=context, n_threads=threads,
                                  n_threads_batch=threads, seed=0, verbose=False)
         return _loaded[key]
+
+
+def _close_all() -> None:
+    # Closed while the interpreter still stands: llama_cpp's own __del__ at shutdown finds its
+    # modules gone and prints a traceback.
+    while _loaded:
+        _loaded.popitem()[1].close()
 
 
 def grammar_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
