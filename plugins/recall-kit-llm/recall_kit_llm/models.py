@@ -19,7 +19,7 @@ from typing import Any
 from recall_kit.plugin import OptionError, RecallKitError, atomic_open, user_cache_folder
 from recall_kit_llm.schema import schema_violation
 
-#: Plugins whose models run on this machine (their top-level module names). Any other model
+#: Plugins whose models run on this machine (their top-level module names, or a module). Any other model
 #: counts as remote unless the user names it in RECALL_KIT_LLM_LOCAL.
 LOCAL_PLUGINS = frozenset({
     "llm_echo", "llm_sentence_transformers", "llm_gpt4all", "llm_llama_cpp", "llm_mlx",
