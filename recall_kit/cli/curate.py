@@ -278,7 +278,7 @@ def pool_command(
 
 
 def judge_command(
-    pool: Annotated[Path, typer.Argument(help="Pool file from 'recall-kit pool' (JSON lines: query_id, doc_ids).")],
+    pool: Annotated[list[Path], typer.Argument(metavar="POOL", help="Pool file from 'recall-kit pool' (JSON lines: query_id, doc_ids); with --calibrate, the result files of the candidate systems.")],
     dataset: DatasetOption,
     out: Annotated[Path, typer.Option("--output", "--out", metavar="PATH", help="Merged qrels file to write (a .journal file is kept beside it).")],
     model: Annotated[str | None, typer.Option("--model", help="Grade with this model (its `llm` name) through a registered judge, not in the terminal.")] = None,
@@ -286,18 +286,49 @@ def judge_command(
     allow_remote: Annotated[bool, typer.Option("--allow-remote", help="Let --model be a remote model: memory text leaves this machine.")] = False,
     option: Annotated[list[str] | None, typer.Option("--option", "-o", help="NAME.KEY=VALUE for the judge: llm.retries=5.")] = None,
     concurrency: ConcurrencyOption = None,
+    calibrate: Annotated[bool, typer.Option("--calibrate", help="Measure the judge against known labels instead: kappa with its interval, the confusion matrix, a verdict.")] = False,
+    labels: Annotated[Path | None, typer.Option("--labels", metavar="PATH", help="With --calibrate: a person's judgments (qrels with 0s) as the labels, instead of the dataset's qrels taken as complete.")] = None,
+    pairs: Annotated[int | None, typer.Option("--pairs", metavar="N", help="With --calibrate: sample N pairs (N/2 queries; default: every query).")] = None,
+    seed: Annotated[int, typer.Option("--seed", help="With --calibrate: seed of the sample and the bootstrap.")] = 0,
+    json_out: Annotated[Path | None, typer.Option("--json", metavar="PATH", help="With --calibrate: also write the numbers as JSON here.")] = None,
 ) -> None:
     """Judge pooled candidates in the terminal, one at a time (0-3, s skip, q quit, ? help).
     Saved after every answer; run it again to resume. Shows memory text, locally, by necessity.
-    With --model, a registered judge grades every pair instead (its grades only go to --out)."""
+    With --model, a registered judge grades every pair instead (its grades only go to --out).
+    With --calibrate, the judge grades a balanced sample of labelled pairs (each query's relevant
+    memory and the non-relevant one the systems rank highest) and is measured against the labels."""
     from recall_kit.curate.judge import build_judge, judge, judge_with
 
+    if calibrate:
+        from recall_kit.curate.calibrate import calibrate as run_calibration
+        from recall_kit.curate.calibrate import write_calibration_json
+        from recall_kit.fileio import check_outputs
+        from recall_kit.measure.system import parse_option_assignments
+
+        if model is None and judge_name is None:
+            raise RecallKitError("--calibrate measures a model judge: pass --model NAME (or --judge NAME).")
+        if json_out is not None:
+            check_outputs({"--json": json_out}, inputs={f"result {p}": p for p in pool})
+        made = build_judge(judge_name, parse_option_assignments(option or []), model, allow_remote)
+        found = run_calibration(made, dataset, pool, out, labels_path=labels, pairs=pairs, seed=seed,
+                                show=lambda line: typer.echo(line, err=True))
+        for line in found.lines():
+            typer.echo(line)
+        for warning in found.warnings:
+            typer.echo(f"warning: {warning}", err=True)
+        if json_out is not None:
+            write_calibration_json(found, json_out)
+        return
+    if labels is not None or pairs is not None or json_out is not None:
+        raise RecallKitError("--labels, --pairs and --json go with --calibrate.")
+    if len(pool) != 1:
+        raise RecallKitError(f"judge takes one POOL file, got {len(pool)} (several files go with --calibrate).")
     if model is not None or judge_name is not None:
         from recall_kit.measure.system import parse_option_assignments
 
         made = build_judge(judge_name, parse_option_assignments(option or []), model, allow_remote, concurrency)
-        counts = judge_with(made, pool, dataset, out, show=lambda line: typer.echo(line, err=True))
+        counts = judge_with(made, pool[0], dataset, out, show=lambda line: typer.echo(line, err=True))
     else:
-        counts = judge(pool, dataset, out)
+        counts = judge(pool[0], dataset, out)
     if counts["left"]:
         typer.echo(f"{counts['left']} pairs left: run the same command to go on.", err=True)

@@ -180,7 +180,9 @@ def agreement(a: Qrels, b: Qrels, binary: bool = False, samples: int = 2000, lev
         raise OptionError("--level must lie between 0 and 1.")
     grades_a, grades_b, only_a, only_b = paired_grades(a, b, binary)
     if not grades_a:
-        raise DatasetError(f"{path_a} and {path_b} judge no (query, id) pair in common: nothing to compare.")
+        raise DatasetError(f"{path_a} and {path_b} judge no (query, id) pair in common: nothing to compare "
+                           "(a pool leaves out the ids a dataset's qrels judge; to measure a model judge against "
+                           "labels, use recall-kit judge --calibrate).")
     observed = set(grades_a) | set(grades_b)
     span = max(observed) - min(observed)
     labels = list(range(min(observed), max(observed) + 1)) if span <= MAX_SPAN else sorted(observed)

@@ -199,7 +199,7 @@ class GenerationSummary:
             got = self.written.get(name, 0)
             line = f"{name}: {got} of {wanted} queries written"
             if got < wanted:
-                line += " (the corpus gave no more)"
+                line += " (the generator gave no more: see its report above)"
             if self.dropped_duplicates.get(name):
                 line += f"; {self.dropped_duplicates[name]} duplicates of existing queries dropped"
             out.append(line)

@@ -7,12 +7,13 @@ from __future__ import annotations
 import random
 import re
 import time
-from collections import defaultdict, deque
+from collections import Counter, defaultdict, deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from recall_kit.plugin import Corpus, GeneratedQuery, Memory, QueryGenerator, content_words, word_overlap
+from recall_kit.plugin import Corpus, GeneratedQuery, Memory, Query, QueryGenerator, content_words, word_overlap
 from recall_kit_llm.models import CallCache, JsonAsker, cost_line, get_chat_model
 
 PARAPHRASE_VERSION = "paraphrase-1"
@@ -73,29 +74,47 @@ def asker(options: Any, version: str, max_tokens: int | None = None) -> JsonAske
                      options.tries, concurrency=options.concurrency, max_tokens=options.max_tokens or max_tokens)
 
 
-def question_check(memories: Sequence[Memory], max_overlap: float) -> Callable[[dict[str, Any]], tuple[str, float] | None]:
+def question_check(memories: Sequence[Memory], max_overlap: float,
+                   rejected: Counter[str] | None = None,
+                   taken: set[str] | None = None) -> Callable[[dict[str, Any]], tuple[str, float] | None]:
     """A validator of a model's answer: its `question` (at least two content words), kept with its
-    largest word Jaccard against `memories` when that is at most `max_overlap`."""
+    largest word Jaccard against `memories` when that is at most `max_overlap`. Each rejection is
+    counted in `rejected` by reason (`too_short`, `too_close`, `duplicate`: the same text, case
+    and spacing aside, as a question in `taken`)."""
+
+    def reject(reason: str) -> None:
+        if rejected is not None:
+            rejected[reason] += 1
 
     def check(answer: dict[str, Any]) -> tuple[str, float] | None:
         question = answer.get("question")
         if not isinstance(question, str):
             return None
         question = " ".join(question.split())
+        reason = None
+        overlap = 0.0
         if len(content_words(question)) < 2:
+            reason = "too_short"
+        elif (overlap := max(word_overlap(question, memory) for memory in memories)) > max_overlap:
+            reason = "too_close"
+        elif taken is not None and question.casefold() in taken:
+            reason = "duplicate"
+        if reason is not None:
+            reject(reason)
             return None
-        overlap = max(word_overlap(question, memory) for memory in memories)
-        return (question, overlap) if overlap <= max_overlap else None
+        return question, overlap
 
     return check
 
 
 class ParaphraseGenerator(QueryGenerator):
     """Paraphrase stratum: one seed memory, a question in other words from a model, kept only when
-    its word Jaccard with the memory is at most `max_overlap` (asked again, then dropped)."""
+    its word Jaccard with the memory is at most `max_overlap` (asked again, then dropped) and the
+    model judge says the memory answers it (grade >= `min_grade`): low overlap alone keeps
+    questions about nothing ("What is the memory store?")."""
 
     stratum = "paraphrase"
-    description = "a model's question about one memory in other words (word Jaccard <= 0.18)"
+    description = "a model's question about one memory in other words (word Jaccard <= 0.18), judged about it"
 
     @dataclass(frozen=True)
     class Options(ModelOptions):
@@ -103,44 +122,102 @@ class ParaphraseGenerator(QueryGenerator):
         max_overlap: float = 0.18
         #: Memories with fewer content words than this are not seeds (too little to rephrase).
         min_words: int = 6
+        #: Keep a question only when the model judge grades its seed memory at least `min_grade`
+        #: for it (2: "answers the question"). Off: no check (say so wherever the data is used).
+        about: bool = True
+        min_grade: int = 2
+        #: The judge's `llm` model (default: `model`).
+        judge_model: str = ""
+        #: Stop after this many seeds gave no question (0: twice the count asked, plus 10).
+        max_failed_seeds: int = 0
+        #: Where to write a sample of kept and rejected questions beside their memories, for a
+        #: person to read (private file; default: the cache folder, its path printed).
+        sample_file: str = ""
+        sample_size: int = 20
 
     def generate(self, corpus: Corpus, count: int, seed: int) -> list[GeneratedQuery]:
+        import sys
+
         started = time.monotonic()
-        ask = asker(self.options, PARAPHRASE_VERSION, QUESTION_MAX_TOKENS)
-        order = [m for m in corpus if len(content_words(m.content)) >= self.options.min_words]
+        options = self.options
+        ask = asker(options, PARAPHRASE_VERSION, QUESTION_MAX_TOKENS)
+        judge = self._judge() if options.about else None
+        order = [m for m in corpus if len(content_words(m.content)) >= options.min_words]
         random.Random(seed).shuffle(order)
+        max_failed = options.max_failed_seeds or 2 * count + 10
+        seeds = min(len(order), count + max_failed)
+        per_seed = options.tries * (2 if judge else 1)
+        print(f"{self.name}: at most {seeds * per_seed} model calls ({seeds} seeds x {options.tries} tries"
+              + (", each question then judged" if judge else "") + "; cached answers cost none)", file=sys.stderr)
         queries: list[GeneratedQuery] = []
         used: set[str] = set()
-        sent: deque[Memory] = deque()
-
-        def jobs() -> Iterator[Any]:
-            # Seeds go out ahead of the answers (concurrency at once) while questions are still
-            # wanted; answers are taken in seed order below, so the questions kept are those a
-            # one-at-a-time run keeps.
-            for memory in order:
-                if len(queries) >= count:
-                    return
-                if (memory.parent_id or memory.id) not in used:
-                    sent.append(memory)
-                    yield (PARAPHRASE_SYSTEM, f"MEMORY:\n{memory.content}\n\nWrite the question.",
-                           QUESTION_SCHEMA, question_check((memory,), self.options.max_overlap))
-
-        for found in ask.ask_many(jobs(), self.name):
-            memory = sent.popleft()
-            if len(queries) >= count:
+        taken: set[str] = set()
+        rejected: Counter[str] = Counter()
+        sample: list[dict[str, Any]] = []
+        failed = 0
+        for memory in order:
+            if len(queries) >= count or failed >= max_failed:
                 break
             unit = memory.parent_id or memory.id
-            if unit in used or found is None:
+            if unit in used:
+                continue
+            found = ask.ask(PARAPHRASE_SYSTEM, f"MEMORY:\n{memory.content}\n\nWrite the question.",
+                            QUESTION_SCHEMA, question_check((memory,), options.max_overlap, rejected, taken))
+            if found is None:
+                failed += 1
+                continue
+            question, overlap = found
+            grade = judge.grade(Query(f"seed-{memory.id}", question), memory) if judge else None
+            if judge and (grade is None or grade < options.min_grade):
+                rejected["unjudged" if grade is None else "not_about_its_memory"] += 1
+                failed += 1
+                if len(sample) < options.sample_size:
+                    sample.append({"kept": False, "reason": "not_about_its_memory" if grade is not None else "unjudged",
+                                   "grade": grade, "question": question, "memory_id": memory.id, "memory": memory.content})
                 continue
             used.add(unit)
-            question, overlap = found
-            queries.append(GeneratedQuery(
-                text=question, relevance={unit: 1}, scope=memory.scope,
-                provenance={"model": ask.model.model_id, "prompt_version": PARAPHRASE_VERSION,
-                            "seed_ids": [memory.id], "overlap": round(overlap, 4)},
-            ))
-        _report(self.name, ask, len(queries), started)
+            taken.add(question.casefold())
+            provenance: dict[str, Any] = {"model": ask.model.model_id, "prompt_version": PARAPHRASE_VERSION,
+                                          "seed_ids": [memory.id], "overlap": round(overlap, 4)}
+            if judge:
+                provenance.update(about_grade=grade, about_judge=judge.provenance()["judge_model"])
+            if len(sample) < options.sample_size:
+                sample.append({"kept": True, "grade": grade, "question": question, "memory_id": memory.id,
+                               "memory": memory.content})
+            queries.append(GeneratedQuery(text=question, relevance={unit: 1}, scope=memory.scope,
+                                          provenance=provenance))
+        checked = sum(rejected[reason] for reason in ("too_short", "too_close", "duplicate"))
+        rejected["malformed"] = ask.stats.malformed - checked  # not JSON, or off the schema
+        _report(self.name, ask, len(queries), started, rejected,
+                failed if failed >= max_failed and len(queries) < count else 0, judge)
+        if sample:
+            path = _write_sample(options.sample_file, self.name, sample)
+            print(f"{self.name}: a sample of {len(sample)} questions beside their memories in {path}", file=sys.stderr)
         return queries
+
+    def _judge(self) -> Any:
+        from recall_kit_llm.judge import LlmJudge
+
+        options = self.options
+        judge = LlmJudge(LlmJudge.Options(model=options.judge_model or options.model, allow_remote=options.allow_remote,
+                                          tries=options.tries, retries=options.retries,
+                                          retry_wait=options.retry_wait, cache=options.cache))
+        judge.prepare()
+        return judge
+
+
+def _write_sample(where: str, name: str, rows: list[dict[str, Any]]) -> Path:
+    """The sample as JSON lines, readable by the user alone (it holds memory text)."""
+    import json
+
+    from recall_kit.plugin import atomic_open
+    from recall_kit_llm.models import cache_folder, digest
+
+    path = Path(where) if where else cache_folder() / "samples" / f"{name}-{digest(rows)[:12]}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_open(path, "w", private=True) as handle:
+        handle.write("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
+    return path
 
 
 _NAME = re.compile(r"\b[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*")
@@ -236,11 +313,20 @@ class MultihopGenerator(QueryGenerator):
         return queries
 
 
-def _report(name: str, ask: JsonAsker, kept: int, started: float) -> None:
+def _report(name: str, ask: JsonAsker, kept: int, started: float, rejected: Counter[str] | None = None,
+            stopped: int = 0, judge: Any = None) -> None:
+    """Two lines on stderr: kept, calls, and why answers were rejected (counts by reason); then what
+    the run cost (calls, tokens, seconds)."""
     import sys
 
     stats = ask.stats
-    print(f"{name}: {kept} kept; {stats.calls} model calls, {stats.cached} from the cache, "
-          f"{stats.malformed} answers rejected (malformed or too close to the memory's words), "
-          f"{stats.skipped} seeds skipped", file=sys.stderr)
+    calls = stats.calls + (judge._asker.stats.calls if judge is not None and judge._asker else 0)
+    cached = stats.cached + (judge._asker.stats.cached if judge is not None and judge._asker else 0)
+    reasons = ", ".join(f"{reason} {number}" for reason, number in sorted((rejected or Counter()).items()) if number)
+    if rejected is None:
+        reasons = f"{stats.malformed} (malformed or too close to the memory's words)"
+    print(f"{name}: {kept} kept; {calls} model calls, {cached} from the cache; answers rejected: "
+          f"{reasons or 'none'}; {stats.skipped} seeds without a usable answer"
+          + (f"; stopped after {stopped} seeds gave no question (max_failed_seeds)" if stopped else ""),
+          file=sys.stderr)
     print(cost_line(name, ask.cost(time.monotonic() - started), before=False), file=sys.stderr)

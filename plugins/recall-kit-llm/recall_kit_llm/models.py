@@ -17,12 +17,14 @@ from typing import Any
 
 from recall_kit.plugin import OptionError, RecallKitError, atomic_open, debug_enabled, mask_secrets, user_cache_folder
 from recall_kit_llm.calls import CallStats, Progress, effective_concurrency, ordered_map, reuse_clients
+from recall_kit_llm.schema import schema_violation
 
-#: Plugins whose models run on this machine (their top-level module names). Any other model
+#: Plugins whose models run on this machine (their top-level module names, or a module). Any other model
 #: counts as remote unless the user names it in RECALL_KIT_LLM_LOCAL.
 LOCAL_PLUGINS = frozenset({
     "llm_echo", "llm_sentence_transformers", "llm_gpt4all", "llm_llama_cpp", "llm_mlx",
-    "llm_ollama", "llm_llamafile", "llm_embed_onnx", "llm_clip",
+    "llm_ollama", "llm_llamafile", "llm_embed_onnx", "llm_clip", "llm_gguf",
+    "recall_kit_llm.gguf",  # this package's own llama.cpp model (recall-kit-llm[local])
 })
 #: Modules of llm's own plugins that reach a hosted API.
 REMOTE_MODULES = frozenset({"llm.default_plugins.openai_models"})
@@ -48,7 +50,7 @@ def is_remote(model: Any) -> bool:
         return True
     if model.model_id in declared or module in declared or module.split(".")[0] in declared:
         return False
-    return module.split(".")[0] not in LOCAL_PLUGINS
+    return module not in LOCAL_PLUGINS and module.split(".")[0] not in LOCAL_PLUGINS
 
 
 def _check_access(model: Any, name: str, allow_remote: bool, flag: str) -> None:
@@ -285,9 +287,13 @@ class JsonAsker:
     def ask(self, system: str, prompt: str, schema: Mapping[str, Any],
             validate: Callable[[dict[str, Any]], Any]) -> Any:
         """The first answer (of `tries`) that parses as JSON and that `validate` turns into a value
-        (it returns None to reject one); None when none does."""
+        (it returns None to reject one); None when none does. An answer that breaks `schema` is
+        rejected before `validate` sees it (counted in `stats.extra["off_schema"]`)."""
         for attempt in range(self.tries):
             answer = parse_json_answer(self._raw(system, prompt, schema, attempt))
+            if answer is not None and schema_violation(answer, schema) is not None:
+                self.stats.extra["off_schema"] = self.stats.extra.get("off_schema", 0) + 1
+                answer = None
             value = validate(answer) if answer is not None else None
             if value is not None:
                 return value

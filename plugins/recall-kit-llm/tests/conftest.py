@@ -20,15 +20,30 @@ def _section(prompt: str, name: str) -> str:
     return match.group(1) if match else ""
 
 
+#: The scripted paraphrase for a memory it is told to miss: about no memory, judged 0.
+OFF_TOPIC = "What are the particulars of the matter?"
+
+
+def memory_tag(memory: str) -> str:
+    return hashlib.sha256(memory.encode()).hexdigest()[:6]
+
+
+def is_off_topic(memory: str) -> bool:
+    return int(memory_tag(memory), 16) % 3 == 0
+
+
 class ScriptedModel(llm.Model):
     """A deterministic chat model: answers recall-kit-llm's prompts from their text alone.
 
     Paraphrase: the first attempt copies the memory's words (rejected by the overlap check), the
-    next one uses words of its own. Judge: the grade is the number of content words the question
-    and memory share, capped at 3. Extraction: each pair of adjacent capitalised names."""
+    next one uses words of its own and the memory's tag (the first 6 hex digits of its sha256);
+    for a memory whose tag is a multiple of 3, a question about nothing instead (`OFF_TOPIC`).
+    Judge: 3 when the question holds the memory's tag, else the number of content words the
+    question and memory share, capped at 3. Extraction: each pair of adjacent capitalised names."""
 
     model_id = "recall-test"
     in_process = True  # one call at a time, as any model in this process (the server tests run many)
+    off_topic = OFF_TOPIC
     calls = 0
     #: Every prompt text received (kept in memory for the test's checks).
     prompts: list[str] = []
@@ -42,11 +57,18 @@ class ScriptedModel(llm.Model):
             if "Attempt" not in text:
                 yield json.dumps({"question": "What about " + memory[:80] + "?"})
                 return
-            tag = hashlib.sha256(memory.encode()).hexdigest()[:6]
+            tag = memory_tag(memory)
+            if is_off_topic(memory):
+                yield json.dumps({"question": OFF_TOPIC})
+                return
             yield json.dumps({"question": f"What are the {_FRESH[int(tag, 16) % 6]} of {_FRESH[(int(tag, 16) + 1) % 6]} {tag}?"})
         elif "search questions" in system:
             tag = hashlib.sha256(text.encode()).hexdigest()[:6]
             yield "Here it is:\n```json\n" + json.dumps({"question": f"How do the particulars of {tag} connect?"}) + "\n```"
+        elif "judge" in system and "GRADE-100" in text and "Attempt" not in text:
+            yield json.dumps({"grade": 100})  # off the schema (maximum 3)
+        elif "judge" in system and memory_tag(_section(text, "MEMORY")) in _section(text, "QUESTION"):
+            yield json.dumps({"grade": 3, "reason": "its tag"})
         elif "judge" in system:
             question = set(re.findall(r"[a-z]{4,}", _section(text, "QUESTION").lower()))
             memory = set(re.findall(r"[a-z]{4,}", _section(text, "MEMORY").lower()))

@@ -6,6 +6,7 @@ and judging is not measured here."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -23,10 +24,24 @@ def _rows(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+def _report(output: str, name: str) -> dict[str, int]:
+    """The counts of a generator's report line (kept, calls, cached, and each rejection reason)."""
+    line = next(line for line in output.splitlines() if line.startswith(f"{name}: ") and " kept; " in line)
+    found = re.match(rf"{name}: (\d+) kept; (\d+) model calls, (\d+) from the cache; answers rejected: (.*?); ", line)
+    assert found, line
+    counts = {"kept": int(found.group(1)), "calls": int(found.group(2)), "cached": int(found.group(3))}
+    for part in found.group(4).split(", "):
+        if part != "none":
+            reason, number = part.rsplit(" ", 1)
+            counts[reason] = int(number)
+    return counts
+
+
 def test_generate_paraphrase_and_multihop_with_provenance_and_a_free_rerun(llm_home, scripted_model, tmp_path):
     store = _store(tmp_path)
     result = invoke_cli(["dataset", "generate", str(store), "--paraphrase", "4", "--multihop", "3",
-                                 "--model", "recall-test", "-o", "llm-paraphrase.retry_wait=0", "--seed", "2"])
+                                 "--model", "recall-test", "-o", "llm-paraphrase.retry_wait=0", "--seed", "2",
+                                 "-o", f"llm-paraphrase.sample_file={tmp_path / 'sample.jsonl'}"])
     assert result.exit_code == 0, result.output
     queries = _rows(store / "queries.jsonl")
     qrels = {row["query_id"]: row["relevant_ids"] for row in _rows(store / "qrels.jsonl")}
@@ -38,10 +53,21 @@ def test_generate_paraphrase_and_multihop_with_provenance_and_a_free_rerun(llm_h
         assert query["_overlap"] <= (0.18 if query["stratum"] == "paraphrase" else 0.35)
         assert [str(i) for i in qrels[query["query_id"]]] == [str(i) for i in query["_seed_ids"]]
     assert all(len(q["_seed_ids"]) == 2 for q in multihop)
-    # Each paraphrase's first answer copied the memory (rejected), the second was kept: 2 calls each.
+    # Each kept paraphrase was judged about its memory by the model judge (the scripted one: 3).
+    assert all(q["_about_grade"] == 3 and q["_about_judge"] == "recall-test" for q in paraphrase)
+    assert not any(q["text"] == scripted_model.off_topic for q in queries)
+    report = _report(result.output, "llm-paraphrase")
+    # Each seed: the first answer copied the memory (rejected, too close), the second was judged;
+    # off-topic ones (judged 0) were dropped: 3 calls a seed, and 3 multi-hop calls.
+    off = report.get("not_about_its_memory", 0)
+    assert off >= 1  # seed 2 meets at least one memory the scripted model misses
+    assert report["too_close"] == 4 + off and report["kept"] == 4
     calls = scripted_model.calls
-    assert calls == 4 * 2 + 3  # multi-hop answers (JSON in a code fence) were usable at once
-    assert "llm-paraphrase: 4 kept; 8 model calls, 0 from the cache, 4 answers rejected" in result.output
+    assert report["calls"] == 3 * (4 + off) and calls == report["calls"] + 3
+    # The sample (kept and dropped questions beside their memories) went to the file, not stdout.
+    sample = _rows(tmp_path / "sample.jsonl")
+    assert sum(row["kept"] for row in sample) == 4 and sum(not row["kept"] for row in sample) == off
+    assert not any(row["memory"] in result.stdout for row in sample)
     lint = invoke_cli(["dataset", "lint", str(store), "--min-queries", "1"])
     assert "paraphrase_overlap: 0" in lint.output, lint.output
     fresh = _store(tmp_path / "b")
@@ -50,6 +76,38 @@ def test_generate_paraphrase_and_multihop_with_provenance_and_a_free_rerun(llm_h
     assert rerun.exit_code == 0, rerun.output
     assert scripted_model.calls == calls  # every answer came from the cache
     assert _rows(fresh / "queries.jsonl") == queries
+
+
+def test_every_answer_rejected_stops_early_and_says_why(llm_home, tmp_path):
+    # llm-echo answers with its prompt as JSON: no `question`, so off the schema, every time.
+    store = _store(tmp_path)
+    for name in ("queries.jsonl", "qrels.jsonl"):
+        shutil.copyfile(example_datasets()["memories"] / name, store / name)
+    result = invoke_cli(["dataset", "generate", str(store), "--paraphrase", "10", "--model", "echo",
+                         "-o", "llm-paraphrase.retry_wait=0"])
+    assert result.exit_code == 0, result.output
+    limit = 2 * 10 + 10  # seeds that may fail before it stops (max_failed_seeds' default)
+    seeds = 10 + limit  # at most: every success and every failure allowed
+    assert f"llm-paraphrase: at most {seeds * 3 * 2} model calls ({seeds} seeds x 3 tries, each question then judged" \
+        in result.output
+    report = _report(result.output, "llm-paraphrase")
+    assert report == {"kept": 0, "calls": limit * 3, "cached": 0, "malformed": limit * 3}
+    assert f"stopped after {limit} seeds gave no question" in result.output
+    assert "llm-paraphrase: 0 of 10 queries written (the generator gave no more: see its report above)" in result.output
+
+
+def test_the_about_check_can_be_turned_off(llm_home, scripted_model, tmp_path):
+    store = _store(tmp_path)
+    result = invoke_cli(["dataset", "generate", str(store), "--paraphrase", "4", "--model", "recall-test",
+                         "--seed", "2", "-o", "llm-paraphrase.about=false"])
+    assert result.exit_code == 0, result.output
+    queries = _rows(store / "queries.jsonl")
+    assert any(q["text"] == scripted_model.off_topic for q in queries)  # low overlap alone keeps a question about nothing
+    assert all("_about_grade" not in q for q in queries)
+    report = _report(result.output, "llm-paraphrase")
+    # A second seed the scripted model misses asked the same question: dropped as a duplicate.
+    assert report["duplicate"] >= 1 and report["kept"] == 4
+    assert scripted_model.calls == report["calls"] and f"at most {(4 + 2 * 4 + 10) * 3} model calls ({4 + 2 * 4 + 10} seeds x 3 tries;" in result.output
 
 
 def test_unknown_model_and_remote_model_leave_no_file(llm_home, tmp_path):
