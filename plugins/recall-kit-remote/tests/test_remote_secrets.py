@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from remote_helpers import SERVERS, free_port, mcp_command, run_cli
-from test_command import PYTHON_PROGRAM, _dataset_with
+from remote_helpers import SERVERS, dataset_with, free_port, mcp_command, run_cli
+from test_command import PYTHON_PROGRAM
 
 #: A password no output may hold.
 CANARY = "Canary7pw"
@@ -73,7 +73,7 @@ def test_an_api_key_on_a_command_line_is_in_no_output(tmp_path: Path, sample_fol
 
 
 def test_what_a_dying_program_wrote_to_stderr_is_named_not_printed(tmp_path: Path, sample_folder: Path) -> None:
-    folder = _dataset_with(tmp_path, sample_folder, {2: "crash"})
+    folder = dataset_with(tmp_path, sample_folder, {2: "crash"})
     query = (folder / "queries.jsonl").read_text().splitlines()[2]
     args = ("eval", "--dataset", str(folder), "-r", "command", "-o", f"command.argv={PYTHON_PROGRAM}",
             "-o", "command.send_corpus=true", "--json", str(tmp_path / "crash.json"))
