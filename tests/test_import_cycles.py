@@ -25,6 +25,8 @@ TYPE_ONLY: dict[tuple[str, str], str] = {
     ("recall_kit.fingerprint", "recall_kit.types"): "the Memory type of fingerprint_memories' argument",
     # diagnostics.py reads the runner's LegRun and FusedRun; the runner calls diagnose().
     ("recall_kit.measure.diagnostics", "recall_kit.measure.runner"): "the types of diagnose's arguments",
+    # failures.py reads the runner's LegRun; the runner calls check_failed_queries().
+    ("recall_kit.measure.failures", "recall_kit.measure.runner"): "the LegRun type of the failed-query checks",
 }
 
 

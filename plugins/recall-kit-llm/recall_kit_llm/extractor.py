@@ -12,8 +12,7 @@ from typing import Any
 from recall_kit_graph import Extractor, Mention, Relation
 
 from recall_kit.plugin import Corpus, OptionError
-from recall_kit_llm.generators import ModelOptions, asker
-from recall_kit_llm.models import JsonAsker, cost_line, digest
+from recall_kit_llm.models import JsonAsker, ModelOptions, asker, cost_line, digest
 
 EXTRACT_VERSION = "extract-1"
 #: Output-token cap of one memory's relations (a few dozen triples).

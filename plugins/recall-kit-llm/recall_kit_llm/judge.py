@@ -9,8 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from recall_kit.plugin import Memory, Query, RelevanceJudge
-from recall_kit_llm.generators import ModelOptions, asker
-from recall_kit_llm.models import JsonAsker, cost_line
+from recall_kit_llm.models import JsonAsker, ModelOptions, asker, cost_line
 
 JUDGE_VERSION = "judge-2"
 

@@ -12,6 +12,7 @@ import random
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -353,3 +354,38 @@ def cost_line(what: str, cost: Mapping[str, Any], before: bool) -> str:
     return (f"{what}: {cost['calls']:,} model calls, {cost['cached']:,} cached, {cost['retried']:,} retried, "
             f"{cost['input_tokens']:,} input and {cost['output_tokens']:,} output tokens, "
             f"{cost['seconds']:,} s at concurrency {cost['concurrency']}")
+
+
+@dataclass(frozen=True)
+class ModelOptions:
+    """What every model-driven part takes: `-o NAME.KEY=VALUE`, or `--model` / `--allow-remote`."""
+
+    #: The `llm` model name or alias (`llm models` lists them).
+    model: str = ""
+    #: Let a remote model receive memory text.
+    allow_remote: bool = False
+    #: Tries per item before it is skipped (a malformed or rejected answer asks again).
+    tries: int = 3
+    #: Retries of a call that failed transiently, with exponential back-off from `retry_wait` s.
+    retries: int = 4
+    retry_wait: float = 1.0
+    #: Keep every model answer in the user's cache folder: a rerun costs nothing.
+    cache: bool = True
+    #: Model calls in flight (`--concurrency`; None: 16); a model that runs in this process takes
+    #: one at a time.
+    concurrency: int | None = None
+    #: Output tokens an answer may use (None: each part's own cap, sized to the JSON it asks for).
+    max_tokens: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.tries < 1 or self.retries < 0 or self.retry_wait < 0:
+            raise ValueError("tries must be >= 1, retries and retry_wait >= 0")
+        if (self.concurrency is not None and self.concurrency < 1) or (self.max_tokens is not None and self.max_tokens < 1):
+            raise ValueError("concurrency and max_tokens must be at least 1")
+
+
+def asker(options: Any, version: str, max_tokens: int | None = None) -> JsonAsker:
+    """The JsonAsker of a model part: its options, and `max_tokens` unless the options set one."""
+    model = get_chat_model(options.model, options.allow_remote)
+    return JsonAsker(model, version, CallCache(enabled=options.cache), options.retries, options.retry_wait,
+                     options.tries, concurrency=options.concurrency, max_tokens=options.max_tokens or max_tokens)
