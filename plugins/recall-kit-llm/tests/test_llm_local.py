@@ -115,7 +115,7 @@ def test_judge_with_the_local_model_grades_every_pair_in_range(local_model, tmp_
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     graded = {(row["query_id"], doc): grade for row in rows for doc, grade in row["relevance"].items()}
     assert graded and all(grade in (0, 1, 2, 3) for grade in graded.values())
-    assert all(row["_judge_model"] == MODEL and row["_judge_prompt_version"] == "judge-1" for row in rows)
+    assert all(row["_judge_model"] == MODEL and row["_judge_prompt_version"] == "judge-2" for row in rows)
     # Another output file: every answer comes from the cache, so this run's grades are the same.
     again = tmp_path / "again.jsonl"
     second = invoke_cli([*args[:5], str(again), *args[6:]])
