@@ -159,14 +159,17 @@ def test_model_judge_writes_graded_qrels_with_provenance_and_resumes(llm_home, s
     assert not (llm_home / "logs.db").exists()
 
 
-def test_judge_with_a_model_that_answers_nonsense_skips_and_counts(llm_home, tmp_path):
+def test_judge_with_a_model_that_answers_nonsense_is_a_failure_and_writes_nothing(llm_home, tmp_path):
+    # Every answer unusable (issue 37): not "Saved 0 new grades" with exit 0, but exit 2, one line,
+    # no qrels file and no journal; each pair was asked its `tries` times (2 x 12 calls).
     dataset, pool = _pool(tmp_path)
     out = tmp_path / "echo.jsonl"
     result = invoke_cli(["judge", str(pool), "-d", str(dataset), "--output", str(out), "--model", "echo",
                                  "-o", "llm.tries=2"])
-    assert result.exit_code == 0, result.output
-    assert "12 without a usable answer" in result.output
-    assert _rows(out) == []
+    assert result.exit_code == 2, result.output
+    assert "The judge gave no usable answer for any of the 12 pairs it was asked" in result.output
+    assert "judge: 24 model calls" in result.output
+    assert not out.exists() and not Path(str(out) + ".journal").exists()
 
 
 def test_judge_unknown_model_leaves_no_file(llm_home, tmp_path):
