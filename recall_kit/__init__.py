@@ -46,27 +46,27 @@ if TYPE_CHECKING:
     from recall_kit.decide.gate import run_gate
     from recall_kit.decide.score import ScoredRuns, compare, score_files
     from recall_kit.decide.sweep import run_sweep
-    from recall_kit.measure.evaluation import evaluate_run as evaluate
-    from recall_kit.measure.evaluation import score_trec_files
+    from recall_kit.measure.score.evaluation import evaluate_run as evaluate
+    from recall_kit.measure.score.evaluation import score_trec_files
     from recall_kit.measure.result import BenchmarkResult, QueryResult, load_result, load_results
-    from recall_kit.measure.runner import run_benchmark
-    from recall_kit.measure.system import SystemSpec, build_system, load_config
+    from recall_kit.measure.run.runner import run_benchmark
+    from recall_kit.measure.systems.system import SystemSpec, build_system, load_config
 
 # What the CLI does, callable from Python. These import numpy-heavy code: loaded on first use, so
 # `import recall_kit` (and `recall-kit --help`) stays fast.
 _LAZY = {
-    "evaluate": "recall_kit.measure.evaluation:evaluate_run",
+    "evaluate": "recall_kit.measure.score.evaluation:evaluate_run",
     "Dataset": "recall_kit.dataset",
     "load_dataset": "recall_kit.dataset",
-    "SystemSpec": "recall_kit.measure.system",
-    "build_system": "recall_kit.measure.system",
-    "load_config": "recall_kit.measure.system",
-    "run_benchmark": "recall_kit.measure.runner",
+    "SystemSpec": "recall_kit.measure.systems.system",
+    "build_system": "recall_kit.measure.systems.system",
+    "load_config": "recall_kit.measure.systems.system",
+    "run_benchmark": "recall_kit.measure.run.runner",
     "BenchmarkResult": "recall_kit.measure.result",
     "QueryResult": "recall_kit.measure.result",
     "load_result": "recall_kit.measure.result",
     "load_results": "recall_kit.measure.result",
-    "score_trec_files": "recall_kit.measure.evaluation",
+    "score_trec_files": "recall_kit.measure.score.evaluation",
     "score_files": "recall_kit.decide.score",
     "compare": "recall_kit.decide.score",
     "ScoredRuns": "recall_kit.decide.score",

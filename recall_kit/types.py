@@ -127,7 +127,7 @@ class FailedSearch(list[Hit]):
     of a ranking when a single query's call fails, times out or comes back unreadable. A failed
     query is not a miss: the run ends with no result (``FailedQueriesError``, naming the query and
     the reason) unless the user accepts some (``--max-failed``), and then they are scored as empty
-    rankings and recorded in the result (see ``recall_kit.measure.failures``). A failure that
+    rankings and recorded in the result (see ``recall_kit.measure.run.failures``). A failure that
     affects every query (the server is unreachable) is raised instead, as a ``PluginRunError``.
     """
 

@@ -15,7 +15,7 @@ from recall_kit import load_result
 from recall_kit.decide.ablate import variant_legs
 from recall_kit.fileio import file_name
 from recall_kit.measure.result import SystemInfo
-from recall_kit.measure.system import SystemSpec
+from recall_kit.measure.systems.system import SystemSpec
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "memories"
@@ -174,7 +174,7 @@ def test_ablate_takes_primary_relevance_level_and_judged_only(tiny_dataset):
 
     from recall_kit.dataset import load_dataset
     from recall_kit.decide.ablate import run_ablation
-    from recall_kit.measure.runner import run_benchmark
+    from recall_kit.measure.run.runner import run_benchmark
     from recall_kit.testing import registered_plugin
 
     recall_kit_fusion = pytest.importorskip("recall_kit_fusion")
@@ -237,8 +237,8 @@ def test_ablation_builds_the_system_once_and_its_variants_from_it(tiny_dataset, 
 
     from recall_kit.dataset import load_dataset
     from recall_kit.decide import ablate
-    from recall_kit.measure import system as system_module
-    from recall_kit.measure.runner import run_benchmark
+    from recall_kit.measure.systems import system as system_module
+    from recall_kit.measure.run.runner import run_benchmark
     from recall_kit.testing import registered_plugin
 
     recall_kit_fusion = pytest.importorskip("recall_kit_fusion")

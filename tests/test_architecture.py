@@ -76,8 +76,8 @@ def test_plugin_contract_catches_a_deep_import():
         contract_options={key: contract_options[key] for key in ("source_modules", "forbidden_modules")}
         | {"allow_indirect_imports": "true"})
     assert contract.check(graph, verbose=False).kept
-    graph.add_import(importer="recall_kit_bm25.retriever", imported="recall_kit.measure.system", line_number=1,
-                     line_contents="from recall_kit.measure.system import build_system")
+    graph.add_import(importer="recall_kit_bm25.retriever", imported="recall_kit.measure.systems.system", line_number=1,
+                     line_contents="from recall_kit.measure.systems.system import build_system")
     assert not contract.check(graph, verbose=False).kept
 
 
@@ -184,8 +184,8 @@ def test_the_plugin_guide_imports_only_the_api():
 
 
 def test_the_source_check_catches_a_deep_import():
-    source = "from recall_kit import registry, Hit\nimport recall_kit.measure.system\nfrom recall_kit.testing import x\n"
-    assert _deep_imports(source, TEST_API) == [(1, "recall_kit.registry"), (2, "recall_kit.measure.system")]
+    source = "from recall_kit import registry, Hit\nimport recall_kit.measure.systems.system\nfrom recall_kit.testing import x\n"
+    assert _deep_imports(source, TEST_API) == [(1, "recall_kit.registry"), (2, "recall_kit.measure.systems.system")]
 
 
 def test_every_path_the_architecture_map_names_exists():

@@ -11,7 +11,7 @@ import pytest
 
 from recall_kit import Corpus, Hit, QueryResult, Retriever
 from recall_kit.dataset import load_dataset
-from recall_kit.measure.runner import run_benchmark, to_parents
+from recall_kit.measure.run.runner import run_benchmark, to_parents
 
 
 class ChunkOverlapRetriever(Retriever):

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from recall_kit import Hit, Retriever, hookimpl, load_result
 from recall_kit.cli import get_app
-from recall_kit.measure.system import SystemSpec, load_config, merge_specs, parse_option_assignments, parse_weights
+from recall_kit.measure.systems.system import SystemSpec, load_config, merge_specs, parse_option_assignments, parse_weights
 from recall_kit.testing import registered_plugin
 
 REPO = Path(__file__).resolve().parents[1]
@@ -300,7 +300,7 @@ def test_eval_takes_aliases_relevance_level_and_judged_only(overlap_plugin, tiny
     assert scored.mean("num_rel") == 1
     assert scored.per_query("num_rel")["e1"] == 0 and scored.per_query("num_rel")["m1"] == 1
     # -J: every id left in a scored ranking is judged, so recall@5 is the found share of {1}.
-    from recall_kit.measure.evaluation import judge_rankings, metric_values, resolve_metrics
+    from recall_kit.measure.score.evaluation import judge_rankings, metric_values, resolve_metrics
 
     qrels = {"e1": {"1": 1}, "e2": {"4": 1}, "p1": {"3": 1}, "m1": {"1": 2, "2": 1, "5": 0}}
     ids = [scored.rankings()[q] for q in ("e1", "e2", "p1", "m1")]

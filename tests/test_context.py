@@ -1,4 +1,4 @@
-"""Context expansion at index time (recall_kit.measure.context): neighbours in the same session or parent,
+"""Context expansion at index time (recall_kit.measure.systems.context): neighbours in the same session or parent,
 for any leg, with ids, scoring and qrels unchanged."""
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from recall_kit.cli import app
 from recall_kit.dataset import load_dataset
 from recall_kit.decide.sweep import run_sweep
 from recall_kit.errors import DatasetError, OptionError
-from recall_kit.measure.context import ContextOptions, expand_corpus, split_leg_options
-from recall_kit.measure.runner import run_benchmark
-from recall_kit.measure.system import SystemSpec, build_system, parse_option_assignments
+from recall_kit.measure.systems.context import ContextOptions, expand_corpus, split_leg_options
+from recall_kit.measure.run.runner import run_benchmark
+from recall_kit.measure.systems.system import SystemSpec, build_system, parse_option_assignments
 
 
 def memory(doc_id: str, content: str, session: int | None = None, scope: str | None = "s",

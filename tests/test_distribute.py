@@ -1,11 +1,11 @@
-"""decide/distribute.py: what decides a leg's run, its name in messages, the GPU it asks for."""
+"""measure/run/distribute.py: what decides a leg's run, its name in messages, the GPU it asks for."""
 
 from __future__ import annotations
 
 import pytest
 
-from recall_kit.decide.distribute import describe_leg, gpus_for, leg_key
-from recall_kit.measure.system import SystemSpec, build_system
+from recall_kit.measure.run.distribute import describe_leg, gpus_for, leg_key
+from recall_kit.measure.systems.system import SystemSpec, build_system
 
 
 @pytest.fixture(autouse=True)

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from recall_kit import errors
 from recall_kit.errors import DatasetError
 from recall_kit.hookspecs import hookimpl
-from recall_kit.measure.evaluation import (
+from recall_kit.measure.score.evaluation import (
     MetricSpec,
     aggregate,
     judge_rankings,
@@ -29,7 +29,7 @@ from recall_kit.measure.evaluation import (
     resolve_metrics,
     score_trec_files,
 )
-from recall_kit.measure.trec import write_qrels, write_run
+from recall_kit.measure.score.trec import write_qrels, write_run
 from recall_kit.plugins import load_plugins, pm
 from recall_kit.testing import registered_plugin
 from recall_kit.types import Hit, Metric, sort_hits
@@ -565,7 +565,7 @@ def test_score_trec_files_fast_and_exact_readers_agree(tmp_path, seed):
     assert fast.query_ids == exact.query_ids
     for name in TREC_NAMES:
         np.testing.assert_array_equal(fast.values[name], exact.values[name])
-    from recall_kit.measure.trec import read_run
+    from recall_kit.measure.score.trec import read_run
 
     hits = read_run(tmp_path / "run.txt")
     data = judge_rankings(fast.query_ids, [[h.id for h in hits[q]] for q in fast.query_ids], qrels)

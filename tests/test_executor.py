@@ -20,7 +20,7 @@ from recall_kit.dataset import load_dataset
 from recall_kit.decide.ablate import run_ablation
 from recall_kit.decide.sweep import run_sweep
 from recall_kit.errors import PluginRunError
-from recall_kit.measure.executor import (
+from recall_kit.measure.run.executor import (
     ExtraMissingError,
     LocalExecutor,
     RayExecutor,
@@ -28,7 +28,7 @@ from recall_kit.measure.executor import (
     checkpoint_for,
     make_executor,
 )
-from recall_kit.measure.system import SystemSpec
+from recall_kit.measure.systems.system import SystemSpec
 from recall_kit.types import Corpus, Hit, Retriever
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -168,9 +168,9 @@ def test_sweep_and_ablation_on_ray_equal_the_local_run(ray_cluster, flaky, tmp_p
 
 
 def test_several_systems_on_ray_equal_each_evaluated_alone(ray_cluster, flaky, tmp_path):
-    from recall_kit.decide.distribute import run_systems
-    from recall_kit.measure.runner import run_benchmark
-    from recall_kit.measure.system import build_system
+    from recall_kit.measure.run.distribute import run_systems
+    from recall_kit.measure.run.runner import run_benchmark
+    from recall_kit.measure.systems.system import build_system
 
     dataset = load_dataset(EXAMPLE)
     specs = {"hybrid": SystemSpec("bm25+flaky", ["rrf"]), "hybrid-k10": SystemSpec("bm25+fts5", ["rrf"], {}, {"rrf": {"k": "10"}}),
@@ -211,8 +211,8 @@ def test_a_dense_leg_embeds_in_batch_tasks_and_equals_the_local_run(ray_cluster,
     from recall_kit_dense.cache import EmbeddingCache
     from recall_kit_dense.retriever import DenseRetriever
 
-    from recall_kit.decide.distribute import run_systems
-    from recall_kit.measure.system import build_system
+    from recall_kit.measure.run.distribute import run_systems
+    from recall_kit.measure.systems.system import build_system
 
     recall_kit_plugin(recall_kit_dense, name="dense-for-executor-test")
     dataset = load_dataset(_small_dataset(tmp_path / "data", 24))

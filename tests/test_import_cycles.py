@@ -19,14 +19,14 @@ TYPE_ONLY: dict[tuple[str, str], str] = {
        for module in ("recall_kit.curate.export", "recall_kit.curate.importers", "recall_kit.curate.pool",
                       "recall_kit.dataset", "recall_kit.decide.ablate", "recall_kit.decide.compare",
                       "recall_kit.decide.gate", "recall_kit.decide.score", "recall_kit.decide.sweep",
-                      "recall_kit.measure.evaluation", "recall_kit.measure.result", "recall_kit.measure.runner",
-                      "recall_kit.measure.system")},
+                      "recall_kit.measure.score.evaluation", "recall_kit.measure.result", "recall_kit.measure.run.runner",
+                      "recall_kit.measure.systems.system")},
     # fingerprint.py hashes Memory objects; types.py's Corpus calls it on first use.
     ("recall_kit.fingerprint", "recall_kit.types"): "the Memory type of fingerprint_memories' argument",
     # diagnostics.py reads the runner's LegRun and FusedRun; the runner calls diagnose().
-    ("recall_kit.measure.diagnostics", "recall_kit.measure.runner"): "the types of diagnose's arguments",
+    ("recall_kit.measure.run.diagnostics", "recall_kit.measure.run.runner"): "the types of diagnose's arguments",
     # failures.py reads the runner's LegRun; the runner calls check_failed_queries().
-    ("recall_kit.measure.failures", "recall_kit.measure.runner"): "the LegRun type of the failed-query checks",
+    ("recall_kit.measure.run.failures", "recall_kit.measure.run.runner"): "the LegRun type of the failed-query checks",
 }
 
 

@@ -6,7 +6,7 @@ import pytest
 from helpers import OverlapRetriever, write_dataset
 
 from recall_kit import load_dataset, run_benchmark
-from recall_kit.measure.index_stats import merge_index_stats
+from recall_kit.measure.run.index_stats import merge_index_stats
 
 
 def test_counts_sum_and_ratios_average_by_their_denominator():

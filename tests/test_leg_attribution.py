@@ -3,7 +3,7 @@ identical legs (or one returning a subset of another's) get a warning that appli
 
 from __future__ import annotations
 
-from recall_kit.measure.diagnostics import _attribution
+from recall_kit.measure.run.diagnostics import _attribution
 
 
 def test_two_identical_legs_get_no_warning_that_blames_the_fusion():

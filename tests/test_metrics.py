@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from recall_kit.measure.evaluation import judge_rankings
-from recall_kit.measure.metrics import (
+from recall_kit.measure.score.evaluation import judge_rankings
+from recall_kit.measure.score.metrics import (
     average_precision,
     bpref,
     expected_reciprocal_rank,
@@ -27,7 +27,7 @@ from recall_kit.measure.metrics import (
     recall_at_k,
     reciprocal_rank,
 )
-from recall_kit.measure.metrics.infap import INFAP_EPSILON
+from recall_kit.measure.score.metrics.infap import INFAP_EPSILON
 
 # q1: relevant a (3), b (1), c (2, never retrieved); x judged not relevant; y, z unjudged.
 # q2: nothing relevant in the qrels (only a 0 judgment).

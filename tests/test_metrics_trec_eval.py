@@ -11,7 +11,7 @@ import pytest
 import pytrec_eval
 
 import recall_kit
-from recall_kit.measure.evaluation import aggregate, judge_rankings, metric_values, resolve_metrics, summed_names
+from recall_kit.measure.score.evaluation import aggregate, judge_rankings, metric_values, resolve_metrics, summed_names
 
 # recall-kit name -> (pytrec_eval measure asked, key it answers under)
 AGAINST_PYTREC_EVAL = {
@@ -60,7 +60,7 @@ def test_set_and_relative_measures_match_pytrec_eval(seed):
         summary = pytrec_eval.compute_aggregated_measure(name, [expected[q][name] for q in expected])
         assert means[name] == pytest.approx(summary, rel=1e-4)
     # iprec_at_recall: the 11 levels whose mean is 11pt_avg, each as trec_eval 9 computes it.
-    from recall_kit.measure.metrics.eleven_point_precision import interpolated_precision
+    from recall_kit.measure.score.metrics.eleven_point_precision import interpolated_precision
 
     data = judge_rankings(sorted(qrels), [_ranked(run[q]) for q in sorted(qrels)], qrels)
     table = interpolated_precision(data)
@@ -124,9 +124,9 @@ def test_geometric_summary_per_stratum():
 def test_every_builtin_metric_lives_in_the_file_named_after_it_with_bounds():
     from pathlib import Path
 
-    from recall_kit.measure.metrics import builtin_metrics
+    from recall_kit.measure.score.metrics import builtin_metrics
 
-    folder = Path(recall_kit.__file__).parent / "measure" / "metrics"
+    folder = Path(recall_kit.__file__).parent / "measure" / "score" / "metrics"
     for metric in builtin_metrics():
         assert (folder / f"{metric.name}.py").is_file(), metric.name
         assert metric.bounds is not None, metric.name
@@ -134,8 +134,8 @@ def test_every_builtin_metric_lives_in_the_file_named_after_it_with_bounds():
 
 
 def test_all_trec_official_and_bare_families_against_pytrec_eval(tmp_path):
-    from recall_kit.measure.evaluation import score_trec_files
-    from recall_kit.measure.trec import write_qrels, write_run
+    from recall_kit.measure.score.evaluation import score_trec_files
+    from recall_kit.measure.score.trec import write_qrels, write_run
     from recall_kit.types import Hit
 
     qrels, run = _case(7)

@@ -1,4 +1,4 @@
-"""`recall_kit.measure.parallel.in_threads`: the pieces' results in order, errors raised."""
+"""`recall_kit.measure.score.parallel.in_threads`: the pieces' results in order, errors raised."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from recall_kit.measure import parallel
+from recall_kit.measure.score import parallel
 
 
 def test_results_come_back_in_the_pieces_order_from_several_threads(monkeypatch):

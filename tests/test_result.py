@@ -12,7 +12,7 @@ from helpers import OverlapRetriever
 from recall_kit import load_dataset, run_benchmark
 from recall_kit.errors import ResultFileError
 from recall_kit.measure.result import SCHEMA, BenchmarkResult, LatencyStats, QueryResult, check_comparable
-from recall_kit.measure.trec import read_run
+from recall_kit.measure.score.trec import read_run
 
 ROOT = Path(__file__).resolve().parents[1]
 

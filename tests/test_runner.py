@@ -10,9 +10,9 @@ from helpers import OverlapRetriever, write_dataset
 
 from recall_kit import Hit, Retriever, load_dataset, run_benchmark
 from recall_kit.errors import FailedQueriesError, PluginRunError, ResultFileError, SpecError
-from recall_kit.measure.failures import MaxFailed
+from recall_kit.measure.run.failures import MaxFailed
 from recall_kit.measure.result import SCHEMA, BenchmarkResult, LegAttribution
-from recall_kit.measure.runner import checked_hits
+from recall_kit.measure.run.runner import checked_hits
 from recall_kit.types import Corpus, FailedSearch, Memory
 
 
@@ -188,8 +188,8 @@ def test_parent_level_scoring(tmp_path):
 
 
 def test_judged_coverage_is_relative_to_what_could_be_judged():
-    from recall_kit.measure.diagnostics import judged_coverage
-    from recall_kit.measure.evaluation import judge_rankings
+    from recall_kit.measure.run.diagnostics import judged_coverage
+    from recall_kit.measure.score.evaluation import judge_rankings
 
     qrels = {"a": {"1": 1, "2": 0}, "b": {"9": 1}, "c": {"5": 1}}
     data = judge_rankings(["a", "b", "c"], [["1", "7", "2"], ["8", "7"], []], qrels)
@@ -215,7 +215,7 @@ def test_a_leg_better_alone_than_the_fusion_is_reported(tiny_dataset, overlap_pl
     """overlap alone: recall@1 = (1 + 1 + 0 + 0.5) / 4 = 0.625 (e1, e2 right; m1 finds 1 of 2);
     the id-descending leg puts memory 5 first for every query; with rrf both rank-1 documents get
     1/61 and ties go to the larger id, so e2 (4 < 5) and p1 are lost: fused 0.375."""
-    from recall_kit.measure.system import SystemSpec
+    from recall_kit.measure.systems.system import SystemSpec
     from recall_kit.testing import registered_plugin
 
     fusion_plugin = pytest.importorskip("recall_kit_fusion")
@@ -266,7 +266,7 @@ def test_k_is_not_raised_when_no_cutoff_asks_for_it(tiny_dataset):
 
 
 def test_attribution_is_measured_at_k_not_at_the_fusion_depth():
-    from recall_kit.measure.diagnostics import _attribution
+    from recall_kit.measure.run.diagnostics import _attribution
 
     # Fused top 2 = x, y; y relevant. Leg a ranked x 1st and y 4th; leg b ranked y 1st and x 5th.
     # In their own top 2, x is a's alone and y is b's alone, though both reach both at depth 5.
@@ -310,7 +310,7 @@ def test_attribution_counts_relevant_at_the_relevance_level(tmp_path, overlap_pl
     memories 1 and 3 tie (1/61 + 1/63) and the larger id wins: the fused top 1 is memory 3, which
     only the id-descending leg holds in its top 1. Memory 3 has grade 1, memory 1 grade 2: at -l 2
     memory 3 is not relevant, so that leg found nothing relevant only it found."""
-    from recall_kit.measure.system import SystemSpec
+    from recall_kit.measure.systems.system import SystemSpec
     from recall_kit.testing import registered_plugin
 
     fusion_plugin = pytest.importorskip("recall_kit_fusion")

@@ -12,7 +12,7 @@ import pytest
 import recall_kit
 from recall_kit import Hit
 from recall_kit.decide.score import ScoredRuns, compare, score_files
-from recall_kit.measure.trec import write_qrels
+from recall_kit.measure.score.trec import write_qrels
 
 QRELS = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}, "q4": {"d": 1}}
 #: mrr of A: 1, 1/2, 1, 0; of B: 1, 1, 1/2, 1 (the runs of tests/test_cli.py's _two_runs).

@@ -9,7 +9,7 @@ import random
 import pytest
 
 from recall_kit.decide.score import score_files
-from recall_kit.measure import evaluation, trec
+from recall_kit.measure.score import evaluation, trec
 
 METRICS = ["recall@10", "recall@100", "ndcg@10", "mrr", "map", "precision@5", "num_rel_ret", "Rprec"]
 

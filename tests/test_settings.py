@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from recall_kit.errors import OptionError
-from recall_kit.measure.settings import ScoringSettings
+from recall_kit.measure.run.settings import ScoringSettings
 
 
 def test_settings_carry_every_scoring_argument_of_run_system():
     import inspect
 
-    from recall_kit.measure.runner import run_system
+    from recall_kit.measure.run.runner import run_system
 
     settings = ScoringSettings.of(k=5, metrics=["mrr"], relevance_level=2, judged_only=True, latency_sample=0, seed=3)
     assert settings.scoring() == {"k": 5, "metrics": ["mrr"], "seed": 3, "relevance_level": 2, "judged_only": True,

@@ -16,7 +16,7 @@ from recall_kit import load_result
 from recall_kit.dataset import load_dataset
 from recall_kit.decide.sweep import grid_specs, parse_grid, split_queries
 from recall_kit.errors import OptionError
-from recall_kit.measure.system import SystemSpec
+from recall_kit.measure.systems.system import SystemSpec
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "memories"
@@ -196,7 +196,7 @@ def test_sweep_scores_with_relevance_level_and_judged_only(tiny_dataset):
     from helpers import OverlapPlugin
 
     from recall_kit.decide.sweep import run_sweep
-    from recall_kit.measure.runner import run_benchmark
+    from recall_kit.measure.run.runner import run_benchmark
     from recall_kit.testing import registered_plugin
 
     recall_kit_fusion = pytest.importorskip("recall_kit_fusion")

@@ -9,7 +9,7 @@ import pytest
 import pytrec_eval
 
 from recall_kit.errors import DatasetError
-from recall_kit.measure.trec import read_qrels, read_qrels_table, read_run, read_run_table, write_qrels, write_run
+from recall_kit.measure.score.trec import read_qrels, read_qrels_table, read_run, read_run_table, write_qrels, write_run
 from recall_kit.types import Hit, sort_hits
 
 
@@ -205,7 +205,7 @@ def test_parse_floats_is_float_bit_for_bit():
 
     import numpy as np
 
-    from recall_kit.measure.trec import _parse_floats
+    from recall_kit.measure.score.trec import _parse_floats
 
     rng = random.Random(7)
     texts = ["-0", "0.", "5.", ".5", "-.25", "1e5", "-1E-3", "inf", "-inf", "00012.50",
@@ -284,7 +284,7 @@ def test_scores_read_as_words_are_float_bit_for_bit():
 
     import numpy as np
 
-    from recall_kit.measure.trec import _column_words, _parse_score_words
+    from recall_kit.measure.score.trec import _column_words, _parse_score_words
 
     rng = random.Random(11)
     texts = ["0", "-0", "0.", "-0.", ".5", "-.5", "7", "12345678", "-1234567", "9999999.",
@@ -305,7 +305,7 @@ def test_scores_read_as_words_are_float_bit_for_bit():
 def test_a_large_file_read_in_parts_equals_one_part_and_the_exact_reader(tmp_path, monkeypatch):
     # Above PARALLEL_BYTES a file is cut at line ends and read by threads: same rows, same order;
     # a refused score in the last part still names its line.
-    from recall_kit.measure import trec
+    from recall_kit.measure.score import trec
 
     path = tmp_path / "run.trec"
     lines = [f"q{q % 7} Q0 d{(q * 37 + d) % 101}x{q} {d + 1} {(q * d) % 17 / 4} t"

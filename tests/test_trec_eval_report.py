@@ -94,7 +94,7 @@ def test_the_trec_eval_report_is_refused_for_other_reports_in_one_line():
     ("unjudged@5", "unj_5"), ("mrr@10", None), ("judged@10", None),
 ])
 def test_trec_eval_name_is_the_name_trec_eval_prints(name, shown):
-    from recall_kit.measure.metric_names import resolve_metrics, trec_eval_name
+    from recall_kit.measure.score.metric_names import resolve_metrics, trec_eval_name
 
     names = trec_eval_name(resolve_metrics([name])[0])
     assert (names[1] if names else None) == shown

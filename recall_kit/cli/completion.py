@@ -34,7 +34,7 @@ def complete_reporter(incomplete: str) -> list[str]:
 def complete_metrics(incomplete: str) -> list[str]:
     """Comma-separated metrics: the last completes from each family's default names (recall@10),
     its bare name, and trec_eval's measure sets."""
-    from recall_kit.measure.metric_names import TREC_EVAL_SETS, resolve_metrics
+    from recall_kit.measure.score.metric_names import TREC_EVAL_SETS, resolve_metrics
 
     done, typed = _last_part(incomplete, ",")
     defaults = [spec.name for spec in resolve_metrics(None)]

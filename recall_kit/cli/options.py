@@ -87,7 +87,7 @@ class SystemFlags:
     def spec(self, config: Path | None) -> Any:
         """The SystemSpec: `config`'s [system] (when given), these flags over it."""
         from recall_kit.errors import SpecError
-        from recall_kit.measure.system import (
+        from recall_kit.measure.systems.system import (
             SystemSpec,
             load_config,
             merge_specs,

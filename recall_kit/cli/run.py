@@ -61,9 +61,9 @@ def eval_command(
     --config files, every system (legs they share are searched once)."""
     from recall_kit.dataset import load_dataset
     from recall_kit.fileio import atomic_batch, check_outputs
-    from recall_kit.measure.failures import parse_max_failed
-    from recall_kit.measure.runner import run_benchmark
-    from recall_kit.measure.system import build_system
+    from recall_kit.measure.run.failures import parse_max_failed
+    from recall_kit.measure.run.runner import run_benchmark
+    from recall_kit.measure.systems.system import build_system
 
     accepted = parse_max_failed(max_failed)
     configs = list(system.configs)
@@ -122,11 +122,11 @@ def _eval_systems(dataset: Path, system: SystemFlags, k: int, metrics: list[str]
                   executor: str, address: str | None, max_failed: Any) -> list[Any]:
     """`eval` of several systems (one per --config, the flags over each), or of one through an executor."""
     from recall_kit.dataset import load_dataset
-    from recall_kit.decide.distribute import run_systems
+    from recall_kit.measure.run.distribute import run_systems
     from recall_kit.errors import OptionError
     from recall_kit.fileio import atomic_batch
-    from recall_kit.measure.executor import make_executor
-    from recall_kit.measure.system import build_system
+    from recall_kit.measure.run.executor import make_executor
+    from recall_kit.measure.systems.system import build_system
 
     configs = list(system.configs)
     if len(configs) > 1 and (json_out is not None or run_out is not None):
@@ -195,8 +195,8 @@ def ablate_command(
     from recall_kit.dataset import load_dataset
     from recall_kit.decide.ablate import run_ablation
     from recall_kit.fileio import check_outputs
-    from recall_kit.measure.executor import make_executor
-    from recall_kit.measure.failures import parse_max_failed
+    from recall_kit.measure.run.executor import make_executor
+    from recall_kit.measure.run.failures import parse_max_failed
 
     accepted = parse_max_failed(max_failed)
 
@@ -241,8 +241,8 @@ def sweep_command(
     from recall_kit.dataset import load_dataset
     from recall_kit.decide.sweep import run_sweep
     from recall_kit.fileio import check_outputs
-    from recall_kit.measure.executor import make_executor
-    from recall_kit.measure.failures import parse_max_failed
+    from recall_kit.measure.run.executor import make_executor
+    from recall_kit.measure.run.failures import parse_max_failed
 
     accepted = parse_max_failed(max_failed)
 

@@ -210,7 +210,7 @@ def read_judgments(path: Path) -> Qrels:
     first line JSON, read as a dataset's qrels.jsonl is) or TREC qrels (`qid iter docid
     rel`, read as `score` reads it). Anything wrong is one DatasetError naming file and line."""
     from recall_kit.dataset import read_qrels_jsonl
-    from recall_kit.measure.trec import read_qrels
+    from recall_kit.measure.score.trec import read_qrels
 
     with path.open("rb") as handle:
         for raw in handle:

@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self
 from recall_kit.dataset import summarise
 from recall_kit.errors import ResultFileError, UnknownNameError
 from recall_kit.fileio import is_special_file, write_json_atomic
-from recall_kit.measure.context import describe as describe_context
+from recall_kit.measure.systems.context import describe as describe_context
 from recall_kit.options import options_to_dict
 from recall_kit.types import Chart, Hit, Report, ReportTable
 
 if TYPE_CHECKING:
     from recall_kit.dataset import Dataset
-    from recall_kit.measure.system import System
+    from recall_kit.measure.systems.system import System
 
 SCHEMA = "recall-kit/result/1"
 
@@ -772,7 +772,7 @@ class BenchmarkResult:
 
     def write_run(self, path: str | Path, tag: str | None = None) -> None:
         """The rankings as a TREC run file (`qid Q0 docid rank score tag`), tagged with the spec."""
-        from recall_kit.measure.trec import write_run
+        from recall_kit.measure.score.trec import write_run
 
         write_run(path, {query.query_id: query.hits() for query in self.queries},
                   tag=tag or self.system.spec or "recall-kit")

@@ -284,7 +284,7 @@ def make_ablation(config: StudyConfig, graph: StudyGraph, folder: Path, system: 
 
 def _executor(config: StudyConfig) -> Any:
     """`--executor` for the ablation and the sweep (their results are the same wherever tasks run)."""
-    from recall_kit.measure.executor import make_executor
+    from recall_kit.measure.run.executor import make_executor
 
     return make_executor(config.executor, config.executor_address)
 
