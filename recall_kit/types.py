@@ -3,12 +3,15 @@ fusions, metrics, reporters and importers."""
 
 from __future__ import annotations
 
+import hashlib
 from abc import ABC, abstractmethod
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+
+from recall_kit.fingerprint import canonical_json
 
 if TYPE_CHECKING:  # numpy loads only when a command needs it: `recall-kit --help` stays fast
     import numpy as np
@@ -183,13 +186,30 @@ class Corpus(Sequence[Memory]):
     def fingerprint(self) -> str:
         """sha256 over every memory's fields: retrievers key their on-disk caches with it."""
         if self._fingerprint is None:
-            from recall_kit.fingerprint import fingerprint_memories
-
             self._fingerprint = fingerprint_memories(self._memories, self.context)
         return self._fingerprint
 
     def subset(self, predicate: Callable[[Memory], bool]) -> Corpus:
         return Corpus([memory for memory in self._memories if predicate(memory)], context=self.context)
+
+
+def fingerprint_memories(memories: Sequence[Memory], context: Mapping[str, Any] | None = None) -> str:
+    """sha256 over every memory's fields in id order (text included, so any edit changes it), and
+    over the context expansion the content went through, when there was one."""
+    digest = hashlib.sha256()
+    if context:
+        digest.update(canonical_json(["context", dict(sorted(context.items()))]))
+    for memory in sorted(memories, key=lambda m: m.id):
+        digest.update(
+            canonical_json(
+                [
+                    memory.id, memory.content, memory.category, list(memory.tags),
+                    memory.expanded_keywords, memory.importance, memory.scope, memory.parent_id,
+                    memory.created_at,
+                ]
+            )
+        )
+    return digest.hexdigest()
 
 
 @dataclass(frozen=True)

@@ -1122,7 +1122,7 @@ def test_a_leg_run_checkpoint_keeps_every_field_a_live_leg_sets():
     import dataclasses
     import json
 
-    from recall_kit.measure.run.runner import LegRun
+    from recall_kit.measure.run.runs import LegRun
     from recall_kit.measure.run.task_results import decode, encode
     from recall_kit.types import Hit
 

@@ -20,7 +20,7 @@ from recall_kit.measure.systems.system import System
 from recall_kit.types import Hit, JudgedRankings, Query
 
 if TYPE_CHECKING:
-    from recall_kit.measure.run.runner import FusedRun, LegRun
+    from recall_kit.measure.run.runs import FusedRun, LegRun
 
 
 def relevant_ids(dataset: Dataset, query_id: str, relevance_level: int = 1) -> set[str]:

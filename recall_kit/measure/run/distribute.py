@@ -17,7 +17,8 @@ from recall_kit.fileio import atomic_batch, file_name
 from recall_kit.measure.run.executor import Checkpoint, Executor, LocalExecutor, Task, checkpoint_for, task_key
 from recall_kit.measure.run.failures import MaxFailed
 from recall_kit.measure.result import BenchmarkResult, SystemInfo
-from recall_kit.measure.run.runner import LegRun, run_legs, run_system, search_depth
+from recall_kit.measure.run.runner import run_legs, run_system, search_depth
+from recall_kit.measure.run.runs import LegRun
 from recall_kit.measure.run.settings import ScoringSettings
 from recall_kit.measure.systems.system import Leg, System
 from recall_kit.options import options_to_dict

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from recall_kit.errors import FailedQueriesError, OptionError
 
 if TYPE_CHECKING:
-    from recall_kit.measure.run.runner import LegRun
+    from recall_kit.measure.run.runs import LegRun
     from recall_kit.types import Query
 
 #: How many failed queries an error names before it says "and N more".

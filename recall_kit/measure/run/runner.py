@@ -8,7 +8,6 @@ import sys
 import time
 from array import array
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -30,6 +29,7 @@ from recall_kit.measure.score.evaluation import (
 from recall_kit.measure.run.failures import MaxFailed, check_failed_queries
 from recall_kit.measure.run.index_stats import merge_index_stats
 from recall_kit.measure.run.outside import count_outside, outside_warnings
+from recall_kit.measure.run.runs import FusedRun, LegRun
 from recall_kit.measure.result import (
     BenchmarkResult,
     DatasetInfo,
@@ -55,34 +55,6 @@ from recall_kit.types import (
     Retriever,
     sort_hits,
 )
-
-
-@dataclass
-class LegRun:
-    """One leg's output over the whole query set, and what it cost."""
-
-    name: str
-    #: Hits per query, in the dataset's query order, trec_eval-ordered, at most `depth` each.
-    hits: list[list[Hit]]
-    build_seconds: float = 0.0
-    size_bytes: int | None = 0
-    index_stats: dict[str, Any] = field(default_factory=dict)
-    batch_seconds: float = 0.0
-    #: Single-path latency in ms for the sampled queries: query index -> ms.
-    latency_ms: dict[int, float] = field(default_factory=dict)
-    #: Of that latency, the part spent waiting on an outside system (`Retriever.last_wait_ms`).
-    wait_ms: dict[int, float] = field(default_factory=dict)
-    #: The untimed first single-query call (lazy model loads), in ms; None when none was made.
-    first_query_ms: float | None = None
-    #: Queries whose search failed (a `FailedSearch`), scored as empty rankings: index -> reason.
-    failures: dict[int, str] = field(default_factory=dict)
-    #: Ids a live system returned that the corpus it was given does not hold: query index -> ids.
-    outside: dict[int, list[str]] = field(default_factory=dict)
-    #: The leg is a live system searching a store of its own (`Retriever.searches_own_store`).
-    own_store: bool = False
-    #: What the retriever says to check when every query came back empty (`empty_hint`), or None.
-    empty_hint: str | None = None
-    indexes: int = 0
 
 
 def call_plugin(leg: str, what: str, function: Callable[..., Any], *args: Any) -> Any:
@@ -354,16 +326,6 @@ def search_depth(system: System, dataset: Dataset, k: int, metrics: Sequence[str
     if dataset.has_parents:
         depth = max(depth, 3 * k)  # several chunks of one parent collapse into one entry
     return depth
-
-
-@dataclass
-class FusedRun:
-    """Every query's scored ranking (top k, parent level where the corpus has chunks), which legs
-    found each returned or relevant id, and what fusion cost."""
-
-    rankings: list[list[Hit]]
-    found_by: list[dict[str, dict[str, int]]]
-    fusion_ms: list[float]
 
 
 def fuse_all(system: System, dataset: Dataset, leg_runs: dict[str, LegRun], depth: int, k: int,

@@ -8,7 +8,7 @@ import math
 from typing import Any
 
 from recall_kit.measure.result import BenchmarkResult
-from recall_kit.measure.run.runner import LegRun
+from recall_kit.measure.run.runs import LegRun
 from recall_kit.types import Hit
 
 #: Bumped whenever the encoding changes: an older checkpoint is then run again.
