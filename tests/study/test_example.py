@@ -1,0 +1,76 @@
+"""`recall-kit study run examples/study.toml`: the shipped study, its verdict and exactly the threats a
+hand check of the example store finds."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from study_support import plugins
+
+from recall_kit.study import run_study
+from recall_kit.study.config import load_study
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+#: What a hand check of the example store finds (examples/memories/README.md and the study's files):
+#: - holes / unpooled-labels: its qrels name the relevant memories (and 10 graded distractors) and
+#:   were never pooled, so most of any system's top 5 is unjudged;
+#: - judge-agreement: one judge (the hand-written qrels), never measured against another;
+#: - small-strata: 40 queries a stratum, under 50;
+#: - one-relevant: exact 1.27 and paraphrase 1.12 relevant ids a query on average (README);
+#: - unreachable-leg: hybrid-graph's graph leg at weight 0.25 in a min-max convex fusion;
+#: - production-prior: every memory carries an importance, and no candidate ranks with it.
+#: Not threats here: no circular stratum (exact is a corpus rule, lint-clean), decisions at the hook's
+#: k 5, the sweep has a holdout, no nDCG headline, production's fts5 and MiniLM are evaluated.
+EXPECTED = ["holes", "unpooled-labels", "judge-agreement", "small-strata", "one-relevant", "unreachable-leg",
+            "production-prior"]
+
+
+@pytest.fixture(scope="module")
+def example_study(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object]:
+    folder = tmp_path_factory.mktemp("example-study")
+    text = (EXAMPLES / "study.toml").read_text(encoding="utf-8")
+    text = text.replace('folder = "study-out"', f'folder = "{(folder / "out").as_posix()}"')
+    text = text.replace('dataset = "memories"', f'dataset = "{(EXAMPLES / "memories").as_posix()}"')
+    text = re.sub(r'config = "systems/', f'config = "{(EXAMPLES / "systems").as_posix()}/', text)
+    path = folder / "study.toml"
+    path.write_text(text, encoding="utf-8")
+    with plugins("recall-kit-fts5", "recall-kit-bm25", "recall-kit-fusion", "recall-kit-dense", "recall-kit-graph"):
+        result, _ = run_study(path)
+    return path, result
+
+
+@pytest.mark.slow
+def test_the_example_study_lists_exactly_the_threats_a_hand_check_finds(example_study: tuple[Path, object]) -> None:
+    _, study = example_study
+    assert [threat.key for threat in study.threats] == EXPECTED  # type: ignore[attr-defined]
+
+
+@pytest.mark.slow
+def test_the_example_study_decides_at_the_hooks_k_with_every_candidate(example_study: tuple[Path, object]) -> None:
+    path, study = example_study
+    config = load_study(path)
+    assert config.decision_metrics == ["recall@5", "mrr@5"]
+    assert [s.name for s in study.systems] == ["fts5", "lexical", "dense", "hybrid", "hybrid-graph"]  # type: ignore[attr-defined]
+    scopes = {row.scope for row in study.head_to_head}  # type: ignore[attr-defined]
+    assert scopes == {"overall", "exact", "paraphrase", "multihop"}
+    assert [v.scope for v in study.verdicts] == ["overall", "exact", "paraphrase", "multihop"]  # type: ignore[attr-defined]
+    assert {v.verdict for v in study.verdicts} <= {"adopt", "do not adopt", "inconclusive"}  # type: ignore[attr-defined]
+    assert study.ablation["system"] == "bm25+dense"  # type: ignore[attr-defined]
+    assert study.sweep["holdout"] == 0.5 and study.sweep["test_queries"] > 0  # type: ignore[attr-defined]
+    markdown = (config.folder / "study.md").read_text()
+    assert markdown.startswith("# recall-kit study: example memories\n\n## Bottom line")
+
+
+@pytest.mark.slow
+def test_the_example_stores_sensitive_rows_reach_no_artefact(example_study: tuple[Path, object]) -> None:
+    import json
+
+    path, _ = example_study
+    sensitive = [row["content"] for row in map(json.loads, (EXAMPLES / "memories" / "corpus.jsonl").read_text().splitlines())
+                 if row.get("is_sensitive")]
+    assert len(sensitive) == 3
+    files = [file for file in load_study(path).folder.rglob("*") if file.is_file()]
+    assert files and not [file for file in files for text in sensitive if text.encode() in file.read_bytes()]

@@ -1,0 +1,81 @@
+"""A study with a model judge: the pool labelled, the candidates scored on it, agreement measured."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from study_support import LEXICAL_PAIR, plugins
+
+from recall_kit import Memory, Query, RelevanceJudge, hookimpl
+from recall_kit.study import run_study
+from recall_kit.testing import registered_plugin
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "memories"
+
+
+class WordJudge(RelevanceJudge):
+    """A real, simple judge: relevant (2) when the memory holds two of the query's longer words."""
+
+    description = "shared words (tests)"
+
+    def grade(self, query: Query, memory: Memory) -> int | None:
+        words = {w for w in re.findall(r"\w+", query.text.lower()) if len(w) > 4}
+        return 2 if len(words & set(re.findall(r"\w+", memory.content.lower()))) >= 2 else 0
+
+    def provenance(self) -> dict[str, str]:
+        return {"judge": "words"}
+
+
+class JudgePlugin:
+    @hookimpl
+    def register_judges(self, register):  # type: ignore[no-untyped-def]
+        register("words", WordJudge)
+
+
+STUDY = f"""
+[study]
+name = "judged"
+folder = "out"
+hook_k = 5
+baseline = "fts5"
+resamples = 300
+
+[store]
+dataset = "{EXAMPLE.as_posix()}"
+
+[judging]
+pool_depth = 5
+judge = "words"
+{{agreement}}
+""" + LEXICAL_PAIR
+
+
+@pytest.fixture
+def registered() -> Iterator[None]:
+    with plugins("recall-kit-fts5", "recall-kit-bm25"), registered_plugin(JudgePlugin(), name="words-judge-test"):
+        yield
+
+
+def test_a_model_judge_labels_the_pool_and_agreement_is_measured(tmp_path: Path, registered: None) -> None:
+    path = tmp_path / "study.toml"
+    path.write_text(STUDY.format(agreement=""))
+    study, _ = run_study(path)
+    assert study.labels["source"] == "words" and study.labels["pooled_labels"] > 0
+    assert max(s.unjudged_share for s in study.systems) == 0.0  # the top 5 is inside the pool: all judged
+    keys = [t.key for t in study.threats]
+    assert "holes" not in keys and "unpooled-labels" not in keys
+    assert "judge-agreement" in keys and not study.agreement["measured"]
+    # A person grades the model's pairs (here: agrees with it everywhere): kappa, and only what reads it reruns.
+    grades = tmp_path / "out" / "steps" / "judgments" / "model-grades.jsonl"
+    mine = tmp_path / "mine.jsonl"
+    mine.write_text("".join(json.dumps({"query_id": row["query_id"], "relevance": row["relevance"]}) + "\n"
+                            for row in map(json.loads, grades.read_text().splitlines())))
+    path.write_text(STUDY.format(agreement='agreement = "mine.jsonl"'))
+    study, build = run_study(path)
+    assert build.computed == ["agreement", "document"]
+    assert study.agreement["measured"] and study.agreement["kappa"] == 1.0
+    assert "judge-agreement" not in [t.key for t in study.threats]
