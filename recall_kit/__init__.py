@@ -69,4 +69,10 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = [*_plugin.__all__, *_LAZY, "__version__"]
+__all__ = [
+    "__version__", "BenchmarkResult", "build_system", "compare", "compare_files", "compare_results",
+    "evaluate", "export_dataset", "import_dataset", "load_config", "load_result", "load_results", "pool_files",
+    "QueryResult", "RayExecutor", "run_ablation", "run_benchmark", "run_gate", "run_sweep", "score_files",
+    "score_trec_files", "ScoredRuns", "SystemSpec", "write_qrels",
+]
+__all__ += _plugin.__all__  # every name of the plugin API, from its one list
