@@ -18,13 +18,14 @@ if TYPE_CHECKING:
     from recall_kit.decide.gate import run_gate
     from recall_kit.decide.score import ScoredRuns, compare, score_files
     from recall_kit.decide.sweep import run_sweep
-    from recall_kit.measure.score.evaluation import evaluate_run as evaluate
-    from recall_kit.measure.score.evaluation import score_trec_files
-    from recall_kit.measure.score.trec import write_qrels
     from recall_kit.measure.result import BenchmarkResult, QueryResult, load_result, load_results
     from recall_kit.measure.run.executor import RayExecutor
     from recall_kit.measure.run.runner import run_benchmark
+    from recall_kit.measure.score.evaluation import evaluate_run as evaluate
+    from recall_kit.measure.score.evaluation import score_trec_files
+    from recall_kit.measure.score.trec import write_qrels
     from recall_kit.measure.systems.system import SystemSpec, build_system, load_config
+
     # Every name of the declared plugin API is recall_kit's too: plugin.__all__ is the one list.
     from recall_kit.plugin import *  # noqa: F403
 

@@ -122,9 +122,9 @@ def _eval_systems(dataset: Path, system: SystemFlags, k: int, metrics: list[str]
                   executor: str, address: str | None, max_failed: Any) -> list[Any]:
     """`eval` of several systems (one per --config, the flags over each), or of one through an executor."""
     from recall_kit.dataset import load_dataset
-    from recall_kit.measure.run.distribute import run_systems
     from recall_kit.errors import OptionError
     from recall_kit.fileio import atomic_batch
+    from recall_kit.measure.run.distribute import run_systems
     from recall_kit.measure.run.executor import make_executor
     from recall_kit.measure.systems.system import build_system
 

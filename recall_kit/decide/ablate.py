@@ -11,10 +11,19 @@ from typing import Any
 from recall_kit.dataset import Dataset
 from recall_kit.decide.compare import ALPHA, DIAGNOSTIC, Comparison, compare_results
 from recall_kit.decide.compare_report import family_note, tradeoffs
-from recall_kit.measure.run import checkpoint_for, Executor, leg_key, MaxFailed, score_systems, ScoringSettings, search_depth, search_legs
 from recall_kit.errors import SpecError
 from recall_kit.fileio import atomic_batch, check_run_folder, file_name, write_json_atomic
 from recall_kit.measure.result import BenchmarkResult
+from recall_kit.measure.run import (
+    Executor,
+    MaxFailed,
+    ScoringSettings,
+    checkpoint_for,
+    leg_key,
+    score_systems,
+    search_depth,
+    search_legs,
+)
 from recall_kit.measure.systems.system import System, SystemSpec, build_system
 from recall_kit.types import Report, ReportTable
 

@@ -20,9 +20,9 @@ from recall_kit.decide.stats import (
     tukey_hsd,
 )
 from recall_kit.errors import OptionError, ResultFileError
-from recall_kit.measure.score.evaluation import canonical_metric_name
-from recall_kit.measure.run import failed_queries_warning, refuse_failed_results
 from recall_kit.measure.result import BenchmarkResult, check_comparable, check_scored_alike, load_results
+from recall_kit.measure.run import failed_queries_warning, refuse_failed_results
+from recall_kit.measure.score.evaluation import canonical_metric_name
 
 SCHEMA = "recall-kit/compare/1"
 ALPHA = 0.05

@@ -15,7 +15,13 @@ from typer.testing import CliRunner
 
 from recall_kit import Hit, Retriever, hookimpl, load_result
 from recall_kit.cli import get_app
-from recall_kit.measure.systems.system import SystemSpec, load_config, merge_specs, parse_option_assignments, parse_weights
+from recall_kit.measure.systems.system import (
+    SystemSpec,
+    load_config,
+    merge_specs,
+    parse_option_assignments,
+    parse_weights,
+)
 from recall_kit.testing import registered_plugin
 
 REPO = Path(__file__).resolve().parents[2]

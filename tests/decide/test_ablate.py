@@ -237,8 +237,8 @@ def test_ablation_builds_the_system_once_and_its_variants_from_it(tiny_dataset, 
 
     from recall_kit.dataset import load_dataset
     from recall_kit.decide import ablate
-    from recall_kit.measure.systems import system as system_module
     from recall_kit.measure.run.runner import run_benchmark
+    from recall_kit.measure.systems import system as system_module
     from recall_kit.testing import registered_plugin
 
     recall_kit_fusion = pytest.importorskip("recall_kit_fusion")

@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from recall_kit.dataset import Dataset
-from recall_kit.measure.systems.context import expand_corpus
 from recall_kit.measure.run.executor import Executor, Task, task_key
 from recall_kit.measure.run.runner import call_plugin, corpus_for, scope_groups
+from recall_kit.measure.systems.context import expand_corpus
 from recall_kit.measure.systems.system import Leg
 from recall_kit.progress import progress_display
 from recall_kit.types import Corpus, EmbedsInBatches

@@ -14,22 +14,6 @@ import numpy as np
 
 from recall_kit.dataset import Dataset
 from recall_kit.errors import PluginRunError, RecallKitError, SpecError, describe_plugin_exception
-from recall_kit.measure.systems.adapters import coerce_hits
-from recall_kit.measure.systems.context import expand_corpus
-from recall_kit.measure.run.diagnostics import diagnose, empty_rankings, failed_queries, relevant_ids, weaker_than_a_leg
-from recall_kit.measure.score.evaluation import (
-    MAX_CUTOFF,
-    aggregate,
-    check_relevance_level,
-    judge_rankings,
-    metric_values,
-    resolve_metrics,
-    summed_names,
-)
-from recall_kit.measure.run.failures import MaxFailed, check_failed_queries
-from recall_kit.measure.run.index_stats import merge_index_stats
-from recall_kit.measure.run.outside import count_outside, outside_warnings
-from recall_kit.measure.run.runs import FusedRun, LegRun
 from recall_kit.measure.result import (
     BenchmarkResult,
     DatasetInfo,
@@ -43,6 +27,22 @@ from recall_kit.measure.result import (
     Throughput,
     build_manifest,
 )
+from recall_kit.measure.run.diagnostics import diagnose, empty_rankings, failed_queries, relevant_ids, weaker_than_a_leg
+from recall_kit.measure.run.failures import MaxFailed, check_failed_queries
+from recall_kit.measure.run.index_stats import merge_index_stats
+from recall_kit.measure.run.outside import count_outside, outside_warnings
+from recall_kit.measure.run.runs import FusedRun, LegRun
+from recall_kit.measure.score.evaluation import (
+    MAX_CUTOFF,
+    aggregate,
+    check_relevance_level,
+    judge_rankings,
+    metric_values,
+    resolve_metrics,
+    summed_names,
+)
+from recall_kit.measure.systems.adapters import coerce_hits
+from recall_kit.measure.systems.context import expand_corpus
 from recall_kit.measure.systems.system import Leg, System, SystemSpec, as_system
 from recall_kit.plugins import call_each
 from recall_kit.progress import progress_display, stage, steps

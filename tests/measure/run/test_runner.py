@@ -10,8 +10,8 @@ from helpers import OverlapRetriever, write_dataset
 
 from recall_kit import Hit, Retriever, load_dataset, run_benchmark
 from recall_kit.errors import FailedQueriesError, PluginRunError, ResultFileError, SpecError
-from recall_kit.measure.run.failures import MaxFailed
 from recall_kit.measure.result import SCHEMA, BenchmarkResult, LegAttribution
+from recall_kit.measure.run.failures import MaxFailed
 from recall_kit.measure.run.runner import checked_hits
 from recall_kit.types import Corpus, FailedSearch, Memory
 

@@ -15,8 +15,8 @@ from recall_kit.cli import app
 from recall_kit.dataset import load_dataset
 from recall_kit.decide.sweep import run_sweep
 from recall_kit.errors import DatasetError, OptionError
-from recall_kit.measure.systems.context import ContextOptions, expand_corpus, split_leg_options
 from recall_kit.measure.run.runner import run_benchmark
+from recall_kit.measure.systems.context import ContextOptions, expand_corpus, split_leg_options
 from recall_kit.measure.systems.system import SystemSpec, build_system, parse_option_assignments
 
 
