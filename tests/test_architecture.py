@@ -86,10 +86,13 @@ def test_decide_uses_measure_run_through_its_front_alone():
 
 
 def test_every_name_of_measure_runs_front_loads():
+    import importlib
+
     import recall_kit.measure.run as front
 
+    assert sorted(front.__all__) == sorted(front._LAZY)
     for name in front.__all__:
-        assert getattr(front, name).__module__.startswith("recall_kit.measure.run."), name
+        assert getattr(front, name) is getattr(importlib.import_module(front._LAZY[name]), name), name
 
 
 #: How many non-blank lines of Python one folder of recall_kit/ may hold directly (its sub-folders

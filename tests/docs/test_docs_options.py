@@ -6,8 +6,12 @@ the doc tests is checked too: this test needs nothing but the text."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import shlex
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,15 +30,36 @@ class Mention:
     words: tuple[str, ...]  # from the first word after `recall-kit` to the end of that command
 
 
-def _command_tree():
-    import click
+def cli_tree() -> dict:
+    """The CLI as data: {"flags": [...], "commands": {name: {...}}} (typer's click tree, every
+    installed plugin's commands added), and each importer's options under "importers"."""
+    import dataclasses
+
     import typer
 
+    from recall_kit import registry
     from recall_kit.cli import get_app
 
-    root = typer.main.get_command(get_app())
-    assert isinstance(root, click.Group)
-    return root
+    def tree(command) -> dict:
+        flags = sorted(flag for parameter in command.params for flag in [*parameter.opts, *parameter.secondary_opts])
+        children = getattr(command, "commands", {})
+        return {"flags": flags, "commands": {name: tree(child) for name, child in children.items()}}
+
+    importers = {name: sorted(f"--{prefix}{field.name.replace('_', '-')}" for prefix in ("", "no-")
+                              for field in dataclasses.fields(registry.importers.get(name).obj.Options))
+                 for name in registry.importers.names()}
+    return {**tree(typer.main.get_command(get_app())), "importers": importers}
+
+
+@pytest.fixture(scope="module")
+def root() -> dict:
+    """`cli_tree()` with every installed plugin loaded (the tests' own process sees the built-ins
+    only, RECALL_KIT_LOAD_PLUGINS being empty): computed in a fresh interpreter."""
+    env = {key: value for key, value in os.environ.items() if key != "RECALL_KIT_LOAD_PLUGINS"}
+    done = subprocess.run([sys.executable, __file__], capture_output=True, text=True, env=env, check=True)
+    found = json.loads(done.stdout)
+    assert {"eval", "study", "graph-explain"} <= set(found["commands"]) and "mcp" in found["importers"]
+    return found
 
 
 def _words(text: str) -> list[str]:
@@ -45,17 +70,23 @@ def _words(text: str) -> list[str]:
         return text.split()
 
 
-def _commands_in(text: str, start_words: set[str]) -> list[tuple[str, ...]]:
-    """Each run of words after `recall-kit` (or from a leading command name) up to a shell separator."""
+_SEPARATORS = {"|", "||", "&&", ";", "&", "(", "$("}
+
+
+def _commands_in(text: str, start_words: set[str], anywhere: bool = True) -> list[tuple[str, ...]]:
+    """Each run of words after `recall-kit` (or from a leading command name) up to a shell
+    separator. `anywhere=False` (a code block's line): only a `recall-kit` that starts the line or
+    follows a shell separator, not one a sentence names."""
     found = []
-    words = _words(text)
-    starts = [i + 1 for i, word in enumerate(words) if word.endswith("recall-kit") and not word.startswith("-")]
+    words = [word.rstrip("`,;:)") if word.endswith(("`", ",", ":")) else word for word in _words(text)]
+    starts = [i + 1 for i, word in enumerate(words)
+              if word.lstrip("`$(") == "recall-kit" and (anywhere or i == 0 or words[i - 1] in _SEPARATORS)]
     if words and words[0] in start_words:
         starts.insert(0, 0)
     for start in starts:
         end = start
-        while end < len(words) and words[end] not in {"|", "||", "&&", ";", ">", ">>", "2>", "&"} \
-                and not words[end].startswith(("#", ">", "|")):
+        while end < len(words) and words[end] not in _SEPARATORS | {">", ">>", "2>"} \
+                and not words[end].startswith(("#", ">", "|", "<")):
             end += 1
         if end > start:
             found.append(tuple(words[start:end]))
@@ -82,7 +113,7 @@ def mentions(page: Path, start_words: set[str]) -> list[Mention]:
             pending += text + "\n"
             if text.rstrip().endswith("\\"):
                 continue
-            found += [Mention(name, pending_line, words) for words in _commands_in(pending, set())]
+            found += [Mention(name, pending_line, words) for words in _commands_in(pending, set(), anywhere=False)]
             pending = ""
             continue
         for span in _INLINE.findall(line):
@@ -90,27 +121,31 @@ def mentions(page: Path, start_words: set[str]) -> list[Mention]:
     return found
 
 
-def unknown_options(root, words: tuple[str, ...]) -> list[str]:
+def unknown_options(root: dict, words: tuple[str, ...]) -> list[str]:
     """The options in `words` that the command they name does not accept (empty when all exist),
-    or the first word that names no command of a group."""
-    import click
-
-    command: click.Command = root
+    or the first word that names no command of a group; `root` is `cli_tree()`."""
+    command, path = root, []
     index = 0
-    while isinstance(command, click.Group) and index < len(words):
+    while command["commands"] and index < len(words):
         word = words[index]
+        if command is root and word in root["flags"]:  # `recall-kit --debug eval ...`
+            index += 1
+            continue
         if word.startswith("-"):
             break
-        child = command.get_command(click.Context(command), word)
+        child = command["commands"].get(word)
+        if child is None and "/" in word and all(part in command["commands"] for part in word.split("/")):
+            child = command["commands"][word.split("/")[0]]  # `dataset import/export`: both exist
         if child is None:
             # A placeholder (`recall-kit COMMAND --help`) or prose after the name; a real word that
             # names no command of the top-level group is reported.
             return [] if not word.islower() or word in {"...", "etc"} else [f"no command {word!r}"]
         command, index = child, index + 1
-    accepted = {"--help"}
-    for parameter in command.params:
-        accepted.update(parameter.opts)
-        accepted.update(parameter.secondary_opts)
+        path.append(word)
+    accepted = {"--help", *root["flags"], *command["flags"]}  # the root's (--debug, --version) go anywhere
+    formats = [word for word in words[index:] if not word.startswith("-")]
+    if path == ["dataset", "import"] and formats:  # `dataset import FORMAT ... --OPTION`: the importer's
+        accepted.update(root["importers"].get(formats[0], []))
     bad = []
     for word in words[index:]:
         option = word.strip("[]()`,.").split("=", 1)[0]
@@ -119,9 +154,8 @@ def unknown_options(root, words: tuple[str, ...]) -> list[str]:
     return bad
 
 
-def test_every_command_and_option_in_the_docs_exists():
-    root = _command_tree()
-    start_words = set(root.commands)
+def test_every_command_and_option_in_the_docs_exists(root):
+    start_words = set(root["commands"])
     problems = []
     for page in PAGES:
         for mention in mentions(page, start_words):
@@ -131,17 +165,22 @@ def test_every_command_and_option_in_the_docs_exists():
 
 
 @pytest.mark.parametrize("text, bad", [
-    ("recall-kit eval -d store -r bm25 --output results/bm25.json", ["--output"]),
     ("recall-kit eval -d store -r bm25 --json results/bm25.json", []),
+    ("recall-kit eval -d store -r bm25 --no-such-flag x.json", ["--no-such-flag"]),
+    ("ls && recall-kit --debug gate a.json b.json --max-drop 0.02 | tee out", []),
     ("recall-kit dataset validate DIR --nope", ["--nope"]),
     ("recall-kit study run study.toml", []),
+    ("recall-kit dataset import mcp DIR out --command x --nope", ["--nope"]),
 ])
-def test_an_option_a_command_lacks_is_found(tmp_path, text, bad):
-    # Not vacuous: the false claim issue 51 found (`eval --output`) fails, its fix passes, and
-    # sub-commands of a group are walked.
+def test_an_option_a_command_lacks_is_found(root, tmp_path, text, bad):
+    # Not vacuous: an option a command lacks fails, as issue 51's `compare --primary ... --strata`
+    # would have; sub-commands of a group are walked and the root's options go anywhere.
     page = tmp_path / "page.md"
     page.write_text(f"```sh\n{text}\n```\n\nInline: `compare --primary x --no-such-option`.\n", encoding="utf-8")
-    root = _command_tree()
     found = {mention.line: [option for option in unknown_options(root, mention.words)]
-             for mention in mentions(page, set(root.commands))}
+             for mention in mentions(page, set(root["commands"]))}
     assert found == {2: bad, 5: ["--no-such-option"]}
+
+
+if __name__ == "__main__":  # the `root` fixture's fresh interpreter
+    print(json.dumps(cli_tree()))
