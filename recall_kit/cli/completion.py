@@ -3,6 +3,8 @@ fusions, metrics and reporters, and the paired tests, from the registry, never a
 
 from __future__ import annotations
 
+import typer
+
 
 def _names(kind: str) -> list[str]:
     from recall_kit import registry
@@ -27,8 +29,11 @@ def complete_fusion(incomplete: str) -> list[str]:
     return [name for name in _names("fusions") if name.startswith(incomplete)]
 
 
-def complete_reporter(incomplete: str) -> list[str]:
-    return [name for name in _names("reporters") if name.startswith(incomplete)]
+def complete_reporter(ctx: typer.Context, incomplete: str) -> list[str]:
+    """The reporters that render this command's report."""
+    from recall_kit.cli.options import reporters_for
+
+    return [name for name in reporters_for(ctx.info_name) if name.startswith(incomplete)]
 
 
 def complete_metrics(incomplete: str) -> list[str]:

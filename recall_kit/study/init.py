@@ -118,7 +118,7 @@ def init_study(out: str | Path, *, sqlite: str | Path | None = None, dataset: st
                jsonl: str | Path | None = None, columns: dict[str, str] | None = None, hook_k: int = 5,
                baseline: str = "fts5", force: bool = False) -> Path:
     """Write a commented study.toml at `out` for one store; an existing file is kept unless `force`."""
-    from recall_kit.fileio import write_text_atomic
+    from recall_kit.study.validate import check_init_choices, write_checked_study
 
     given = [(kind, Path(path)) for kind, path in (("sqlite", sqlite), ("dataset", dataset), ("jsonl", jsonl))
              if path is not None]
@@ -130,5 +130,6 @@ def init_study(out: str | Path, *, sqlite: str | Path | None = None, dataset: st
     if target.exists() and not force:
         raise OptionError(f"{target}: exists; choose another path or pass --force.")
     kind, source = given[0]
-    write_text_atomic(target, render_study(kind, source, target, columns, hook_k, baseline))
+    check_init_choices(baseline, hook_k)  # in init's words, before the store is read
+    write_checked_study(target, render_study(kind, source, target, columns, hook_k, baseline), baseline)
     return target
