@@ -89,6 +89,16 @@ def test_agreement_takes_the_old_spelling_still(tmp_path: Path) -> None:
     assert new.exit_code == old.exit_code == 0 and new.output == old.output
 
 
+def test_agreement_checks_its_output_before_it_runs(tmp_path: Path) -> None:
+    """As the user guide promises of every output: before, --json a.jsonl replaced judge A's file."""
+    row = json.dumps({"query_id": "q1", "relevance": {"1": 3, "2": 0, "3": 1}}) + "\n"
+    (tmp_path / "a.jsonl").write_text(row)
+    (tmp_path / "b.jsonl").write_text(row)
+    line = one_line(invoke("agreement", str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl"), "--resamples", "0",
+                           "--json", str(tmp_path / "a.jsonl")))
+    assert "--json" in line and (tmp_path / "a.jsonl").read_text() == row
+
+
 @pytest.mark.parametrize("flag", [["--metrics", "recall@10,,mrr"], ["--metrics", "recall@10,"], ["--primary", ",mrr"]])
 def test_an_empty_metric_name_is_refused_with_one_line(tmp_path: Path, flag: list[str]) -> None:
     data = write_dataset(tmp_path / "data")

@@ -146,7 +146,7 @@ def test_a_bad_memory_is_named_in_the_users_file_and_line(tmp_path: Path) -> Non
     rows = [{**rows[0], "id": "private-1", "is_sensitive": True}, *[r for r in rows if not r.get("is_sensitive")]]
     del rows[4]["content"]  # line 5 of the user's file; line 4 of the study's corpus.jsonl
     (tmp_path / "c.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
-    path = study(tmp_path, ('dataset = "{}"'.format(EXAMPLE.as_posix()), 'jsonl = "c.jsonl"'),
+    path = study(tmp_path, (f'dataset = "{EXAMPLE.as_posix()}"', 'jsonl = "c.jsonl"'),
                  ('queries = "dataset"', 'queries = "generated"\nexact = 5'))
     result = invoke_cli(["study", "run", str(path)])
     assert result.exit_code == 2

@@ -126,8 +126,9 @@ def agreement_command(
     """How far two judges agree on the pairs both judged: Cohen's kappa, linearly weighted kappa,
     bootstrap intervals, the confusion matrix. Warns below 0.6. Ids and numbers only."""
     from recall_kit.curate.agreement import agreement_files
-    from recall_kit.fileio import write_json_atomic
+    from recall_kit.fileio import check_outputs, write_json_atomic
 
+    check_outputs({"--json": json_out}, inputs={"A": first, "B": second})  # before the bootstrap
     result = agreement_files(first, second, binary=binary, samples=samples, seed=seed)
     for line in result.lines():
         typer.echo(line)
