@@ -130,6 +130,7 @@ def init_study(out: str | Path, *, sqlite: str | Path | None = None, dataset: st
     if target.exists() and not force:
         raise OptionError(f"{target}: exists; choose another path or pass --force.")
     kind, source = given[0]
-    check_init_choices(baseline, hook_k)  # in init's words, before the store is read
-    write_checked_study(target, render_study(kind, source, target, columns, hook_k, baseline), baseline)
+    text = render_study(kind, source, target, columns, hook_k, baseline)  # the store checked first
+    check_init_choices(baseline, hook_k)  # then the flags, in init's words
+    write_checked_study(target, text, baseline)
     return target
