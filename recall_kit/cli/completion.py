@@ -29,10 +29,16 @@ def complete_fusion(incomplete: str) -> list[str]:
     return [name for name in _names("fusions") if name.startswith(incomplete)]
 
 
+def reporters_for(command: str | None) -> list[str]:
+    """The registered reporters that render `command`'s report (a reporter's `commands`; empty: all)."""
+    from recall_kit import registry
+
+    return [name for name, registration in registry.reporters.all().items()
+            if not getattr(registration.obj, "commands", ()) or command in registration.obj.commands]
+
+
 def complete_reporter(ctx: typer.Context, incomplete: str) -> list[str]:
     """The reporters that render this command's report."""
-    from recall_kit.cli.options import reporters_for
-
     return [name for name in reporters_for(ctx.info_name) if name.startswith(incomplete)]
 
 

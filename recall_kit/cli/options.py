@@ -20,16 +20,9 @@ from recall_kit.cli.completion import (
     complete_reporter,
     complete_retriever,
     complete_test,
+    reporters_for,
 )
 from recall_kit.errors import OptionError
-
-
-def reporters_for(command: str | None) -> list[str]:
-    """The registered reporters that render `command`'s report (a reporter's `commands`; empty: all)."""
-    from recall_kit import registry
-
-    return [name for name, registration in registry.reporters.all().items()
-            if not getattr(registration.obj, "commands", ()) or command in registration.obj.commands]
 
 
 def _check_reporter(ctx: typer.Context, value: str | None) -> str | None:

@@ -114,7 +114,7 @@ def _listing_reporters(param: Any, get_help_record: Any, command: str | None) ->
 
     def with_reporters(ctx: Any) -> Any:
         if "Available:" not in param.help:
-            from recall_kit.cli.options import reporters_for
+            from recall_kit.cli.completion import reporters_for
 
             param.help = f"{param.help} Available: {', '.join(reporters_for(command))}."
         return get_help_record(ctx)
