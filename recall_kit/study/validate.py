@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Callable, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -106,7 +107,7 @@ def _check_metrics(config: StudyConfig) -> None:
              ("[sweep] guards", config.sweep_guards), ("[sweep] target", [config.sweep_target]))
     for key, names in lists:
         for name in names:
-            specs = _reworded(config, key, lambda name=name: resolve_metrics([name]))
+            specs = _reworded(config, key, partial(resolve_metrics, [name]))
             if len(specs) > 1:
                 raise _fail(config, f"{key}: {name!r} names {len(specs)} metrics ({', '.join(s.name for s in specs)}): "
                                     f"name one, e.g. {specs[0].name!r}.")
@@ -140,7 +141,7 @@ def _check_registered(config: StudyConfig) -> None:
     for name in config.generate:
         options = config.generate_options.get(name)
         _reworded(config, f"[evaluation_set] generate.{name}",
-                  lambda name=name, options=options: registry.generators.build_options(name, options))
+                  partial(registry.generators.build_options, name, options))
 
 
 def _check_production(config: StudyConfig) -> None:
@@ -157,7 +158,7 @@ def _check_production(config: StudyConfig) -> None:
     if not isinstance(priors, list) or not all(isinstance(prior, str) for prior in priors):
         raise _fail(config, f"[production] priors must be a list of fusion names ([] for none), got {priors!r}.")
     for prior in priors:
-        _reworded(config, f"[production] priors: {prior!r}", lambda prior=prior: registry.fusions.get(prior))
+        _reworded(config, f"[production] priors: {prior!r}", partial(registry.fusions.get, prior))
 
 
 def check_generated(config: StudyConfig, requested: Mapping[str, int], written: Mapping[str, int]) -> None:
