@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from recall_kit.errors import RecallKitError, SpecError
-from recall_kit.study.config import StudyConfig
+from recall_kit.study.config import StudyConfig, load_study
 
 #: A system's name names its step folders (`run/NAME`, `.NAME.partialPID-old`): kept well under the
 #: 255 bytes a file name may have.
@@ -28,8 +28,6 @@ def check_study_file(path: str | Path) -> StudyConfig:
     """Read `path` and check all of it (shapes, names, ranges, every system built); the first
     mistake is one `SpecError` naming the file and the key. Nothing is run or written."""
     check_shapes(Path(path))
-    from recall_kit.study.config import load_study
-
     config = load_study(path)
     check_study(config)
     return config
@@ -46,12 +44,17 @@ def check_shapes(path: Path) -> None:
     systems = data.get("systems")
     if systems is not None and not isinstance(systems, list):
         raise SpecError(f"{source}: systems must be an array of tables ([[systems]] name = ... retriever = ...), "
-                        f"got {systems!r}.")
+                        f"got {_short(systems)}.")
     for table, key in (("evaluation_set", "queries"), ("evaluation_set", "qrels"), ("judging", "agreement"),
                        ("production", "substrate"), ("production", "embedding_model")):
         section = data.get(table)
         if isinstance(section, dict) and key in section and not isinstance(section[key], str):
-            raise SpecError(f"{source}: [{table}] {key} must be text, got {section[key]!r}.")
+            raise SpecError(f"{source}: [{table}] {key} must be text, got {_short(section[key])}.")
+
+
+def _short(value: Any) -> str:
+    """A value as a mistake shows it: itself when short, else its type."""
+    return repr(value) if len(repr(value)) <= 40 else f"a {type(value).__name__}"
 
 
 def check_study(config: StudyConfig, only: list[str] | None = None) -> None:
@@ -238,7 +241,6 @@ def write_checked_study(target: Path, text: str, baseline: str) -> None:
     import tempfile
 
     from recall_kit.fileio import write_text_atomic
-    from recall_kit.study.config import load_study
 
     with tempfile.TemporaryDirectory(prefix="recall-kit-init-") as folder:
         trial = (Path(folder) / target.name).resolve()
