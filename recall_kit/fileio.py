@@ -39,6 +39,7 @@ def atomic_batch() -> Iterator[None]:
     except BaseException:
         for temporary, _ in pending:
             _unlink(temporary)
+            _private_temporaries.discard(temporary)
         _remove_created(created)  # a full disk must not leave the output folder behind, empty
         raise
     finally:
@@ -50,6 +51,9 @@ def atomic_batch() -> Iterator[None]:
             for temporary, target in pending:
                 os.replace(temporary, target)
                 moved += 1
+                if temporary not in _private_temporaries:
+                    _written.append(target)
+                _private_temporaries.discard(temporary)
     finally:
         for temporary, _ in pending[moved:]:
             _unlink(temporary)
@@ -82,6 +86,33 @@ def _signals_held() -> Iterator[None]:
             signal.signal(number, handler)
         for number in dict.fromkeys(received):
             signal.raise_signal(number)  # now, to the handler that was there
+
+
+#: What this command put in place (atomic writes; private caches left out) and what it keeps as it
+#: goes (a judging journal, path -> what it holds): an interrupted command says what is on disk.
+_written: list[Path] = []
+_kept: dict[Path, str] = {}
+#: Temporaries of private (cache) writes waiting in a batch: not outputs the user asked for.
+_private_temporaries: set[str] = set()
+
+
+def begin_command() -> None:
+    """Forget what an earlier command in this process wrote (the CLI calls it as a command starts)."""
+    _written.clear()
+    _kept.clear()
+
+
+def keep_on_interrupt(path: Path, holds: str) -> None:
+    """`path` is written as the command goes (an append-only journal) and stays when it is
+    interrupted: the interrupt's message names it and says what it `holds`."""
+    _kept[Path(path)] = holds
+
+
+def on_disk_so_far() -> tuple[list[Path], dict[Path, str]]:
+    """The outputs this command finished that are still in place (not a step's folder since
+    removed), and the files it keeps as it goes."""
+    written = [path for path in dict.fromkeys(_written) if path.exists() and path not in _kept]
+    return written, {path: holds for path, holds in _kept.items() if path.exists()}
 
 
 #: Set inside `atomic_batch()`: the folders its writes created, removed again if the batch fails.
@@ -156,7 +187,11 @@ def atomic_open(path: str | Path, mode: str = "w", private: bool = False) -> Ite
         pending = _batch.get()
         if pending is None:
             os.replace(temporary, target)
+            if not private:
+                _written.append(target)
         else:
+            if private:
+                _private_temporaries.add(temporary)
             pending.append((temporary, target))
     except BaseException as error:
         _unlink(temporary)

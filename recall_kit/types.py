@@ -520,6 +520,9 @@ class Reporter(ABC):
     """An output format for reports (`--report NAME`)."""
 
     description: ClassVar[str] = ""
+    #: The commands whose reports it renders (`("score",)`); empty: every command's. A command
+    #: offers, and accepts, only the reporters that render its report.
+    commands: ClassVar[tuple[str, ...]] = ()
 
     @abstractmethod
     def render(self, report: Report) -> str:

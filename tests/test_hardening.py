@@ -518,8 +518,8 @@ def test_pool_of_results_that_share_no_query_with_the_dataset_is_refused(tmp_pat
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["--bootstrap", "0"], "--bootstrap must be at least 1 resample, got 0."),
-    (["--bootstrap", "-5"], "--bootstrap must be at least 1 resample, got -5."),
+    (["--resamples", "0"], "--resamples must be at least 1, got 0."),
+    (["--bootstrap", "-5"], "--resamples must be at least 1, got -5."),  # the old spelling, hidden
 ])
 def test_gate_bootstrap_below_one_is_bad_input(tmp_path, args, message):
     baseline = _result_file(tmp_path)
@@ -1113,6 +1113,7 @@ def test_pool_of_a_result_with_no_queries_is_refused(tmp_path):
     out = tmp_path / "pool.jsonl"
     result = invoke("pool", str(result_path), "--out", str(out), "--dataset", str(tmp_path / "tiny"))
     assert result.exit_code == 2 and "holds no queries: nothing to pool" in result.stderr
+    assert result.stderr.startswith(f"Error: {result_path} holds")  # the file given, not its system's name
     assert len(result.stderr.strip().splitlines()) == 1 and not out.exists()
 
 

@@ -7,6 +7,7 @@ app, the order its commands are listed in, and the one-line errors and exit stat
 
 from __future__ import annotations
 
+import errno
 import signal
 import sys
 from typing import Annotated, Any
@@ -26,7 +27,8 @@ class _Group(_ClickStyleGroup):
 
     0: done, the verdict is good; 1: done, the verdict is bad (a regression, lint problems);
     2: no verdict (bad input, a failing plugin, an unwritable output, or an unexpected error);
-    130/143/129: interrupted by Ctrl-C / SIGTERM / SIGHUP. `--debug` shows the traceback instead (still 2).
+    130/143/129: interrupted by Ctrl-C / SIGTERM / SIGHUP; 141: stdout's reader stopped early
+    (`| head`). `--debug` shows the traceback instead (still 2).
     """
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
@@ -41,20 +43,25 @@ class _Group(_ClickStyleGroup):
         from recall_kit import errors
 
         errors.DEBUG = bool(ctx.params.get("debug"))
+        from recall_kit.fileio import begin_command
+
+        begin_command()
         try:
             return super().invoke(ctx)
         except (typer.Exit, typer.Abort, typer.TyperException):
             raise
         except BrokenPipeError:
-            raise  # `recall-kit ... | head`: click exits quietly on a closed pipe, as Unix tools do
+            # `recall-kit ... | head`: the reader stopped early. Quietly, with the status of a Unix
+            # tool killed by SIGPIPE (141), never 1: that says the verdict is bad (lint found problems).
+            _quiet_closed_stdout()
+            raise typer.Exit(128 + getattr(signal, "SIGPIPE", 13)) from None
         except RecallKitError as error:
             _traceback_if_debug(ctx)
             typer.echo(f"Error: {_one_line(error)}", err=True)
             raise typer.Exit(2) from None
         except KeyboardInterrupt as error:
             signum = error.signum if isinstance(error, Terminated) else signal.SIGINT
-            typer.echo(_SIGNAL_WORDS.get(signum, "Interrupted")
-                       + ": outputs not yet finished were not written (no partial files are left).", err=True)
+            typer.echo(f"{_SIGNAL_WORDS.get(signum, 'Interrupted')}: {_what_is_on_disk()}", err=True)
             raise typer.Exit(128 + signum) from None
         except OSError as error:
             _traceback_if_debug(ctx)
@@ -70,6 +77,35 @@ class _Group(_ClickStyleGroup):
                 err=True,
             )
             raise typer.Exit(2) from None
+
+
+def _what_is_on_disk() -> str:
+    """After an interrupt, the truth about the files: none half-written; those finished before
+    it named; a journal kept as the command went named with what it holds."""
+    from recall_kit.fileio import on_disk_so_far
+
+    written, kept = on_disk_so_far()
+    text = "outputs not yet finished were not written"
+    if kept:
+        text += "".join(f"; kept in {path}: {holds}" for path, holds in kept.items())
+    else:
+        text += " (no partial files are left)"
+    if written:
+        shown = ", ".join(str(path) for path in written[:3])
+        text += f"; written before the interrupt: {shown}" + (f" and {len(written) - 3} more" if len(written) > 3 else "")
+    return text + "."
+
+
+def _quiet_closed_stdout() -> None:
+    """Point stdout at /dev/null once its reader is gone, so the flush at exit says nothing."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # not a real file (a test's runner): nothing to quiet
+        pass
 
 
 def _traceback_if_debug(ctx: Any) -> None:
@@ -131,10 +167,17 @@ def _one_line(error: BaseException) -> str:
     return f"{cut} ... ({len(text) - len(cut):,} more characters)"
 
 
+#: A full disk, a full quota: the file being written is at fault, not the one read.
+_FULL_DISK = {errno.ENOSPC, errno.EDQUOT}
+
+
 def _describe_os_error(error: OSError) -> str:
     from recall_kit.masking import mask_secrets
 
     reason = error.strerror or type(error).__name__
+    if error.filename2 is not None and error.errno in _FULL_DISK:
+        # shutil.copyfile names the source first: a full disk is the file being written's.
+        return mask_secrets(f"{error.filename2}: {reason}.")
     if error.filename is not None:
         return mask_secrets(f"{error.filename}: {reason}.")
     return f"{reason} ({type(error).__name__})."

@@ -35,7 +35,7 @@ def score_command(
     max_depth: Annotated[int | None, typer.Option("--max-depth", "-M", metavar="INTEGER", help="Score only each query's first N documents (trec_eval -M).")] = None,
     ties: Annotated[str, typer.Option("--ties", help="Score precision when ranking: float32 (trec_eval <= 9, pytrec_eval) or float64 (trec_eval 10).")] = "float32",
     primary: Annotated[list[str] | None, typer.Option("--primary", metavar="LIST", help="With several runs: decision metrics for Holm's correction (default: the first metric).")] = None,
-    bootstrap: Annotated[int, typer.Option("--bootstrap", metavar="INTEGER", help="With several runs: bootstrap and randomisation resamples.")] = 10_000,
+    bootstrap: Annotated[int, typer.Option("--resamples", "--bootstrap", metavar="INTEGER", help="With several runs: bootstrap and randomisation resamples.")] = 10_000,
     seed: Annotated[int, typer.Option("--seed", help="With several runs: seed of the resampling.")] = 0,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write per-query and mean values (and the comparison) as JSON here.")] = None,
     report: ReportOption = "table",
@@ -50,7 +50,7 @@ def score_command(
     check_outputs({"--json": json_out, "--output": output}, inputs={"--qrels": qrels, **{f"--run {r}": r for r in run}})
     outcome = score_files(qrels, run, _split_names(metrics), complete=complete, ties=ties,
                           relevance_level=relevance_level, judged_only=judged_only,
-                          primary=_split_names(primary), n_resamples=bootstrap, seed=seed, depth=max_depth,
+                          primary=_split_names(primary, "--primary"), n_resamples=bootstrap, seed=seed, depth=max_depth,
                           test=test)
     shown = render_report(outcome.report(per_query=per_query), report)  # before any file: all or nothing
     if json_out is not None:
@@ -79,7 +79,7 @@ def compare_command(
 
     check_outputs({"--json": json_out, "--output": output}, inputs={f"result {p}": p for p in results})
     comparison = compare_files(results, metrics=_split_names(metrics), n_resamples=bootstrap, seed=seed,
-                               primary=_split_names(primary), test=test)
+                               primary=_split_names(primary, "--primary"), test=test)
     shown = render_report(comparison_report(comparison), report)  # before any file: all or nothing
     if json_out is not None:
         write_json_atomic(json_out, comparison.to_dict())
@@ -119,15 +119,16 @@ def agreement_command(
     first: Annotated[Path, typer.Argument(metavar="A", help="A qrels file (e.g. a model judge's).")],
     second: Annotated[Path, typer.Argument(metavar="B", help="Another qrels file of the same pool (e.g. yours, on a sample).")],
     binary: Annotated[bool, typer.Option("--binary", help="Compare relevant (grade >= 1) vs not, instead of grades.")] = False,
-    samples: Annotated[int, typer.Option("--samples", help="Bootstrap resamples for the intervals (0: none).")] = 2000,
+    samples: Annotated[int, typer.Option("--resamples", "--samples", metavar="INTEGER", help="Bootstrap resamples for the intervals (0: none).")] = 2000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")] = 0,
     json_out: Annotated[Path | None, typer.Option("--json", metavar="PATH", help="Also write the numbers as JSON here.")] = None,
 ) -> None:
     """How far two judges agree on the pairs both judged: Cohen's kappa, linearly weighted kappa,
     bootstrap intervals, the confusion matrix. Warns below 0.6. Ids and numbers only."""
     from recall_kit.curate.agreement import agreement_files
-    from recall_kit.fileio import write_json_atomic
+    from recall_kit.fileio import check_outputs, write_json_atomic
 
+    check_outputs({"--json": json_out}, inputs={"A": first, "B": second})  # before the bootstrap
     result = agreement_files(first, second, binary=binary, samples=samples, seed=seed)
     for line in result.lines():
         typer.echo(line)

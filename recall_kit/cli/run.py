@@ -205,7 +205,7 @@ def ablate_command(
     ablation = run_ablation(spec, load_dataset(dataset), k=k, metrics=_split_names(metrics), out=out,
                             n_resamples=bootstrap, seed=seed,
                             latency_sample=None if latency_sample < 0 else latency_sample, show_progress=progress,
-                            primary=_split_names(primary), relevance_level=relevance_level, judged_only=judged_only,
+                            primary=_split_names(primary, "--primary"), relevance_level=relevance_level, judged_only=judged_only,
                             force=force, executor=make_executor(executor, address), max_failed=accepted)
     typer.echo(f"Wrote {len(ablation.variants)} results and ablation.json to {out}", err=True)
     emit_report(ablation.report(brief=brief), report, output)
@@ -252,7 +252,7 @@ def sweep_command(
                       holdout=holdout, seed=seed, out=out, n_resamples=bootstrap,
                       latency_sample=None if latency_sample < 0 else latency_sample, show_progress=progress,
                       stratum=stratum, force=force, executor=make_executor(executor, address),
-                      guards=_split_names(guard), relevance_level=relevance_level, judged_only=judged_only,
+                      guards=_split_names(guard, "--guard"), relevance_level=relevance_level, judged_only=judged_only,
                       max_failed=accepted)
     if out is not None:
         typer.echo(f"Wrote {len(sweep.points) + 1} results and sweep.json to {out}", err=True)

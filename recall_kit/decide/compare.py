@@ -480,8 +480,8 @@ def compare_results(
     metric that is not a diagnostic). Results of different datasets or query sets, or scored with
     different relevance levels (``-l``) or judged-only settings (``-J``), are refused.
     """
-    if n_resamples < 1:  # user input (--bootstrap 0), not a bug
-        raise OptionError(f"--bootstrap must be at least 1 resample, got {n_resamples}.")
+    if n_resamples < 1:  # user input (--resamples 0), not a bug
+        raise OptionError(f"--resamples must be at least 1, got {n_resamples}.")
     query_ids = check_comparable(named)
     check_scored_alike(named)
     names = shared_metrics(named, metrics)
@@ -520,7 +520,7 @@ def compare_files(
 ) -> Comparison:
     """`recall-kit compare`: load the files and compare each with the first."""
     if n_resamples < 1:
-        raise ResultFileError(f"--bootstrap must be at least 1, got {n_resamples}.")
+        raise ResultFileError(f"--resamples must be at least 1, got {n_resamples}.")
     named = load_results(paths)
     refuse_failed_results(named)
     return compare_results(named, metrics=metrics, n_resamples=n_resamples, seed=seed,

@@ -339,7 +339,7 @@ def compare(
 
 def _check_resamples(n_resamples: int) -> None:
     if n_resamples < 1:
-        raise RecallKitError(f"--bootstrap must be at least 1, got {n_resamples}.")
+        raise RecallKitError(f"--resamples must be at least 1, got {n_resamples}.")
 
 
 def _wrap_value_error(function: Any, *args: Any, **kwargs: Any) -> Any:

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from recall_kit.measure.systems.system import System
 
 SCHEMA = "recall-kit/result/1"
+#: How a privacy finding among a result's warnings begins (a live leg returned sensitive memories).
+PRIVACY_PREFIX = "PRIVACY:"
 
 
 def _version(distribution: str) -> str | None:
@@ -967,7 +969,7 @@ class BenchmarkResult:
         """The eval report: metrics per stratum, costs, leg attribution; with `per_query`, also
         each query's values (trec_eval ``-q``)."""
         tables = [self.metrics_table(), self.cost_table()]
-        if self.outside_corpus:
+        if any(found.hits for found in self.outside_corpus.values()):  # not an all-zero table per live run
             tables.append(self.outside_table())
         attribution = self.attribution_table()
         if attribution is not None:
@@ -975,8 +977,11 @@ class BenchmarkResult:
         if per_query:
             tables.append(self.per_query_table())
         entries = self.system.option_entries()
+        # The privacy finding is the command's one line on stderr (`eval`), not a note here too:
+        # the outside table's sensitive columns carry its numbers.
+        notes = [warning for warning in self.warnings if not warning.startswith(PRIVACY_PREFIX)]
         return Report(title=f"recall-kit eval: {self.label}", tables=tables,
-                      notes=list(self.warnings), data=self.to_dict(),
+                      notes=notes, data=self.to_dict(),
                       charts=self._charts(), provenance=self.provenance(hidden=entries),
                       provenance_details=[("options", _entries_text(entries))] if entries else [])
 
@@ -985,10 +990,6 @@ class BenchmarkResult:
         rows = [[leg, found.hits, len(found.queries), found.sensitive_hits, len(found.sensitive)]
                 for leg, found in self.outside_corpus.items()]
         notes = ["outside: ids the evaluated corpus does not hold, scored as unjudged, non-relevant hits"]
-        if self.sensitive_hits:
-            notes.append(f"PRIVACY: {self.sensitive_hits} sensitive "
-                         f"{'memory' if self.sensitive_hits == 1 else 'memories'} surfaced on "
-                         f"{len(self.sensitive_queries())} queries (ids only in the result, never text)")
         return ReportTable(title="Hits outside the corpus (live legs)",
                            headers=["leg", "outside hits", "queries", "sensitive hits", "sensitive queries"],
                            rows=rows, notes=notes)

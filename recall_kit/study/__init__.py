@@ -31,12 +31,11 @@ def run_study(path: str | Path, log: Callable[[str], None] = lambda line: None) 
     import json
 
     from recall_kit.fileio import write_text_atomic
-    from recall_kit.study.config import load_study
     from recall_kit.study.result import StudyResult
     from recall_kit.study.steps import build_graph
+    from recall_kit.study.validate import check_study_file
 
-    config = load_study(path)
-    check_systems(config)
+    config = check_study_file(path)  # the whole file, before any step
     graph = build_graph(config)
     build = graph.run(log=log)
     for name in ("study.md", "study.html", "study.json"):  # the document beside the steps, where it is looked for
@@ -48,24 +47,13 @@ def run_study(path: str | Path, log: Callable[[str], None] = lambda line: None) 
     return StudyResult.from_dict(data), build
 
 
-def check_systems(config: Any) -> None:
-    """Every system's names and options looked up before any step runs: a typo fails in a second,
-    naming the system, not after the other systems' runs."""
-    from recall_kit import build_system
-    from recall_kit.errors import RecallKitError, SpecError
-
-    for system in config.systems:
-        try:
-            build_system(system.spec())
-        except RecallKitError as error:
-            raise SpecError(f"{config.source.name}: system {system.name!r}: {error}") from None
-
-
 def study_status(path: str | Path) -> list[Any]:
     """Each step of the study of `path`: done, stale (and why) or missing."""
     from recall_kit.study.config import load_study
     from recall_kit.study.steps import build_graph
+    from recall_kit.study.validate import check_shapes
 
+    check_shapes(Path(path))
     return build_graph(load_study(path)).status()
 
 

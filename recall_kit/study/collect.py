@@ -213,7 +213,7 @@ def commands(config: StudyConfig, graph: StudyGraph) -> dict[str, str]:
         "lint": "recall-kit dataset lint steps/evaluation-set",
         "pool": f"recall-kit pool {runs} --depth {config.pool_depth} --out pool.jsonl",
         "compare": f"recall-kit compare {evals} --metrics {metrics} --primary {','.join(config.decision_metrics)} "
-                   f"--bootstrap {config.resamples}",
+                   f"--resamples {config.resamples}",
     }
     for system in config.systems:
         how = (f"--config {os.path.relpath(system.config, graph.folder)}"

@@ -118,7 +118,7 @@ def init_study(out: str | Path, *, sqlite: str | Path | None = None, dataset: st
                jsonl: str | Path | None = None, columns: dict[str, str] | None = None, hook_k: int = 5,
                baseline: str = "fts5", force: bool = False) -> Path:
     """Write a commented study.toml at `out` for one store; an existing file is kept unless `force`."""
-    from recall_kit.fileio import write_text_atomic
+    from recall_kit.study.validate import check_init_choices, write_checked_study
 
     given = [(kind, Path(path)) for kind, path in (("sqlite", sqlite), ("dataset", dataset), ("jsonl", jsonl))
              if path is not None]
@@ -130,5 +130,7 @@ def init_study(out: str | Path, *, sqlite: str | Path | None = None, dataset: st
     if target.exists() and not force:
         raise OptionError(f"{target}: exists; choose another path or pass --force.")
     kind, source = given[0]
-    write_text_atomic(target, render_study(kind, source, target, columns, hook_k, baseline))
+    text = render_study(kind, source, target, columns, hook_k, baseline)  # the store checked first
+    check_init_choices(baseline, hook_k)  # then the flags, in init's words
+    write_checked_study(target, text, baseline)
     return target

@@ -18,6 +18,7 @@ from recall_kit.errors import DatasetError, SpecError
 from recall_kit.fileio import write_json_atomic, write_jsonl_atomic
 from recall_kit.study.config import StudyConfig
 from recall_kit.study.graph import Step, StudyGraph, file_hash
+from recall_kit.study.validate import check_copied_queries, check_corpus_rows, check_generated
 
 DATASET_FILES = ("corpus.jsonl", "queries.jsonl", "qrels.jsonl")
 
@@ -81,6 +82,7 @@ def make_corpus(config: StudyConfig, folder: Path) -> None:
         source = store.path / "corpus.jsonl" if store.kind == "dataset" else store.path
         if not source.is_file():
             raise DatasetError(f"{source}: not found ([store] {store.kind} in {config.source.name}).")
+        check_corpus_rows(source)  # problems named in the user's file and line, not the copy's
         every = _read_rows(source)
         rows = [row for row in every if not sensitive_flag(row.get("is_sensitive"))]
         dropped = len(every) - len(rows)
@@ -120,13 +122,16 @@ def make_evaluation_set(config: StudyConfig, corpus: Path, folder: Path) -> None
         if not source.is_file():
             raise DatasetError(f"{source}: not found ([evaluation_set] in {config.source.name}).")
         shutil.copyfile(source, folder / name)
+    if files:  # the user's queries and qrels, problems named in their files
+        check_copied_queries(config, folder, dict(zip(("queries.jsonl", "qrels.jsonl"), files, strict=False)))
     supplied = {row.get("stratum") or "all" for row in _read_rows(folder / "queries.jsonl")} if files else set()
     built = {stratum: "supplied with the store's queries and qrels" if config.queries == "dataset"
              else "supplied by the user (queries and qrels files)" for stratum in supplied}
     requests = ([("exact", config.exact)] if config.exact else []) + list(config.generate.items())
     if requests:
         options = {"exact": config.exact_options, **config.generate_options}
-        generate_into(folder, requests, seed=config.seed, options=options)
+        summary = generate_into(folder, requests, seed=config.seed, options=options)
+        check_generated(config, summary.requested, summary.written)
         rows = _read_rows(folder / "queries.jsonl")
         for row in rows:
             generator = row.get("_generator")

@@ -31,6 +31,8 @@ def complete(*words: str) -> list[str]:
     (("compare", "--test", "t"), ["t-test", "tukey"]),
     (("score", "--test", "wil"), ["wilcoxon"]),
     (("score", "--report", "trec"), ["trec_eval"]),
+    (("eval", "--report", "trec"), []),  # offered only where it renders
+    (("ablate", "--report", "t"), ["table"]),
     (("eval", "-m", "recall@10,ndcg@"), ["recall@10,ndcg@10"]),
     (("score", "-m", "all_t"), ["all_trec"]),
 ])

@@ -108,3 +108,15 @@ def test_missing_program_is_one_line_exit_2(sample_folder: Path) -> None:
                      "-o", "command.argv=no-such-search-program --fast")
     assert result.returncode == 2
     assert "\n" not in result.stderr.strip() and "no-such-search-program" in result.stderr
+
+
+def test_a_timeout_is_said_as_configured_not_as_what_was_left() -> None:
+    """Before: "no answer within 0.999901 s" for a 1 s timeout (the deadline's remainder)."""
+    silent = f"{shlex.quote(sys.executable)} -c 'import sys; [None for _ in sys.stdin]'"  # reads, never answers
+    retriever = CommandRetriever(CommandRetriever.Options(argv=silent, timeout=1, tries=1))
+    retriever.build_index(sample_corpus())
+    try:
+        answer = retriever.search("kestrel", 3)
+    finally:
+        retriever.close()
+    assert getattr(answer, "reason", None) == "no answer within 1 s while answering a query; 1 try"

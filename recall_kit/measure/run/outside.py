@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from recall_kit.measure.result import LegOutsideCorpus
+from recall_kit.measure.result import PRIVACY_PREFIX, LegOutsideCorpus
 from recall_kit.types import Query
 
 #: How many query ids a warning names before it gives a count.
@@ -41,7 +41,7 @@ def outside_warnings(found: Mapping[str, LegOutsideCorpus], query_count: int) ->
         if counts.sensitive:
             queries = list(counts.sensitive)
             privacy.append(
-                f"PRIVACY: leg {leg!r} returned {counts.sensitive_hits} sensitive "
+                f"{PRIVACY_PREFIX} leg {leg!r} returned {counts.sensitive_hits} sensitive "
                 f"{'memory' if counts.sensitive_hits == 1 else 'memories'} (ids the dataset marks sensitive) "
                 f"on {len(queries)} of {query_count} queries: {_named(queries)}."
             )

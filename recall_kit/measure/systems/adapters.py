@@ -123,8 +123,9 @@ def _import_hint(module_name: str, error: ImportError) -> str:
     return " Install it, or add its folder to PYTHONPATH (PYTHONPATH=. for the current folder)."
 
 
-def make_factory(target: Any) -> tuple[Callable[[Any], Retriever], type]:
-    """A factory `options -> Retriever` for a registered or loaded object, and its Options class."""
+def make_factory(target: Any, spec: str | None = None) -> tuple[Callable[[Any], Retriever], type]:
+    """A factory `options -> Retriever` for a registered or loaded object, and its Options class;
+    `spec`, the `-r module:Name` it was loaded from, is named when it is not a retriever."""
     if inspect.isclass(target) and issubclass(target, Retriever):
         return target, target.Options
     if inspect.isclass(target):
@@ -133,7 +134,9 @@ def make_factory(target: Any) -> tuple[Callable[[Any], Retriever], type]:
         return (lambda options: ObjectAdapter(target)), type(None)
     if callable(target):
         return (lambda options: CallableAdapter(target)), type(None)
+    shown = repr(target) if len(repr(target)) <= 60 else f"a {type(target).__name__}"
     raise SpecError(
-        f"{target!r} is not a retriever: expected a Retriever subclass, an object with "
+        f"{f'Retriever {spec!r} is {shown}, which' if spec else shown} is not a retriever: "
+        "expected a Retriever subclass, an object with "
         "search() or retrieve(), or a callable (query, k) -> ids."
     )

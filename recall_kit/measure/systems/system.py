@@ -310,7 +310,7 @@ def build_system(spec: SystemSpec) -> System:
     legs = []
     for name in leg_names:
         target, plugin = _resolve_leg(name)
-        factory, options_class = make_factory(target)
+        factory, options_class = make_factory(target, name if ":" in name else None)
         raw, context = split_leg_options(name, spec.options.get(name, {}))
         if options_class is type(None):
             if raw:
