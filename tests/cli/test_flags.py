@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from recall_kit.cli import get_app
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "memories"
 
 

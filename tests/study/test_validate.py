@@ -14,7 +14,7 @@ from study_support import plugins
 from recall_kit.study.validate import MAX_DEPTH, MAX_NAME_LENGTH, check_study_file
 from recall_kit.testing import invoke_cli
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "memories"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "memories"
 
 STUDY = """
 [study]
