@@ -211,7 +211,7 @@ def test_ablate_cli_passes_primary_level_and_judged_only(tmp_path):
 
 def test_ablation_verdict_names_a_win_that_costs_another_metric():
     import numpy as np
-    from test_compare import synthetic_result
+    from decide.test_compare import synthetic_result  # tests/ is on sys.path (conftest.py)
 
     from recall_kit.decide.ablate import Ablation, Variant
     from recall_kit.decide.compare import compare_results
@@ -268,7 +268,7 @@ def test_ablation_builds_the_system_once_and_its_variants_from_it(tiny_dataset, 
 def _synthetic_ablation(deltas, spread=0.002):
     """An ablation of a+b+c whose variants score the full system's values plus `deltas[name]`."""
     import numpy as np
-    from test_compare import synthetic_result
+    from decide.test_compare import synthetic_result  # tests/ is on sys.path (conftest.py)
 
     from recall_kit.decide.ablate import Ablation, Variant
     from recall_kit.decide.compare import compare_results

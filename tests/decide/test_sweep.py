@@ -145,7 +145,7 @@ def test_sweep_on_one_stratum_tunes_and_tests_on_its_queries_only(tmp_path):
 
 
 def test_guard_checks_rule_out_a_significant_loss_only():
-    from test_compare import synthetic_result
+    from decide.test_compare import synthetic_result  # tests/ is on sys.path (conftest.py)
 
     from recall_kit.decide.sweep import GuardCheck, SweepPoint, guard_checks
 
