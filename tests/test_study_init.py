@@ -8,7 +8,6 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-
 from study_support import LEXICAL_PAIR, plugins
 
 from recall_kit.errors import DatasetError
@@ -282,7 +281,7 @@ def test_labels_of_sensitive_memories_are_dropped_and_counted(tmp_path: Path, ca
     qrels[0]["relevant_ids"] = [*qrels[0]["relevant_ids"], int(sensitive[0])]  # one label of a sensitive memory
     qrels[1]["relevant_ids"] = [int(sensitive[1])]  # a query whose only label is sensitive
     (store / "qrels.jsonl").write_text("".join(json.dumps(row) + "\n" for row in qrels))
-    (tmp_path / "study.toml").write_text(f'[study]\nfolder = "out"\nresamples = 50\n[store]\ndataset = "store"\n'
+    (tmp_path / "study.toml").write_text('[study]\nfolder = "out"\nresamples = 50\n[store]\ndataset = "store"\n'
                                          '[evaluation_set]\nqueries = "dataset"\n' + LEXICAL_PAIR)
     with plugins("recall-kit-fts5", "recall-kit-bm25"):
         run_study(tmp_path / "study.toml")

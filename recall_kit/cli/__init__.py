@@ -233,7 +233,6 @@ def _exit_for_late_signal() -> None:
 
 def main() -> None:
     import atexit
-    import signal
 
     atexit.register(_exit_for_late_signal)
     try:
