@@ -70,3 +70,21 @@ def test_a_second_ctrl_c_while_the_exit_waits_for_a_worker_still_exits_130() -> 
     _, err = process.communicate(timeout=60)
     assert process.returncode == 130, err
     assert "Traceback" not in err, err
+
+
+ESCAPED_SCRIPT = """
+import recall_kit.cli as cli
+
+def application():
+    raise KeyboardInterrupt  # a second Ctrl-C after the command had turned the first into exit 130
+
+cli.get_app = lambda: application
+cli.main()
+"""
+
+
+def test_a_ctrl_c_that_escapes_the_command_exits_130_not_by_the_signal() -> None:
+    done = subprocess.run([sys.executable, "-c", ESCAPED_SCRIPT], capture_output=True, text=True, timeout=60,
+                          preexec_fn=_default_signals)
+    assert done.returncode == 130, done.stderr  # before: -2, Python ending itself by SIGINT
+    assert "Traceback" not in done.stderr, done.stderr

@@ -260,8 +260,10 @@ def _main() -> None:
         raise SystemExit(130) from None
     try:
         application()
-    except (SystemExit, KeyboardInterrupt):
+    except SystemExit:
         raise
+    except KeyboardInterrupt:  # a second Ctrl-C after the command had handled the first: 130, not -2
+        raise SystemExit(130) from None
     except OSError as error:  # outside a command (`--version` with stdout closed)
         print(f"Error: {_describe_os_error(error)}", file=sys.stderr)
         raise SystemExit(2) from None
