@@ -6,7 +6,8 @@ filesystem's root. What a run writes there (manifest.json, steps/, study.md, stu
 study.json) replaces a symbolic link standing at that name rather than writing through it, and a
 link on the way into the steps (steps/, steps/run/) is refused: nothing is written outside the
 folder. A lock on `.recall-kit-study.lock` lets one `study run` at a time write the folder; a
-second names the process that holds it, and a lock whose process is gone is taken over. Every check raises `StudyFolderError` with one line naming the folder.
+second names the process that holds it, and a lock whose process is gone is taken over. Every
+check raises `StudyFolderError` with one line naming the folder.
 """
 
 from __future__ import annotations
