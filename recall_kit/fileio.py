@@ -151,19 +151,23 @@ def user_mode(folder: bool = False) -> int:
 
 
 @contextmanager
-def atomic_open(path: str | Path, mode: str = "w", private: bool = False) -> Iterator[IO[Any]]:
+def atomic_open(path: str | Path, mode: str = "w", private: bool = False,
+                follow_links: bool = True) -> Iterator[IO[Any]]:
     """Open a temporary file beside `path`; on success move it into place, on error remove it.
 
     The file gets the user's umask (as `open` would), or stays 0600 with `private` (caches derived
-    from memory text, such as embeddings)."""
-    if str(path) == "-" or is_special_file(path):
+    from memory text, such as embeddings). A symbolic link at `path` is followed to its target (a
+    path the user typed: `--json latest.json` pointing at the run it names), unless `follow_links`
+    is false: then the link itself is replaced by the file and its target is left as it was (what
+    recall-kit writes under a folder it owns, such as a study folder, never leaves that folder)."""
+    if str(path) == "-" or (follow_links or not Path(path).is_symlink()) and is_special_file(path):
         # `-`, a device (/dev/null, /dev/stdout), a named pipe: written straight through, never
         # replaced by a regular file (`--json /dev/null` as root must not replace the system's node).
         with _open_straight_through(path, mode) as stream:
             yield stream
         return
-    target = _resolve_symlink(Path(path))
-    if target.is_dir():
+    target = _resolve_symlink(Path(path)) if follow_links else Path(path)
+    if target.is_dir() and not target.is_symlink():
         raise OutputError(f"{target}: is a folder; give a file path to write.")
     batch_folders = _created_folders.get()
     created: list[Path] = []
@@ -244,13 +248,13 @@ def _open_straight_through(path: str | Path, mode: str) -> Iterator[IO[Any]]:
         raise
 
 
-def write_text_atomic(path: str | Path, text: str) -> None:
-    with atomic_open(path) as stream:
+def write_text_atomic(path: str | Path, text: str, follow_links: bool = True) -> None:
+    with atomic_open(path, follow_links=follow_links) as stream:
         stream.write(text)
 
 
-def write_json_atomic(path: str | Path, data: Any) -> None:
-    with atomic_open(path) as stream:
+def write_json_atomic(path: str | Path, data: Any, follow_links: bool = True) -> None:
+    with atomic_open(path, follow_links=follow_links) as stream:
         json.dump(data, stream, indent=2, ensure_ascii=False, allow_nan=False)
         stream.write("\n")
 

@@ -237,7 +237,54 @@ def get_app() -> typer.Typer:
     return app
 
 
+#: Signals that arrived while recall-kit was exiting, in order: remembered, not raised, so the
+#: cleanup then running (atexit: an embedded server stopped and its folder deleted) is not cut short.
+_late_signals: list[int] = []
+
+
+def _remember_signal(signum: int, frame: Any) -> None:
+    _late_signals.append(signum)
+
+
+def _hold_signals_for_exit() -> None:
+    """From here to the end of the process, Ctrl-C, SIGTERM and SIGHUP are remembered, not raised:
+    a second Ctrl-C during the exit neither prints a traceback nor kills the process by the signal
+    (exit -2); `_exit_for_late_signal` then exits 128 + the signal."""
+    for number in _EXIT_SIGNALS:
+        if signal.getsignal(number) is not signal.SIG_IGN:  # nohup keeps SIGHUP ignored
+            signal.signal(number, _remember_signal)
+
+
+_EXIT_SIGNALS = (signal.SIGINT, signal.SIGTERM, *((signal.SIGHUP,) if hasattr(signal, "SIGHUP") else ()))
+
+
+def _exit_for_late_signal() -> None:
+    """Registered with atexit before anything else, so it runs last: when a signal arrived during
+    the exit, the process ends 128 + that signal (130 for Ctrl-C) once every cleanup has run."""
+    if not _late_signals:
+        return
+    import os
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(128 + _late_signals[0])
+
+
 def main() -> None:
+    import atexit
+
+    atexit.register(_exit_for_late_signal)
+    try:
+        _main()
+    finally:
+        _hold_signals_for_exit()
+
+
+def _main() -> None:
     import signal
 
     if sys.stdout is None:  # started with stdout closed: printing must fail (exit 2), not vanish
@@ -256,8 +303,10 @@ def main() -> None:
         raise SystemExit(130) from None
     try:
         application()
-    except (SystemExit, KeyboardInterrupt):
+    except SystemExit:
         raise
+    except KeyboardInterrupt:  # a second Ctrl-C after the command had handled the first: 130, not -2
+        raise SystemExit(130) from None
     except OSError as error:  # outside a command (`--version` with stdout closed)
         print(f"Error: {_describe_os_error(error)}", file=sys.stderr)
         raise SystemExit(2) from None

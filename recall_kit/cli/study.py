@@ -23,7 +23,11 @@ def study_init(
     table: Annotated[str | None, typer.Option("--table", help="With --sqlite: the memories table.")] = None,
     id_col: Annotated[str | None, typer.Option("--id-col", help="With --sqlite: the id column.")] = None,
     text_col: Annotated[str | None, typer.Option("--text-col", help="With --sqlite: the text column.")] = None,
-    sensitive_col: Annotated[str | None, typer.Option("--sensitive-col", help="With --sqlite: rows true here never leave the store.")] = None,
+    sensitive_col: Annotated[str | None, typer.Option("--sensitive-col", help="With --sqlite: rows true here never leave the store (a column that looks sensitive, such as is_sensitive, is looked for when none is named).")] = None,
+    no_sensitive_col: Annotated[bool, typer.Option("--no-sensitive-col", help="With --sqlite: the table has no sensitivity flag, though a column's name looks like one.")] = False,
+    scope_col: Annotated[str | None, typer.Option("--scope-col", help="With --sqlite: the scope column (a user or conversation).")] = None,
+    queries: Annotated[Path | None, typer.Option("--queries", help="Your queries (recall-kit JSONL), with --qrels: the evaluation set instead of generated queries.")] = None,
+    qrels: Annotated[Path | None, typer.Option("--qrels", help="Your labels of the store's ids (recall-kit qrels JSONL), with --queries.")] = None,
     category_col: Annotated[str | None, typer.Option("--category-col", help="With --sqlite: the category column.")] = None,
     tags_col: Annotated[str | None, typer.Option("--tags-col", help="With --sqlite: the tags column.")] = None,
     importance_col: Annotated[str | None, typer.Option("--importance-col", help="With --sqlite: the importance column.")] = None,
@@ -34,14 +38,19 @@ def study_init(
 ) -> None:
     """Write a commented study.toml for a store: the candidates, strata, judge, holdout, guards and
     the hook's k. Nothing from the store is copied into it (counts only)."""
+    from recall_kit.errors import OptionError
     from recall_kit.study.init import init_study
 
+    if sensitive_col and no_sensitive_col:
+        raise OptionError("--sensitive-col and --no-sensitive-col contradict each other; give one.")
     columns = {key: value for key, value in (
         ("table", table), ("id_col", id_col), ("text_col", text_col), ("sensitive_col", sensitive_col),
         ("category_col", category_col), ("tags_col", tags_col), ("importance_col", importance_col),
-        ("created_at_col", created_at_col)) if value}
+        ("created_at_col", created_at_col), ("scope_col", scope_col)) if value}
+    if no_sensitive_col:
+        columns["sensitive_col"] = ""
     path = init_study(out, sqlite=sqlite, dataset=dataset, jsonl=jsonl, columns=columns, hook_k=hook_k,
-                      baseline=baseline, force=force)
+                      baseline=baseline, force=force, queries=queries, qrels=qrels)
     typer.echo(f"Wrote {path}; next: recall-kit study run {path}")
 
 

@@ -244,6 +244,38 @@ def _number(path: Path, where: str, value: Any, low: float, integer: bool = True
     return value
 
 
+def default_folder(study_file: Path) -> str:
+    """The study folder when `[study] folder` is not given: named after the study file
+    (`study.toml` -> `study-out`, `b.toml` -> `b-out`), so two study files in one folder never share one."""
+    return f"{study_file.stem}-out"
+
+
+#: How much of `[production]` the study copies into its document: a few names, each a short line.
+MAX_PRIORS = 64
+MAX_PRODUCTION_TEXT = 300
+
+
+def _production(path: Path, data: dict[str, Any]) -> dict[str, Any]:
+    """`[production]`, bounded: the document copies it, so a list of millions of priors (or a value
+    megabytes long) is refused here, not written into study.json and study.md."""
+    production = _table(path, data, "production")
+    for key, value in production.items():
+        values = value if isinstance(value, list) else [value]
+        if key == "priors":
+            _strings(path, "[production] priors", value)
+            if len(values) > MAX_PRIORS:
+                raise _fail(path, f"[production] priors names {len(values)} priors; at most {MAX_PRIORS} "
+                                  "(the fields production ranks with, such as \"importance\").")
+        for item in values:
+            if isinstance(item, str) and len(item) > MAX_PRODUCTION_TEXT:
+                raise _fail(path, f"[production] {key}: a value of {len(item)} characters; at most "
+                                  f"{MAX_PRODUCTION_TEXT} (a name).")
+    if len(repr(production)) > MAX_PRIORS * MAX_PRODUCTION_TEXT:
+        raise _fail(path, "[production] is too large to be copied into the document; it names what production "
+                          "runs (substrate, embedding_model, priors), a few short names.")
+    return production
+
+
 def load_study(path: str | Path) -> StudyConfig:
     """Read and check `study.toml`; a mistake is one `SpecError` naming the file and the key."""
     source = Path(path).resolve()
@@ -275,7 +307,8 @@ def load_study(path: str | Path) -> StudyConfig:
     config = StudyConfig(
         source=source,
         name=_typed(source, "[study] name", study.get("name", source.stem), str),
-        folder=_resolve(source.parent, _typed(source, "[study] folder", study.get("folder", "study"), str)),
+        folder=_resolve(source.parent, _typed(source, "[study] folder", study.get("folder", default_folder(source)),
+                                              str)),
         store=_store(source, data),
         systems=systems,
         baseline=_typed(source, "[study] baseline", study.get("baseline", names[0]), str),
@@ -306,7 +339,7 @@ def load_study(path: str | Path) -> StudyConfig:
             source, "[sweep] holdout", sweep["holdout"], 0.0, integer=False),
         sweep_guards=_strings(source, "[sweep] guards", sweep.get("guards", [])),
         sweep_target=_typed(source, "[sweep] target", sweep.get("target", decision[0]), str),
-        production=_table(source, data, "production"),
+        production=_production(source, data),
         executor=_typed(source, "[study] executor", study.get("executor", "local"), str),
         executor_address=study.get("executor_address"),
         latency_sample=_number(source, "[cost] latency_sample", _table(source, data, "cost").get("latency_sample", 40), 0),

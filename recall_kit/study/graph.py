@@ -23,9 +23,8 @@ from typing import Any
 from recall_kit.errors import RecallKitError
 from recall_kit.fileio import write_json_atomic
 from recall_kit.fingerprint import canonical_json
+from recall_kit.study.folder import MANIFEST_FILE, MANIFEST_SCHEMA, StudyFolderError
 
-MANIFEST_FILE = "manifest.json"
-MANIFEST_SCHEMA = "recall-kit/study-manifest/1"
 STEPS_FOLDER = "steps"
 
 
@@ -107,6 +106,8 @@ class StudyGraph:
             for need in [*step.needs, *step.after]:
                 if need not in self.by_name or self.steps.index(self.by_name[need]) >= self.steps.index(step):
                     raise RecallKitError(f"study step {step.name!r} needs {need!r}, which does not come before it.")
+        #: The study file, relative to the folder, as the manifest records it ("" before `claim`).
+        self.study = ""
         self.records = self._read_manifest()
 
     # -- where things are ---------------------------------------------------------------------
@@ -119,25 +120,43 @@ class StudyGraph:
         import json
 
         path = self.folder / MANIFEST_FILE
-        if not path.exists():
+        if not path.exists() and not path.is_symlink():
             return {}
+        refused = (f"{path}: not a recall-kit study manifest; move it away or choose another "
+                   "[study] folder.")
+        if path.is_symlink():
+            raise RecallKitError(refused)
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
             steps = data["steps"] if data.get("schema") == MANIFEST_SCHEMA else None
             if not isinstance(steps, dict):
                 raise ValueError("not a study manifest")
-            return {name: StepRecord(entry["fingerprint"], dict(entry["files"]), float(entry.get("seconds", 0)))
-                    for name, entry in steps.items()}
+            records = {name: StepRecord(entry["fingerprint"], dict(entry["files"]), float(entry.get("seconds", 0)))
+                       for name, entry in steps.items()}
+            self.study = data.get("study") if isinstance(data.get("study"), str) else ""
         except (ValueError, KeyError, TypeError, AttributeError):
-            raise RecallKitError(f"{path}: not a recall-kit study manifest; move it away or choose another "
-                                 "[study] folder.") from None
+            raise RecallKitError(refused) from None
+        for name, record in records.items():
+            outside = [rel for rel in [name, *(f"{name}/{file}" for file in record.files)] if not _inside(rel)]
+            if outside:
+                raise RecallKitError(f"{path}: names {outside[0]!r}, a path outside the study folder; the manifest "
+                                     "was not made by recall-kit. Move the folder away or choose another [study] "
+                                     "folder.")
+        return records
+
+    def claim(self, study: str) -> None:
+        """Record the study file (relative to the folder) as the folder's owner: the manifest is
+        written now, before any step, so an interrupted first run leaves a folder recall-kit made."""
+        self.study = study
+        self._write_manifest()
 
     def _write_manifest(self) -> None:
         order = [step.name for step in self.steps if step.name in self.records]
         write_json_atomic(self.folder / MANIFEST_FILE, {
             "schema": MANIFEST_SCHEMA,
+            **({"study": self.study} if self.study else {}),
             "steps": {name: self.records[name].to_dict() for name in order},
-        })
+        }, follow_links=False)
 
     # -- fingerprints -------------------------------------------------------------------------
 
@@ -150,8 +169,10 @@ class StudyGraph:
         if record is None:
             return False
         folder = self.path(name)
-        return all((folder / rel).is_file() and file_hash(folder / rel) == digest
-                   for rel, digest in record.files.items())
+        root = self.folder.resolve()
+        # A file reached through a link out of the study folder is never opened: not intact.
+        return all((folder / rel).resolve().is_relative_to(root) and (folder / rel).is_file()
+                   and file_hash(folder / rel) == digest for rel, digest in record.files.items())
 
     def state(self, step: Step, done: set[str]) -> StepState:
         """Done (recorded, intact, fingerprint unchanged), stale or missing; `done` holds the steps
@@ -184,15 +205,29 @@ class StudyGraph:
     # -- running ------------------------------------------------------------------------------
 
     def _clear_leftovers(self) -> None:
-        """Folders an interrupted run was writing: never recorded, so removed."""
+        """Folders an interrupted run was writing (and a replaced step folder's link): never
+        recorded, so removed; a link is removed itself, never what it points at."""
         steps = self.folder / STEPS_FOLDER
-        if steps.is_dir():
-            for path in sorted(steps.rglob(".*.partial*")):
-                shutil.rmtree(path, ignore_errors=True)
+        if steps.is_dir() and not steps.is_symlink():
+            for root, folders, files in os.walk(steps):  # links to folders are listed, not entered
+                for name in [*folders, *files]:
+                    if name.startswith(".") and ".partial" in name:
+                        _remove(Path(root) / name)
+
+    def _check_containers(self, final: Path) -> None:
+        """Refuse a link on the way from the study folder to a step's folder (steps/, steps/run/):
+        the step would be written outside the folder."""
+        for container in [final.parent, *final.parent.parents]:
+            if container == self.folder:
+                return
+            if container.is_symlink():
+                raise StudyFolderError(f"{container}: is a link; a study writes only inside its own folder. "
+                                       "Replace the link by a folder.")
 
     def run(self, log: Callable[[str], None] = lambda line: None) -> BuildLog:
         """Run every step whose fingerprint changed (and what depends on it); skip the rest."""
         self.folder.mkdir(parents=True, exist_ok=True)
+        self._check_containers(self.path("any"))  # steps/ itself is no link
         (self.folder / STEPS_FOLDER).mkdir(exist_ok=True)
         self._clear_leftovers()
         build = BuildLog()
@@ -221,18 +256,39 @@ class StudyGraph:
     def _build(self, step: Step, inputs: dict[str, Any]) -> None:
         """Write the step into a hidden folder, then swap it in by renames."""
         final = self.path(step.name)
+        self._check_containers(final)
         final.parent.mkdir(parents=True, exist_ok=True)
         partial = final.parent / f".{final.name}.partial{os.getpid()}"
-        shutil.rmtree(partial, ignore_errors=True)
+        _remove(partial)
         partial.mkdir()
         try:
             step.make(partial, inputs)
             self.records.pop(step.name, None)  # from here until the manifest is written, not done
             self._write_manifest()
-            if final.exists():
+            if final.exists() or final.is_symlink():  # a link is replaced, never followed
                 old = final.parent / f".{final.name}.partial{os.getpid()}-old"
                 final.rename(old)
-                shutil.rmtree(old, ignore_errors=True)
+                _remove(old)
             partial.rename(final)
         finally:
             shutil.rmtree(partial, ignore_errors=True)
+
+
+def _inside(relative: str) -> bool:
+    """Whether a manifest's path stays inside the folder it is relative to (no root, no `..`)."""
+    from pathlib import PurePosixPath, PureWindowsPath
+
+    path = PurePosixPath(relative)
+    return (bool(relative) and not path.is_absolute() and not PureWindowsPath(relative).drive
+            and "\\" not in relative and all(part not in ("..", ".", "") for part in relative.split("/")))
+
+
+def _remove(path: Path) -> None:
+    """Remove a leftover: a link (to a folder or not) itself, a folder with what it holds."""
+    if path.is_symlink() or path.is_file():
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            pass
+    else:
+        shutil.rmtree(path, ignore_errors=True)

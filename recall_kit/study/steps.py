@@ -68,31 +68,57 @@ def _store_files(config: StudyConfig) -> list[Path]:
 
 
 def make_corpus(config: StudyConfig, folder: Path) -> None:
-    """The store's memories as corpus.jsonl; sensitive rows are dropped before anything is written."""
-    from recall_kit.dataset import sensitive_flag
-
+    """The store's memories as corpus.jsonl; sensitive rows are dropped before anything is written,
+    their ids (never their text) kept in sensitive_ids.txt. A flag that cannot be read is no
+    "not sensitive": it refuses the store, naming the row, before anything is written."""
     store = config.store
     if store.kind == "sqlite":
         from recall_kit import registry
+        from recall_kit.study.init import importer_options
 
-        importer = registry.importers.create("sqlite", dict(store.columns))
+        importer = registry.importers.create("sqlite", importer_options(store.columns))
         rows, counts = importer.read_memories(store.path)
-        dropped = int(counts["dropped"].get("rows_sensitive", 0))
+        sensitive, dropped = sorted(importer.sensitive_ids), int(counts["dropped"].get("rows_sensitive", 0))
     else:
         source = store.path / "corpus.jsonl" if store.kind == "dataset" else store.path
         if not source.is_file():
             raise DatasetError(f"{source}: not found ([store] {store.kind} in {config.source.name}).")
         check_corpus_rows(source)  # problems named in the user's file and line, not the copy's
-        every = _read_rows(source)
-        rows = [row for row in every if not sensitive_flag(row.get("is_sensitive"))]
-        dropped = len(every) - len(rows)
+        rows, sensitive, dropped = _readable_rows(source)
     if not rows:
         raise DatasetError(f"{store.path}: holds no memories that may be studied.")
     write_jsonl_atomic(folder / "corpus.jsonl", rows)
+    if sensitive:
+        from recall_kit.dataset import SENSITIVE_IDS_FILE
+
+        (folder / SENSITIVE_IDS_FILE).write_text("".join(f"{doc}\n" for doc in sensitive), encoding="utf-8")
     importance = sum(1 for row in rows if row.get("importance") is not None)
     write_json_atomic(folder / "corpus.json", {"source": store.kind, "memories": len(rows),
                                                "sensitive_dropped": dropped,
                                                "importance_share": round(importance / len(rows), 4)})
+
+
+def _readable_rows(source: Path) -> tuple[list[dict[str, Any]], list[str], int]:
+    """A JSONL corpus's rows that are not sensitive, the sensitive rows' ids and how many they are;
+    a flag that cannot be read ('maybe', [1]) is a DatasetError naming its line."""
+    from recall_kit.dataset import as_id, read_jsonl, sensitive_flag, shown_flag
+
+    rows: list[dict[str, Any]] = []
+    sensitive: list[str] = []
+    dropped = 0
+    for number, row in read_jsonl(source):
+        flag = sensitive_flag(row.get("is_sensitive"))
+        if flag is None:
+            raise DatasetError(f"{source.name}:{number}: is_sensitive {shown_flag(row.get('is_sensitive'))} is not "
+                               "true or false; a flag recall-kit cannot read is never taken as \"not sensitive\".")
+        if flag:
+            dropped += 1
+            doc = as_id(row.get("id"))
+            if doc is not None:
+                sensitive.append(doc)
+        else:
+            rows.append(row)
+    return rows, sorted(set(sensitive)), dropped
 
 
 # -- evaluation set ---------------------------------------------------------------------------------
@@ -124,6 +150,7 @@ def make_evaluation_set(config: StudyConfig, corpus: Path, folder: Path) -> None
         shutil.copyfile(source, folder / name)
     if files:  # the user's queries and qrels, problems named in their files
         check_copied_queries(config, folder, dict(zip(("queries.jsonl", "qrels.jsonl"), files, strict=False)))
+        _drop_sensitive_labels(corpus, folder)
     supplied = {row.get("stratum") or "all" for row in _read_rows(folder / "queries.jsonl")} if files else set()
     built = {stratum: "supplied with the store's queries and qrels" if config.queries == "dataset"
              else "supplied by the user (queries and qrels files)" for stratum in supplied}
@@ -147,6 +174,50 @@ def make_evaluation_set(config: StudyConfig, corpus: Path, folder: Path) -> None
     write_json_atomic(folder / "strata.json", {stratum: {"built": built.get(stratum, "supplied by the user"),
                                                          "generated": "alone by 'exact'" in built.get(stratum, "")}
                                                for stratum in dataset.strata})
+
+
+def _drop_sensitive_labels(corpus: Path, folder: Path) -> None:
+    """Judgments of memories the corpus step dropped as sensitive are dropped too (a query left with
+    none goes with them), and how many is said: the store's own labels may name them, and a label
+    of a memory that was never indexed can be neither found nor scored. The ids go into the
+    evaluation set's sensitive_ids.txt (ids only), so a live system that returns one is named."""
+    import sys
+
+    from recall_kit.dataset import SENSITIVE_IDS_FILE, as_id
+
+    listed = corpus / SENSITIVE_IDS_FILE
+    if not listed.is_file():
+        return
+    sensitive = set(listed.read_text(encoding="utf-8").split())
+    shutil.copyfile(listed, folder / SENSITIVE_IDS_FILE)
+    kept, dropped_labels, dropped_queries = [], 0, set()
+    for row in _read_rows(folder / "qrels.jsonl"):
+        field = "relevance" if isinstance(row.get("relevance"), dict) else "relevant_ids"
+        labels = row.get(field)
+        if isinstance(labels, dict):
+            row[field] = {doc: grade for doc, grade in labels.items() if str(doc) not in sensitive}
+        elif isinstance(labels, list):
+            row[field] = [doc for doc in labels if str(doc) not in sensitive]
+        else:
+            kept.append(row)  # malformed: the dataset check names it
+            continue
+        dropped = len(labels) - len(row[field])
+        dropped_labels += dropped
+        if dropped and not row[field]:
+            dropped_queries.add(as_id(row.get("query_id")))
+            continue
+        kept.append(row)
+    write_json_atomic(folder / "sensitive.json", {"labels_dropped": dropped_labels,
+                                                  "queries_dropped": len(dropped_queries)})
+    if not dropped_labels:
+        return
+    write_jsonl_atomic(folder / "qrels.jsonl", kept)
+    if dropped_queries:
+        write_jsonl_atomic(folder / "queries.jsonl", [row for row in _read_rows(folder / "queries.jsonl")
+                                                      if as_id(row.get("query_id")) not in dropped_queries])
+    print(f"study: evaluation-set: {dropped_labels} judgment(s) dropped because their memory is sensitive"
+          + (f"; {len(dropped_queries)} query(ies) left without judgments dropped with them" if dropped_queries
+             else "") + ".", file=sys.stderr)
 
 
 # -- systems, pool, judgments -------------------------------------------------------------------------

@@ -250,4 +250,4 @@ def write_checked_study(target: Path, text: str, baseline: str) -> None:
             check_study(load_study(trial), only=[baseline])
         except SpecError as error:
             raise SpecError(str(error).replace(str(trial), str(target))) from None
-    write_text_atomic(target, text)
+    write_text_atomic(target, text, follow_links=False)  # a link at `target` is replaced, not written through

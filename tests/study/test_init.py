@@ -7,8 +7,10 @@ import json
 import sqlite3
 from pathlib import Path
 
+import pytest
 from study_support import LEXICAL_PAIR, plugins
 
+from recall_kit.errors import DatasetError
 from recall_kit.study import run_study
 from recall_kit.study.config import load_study
 from recall_kit.testing import invoke_cli
@@ -142,3 +144,154 @@ def test_a_jsonl_stores_sensitive_rows_are_dropped_before_the_corpus_is_written(
     written = (tmp_path / "corpus" / "corpus.jsonl").read_text()
     assert CANARY not in written and "Brightmoor" in written
     assert json.loads((tmp_path / "corpus" / "corpus.json").read_text())["sensitive_dropped"] == 4
+
+
+# -- issue 47's privacy first, issue 46's unreadable flags --------------------------------------------
+
+
+def write_flagged_store(path: Path, column: str = "is_sensitive", canary_flag: object = 1) -> Path:
+    """The example corpus as a table (id, content, COLUMN, conversation) whose sensitivity flag is
+    `column`, plus one row holding CANARY flagged `canary_flag`."""
+    db = sqlite3.connect(path)
+    db.execute(f"CREATE TABLE memories (id INTEGER PRIMARY KEY, content TEXT, {column} NUMERIC, conversation TEXT)")
+    for line in (EXAMPLE / "corpus.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        db.execute("INSERT INTO memories VALUES (?, ?, ?, 'c1')",
+                   (row["id"], row["content"], int(bool(row.get("is_sensitive")))))
+    db.execute("INSERT INTO memories VALUES (9999, ?, ?, 'c1')",
+               (f"The {CANARY} opens the drawer under the stairs.", canary_flag))
+    db.commit()
+    db.close()
+    return path
+
+
+def every_file_holding(root: Path, needle: str, skip: Path) -> list[Path]:
+    return [path for path in root.rglob("*") if path.is_file() and path != skip
+            and needle.encode() in path.read_bytes()]
+
+
+def test_init_maps_an_is_sensitive_column_it_finds_and_no_sensitive_text_reaches_any_artefact(tmp_path: Path) -> None:
+    store = write_flagged_store(tmp_path / "store.db")
+    result = invoke_cli(["study", "init", str(tmp_path / "study.toml"), "--sqlite", str(store),
+                         "--table", "memories", "--id-col", "id"])
+    assert result.exit_code == 0, result.output
+    text = (tmp_path / "study.toml").read_text()
+    assert 'sensitive_col = "is_sensitive"' in text and "Sensitive column: is_sensitive (detected)" in text
+    assert "(4 sensitive rows left out)" in text
+    config = load_study(tmp_path / "study.toml")
+    assert config.store.columns["sensitive_col"] == "is_sensitive"
+    (tmp_path / "study.toml").write_text(text.replace("exact = 50", "exact = 20").replace(
+        "resamples = 2000", "resamples = 50").split("\n[[systems]]")[0] + "\n" + LEXICAL_PAIR)
+    with plugins("recall-kit-fts5", "recall-kit-bm25"):
+        study, _ = run_study(tmp_path / "study.toml")
+    assert study.corpus["sensitive_dropped"] == 4
+    assert every_file_holding(tmp_path, CANARY, skip=store) == []
+    assert every_file_holding(tmp_path, "Brightmoor", skip=store)  # the check can see text
+
+
+def test_an_unnamed_look_alike_column_is_refused_naming_it_and_the_two_ways_on(tmp_path: Path) -> None:
+    store = write_flagged_store(tmp_path / "store.db", column="private")
+    result = invoke_cli(["study", "init", str(tmp_path / "s.toml"), "--sqlite", str(store)])
+    assert result.exit_code == 2 and result.output.strip().count("\n") == 0
+    assert "'private'" in result.output and "--sensitive-col private" in result.output
+    assert "--no-sensitive-col" in result.output and not (tmp_path / "s.toml").exists()
+    imported = invoke_cli(["dataset", "import", "sqlite", str(store), str(tmp_path / "ds"),
+                           "--queries", str(EXAMPLE / "queries.jsonl"), "--qrels", str(EXAMPLE / "qrels.jsonl")])
+    assert imported.exit_code == 2 and "--sensitive-col private" in imported.output
+    assert not (tmp_path / "ds").exists()
+    named = invoke_cli(["study", "init", str(tmp_path / "s.toml"), "--sqlite", str(store), "--sensitive-col",
+                        "private"])
+    assert named.exit_code == 0, named.output
+    assert "Sensitive column: private (named)" in (tmp_path / "s.toml").read_text()
+
+
+def test_no_sensitive_col_says_the_table_has_none_and_unmapped_columns_are_reported(tmp_path: Path) -> None:
+    store = write_flagged_store(tmp_path / "store.db", column="private")
+    result = invoke_cli(["study", "init", str(tmp_path / "s.toml"), "--sqlite", str(store), "--no-sensitive-col"])
+    assert result.exit_code == 0, result.output
+    text = (tmp_path / "s.toml").read_text()
+    assert 'sensitive_col = ""' in text and "Columns not mapped: private, conversation." in text
+    assert "(0 sensitive rows left out)" in text
+    from recall_kit.study.steps import make_corpus
+
+    (tmp_path / "corpus").mkdir()
+    make_corpus(load_study(tmp_path / "s.toml"), tmp_path / "corpus")  # the run does not refuse it either
+    imported = invoke_cli(["dataset", "import", "sqlite", str(store), str(tmp_path / "ds"), "--no-sensitive-col",
+                           "--queries", str(EXAMPLE / "queries.jsonl"), "--qrels", str(EXAMPLE / "qrels.jsonl")])
+    assert imported.exit_code == 0, imported.output
+    assert "sensitive_column: none" in imported.output
+    assert "unmapped_columns: private, conversation" in imported.output
+    both = invoke_cli(["study", "init", str(tmp_path / "t.toml"), "--sqlite", str(store), "--no-sensitive-col",
+                       "--sensitive-col", "private"])
+    assert both.exit_code == 2 and "contradict" in both.output
+
+
+def test_init_takes_queries_qrels_and_scope_col_as_the_importer_does(tmp_path: Path) -> None:
+    store = write_flagged_store(tmp_path / "store.db")
+    result = invoke_cli(["study", "init", str(tmp_path / "s.toml"), "--sqlite", str(store), "--scope-col",
+                         "conversation", "--queries", str(EXAMPLE / "queries.jsonl"), "--qrels",
+                         str(EXAMPLE / "qrels.jsonl")])
+    assert result.exit_code == 0, result.output
+    config = load_study(tmp_path / "s.toml")
+    assert config.store.columns["scope_col"] == "conversation"
+    assert config.queries != "generated" and config.qrels == (EXAMPLE / "qrels.jsonl").resolve()
+    assert config.exact == 0
+    half = invoke_cli(["study", "init", str(tmp_path / "t.toml"), "--sqlite", str(store), "--queries",
+                       str(EXAMPLE / "queries.jsonl")])
+    assert half.exit_code == 2 and "go together" in half.output
+
+
+@pytest.mark.parametrize("flag", ["maybe", "2x"])
+def test_an_unreadable_sqlite_flag_is_refused_naming_the_row(tmp_path: Path, flag: str) -> None:
+    store = write_flagged_store(tmp_path / "store.db", canary_flag=flag)
+    result = invoke_cli(["study", "init", str(tmp_path / "s.toml"), "--sqlite", str(store)])
+    assert result.exit_code == 2 and "row id 9999" in result.output and repr(flag) in result.output
+    assert result.output.strip().count("\n") == 0 and not (tmp_path / "s.toml").exists()
+    imported = invoke_cli(["dataset", "import", "sqlite", str(store), str(tmp_path / "ds"),
+                           "--queries", str(EXAMPLE / "queries.jsonl"), "--qrels", str(EXAMPLE / "qrels.jsonl")])
+    assert imported.exit_code == 2 and "row id 9999" in imported.output and not (tmp_path / "ds").exists()
+    (tmp_path / "study.toml").write_text(STUDY.replace('sensitive_col = "private"', 'sensitive_col = "is_sensitive"')
+                                         .replace('text_col = "body"', 'text_col = "content"')
+                                         .replace('importance_col = "weight"\n', "").replace("memories.db", "store.db"))
+    with plugins("recall-kit-fts5", "recall-kit-bm25"), pytest.raises(DatasetError, match="row id 9999"):
+        run_study(tmp_path / "study.toml")
+    assert every_file_holding(tmp_path, CANARY, skip=store) == []
+
+
+@pytest.mark.parametrize("flag", ["maybe", [1], {"x": 1}])
+def test_an_unreadable_jsonl_flag_is_refused_naming_the_line_before_anything_is_written(tmp_path: Path,
+                                                                                       flag: object) -> None:
+    rows = [json.loads(line) for line in (EXAMPLE / "corpus.jsonl").read_text().splitlines()]
+    rows.append({"id": 9999, "content": f"The {CANARY} is here.", "is_sensitive": flag})
+    (tmp_path / "corpus.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    (tmp_path / "study.toml").write_text('[study]\nfolder = "out"\n[store]\njsonl = "corpus.jsonl"\n'
+                                         '[evaluation_set]\nqueries = "generated"\nexact = 5\n' + LEXICAL_PAIR)
+    with plugins("recall-kit-fts5", "recall-kit-bm25"), pytest.raises(DatasetError) as caught:
+        run_study(tmp_path / "study.toml")
+    assert f"corpus.jsonl:{len(rows)}: is_sensitive" in str(caught.value) and "\n" not in str(caught.value)
+    assert every_file_holding(tmp_path / "out", CANARY, skip=tmp_path) == []
+    assert not (tmp_path / "out" / "steps" / "corpus").exists()
+
+
+def test_labels_of_sensitive_memories_are_dropped_and_counted(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    import shutil
+
+    store = tmp_path / "store"
+    shutil.copytree(EXAMPLE, store)
+    rows = [json.loads(line) for line in (store / "corpus.jsonl").read_text().splitlines()]
+    sensitive = [str(row["id"]) for row in rows if row.get("is_sensitive")]
+    qrels = [json.loads(line) for line in (store / "qrels.jsonl").read_text().splitlines()]
+    qrels[0]["relevant_ids"] = [*qrels[0]["relevant_ids"], int(sensitive[0])]  # one label of a sensitive memory
+    qrels[1]["relevant_ids"] = [int(sensitive[1])]  # a query whose only label is sensitive
+    (store / "qrels.jsonl").write_text("".join(json.dumps(row) + "\n" for row in qrels))
+    (tmp_path / "study.toml").write_text('[study]\nfolder = "out"\nresamples = 50\n[store]\ndataset = "store"\n'
+                                         '[evaluation_set]\nqueries = "dataset"\n' + LEXICAL_PAIR)
+    with plugins("recall-kit-fts5", "recall-kit-bm25"):
+        run_study(tmp_path / "study.toml")
+    evaluation = tmp_path / "out" / "steps" / "evaluation-set"
+    assert json.loads((evaluation / "sensitive.json").read_text()) == {"labels_dropped": 2, "queries_dropped": 1}
+    assert "2 judgment(s) dropped because their memory is sensitive" in capfd.readouterr().err
+    judged = (evaluation / "qrels.jsonl").read_text()
+    assert all(f"{doc}" not in json.dumps([json.loads(line).get("relevant_ids") for line in judged.splitlines()])
+               for doc in sensitive[:2])
+    assert str(qrels[1]["query_id"]) not in (evaluation / "queries.jsonl").read_text()

@@ -70,6 +70,8 @@ def test_sqlite_counts_validates_and_drops_sensitive(tmp_path: Path) -> None:
         "memories": 3,
         "queries": 1,
         "judgments": 2,
+        "sensitive_column": "secret (named)",
+        "unmapped_columns": "none",
         "dropped": {
             "judgments_out_of_scope": 1,
             "judgments_sensitive": 1,
