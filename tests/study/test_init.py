@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from typing import Any
 from pathlib import Path
 
 import pytest
@@ -149,6 +150,13 @@ def test_a_jsonl_stores_sensitive_rows_are_dropped_before_the_corpus_is_written(
 # -- issue 47's privacy first, issue 46's unreadable flags --------------------------------------------
 
 
+def init_cli(args: list[str]) -> Any:
+    """`study init` as the CLI runs it, with the baseline's retriever (fts5) registered: init writes
+    only what run accepts, so the baseline is looked up."""
+    with plugins("recall-kit-fts5"):
+        return invoke_cli(args)
+
+
 def write_flagged_store(path: Path, column: str = "is_sensitive", canary_flag: object = 1) -> Path:
     """The example corpus as a table (id, content, COLUMN, conversation) whose sensitivity flag is
     `column`, plus one row holding CANARY flagged `canary_flag`."""
@@ -172,7 +180,7 @@ def every_file_holding(root: Path, needle: str, skip: Path) -> list[Path]:
 
 def test_init_maps_an_is_sensitive_column_it_finds_and_no_sensitive_text_reaches_any_artefact(tmp_path: Path) -> None:
     store = write_flagged_store(tmp_path / "store.db")
-    result = invoke_cli(["study", "init", str(tmp_path / "study.toml"), "--sqlite", str(store),
+    result = init_cli(["study", "init", str(tmp_path / "study.toml"), "--sqlite", str(store),
                          "--table", "memories", "--id-col", "id"])
     assert result.exit_code == 0, result.output
     text = (tmp_path / "study.toml").read_text()
@@ -191,7 +199,7 @@ def test_init_maps_an_is_sensitive_column_it_finds_and_no_sensitive_text_reaches
 
 def test_an_unnamed_look_alike_column_is_refused_naming_it_and_the_two_ways_on(tmp_path: Path) -> None:
     store = write_flagged_store(tmp_path / "store.db", column="private")
-    result = invoke_cli(["study", "init", str(tmp_path / "s.toml"), "--sqlite", str(store)])
+    result = init_cli(["study", "init", str(tmp_path / "s.toml"), "--sqlite", str(store)])
     assert result.exit_code == 2 and result.output.strip().count("\n") == 0
     assert "'private'" in result.output and "--sensitive-col private" in result.output
     assert "--no-sensitive-col" in result.output and not (tmp_path / "s.toml").exists()
@@ -199,7 +207,7 @@ def test_an_unnamed_look_alike_column_is_refused_naming_it_and_the_two_ways_on(t
                            "--queries", str(EXAMPLE / "queries.jsonl"), "--qrels", str(EXAMPLE / "qrels.jsonl")])
     assert imported.exit_code == 2 and "--sensitive-col private" in imported.output
     assert not (tmp_path / "ds").exists()
-    named = invoke_cli(["study", "init", str(tmp_path / "s.toml"), "--sqlite", str(store), "--sensitive-col",
+    named = init_cli(["study", "init", str(tmp_path / "s.toml"), "--sqlite", str(store), "--sensitive-col",
                         "private"])
     assert named.exit_code == 0, named.output
     assert "Sensitive column: private (named)" in (tmp_path / "s.toml").read_text()
@@ -207,7 +215,7 @@ def test_an_unnamed_look_alike_column_is_refused_naming_it_and_the_two_ways_on(t
 
 def test_no_sensitive_col_says_the_table_has_none_and_unmapped_columns_are_reported(tmp_path: Path) -> None:
     store = write_flagged_store(tmp_path / "store.db", column="private")
-    result = invoke_cli(["study", "init", str(tmp_path / "s.toml"), "--sqlite", str(store), "--no-sensitive-col"])
+    result = init_cli(["study", "init", str(tmp_path / "s.toml"), "--sqlite", str(store), "--no-sensitive-col"])
     assert result.exit_code == 0, result.output
     text = (tmp_path / "s.toml").read_text()
     assert 'sensitive_col = ""' in text and "Columns not mapped: private, conversation." in text
@@ -221,14 +229,14 @@ def test_no_sensitive_col_says_the_table_has_none_and_unmapped_columns_are_repor
     assert imported.exit_code == 0, imported.output
     assert "sensitive_column: none" in imported.output
     assert "unmapped_columns: private, conversation" in imported.output
-    both = invoke_cli(["study", "init", str(tmp_path / "t.toml"), "--sqlite", str(store), "--no-sensitive-col",
+    both = init_cli(["study", "init", str(tmp_path / "t.toml"), "--sqlite", str(store), "--no-sensitive-col",
                        "--sensitive-col", "private"])
     assert both.exit_code == 2 and "contradict" in both.output
 
 
 def test_init_takes_queries_qrels_and_scope_col_as_the_importer_does(tmp_path: Path) -> None:
     store = write_flagged_store(tmp_path / "store.db")
-    result = invoke_cli(["study", "init", str(tmp_path / "s.toml"), "--sqlite", str(store), "--scope-col",
+    result = init_cli(["study", "init", str(tmp_path / "s.toml"), "--sqlite", str(store), "--scope-col",
                          "conversation", "--queries", str(EXAMPLE / "queries.jsonl"), "--qrels",
                          str(EXAMPLE / "qrels.jsonl")])
     assert result.exit_code == 0, result.output
@@ -236,7 +244,7 @@ def test_init_takes_queries_qrels_and_scope_col_as_the_importer_does(tmp_path: P
     assert config.store.columns["scope_col"] == "conversation"
     assert config.queries != "generated" and config.qrels == (EXAMPLE / "qrels.jsonl").resolve()
     assert config.exact == 0
-    half = invoke_cli(["study", "init", str(tmp_path / "t.toml"), "--sqlite", str(store), "--queries",
+    half = init_cli(["study", "init", str(tmp_path / "t.toml"), "--sqlite", str(store), "--queries",
                        str(EXAMPLE / "queries.jsonl")])
     assert half.exit_code == 2 and "go together" in half.output
 
@@ -244,7 +252,7 @@ def test_init_takes_queries_qrels_and_scope_col_as_the_importer_does(tmp_path: P
 @pytest.mark.parametrize("flag", ["maybe", "2x"])
 def test_an_unreadable_sqlite_flag_is_refused_naming_the_row(tmp_path: Path, flag: str) -> None:
     store = write_flagged_store(tmp_path / "store.db", canary_flag=flag)
-    result = invoke_cli(["study", "init", str(tmp_path / "s.toml"), "--sqlite", str(store)])
+    result = init_cli(["study", "init", str(tmp_path / "s.toml"), "--sqlite", str(store)])
     assert result.exit_code == 2 and "row id 9999" in result.output and repr(flag) in result.output
     assert result.output.strip().count("\n") == 0 and not (tmp_path / "s.toml").exists()
     imported = invoke_cli(["dataset", "import", "sqlite", str(store), str(tmp_path / "ds"),
