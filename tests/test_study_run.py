@@ -211,3 +211,34 @@ def test_a_long_step_off_a_terminal_says_it_is_alive_and_on_a_terminal_does_not(
     with heartbeat("ablation", quiet.append, every=0.05, terminal=True):
         time.sleep(0.2)
     assert quiet == []
+
+
+def test_a_generator_that_falls_short_says_asked_and_generated(tmp_path: Path) -> None:
+    """`exact = N` beyond what the corpus yields: the stratum says "asked N, generated M" (M < N), and
+    a request the corpus meets says nothing of the kind."""
+    from study_support import LEXICAL_PAIR
+
+    text = f"""
+[study]
+name = "short"
+folder = "out"
+resamples = 200
+
+[store]
+jsonl = "{(EXAMPLE / 'corpus.jsonl').as_posix()}"
+
+[evaluation_set]
+queries = "generated"
+exact = {{exact}}
+""" + LEXICAL_PAIR
+    path = tmp_path / "study.toml"
+    path.write_text(text.format(exact=5000))
+    with plugins("recall-kit-fts5", "recall-kit-bm25"):
+        study, _ = run_study(path)
+    [stratum] = study.strata
+    assert f"asked 5000, generated {stratum.queries})" in stratum.built and stratum.queries < 5000
+    assert f"asked 5000, generated {stratum.queries}" in (tmp_path / "out" / "study.md").read_text()
+    path.write_text(text.format(exact=20))
+    with plugins("recall-kit-fts5", "recall-kit-bm25"):
+        study, _ = run_study(path)
+    assert study.strata[0].queries == 20 and "asked" not in study.strata[0].built
