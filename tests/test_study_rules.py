@@ -144,3 +144,16 @@ def test_a_small_stratum_in_a_large_family_cannot_reach_significance() -> None:
     hint = rules.stratum_hint(study, "tiny")
     assert "no effect could reach significance here" in hint and "0.0625" in hint
     assert "could detect in its family" in rules.stratum_hint(study, "paraphrase")
+
+
+def test_the_typed_result_round_trips_through_json() -> None:
+    """study.json holds every section as data, and reads back into the same dataclasses."""
+    import json
+
+    study, simpler = study_of((-0.01, 0.01), (-0.05, -0.05), significant=(False, False))
+    study.verdicts, study.recommendation = rules.recommend(study), rules.recommend_simplest(study, simpler, 0.05)
+    data = json.loads(json.dumps(study.to_dict()))
+    assert data["schema"] == "recall-kit/study/2"
+    back = StudyResult.from_dict(data)
+    assert back == study
+    assert isinstance(back.recommendation.comparisons[1].rows[0], SavedDelta)  # type: ignore[union-attr]
