@@ -69,6 +69,8 @@ def compare_command(
     report: ReportOption = "table",
     output: OutputOption = None,
     test: TestOption = "randomisation",
+    names: Annotated[str | None, typer.Option("--names", help="Names for the results, comma-separated, one per file in order (default: each system's label).")] = None,
+    primary_strata: Annotated[bool, typer.Option("--primary-strata", help="Put the primary metrics' per-stratum rows in the Holm family too (as recall-kit study does).")] = False,
 ) -> None:
     """Compare result files of one dataset with the first: paired deltas, 95% bootstrap intervals,
     randomisation-test p-values (Holm within the primary family), wins/ties/losses, overall and
@@ -79,7 +81,8 @@ def compare_command(
 
     check_outputs({"--json": json_out, "--output": output}, inputs={f"result {p}": p for p in results})
     comparison = compare_files(results, metrics=_split_names(metrics), n_resamples=bootstrap, seed=seed,
-                               primary=_split_names(primary, "--primary"), test=test)
+                               primary=_split_names(primary, "--primary"), test=test,
+                               names=None if names is None else names.split(","), primary_strata=primary_strata)
     shown = render_report(comparison_report(comparison), report)  # before any file: all or nothing
     if json_out is not None:
         write_json_atomic(json_out, comparison.to_dict())

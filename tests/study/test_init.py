@@ -104,7 +104,9 @@ def test_no_sensitive_text_reaches_any_artefact(tmp_path: Path) -> None:
     (tmp_path / "study.toml").write_text(STUDY)
     with plugins("recall-kit-fts5", "recall-kit-bm25"):
         study, _ = run_study(tmp_path / "study.toml")
-    assert study.corpus == {"source": "sqlite", "memories": 337, "sensitive_dropped": 4, "importance_share": 1.0}
+    from recall_kit.study.result import CorpusSummary
+
+    assert study.corpus == CorpusSummary("sqlite", 337, 4, 1.0)
     assert study.strata[0].built.startswith("generated from the corpus alone")
     files = [path for path in (tmp_path / "out").rglob("*") if path.is_file()]
     corpus = (tmp_path / "out" / "steps" / "corpus" / "corpus.jsonl").read_text()
@@ -192,7 +194,7 @@ def test_init_maps_an_is_sensitive_column_it_finds_and_no_sensitive_text_reaches
         "resamples = 2000", "resamples = 50").split("\n[[systems]]")[0] + "\n" + LEXICAL_PAIR)
     with plugins("recall-kit-fts5", "recall-kit-bm25"):
         study, _ = run_study(tmp_path / "study.toml")
-    assert study.corpus["sensitive_dropped"] == 4
+    assert study.corpus.sensitive_dropped == 4
     assert every_file_holding(tmp_path, CANARY, skip=store) == []
     assert every_file_holding(tmp_path, "Brightmoor", skip=store)  # the check can see text
 
