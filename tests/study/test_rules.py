@@ -7,7 +7,7 @@ import copy
 import dataclasses
 
 import pytest
-from test_study_threats import clean_study
+from study.test_threats import clean_study  # tests/ is on sys.path (conftest.py)
 
 from recall_kit.measure.result import SavedComparison, SavedDelta
 from recall_kit.study import rules
