@@ -132,6 +132,10 @@ class QueryHoles:
 
     def weights(self) -> dict[str, float]:
         """Hole -> how far its label alone moves this query's delta at either end."""
+        return self._weights
+
+    @cached_property
+    def _weights(self) -> dict[str, float]:
         delta = self.delta
         out = {}
         for j, doc in enumerate(self.holes):
@@ -490,3 +494,26 @@ def bounds_of_comparison(comparison: object, qrels: Mapping[str, Mapping[str, in
     holes = holes_of_results(named, qrels, metrics, primary=[m for m in comparison.primary if m in metrics],
                              test=comparison.test, n_resamples=comparison.n_resamples, seed=comparison.seed)
     return holes.bounds()
+
+
+def decision_contrasts(
+    baseline: str,
+    candidates: Sequence[str],
+    metrics: Sequence[str],
+    query_ids: Sequence[str],
+    stratum_of: Mapping[str, str],
+    watched: str | None = None,
+    family: str = "decision",
+) -> list[Contrast]:
+    """The study's decision rows: every candidate against `baseline` on each metric, over all
+    `query_ids` and per stratum (when there are several), one Holm `family`; with `watched`, only
+    that candidate's rows are watched (the others count in the correction alone)."""
+    scopes: dict[str, tuple[str, ...]] = {"overall": tuple(query_ids)}
+    by: dict[str, list[str]] = {}
+    for query in query_ids:
+        by.setdefault(stratum_of[query], []).append(query)
+    if len(by) > 1:
+        scopes.update({name: tuple(ids) for name, ids in by.items()})
+    return [Contrast(baseline, candidate, metric, scope, ids, family=family,
+                     watched=watched is None or candidate == watched)
+            for candidate in candidates for metric in metrics for scope, ids in scopes.items()]

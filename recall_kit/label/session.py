@@ -95,23 +95,15 @@ def pool_material(pool_path: str | Path, dataset_path: str | Path) -> Material:
 def decision_holes(material: Material, qrels: dict[str, dict[str, int]]) -> Holes | None:
     """The study's decision rows as `Holes`: every candidate against the baseline on each decision
     metric, overall and per stratum, one Holm family; only the challenger's rows are watched."""
-    from recall_kit.decide.holes import Contrast, Holes, boundable
+    from recall_kit.decide.holes import Holes, boundable, decision_contrasts
 
     if material.baseline is None or material.challenger is None:
         return None
-    metrics = boundable(material.metrics)
     queries = [q.query_id for q in material.dataset.queries
                if all(q.query_id in material.rankings[s] for s in (material.baseline, *material.candidates))]
-    scopes: dict[str, tuple[str, ...]] = {"overall": tuple(queries)}
     stratum = {q.query_id: q.stratum for q in material.dataset.queries}
-    by: dict[str, list[str]] = {}
-    for query in queries:
-        by.setdefault(stratum[query], []).append(query)
-    if len(by) > 1:
-        scopes.update({name: tuple(ids) for name, ids in by.items()})
-    contrasts = [Contrast(material.baseline, candidate, metric, scope, ids, family="decision",
-                          watched=candidate == material.challenger)
-                 for candidate in material.candidates for metric in metrics for scope, ids in scopes.items()]
+    contrasts = decision_contrasts(material.baseline, material.candidates, boundable(material.metrics), queries,
+                                   stratum, watched=material.challenger)
     return Holes(material.rankings, qrels, contrasts, n_resamples=material.resamples, seed=material.seed)
 
 

@@ -192,6 +192,7 @@ def collect(config: StudyConfig, graph: StudyGraph) -> StudyResult:
         dataset, results[config.baseline], results[challenger] if challenger else None, config.decision_metrics,
         read_json(graph.path("evaluation-set") / "strata.json"),
         read_json(graph.path("lint") / "lint.json")["findings"])
+    study.bounds = read_json(graph.path("bounds") / "bounds.json")["rows"]
     study.verdicts = recommend(study)
     study.threats, study.clear = detect(study, min_queries=config.min_queries)
     study.commands = commands(config, graph)

@@ -127,7 +127,9 @@ def charts(study: StudyResult) -> list[Chart]:
 
 def study_report(study: StudyResult) -> Report:
     """The document as a `Report` (what the HTML page renders)."""
-    tables = [verdict_table(study), head_to_head_table(study)]
+    from recall_kit.study.labels import bounds_table
+
+    tables = [verdict_table(study), *filter(None, [bounds_table(study)]), head_to_head_table(study)]
     tables += [table for table in (ablation_table(study), sweep_table(study), cost_table(study),
                                    threats_table(study)) if table is not None]
     tables.append(ReportTable("Reproduce (from the study folder)", ["step", "command"],
@@ -153,6 +155,9 @@ def render_markdown(study: StudyResult) -> str:
     parts += section(head_to_head_table(study))
     parts += section(ablation_table(study)) + section(sweep_table(study)) + section(cost_table(study))
     parts += section(verdict_table(study))
+    from recall_kit.study.labels import bounds_table
+
+    parts += section(bounds_table(study))
     parts += ["## Threats to validity", ""]
     for threat in study.threats:
         parts += [f"### {threat.title}", ""] + [f"- evidence: {line}" for line in threat.evidence]

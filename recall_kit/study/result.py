@@ -125,6 +125,8 @@ class StudyResult:
     clear: list[str] = field(default_factory=list)
     #: Step -> the single recall-kit command that reproduces its numbers.
     commands: dict[str, str] = field(default_factory=dict)
+    #: What the unjudged pairs could do to each decision row (`PairedBounds.to_dict`, the bounds step).
+    bounds: list[dict[str, Any]] = field(default_factory=list)
     #: Step -> seconds it took when last computed (timings: not part of the evidence).
     timings: dict[str, float] = field(default_factory=dict)
 

@@ -18,6 +18,7 @@ from recall_kit.errors import DatasetError, SpecError
 from recall_kit.fileio import write_json_atomic, write_jsonl_atomic
 from recall_kit.study.config import StudyConfig
 from recall_kit.study.graph import Step, StudyGraph, file_hash
+from recall_kit.study.labels import make_bounds
 
 DATASET_FILES = ("corpus.jsonl", "queries.jsonl", "qrels.jsonl")
 
@@ -178,34 +179,46 @@ def make_pool(config: StudyConfig, graph: StudyGraph, folder: Path) -> None:
 
 
 def make_judgments(config: StudyConfig, graph: StudyGraph, folder: Path) -> None:
-    """The labels the study scores with: the user's qrels, plus a model judge's grades of the pool."""
+    """The labels the study scores with: the user's qrels, then people's grades (`recall-kit label`'s
+    files), then a model judge's grades of the pool, each only where nothing before it judged the pair."""
+    from recall_kit.study.labels import merge_labels, people_files, people_grades, read_people
+
     evaluation = graph.path("evaluation-set")
     out = folder / "dataset"
     out.mkdir()
     for name in DATASET_FILES:
         shutil.copyfile(evaluation / name, out / name)
+    people = read_people(people_files(config))
+    layers = [people_grades(people)] if people else []
     info: dict[str, Any] = {"source": "qrels", "pooled_labels": 0}
     if config.judge != "qrels":
-        from recall_kit.curate.judge import build_judge, judge_with, read_qrels_file
+        from recall_kit.curate.judge import build_judge, read_qrels_file
 
         judge = build_judge(config.judge, {config.judge: config.judge_options} if config.judge_options else None)
         grades_path = folder / "model-grades.jsonl"
-        judge_with(judge, graph.path("pool") / "pool.jsonl", evaluation, grades_path, show=lambda line: None)
-        grades = read_qrels_file(grades_path) if grades_path.exists() else {}
-        rows = _read_rows(evaluation / "qrels.jsonl")
-        added = 0
-        merged = []
-        for row in rows:
-            relevance = {str(k): int(v) for k, v in (row.get("relevance") or
-                                                      {str(d): 1 for d in row.get("relevant_ids", [])}).items()}
-            for doc, grade in grades.get(str(row["query_id"]), {}).items():
-                if doc not in relevance:  # the user's own labels win
-                    relevance[doc] = grade
-                    added += 1
-            merged.append({"query_id": row["query_id"], "relevance": relevance})
+        _judge_pool(config, graph, judge, grades_path, folder)
+        layers.append(read_qrels_file(grades_path) if grades_path.exists() else {})
+        info = {"source": config.judge, "pooled_labels": 0, "provenance": judge.provenance()}
+    if layers:
+        merged, added = merge_labels(_read_rows(evaluation / "qrels.jsonl"), *layers)
         write_jsonl_atomic(out / "qrels.jsonl", merged)
-        info = {"source": config.judge, "pooled_labels": added, "provenance": judge.provenance()}
+        info["pooled_labels"] = sum(added)
+        if people:
+            info["people"] = {"assessors": sorted(people), "added": added[0]}
     write_json_atomic(folder / "judgments.json", info)
+
+
+def _judge_pool(config: StudyConfig, graph: StudyGraph, judge: Any, grades_path: Path, folder: Path) -> None:
+    """A model judge over the pool, or over `[judging] sample` pairs of it (study/sample.py)."""
+    from recall_kit.curate.judge import judge_with
+
+    evaluation = graph.path("evaluation-set")
+    if config.sample:
+        from recall_kit.study.sample import judge_sample
+
+        judge_sample(config, graph, judge, grades_path, folder)
+        return
+    judge_with(judge, graph.path("pool") / "pool.jsonl", evaluation, grades_path, show=lambda line: None)
 
 
 def measure_agreement(config: StudyConfig, graph: StudyGraph) -> dict[str, Any]:
@@ -214,8 +227,14 @@ def measure_agreement(config: StudyConfig, graph: StudyGraph) -> dict[str, Any]:
     With the user's qrels as the only labels there is no second judge. With a model judge,
     `[judging] agreement` names the person's grades (qrels JSONL, as `recall-kit judge` writes,
     or a calibration sample) and Cohen's kappa is measured on the pairs both graded."""
+    people = _people_agreement(config, graph)
     if config.judge == "qrels":
-        return {"measured": False, "why": "the labels come from one judge (the user's qrels); nothing to agree with"}
+        if people is not None and people["between"]:
+            return {"measured": True, **people["between"][0], "people": people}
+        return {"measured": False, "why": "the labels come from one judge (the user's qrels); nothing to agree with",
+                **({"people": people} if people is not None else {})}
+    if people is not None and people["against_model"] and (config.agreement is None or not config.agreement.is_file()):
+        return {"measured": True, **people["against_model"][0], "people": people}
     if config.agreement is None or not config.agreement.is_file():
         return {"measured": False, "why": "the model judge's grades were never compared with a person's "
                                           "([judging] agreement names none)"}
@@ -225,6 +244,22 @@ def measure_agreement(config: StudyConfig, graph: StudyGraph) -> dict[str, Any]:
     measured = agreement(read_qrels_file(config.agreement),
                          read_qrels_file(graph.path("judgments") / "model-grades.jsonl"), seed=config.seed)
     return {"measured": True, **measured.to_dict()}
+
+
+def _people_agreement(config: StudyConfig, graph: StudyGraph) -> dict[str, Any] | None:
+    """Kappa between the people who labelled, and of each against the model judge (None: nobody labelled)."""
+    from recall_kit.study.labels import people_agreement, people_files, read_people
+
+    people = read_people(people_files(config))
+    if not people:
+        return None
+    model = None
+    grades = graph.path("judgments") / "model-grades.jsonl"
+    if config.judge != "qrels" and grades.is_file():
+        from recall_kit.curate.judge import read_qrels_file
+
+        model = read_qrels_file(grades)
+    return people_agreement(people, model, seed=config.seed)
 
 
 def make_eval(config: StudyConfig, graph: StudyGraph, name: str, folder: Path) -> None:
@@ -338,11 +373,13 @@ def build_graph(config: StudyConfig) -> StudyGraph:
         Step("pool", ["evaluation-set", *(f"run/{n}" for n in names)],
              lambda: {"depth": config.pool_depth, "hook_k": config.hook_k, **common},
              lambda folder, _: make_pool(config, graph, folder)),
-        Step("judgments", ["evaluation-set", "pool"],
-             lambda: {"judge": config.judge, "options": config.judge_options, **common},
+        Step("judgments", ["evaluation-set", "pool", *(f"run/{n}" for n in names)],
+             lambda: {"judge": config.judge, "options": config.judge_options, "sample": config.sample,
+                      "people": _hashes(_people(config)), **common},
              lambda folder, _: make_judgments(config, graph, folder)),
         Step("agreement", ["judgments"],
-             lambda: {"agreement": _hashes([config.agreement]) if config.agreement else None, **common},
+             lambda: {"agreement": _hashes([config.agreement]) if config.agreement else None,
+                      "people": _hashes(_people(config)), **common},
              lambda folder, _: write_json_atomic(folder / "agreement.json", measure_agreement(config, graph))),
     ]
     steps += [_system_step(config, lambda: graph, "eval", name, scoring, common) for name in names]
@@ -351,6 +388,10 @@ def build_graph(config: StudyConfig) -> StudyGraph:
         Step("compare", evals, lambda: {"baseline": config.baseline, "decision": config.decision_metrics,
                                         "resamples": config.resamples, **common},
              lambda folder, _: make_compare(config, graph, folder)),
+        Step("bounds", ["judgments", *evals], lambda: {"baseline": config.baseline,
+                                                        "decision": config.decision_metrics,
+                                                        "resamples": config.resamples, **common},
+             lambda folder, _: make_bounds(config, graph, folder)),
         Step("ablation", ["judgments"], lambda: _ablation_inputs(config, graph, scoring, common),
              lambda folder, inputs: make_ablation(config, graph, folder, inputs["chosen"]), after=evals),
         Step("sweep", ["judgments"],
@@ -365,6 +406,12 @@ def build_graph(config: StudyConfig) -> StudyGraph:
                       lambda folder, _: make_document(config, graph, folder)))
     graph = StudyGraph(config.folder, steps)
     return graph
+
+
+def _people(config: StudyConfig) -> list[Path]:
+    from recall_kit.study.labels import people_files
+
+    return people_files(config)
 
 
 def _generate_inputs(config: StudyConfig) -> dict[str, Any]:
