@@ -96,13 +96,11 @@ def test_every_verdict_says_whether_it_can_flip_and_labels_rerun_only_what_they_
     assert all(line.split(":")[1].strip().startswith(("can flip", "cannot flip")) for line in lines)
 
     # two assessors grade the challenger's unjudged top hits of ten queries (overlapping on five)
-    bm25 = json.loads((tmp_path / "out" / "steps" / "eval" / "bm25" / "result.json").read_text())
-    judged = {}
-    for row in (tmp_path / "out" / "steps" / "judgments" / "dataset" / "qrels.jsonl").read_text().splitlines():
-        entry = json.loads(row)
-        judged[entry["query_id"]] = {str(d) for d in entry.get("relevant_ids", entry.get("relevance", {}))}
-    rankings = {q["query_id"]: q["ranking"] for q in bm25["queries"]}
-    pairs = [(q, d) for q in sorted(rankings)[:10] for d in rankings[q][:5] if d not in judged.get(q, set())]
+    from recall_kit import load_dataset, load_result
+
+    rankings = load_result(tmp_path / "out" / "steps" / "eval" / "bm25" / "result.json").rankings()
+    judged = load_dataset(tmp_path / "out" / "steps" / "judgments" / "dataset").qrels
+    pairs = [(q, d) for q in sorted(rankings)[:10] for d in rankings[q][:5] if d not in judged.get(q, {})]
     alice = AssessorFile.open(tmp_path / "out" / "labels" / "alice.jsonl", "alice")
     bob = AssessorFile.open(tmp_path / "out" / "labels" / "bob.jsonl", "bob")
     for i, (query, doc) in enumerate(pairs):

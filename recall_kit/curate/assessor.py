@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from recall_kit.errors import DatasetError, OptionError
@@ -57,7 +57,7 @@ class AssessorFile:
     def grade(self, query: str, doc: str, grade: int) -> None:
         """Record one grade (replacing an earlier one of the same pair) and write the file whole."""
         self.grades.setdefault(query, {})[doc] = int(grade)
-        self.times.setdefault(query, {})[doc] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        self.times.setdefault(query, {})[doc] = datetime.now(UTC).isoformat(timespec="seconds")
         self.save()
 
     def save(self) -> None:

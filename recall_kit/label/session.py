@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from recall_kit.errors import DatasetError, OptionError
 from recall_kit.curate.assessor import AssessorFile
+from recall_kit.errors import DatasetError, OptionError
 
 if TYPE_CHECKING:
     from recall_kit.dataset import Dataset
