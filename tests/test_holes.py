@@ -171,3 +171,66 @@ def test_condensed_scores_drop_the_holes():
     # judged only: both rankings become [a]; precision@2 = 1/2
     assert (bound.condensed_baseline, bound.condensed_candidate) == (0.5, 0.5)
     assert np.isclose(bound.to_dict()["low"], -0.5)
+
+
+# -- compare --bounds, end to end -----------------------------------------------------------------
+
+def _cli(*args: str):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "RECALL_KIT_LOAD_PLUGINS": "recall-kit-bm25,recall-kit-fts5"}
+    return subprocess.run([sys.executable, "-m", "recall_kit", *args], check=False, cwd=root, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_compare_bounds_end_to_end(tmp_path):
+    import json
+    from pathlib import Path
+
+    from recall_kit import load_result
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "memories"
+    paths = []
+    for name in ("fts5", "bm25"):
+        path = tmp_path / f"{name}.json"
+        done = _cli("eval", "-d", str(example), "-r", name, "-m", "recall@5,mrr@5,mrr", "--json", str(path),
+                    "--latency-sample", "2")
+        assert done.returncode == 0, done.stderr
+        paths.append(path)
+    out = tmp_path / "cmp.json"
+    done = _cli("compare", *map(str, paths), "--bounds", str(example / "qrels.jsonl"), "--bootstrap", "500",
+                "--primary", "recall@5", "--json", str(out))
+    assert done.returncode == 0, done.stderr
+    assert "What the unjudged top hits can do" in done.stdout and "flip" in done.stdout
+    bounds = json.loads(out.read_text())["bounds"]
+    # mrr (the whole ranking) has no top k to bound: only the two cutoff metrics, each overall and per stratum
+    assert {(b["metric"], b["scope"]) for b in bounds} == {
+        (m, s) for m in ("recall@5", "mrr@5") for s in ("overall", "exact", "paraphrase", "multihop")}
+    rows = json.loads(out.read_text())["rows"]
+    fts5, bm25 = (load_result(p) for p in paths)
+    for bound in bounds:
+        row = next(r for r in rows if (r["metric"], r["scope"]) == (bound["metric"], bound["scope"]))
+        assert bound["delta"] == pytest.approx(row["delta"], abs=1e-6)  # unjudged as not relevant: as scored (files round)
+        assert bound["p_value"] == pytest.approx(row["p_holm"])  # same test, seed and Holm family
+        assert bound["low"] <= bound["delta"] <= bound["high"]
+    overall = next(b for b in bounds if (b["metric"], b["scope"]) == ("recall@5", "overall"))
+    assert overall["condensed_baseline"] >= fts5.mean("recall@5")  # dropping holes only lifts judged hits
+
+
+def test_compare_bounds_with_no_cutoff_metric_is_one_line(tmp_path):
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "memories"
+    paths = []
+    for name in ("fts5", "bm25"):
+        path = tmp_path / f"{name}.json"
+        assert _cli("eval", "-d", str(example), "-r", name, "-m", "mrr", "--json", str(path),
+                    "--latency-sample", "1").returncode == 0
+        paths.append(path)
+    done = _cli("compare", *map(str, paths), "--bounds", str(example / "qrels.jsonl"), "--bootstrap", "100")
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "reads a top k" in done.stderr
