@@ -131,3 +131,37 @@ def test_another_assessors_file_is_refused(pool: Path, tmp_path: Path) -> None:
         open_session(None, "alice", pool=pool, dataset=EXAMPLE, out=path)
     with pytest.raises(OptionError, match="--assessor"):
         AssessorFile.open(tmp_path / "x.jsonl", "../etc")
+
+
+def _label_cli(*args: str, **kwargs):
+    import os
+    import subprocess
+    import sys
+
+    return subprocess.Popen([sys.executable, "-m", "recall_kit", "label", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"}, **kwargs)
+
+
+def test_the_command_prints_its_url_serves_and_stops_on_ctrl_c(pool: Path, tmp_path: Path) -> None:
+    import signal
+
+    process = _label_cli("--pool", str(pool), "--dataset", str(EXAMPLE), "--assessor", "carol")
+    try:
+        line = process.stderr.readline()
+        assert line.startswith("Label at http://127.0.0.1:") and "carol.jsonl" in line
+        url = line.split()[2]
+        _, _, state = _call(url + "api/state")
+        _call(url + "api/grade", {"query_id": state["item"]["query_id"], "doc_id": state["item"]["doc_id"], "grade": 1})
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 0 and "Stopped: 1 grades in" in err
+    assert read_qrels_jsonl(pool.with_name("carol.jsonl")) == {state["item"]["query_id"]: {state["item"]["doc_id"]: 1}}
+
+
+def test_a_folder_that_is_no_study_is_one_line(tmp_path: Path) -> None:
+    process = _label_cli(str(tmp_path))
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 2 and err.count("\n") == 1 and "not a study that has run" in err
