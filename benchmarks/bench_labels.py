@@ -63,18 +63,18 @@ def hide_half(qrels: dict[str, dict[str, int]], seed: int) -> dict[str, dict[str
     return shown
 
 
-def tracker(rankings, shown, strata, challenger, resamples):
+def tracker(rankings, shown, strata, challenger, resamples, test):
     from recall_kit.decide.holes import Holes, decision_contrasts
 
     queries = sorted(rankings["fts5"])
     contrasts = decision_contrasts("fts5", [n for n in SYSTEMS if n != "fts5"], METRICS, queries, strata,
                                    watched=challenger)
-    return Holes(rankings, shown, contrasts, n_resamples=resamples, seed=0)
+    return Holes(rankings, shown, contrasts, n_resamples=resamples, seed=0, test=test)
 
 
-def settle(holes, truth, order: list[tuple[str, str]] | None, limit: int) -> int:
+def settle(holes, truth, order: list[tuple[str, str]] | None, limit: int, name: str) -> int:
     """Judgments until no watched verdict can flip: from `order`, or the page's order when None."""
-    count = 0
+    count, started = 0, time.perf_counter()
     while not holes.settled and count < limit:
         if order is None:
             query, doc, _ = holes.order()[0]
@@ -82,6 +82,8 @@ def settle(holes, truth, order: list[tuple[str, str]] | None, limit: int) -> int
             query, doc = order[count]
         holes.label(query, doc, truth.get(query, {}).get(doc, 0))
         count += 1
+        if count % 100 == 0:
+            print(f"  {name}: {count} judgments, {time.perf_counter() - started:.0f} s", flush=True)
     return count
 
 
@@ -90,6 +92,7 @@ def main() -> int:
     parser.add_argument("--locomo", type=Path, help="a LoCoMo JSON file (locomo10.json format)")
     parser.add_argument("--resamples", type=int, default=1000, help="randomisation resamples of each test")
     parser.add_argument("--random-runs", type=int, default=3)
+    parser.add_argument("--test", default="randomisation", help="the paired test (compare --test's names)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quick", action="store_true", help="accepted for run_all.py; one random run")
     args = parser.parse_args()
@@ -100,7 +103,8 @@ def main() -> int:
         args.random_runs = 1
     from recall_kit import load_dataset, load_result
 
-    print(f"load: {os.getloadavg()[0]:.2f} (1-minute average, {os.cpu_count()} cores)")
+    print(f"load: {os.getloadavg()[0]:.2f} (1-minute average, {os.cpu_count()} cores); test {args.test}, "
+          f"{args.resamples} resamples", flush=True)
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
         recall_kit("dataset", "import", "locomo", str(args.locomo), str(folder / "locomo"))
@@ -120,26 +124,27 @@ def main() -> int:
              for n, r in rankings.items() if n != "fts5"}
     challenger = max(means, key=means.get)
     started = time.perf_counter()
-    holes = tracker(rankings, shown, strata, challenger, args.resamples)
+    holes = tracker(rankings, shown, strata, challenger, args.resamples, args.test)
     first = [b for i, b in enumerate(holes.bounds(condensed=False)) if holes.contrasts[i].watched]
     flippable = sum(b.can_flip for b in first)
     upper = holes.to_settle()
     print(f"{len(queries)} queries; {hidden} evidence labels hidden; challenger {challenger}; "
           f"{flippable} of {len(first)} watched verdict rows can flip; at most {upper} judgments settle them "
-          f"(set up in {time.perf_counter() - started:.1f} s)")
+          f"(set up in {time.perf_counter() - started:.1f} s)", flush=True)
     candidates = sorted({(q, d) for name in rankings for q in queries for d in rankings[name][q][:5]
                          if shown.get(q, {}).get(d, -1) < 0})
     pool = {(q, d) for name in rankings for q in queries for d in rankings[name][q][:10]
             if shown.get(q, {}).get(d, -1) < 0}
     limit = len(candidates)
     started = time.perf_counter()
-    page = settle(holes, truth, None, limit)
+    page = settle(holes, truth, None, limit, "page order")
     page_seconds = time.perf_counter() - started
     randoms = []
     for run in range(args.random_runs):
         order = list(candidates)
         random.Random(args.seed + 1 + run).shuffle(order)
-        randoms.append(settle(tracker(rankings, shown, strata, challenger, args.resamples), truth, order, limit))
+        randoms.append(settle(tracker(rankings, shown, strata, challenger, args.resamples, args.test), truth, order,
+                              limit, f"random order {run + 1}"))
     random_mean = sum(randoms) / len(randoms)
     print(f"judgments to settle every verdict: page order {page} ({page_seconds:.1f} s to run); random order "
           f"{random_mean:.0f} (runs: {', '.join(map(str, randoms))}); whole pool {len(pool)} "

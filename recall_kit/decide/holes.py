@@ -224,7 +224,10 @@ class _Ends:
 
     values: dict[str, np.ndarray] = field(default_factory=dict)
     tests: dict[str, float] = field(default_factory=dict)
-    stale: bool = True
+    #: The queries whose tables changed since the values were taken (None: all of them).
+    stale: set[str] | None = None
+    #: query id -> its row in the contrast's arrays.
+    rows: dict[str, int] = field(default_factory=dict)
 
 
 class Holes:
@@ -307,28 +310,39 @@ class Holes:
             if other in queries:
                 self._build(baseline, candidate, other)
         for contrast, ends in zip(self.contrasts, self._ends, strict=True):
-            if not queries.isdisjoint(contrast.query_ids):
-                ends.stale = True
+            touched = queries.intersection(ends.rows) if ends.rows else queries.intersection(contrast.query_ids)
+            if touched and ends.stale is not None:
+                ends.stale |= touched
         self._refresh()
 
     # -- bounds ------------------------------------------------------------------------------------
 
+    #: The arrays each contrast keeps, and how each query's entry is read off its table.
+    _COLUMNS = {
+        "base": lambda t: t.baseline[0], "cand": lambda t: t.candidate[0],
+        "base_low": lambda t: t.baseline[t.low], "cand_low": lambda t: t.candidate[t.low],
+        "base_high": lambda t: t.baseline[t.high], "cand_high": lambda t: t.candidate[t.high],
+        "all": lambda t: t.delta[-1],
+    }
+
     def _refresh(self) -> None:
-        """Recompute the ends and raw tests of each stale contrast."""
+        """Bring each contrast's arrays up to date (only the rows of the queries that changed) and
+        rerun the tests of each end whose values moved."""
         from recall_kit.decide.stats import paired_test_p
 
         for contrast, ends in zip(self.contrasts, self._ends, strict=True):
-            if not ends.stale:
+            if ends.stale is not None and not ends.stale:
                 continue
-            tables = [self.table(contrast, q) for q in contrast.query_ids]
-            new = {
-                "base": np.array([t.baseline[0] for t in tables]), "cand": np.array([t.candidate[0] for t in tables]),
-                "base_low": np.array([t.baseline[t.low] for t in tables]),
-                "cand_low": np.array([t.candidate[t.low] for t in tables]),
-                "base_high": np.array([t.baseline[t.high] for t in tables]),
-                "cand_high": np.array([t.candidate[t.high] for t in tables]),
-                "all": np.array([t.delta[-1] for t in tables]),
-            }
+            if ends.stale is None:
+                tables = [self.table(contrast, q) for q in contrast.query_ids]
+                new = {name: np.array([read(t) for t in tables]) for name, read in self._COLUMNS.items()}
+                ends.rows = {q: i for i, q in enumerate(contrast.query_ids)}
+            else:
+                new = {name: values.copy() for name, values in ends.values.items()}
+                for query in ends.stale:
+                    table = self.table(contrast, query)
+                    for name, read in self._COLUMNS.items():
+                        new[name][ends.rows[query]] = read(table)
             for end in ("", "_low", "_high"):
                 key = end or "_now"
                 changed = any(not np.array_equal(new[name + end], ends.values.get(name + end, np.empty(0)))
@@ -336,7 +350,7 @@ class Holes:
                 if changed or key not in ends.tests:
                     ends.tests[key] = paired_test_p(self.test, new["base" + end], new["cand" + end],
                                                     self.n_resamples, self.seed)
-            ends.values, ends.stale = new, False
+            ends.values, ends.stale = new, set()
 
     def _adjusted(self, index: int, end: str) -> float:
         """Contrast `index`'s p at `end`, Holm-adjusted with the rest of its family as they are now."""
