@@ -165,7 +165,7 @@ def flip_line(verdict: Any, rows: Sequence[Any]) -> str:
     from recall_kit.decide.holes_report import flip_words
 
     can = [b for b in rows if b.can_flip]
-    head = (f"can flip ({sum(b.movers for b in can)} unjudged pairs can move it)" if can else "cannot flip")
+    head = f"can flip (on {', '.join(b.metric for b in can)})" if can else "cannot flip"
     parts = [f"{b.metric} {b.delta:+.4f}, {b.low:+.4f} to {b.high:+.4f} over the unjudged top-{_k(b.metric)} hits "
              f"({b.verdict_low} / {b.verdict_high} at the ends; {flip_words(b)})" for b in rows]
     return f"{verdict.scope} ({verdict.verdict}): {head}; " + "; ".join(parts)
