@@ -114,6 +114,9 @@ def test_every_verdict_says_whether_it_can_flip_and_labels_rerun_only_what_they_
     people = second.agreement["people"]
     assert people["assessors"] == {"alice": len(pairs), "bob": len(pairs[::2])}
     assert people["between"][0]["n"] == len(pairs[::2])
+    markdown = (tmp_path / "out" / "study.md").read_text(encoding="utf-8")
+    assert f"**people**: alice {len(pairs)} grades, bob {len(pairs[::2])} grades" in markdown
+    assert "kappa alice / bob" in markdown
     holes_of = {(b["scope"], b["metric"], b["candidate"]): b["holes"] for b in first.bounds}
     assert sum(b["holes"] for b in second.bounds) < sum(holes_of.values())
     third, build = run_study(path)

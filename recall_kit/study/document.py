@@ -52,6 +52,11 @@ def methodology(study: StudyResult) -> list[tuple[str, str]]:
                           + ", ".join(f"{s.name} {1 - s.unjudged_share:.0%}" for s in study.systems)))
     items.append(("judge agreement", f"kappa {agreement.get('kappa')} on {agreement.get('n')} pairs"
                   if agreement.get("measured") else f"not measured: {agreement.get('why')}"))
+    from recall_kit.study.labels import people_line
+
+    people = people_line(study)
+    if people:
+        items.append(("people", people))
     items.append(("decision", f"{', '.join(study.decision_metrics)} (the hook reads the top {study.hook_k}); "
                               f"exploratory: {', '.join(study.exploratory_metrics) or 'none'}"))
     items.append(("statistics", f"paired bootstrap 95% intervals and paired randomisation tests "

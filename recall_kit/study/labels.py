@@ -203,3 +203,18 @@ def bounds_table(study: Any) -> Any:
 
 def _f(value: float | None) -> str:
     return "" if value is None else f"{value:.4f}"
+
+
+def people_line(study: Any) -> str | None:
+    """Who labelled by hand, how many grades each gave, and their agreement (None: nobody)."""
+    people = study.agreement.get("people")
+    if not people:
+        return None
+    counts = ", ".join(f"{name} {n} grades" for name, n in people["assessors"].items())
+    added = study.labels.get("people", {}).get("added")
+    parts = [counts + (f"; {added} of their labels joined the judged set" if added is not None else "")]
+    parts += [f"kappa {p['a']} / {p['b']} {p['kappa']} on {p['n']} pairs" for p in people["between"]]
+    parts += [f"kappa {p['assessor']} / the model judge {p['kappa']} on {p['n']} pairs" for p in people["against_model"]]
+    if not people["between"] and len(people["assessors"]) > 1:
+        parts.append("no pair graded by two assessors: agreement between them not measured")
+    return "; ".join(parts)
