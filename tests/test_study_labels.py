@@ -158,3 +158,17 @@ def test_a_model_judge_grades_a_sample_of_the_ordered_pairs(tmp_path: Path, reca
     sample = json.loads((tmp_path / "out" / "steps" / "judgments" / "sample.json").read_text())
     assert sample["sample"] == sample["judged"] == 30 and sample["seconds_left"] == 0
     assert result.labels["pooled_labels"] == 30
+    # a person grades five of the pairs the model graded: kappa against the model judge
+    from recall_kit.curate.judge import read_qrels_file
+
+    model = read_qrels_file(tmp_path / "out" / "steps" / "judgments" / "model-grades.jsonl")
+    graded = [(q, d, g) for q, docs in sorted(model.items()) for d, g in sorted(docs.items())][:5]
+    alice = AssessorFile.open(tmp_path / "out" / "labels" / "alice.jsonl", "alice")
+    for query, doc, grade in graded:
+        alice.grade(query, doc, grade if query != graded[0][0] else 1 - grade)
+    IdJudge.asked = []
+    again, build = run_study(path)
+    assert "agreement" in build.computed and not [s for s in build.computed if s.startswith("run/")]
+    against = again.agreement["people"]["against_model"]
+    assert [(row["assessor"], row["n"]) for row in against] == [("alice", 5)]
+    assert again.agreement["measured"] and again.agreement["kappa"] == against[0]["kappa"]
