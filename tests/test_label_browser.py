@@ -136,9 +136,9 @@ def test_twenty_pairs_with_the_keyboard_then_the_study_takes_them(study: Path, b
         result, build = run_study(study)
     assert "judgments" in build.computed and "bounds" in build.computed
     assert not any(name.startswith("run/") for name in build.computed)  # labels change no ranking
-    assert result.labels["pooled_labels"] >= 20
+    assert result.labels.pooled_labels >= 20
     holes_before = sum(row["holes"] for row in before["bounds"])
-    holes_after = sum(row["holes"] for row in result.bounds)
+    holes_after = sum(row.holes for row in result.bounds)
     assert holes_after < holes_before
     markdown = (study.parent / "out" / "study.md").read_text(encoding="utf-8")
     for verdict in result.verdicts:

@@ -98,7 +98,9 @@ def test_no_sensitive_text_reaches_any_artefact(tmp_path: Path) -> None:
     (tmp_path / "study.toml").write_text(STUDY)
     with plugins("recall-kit-fts5", "recall-kit-bm25"):
         study, _ = run_study(tmp_path / "study.toml")
-    assert study.corpus == {"source": "sqlite", "memories": 337, "sensitive_dropped": 4, "importance_share": 1.0}
+    from recall_kit.study.result import CorpusSummary
+
+    assert study.corpus == CorpusSummary("sqlite", 337, 4, 1.0)
     assert study.strata[0].built.startswith("generated from the corpus alone")
     files = [path for path in (tmp_path / "out").rglob("*") if path.is_file()]
     corpus = (tmp_path / "out" / "steps" / "corpus" / "corpus.jsonl").read_text()

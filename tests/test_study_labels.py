@@ -84,10 +84,14 @@ def test_every_verdict_says_whether_it_can_flip_and_labels_rerun_only_what_they_
     path = write(tmp_path)
     first, _ = run_study(path)
     scopes = {v.scope for v in first.verdicts}
-    assert {(b["scope"], b["metric"]) for b in first.bounds if b["candidate"] == "bm25"} == \
+    assert {(b.scope, b.metric) for b in first.bounds if b.candidate == "bm25"} == \
         {(scope, metric) for scope in scopes for metric in ("recall@5", "mrr@5")}
     for bound in first.bounds:
-        assert bound["low"] <= bound["delta"] <= bound["high"] and bound["low"] <= bound["all_relevant"] <= bound["high"]
+        assert bound.low <= bound.delta <= bound.high and bound.low <= bound.all_relevant <= bound.high
+    for verdict in first.verdicts:
+        rows = [b for b in first.bounds if b.scope == verdict.scope and b.candidate == verdict.system]
+        assert verdict.bounds.can_flip == any(b.can_flip for b in rows)
+        assert verdict.bounds.delta_if_none_relevant == rows[0].delta
     markdown = (tmp_path / "out" / "study.md").read_text(encoding="utf-8")
     assert "What the unjudged pairs can do to each verdict" in markdown
     holes = next(t for t in first.threats if t.key == "holes")
@@ -110,15 +114,15 @@ def test_every_verdict_says_whether_it_can_flip_and_labels_rerun_only_what_they_
     second, build = run_study(path)
     assert {"judgments", "eval/fts5", "eval/bm25", "bounds", "document"} <= set(build.computed)
     assert not [step for step in build.computed if step.startswith("run/")]
-    assert second.labels["pooled_labels"] == len(pairs)
-    people = second.agreement["people"]
-    assert people["assessors"] == {"alice": len(pairs), "bob": len(pairs[::2])}
-    assert people["between"][0]["n"] == len(pairs[::2])
+    assert second.labels.pooled_labels == len(pairs)
+    people = second.people
+    assert people.assessors == {"alice": len(pairs), "bob": len(pairs[::2])} and people.added == len(pairs)
+    assert people.between[0]["n"] == len(pairs[::2])
+    assert second.agreement.measured and second.agreement.n == len(pairs[::2])
     markdown = (tmp_path / "out" / "study.md").read_text(encoding="utf-8")
     assert f"**people**: alice {len(pairs)} grades, bob {len(pairs[::2])} grades" in markdown
     assert "kappa alice / bob" in markdown
-    holes_of = {(b["scope"], b["metric"], b["candidate"]): b["holes"] for b in first.bounds}
-    assert sum(b["holes"] for b in second.bounds) < sum(holes_of.values())
+    assert sum(b.holes for b in second.bounds) < sum(b.holes for b in first.bounds)
     third, build = run_study(path)
     assert build.computed == []
 
@@ -157,7 +161,7 @@ def test_a_model_judge_grades_a_sample_of_the_ordered_pairs(tmp_path: Path, reca
     assert len(IdJudge.asked) == 30
     sample = json.loads((tmp_path / "out" / "steps" / "judgments" / "sample.json").read_text())
     assert sample["sample"] == sample["judged"] == 30 and sample["seconds_left"] == 0
-    assert result.labels["pooled_labels"] == 30
+    assert result.labels.pooled_labels == 30
     # a person grades five of the pairs the model graded: kappa against the model judge
     from recall_kit.curate.judge import read_qrels_file
 
@@ -169,6 +173,6 @@ def test_a_model_judge_grades_a_sample_of_the_ordered_pairs(tmp_path: Path, reca
     IdJudge.asked = []
     again, build = run_study(path)
     assert "agreement" in build.computed and not [s for s in build.computed if s.startswith("run/")]
-    against = again.agreement["people"]["against_model"]
+    against = again.people.against_model
     assert [(row["assessor"], row["n"]) for row in against] == [("alice", 5)]
-    assert again.agreement["measured"] and again.agreement["kappa"] == against[0]["kappa"]
+    assert again.agreement.measured and again.agreement.kappa == against[0]["kappa"]

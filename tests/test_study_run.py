@@ -111,7 +111,7 @@ def test_the_document_and_the_manifest_are_json_and_text(small_study: Path) -> N
     assert list(manifest["steps"])[:3] == ["corpus", "evaluation-set", "lint"]
     assert not list(folder.rglob("*.pkl")) and not list(folder.rglob("*.pickle"))
     study = json.loads((folder / "study.json").read_text())
-    assert study["schema"] == "recall-kit/study/1"
+    assert study["schema"] == "recall-kit/study/2"
     markdown = (folder / "study.md").read_text()
     assert markdown.index("## Bottom line") < markdown.index("## Methodology") < markdown.index("## Head-to-head")
     assert "## Threats to validity" in markdown and "Checked and not found" in markdown
@@ -126,8 +126,8 @@ def test_changing_one_candidate_reruns_only_it_and_its_dependents(tmp_path: Path
     assert states["run/bm25"] == "stale" and states["run/fts5"] == "done" and states["run/hybrid"] == "done"
     _, build = run_study(path)
     # the pool is made from every run, the judgments from the pool (the same labels: nothing after them
-    # changes but bm25's own evaluation), the comparison and the bounds from every evaluation, the document from all
-    assert build.computed == ["run/bm25", "pool", "judgments", "eval/bm25", "compare", "bounds", "document"]
+    # changes but bm25's own evaluation), the comparisons and the bounds from every evaluation, the document from all
+    assert build.computed == ["run/bm25", "pool", "judgments", "eval/bm25", "compare", "simpler", "bounds", "document"]
 
 
 def test_status_says_missing_before_a_run(tmp_path: Path) -> None:
@@ -191,7 +191,54 @@ def test_a_step_whose_files_were_changed_is_stale_and_rebuilt_alone(small_study:
     lint.write_text("{}")
     states = {state.name: (state.state, state.why) for state in study_status(small_study)}
     assert states["lint"] == ("stale", "its files changed or went missing")
-    assert states["document"][0] == "stale"
+    assert states["document"] == ("pending", "recomputed only if what lint writes comes out different")
+    assert [name for name, (state, _) in states.items() if state != "done"] == ["lint", "document"]
     _, build = run_study(small_study)
     assert build.computed == ["lint"]  # rebuilt as it was: nothing that reads it changes
     assert lint.read_bytes() == original
+
+
+def test_a_long_step_off_a_terminal_says_it_is_alive_and_on_a_terminal_does_not() -> None:
+    import time
+
+    from recall_kit.study.graph import heartbeat
+
+    lines: list[str] = []
+    with heartbeat("ablation", lines.append, every=0.05, terminal=False):
+        time.sleep(0.3)
+    assert len(lines) >= 2 and lines[0].startswith("study: ablation: still computing (")
+    quiet: list[str] = []
+    with heartbeat("ablation", quiet.append, every=0.05, terminal=True):
+        time.sleep(0.2)
+    assert quiet == []
+
+
+def test_a_generator_that_falls_short_says_asked_and_generated(tmp_path: Path) -> None:
+    """`exact = N` beyond what the corpus yields: the stratum says "asked N, generated M" (M < N), and
+    a request the corpus meets says nothing of the kind."""
+    from study_support import LEXICAL_PAIR
+
+    text = f"""
+[study]
+name = "short"
+folder = "out"
+resamples = 200
+
+[store]
+jsonl = "{(EXAMPLE / 'corpus.jsonl').as_posix()}"
+
+[evaluation_set]
+queries = "generated"
+exact = {{exact}}
+""" + LEXICAL_PAIR
+    path = tmp_path / "study.toml"
+    path.write_text(text.format(exact=5000))
+    with plugins("recall-kit-fts5", "recall-kit-bm25"):
+        study, _ = run_study(path)
+    [stratum] = study.strata
+    assert f"asked 5000, generated {stratum.queries})" in stratum.built and stratum.queries < 5000
+    assert f"asked 5000, generated {stratum.queries}" in (tmp_path / "out" / "study.md").read_text()
+    path.write_text(text.format(exact=20))
+    with plugins("recall-kit-fts5", "recall-kit-bm25"):
+        study, _ = run_study(path)
+    assert study.strata[0].queries == 20 and "asked" not in study.strata[0].built

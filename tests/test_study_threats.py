@@ -10,16 +10,27 @@ from pathlib import Path
 import pytest
 from study_support import plugins
 
-from recall_kit.decide.compare import ComparisonRow
+from recall_kit.measure.result import SavedDelta
 from recall_kit.study import threats
 from recall_kit.study.collect import minimum_detectable, stratum_summaries, system_summary
-from recall_kit.study.result import LegReach, StratumSummary, StudyResult, SystemSummary
+from recall_kit.study.result import (
+    AblationSummary,
+    AgreementSummary,
+    CorpusSummary,
+    LabelsSummary,
+    LegReach,
+    ProductionSummary,
+    StratumSummary,
+    StudyResult,
+    SweepSummary,
+    SystemSummary,
+)
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "memories"
 
 
-_ROW = ComparisonRow(system="hybrid", metric="recall@5", scope="overall", n=80, baseline=0.5, value=0.6, delta=0.1,
-                     ci_low=0.05, ci_high=0.15, prob_not_better=0.0, p_value=0.001, p_holm=0.03)
+_ROW = SavedDelta(system="hybrid", metric="recall@5", scope="overall", n=80, baseline=0.5, value=0.6, delta=0.1,
+                  ci_low=0.05, ci_high=0.15, p_value=0.001, p_holm=0.03, significant=True)
 
 
 def clean_study() -> StudyResult:
@@ -32,16 +43,15 @@ def clean_study() -> StudyResult:
 
     return StudyResult(
         name="clean", hook_k=5, decision_metrics=["recall@5", "mrr@5"], exploratory_metrics=[], baseline="fts5",
-        seed=0, resamples=10000, corpus={"source": "dataset", "memories": 500, "sensitive_dropped": 0,
-                                        "importance_share": 1.0},
+        seed=0, resamples=10000, corpus=CorpusSummary("dataset", 500, 0, 1.0),
         strata=[StratumSummary("paraphrase", 80, "supplied by the user", False, 0.3, 0.7,
                                {"recall@5": 0.05, "mrr@5": 0.04})],
-        labels={"source": "judge", "pooled_labels": 400, "pool_depth": 10, "pool_ids": 400, "pool_queries": 80},
-        agreement={"measured": True, "kappa": 0.74, "n": 200},
+        labels=LabelsSummary("judge", 400, 10, 400, 80),
+        agreement=AgreementSummary(measured=True, kappa=0.74, n=200),
         systems=[system("fts5", ["fts5"], ["importance"], {}),
                  system("hybrid", ["fts5", "dense"], ["rrf", "importance"], {"dense": "minilm"})],
-        head_to_head=[_ROW] * 30, ablation={"skipped": "none"}, sweep={"holdout": 0.5, "settings": 3},
-        production={"substrate": "fts5", "embedding_model": "minilm", "priors": ["importance"]},
+        head_to_head=[_ROW] * 30, ablation=AblationSummary(skipped="none"), sweep=SweepSummary(holdout=0.5, settings=3),
+        production=ProductionSummary(substrate="fts5", embedding_model="minilm", priors=["importance"]),
     )
 
 
@@ -75,7 +85,7 @@ CASES = [
     # key, the change that plants it, a word its evidence must hold
     ("holes", _set(systems__1__unjudged_share=0.3), "30% of its top-5 ids are unjudged"),
     ("unpooled-labels", _set(labels__pooled_labels=0, labels__source="qrels"), "none was added by judging"),
-    ("judge-agreement", _set(agreement={"measured": False, "why": "one judge"}), "one judge"),
+    ("judge-agreement", _set(agreement=AgreementSummary(measured=False, why="one judge")), "one judge"),
     ("judge-agreement", _set(agreement__kappa=0.45), "kappa 0.45"),
     ("small-strata", _set(strata__0__queries=40), "40 queries; smallest detectable delta"),
     ("one-relevant", _set(strata__0__one_relevant_share=0.9), "90% of its queries have exactly one"),
@@ -83,7 +93,7 @@ CASES = [
     ("decision-k", _set(decision_metrics=["mrr"]), "reads the whole ranking"),
     ("unreachable-leg", _set(systems__1__reach=[LegReach("fts5", 1.0, 9, 80), LegReach("dense", 0.3, 0, 80)]),
      "leg 'dense' (weight 0.3) placed no id"),
-    ("no-holdout", _set(sweep={"holdout": None, "settings": 6}), "best of 6 settings on every query"),
+    ("no-holdout", _set(sweep=SweepSummary(holdout=None, settings=6)), "best of 6 settings on every query"),
     ("binary-ndcg", _set(decision_metrics=["ndcg@5"], strata__0__graded_share=0.1), "at most 10%"),
     ("production-mismatch", _set(production__substrate="pg-fts"), "production runs 'pg-fts'"),
     ("production-mismatch", _set(production__embedding_model="e5-large"), "production uses 'e5-large'"),
@@ -109,9 +119,9 @@ def test_a_weight_zero_leg_is_not_unreachable() -> None:
 def test_priors_said_to_be_none_leave_importance_out_without_a_threat() -> None:
     study = planted(_set(systems__0__fusions=[], systems__1__fusions=["rrf"], production__priors=[]))
     assert threats.production_prior(study) is None
-    study.production.pop("priors")  # not said: the store's importance field counts as a prior
+    study.production.priors = None  # not said: the store's importance field counts as a prior
     assert threats.production_prior(study) is not None
-    study.corpus["importance_share"] = 0.0
+    study.corpus.importance_share = 0.0
     assert threats.production_prior(study) is None
 
 
@@ -170,3 +180,35 @@ def test_label_shape_from_a_planted_dataset(tmp_path: Path) -> None:
     study = planted(_set(strata=[stratum], decision_metrics=["ndcg@5"]))
     keys = [t.key for t in threats.detect(study)[0]]
     assert keys == ["small-strata", "one-relevant", "binary-ndcg"]
+
+
+def test_an_unreachable_stratum_is_found_and_a_reachable_or_saturated_one_is_not() -> None:
+    from recall_kit.study.collect import mark_reach
+
+    study = planted(_set(strata__0__queries=10))
+    mark_reach(study.strata, family_rows=32, resamples=2000)
+    threat = threats.unreachable_stratum(study)
+    assert threat is not None and "times the family's 32 rows 0.0625" in threat.evidence[0]
+    mark_reach(study.strata, family_rows=4, resamples=2000)  # 2^-9 * 4 < 0.05
+    assert threats.unreachable_stratum(study) is None
+    mark_reach(study.strata, family_rows=32, resamples=2000)
+    study.strata[0].saturated = ["recall@5"]  # saturated: said as such, not as unreachable
+    assert threats.unreachable_stratum(study) is None
+    assert threats.saturated_stratum(study) is not None
+
+
+def test_a_saturated_stratum_is_found_and_left_out_of_leg_reach(tmp_path: Path) -> None:
+    from recall_kit import SystemSpec, load_dataset, run_benchmark
+    from recall_kit.study.collect import leg_reach, saturation
+
+    with plugins("recall-kit-fts5", "recall-kit-bm25", "recall-kit-fusion"):
+        example = load_dataset(EXAMPLE)
+        fused = run_benchmark(SystemSpec(retriever="fts5+bm25", fusions=["rrf"]), example, k=5, metrics=["recall@5"], latency_sample=0)
+        fts5 = run_benchmark("fts5", example, k=5, metrics=["recall@5"], latency_sample=0)
+    found = saturation({"fts5": fts5, "fused": fused}, ["recall@5"])
+    assert found["exact"] == ["recall@5"]  # both at 1.000 on the example's exact stratum
+    assert found["paraphrase"] == [] and found["multihop"] == []
+    every = leg_reach(fused, 5)
+    kept = leg_reach(fused, 5, {"exact"})
+    assert every[0].queries == 120 and kept[0].queries == 80
+    assert leg_reach(fused, 5, {"exact", "paraphrase", "multihop"}) == []  # nothing left to check

@@ -69,6 +69,8 @@ def compare_command(
     report: ReportOption = "table",
     output: OutputOption = None,
     test: TestOption = "randomisation",
+    names: Annotated[str | None, typer.Option("--names", help="Names for the results, comma-separated, one per file in order (default: each system's label).")] = None,
+    primary_strata: Annotated[bool, typer.Option("--primary-strata", help="Put the primary metrics' per-stratum rows in the Holm family too (as recall-kit study does).")] = False,
     bounds: Annotated[Path | None, typer.Option("--bounds", metavar="QRELS", help="The qrels the results were scored with: also show what the unjudged ids in each top k could do to each delta and verdict (all relevant / none, 'can flip' or 'cannot flip').")] = None,
 ) -> None:
     """Compare result files of one dataset with the first: paired deltas, 95% bootstrap intervals,
@@ -81,7 +83,8 @@ def compare_command(
     inputs = {f"result {p}": p for p in results} | ({"--bounds": bounds} if bounds is not None else {})
     check_outputs({"--json": json_out, "--output": output}, inputs=inputs)
     comparison = compare_files(results, metrics=_split_names(metrics), n_resamples=bootstrap, seed=seed,
-                               primary=_split_names(primary), test=test)
+                               primary=_split_names(primary), test=test,
+                               names=None if names is None else names.split(","), primary_strata=primary_strata)
     shown_report = comparison_report(comparison)
     document = comparison.to_dict()
     if bounds is not None:

@@ -71,11 +71,18 @@ def _bottom_line(result: object) -> list[str]:
 def study_status_command(
     study: Annotated[Path, typer.Argument(help="The study file (study.toml).")],
 ) -> None:
-    """Say, for each step, whether it is done, stale (and why) or missing. Exit 1 unless all are done."""
+    """Say, for each step, whether it is done, stale (and why), missing, or pending (a run recomputes
+    it only if a step it reads comes out different). A run recomputes exactly the stale and missing
+    steps, and the pending ones whose inputs change. Exit 1 unless all are done."""
     from recall_kit.study import study_status
 
     states = study_status(study)
     for state in states:
         typer.echo(f"{state.state:8} {state.name}" + (f"  ({state.why})" if state.why and state.state != "done" else ""))
+    sure = [state.name for state in states if state.state in ("stale", "missing")]
+    maybe = [state.name for state in states if state.state == "pending"]
+    if sure or maybe:
+        typer.echo(f"a run recomputes: {', '.join(sure) or 'nothing for certain'}"
+                   + (f"; and, if their inputs come out different: {', '.join(maybe)}" if maybe else ""))
     if any(state.state != "done" for state in states):
         raise typer.Exit(1)

@@ -517,12 +517,28 @@ def compare_files(
     seed: int = 0,
     primary: Sequence[str] | None = None,
     test: str = "randomisation",
+    names: Sequence[str] | None = None,
+    primary_strata: bool = False,
 ) -> Comparison:
-    """`recall-kit compare`: load the files and compare each with the first."""
+    """`recall-kit compare`: load the files and compare each with the first. `names` labels the
+    results (one per file, in order; default: each system's label); `primary_strata` puts the
+    primary metrics' per-stratum rows in the Holm family beside the overall ones (as a study does)."""
     if n_resamples < 1:
         raise ResultFileError(f"--bootstrap must be at least 1, got {n_resamples}.")
     named = load_results(paths)
+    if names is not None:
+        named = [(name, result) for name, (_, result) in zip(_checked_names(names, len(paths)), named, strict=True)]
     refuse_failed_results(named)
     return compare_results(named, metrics=metrics, n_resamples=n_resamples, seed=seed,
-                           primary=primary, test=test)
+                           primary=primary, test=test, primary_strata=primary_strata)
+
+
+def _checked_names(names: Sequence[str], files: int) -> list[str]:
+    """`--names`: one name per result file, none empty, none twice."""
+    names = [name.strip() for name in names]
+    if len(names) != files:
+        raise OptionError(f"--names gives {len(names)} names for {files} result files: give one per file, in order.")
+    if any(not name for name in names) or len(set(names)) != len(names):
+        raise OptionError(f"--names must be distinct and non-empty, got {','.join(names)!r}.")
+    return names
 

@@ -441,42 +441,6 @@ class Holes:
         return len(self.order())
 
 
-def holes_of_results(
-    results: Sequence[tuple[str, object]],
-    qrels: Mapping[str, Mapping[str, int]],
-    metrics: Sequence[str],
-    *,
-    strata: bool = True,
-    primary: Sequence[str] | None = None,
-    test: str = "randomisation",
-    n_resamples: int = 2000,
-    seed: int = 0,
-    relevance_level: int = 1,
-) -> Holes:
-    """`Holes` for each candidate result against the first (the baseline), on `metrics`, overall and
-    per stratum; Holm's family is the `primary` metrics' overall rows (as `compare`), the rest apart."""
-    from recall_kit.measure.result import BenchmarkResult
-
-    named = [(label, result) for label, result in results if isinstance(result, BenchmarkResult)]
-    (base_label, base), *others = named
-    rankings = {label: result.rankings() for label, result in named}
-    query_ids = tuple(base.query_ids)
-    scopes: dict[str, tuple[str, ...]] = {"overall": query_ids}
-    if strata:
-        stratum_of = base.stratum_of()
-        by: dict[str, list[str]] = {}
-        for query in query_ids:
-            by.setdefault(stratum_of[query], []).append(query)
-        if len(by) > 1:
-            scopes.update({name: tuple(queries) for name, queries in by.items()})
-    primary = list(primary or metrics[:1])
-    contrasts = [Contrast(base_label, label, metric, scope, queries,
-                          family="primary" if metric in primary and scope == "overall" else "exploratory")
-                 for label, _ in others for metric in metrics for scope, queries in scopes.items()]
-    return Holes(rankings, qrels, contrasts, test=test, n_resamples=n_resamples, seed=seed,
-                 relevance_level=relevance_level)
-
-
 def boundable(metrics: Sequence[str]) -> list[str]:
     """The metrics bounds can be computed for: a rank cutoff, and not a diagnostic (judged@k)."""
     from recall_kit.decide.compare import is_diagnostic
@@ -504,9 +468,18 @@ def bounds_of_comparison(comparison: object, qrels: Mapping[str, Mapping[str, in
     if not metrics:
         raise BoundsError(f"None of the compared metrics ({', '.join(comparison.metrics)}) reads a top k: bounds need "
                           "one such as recall@5.")
-    named = list(zip(comparison.labels, comparison.results, strict=True))
-    holes = holes_of_results(named, qrels, metrics, primary=[m for m in comparison.primary if m in metrics],
-                             test=comparison.test, n_resamples=comparison.n_resamples, seed=comparison.seed)
+    base = comparison.results[0]
+    rankings = {label: result.rankings() for label, result in zip(comparison.labels, comparison.results, strict=True)}
+    stratum_of = base.stratum_of()
+    scopes: dict[str, tuple[str, ...]] = {"overall": tuple(base.query_ids)}
+    for query in base.query_ids:
+        scopes.setdefault(stratum_of[query], ())
+    scopes = {scope: tuple(q for q in base.query_ids if scope == "overall" or stratum_of[q] == scope) for scope in scopes}
+    # each row's own Holm family, as the comparison tested it (primary, with or without its strata)
+    contrasts = [Contrast(comparison.baseline, row.system, row.metric, row.scope, scopes[row.scope], family=row.family)
+                 for row in comparison.rows if row.metric in metrics and row.scope in scopes]
+    holes = Holes(rankings, qrels, contrasts, test=comparison.test, n_resamples=comparison.n_resamples,
+                  seed=comparison.seed)
     return holes.bounds()
 
 

@@ -22,9 +22,9 @@ STORE_KEYS = {
 _TABLES = {"study", "store", "evaluation_set", "judging", "systems", "ablation", "sweep", "production", "cost"}
 _KEYS = {
     "study": {"name", "folder", "seed", "hook_k", "decision_metrics", "exploratory_metrics", "baseline",
-              "resamples", "executor", "executor_address"},
+              "resamples", "executor", "executor_address", "margin"},
     "evaluation_set": {"queries", "qrels", "exact", "exact_options", "generate", "generate_options", "min_queries"},
-    "judging": {"pool_depth", "judge", "options", "agreement", "people", "sample"},
+    "judging": {"pool_depth", "judge", "options", "agreement", "min_kappa", "people", "sample"},
     "ablation": {"system"},
     "sweep": {"system", "grid", "holdout", "guards", "target"},
     "production": {"system", "substrate", "embedding_model", "priors"},
@@ -115,6 +115,11 @@ class StudyConfig:
     #: Where the ablation's and the sweep's tasks run: "local" (in turn, here) or "ray" (`--executor ray`).
     executor: str = "local"
     executor_address: str | None = None
+    #: `[study] margin`: a simpler system within this much of the best on every decision metric (its
+    #: interval's lower end) is "as good as" it (non-inferiority); None: no margin, significance decides.
+    margin: float | None = None
+    #: `[judging] min_kappa`: judge agreement below this makes the verdict provisional.
+    min_kappa: float = 0.6
 
     def system(self, name: str) -> SystemConfig:
         for system in self.systems:
@@ -317,6 +322,9 @@ def load_study(path: str | Path) -> StudyConfig:
         executor=_typed(source, "[study] executor", study.get("executor", "local"), str),
         executor_address=study.get("executor_address"),
         latency_sample=_number(source, "[cost] latency_sample", _table(source, data, "cost").get("latency_sample", 40), 0),
+        margin=None if study.get("margin") is None else _number(source, "[study] margin", study["margin"], 0.0,
+                                                                integer=False),
+        min_kappa=_number(source, "[judging] min_kappa", judging.get("min_kappa", 0.6), -1.0, integer=False),
     )
     _check_references(config)
     return config

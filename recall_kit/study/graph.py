@@ -15,7 +15,8 @@ import hashlib
 import os
 import shutil
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -96,6 +97,39 @@ class BuildLog:
     seconds: dict[str, float] = field(default_factory=dict)
 
 
+#: Seconds between two "still computing" lines of a long step when no terminal shows progress.
+HEARTBEAT_SECONDS = 10.0
+
+
+@contextmanager
+def heartbeat(name: str, log: Callable[[str], None], every: float = HEARTBEAT_SECONDS,
+              terminal: bool | None = None) -> Iterator[None]:
+    """While the block runs, log "still computing" every `every` seconds, unless stderr is a terminal
+    (where the steps' own progress shows): a log file or a CI job sees that a long step is alive."""
+    import sys
+    import threading
+
+    if terminal is None:
+        terminal = sys.stderr.isatty()
+    if terminal:
+        yield
+        return
+    stop = threading.Event()
+    started = time.perf_counter()
+
+    def beat() -> None:
+        while not stop.wait(every):
+            log(f"study: {name}: still computing ({time.perf_counter() - started:.0f} s)")
+
+    thread = threading.Thread(target=beat, name=f"study-heartbeat-{name}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
 class StudyGraph:
     """The steps of one study folder, run in order; the manifest says what is done."""
 
@@ -158,9 +192,9 @@ class StudyGraph:
         before it found done."""
         if step.name not in self.records:
             return StepState(step.name, "missing", "never run")
-        waiting = [need for need in [*step.needs, *step.after] if need not in done]
-        if waiting:
-            return StepState(step.name, "stale", f"waits on {', '.join(waiting)}")
+        unrecorded = [need for need in step.needs if need not in self.records]
+        if unrecorded:
+            return StepState(step.name, "stale", f"waits on {', '.join(unrecorded)} (never run)")
         if not self._intact(step.name):
             return StepState(step.name, "stale", "its files changed or went missing")
         try:
@@ -169,6 +203,9 @@ class StudyGraph:
             return StepState(step.name, "stale", str(error))
         if self.fingerprint(step, inputs) != self.records[step.name].fingerprint:
             return StepState(step.name, "stale", "its inputs changed")
+        waiting = [need for need in [*step.needs, *step.after] if need not in done]
+        if waiting:  # a run recomputes it only if what it reads comes out different
+            return StepState(step.name, "pending", f"recomputed only if what {', '.join(waiting)} writes comes out different")
         return StepState(step.name, "done")
 
     def status(self) -> list[StepState]:
@@ -205,7 +242,8 @@ class StudyGraph:
                 continue
             log(f"study: {step.name}: computing ({'inputs changed' if record else 'not yet run'})")
             started = time.perf_counter()
-            self._build(step, inputs)
+            with heartbeat(step.name, log):
+                self._build(step, inputs)
             seconds = time.perf_counter() - started
             self.records[step.name] = StepRecord(fingerprint, folder_hashes(self.path(step.name)), seconds)
             self._write_manifest()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import glob
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -122,41 +123,101 @@ def people_agreement(people: Mapping[str, Grades], model: Grades | None, seed: i
 # -- bounds ---------------------------------------------------------------------------------------
 
 
-def decision_bounds(config: StudyConfig, graph: StudyGraph) -> list[dict[str, Any]]:
-    """The bounds of every decision row (each candidate against the baseline, each decision metric
-    with a rank cutoff, overall and per stratum; Holm over them all, as the comparison)."""
+@dataclass(frozen=True)
+class BoundsReads:
+    """What the bounds step reads: the head-to-head's systems (the baseline first) and the compare-down
+    systems (the best candidate first), the decision metrics, resamples and seed."""
+
+    systems: list[str]
+    simpler: list[str]
+    decision: list[str]
+    resamples: int
+    seed: int
+
+
+def bounds_reads(config: StudyConfig, graph: StudyGraph) -> BoundsReads:
+    from recall_kit.study.steps import compare_reads, simpler_reads
+
+    head = compare_reads(config)
+    simpler = simpler_reads(config, graph).systems if len(head.systems) > 2 else []
+    return BoundsReads(head.systems, simpler, list(config.decision_metrics), config.resamples, config.seed)
+
+
+def decision_bounds(reads: BoundsReads, graph: StudyGraph) -> tuple[list[Any], list[Any]]:
+    """The bounds of every decision row: each candidate against the baseline on each decision metric
+    with a rank cutoff, overall and per stratum (one Holm family, as the comparison); and the best
+    candidate against each simpler one, overall (their own family, as the compare-down step)."""
     from recall_kit import load_dataset, load_result
     from recall_kit.decide.holes import Holes, boundable, decision_contrasts
 
     dataset = load_dataset(graph.path("judgments") / "dataset")
-    names = [s.name for s in config.systems]
+    names = list(dict.fromkeys([*reads.systems, *reads.simpler]))
     results = {name: load_result(graph.path(f"eval/{name}") / "result.json") for name in names}
-    base = results[config.baseline]
-    contrasts = decision_contrasts(config.baseline, [n for n in names if n != config.baseline],
-                                   boundable(config.decision_metrics), base.query_ids, base.stratum_of())
-    if not contrasts:
-        return []
-    holes = Holes({name: result.rankings() for name, result in results.items()}, dataset.qrels, contrasts,
-                  n_resamples=config.resamples, seed=config.seed)
-    return [bound.to_dict() for bound in holes.bounds()]
+    base = results[reads.systems[0]]
+    metrics = boundable(reads.decision)
+    head = decision_contrasts(reads.systems[0], reads.systems[1:], metrics, base.query_ids, base.stratum_of())
+    down = decision_contrasts(reads.simpler[0], reads.simpler[1:], metrics, base.query_ids,
+                              dict.fromkeys(base.query_ids, ""), family="simpler") if reads.simpler else []
+    if not head and not down:
+        return [], []
+    holes = Holes({name: result.rankings() for name, result in results.items()}, dataset.qrels, [*head, *down],
+                  n_resamples=reads.resamples, seed=reads.seed)
+    found = holes.bounds()
+    return found[:len(head)], found[len(head):]
 
 
-def make_bounds(config: StudyConfig, graph: StudyGraph, folder: Path) -> None:
+def make_bounds(reads: BoundsReads, graph: StudyGraph, folder: Path) -> None:
     """The bounds step: bounds.json."""
     from recall_kit.fileio import write_json_atomic
 
-    write_json_atomic(folder / "bounds.json", {"rows": decision_bounds(config, graph)})
+    head, down = decision_bounds(reads, graph)
+    write_json_atomic(folder / "bounds.json", {"rows": [b.to_dict() for b in head],
+                                               "simpler": [b.to_dict() for b in down]})
 
 
 # -- what the document says -----------------------------------------------------------------------
 
 
+def attach_bounds(study: Any, found: Mapping[str, Any], people: Mapping[str, Any] | None,
+                  agreement: Mapping[str, Any] | None) -> None:
+    """Put the bounds step's rows on the study result: every row (`study.bounds`), each verdict's
+    summary (`Verdict.bounds`) and each compare-down pair's (`SimplerComparison.bounds`); and the
+    people's labels with their agreement (`study.people`)."""
+    from recall_kit.decide.holes import PairedBounds
+    from recall_kit.study.result import PeopleSummary
+
+    study.bounds = [PairedBounds.from_dict(row) for row in found.get("rows", [])]
+    down = [PairedBounds.from_dict(row) for row in found.get("simpler", [])]
+    for verdict in study.verdicts:
+        verdict.bounds = hole_bounds([b for b in study.bounds if b.candidate == verdict.system
+                                      and b.scope == verdict.scope])
+    if study.recommendation is not None:
+        for pair in study.recommendation.comparisons:
+            pair.bounds = hole_bounds([b for b in down if b.baseline == pair.best and b.candidate == pair.simpler])
+    agreement = agreement or {}
+    if people or agreement:
+        study.people = PeopleSummary(assessors=agreement.get("assessors", {}), added=(people or {}).get("added"),
+                                     between=agreement.get("between", []),
+                                     against_model=agreement.get("against_model", []))
+
+
+def hole_bounds(rows: Sequence[Any]) -> Any:
+    """One verdict's (or pair's) `HoleBounds`: it can flip when any of its rows can; the deltas are its
+    first decision metric's. None without rows."""
+    from recall_kit.study.result import HoleBounds
+
+    if not rows:
+        return None
+    first = rows[0]
+    judged_only = (None if first.condensed_baseline is None or first.condensed_candidate is None
+                   else first.condensed_candidate - first.condensed_baseline)
+    return HoleBounds(can_flip=any(b.can_flip for b in rows), delta_if_all_relevant=first.all_relevant,
+                      delta_if_none_relevant=first.delta, judged_only_delta=judged_only)
+
+
 def verdict_bounds(study: Any) -> list[tuple[Any, list[Any]]]:
     """Each verdict with the bounds of its decision rows (the challenger's, in its scope)."""
-    from recall_kit.decide.holes import PairedBounds
-
-    bounds = [PairedBounds.from_dict(row) for row in study.bounds]
-    return [(verdict, [b for b in bounds if b.candidate == verdict.system and b.scope == verdict.scope])
+    return [(verdict, [b for b in study.bounds if b.candidate == verdict.system and b.scope == verdict.scope])
             for verdict in study.verdicts]
 
 
@@ -207,14 +268,13 @@ def _f(value: float | None) -> str:
 
 def people_line(study: Any) -> str | None:
     """Who labelled by hand, how many grades each gave, and their agreement (None: nobody)."""
-    people = study.agreement.get("people")
-    if not people:
+    people = study.people
+    if people is None or not people.assessors:
         return None
-    counts = ", ".join(f"{name} {n} grades" for name, n in people["assessors"].items())
-    added = study.labels.get("people", {}).get("added")
-    parts = [counts + (f"; {added} of their labels joined the judged set" if added is not None else "")]
-    parts += [f"kappa {p['a']} / {p['b']} {p['kappa']} on {p['n']} pairs" for p in people["between"]]
-    parts += [f"kappa {p['assessor']} / the model judge {p['kappa']} on {p['n']} pairs" for p in people["against_model"]]
-    if not people["between"] and len(people["assessors"]) > 1:
+    counts = ", ".join(f"{name} {n} grades" for name, n in people.assessors.items())
+    parts = [counts + (f"; {people.added} of their labels joined the judged set" if people.added is not None else "")]
+    parts += [f"kappa {p['a']} / {p['b']} {p['kappa']} on {p['n']} pairs" for p in people.between]
+    parts += [f"kappa {p['assessor']} / the model judge {p['kappa']} on {p['n']} pairs" for p in people.against_model]
+    if not people.between and len(people.assessors) > 1:
         parts.append("no pair graded by two assessors: agreement between them not measured")
     return "; ".join(parts)

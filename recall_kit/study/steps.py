@@ -8,8 +8,10 @@ document. `build_graph` wires them into a `StudyGraph`.
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -18,7 +20,7 @@ from recall_kit.errors import DatasetError, SpecError
 from recall_kit.fileio import write_json_atomic, write_jsonl_atomic
 from recall_kit.study.config import StudyConfig
 from recall_kit.study.graph import Step, StudyGraph, file_hash
-from recall_kit.study.labels import make_bounds
+from recall_kit.study.labels import BoundsReads, bounds_reads, make_bounds
 
 DATASET_FILES = ("corpus.jsonl", "queries.jsonl", "qrels.jsonl")
 
@@ -127,7 +129,9 @@ def make_evaluation_set(config: StudyConfig, corpus: Path, folder: Path) -> None
     requests = ([("exact", config.exact)] if config.exact else []) + list(config.generate.items())
     if requests:
         options = {"exact": config.exact_options, **config.generate_options}
-        generate_into(folder, requests, seed=config.seed, options=options)
+        summary = generate_into(folder, requests, seed=config.seed, options=options)
+        short = {name: f"; asked {wanted}, generated {summary.written.get(name, 0)}"
+                 for name, wanted in summary.requested.items() if summary.written.get(name, 0) < wanted}
         rows = _read_rows(folder / "queries.jsonl")
         for row in rows:
             generator = row.get("_generator")
@@ -136,8 +140,9 @@ def make_evaluation_set(config: StudyConfig, corpus: Path, folder: Path) -> None
             if row.get("stratum") in supplied:  # the user's own stratum stays apart from a generated one
                 row["stratum"] = f"{row['stratum']}-generated"
             built[row["stratum"]] = (f"generated from the corpus alone by 'exact' (seed {config.seed}; no system "
-                                     "in the loop)" if generator == "exact" else
-                                     f"generated from the corpus by the {generator!r} generator (seed {config.seed})")
+                                     "in the loop" if generator == "exact" else
+                                     f"generated from the corpus by the {generator!r} generator (seed {config.seed}"
+                                     ) + short.get(generator, "") + ")"
         write_jsonl_atomic(folder / "queries.jsonl", rows)
     dataset = load_dataset(folder)
     write_json_atomic(folder / "strata.json", {stratum: {"built": built.get(stratum, "supplied by the user"),
@@ -221,45 +226,76 @@ def _judge_pool(config: StudyConfig, graph: StudyGraph, judge: Any, grades_path:
     judge_with(judge, graph.path("pool") / "pool.jsonl", evaluation, grades_path, show=lambda line: None)
 
 
-def measure_agreement(config: StudyConfig, graph: StudyGraph) -> dict[str, Any]:
-    """The agreement step's hook point: a person's grades of a sample against the model judge's.
+@dataclass(frozen=True)
+class AgreementReads:
+    """What the agreement step reads: the person's grades (and their hash), the labels' source, the seed."""
 
-    With the user's qrels as the only labels there is no second judge. With a model judge,
-    `[judging] agreement` names the person's grades (qrels JSONL, as `recall-kit judge` writes,
-    or a calibration sample) and Cohen's kappa is measured on the pairs both graded."""
-    people = _people_agreement(config, graph)
-    if config.judge == "qrels":
-        if people is not None and people["between"]:
-            return {"measured": True, **people["between"][0], "people": people}
-        return {"measured": False, "why": "the labels come from one judge (the user's qrels); nothing to agree with",
-                **({"people": people} if people is not None else {})}
-    if people is not None and people["against_model"] and (config.agreement is None or not config.agreement.is_file()):
-        return {"measured": True, **people["against_model"][0], "people": people}
-    if config.agreement is None or not config.agreement.is_file():
-        return {"measured": False, "why": "the model judge's grades were never compared with a person's "
-                                          "([judging] agreement names none)"}
-    from recall_kit.curate.agreement import agreement
-    from recall_kit.curate.judge import read_qrels_file
-
-    measured = agreement(read_qrels_file(config.agreement),
-                         read_qrels_file(graph.path("judgments") / "model-grades.jsonl"), seed=config.seed)
-    return {"measured": True, **measured.to_dict()}
+    judge: str
+    agreement: str | None
+    agreement_hash: str | None
+    seed: int
+    #: People's label files (`recall-kit label`'s) -> their hashes: kappa between them and against a model judge.
+    people: dict[str, str | None] = dataclasses.field(default_factory=dict)
 
 
-def _people_agreement(config: StudyConfig, graph: StudyGraph) -> dict[str, Any] | None:
+def agreement_reads(config: StudyConfig) -> AgreementReads:
+    path = config.agreement
+    return AgreementReads(judge=config.judge, agreement=str(path) if path else None,
+                          agreement_hash=file_hash(path) if path and path.is_file() else None, seed=config.seed,
+                          people=_hashes(_people(config)))
+
+
+def agreement_against(reads: AgreementReads, graph: StudyGraph) -> Path:
+    """The labels a second judge's grades are compared with: the model judge's grades, or the user's qrels."""
+    if reads.judge == "qrels":
+        return graph.path("judgments") / "dataset" / "qrels.jsonl"
+    return graph.path("judgments") / "model-grades.jsonl"
+
+
+def measure_agreement(reads: AgreementReads, graph: StudyGraph) -> dict[str, Any]:
+    """The agreement step: a second judge's grades (`[judging] agreement`, qrels JSONL as `recall-kit
+    judge` writes) against the labels the study used (a model judge's grades, or the user's own qrels):
+    Cohen's kappa on the pairs both graded, as `recall-kit agreement` computes it."""
+    against = "the user's qrels" if reads.judge == "qrels" else f"the model judge {reads.judge!r}'s grades"
+    people = _people_agreement(reads, graph)
+    if people is not None and (reads.agreement is None or not Path(reads.agreement).is_file()):
+        if reads.judge != "qrels" and people["against_model"]:
+            first = people["against_model"][0]
+            return {"measured": True, "against": f"{against}, by {first['assessor']}", "kappa": first["kappa"],
+                    "n": first["n"], "kappa_ci": first["interval"], "people": people}
+        if people["between"]:
+            first = people["between"][0]
+            return {"measured": True, "against": f"between assessors {first['a']} and {first['b']}",
+                    "kappa": first["kappa"], "n": first["n"], "kappa_ci": first["interval"], "people": people}
+    if reads.agreement is None or not Path(reads.agreement).is_file():
+        why = ("the labels come from one judge (the user's qrels) and [judging] agreement names no second one"
+               if reads.judge == "qrels" else
+               "the model judge's grades were never compared with a person's ([judging] agreement names none)")
+        return {"measured": False, "why": why, **({"people": people} if people is not None else {})}
+    from recall_kit.curate.agreement import agreement_files
+
+    try:
+        measured = agreement_files(reads.agreement, agreement_against(reads, graph), seed=reads.seed)
+    except DatasetError as error:
+        return {"measured": False, "why": str(error).replace(str(graph.folder) + "/", "")}
+    return {"measured": True, "against": against, **measured.to_dict(),
+            **({"people": people} if people is not None else {})}
+
+
+def _people_agreement(reads: AgreementReads, graph: StudyGraph) -> dict[str, Any] | None:
     """Kappa between the people who labelled, and of each against the model judge (None: nobody labelled)."""
-    from recall_kit.study.labels import people_agreement, people_files, read_people
+    from recall_kit.study.labels import people_agreement, read_people
 
-    people = read_people(people_files(config))
+    people = read_people([Path(path) for path in reads.people])
     if not people:
         return None
     model = None
     grades = graph.path("judgments") / "model-grades.jsonl"
-    if config.judge != "qrels" and grades.is_file():
+    if reads.judge != "qrels" and grades.is_file():
         from recall_kit.curate.judge import read_qrels_file
 
         model = read_qrels_file(grades)
-    return people_agreement(people, model, seed=config.seed)
+    return people_agreement(people, model, seed=reads.seed)
 
 
 def make_eval(config: StudyConfig, graph: StudyGraph, name: str, folder: Path) -> None:
@@ -279,15 +315,61 @@ def make_eval(config: StudyConfig, graph: StudyGraph, name: str, folder: Path) -
 # -- deciding ---------------------------------------------------------------------------------------
 
 
-def make_compare(config: StudyConfig, graph: StudyGraph, folder: Path) -> None:
-    """`recall-kit compare`: every candidate against the baseline, per stratum, Holm over the decision rows."""
+@dataclass(frozen=True)
+class CompareReads:
+    """What a comparison step reads: the systems (the one the others are measured against first), the
+    metrics, which of them decide, the resamples, the seed and whether the strata join the Holm family."""
+
+    systems: list[str]
+    metrics: list[str]
+    decision: list[str]
+    resamples: int
+    seed: int
+    strata: bool
+
+
+def make_compare(reads: CompareReads, graph: StudyGraph, folder: Path) -> None:
+    """`recall-kit compare`: every system against the first, Holm over the decision rows (per stratum
+    too when `reads.strata`)."""
     from recall_kit import compare_results, load_result
 
-    order = [config.baseline, *(s.name for s in config.systems if s.name != config.baseline)]
-    named = [(name, load_result(graph.path(f"eval/{name}") / "result.json")) for name in order]
-    comparison = compare_results(named, metrics=config.metrics, n_resamples=config.resamples, seed=config.seed,
-                                 primary=config.decision_metrics, primary_strata=True)
+    if len(reads.systems) < 2:
+        write_json_atomic(folder / "skipped.json", {"why": "no other system to compare with"})
+        return
+    named = [(name, load_result(graph.path(f"eval/{name}") / "result.json")) for name in reads.systems]
+    comparison = compare_results(named, metrics=reads.metrics, n_resamples=reads.resamples, seed=reads.seed,
+                                 primary=reads.decision, primary_strata=reads.strata)
     write_json_atomic(folder / "comparison.json", comparison.to_dict())
+
+
+def compare_reads(config: StudyConfig) -> CompareReads:
+    """The head-to-head: every candidate against the baseline, per stratum, in one Holm family."""
+    order = [config.baseline, *(s.name for s in config.systems if s.name != config.baseline)]
+    return CompareReads(order, config.metrics, config.decision_metrics, config.resamples, config.seed, True)
+
+
+def simpler_reads(config: StudyConfig, graph: StudyGraph) -> CompareReads:
+    """The best candidate (best mean on the first decision metric over all queries) against every
+    other candidate but the baseline (the head-to-head has that pair): overall, one Holm family."""
+    from recall_kit import load_result
+
+    candidates = [s.name for s in config.systems if s.name != config.baseline]
+    means = {name: load_result(graph.path(f"eval/{name}") / "result.json").mean(config.decision_metrics[0])
+             for name in candidates}
+    best = max(candidates, key=lambda name: (means[name], -candidates.index(name)))
+    return CompareReads([best, *(name for name in candidates if name != best)], config.metrics,
+                        config.decision_metrics, config.resamples, config.seed, False)
+
+
+def declared(name: str, needs: list[str], kind: type, reads: Callable[[], Any],
+             make: Callable[[Any, Path], None], common: dict[str, Any], after: list[str] | None = None) -> Step:
+    """A step whose fingerprint covers exactly what it reads: `reads()` returns a `kind` (a frozen
+    dataclass of JSON values); its fields are the fingerprint's inputs (beside `common`), and `make`
+    gets the `kind` rebuilt from those inputs, nothing else of the study file."""
+    def run(folder: Path, values: dict[str, Any]) -> None:
+        make(kind(**{f.name: values[f.name] for f in dataclasses.fields(kind)}), folder)
+
+    return Step(name, needs, lambda: {**dataclasses.asdict(reads()), **common}, run, after=after or [])
 
 
 def best_hybrid(config: StudyConfig, graph: StudyGraph) -> str | None:
@@ -342,7 +424,7 @@ def make_document(config: StudyConfig, graph: StudyGraph, folder: Path) -> None:
     from recall_kit.study.collect import collect
     from recall_kit.study.document import render_html, render_markdown
 
-    result = collect(config, graph)
+    result = collect(config, graph, ablated=best_hybrid(config, graph))
     write_json_atomic(folder / "study.json", result.to_dict())
     (folder / "study.md").write_text(render_markdown(result), encoding="utf-8")
     (folder / "study.html").write_text(render_html(result), encoding="utf-8")
@@ -377,21 +459,19 @@ def build_graph(config: StudyConfig) -> StudyGraph:
              lambda: {"judge": config.judge, "options": config.judge_options, "sample": config.sample,
                       "people": _hashes(_people(config)), **common},
              lambda folder, _: make_judgments(config, graph, folder)),
-        Step("agreement", ["judgments"],
-             lambda: {"agreement": _hashes([config.agreement]) if config.agreement else None,
-                      "people": _hashes(_people(config)), **common},
-             lambda folder, _: write_json_atomic(folder / "agreement.json", measure_agreement(config, graph))),
+        declared("agreement", ["judgments"], AgreementReads, lambda: agreement_reads(config),
+                 lambda reads, folder: write_json_atomic(folder / "agreement.json", measure_agreement(reads, graph)),
+                 common),
     ]
     steps += [_system_step(config, lambda: graph, "eval", name, scoring, common) for name in names]
     evals = [f"eval/{n}" for n in names]
     steps += [
-        Step("compare", evals, lambda: {"baseline": config.baseline, "decision": config.decision_metrics,
-                                        "resamples": config.resamples, **common},
-             lambda folder, _: make_compare(config, graph, folder)),
-        Step("bounds", ["judgments", *evals], lambda: {"baseline": config.baseline,
-                                                        "decision": config.decision_metrics,
-                                                        "resamples": config.resamples, **common},
-             lambda folder, _: make_bounds(config, graph, folder)),
+        declared("compare", evals, CompareReads, lambda: compare_reads(config),
+                 lambda reads, folder: make_compare(reads, graph, folder), common),
+        declared("simpler", evals, CompareReads, lambda: simpler_reads(config, graph),
+                 lambda reads, folder: make_compare(reads, graph, folder), common),
+        declared("bounds", ["judgments", *evals], BoundsReads, lambda: bounds_reads(config, graph),
+                 lambda reads, folder: make_bounds(reads, graph, folder), common),
         Step("ablation", ["judgments"], lambda: _ablation_inputs(config, graph, scoring, common),
              lambda folder, inputs: make_ablation(config, graph, folder, inputs["chosen"]), after=evals),
         Step("sweep", ["judgments"],
@@ -447,7 +527,8 @@ def _document_inputs(config: StudyConfig) -> dict[str, Any]:
     """What the document reads from study.toml beside the artefacts."""
     return {"name": config.name, "baseline": config.baseline, "hook_k": config.hook_k,
             "decision": config.decision_metrics, "exploratory": config.exploratory_metrics,
-            "production": config.production, "min_queries": config.min_queries,
+            "production": config.production, "min_queries": config.min_queries, "margin": config.margin,
+            "min_kappa": config.min_kappa,
             "systems": {s.name: (s.describe(), str(s.config) if s.config else None) for s in config.systems},
             "sweep": [config.sweep_system, config.sweep_grid, config.sweep_holdout, config.sweep_guards],
             "source": str(config.source)}
