@@ -135,14 +135,6 @@ class BoundsReads:
     seed: int
 
 
-def bounds_reads(config: StudyConfig, graph: StudyGraph) -> BoundsReads:
-    from recall_kit.study.steps import compare_reads, simpler_reads
-
-    head = compare_reads(config)
-    simpler = simpler_reads(config, graph).systems if len(head.systems) > 2 else []
-    return BoundsReads(head.systems, simpler, list(config.decision_metrics), config.resamples, config.seed)
-
-
 def decision_bounds(reads: BoundsReads, graph: StudyGraph) -> tuple[list[Any], list[Any]]:
     """The bounds of every decision row: each candidate against the baseline on each decision metric
     with a rank cutoff, overall and per stratum (one Holm family, as the comparison); and the best

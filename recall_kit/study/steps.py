@@ -20,7 +20,7 @@ from recall_kit.errors import DatasetError, SpecError
 from recall_kit.fileio import write_json_atomic, write_jsonl_atomic
 from recall_kit.study.config import StudyConfig
 from recall_kit.study.graph import Step, StudyGraph, file_hash
-from recall_kit.study.labels import BoundsReads, bounds_reads, make_bounds
+from recall_kit.study.labels import BoundsReads, make_bounds
 
 DATASET_FILES = ("corpus.jsonl", "queries.jsonl", "qrels.jsonl")
 
@@ -359,6 +359,13 @@ def simpler_reads(config: StudyConfig, graph: StudyGraph) -> CompareReads:
     best = max(candidates, key=lambda name: (means[name], -candidates.index(name)))
     return CompareReads([best, *(name for name in candidates if name != best)], config.metrics,
                         config.decision_metrics, config.resamples, config.seed, False)
+
+
+def bounds_reads(config: StudyConfig, graph: StudyGraph) -> BoundsReads:
+    """The bounds step's rows: the head-to-head's (the baseline first) and the compare-down's (the best first)."""
+    head = compare_reads(config)
+    simpler = simpler_reads(config, graph).systems if len(head.systems) > 2 else []
+    return BoundsReads(head.systems, simpler, list(config.decision_metrics), config.resamples, config.seed)
 
 
 def declared(name: str, needs: list[str], kind: type, reads: Callable[[], Any],
