@@ -92,6 +92,8 @@ def test_every_verdict_says_whether_it_can_flip_and_labels_rerun_only_what_they_
         rows = [b for b in first.bounds if b.scope == verdict.scope and b.candidate == verdict.system]
         assert verdict.bounds.can_flip == any(b.can_flip for b in rows)
         assert verdict.bounds.delta_if_none_relevant == rows[0].delta
+    for pair in first.recommendation.comparisons:  # compare down: bm25 against fts5, read the other way round
+        assert pair.bounds is not None and pair.bounds.delta_if_none_relevant == pytest.approx(pair.rows[0].delta, abs=1e-6)
     markdown = (tmp_path / "out" / "study.md").read_text(encoding="utf-8")
     assert "What the unjudged pairs can do to each verdict" in markdown
     holes = next(t for t in first.threats if t.key == "holes")

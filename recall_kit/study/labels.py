@@ -186,6 +186,9 @@ def attach_bounds(study: Any, found: Mapping[str, Any], people: Mapping[str, Any
     if study.recommendation is not None:
         for pair in study.recommendation.comparisons:
             pair.bounds = hole_bounds([b for b in down if b.baseline == pair.best and b.candidate == pair.simpler])
+            if pair.bounds is None and pair.simpler == study.baseline:  # the head-to-head's row, the other way round
+                pair.bounds = hole_bounds([b for b in study.bounds if b.candidate == pair.best and b.scope == "overall"],
+                                          sign=-1.0)
     agreement = agreement or {}
     if people or agreement:
         study.people = PeopleSummary(assessors=agreement.get("assessors", {}), added=(people or {}).get("added"),
@@ -193,9 +196,9 @@ def attach_bounds(study: Any, found: Mapping[str, Any], people: Mapping[str, Any
                                      against_model=agreement.get("against_model", []))
 
 
-def hole_bounds(rows: Sequence[Any]) -> Any:
+def hole_bounds(rows: Sequence[Any], sign: float = 1.0) -> Any:
     """One verdict's (or pair's) `HoleBounds`: it can flip when any of its rows can; the deltas are its
-    first decision metric's. None without rows."""
+    first decision metric's (times `sign`: -1 reads a row the other way round). None without rows."""
     from recall_kit.study.result import HoleBounds
 
     if not rows:
@@ -203,8 +206,9 @@ def hole_bounds(rows: Sequence[Any]) -> Any:
     first = rows[0]
     judged_only = (None if first.condensed_baseline is None or first.condensed_candidate is None
                    else first.condensed_candidate - first.condensed_baseline)
-    return HoleBounds(can_flip=any(b.can_flip for b in rows), delta_if_all_relevant=first.all_relevant,
-                      delta_if_none_relevant=first.delta, judged_only_delta=judged_only)
+    return HoleBounds(can_flip=any(b.can_flip for b in rows), delta_if_all_relevant=sign * first.all_relevant,
+                      delta_if_none_relevant=sign * first.delta,
+                      judged_only_delta=None if judged_only is None else sign * judged_only)
 
 
 def verdict_bounds(study: Any) -> list[tuple[Any, list[Any]]]:
