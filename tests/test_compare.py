@@ -384,3 +384,29 @@ def test_a_page_gives_each_pair_one_p_value_and_names_its_family():
     assert "one p per pair on the page" in matrix.notes[0]
     deltas = [t for t in report.tables if t.title.endswith("(baseline)")]
     assert deltas and all(header in deltas[0].headers for header in ("family", "p (Holm)"))
+
+
+def test_compare_files_names_the_results_and_puts_the_strata_in_the_holm_family(tmp_path: Path) -> None:
+    """`compare --names a,b --primary-strata` (what a study's Reproduce line uses): the rows carry
+    the given names, and the primary metric's per-stratum rows join its Holm family."""
+    rng = np.random.default_rng(5)
+    strata = ["big"] * 40 + ["small"] * 20
+    base = rng.random(60)
+    paths = []
+    for label, values in (("A", base), ("B", np.clip(base + 0.2, 0, 1))):
+        path = tmp_path / f"{label}.json"
+        synthetic_result(label, {"m": list(values)}, strata).save(path)
+        paths.append(path)
+    plain = compare_files(paths, n_resamples=500, seed=0)
+    named = compare_files(paths, n_resamples=500, seed=0, names=["fts5", "hybrid"], primary_strata=True)
+    assert {r.system for r in plain.rows} == {"B"} and {r.system for r in named.rows} == {"hybrid"}
+    assert [r.family for r in plain.rows] == ["primary", "exploratory", "exploratory"]
+    assert [r.family for r in named.rows] == ["primary"] * 3
+    # Holm over three rows: the overall row's adjusted p is not below its plain one.
+    assert named.row("hybrid", "m").p_holm >= plain.row("B", "m").p_holm  # type: ignore[operator]
+    from recall_kit.errors import OptionError
+
+    with pytest.raises(OptionError, match="--names gives 1 names for 2 result files"):
+        compare_files(paths, n_resamples=10, names=["only"])
+    with pytest.raises(OptionError, match="distinct and non-empty"):
+        compare_files(paths, n_resamples=10, names=["x", "x"])

@@ -99,8 +99,12 @@ def test_the_bottom_line_says_what_dense_and_graph_buy_with_intervals() -> None:
 def test_a_best_candidate_without_the_leg_says_so() -> None:
     study, simpler = study_of((-0.1, -0.08), (-0.05, -0.04))
     study.systems[3].means["overall"]["recall@5"] = 0.5  # hybrid is now the best: it has no graph leg
+    rows = [_row("hybrid-graph", "hybrid", m, d, False) for m, d in (("recall@5", -0.02), ("mrr@5", 0.01))]
+    simpler = dataclasses.replace(simpler, rows=rows)
     worth = rules.leg_worth(study, "hybrid", simpler)
-    assert worth["graph"].startswith("the best candidate (hybrid) has no graph leg")
+    assert worth["graph"] == ("the best candidate (hybrid) has no graph leg; hybrid-graph (the best with one) over it: "
+                              "recall@5 -0.0200 [-0.0500, +0.0100] (within noise); "
+                              "mrr@5 +0.0100 [-0.0200, +0.0400] (within noise)")
 
 
 @pytest.mark.parametrize(("agreement", "source", "provisional"), [
@@ -140,3 +144,16 @@ def test_a_small_stratum_in_a_large_family_cannot_reach_significance() -> None:
     hint = rules.stratum_hint(study, "tiny")
     assert "no effect could reach significance here" in hint and "0.0625" in hint
     assert "could detect in its family" in rules.stratum_hint(study, "paraphrase")
+
+
+def test_the_typed_result_round_trips_through_json() -> None:
+    """study.json holds every section as data, and reads back into the same dataclasses."""
+    import json
+
+    study, simpler = study_of((-0.01, 0.01), (-0.05, -0.05), significant=(False, False))
+    study.verdicts, study.recommendation = rules.recommend(study), rules.recommend_simplest(study, simpler, 0.05)
+    data = json.loads(json.dumps(study.to_dict()))
+    assert data["schema"] == "recall-kit/study/2"
+    back = StudyResult.from_dict(data)
+    assert back == study
+    assert isinstance(back.recommendation.comparisons[1].rows[0], SavedDelta)  # type: ignore[union-attr]

@@ -31,10 +31,20 @@ def study_init(
     hook_k: Annotated[int, typer.Option("--hook-k", help="The top k your product reads: the decision metrics are recall@k and MRR@k.")] = 5,
     baseline: Annotated[str, typer.Option("--baseline", help="The retriever in production today.")] = "fts5",
     force: Annotated[bool, typer.Option("--force", help="Replace an existing study file.")] = False,
+    retriever: Annotated[str | None, typer.Option("--retriever", help="A running system as the baseline: http, mcp or command (recall-kit-remote), with -o LEG.KEY=VALUE.")] = None,
+    option: Annotated[list[str] | None, typer.Option("--option", "-o", help="With --retriever: its options, LEG.KEY=VALUE (e.g. http.url=...).")] = None,
+    snapshot: Annotated[str | None, typer.Option("--snapshot", help="With --retriever: list the memories from the service with this importer (http, mcp) instead of --dataset.")] = None,
+    snapshot_from: Annotated[Path | None, typer.Option("--snapshot-from", help="With --snapshot: the folder holding queries.jsonl and qrels.jsonl.")] = None,
+    snapshot_option: Annotated[list[str] | None, typer.Option("--snapshot-option", help="With --snapshot: an importer option, KEY=VALUE (e.g. url=http://.../memories).")] = None,
 ) -> None:
     """Write a commented study.toml for a store: the candidates, strata, judge, holdout, guards and
-    the hook's k. Nothing from the store is copied into it (counts only)."""
+    the hook's k. Nothing from the store is copied into it (counts only). With --retriever, the
+    running system is the baseline (`live`)."""
     from recall_kit.study.init import init_study
+
+    if retriever is not None:
+        _init_live(out, retriever, option, dataset, snapshot, snapshot_from, snapshot_option, hook_k, force)
+        return
 
     columns = {key: value for key, value in (
         ("table", table), ("id_col", id_col), ("text_col", text_col), ("sensitive_col", sensitive_col),
@@ -42,6 +52,21 @@ def study_init(
         ("created_at_col", created_at_col)) if value}
     path = init_study(out, sqlite=sqlite, dataset=dataset, jsonl=jsonl, columns=columns, hook_k=hook_k,
                       baseline=baseline, force=force)
+    typer.echo(f"Wrote {path}; next: recall-kit study run {path}")
+
+
+def _init_live(out: Path, retriever: str, option: list[str] | None, dataset: Path | None, snapshot: str | None,
+               snapshot_from: Path | None, snapshot_option: list[str] | None, hook_k: int, force: bool) -> None:
+    """`study init --retriever ...`: the live system as the baseline (recall_kit.study.init_live)."""
+    from recall_kit.errors import OptionError
+    from recall_kit.study.init_live import init_live_study
+
+    pairs = [entry.partition("=") for entry in snapshot_option or []]
+    if any(not sep or not key for key, sep, _ in pairs):
+        raise OptionError("--snapshot-option takes KEY=VALUE (e.g. url=http://127.0.0.1:8767/memories).")
+    path = init_live_study(out, retriever, option, dataset=dataset, snapshot=snapshot, snapshot_from=snapshot_from,
+                           snapshot_options={key.replace("-", "_"): value for key, _, value in pairs},
+                           hook_k=hook_k, force=force)
     typer.echo(f"Wrote {path}; next: recall-kit study run {path}")
 
 

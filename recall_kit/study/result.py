@@ -340,7 +340,7 @@ def _build(kind: Any, value: Any) -> Any:  # (JSON in, any of this module's type
     if origin is dict:
         _, item = typing.get_args(kind)
         return {key: _build(item, entry) for key, entry in value.items()}
-    if dataclasses.is_dataclass(kind):
+    if isinstance(kind, type) and dataclasses.is_dataclass(kind):
         hints = typing.get_type_hints(kind)
         names = {f.name for f in dataclasses.fields(kind) if f.init}
         return kind(**{key: _build(hints[key], entry) for key, entry in value.items() if key in names})

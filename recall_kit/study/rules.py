@@ -208,10 +208,14 @@ def leg_worth(study: StudyResult, best: str, simpler: SavedComparison | None) ->
     metric = study.decision_metrics[0]
     for kind in COSTLY_LEGS:
         if kind not in best_legs:
-            having = [s.name for s in study.systems if kind in {leg_kind(leg) for leg in s.legs}]
-            out[kind] = (f"the best candidate ({best}) has no {kind} leg" + (
-                f"; no system with one ({', '.join(having)}) has a higher mean {metric}" if having else
-                "; no system compared has one"))
+            having = [s for s in study.systems if kind in {leg_kind(leg) for leg in s.legs}]
+            if not having:
+                out[kind] = f"no system compared has a {kind} leg: nothing measures it"
+                continue
+            top = max(having, key=lambda s: s.means.get("overall", {}).get(metric, float("-inf"))).name
+            rows = _pair_rows(study, best, top, simpler)
+            out[kind] = (f"the best candidate ({best}) has no {kind} leg; {top} (the best with one) over it: "
+                         + ("; ".join(_interval(row, 1.0) for row in rows) if rows else "not compared"))
             continue
         without = [s for s in study.systems if kind not in {leg_kind(leg) for leg in s.legs}]
         if not without:
