@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 import typer
 
-from recall_kit.cli import curate, decide, plugins, run, study
+from recall_kit.cli import curate, decide, label, plugins, run, study
 from recall_kit.cli.options import emit_report
 from recall_kit.cli.style import _ClickStyleGroup
 from recall_kit.errors import RecallKitError
@@ -215,7 +215,8 @@ for _name, _command in (
     ("eval", run.eval_command), ("score", decide.score_command), ("plugins", plugins.plugins_command),
     ("list", plugins.list_command), ("judge", curate.judge_command), ("agreement", decide.agreement_command),
     ("compare", decide.compare_command), ("gate", decide.gate_command), ("ablate", run.ablate_command),
-    ("sweep", run.sweep_command), ("pool", curate.pool_command), ("new-plugin", plugins.new_plugin_command),
+    ("sweep", run.sweep_command), ("pool", curate.pool_command), ("label", label.label_command),
+    ("new-plugin", plugins.new_plugin_command),
 ):
     app.command(_name)(_command)
 

@@ -71,6 +71,7 @@ def compare_command(
     test: TestOption = "randomisation",
     names: Annotated[str | None, typer.Option("--names", help="Names for the results, comma-separated, one per file in order (default: each system's label).")] = None,
     primary_strata: Annotated[bool, typer.Option("--primary-strata", help="Put the primary metrics' per-stratum rows in the Holm family too (as recall-kit study does).")] = False,
+    bounds: Annotated[Path | None, typer.Option("--bounds", metavar="QRELS", help="The qrels the results were scored with: also show what the unjudged ids in each top k could do to each delta and verdict (all relevant / none, 'can flip' or 'cannot flip').")] = None,
 ) -> None:
     """Compare result files of one dataset with the first: paired deltas, 95% bootstrap intervals,
     randomisation-test p-values (Holm within the primary family), wins/ties/losses, overall and
@@ -79,13 +80,26 @@ def compare_command(
     from recall_kit.decide.compare_report import comparison_report
     from recall_kit.fileio import check_outputs, write_json_atomic
 
-    check_outputs({"--json": json_out, "--output": output}, inputs={f"result {p}": p for p in results})
+    inputs = {f"result {p}": p for p in results} | ({"--bounds": bounds} if bounds is not None else {})
+    check_outputs({"--json": json_out, "--output": output}, inputs=inputs)
     comparison = compare_files(results, metrics=_split_names(metrics), n_resamples=bootstrap, seed=seed,
                                primary=_split_names(primary, "--primary"), test=test,
                                names=None if names is None else names.split(","), primary_strata=primary_strata)
-    shown = render_report(comparison_report(comparison), report)  # before any file: all or nothing
+    shown_report = comparison_report(comparison)
+    document = comparison.to_dict()
+    if bounds is not None:
+        from recall_kit.curate.agreement import read_judgments
+        from recall_kit.decide.holes import bounds_of_comparison
+        from recall_kit.decide.holes_report import bound_sentence, bounds_table
+
+        found = bounds_of_comparison(comparison, read_judgments(bounds))
+        shown_report.tables.append(bounds_table(found))
+        shown_report.summary.extend(bound_sentence(b) for b in found if b.scope == "overall")
+        document["bounds"] = [b.to_dict() for b in found]
+        shown_report.data = document
+    shown = render_report(shown_report, report)  # before any file: all or nothing
     if json_out is not None:
-        write_json_atomic(json_out, comparison.to_dict())
+        write_json_atomic(json_out, document)
         typer.echo(f"Wrote {json_out}", err=True)
     write_report(shown, output)
 

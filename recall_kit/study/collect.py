@@ -13,6 +13,7 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from recall_kit.study.labels import attach_bounds
 from recall_kit.study.result import (
     AblationSummary,
     AblationVariant,
@@ -266,6 +267,8 @@ def collect(config: StudyConfig, graph: StudyGraph, ablated: str | None = None) 
     simpler = graph.path("simpler") / "comparison.json"
     study.recommendation = recommend_simplest(study, SavedComparison.load(simpler) if simpler.is_file() else None,
                                               margin=config.margin)
+    attach_bounds(study, read_json(graph.path("bounds") / "bounds.json"), judgments.get("people"),
+                  read_json(graph.path("agreement") / "agreement.json").get("people"))
     study.threats, study.clear = detect(study, min_queries=config.min_queries)
     study.commands = commands(config, graph, ablated)
     study.timings = {name: round(record.seconds, 1) for name, record in graph.records.items()}

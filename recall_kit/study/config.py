@@ -24,7 +24,7 @@ _KEYS = {
     "study": {"name", "folder", "seed", "hook_k", "decision_metrics", "exploratory_metrics", "baseline",
               "resamples", "executor", "executor_address", "margin"},
     "evaluation_set": {"queries", "qrels", "exact", "exact_options", "generate", "generate_options", "min_queries"},
-    "judging": {"pool_depth", "judge", "options", "agreement", "min_kappa"},
+    "judging": {"pool_depth", "judge", "options", "agreement", "min_kappa", "people", "sample"},
     "ablation": {"system"},
     "sweep": {"system", "grid", "holdout", "guards", "target"},
     "production": {"system", "substrate", "embedding_model", "priors"},
@@ -100,6 +100,10 @@ class StudyConfig:
     judge: str = "qrels"
     judge_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     agreement: Path | None = None
+    #: People's grade files (`recall-kit label`'s), globs allowed; None: FOLDER/labels/*.jsonl.
+    people: list[str] | None = None
+    #: With a model judge: how many of the pairs ordered by what they can move it judges (0: the whole pool).
+    sample: int = 0
     ablation_system: str = ""
     sweep_system: str = ""
     sweep_grid: list[str] = field(default_factory=list)
@@ -336,6 +340,9 @@ def load_study(path: str | Path) -> StudyConfig:
         judge=_typed(source, "[judging] judge", judging.get("judge", "qrels"), str),
         judge_options=_typed(source, "[judging] options", judging.get("options", {}), dict),
         agreement=_resolve(source.parent, judging["agreement"]) if judging.get("agreement") else None,
+        people=[str(_resolve(source.parent, p)) for p in _strings(source, "[judging] people", judging["people"])]
+        if "people" in judging else None,
+        sample=_number(source, "[judging] sample", judging.get("sample", 0), 0),
         ablation_system=_typed(source, "[ablation] system", _table(source, data, "ablation").get("system", ""), str),
         sweep_system=_typed(source, "[sweep] system", sweep.get("system", ""), str),
         sweep_grid=_strings(source, "[sweep] grid", sweep.get("grid", [])) if not isinstance(sweep.get("grid"), str)

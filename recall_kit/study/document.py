@@ -62,6 +62,11 @@ def methodology(study: StudyResult) -> list[tuple[str, str]]:
                                      + (f" ({agreement.against})" if agreement.against else "")
                                      + f"; verdicts are provisional below {agreement.threshold:g}"
                   if agreement.measured else f"not measured: {agreement.why}"))
+    from recall_kit.study.labels import people_line
+
+    people = people_line(study)
+    if people:
+        items.append(("people", people))
     items.append(("decision", f"{', '.join(study.decision_metrics)} (the hook reads the top {study.hook_k}); "
                               f"exploratory: {', '.join(study.exploratory_metrics) or 'none'}"))
     items.append(("statistics", f"paired bootstrap 95% intervals and paired randomisation tests "
@@ -174,7 +179,10 @@ def charts(study: StudyResult) -> list[Chart]:
 
 def study_report(study: StudyResult) -> Report:
     """The document as a `Report` (what the HTML page renders)."""
-    tables = [table for table in (simplest_table(study), verdict_table(study), head_to_head_table(study)) if table]
+    from recall_kit.study.labels import bounds_table
+
+    tables = [table for table in (simplest_table(study), verdict_table(study), bounds_table(study),
+                                  head_to_head_table(study)) if table]
     tables += [table for table in (ablation_table(study), sweep_table(study), cost_table(study),
                                    threats_table(study)) if table is not None]
     tables.append(ReportTable("Reproduce (from the study folder)", ["step", "command"],
@@ -200,6 +208,9 @@ def render_markdown(study: StudyResult) -> str:
     parts += section(simplest_table(study)) + section(head_to_head_table(study))
     parts += section(ablation_table(study)) + section(sweep_table(study)) + section(cost_table(study))
     parts += section(verdict_table(study))
+    from recall_kit.study.labels import bounds_table
+
+    parts += section(bounds_table(study))
     parts += ["## Threats to validity", ""]
     for threat in study.threats:
         parts += [f"### {threat.title}", ""] + [f"- evidence: {line}" for line in threat.evidence]

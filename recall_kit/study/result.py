@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from recall_kit.decide.holes import PairedBounds
 from recall_kit.measure.result import SavedDelta
 
 #: One tested difference (paired, Holm) as the study keeps it: a candidate against the baseline on one
@@ -198,6 +199,17 @@ class HoleBounds:
 
 
 @dataclass
+class PeopleSummary:
+    """People's labels: grades per assessor, how many joined the judged set, and Cohen's kappa between
+    every two assessors and of each against a model judge (each {..., "kappa", "n", "interval"})."""
+
+    assessors: dict[str, int]
+    added: int | None = None
+    between: list[dict[str, Any]] = field(default_factory=list)
+    against_model: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
 class Verdict:
     """The recommendation for one scope, by the written rules."""
 
@@ -285,6 +297,10 @@ class StudyResult:
     clear: list[str] = field(default_factory=list)
     #: Step -> the single recall-kit command that reproduces its numbers.
     commands: dict[str, str] = field(default_factory=dict)
+    #: What the unjudged pairs could do to each decision row (the bounds step; docs/labelling.md).
+    bounds: list[PairedBounds] = field(default_factory=list)
+    #: People's labels (`recall-kit label`'s files), None when nobody labelled.
+    people: PeopleSummary | None = None
     #: Step -> seconds it took when last computed (timings: not part of the evidence).
     timings: dict[str, float] = field(default_factory=dict)
 

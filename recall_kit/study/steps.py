@@ -20,6 +20,7 @@ from recall_kit.errors import DatasetError, SpecError
 from recall_kit.fileio import write_json_atomic, write_jsonl_atomic
 from recall_kit.study.config import StudyConfig
 from recall_kit.study.graph import Step, StudyGraph, file_hash
+from recall_kit.study.labels import BoundsReads, make_bounds
 from recall_kit.study.validate import check_copied_queries, check_corpus_rows, check_generated
 
 DATASET_FILES = ("corpus.jsonl", "queries.jsonl", "qrels.jsonl")
@@ -260,34 +261,46 @@ def make_pool(config: StudyConfig, graph: StudyGraph, folder: Path) -> None:
 
 
 def make_judgments(config: StudyConfig, graph: StudyGraph, folder: Path) -> None:
-    """The labels the study scores with: the user's qrels, plus a model judge's grades of the pool."""
+    """The labels the study scores with: the user's qrels, then people's grades (`recall-kit label`'s
+    files), then a model judge's grades of the pool, each only where nothing before it judged the pair."""
+    from recall_kit.study.labels import merge_labels, people_files, people_grades, read_people
+
     evaluation = graph.path("evaluation-set")
     out = folder / "dataset"
     out.mkdir()
     for name in DATASET_FILES:
         shutil.copyfile(evaluation / name, out / name)
+    people = read_people(people_files(config))
+    layers = [people_grades(people)] if people else []
     info: dict[str, Any] = {"source": "qrels", "pooled_labels": 0}
     if config.judge != "qrels":
-        from recall_kit.curate.judge import build_judge, judge_with, read_qrels_file
+        from recall_kit.curate.judge import build_judge, read_qrels_file
 
         judge = build_judge(config.judge, {config.judge: config.judge_options} if config.judge_options else None)
         grades_path = folder / "model-grades.jsonl"
-        judge_with(judge, graph.path("pool") / "pool.jsonl", evaluation, grades_path, show=lambda line: None)
-        grades = read_qrels_file(grades_path) if grades_path.exists() else {}
-        rows = _read_rows(evaluation / "qrels.jsonl")
-        added = 0
-        merged = []
-        for row in rows:
-            relevance = {str(k): int(v) for k, v in (row.get("relevance") or
-                                                      {str(d): 1 for d in row.get("relevant_ids", [])}).items()}
-            for doc, grade in grades.get(str(row["query_id"]), {}).items():
-                if doc not in relevance:  # the user's own labels win
-                    relevance[doc] = grade
-                    added += 1
-            merged.append({"query_id": row["query_id"], "relevance": relevance})
+        _judge_pool(config, graph, judge, grades_path, folder)
+        layers.append(read_qrels_file(grades_path) if grades_path.exists() else {})
+        info = {"source": config.judge, "pooled_labels": 0, "provenance": judge.provenance()}
+    if layers:
+        merged, added = merge_labels(_read_rows(evaluation / "qrels.jsonl"), *layers)
         write_jsonl_atomic(out / "qrels.jsonl", merged)
-        info = {"source": config.judge, "pooled_labels": added, "provenance": judge.provenance()}
+        info["pooled_labels"] = sum(added)
+        if people:
+            info["people"] = {"assessors": sorted(people), "added": added[0]}
     write_json_atomic(folder / "judgments.json", info)
+
+
+def _judge_pool(config: StudyConfig, graph: StudyGraph, judge: Any, grades_path: Path, folder: Path) -> None:
+    """A model judge over the pool, or over `[judging] sample` pairs of it (study/sample.py)."""
+    from recall_kit.curate.judge import judge_with
+
+    evaluation = graph.path("evaluation-set")
+    if config.sample:
+        from recall_kit.study.sample import judge_sample
+
+        judge_sample(config, graph, judge, grades_path, folder)
+        return
+    judge_with(judge, graph.path("pool") / "pool.jsonl", evaluation, grades_path, show=lambda line: None)
 
 
 @dataclass(frozen=True)
@@ -298,12 +311,15 @@ class AgreementReads:
     agreement: str | None
     agreement_hash: str | None
     seed: int
+    #: People's label files (`recall-kit label`'s) -> their hashes: kappa between them and against a model judge.
+    people: dict[str, str | None] = dataclasses.field(default_factory=dict)
 
 
 def agreement_reads(config: StudyConfig) -> AgreementReads:
     path = config.agreement
     return AgreementReads(judge=config.judge, agreement=str(path) if path else None,
-                          agreement_hash=file_hash(path) if path and path.is_file() else None, seed=config.seed)
+                          agreement_hash=file_hash(path) if path and path.is_file() else None, seed=config.seed,
+                          people=_hashes(_people(config)))
 
 
 def agreement_against(reads: AgreementReads, graph: StudyGraph) -> Path:
@@ -318,18 +334,45 @@ def measure_agreement(reads: AgreementReads, graph: StudyGraph) -> dict[str, Any
     judge` writes) against the labels the study used (a model judge's grades, or the user's own qrels):
     Cohen's kappa on the pairs both graded, as `recall-kit agreement` computes it."""
     against = "the user's qrels" if reads.judge == "qrels" else f"the model judge {reads.judge!r}'s grades"
+    people = _people_agreement(reads, graph)
+    if people is not None and (reads.agreement is None or not Path(reads.agreement).is_file()):
+        if reads.judge != "qrels" and people["against_model"]:
+            first = people["against_model"][0]
+            return {"measured": True, "against": f"{against}, by {first['assessor']}", "kappa": first["kappa"],
+                    "n": first["n"], "kappa_ci": first["interval"], "people": people}
+        if people["between"]:
+            first = people["between"][0]
+            return {"measured": True, "against": f"between assessors {first['a']} and {first['b']}",
+                    "kappa": first["kappa"], "n": first["n"], "kappa_ci": first["interval"], "people": people}
     if reads.agreement is None or not Path(reads.agreement).is_file():
         why = ("the labels come from one judge (the user's qrels) and [judging] agreement names no second one"
                if reads.judge == "qrels" else
                "the model judge's grades were never compared with a person's ([judging] agreement names none)")
-        return {"measured": False, "why": why}
+        return {"measured": False, "why": why, **({"people": people} if people is not None else {})}
     from recall_kit.curate.agreement import agreement_files
 
     try:
         measured = agreement_files(reads.agreement, agreement_against(reads, graph), seed=reads.seed)
     except DatasetError as error:
         return {"measured": False, "why": str(error).replace(str(graph.folder) + "/", "")}
-    return {"measured": True, "against": against, **measured.to_dict()}
+    return {"measured": True, "against": against, **measured.to_dict(),
+            **({"people": people} if people is not None else {})}
+
+
+def _people_agreement(reads: AgreementReads, graph: StudyGraph) -> dict[str, Any] | None:
+    """Kappa between the people who labelled, and of each against the model judge (None: nobody labelled)."""
+    from recall_kit.study.labels import people_agreement, read_people
+
+    people = read_people([Path(path) for path in reads.people])
+    if not people:
+        return None
+    model = None
+    grades = graph.path("judgments") / "model-grades.jsonl"
+    if reads.judge != "qrels" and grades.is_file():
+        from recall_kit.curate.judge import read_qrels_file
+
+        model = read_qrels_file(grades)
+    return people_agreement(people, model, seed=reads.seed)
 
 
 def make_eval(config: StudyConfig, graph: StudyGraph, name: str, folder: Path) -> None:
@@ -393,6 +436,13 @@ def simpler_reads(config: StudyConfig, graph: StudyGraph) -> CompareReads:
     best = max(candidates, key=lambda name: (means[name], -candidates.index(name)))
     return CompareReads([best, *(name for name in candidates if name != best)], config.metrics,
                         config.decision_metrics, config.resamples, config.seed, False)
+
+
+def bounds_reads(config: StudyConfig, graph: StudyGraph) -> BoundsReads:
+    """The bounds step's rows: the head-to-head's (the baseline first) and the compare-down's (the best first)."""
+    head = compare_reads(config)
+    simpler = simpler_reads(config, graph).systems if len(head.systems) > 2 else []
+    return BoundsReads(head.systems, simpler, list(config.decision_metrics), config.resamples, config.seed)
 
 
 def declared(name: str, needs: list[str], kind: type, reads: Callable[[], Any],
@@ -489,8 +539,9 @@ def build_graph(config: StudyConfig) -> StudyGraph:
         Step("pool", ["evaluation-set", *(f"run/{n}" for n in names)],
              lambda: {"depth": config.pool_depth, "hook_k": config.hook_k, **common},
              lambda folder, _: make_pool(config, graph, folder)),
-        Step("judgments", ["evaluation-set", "pool"],
-             lambda: {"judge": config.judge, "options": config.judge_options, **common},
+        Step("judgments", ["evaluation-set", "pool", *(f"run/{n}" for n in names)],
+             lambda: {"judge": config.judge, "options": config.judge_options, "sample": config.sample,
+                      "people": _hashes(_people(config)), **common},
              lambda folder, _: make_judgments(config, graph, folder)),
         declared("agreement", ["judgments"], AgreementReads, lambda: agreement_reads(config),
                  lambda reads, folder: write_json_atomic(folder / "agreement.json", measure_agreement(reads, graph)),
@@ -503,6 +554,8 @@ def build_graph(config: StudyConfig) -> StudyGraph:
                  lambda reads, folder: make_compare(reads, graph, folder), common),
         declared("simpler", evals, CompareReads, lambda: simpler_reads(config, graph),
                  lambda reads, folder: make_compare(reads, graph, folder), common),
+        declared("bounds", ["judgments", *evals], BoundsReads, lambda: bounds_reads(config, graph),
+                 lambda reads, folder: make_bounds(reads, graph, folder), common),
         Step("ablation", ["judgments"], lambda: _ablation_inputs(config, graph, scoring, common),
              lambda folder, inputs: make_ablation(config, graph, folder, inputs["chosen"]), after=evals),
         Step("sweep", ["judgments"],
@@ -517,6 +570,12 @@ def build_graph(config: StudyConfig) -> StudyGraph:
                       lambda folder, _: make_document(config, graph, folder)))
     graph = StudyGraph(config.folder, steps)
     return graph
+
+
+def _people(config: StudyConfig) -> list[Path]:
+    from recall_kit.study.labels import people_files
+
+    return people_files(config)
 
 
 def _generate_inputs(config: StudyConfig) -> dict[str, Any]:

@@ -49,15 +49,20 @@ def circular_stratum(study: StudyResult, **_: object) -> Threat | None:
 
 
 def holes(study: StudyResult, **_: object) -> Threat | None:
-    """Unjudged ids in each system's top k, scored as not relevant."""
+    """Unjudged ids in each system's top k, scored as not relevant; per verdict, whether they can flip it."""
+    from recall_kit.study.labels import flip_line, verdict_bounds
+
     shares = {s.name: s.unjudged_share for s in study.systems}
     if max(shares.values(), default=0.0) <= HOLES_SHARE:
         return None
+    flips = [flip_line(verdict, rows) for verdict, rows in verdict_bounds(study) if rows]
     return Threat("holes", f"Holes: much of each system's top {study.hook_k} is unjudged",
                   [f"{name}: {_percent(share)} of its top-{study.hook_k} ids are unjudged (counted as not relevant)"
-                   for name, share in shares.items()],
-                  f"Judge the pool ([judging] judge = a model judge, or `recall-kit judge` on steps/pool/pool.jsonl) "
-                  f"until every system's top {study.hook_k} is judged (judged@{study.hook_k} near 1).")
+                   for name, share in shares.items()] + flips,
+                  "Label the pairs that can flip a verdict, heaviest first: `recall-kit label` on this study "
+                  "(each judgment it asks for can move a verdict that can flip), then rerun the study; or judge the "
+                  f"pool ([judging] judge = a model judge, [judging] sample = N) until every system's top "
+                  f"{study.hook_k} is judged.")
 
 
 def unpooled_labels(study: StudyResult, **_: object) -> Threat | None:

@@ -76,6 +76,18 @@ def test_the_example_stores_sensitive_rows_reach_no_artefact(example_study: tupl
     assert files and not [file for file in files for text in sensitive if text.encode() in file.read_bytes()]
 
 
+def test_every_verdict_of_the_example_says_whether_the_holes_can_flip_it(example_study: tuple[Path, object]) -> None:
+    path, result = example_study
+    markdown = (load_study(path).folder / "study.md").read_text(encoding="utf-8")
+    table = markdown.split("## What the unjudged pairs can do to each verdict", 1)[1].split("\n## ", 1)[0]
+    for verdict in result.verdicts:
+        rows = [line for line in table.splitlines() if line.startswith(f"| {verdict.scope} ")]
+        assert len(rows) == len(result.decision_metrics)
+        assert all(" can flip " in row or " cannot flip " in row for row in rows)
+    holes = next(t for t in result.threats if t.key == "holes")
+    assert [line.split(" (", 1)[0] for line in holes.evidence if "flip" in line] == [v.scope for v in result.verdicts]
+
+
 def _run_line(line: str, extra: list[str]) -> None:
     """One Reproduce line, run as printed (plus `extra`: where to write its JSON), in this process."""
     import shlex
