@@ -1,7 +1,7 @@
 """The study's dense step against raw `SentenceTransformer.encode` of the same texts, in one run.
 
     python benchmarks/bench_dense_study.py --locomo locomo-dev.json \
-        [--models all-MiniLM-L6-v2,all-mpnet-base-v2] [--conversations 5] [--onnx]
+        [--models all-MiniLM-L6-v2,all-mpnet-base-v2] [--conversations 5] [--sessions N] [--onnx]
 
 For each model: the LoCoMo conversations imported (per-conversation scopes, as `study` does), the
 dense recipe (examples/systems/dense.toml: each turn with one neighbour on each side) with the model
@@ -34,11 +34,18 @@ ROOT = Path(__file__).resolve().parents[1]
 RECIPE = ROOT / "examples" / "systems" / "dense.toml"
 
 
-def load_conversations(path: Path, count: int, folder: Path) -> Any:
-    """The first `count` conversations of a LoCoMo file, imported and loaded."""
+def load_conversations(path: Path, count: int, folder: Path, sessions: int | None = None) -> Any:
+    """The first `count` conversations of a LoCoMo file (with `sessions`, their first sessions
+    only: the importer then drops evidence outside them), imported and loaded."""
     from recall_kit import import_dataset, load_dataset
 
     data = json.loads(path.read_text(encoding="utf-8"))
+    if sessions is not None:
+        for conversation in data:
+            turns = conversation["conversation"]
+            for key in [key for key in turns if key.startswith("session_")]:
+                if int(key.split("_")[1]) > sessions:
+                    del turns[key]
     subset = folder / "locomo.json"
     subset.write_text(json.dumps(data[:count]), encoding="utf-8")
     import_dataset("locomo", subset, folder / "dataset")
@@ -123,6 +130,8 @@ def main() -> int:
     parser.add_argument("--locomo", type=Path, required=True, help="a LoCoMo JSON file (locomo10.json's format)")
     parser.add_argument("--models", default="all-MiniLM-L6-v2,all-mpnet-base-v2")
     parser.add_argument("--conversations", type=int, default=5)
+    parser.add_argument("--sessions", type=int, default=None,
+                        help="only each conversation's first N sessions (a smaller, quicker run)")
     parser.add_argument("--onnx", action="store_true", help="also the step on the int8 ONNX query path")
     parser.add_argument("--max-ratio", type=float, default=1.5)
     args = parser.parse_args()
@@ -131,7 +140,7 @@ def main() -> int:
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-dense-study-") as temporary:
         work = Path(temporary)
-        dataset = load_conversations(args.locomo, args.conversations, work)
+        dataset = load_conversations(args.locomo, args.conversations, work, args.sessions)
         (work / "caches").mkdir()
         for name in args.models.split(","):
             row = measure(name.strip(), dataset, work / "caches", args.onnx)
