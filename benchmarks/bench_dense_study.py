@@ -85,7 +85,7 @@ def step(spec: Any, dataset: Any, cache: Path) -> tuple[float, dict[str, float]]
     result = run_benchmark(spec, dataset, k=10, metrics=["recall@5", "ndcg@10", "mrr"],
                            latency_sample=40, show_progress=False)
     seconds = time.perf_counter() - started
-    return seconds, {name: float(value) for name, value in result.metrics.overall.items()
+    return seconds, {name: float(value) for name, value in result.overall.items()
                      if name in ("recall@5", "ndcg@10", "mrr")}
 
 
