@@ -20,6 +20,27 @@ CANDIDATES: list[dict[str, Any]] = [
 ]
 
 
+def packaged_embedding_models() -> list[str]:
+    """The embedding models installed as packages that the `dense` retriever loads by name, offline,
+    beyond its default (its `packaged_models()`, when the registered retriever has one)."""
+    from recall_kit import registry
+
+    dense = registry.retrievers.all().get("dense")
+    lister = getattr(dense.obj, "packaged_models", None) if dense is not None else None
+    return list(lister()) if callable(lister) else []
+
+
+def _packaged_candidates() -> list[str]:
+    """A commented candidate per packaged model found: offered, not run (each costs an embedding)."""
+    lines = []
+    for model in packaged_embedding_models():
+        lines += ["", f"# Installed here: {model}, a stronger embedder than the default at several times",
+                  "# its compute (docs/models.md). Uncomment to weigh it as a candidate:",
+                  "# [[systems]]", f'# name = "dense-{model}"', '# retriever = "dense"',
+                  f"# options = {{ dense = {{ model = {_value(model)} }} }}"]
+    return lines
+
+
 def _value(value: Any) -> str:
     return json.dumps(value) if not isinstance(value, dict) else (
         "{ " + ", ".join(f"{k} = {_value(v)}" for k, v in value.items()) + " }")
@@ -134,6 +155,7 @@ def render_study(kind: str, source: Path, out: Path, columns: dict[str, str] | N
         if candidate["name"] == baseline:
             continue
         lines += ["", "[[systems]]"] + [f"{key} = {_value(value)}" for key, value in candidate.items()]
+    lines += _packaged_candidates()
     lines += [
         "",
         "[ablation]",

@@ -38,7 +38,7 @@ class ModelSource:
     folder: Path
     #: A stable identity for the cache key: the hub name, or the folder's absolute path.
     identity: str
-    #: "bundled", "hub cache" or "folder".
+    #: "bundled", "packaged" (assembled from registry packages), "hub cache" or "folder".
     origin: str
 
 
@@ -104,6 +104,13 @@ def resolve_model(name: str, allow_download: bool = False) -> ModelSource:
         folder = _bundled_folder()
         if folder is not None:
             return ModelSource(given, folder, DEFAULT_MODEL, "bundled")
+    from recall_kit_dense.packaged import find_packaged, missing_parts, model_folder
+
+    packaged = find_packaged(given)
+    # A packaged model whose parts are installed is assembled (once) and loaded from the cache;
+    # without its parts, a copy in the hub cache still answers, else the message says what to install.
+    if packaged is not None and not missing_parts(packaged):
+        return ModelSource(given, model_folder(packaged), packaged.identity, "packaged")
     path = Path(given).expanduser()
     if path.exists() or _looks_like_path(given):
         _check_model_folder(path, given)
@@ -122,6 +129,8 @@ def resolve_model(name: str, allow_download: bool = False) -> ModelSource:
         folder = Path(str(snapshot))
         if any((folder / marker).is_file() for marker in _MODEL_MARKERS):
             return ModelSource(given, folder, repo_id, "hub cache")
+    if packaged is not None and not allow_download:
+        model_folder(packaged)  # raises: the parts that are missing, and how to install them
     if not allow_download:
         raise DenseModelError(_offline_fix(given))
     errors = []

@@ -97,15 +97,29 @@ def _say_damaged(status: str, what: str, folder: object) -> None:
               "re-embedding.", file=sys.stderr)
 
 
+class _Description:
+    """The retriever's one line for `recall-kit list retrievers`, with the packaged models this
+    machine has (read from installed packages' metadata: nothing is assembled or loaded)."""
+
+    def __get__(self, instance: object, owner: type | None = None) -> str:
+        from recall_kit_dense.packaged import installed_models
+
+        states = installed_models()
+        packaged = "; ".join(f"{name} ({state})" for name, state in states.items())
+        return ("Dense embeddings (sentence-transformers), cosine similarity; offline by default. "
+                f"Models: all-MiniLM-L6-v2 (default, bundled); packaged: {packaged or 'none'}.")
+
+
 class DenseRetriever(Retriever):
     """Embeds memories and queries with a sentence-transformers model; cosine similarity."""
 
-    description = "Dense embeddings (sentence-transformers), cosine similarity; offline by default."
+    description = _Description()  # type: ignore[assignment]
     index_settings = frozenset({"dimension", "max_seq_length"})
 
     @dataclass(frozen=True)
     class Options:
-        #: A sentence-transformers model name (loaded from the local cache) or a model folder.
+        #: A sentence-transformers model name (the bundled MiniLM, a packaged model such as
+        #: all-mpnet-base-v2 once its packages are installed, or one in the local hub cache) or a folder.
         model: str = DEFAULT_MODEL
         #: Memory fields embedded, joined by newlines.
         fields: tuple[str, ...] = ("searchable_text",)
@@ -159,6 +173,14 @@ class DenseRetriever(Retriever):
                 raise ValueError("quantize needs backend=onnx")
 
     options: Options
+
+    @classmethod
+    def packaged_models(cls) -> list[str]:
+        """The packaged models whose packages are all installed here (`-o dense.model=NAME` loads
+        them offline; recall_kit_dense/packaged.py): read from package metadata, nothing loaded."""
+        from recall_kit_dense.packaged import installed_models
+
+        return [name for name, state in installed_models().items() if state == "installed"]
 
     def __init__(self, options: Any = None) -> None:
         super().__init__(options)
