@@ -213,7 +213,8 @@ def test_study_init_offers_the_packaged_models_it_finds(packaged_minilm: Package
     import tomllib
 
     out = tmp_path / "study.toml"
-    done = invoke_cli(["study", "init", str(out), "--dataset", str(ROOT / "examples" / "memories")])
+    # init looks its baseline up (it writes only what run accepts): the dense plugin is the one registered here
+    done = invoke_cli(["study", "init", str(out), "--dataset", str(ROOT / "examples" / "memories"), "--baseline", "dense"])
     assert done.exit_code == 0, done.output
     text = out.read_text()
     assert '# name = "dense-minilm-packaged"' in text
@@ -257,7 +258,7 @@ def test_mpnet_without_its_packages_is_one_line_naming_them(tmp_path: Path) -> N
     done = subprocess.run(
         [sys.executable, "-m", "recall_kit", "eval", "--dataset", "example:memories", "-r", "dense",
          "-o", "dense.model=all-mpnet-base-v2"], cwd=ROOT, capture_output=True, text=True, timeout=600,
-        env={**os.environ, "RECALL_KIT_CACHE": str(tmp_path), "HF_HUB_OFFLINE": "1",
+        env={**os.environ, "RECALL_KIT_LOAD_PLUGINS": "recall-kit-dense", "RECALL_KIT_CACHE": str(tmp_path), "HF_HUB_OFFLINE": "1",
              "HF_HOME": str(tmp_path / "hf")}, check=False)
     assert done.returncode != 0
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
@@ -273,7 +274,7 @@ def test_mpnet_from_its_packages_runs_offline_and_the_result_names_it(tmp_path: 
          "-o", "dense.model=all-mpnet-base-v2", "--metrics", "recall@10", "--latency-sample", "0",
          "--json", str(out)],
         cwd=ROOT, capture_output=True, text=True, timeout=1800, check=False,
-        env={**os.environ, "RECALL_KIT_CACHE": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1",
+        env={**os.environ, "RECALL_KIT_LOAD_PLUGINS": "recall-kit-dense", "RECALL_KIT_CACHE": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1",
              "HF_HOME": str(tmp_path / "hf"), "RECALL_KIT_LOAD_PLUGINS": "recall-kit-dense"})
     assert done.returncode == 0, done.stderr
     result = json.loads(out.read_text())
