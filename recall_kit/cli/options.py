@@ -188,6 +188,45 @@ def render_report(report: Any, reporter_name: str) -> str:
     return str(registration.call("render", reporter.render, report))
 
 
+def streaming_reporter(reporter_name: str) -> Callable[[Any, Path | None], None] | None:
+    """For a reporter that writes a report piece by piece (a `write(report, stream)` method, as
+    table and trec_eval have: `score -q`'s every query is never held as text), a function that
+    writes a report with it, printed or atomically to `output`; None for any other reporter."""
+    import sys
+
+    from recall_kit import registry
+
+    registration = registry.reporters.get(reporter_name)
+    reporter = registration.call("__init__", registration.obj)
+    write = getattr(reporter, "write", None)
+    if not callable(write):
+        return None
+
+    def stream_report(report: Any, output: Path | None) -> None:
+        from recall_kit.fileio import atomic_open
+
+        if output is None:
+            stdout = sys.stdout  # the reporter's own prints go to stderr while it runs (Registration.call)
+            registration.call("write", write, report, _Echo(stdout))
+            return
+        with atomic_open(output) as stream:
+            registration.call("write", write, report, stream)
+        if not _in_batch():
+            typer.echo(f"Wrote {output}", err=True)
+
+    return stream_report
+
+
+class _Echo:
+    """A text stream over `typer.echo` to a given stream (its encoding handling, a flush a piece)."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> None:
+        typer.echo(text, file=self._stream, nl=False)
+
+
 def write_report(text: str, output: Path | None = None) -> None:
     """A rendered report: printed, or written atomically to `output`."""
     from recall_kit.fileio import write_text_atomic

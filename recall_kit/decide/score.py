@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,7 +19,7 @@ import numpy as np
 from recall_kit.errors import DatasetError, OptionError, RecallKitError, ResultFileError
 from recall_kit.measure.score.evaluation import RunScores, canonical_metric_name, score_run_files
 from recall_kit.measure.score.metric_names import display_names
-from recall_kit.reporting.formats import FOUR_PLACES, four_places
+from recall_kit.reporting.formats import FOUR_PLACES, StreamedTable, four_places, numeric_cells, plain_cells
 from recall_kit.types import Hit, Report, ReportTable
 
 if TYPE_CHECKING:  # the comparison's modules are imported only when several runs are compared
@@ -73,6 +73,13 @@ class ScoredRun:
         rows = np.column_stack([np.asarray(self.values[name], dtype=np.float64) for name in names]).tolist()
         return {query_id: dict(zip(names, row)) for query_id, row in zip(self.query_ids, rows, strict=True)}
 
+    def query_chunks(self, size: int = 2000) -> Iterator[dict[str, dict[str, float]]]:
+        """`queries()` a few thousand queries at a time, in order: what ``score --json`` streams."""
+        for first in range(0, self.n_queries, size):
+            part = ScoredRun(self.label, self.source, self.query_ids[first:first + size],
+                             {name: values[first:first + size] for name, values in self.values.items()}, {})
+            yield part.queries()
+
 
 @dataclass(frozen=True)
 class ScoredRuns:
@@ -105,17 +112,23 @@ class ScoredRuns:
                 return run
         raise KeyError(label)
 
-    def to_dict(self) -> dict[str, Any]:
-        """What ``score --json`` writes."""
+    def to_dict(self, streamed: bool = False) -> dict[str, Any]:
+        """What ``score --json`` writes. `streamed`: each run's "queries" is a `JsonChunks` that
+        `recall_kit.fileio.write_large_json_atomic` writes a few thousand queries at a time."""
+        from recall_kit.fileio import JsonChunks
+
+        def queries(run: ScoredRun) -> Any:
+            return JsonChunks(run.query_chunks) if streamed else run.queries()
+
         settings: dict[str, Any] = {"qrels": self.qrels, "complete": self.complete, "ties": self.ties}
         data: dict[str, Any]
         if self.comparison is None:
             (run,) = self.runs
-            data = {**settings, "run": run.source, "overall": run.overall_document(), "queries": run.queries(),
+            data = {**settings, "run": run.source, "overall": run.overall_document(), "queries": queries(run),
                     "warnings": list(self.warnings)}
         else:
             data = {**settings, "runs": [{"run": run.source, "label": run.label, "overall": run.overall_document(),
-                                          "queries": run.queries()} for run in self.runs],
+                                          "queries": queries(run)} for run in self.runs],
                     "comparison": self.comparison.to_dict(), "warnings": list(self.warnings)}
         data.update(relevance_level=self.relevance_level, judged_only=self.judged_only, depth=self.depth)
         return data
@@ -124,8 +137,12 @@ class ScoredRuns:
         """trec_eval's own output lines for each run in turn (`score --report trec_eval`): each
         measure under the name trec_eval prints, in trec_eval's order (its measures.c table,
         whatever order they were asked in; a measure trec_eval lacks keeps recall-kit's name, last)."""
+        return "".join(self.trec_eval_chunks(per_query))
+
+    def trec_eval_chunks(self, per_query: bool = False) -> Iterator[str]:
+        """`trec_eval_text` a few thousand queries' lines at a time."""
         from recall_kit.measure.score.metric_names import TREC_EVAL_PRINT_ORDER, resolve_metrics, trec_eval_name
-        from recall_kit.reporting.trec_eval import TrecEvalMeasure, TrecEvalRun, trec_eval_text
+        from recall_kit.reporting.trec_eval import TrecEvalMeasure, TrecEvalRun, trec_eval_chunks
 
         rank = {family: i for i, family in enumerate(TREC_EVAL_PRINT_ORDER)}
         keyed = []
@@ -138,7 +155,7 @@ class ScoredRuns:
         measures = [measure for _, measure in sorted(keyed, key=lambda item: item[0])]
         runs = [TrecEvalRun(run.runid if self.runid_asked else None, run.query_ids, run.values, run.overall)
                 for run in self.runs]
-        return trec_eval_text(runs, measures, per_query)
+        return trec_eval_chunks(runs, measures, per_query)
 
     def report(self, per_query: bool = False, width: int | None = None) -> Report:
         """One table of every run's means (and each query's values with `per_query`); with several
@@ -163,9 +180,7 @@ class ScoredRuns:
 
         def columns(run: ScoredRun) -> list[list[str]]:
             """Each metric's per-query values as the table shows them, one column at a time."""
-            return [list(map(str, np.asarray(run.values[name]).astype(np.int64).tolist())) if name in whole
-                    else list(map(FOUR_PLACES, np.asarray(run.values[name], dtype=np.float64).tolist()))
-                    for name in names]
+            return _shown_columns(run.values, names, whole)
 
         def long_rows(run: ScoredRun) -> list[list[Any]]:
             shown_columns = columns(run)
@@ -178,12 +193,17 @@ class ScoredRuns:
         notes = list(self.warnings)
         if not several:
             (run,) = self.runs
-            tables = [ReportTable(title=f"{Path(run.source).name} against {against}",
-                                  headers=["query", "n", *heads], rows=value_rows(run))]
+            title = f"{Path(run.source).name} against {against}"
+            # Each query's values drawn a chunk at a time, never held as rows, where every cell is plain.
+            streamed = per_query and run.n_queries and plain_cells(run.query_ids) and plain_cells(heads)
+            tables: list[ReportTable] = [
+                _wide_table(run, title, names, heads, whole, value_rows) if streamed and wide
+                else ReportTable(title=title, headers=["query", "n", *heads], rows=value_rows(run))]
             if per_query and not wide:
-                tables.append(ReportTable(title="per query", headers=["query", "measure", "value"], rows=long_rows(run)))
+                tables.append(_long_table(run, names, heads, whole, long_rows) if streamed else
+                              ReportTable(title="per query", headers=["query", "measure", "value"], rows=long_rows(run)))
             return _ScoreReport(title="recall-kit score", tables=tables, notes=notes, data_of=self.to_dict,
-                                trec_eval_of=lambda: self.trec_eval_text(per_query))
+                                trec_eval_of=lambda: self.trec_eval_chunks(per_query))
         rows = [[run.label, *row] for run in self.runs for row in value_rows(run)]
         tables = [ReportTable(title=f"{len(self.runs)} runs against {against}",
                               headers=["run", "query", "n", *heads], rows=rows)]
@@ -195,7 +215,77 @@ class ScoredRuns:
         assert self.comparison is not None
         tables += [delta_table(self.comparison, run.label) for run in self.runs[1:]]
         return _ScoreReport(title="recall-kit score", tables=tables, notes=notes, data_of=self.to_dict,
-                            trec_eval_of=lambda: self.trec_eval_text(per_query))
+                            trec_eval_of=lambda: self.trec_eval_chunks(per_query))
+
+
+def _shown_columns(values: Mapping[str, np.ndarray], names: Sequence[str], whole: Collection[str]) -> list[list[str]]:
+    """Each metric's values as the score table shows them (counts whole, the rest four places),
+    one column at a time: the loop over values in C."""
+    return [list(map(str, np.asarray(values[name]).astype(np.int64).tolist())) if name in whole
+            else list(map(FOUR_PLACES, np.asarray(values[name], dtype=np.float64).tolist()))
+            for name in names]
+
+
+def _widest(values: np.ndarray, whole: bool) -> int:
+    """The length of the longest of `values` as `_shown_columns` shows them, from the few values
+    that can be it: a shown number's length grows with its magnitude on each side of zero, so
+    the largest, the smallest and the most negative of those with a sign bit (-0.0 shows as
+    "-0.0000") decide, with NaN and the infinities."""
+    array = np.asarray(values)
+    if not len(array):
+        return 0
+    if whole:
+        counts = array.astype(np.int64)
+        return max(len(str(int(counts.max()))), len(str(int(counts.min()))))
+    array = array.astype(np.float64)
+    finite = array[np.isfinite(array)]
+    extremes = [float(finite.max()), float(finite.min())] if len(finite) else []
+    signed = finite[np.signbit(finite)]
+    extremes += [float(signed.min())] if len(signed) else []
+    extremes += [value for value, found in ((math.nan, np.isnan), (math.inf, np.isposinf), (-math.inf, np.isneginf))
+                 if found(array).any()]
+    return max(len(FOUR_PLACES(value)) for value in extremes)
+
+
+def _chunks(count: int, size: int = 2000) -> Iterator[slice]:
+    """Slices of `size` rows covering `count` rows: the queries a streamed table draws at a time."""
+    return (slice(first, first + size) for first in range(0, count, size))
+
+
+def _wide_table(run: ScoredRun, title: str, names: Sequence[str], heads: Sequence[str], whole: Collection[str],
+                rows_of: Callable[[ScoredRun], list[list[Any]]]) -> StreamedTable:
+    """The run's table, its "all" row then a row of measures per query, drawn a chunk at a time."""
+    summary = [str(int(run.overall[name])) if name in whole else four_places(run.overall[name]) for name in names]
+    widths = [max([3, *map(len, run.query_ids)]), max(1, len(str(run.n_queries))),
+              *(max(len(cell), _widest(run.values[name], name in whole)) for cell, name in zip(summary, names, strict=True))]
+
+    def column_chunks() -> Iterator[list[list[str]]]:
+        yield [["all"], [str(run.n_queries)], *([cell] for cell in summary)]
+        for part in _chunks(run.n_queries):
+            query_ids = run.query_ids[part]
+            values = {name: run.values[name][part] for name in names}
+            yield [query_ids, ["1"] * len(query_ids), *_shown_columns(values, names, whole)]
+
+    return StreamedTable(title, ["query", "n", *heads], widths=widths, right=[False] + [True] * (len(names) + 1),
+                         column_chunks=column_chunks, rows_of=lambda: rows_of(run))
+
+
+def _long_table(run: ScoredRun, names: Sequence[str], heads: Sequence[str], whole: Collection[str],
+                rows_of: Callable[[ScoredRun], list[list[Any]]]) -> StreamedTable:
+    """The "per query" table, a row per query and measure, drawn a chunk of queries at a time."""
+    widths = [max(map(len, run.query_ids), default=0), max(map(len, heads), default=0),
+              max((_widest(run.values[name], name in whole) for name in names), default=0)]
+
+    def column_chunks() -> Iterator[list[list[str]]]:
+        for part in _chunks(run.n_queries):
+            query_ids = run.query_ids[part]
+            shown = _shown_columns({name: run.values[name][part] for name in names}, names, whole)
+            yield [list(itertools.chain.from_iterable(map(itertools.repeat, query_ids, itertools.repeat(len(names))))),
+                   list(heads) * len(query_ids), list(itertools.chain.from_iterable(zip(*shown)))]
+
+    return StreamedTable("per query", ["query", "measure", "value"], widths=widths,
+                         right=[numeric_cells(run.query_ids), numeric_cells(heads), True],
+                         column_chunks=column_chunks, rows_of=lambda: rows_of(run))
 
 
 def _fits(headers: Sequence[str], width: int | None) -> bool:
@@ -213,12 +303,12 @@ class _ScoreReport(Report):
     as much as judging the rankings at 20,000 queries."""
 
     def __init__(self, *, data_of: Callable[[], dict[str, Any]] | None = None,
-                 trec_eval_of: Callable[[], str] | None = None, **fields: Any) -> None:
+                 trec_eval_of: Callable[[], Iterator[str]] | None = None, **fields: Any) -> None:
         super().__init__(**fields)  # `data`, when given (dataclasses.replace gives it), is set here
         if data_of is not None:
             self._data_of: Callable[[], dict[str, Any]] | None = data_of
-        #: trec_eval's own output lines, made when the trec_eval reporter asks for them.
-        self.trec_eval_text = trec_eval_of
+        #: trec_eval's own output lines, made (in chunks) when the trec_eval reporter asks for them.
+        self.trec_eval_chunks = trec_eval_of
 
     @property  # type: ignore[override]
     def data(self) -> dict[str, Any]:

@@ -6,6 +6,8 @@ import csv
 import io
 import json
 import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import IO, Any
 
 from recall_kit.types import Report, Reporter, ReportTable
 
@@ -21,6 +23,8 @@ def four_places(value: float) -> str:
 def format_table(table: ReportTable, tablefmt: str) -> str:
     """A table as text, cells exactly as given: a "+0.05" delta keeps its sign. Columns whose every
     cell is a number (or number-like text) are right-aligned; the rest left-aligned."""
+    if tablefmt == "simple" and isinstance(table, StreamedTable):
+        return "\n".join(table.lines())
     if tablefmt == "simple":
         fast = _simple_table(table)
         if fast is not None:
@@ -84,20 +88,97 @@ def _simple_table(table: ReportTable) -> str | None:
     return "\n".join(out)
 
 
+def plain_cells(cells: Iterable[str]) -> bool:
+    """Whether `_simple_table` draws cells like these itself, unstripped: ASCII text without
+    tabs, line breaks, escape sequences or spaces (a `StreamedTable` holds only such cells)."""
+    text = "".join(cells)
+    return text.isascii() and not any(character in text for character in "\x1b\t\r\n ")
+
+
+def numeric_cells(cells: Iterable[str]) -> bool:
+    """Whether every cell reads as a number: a column of them is right-aligned."""
+    return all(map(_numeric, cells))
+
+
+class StreamedTable(ReportTable):
+    """A table too large to hold as rows (`score -q`: a row per query, or per query and measure),
+    drawn chunk by chunk in tabulate's "simple" format, byte for byte what `_simple_table` draws
+    from its rows: each column's width (its widest cell) and alignment are known before the first
+    line. Its cells are `plain_cells`. `rows` builds every row, for the reporters that need them."""
+
+    def __init__(self, title: str, headers: list[str], *, widths: Sequence[int], right: Sequence[bool],
+                 column_chunks: Callable[[], Iterator[Sequence[Sequence[str]]]],
+                 rows_of: Callable[[], list[list[Any]]], notes: list[str] | None = None) -> None:
+        self.title, self.headers, self.notes = title, list(headers), list(notes or [])
+        self.widths = [max(len(header) + 2, width) for header, width in zip(headers, widths, strict=True)]
+        self.right = list(right)
+        #: Each chunk: the cells of some rows, column by column (in the order of `headers`).
+        self.column_chunks = column_chunks
+        self._rows_of = rows_of
+
+    @property
+    def rows(self) -> list[list[Any]]:  # type: ignore[override]
+        return self._rows_of()
+
+    def lines(self) -> Iterator[str]:
+        """The table's text a chunk of lines at a time (joined by "\\n", no final line end)."""
+        line = "  ".join(f"{{:{'>' if right else '<'}{width}}}" for right, width in zip(self.right, self.widths, strict=True))
+        yield line.format(*self.headers).rstrip() + "\n" + "  ".join("-" * width for width in self.widths).rstrip()
+        trailing = not self.right[-1]  # a left-aligned last column pads its cells: tabulate strips them
+        for columns in self.column_chunks():
+            if not columns or not len(columns[0]):
+                continue
+            drawn = map(line.format, *columns)
+            yield "\n".join(map(str.rstrip, drawn) if trailing else drawn)
+
+
+class _HeldTrailingSpace:
+    """A text stream's writer that holds back trailing whitespace until more text follows: the
+    stream ends as ``text.rstrip()`` would, however the text was cut into pieces."""
+
+    def __init__(self, write: Callable[[str], Any]) -> None:
+        self._write, self._held = write, ""
+
+    def write(self, text: str) -> None:
+        kept = text.rstrip()
+        if kept:
+            self._write(self._held + kept)
+            self._held = text[len(kept):]
+        else:
+            self._held += text
+
+
 class TableReporter(Reporter):
     """Plain-text tables for a terminal."""
 
     description = "plain-text tables (tabulate), for a terminal"
 
     def render(self, report: Report) -> str:
-        parts = [*report.summary, ""] if report.summary else []
+        buffer = io.StringIO()
+        self.write(report, buffer)
+        return buffer.getvalue()
+
+    def write(self, report: Report, stream: IO[str]) -> None:
+        """`render`'s text written to `stream` piece by piece: a `StreamedTable` is never held whole."""
+        out = _HeldTrailingSpace(stream.write)
+        for sentence in report.summary:
+            out.write(f"{sentence}\n")
+        if report.summary:
+            out.write("\n")
         for table in report.tables:
-            parts.append(table.title)
-            parts.append(format_table(table, "simple"))
-            parts.extend(f"  {note}" for note in table.notes)
-            parts.append("")
-        parts.extend(f"warning: {note}" for note in report.notes)
-        return "\n".join(parts).rstrip() + "\n"
+            out.write(f"{table.title}\n")
+            if isinstance(table, StreamedTable):
+                for index, piece in enumerate(table.lines()):
+                    out.write(f"\n{piece}" if index else piece)
+                out.write("\n")
+            else:
+                out.write(format_table(table, "simple") + "\n")
+            for note in table.notes:
+                out.write(f"  {note}\n")
+            out.write("\n")
+        for note in report.notes:
+            out.write(f"warning: {note}\n")
+        stream.write("\n")
 
 
 class MarkdownReporter(Reporter):

@@ -275,7 +275,7 @@ def test_mpnet_from_its_packages_runs_offline_and_the_result_names_it(tmp_path: 
          "--json", str(out)],
         cwd=ROOT, capture_output=True, text=True, timeout=1800, check=False,
         env={**os.environ, "RECALL_KIT_LOAD_PLUGINS": "recall-kit-dense", "RECALL_KIT_CACHE": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1",
-             "HF_HOME": str(tmp_path / "hf"), "RECALL_KIT_LOAD_PLUGINS": "recall-kit-dense"})
+             "HF_HOME": str(tmp_path / "hf")})
     assert done.returncode == 0, done.stderr
     result = json.loads(out.read_text())
     index = json.dumps(result["index"])  # the dense leg's index stats

@@ -1,6 +1,8 @@
-"""A local `llm` model over llama-cpp-python (the extra `recall-kit-llm[local]`): the packaged Gemma 3
+"""A local `llm` model over llama.cpp (the extra `recall-kit-llm[local]`): the packaged Gemma 3
 270M GGUF (`gemma-3-270m`), or any GGUF file named in $RECALL_KIT_LLM_GGUF, run on this machine
-with each answer forced into the prompt's JSON schema by a llama.cpp grammar. Registered with
+with each answer forced into the prompt's JSON schema by a llama.cpp grammar. llama.cpp comes from
+xllamacpp (prebuilt portable CPU wheels: what the extra installs) or, where it is installed,
+llama-cpp-python (PyPI ships it as source only: a build of minutes, see docs/models.md). Registered with
 `llm` through its `register_models` hook (entry point in the `llm` group); local by recall-kit's
 rule (LOCAL_PLUGINS in models.py), so no environment variable is needed to use it.
 
@@ -39,8 +41,8 @@ _lock = threading.Lock()
 
 @llm.hookimpl
 def register_models(register: Any) -> None:
-    # No import of llama_cpp here (registration stays fast); only whether it is installed.
-    if find_spec("llama_cpp") is None:
+    # No import of llama.cpp here (registration stays fast); only whether it is installed.
+    if find_spec("llama_cpp") is None and find_spec("xllamacpp") is None:
         return
     if find_spec(PACKAGED_MODULE) is not None:
         register(LocalGguf(PACKAGED_ID, None), aliases=PACKAGED_ALIASES)
@@ -73,7 +75,8 @@ def thread_count() -> int:
 
 
 def load_llama(path: Path, threads: int, context: int) -> Any:
-    """One llama.cpp model per (file, threads, context) in this process."""
+    """One llama.cpp model per (file, threads, context) in this process: llama-cpp-python's
+    `Llama` where it is installed, else an `XllamacppModel`."""
     # OpenMP threads spin while waiting for work unless told otherwise: on a shared machine two
     # spinning threads made 40 tokens take 60 s. libgomp reads this when it loads, so it is set
     # before llama_cpp is first imported (a value the user set is kept).
@@ -81,16 +84,53 @@ def load_llama(path: Path, threads: int, context: int) -> Any:
     key = (str(path), threads, context)
     with _lock:
         if key not in _loaded:
-            from llama_cpp import Llama
-
             if not _loaded:
                 import atexit
 
                 atexit.register(_close_all)
+            if find_spec("llama_cpp") is None:
+                _loaded[key] = XllamacppModel(path, threads, context)
+            else:
+                from llama_cpp import Llama
+
                 _quiet_llama_logs()
-            _loaded[key] = Llama(model_path=str(path), n_ctx=context, n_threads=threads,
-                                 n_threads_batch=threads, seed=0, verbose=False)
+                _loaded[key] = Llama(model_path=str(path), n_ctx=context, n_threads=threads,
+                                     n_threads_batch=threads, seed=0, verbose=False)
         return _loaded[key]
+
+
+class XllamacppModel:
+    """A GGUF file run by xllamacpp's in-process llama.cpp server, answering `create_completion`
+    as llama-cpp-python's `Llama` does for what `LocalGguf` asks: a schema becomes llama.cpp's own
+    grammar (``json_schema`` in the request)."""
+
+    def __init__(self, path: Path, threads: int, context: int) -> None:
+        import xllamacpp
+
+        params = xllamacpp.CommonParams()
+        params.model.path = str(path)
+        params.n_ctx = context
+        params.n_parallel = 1
+        params.cpuparams.n_threads = threads
+        params.cpuparams_batch.n_threads = threads
+        params.sampling.seed = 0
+        params.warmup = False
+        params.verbosity = -1  # llama.cpp's server logs nothing but errors
+        self._server: Any = xllamacpp.Server(params)
+
+    def create_completion(self, text: str, *, max_tokens: int, temperature: float, seed: int,
+                          json_schema: Mapping[str, Any] | None = None, **_: Any) -> dict[str, Any]:
+        request: dict[str, Any] = {"prompt": text, "max_tokens": max_tokens, "temperature": temperature, "seed": seed}
+        if json_schema is not None:
+            request["json_schema"] = dict(json_schema)
+        done = self._server.handle_completions(request)
+        if not isinstance(done, dict) or "choices" not in done:
+            error = done.get("error") if isinstance(done, dict) else done
+            raise llm.ModelError(f"llama.cpp (xllamacpp) answered no completion: {str(error)[:200]}")
+        return done
+
+    def close(self) -> None:
+        self._server = None
 
 
 #: llama.cpp's log levels (ggml_log_level): an error, and the continuation of the line before.
@@ -146,6 +186,9 @@ def grammar_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
         required = list(out.get("required") or out["properties"])
         out["properties"] = {name: grammar_schema(sub) for name, sub in out["properties"].items() if name in required}
         out["required"] = required
+        # No property beside them: llama.cpp's own converter (xllamacpp) follows JSON Schema and
+        # otherwise lets the model go on writing keys of its own choosing.
+        out.setdefault("additionalProperties", False)
     return out
 
 
@@ -178,16 +221,19 @@ class LocalGguf(llm.Model):
     def execute(self, prompt: Any, stream: bool, response: Any, conversation: Any = None) -> Iterator[str]:
         options = prompt.options
         llama = load_llama(self.path(), thread_count(), int(options.context or 2048))
-        grammar = None
-        if prompt.schema:
+        constraint: dict[str, Any] = {}
+        if prompt.schema and isinstance(llama, XllamacppModel):
+            constraint["json_schema"] = grammar_schema(prompt.schema)
+        elif prompt.schema:
             from llama_cpp import LlamaGrammar
 
-            grammar = LlamaGrammar.from_json_schema(json.dumps(grammar_schema(prompt.schema)), verbose=False)
+            constraint["grammar"] = LlamaGrammar.from_json_schema(json.dumps(grammar_schema(prompt.schema)),
+                                                                  verbose=False)
         text = "\n\n".join(part for part in (prompt.system, prompt.prompt) if part)
         # The pretrained Gemma has no chat template: a plain completion, the answer's start cued.
         text += "\n\nAnswer (JSON):\n" if prompt.schema else "\n\nAnswer:\n"
         done = llama.create_completion(text, max_tokens=options.max_tokens or 256,
-                                       temperature=options.temperature or 0.0, grammar=grammar, seed=0)
+                                       temperature=options.temperature or 0.0, seed=0, **constraint)
         usage = done.get("usage") or {}
         response.set_usage(input=usage.get("prompt_tokens"), output=usage.get("completion_tokens"))
         yield str(done["choices"][0]["text"])

@@ -300,8 +300,7 @@ def judge_tables(
     run_query, judged_query = query_codes[:num_run], query_codes[num_run:]
     in_blocks = _order_in_blocks(run, qrels, run_query, judged_query, ties)
     if in_blocks is not None:
-        order, found, cell_grades = in_blocks
-        run_query = run_query[order]
+        run_query, found, cell_grades = in_blocks
         if depth is not None:  # trec_eval -M: each query's top `depth`, before -J
             keep = _top_of_each_query(run_query, depth)
             run_query, found, cell_grades = run_query[keep], found[keep], cell_grades[keep]
@@ -399,8 +398,8 @@ def _order_in_blocks(
     queries each take one block of lines (as run files are written) and whose document ids fit
     in 8 bytes is laid out one query per row, and each row is sorted by document id descending,
     then (stably) by score descending: small sorts, where one sort of every line costs several
-    times more. Returns (row order, found in the qrels, grade) or None (then `judge_tables`'s
-    general path, which also names a repeated document, takes over).
+    times more. Returns (the rows' query codes in that order, found in the qrels, grade) or None
+    (then `judge_tables`'s general path, which also names a repeated document, takes over).
     """
     num_run = len(run_query)
     run_keys, judged_keys = _packed(run.doc_ids), _packed(qrels.doc_ids)
@@ -428,13 +427,18 @@ def _order_in_blocks(
         descending = ~np.where(bits32 >> 31 != 0, ~bits32, bits32 | np.uint32(0x80000000))
     step = max(1, _CELLS_PER_STEP // width)  # queries at a time: the temporaries stay cache-sized
     pieces = in_threads(
-        lambda first: _order_rows(run_keys, descending, starts[first:first + step], lengths[first:first + step], width),
+        lambda first, keys=run_keys, scores=descending: _order_rows(  # type: ignore[misc]
+            keys, scores, starts[first:first + step], lengths[first:first + step], width),
         range(0, len(starts), step),
     )
     if any(piece is None for piece in pieces):
         return None  # a document twice for one query
     order: np.ndarray = np.concatenate(pieces)  # type: ignore[arg-type]
-    return (order, *_grades_by_key(run_keys[order], run_query[order], judged_keys, judged_query, qrels.values))
+    # What is no longer needed goes before the lookup, the join's peak in memory.
+    del pieces, descending
+    ordered_keys, ordered_query = run_keys[order], run_query[order]
+    del run_keys, order
+    return (ordered_query, *_grades_by_key(ordered_keys, ordered_query, judged_keys, judged_query, qrels.values))
 
 
 #: Cells (query x rank) laid out at a time by `_order_in_blocks`.
@@ -732,6 +736,7 @@ def score_run_files(
             read_run(Path(run_path))
             raise DatasetError(str(error)) from None
         _check_something_to_score(Path(qrels_path), qrels, Path(run_path), run, query_ids, complete)
+        del run  # the file's rows, joined: freed before the measures' temporaries
         values = metric_values(data, specs)
         overall = aggregate(values, ["all"] * len(query_ids), summed_names(specs))["overall"]
         # -J and -M cut the rankings before scoring: the depth left is theirs, not the file's.

