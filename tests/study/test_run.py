@@ -214,9 +214,16 @@ def test_a_long_step_off_a_terminal_says_it_is_alive_and_on_a_terminal_does_not(
 
 
 def test_a_generator_that_falls_short_says_asked_and_generated(tmp_path: Path) -> None:
-    """`exact = N` beyond what the corpus yields: the stratum says "asked N, generated M" (M < N), and
-    a request the corpus meets says nothing of the kind."""
+    """`exact = N` beyond what the corpus yields, though within its size (a request for more queries
+    than memories is refused by the study file's check): the stratum says "asked N, generated M"
+    (M < N), and a request the corpus meets says nothing of the kind. Thirty one-word memories
+    beside the example's yield no phrase."""
     from study_support import LEXICAL_PAIR
+
+    corpus = tmp_path / "corpus.jsonl"
+    rows = (EXAMPLE / "corpus.jsonl").read_text().splitlines()
+    rows += [json.dumps({"id": f"short-{i}", "content": "ok"}) for i in range(30)]
+    corpus.write_text("\n".join(rows) + "\n")
 
     text = f"""
 [study]
@@ -225,19 +232,19 @@ folder = "out"
 resamples = 200
 
 [store]
-jsonl = "{(EXAMPLE / 'corpus.jsonl').as_posix()}"
+jsonl = "{corpus.as_posix()}"
 
 [evaluation_set]
 queries = "generated"
 exact = {{exact}}
 """ + LEXICAL_PAIR
     path = tmp_path / "study.toml"
-    path.write_text(text.format(exact=5000))
+    path.write_text(text.format(exact=350))
     with plugins("recall-kit-fts5", "recall-kit-bm25"):
         study, _ = run_study(path)
     [stratum] = study.strata
-    assert f"asked 5000, generated {stratum.queries})" in stratum.built and stratum.queries < 5000
-    assert f"asked 5000, generated {stratum.queries}" in (tmp_path / "out" / "study.md").read_text()
+    assert f"asked 350, generated {stratum.queries})" in stratum.built and stratum.queries < 350
+    assert f"asked 350, generated {stratum.queries}" in (tmp_path / "out" / "study.md").read_text()
     path.write_text(text.format(exact=20))
     with plugins("recall-kit-fts5", "recall-kit-bm25"):
         study, _ = run_study(path)
