@@ -80,6 +80,8 @@ class LegRun:
     outside: dict[int, list[str]] = field(default_factory=dict)
     #: The leg is a live system searching a store of its own (`Retriever.searches_own_store`).
     own_store: bool = False
+    #: Ids the retriever itself names sensitive (`Retriever.sensitive_ids`: a live system's own ids).
+    sensitive: set[str] = field(default_factory=set)
     #: What the retriever says to check when every query came back empty (`empty_hint`), or None.
     empty_hint: str | None = None
     indexes: int = 0
@@ -192,6 +194,8 @@ def run_legs(
                 run.own_store = run.own_store or own_store
                 try:
                     size, stats = _build_one_index(leg.name, retriever, corpus, scope, run)
+                    if own_store and hasattr(retriever, "sensitive_ids"):
+                        run.sensitive |= set(call_plugin(leg.name, "naming its sensitive ids", retriever.sensitive_ids))
                     sizes.append(size)
                     stats_by_scope.append(stats)
                     _search_batch(leg.name, retriever, run, dataset, indexes, corpus, depth, own_store)

@@ -10,10 +10,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from recall_kit.plugin import DatasetError, Importer, OptionError, PluginRunError, load_dataset, read_jsonl
-from recall_kit_remote.base import QueryFailed, as_hit_id, parse_json_object, select
+from recall_kit.plugin import (
+    SENSITIVE_IDS_FILE,
+    DatasetError,
+    Importer,
+    OptionError,
+    PluginRunError,
+    load_dataset,
+    mask_secrets,
+    read_jsonl,
+)
+from recall_kit_remote.base import QueryFailed, as_hit_id, check_url, is_flagged, parse_json_object, select
 
-SENSITIVE_IDS_FILE = "sensitive_ids.txt"
+#: The most pages a listing is read in (a server whose cursor never ends is cut off, and said).
+MAX_PAGES = 100_000
 
 
 @dataclass(frozen=True)
@@ -30,6 +40,87 @@ class ListingOptions:
     scope: str = ""
     #: Path to a flag in an entry marking the memory sensitive (empty: none).
     sensitive: str = ""
+    #: How the listing pages: "" (one call holds it all), "cursor", "offset" or "page".
+    paging: str = ""
+    #: The argument (mcp) or URL parameter (http) that asks for a page: its cursor, offset or number.
+    page_arg: str = ""
+    #: cursor: the path to the next page's cursor in an answer (absent, empty or null: the last page).
+    next_cursor: str = "next_cursor"
+    #: The argument or parameter holding the page size (empty: not sent), and the size asked.
+    page_size_arg: str = ""
+    page_size: int = 100
+    #: page: the first page's number.
+    first_page: int = 1
+    #: The server's ids mapped to the dataset's: a JSON lines file of {"server_id", "id"}, as
+    #: `mcp.id_map` / `http.id_map` write it after a fill (empty: the server's ids are the dataset's).
+    id_map: str = ""
+
+    def __post_init__(self) -> None:
+        if self.paging not in ("", "cursor", "offset", "page"):
+            raise OptionError(f"--paging must be cursor, offset or page, not {self.paging!r}.")
+        if self.paging and not self.page_arg:
+            raise OptionError(f"--paging {self.paging} needs --page-arg: the argument that asks for a page.")
+        if self.page_size < 1:
+            raise OptionError("--page-size must be at least 1.")
+
+
+def listed_flagged(fetch: Any, listing: dict[str, Any]) -> set[str]:
+    """The ids a sensitive listing flags (`mcp.sensitive_listing`), read page by page as its
+    paging keys say (the same as `dataset import`'s: "paging", "page_arg", ...)."""
+    from recall_kit_remote.base import PAGING_KEYS, flagged_ids
+
+    paging = ListingOptions(memories=str(listing.get("memories", "")),
+                            **{key: value for key, value in listing.items() if key in PAGING_KEYS})
+    return flagged_ids(page_through(fetch, paging), {**listing, "memories": ""})
+
+
+def read_id_map(path: str) -> dict[str, str]:
+    """The server's ids -> the dataset's, from a JSON lines file of {"server_id", "id"}."""
+    mapped: dict[str, str] = {}
+    for number, row in read_jsonl(Path(path)):
+        server, doc = as_hit_id(row.get("server_id")), as_hit_id(row.get("id"))
+        if server is None or doc is None:
+            raise DatasetError(f"{Path(path).name}:{number}: needs \"server_id\" and \"id\" (strings or integers)")
+        mapped[server] = doc
+    return mapped
+
+
+def page_through(fetch: Any, options: ListingOptions) -> list[Any]:
+    """Every memory entry of a listing, page after page: `fetch(arguments)` answers one page given
+    the paging arguments to add (none for a listing in one answer). Cursor paging ends at a page
+    without a next cursor; offset and page paging at an empty page."""
+    sized = {options.page_size_arg: options.page_size} if options.page_size_arg else {}
+    entries: list[Any] = []
+    cursor: Any = None
+    seen_cursors: set[str] = set()
+    for number in range(MAX_PAGES):
+        if not options.paging:
+            arguments: dict[str, Any] = {}
+        elif options.paging == "cursor":
+            arguments = {**sized, **({options.page_arg: cursor} if cursor is not None else {})}
+        elif options.paging == "offset":
+            arguments = {**sized, options.page_arg: len(entries)}
+        else:
+            arguments = {**sized, options.page_arg: options.first_page + number}
+        payload = fetch(arguments)
+        try:
+            page = select(payload, options.memories)
+        except QueryFailed as failure:
+            raise DatasetError(f"The listing: {failure}.") from None
+        if not isinstance(page, list):
+            raise DatasetError(f"The listing's {options.memories or 'answer'!r} is {type(page).__name__}, not a list.")
+        entries += page
+        if not options.paging or (options.paging != "cursor" and not page):
+            return entries
+        if options.paging == "cursor":
+            try:
+                cursor = select(payload, options.next_cursor)
+            except QueryFailed:
+                cursor = None
+            if cursor in (None, "") or str(cursor) in seen_cursors:
+                return entries
+            seen_cursors.add(str(cursor))
+    raise DatasetError(f"The listing still had pages after {MAX_PAGES:,} (--paging {options.paging}).")
 
 
 def _text(value: Any) -> str | None:
@@ -38,19 +129,12 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _flag(value: Any) -> bool:
-    return value is True or value == 1 or (isinstance(value, str) and value.strip().lower() in {"true", "yes", "1"})
-
-
-def listing_rows(payload: Any, options: ListingOptions, counts: dict[str, int]) -> tuple[list[dict[str, Any]], set[str]]:
-    """corpus.jsonl rows from a listing, and the ids of the entries flagged sensitive (their text is
-    dropped here). Entries without an id or a text are dropped and counted."""
-    try:
-        entries = select(payload, options.memories)
-    except QueryFailed as failure:
-        raise DatasetError(f"The listing: {failure}.") from None
-    if not isinstance(entries, list):
-        raise DatasetError(f"The listing's {options.memories or 'answer'!r} is {type(entries).__name__}, not a list.")
+def listing_rows(entries: list[Any], options: ListingOptions, counts: dict[str, int],
+                 to_dataset: dict[str, str] | None = None) -> tuple[list[dict[str, Any]], set[str]]:
+    """corpus.jsonl rows from a listing's entries, and the ids of the entries flagged sensitive
+    (their text is dropped here), each id mapped by `to_dataset` (the server's -> the dataset's).
+    Entries without an id or a text are dropped and counted."""
+    to_dataset = to_dataset or {}
     rows: list[dict[str, Any]] = []
     sensitive: set[str] = set()
     seen: set[str] = set()
@@ -60,6 +144,15 @@ def listing_rows(payload: Any, options: ListingOptions, counts: dict[str, int]) 
             text = _text(select(entry, options.content))
         except QueryFailed:
             memory_id, text = None, None
+        if memory_id is not None and to_dataset:
+            mapped = to_dataset.get(memory_id)
+            counts["mapped_to_dataset_ids" if mapped else "kept_server_ids"] = counts.get(
+                "mapped_to_dataset_ids" if mapped else "kept_server_ids", 0) + 1
+            memory_id = mapped or memory_id
+        if options.sensitive and memory_id is not None and is_flagged(_optional(entry, options.sensitive)):
+            sensitive.add(memory_id)
+            seen.add(memory_id)
+            continue
         if memory_id is None or not text:
             counts["dropped_no_id_or_text"] = counts.get("dropped_no_id_or_text", 0) + 1
             continue
@@ -67,9 +160,6 @@ def listing_rows(payload: Any, options: ListingOptions, counts: dict[str, int]) 
             counts["dropped_duplicate_id"] = counts.get("dropped_duplicate_id", 0) + 1
             continue
         seen.add(memory_id)
-        if options.sensitive and _flag(_optional(entry, options.sensitive)):
-            sensitive.add(memory_id)
-            continue
         row: dict[str, Any] = {"id": memory_id, "content": text}
         if options.scope and (scope := _optional(entry, options.scope)) is not None:
             row["scope"] = str(scope)
@@ -95,14 +185,16 @@ def _source_sensitive(source: Path) -> set[str]:
     return set(load_dataset(source).sensitive_ids)
 
 
-def write_snapshot(payload: Any, options: ListingOptions, source: Path, destination: Path) -> dict[str, Any]:
+def write_snapshot(entries: list[Any], options: ListingOptions, source: Path, destination: Path) -> dict[str, Any]:
     """The dataset: the listing's memories as corpus.jsonl (sensitive ones left out, their ids in
-    sensitive_ids.txt), SRC's queries, and SRC's qrels cut to the ids the service holds."""
+    sensitive_ids.txt; the server's ids mapped to the dataset's by `id_map`), SRC's queries, and
+    SRC's qrels cut to the ids the service holds."""
     for name in ("queries.jsonl", "qrels.jsonl"):
         if not (source / name).is_file():
             raise DatasetError(f"{source}: no {name} (SRC is a folder with the queries and qrels to score)")
     counts: dict[str, int] = {}
-    rows, flagged = listing_rows(payload, options, counts)
+    to_dataset = read_id_map(options.id_map) if options.id_map else {}
+    rows, flagged = listing_rows(entries, options, counts, to_dataset)
     sensitive = flagged | _source_sensitive(source)
     kept = [row for row in rows if row["id"] not in sensitive]
     counts["sensitive_left_out"] = len(flagged) + len(rows) - len(kept)
@@ -120,13 +212,15 @@ def write_snapshot(payload: Any, options: ListingOptions, source: Path, destinat
             qrels.append({"query_id": query_id, "relevance": known})
             used.add(query_id)
     counts["queries_without_held_judgments"] = len(set(queries) - used)
+    judgments = sum(len(row["relevance"]) for row in qrels)
     destination.mkdir(parents=True, exist_ok=True)
     _write_jsonl(destination / "corpus.jsonl", kept)
     _write_jsonl(destination / "queries.jsonl", [row for query_id, row in queries.items() if query_id in used])
     _write_jsonl(destination / "qrels.jsonl", qrels)
     if sensitive:
         (destination / SENSITIVE_IDS_FILE).write_text("".join(f"{doc}\n" for doc in sorted(sensitive)), encoding="utf-8")
-    return {"memories": len(kept), "queries": len(used), "sensitive_ids": len(sensitive), "dropped": counts}
+    return {"memories": len(kept), "queries": len(used), "judgments": judgments, "listed": len(entries),
+            "sensitive_ids": len(sensitive), "dropped": counts}
 
 
 def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
@@ -162,15 +256,21 @@ class MCPSnapshotImporter(Importer):
         options = self.options
         if bool(options.command) == bool(options.url):
             raise OptionError('The mcp importer needs one of --command "node server.js" or --url http://host:port/mcp.')
+        arguments = parse_json_object(options.arguments, "--arguments")
         session = MCPSession(options.command, options.url)
+
+        def fetch(paging: dict[str, Any]) -> Any:
+            try:
+                result = session.call(options.tool, {**arguments, **paging}, 120.0)
+                return read_tool_answer(result, lambda payload: (select(payload, options.memories), payload)[1])
+            except QueryFailed as failure:
+                raise PluginRunError(f"{session.where}: tool {options.tool!r}: {failure}.") from None
+
         try:
-            result = session.call(options.tool, parse_json_object(options.arguments, "--arguments"), 120.0)
-            payload = read_tool_answer(result, lambda payload: (select(payload, options.memories), payload)[1])
-        except QueryFailed as failure:
-            raise PluginRunError(f"{session.where}: tool {options.tool!r}: {failure}.") from None
+            entries = page_through(fetch, options)
         finally:
             session.close()
-        return write_snapshot(payload, options, source, destination)
+        return write_snapshot(entries, options, source, destination)
 
 
 class HTTPSnapshotImporter(Importer):
@@ -192,22 +292,28 @@ class HTTPSnapshotImporter(Importer):
         import httpx
 
         options = self.options
-        if not options.url.startswith(("http://", "https://")):
-            raise OptionError("The http importer needs --url http://host:port/path.")
+        try:
+            check_url(options.url, "--url")
+        except ValueError as error:
+            raise OptionError(f"The http importer: {error}.") from None
         headers = {}
         if options.auth_env:
             value = os.environ.get(options.auth_env)
             if not value:
                 raise OptionError(f"--auth-env names {options.auth_env!r}, which is not set in the environment.")
             headers["Authorization"] = f"Bearer {value}"
-        try:
-            response = httpx.get(options.url, headers=headers, timeout=120.0)
-        except httpx.HTTPError as error:
-            raise PluginRunError(f"Cannot list {options.url}: {type(error).__name__}.") from None
-        if response.status_code >= 400:
-            raise PluginRunError(f"{options.url} answered HTTP {response.status_code}.")
-        try:
-            payload = response.json()
-        except ValueError:
-            raise PluginRunError(f"{options.url} did not answer JSON.") from None
-        return write_snapshot(payload, options, source, destination)
+        where = mask_secrets(options.url)
+
+        def fetch(paging: dict[str, Any]) -> Any:
+            try:
+                response = httpx.get(options.url, params=paging, headers=headers, timeout=120.0)
+            except httpx.HTTPError as error:
+                raise PluginRunError(f"Cannot list {where}: {type(error).__name__}.") from None
+            if response.status_code >= 400:
+                raise PluginRunError(f"{where} answered HTTP {response.status_code}.")
+            try:
+                return response.json()
+            except ValueError:
+                raise PluginRunError(f"{where} did not answer JSON.") from None
+
+        return write_snapshot(page_through(fetch, options), options, source, destination)
