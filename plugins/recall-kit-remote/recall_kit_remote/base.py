@@ -261,7 +261,9 @@ def in_order(hits: list[Hit], order: str, prefix: str) -> list[Hit]:
     scores (lower is better, `score_order = "ascending"`) negated. Scores that run the other way
     than `order` says end the run at once, with the options that fix it named: the same server
     answers every query so, and no retry changes it."""
-    scores = [hit.score for hit in hits]
+    from array import array
+
+    scores = array("f", [hit.score for hit in hits]).tolist()  # as the host compares: float32 ties are ties
     ascending = order == "ascending"
     if scores == sorted(scores, reverse=not ascending):
         return [Hit(hit.id, -hit.score) for hit in hits] if ascending else hits

@@ -43,6 +43,8 @@ CLOSE_TIMEOUT_SECONDS = 15.0
 
 #: Seconds a failed call waits for a stdio server's exit status (a dead server's is there at once).
 EXIT_WAIT_SECONDS = 0.5
+#: How often a call in flight checks whether a stdio server has exited.
+EXIT_POLL_SECONDS = 0.25
 
 #: The processes the SDK starts in this task (a stdio server), so a session learns its exit status.
 _SPAWNED: contextvars.ContextVar[list[Any] | None] = contextvars.ContextVar("recall_kit_remote_spawned", default=None)
@@ -209,13 +211,20 @@ class MCPSession:
         if self._held.done():
             raise self._gone()
         future = asyncio.run_coroutine_threadsafe(self._session.call_tool(tool, arguments), self._loop)
+        deadline = time.monotonic() + timeout
         try:
-            return future.result(timeout=timeout)
-        except concurrent.futures.TimeoutError:
-            future.cancel()
-            if self.exit_status(wait=0.0) is not None:
-                raise self._gone() from None
-            raise QueryFailed(f"no answer within {timeout:g} s") from None
+            while True:  # in slices, so that a server that exits is noticed at once, not at the timeout
+                try:
+                    return future.result(timeout=max(0.0, min(EXIT_POLL_SECONDS, deadline - time.monotonic())))
+                except concurrent.futures.TimeoutError:
+                    if self.exit_status(wait=0.0) is not None:
+                        future.cancel()
+                        raise self._gone() from None
+                    if time.monotonic() >= deadline:
+                        future.cancel()
+                        raise QueryFailed(f"no answer within {timeout:g} s") from None
+        except (QueryFailed, PluginRunError):
+            raise
         except Exception as error:
             if self._held.done() or self.exit_status(wait=EXIT_WAIT_SECONDS) is not None:
                 raise self._gone() from None
@@ -233,7 +242,7 @@ class MCPSession:
         async def reaped() -> int | None:
             try:
                 return await asyncio.wait_for(process.wait(), wait)
-            except (TimeoutError, asyncio.TimeoutError):
+            except TimeoutError:
                 return None
 
         try:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from http_server import SearchServer
 from memory_store import MemoryStore
+from recall_kit_remote.probe import describe_json, describe_text
 from remote_helpers import EXAMPLE, reference_server_command, reference_server_missing, run_cli
-from test_text_answers import TEXT_OPTIONS, fts5_rankings, hash_command, mcp_flags, same
+from test_text_answers import TEXT_OPTIONS, fts5_rankings, hash_command, same
 
 from recall_kit import SystemSpec, load_dataset, run_benchmark
-from recall_kit_remote.probe import describe_json, describe_text
 
 
 def probed_options(done_stdout: str, adapter: str) -> dict[str, str]:

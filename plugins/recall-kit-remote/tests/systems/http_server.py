@@ -27,7 +27,6 @@ from urllib.parse import parse_qs, urlparse
 
 from memory_store import MemoryStore
 
-
 _BOMB: list[bytes] = []
 
 
