@@ -159,12 +159,15 @@ def describe_text(text: str) -> Finding:
     ids: list[tuple[int, int, str, str]] = []  # (preference, -matches, pattern, an example)
     scores: list[tuple[int, str, str]] = []  # (preference, pattern, order)
     for label, values in labelled.items():
-        if all(re.fullmatch(_NUMBER, value) for value in values):
+        distinct_ids = len(set(values)) == len(values) and all(_id_like(value) for value in values)
+        if distinct_ids and _preference(label, ID_NAMES) < len(ID_NAMES):  # "id: 12" is an id, not a score
+            ids.append((_preference(label, ID_NAMES), -len(values), _labelled(label, ID_GROUP), values[0]))
+        elif all(re.fullmatch(_NUMBER, value) for value in values):
             numbers = [float(value) for value in values]
             order = _order(numbers)
             if order != "unordered" and (_preference(label, SCORE_NAMES) < len(SCORE_NAMES) or len(set(numbers)) > 1):
                 scores.append((_preference(label, SCORE_NAMES), _labelled(label, f"({_NUMBER})"), order))
-        elif len(set(values)) == len(values) and all(_id_like(value) for value in values):
+        elif distinct_ids:
             ids.append((_preference(label, ID_NAMES), -len(values), _labelled(label, ID_GROUP), values[0]))
     for pattern in (r"\b([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b", r"\b([0-9a-f]{16,})\b"):
         found = re.findall(pattern, text)

@@ -80,7 +80,8 @@ def test_an_http_text_endpoint_probed_then_evaluated() -> None:
         assert set(found) == {"id_pattern", "score_pattern"}
         result = run_benchmark(SystemSpec(retriever="http", options={"http": {"url": url, **found}}),
                                load_dataset(str(EXAMPLE)), k=10, latency_sample=0, show_progress=False)
-    same({query.query_id: list(zip(query.ranking, query.scores, strict=True)) for query in result.queries}, fts5_rankings())
+    same({query.query_id: list(zip(query.ranking, query.scores, strict=True)) for query in result.queries},
+         fts5_rankings(content_only=False))
 
 
 def test_an_unknown_adapter_and_an_empty_answer_are_one_line() -> None:
