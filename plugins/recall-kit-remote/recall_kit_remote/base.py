@@ -557,7 +557,7 @@ class RemoteRetriever(Retriever):
             except AnswerMisread as misread:
                 self._misread(str(misread))
                 self._local.last_wait_ms = None
-                return FailedSearch(f"{misread}; not retried (the same answer would come again)")
+                return FailedSearch(f"{misread}; not retried")  # the same call answers the same way
             except QueryFailed as failure:
                 reason = str(failure)
                 continue

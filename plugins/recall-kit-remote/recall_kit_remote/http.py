@@ -282,5 +282,4 @@ def _parsed(text: str, as_text: bool) -> Any:
     except ValueError:
         if as_text:
             return text
-        raise AnswerMisread("the answer is not valid JSON (if it is text, give http.id_pattern, a regular "
-                            "expression with one group, to read ids from it)") from None
+        raise AnswerMisread("the answer is not valid JSON (http.id_pattern reads text)") from None

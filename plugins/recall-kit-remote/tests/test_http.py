@@ -85,7 +85,7 @@ def test_accepted_failed_queries_are_scored_empty_counted_and_named(tmp_path: Pa
     assert all(rankings[query["query_id"]] for query in queries[3:5])
     warning = next(w for w in data.warnings if w.startswith("Leg 'http' failed on 3 of 6 queries"))
     assert f"{failed[0]} (HTTP 500; 2 tries)" in warning
-    assert f"{failed[1]} (the answer is not valid JSON; 2 tries)" in warning
+    assert f"{failed[1]} (the answer is not valid JSON (http.id_pattern reads text); not retried)" in warning
     assert f"{failed[2]} (no answer within 0.5 s; 2 tries)" in warning
     assert data.index.legs["http"].stats["failed_queries"] == 3
     assert sorted(data.failed_queries["http"]) == sorted(failed)
