@@ -159,7 +159,8 @@ def test_add_answers_in_text_are_read_by_a_pattern(tmp_path: Path) -> None:
     with SearchServer(MemoryStore()) as server:
         base = server.url.removesuffix("/search")
         options = {"url": f"{base}/search.txt", "id_pattern": r"\[id: ([^\]]+)\]", "score_pattern": r"score: (\S+)\)",
-                   "add_url": f"{base}/memories", "add_result_id": "results.0.id", "add_id_pattern": "(srv-[0-9]+)"}
+                   "add_url": f"{base}/memories", "add_body": '{"messages": [{"role": "user", "content": "{content}"}]}',
+                   "add_result_id": "results.0.id", "add_id_pattern": "(srv-[0-9]+)"}
         remote = run_benchmark(SystemSpec(retriever="http", options={"http": options}), dataset, k=10,
                                latency_sample=0, show_progress=False)
     local = run_benchmark(SystemSpec(retriever="fts5", options={"fts5": {"columns": ("content",)}}), dataset, k=10,
