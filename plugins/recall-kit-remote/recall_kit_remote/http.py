@@ -128,7 +128,7 @@ class HTTPRetriever(RemoteRetriever):
 
     def _listed_sensitive(self) -> set[str]:
         """The ids the server's listing flags sensitive (`sensitive_listing`)."""
-        from recall_kit_remote.snapshot import listed_flagged
+        from recall_kit_remote.listing import listed_flagged
 
         listing = listing_request(self.options.sensitive_listing, "http.sensitive_listing", "url")
         where = mask_secrets(listing["url"])

@@ -431,7 +431,7 @@ class MCPRetriever(RemoteRetriever):
         """The ids the server's listing flags sensitive (`sensitive_listing`)."""
         session = self._session
         assert session is not None  # noqa: S101 - build_index opened it
-        from recall_kit_remote.snapshot import listed_flagged
+        from recall_kit_remote.listing import listed_flagged
 
         listing = listing_request(self.options.sensitive_listing, "mcp.sensitive_listing", "tool")
         memories = str(listing.get("memories", ""))
