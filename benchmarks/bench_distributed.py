@@ -84,7 +84,7 @@ def folder_results(folder: Path) -> dict[str, Any]:
 def run(dataset_folder: Path, out: Path, executor: Any) -> tuple[float, Any]:
     from recall_kit.dataset import load_dataset
     from recall_kit.decide.sweep import run_sweep
-    from recall_kit.measure.system import SystemSpec
+    from recall_kit.measure.systems.system import SystemSpec
 
     dataset = load_dataset(dataset_folder)  # serial in both runs: counted in both
     started = time.perf_counter()
@@ -116,7 +116,7 @@ def main() -> None:
 
     import ray
 
-    from recall_kit.measure.executor import RayExecutor
+    from recall_kit.measure.run.executor import RayExecutor
 
     print(f"machine: {os.cpu_count()} CPUs, load {Path('/proc/loadavg').read_text().split()[:3]}")
     with tempfile.TemporaryDirectory() as scratch:

@@ -24,7 +24,7 @@ import time
 
 import numpy as np
 
-from recall_kit.measure.evaluation import judge_rankings, metric_values, resolve_metrics
+from recall_kit.measure.score.evaluation import judge_rankings, metric_values, resolve_metrics
 from recall_kit.plugins import load_plugins
 from recall_kit.types import Hit, sort_hits
 

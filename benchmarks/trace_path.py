@@ -21,7 +21,7 @@ from collections import Counter
 from typing import Any
 
 import recall_kit
-from recall_kit.measure import system as system_module
+from recall_kit.measure.systems import system as system_module
 
 ROOT = os.path.dirname(recall_kit.__file__) + os.sep
 CARRIERS = (system_module.SystemSpec, system_module.System, system_module.Leg)
@@ -91,7 +91,7 @@ class Tracer:
 
 def one_run(which: str) -> None:
     from recall_kit import load_dataset
-    from recall_kit.measure.system import SystemSpec
+    from recall_kit.measure.systems.system import SystemSpec
 
     dataset = load_dataset("examples/memories")
     spec = SystemSpec("fts5+bm25", ["rrf"])
@@ -100,7 +100,7 @@ def one_run(which: str) -> None:
 
         run_ablation(spec, dataset, k=10, metrics=["recall@5"], n_resamples=10, latency_sample=2, show_progress=False)
     elif which == "eval":
-        from recall_kit.measure.runner import run_benchmark
+        from recall_kit.measure.run.runner import run_benchmark
 
         run_benchmark(spec, dataset, k=10, metrics=["recall@5"], latency_sample=2, show_progress=False)
     elif which == "sweep":

@@ -196,6 +196,13 @@ def sensitive_flag(value: Any) -> bool | None:
     return None
 
 
+def shown_flag(value: Any) -> str:
+    """A sensitive flag that cannot be read, as an error shows it: a short value itself ('maybe'),
+    anything longer (it may be text) by its type alone."""
+    short = isinstance(value, (int, float)) or (isinstance(value, str) and len(value) <= 12)
+    return repr(value) if short else type(value).__name__
+
+
 def as_id(value: Any) -> str | None:
     """An id as a string, or None when it is not an integer or a non-empty one-line string of at
     most MAX_ID_LENGTH characters (a bool is not an id; a line break, tab or NUL would break TREC
@@ -374,10 +381,8 @@ def _read_corpus(root: Path, problems: list[Problem]) -> tuple[list[Memory], set
             if memory_id is not None:
                 sensitive.add(memory_id)
             if flag is None:
-                value = row.get("is_sensitive")
-                short = isinstance(value, (int, float)) or (isinstance(value, str) and len(value) <= 12)
-                shown = repr(value) if short else type(value).__name__
-                problems.append(Problem(CORPUS_FILE, number, f"is_sensitive {shown} is not true or false"))
+                problems.append(Problem(CORPUS_FILE, number,
+                                        f"is_sensitive {shown_flag(row.get('is_sensitive'))} is not true or false"))
             continue
         memory = _parse_memory(number, row, problems)
         if memory is None:

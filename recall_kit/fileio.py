@@ -39,6 +39,7 @@ def atomic_batch() -> Iterator[None]:
     except BaseException:
         for temporary, _ in pending:
             _unlink(temporary)
+            _private_temporaries.discard(temporary)
         _remove_created(created)  # a full disk must not leave the output folder behind, empty
         raise
     finally:
@@ -50,6 +51,9 @@ def atomic_batch() -> Iterator[None]:
             for temporary, target in pending:
                 os.replace(temporary, target)
                 moved += 1
+                if temporary not in _private_temporaries:
+                    _written.append(target)
+                _private_temporaries.discard(temporary)
     finally:
         for temporary, _ in pending[moved:]:
             _unlink(temporary)
@@ -82,6 +86,33 @@ def _signals_held() -> Iterator[None]:
             signal.signal(number, handler)
         for number in dict.fromkeys(received):
             signal.raise_signal(number)  # now, to the handler that was there
+
+
+#: What this command put in place (atomic writes; private caches left out) and what it keeps as it
+#: goes (a judging journal, path -> what it holds): an interrupted command says what is on disk.
+_written: list[Path] = []
+_kept: dict[Path, str] = {}
+#: Temporaries of private (cache) writes waiting in a batch: not outputs the user asked for.
+_private_temporaries: set[str] = set()
+
+
+def begin_command() -> None:
+    """Forget what an earlier command in this process wrote (the CLI calls it as a command starts)."""
+    _written.clear()
+    _kept.clear()
+
+
+def keep_on_interrupt(path: Path, holds: str) -> None:
+    """`path` is written as the command goes (an append-only journal) and stays when it is
+    interrupted: the interrupt's message names it and says what it `holds`."""
+    _kept[Path(path)] = holds
+
+
+def on_disk_so_far() -> tuple[list[Path], dict[Path, str]]:
+    """The outputs this command finished that are still in place (not a step's folder since
+    removed), and the files it keeps as it goes."""
+    written = [path for path in dict.fromkeys(_written) if path.exists() and path not in _kept]
+    return written, {path: holds for path, holds in _kept.items() if path.exists()}
 
 
 #: Set inside `atomic_batch()`: the folders its writes created, removed again if the batch fails.
@@ -120,19 +151,23 @@ def user_mode(folder: bool = False) -> int:
 
 
 @contextmanager
-def atomic_open(path: str | Path, mode: str = "w", private: bool = False) -> Iterator[IO[Any]]:
+def atomic_open(path: str | Path, mode: str = "w", private: bool = False,
+                follow_links: bool = True) -> Iterator[IO[Any]]:
     """Open a temporary file beside `path`; on success move it into place, on error remove it.
 
     The file gets the user's umask (as `open` would), or stays 0600 with `private` (caches derived
-    from memory text, such as embeddings)."""
-    if str(path) == "-" or is_special_file(path):
+    from memory text, such as embeddings). A symbolic link at `path` is followed to its target (a
+    path the user typed: `--json latest.json` pointing at the run it names), unless `follow_links`
+    is false: then the link itself is replaced by the file and its target is left as it was (what
+    recall-kit writes under a folder it owns, such as a study folder, never leaves that folder)."""
+    if str(path) == "-" or (follow_links or not Path(path).is_symlink()) and is_special_file(path):
         # `-`, a device (/dev/null, /dev/stdout), a named pipe: written straight through, never
         # replaced by a regular file (`--json /dev/null` as root must not replace the system's node).
         with _open_straight_through(path, mode) as stream:
             yield stream
         return
-    target = _resolve_symlink(Path(path))
-    if target.is_dir():
+    target = _resolve_symlink(Path(path)) if follow_links else Path(path)
+    if target.is_dir() and not target.is_symlink():
         raise OutputError(f"{target}: is a folder; give a file path to write.")
     batch_folders = _created_folders.get()
     created: list[Path] = []
@@ -156,7 +191,11 @@ def atomic_open(path: str | Path, mode: str = "w", private: bool = False) -> Ite
         pending = _batch.get()
         if pending is None:
             os.replace(temporary, target)
+            if not private:
+                _written.append(target)
         else:
+            if private:
+                _private_temporaries.add(temporary)
             pending.append((temporary, target))
     except BaseException as error:
         _unlink(temporary)
@@ -209,13 +248,13 @@ def _open_straight_through(path: str | Path, mode: str) -> Iterator[IO[Any]]:
         raise
 
 
-def write_text_atomic(path: str | Path, text: str) -> None:
-    with atomic_open(path) as stream:
+def write_text_atomic(path: str | Path, text: str, follow_links: bool = True) -> None:
+    with atomic_open(path, follow_links=follow_links) as stream:
         stream.write(text)
 
 
-def write_json_atomic(path: str | Path, data: Any) -> None:
-    with atomic_open(path) as stream:
+def write_json_atomic(path: str | Path, data: Any, follow_links: bool = True) -> None:
+    with atomic_open(path, follow_links=follow_links) as stream:
         json.dump(data, stream, indent=2, ensure_ascii=False, allow_nan=False)
         stream.write("\n")
 

@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from recall_kit.curate.text import content_words, word_overlap
     from recall_kit.dataset import SENSITIVE_IDS_FILE, Dataset, load_dataset, read_jsonl
     from recall_kit.fileio import atomic_batch, atomic_open, user_cache_folder
-    from recall_kit.measure.system import build_retriever
+    from recall_kit.measure.systems.system import build_retriever
     from recall_kit.options import build_options
     from recall_kit.progress import progress_bar, stage
     from recall_kit.registry import Registry
@@ -83,7 +83,7 @@ def __getattr__(name: str) -> Any:
         from recall_kit.curate import text
         return getattr(text, name)
     if name == "build_retriever":
-        from recall_kit.measure import system
+        from recall_kit.measure.systems import system
         return system.build_retriever
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

@@ -93,7 +93,7 @@ def _refuse_a_taken_name(name: str, kind: str) -> None:
     registry = REGISTRIES[kind + "s"]
     owner = registry.all()[name].plugin if name in registry.names() else PROVIDED_BY.get(name)
     if owner is None and kind == "metric":
-        from recall_kit.measure.metric_names import metric_aliases
+        from recall_kit.measure.score.metric_names import metric_aliases
 
         family = metric_aliases().get(name)
         owner = registry.all()[family].plugin if family in registry.names() else None

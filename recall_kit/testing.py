@@ -118,7 +118,7 @@ def invoke_cli(args: Sequence[str]) -> Any:
 def judge_rankings(query_ids: Sequence[str], rankings: Sequence[Sequence[str]], qrels: Qrels) -> JudgedRankings:
     """The :class:`JudgedRankings` a metric's ``compute`` receives, for `rankings` (ids best first,
     one list per query id) judged by `qrels`: how a metric plugin's test builds its input."""
-    from recall_kit.measure.evaluation import judge_rankings as judge
+    from recall_kit.measure.score.evaluation import judge_rankings as judge
 
     return judge(list(query_ids), [list(ranking) for ranking in rankings], qrels)
 
@@ -330,7 +330,7 @@ def _adapt(obj: Any) -> Retriever:
     """The retriever as the runner sees it: plain objects and callables go through the adapters."""
     if isinstance(obj, Retriever):
         return obj
-    from recall_kit.measure.adapters import CallableAdapter, ObjectAdapter
+    from recall_kit.measure.systems.adapters import CallableAdapter, ObjectAdapter
 
     if hasattr(obj, "search") or hasattr(obj, "retrieve"):
         return ObjectAdapter(obj)

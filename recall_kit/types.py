@@ -3,12 +3,15 @@ fusions, metrics, reporters and importers."""
 
 from __future__ import annotations
 
+import hashlib
 from abc import ABC, abstractmethod
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+
+from recall_kit.fingerprint import canonical_json
 
 if TYPE_CHECKING:  # numpy loads only when a command needs it: `recall-kit --help` stays fast
     import numpy as np
@@ -127,7 +130,7 @@ class FailedSearch(list[Hit]):
     of a ranking when a single query's call fails, times out or comes back unreadable. A failed
     query is not a miss: the run ends with no result (``FailedQueriesError``, naming the query and
     the reason) unless the user accepts some (``--max-failed``), and then they are scored as empty
-    rankings and recorded in the result (see ``recall_kit.measure.failures``). A failure that
+    rankings and recorded in the result (see ``recall_kit.measure.run.failures``). A failure that
     affects every query (the server is unreachable) is raised instead, as a ``PluginRunError``.
     """
 
@@ -183,13 +186,30 @@ class Corpus(Sequence[Memory]):
     def fingerprint(self) -> str:
         """sha256 over every memory's fields: retrievers key their on-disk caches with it."""
         if self._fingerprint is None:
-            from recall_kit.fingerprint import fingerprint_memories
-
             self._fingerprint = fingerprint_memories(self._memories, self.context)
         return self._fingerprint
 
     def subset(self, predicate: Callable[[Memory], bool]) -> Corpus:
         return Corpus([memory for memory in self._memories if predicate(memory)], context=self.context)
+
+
+def fingerprint_memories(memories: Sequence[Memory], context: Mapping[str, Any] | None = None) -> str:
+    """sha256 over every memory's fields in id order (text included, so any edit changes it), and
+    over the context expansion the content went through, when there was one."""
+    digest = hashlib.sha256()
+    if context:
+        digest.update(canonical_json(["context", dict(sorted(context.items()))]))
+    for memory in sorted(memories, key=lambda m: m.id):
+        digest.update(
+            canonical_json(
+                [
+                    memory.id, memory.content, memory.category, list(memory.tags),
+                    memory.expanded_keywords, memory.importance, memory.scope, memory.parent_id,
+                    memory.created_at,
+                ]
+            )
+        )
+    return digest.hexdigest()
 
 
 @dataclass(frozen=True)
@@ -507,6 +527,9 @@ class Reporter(ABC):
     """An output format for reports (`--report NAME`)."""
 
     description: ClassVar[str] = ""
+    #: The commands whose reports it renders (`("score",)`); empty: every command's. A command
+    #: offers, and accepts, only the reporters that render its report.
+    commands: ClassVar[tuple[str, ...]] = ()
 
     @abstractmethod
     def render(self, report: Report) -> str:

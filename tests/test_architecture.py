@@ -38,6 +38,82 @@ def test_contract_catches_an_upward_import():
     assert not contract.check(graph, verbose=False).kept
 
 
+def _contract(name: str) -> dict:
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    return next(c for c in config["contracts"] if c["name"] == name)
+
+
+def test_measure_layers_contract_catches_an_upward_import():
+    # run > result > score | systems, inside measure/: scoring importing the runner breaks it.
+    import grimp
+    from importlinter.contracts.layers import LayersContract
+
+    options = _contract("measure's parts run one way")
+    assert options["layers"] == ["run", "result", "score | systems"]
+    graph = grimp.build_graph("recall_kit", cache_dir=None, exclude_type_checking_imports=True)
+    contract = LayersContract(name="measure", session_options={"root_packages": ["recall_kit"]},
+                              contract_options={key: options[key] for key in ("containers", "layers")})
+    assert contract.check(graph, verbose=False).kept
+    graph.add_import(importer="recall_kit.measure.score.evaluation", imported="recall_kit.measure.run.runner",
+                     line_number=1, line_contents="from recall_kit.measure.run.runner import run_system")
+    assert not contract.check(graph, verbose=False).kept
+
+
+def test_decide_uses_measure_run_through_its_front_alone():
+    # The contract names every module behind measure/run's front, so a new one cannot slip past, and
+    # it is not vacuous: decide importing the runner directly breaks it.
+    import grimp
+    from importlinter.contracts.forbidden import ForbiddenContract
+
+    options = _contract("decide uses measure/run through its front")
+    behind = {f"recall_kit.measure.run.{path.stem}" for path in (ROOT / "recall_kit/measure/run").glob("*.py")
+              if path.stem != "__init__"}
+    assert set(options["forbidden_modules"]) == behind
+    graph = grimp.build_graph("recall_kit", cache_dir=None, exclude_type_checking_imports=False)
+    direct = {imported for module in graph.find_descendants("recall_kit.decide")
+              for imported in graph.find_modules_directly_imported_by(module) if imported.startswith("recall_kit.measure.run")}
+    assert direct == {"recall_kit.measure.run"}
+    contract = ForbiddenContract(
+        name="decide", session_options={"root_packages": ["recall_kit"]},
+        contract_options={"source_modules": options["source_modules"], "forbidden_modules": options["forbidden_modules"],
+                          "allow_indirect_imports": "true"})
+    assert contract.check(graph, verbose=False).kept
+    graph.add_import(importer="recall_kit.decide.sweep", imported="recall_kit.measure.run.runner", line_number=1,
+                     line_contents="from recall_kit.measure.run.runner import search_depth")
+    assert not contract.check(graph, verbose=False).kept
+
+
+def test_every_name_of_measure_runs_front_loads():
+    import importlib
+
+    import recall_kit.measure.run as front
+
+    assert sorted(front.__all__) == sorted(front._LAZY)
+    for name in front.__all__:
+        assert getattr(front, name) is getattr(importlib.import_module(front._LAZY[name]), name), name
+
+
+#: How many non-blank lines of Python one folder of recall_kit/ may hold directly (its sub-folders
+#: apart): past it, a folder holds more than one concern and is split, as measure/ was.
+MAX_FOLDER_LINES = 4_000
+
+
+def folder_lines(folder: Path) -> int:
+    return sum(1 for path in folder.glob("*.py") for line in path.read_text(encoding="utf-8").splitlines()
+               if line.strip())
+
+
+def test_no_folder_of_the_host_holds_more_than_about_4000_lines():
+    sizes = {folder.relative_to(ROOT).as_posix(): folder_lines(folder)
+             for folder in [ROOT / "recall_kit", *(ROOT / "recall_kit").rglob("*")]
+             if folder.is_dir() and folder.name != "__pycache__"}
+    assert sizes["recall_kit/measure/score/metrics"] > 1_000  # the count is not vacuous
+    too_big = {name: lines for name, lines in sizes.items() if lines > MAX_FOLDER_LINES}
+    assert not too_big, f"split these folders by concern: {too_big}"
+
+
 # -- the declared plugin API -----------------------------------------------------------------------
 
 #: What a plugin may import from recall-kit; its tests (and the scaffold's templates) add testing.
@@ -46,10 +122,7 @@ TEST_API = PLUGIN_API | {"recall_kit.testing"}
 
 
 def _plugin_contract() -> dict:
-    import tomllib
-
-    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
-    return next(c for c in config["contracts"] if c["name"] == "plugins import only the declared plugin API")
+    return _contract("plugins import only the declared plugin API")
 
 
 def _plugin_packages() -> set[str]:
@@ -76,8 +149,8 @@ def test_plugin_contract_catches_a_deep_import():
         contract_options={key: contract_options[key] for key in ("source_modules", "forbidden_modules")}
         | {"allow_indirect_imports": "true"})
     assert contract.check(graph, verbose=False).kept
-    graph.add_import(importer="recall_kit_bm25.retriever", imported="recall_kit.measure.system", line_number=1,
-                     line_contents="from recall_kit.measure.system import build_system")
+    graph.add_import(importer="recall_kit_bm25.retriever", imported="recall_kit.measure.systems.system", line_number=1,
+                     line_contents="from recall_kit.measure.systems.system import build_system")
     assert not contract.check(graph, verbose=False).kept
 
 
@@ -184,8 +257,8 @@ def test_the_plugin_guide_imports_only_the_api():
 
 
 def test_the_source_check_catches_a_deep_import():
-    source = "from recall_kit import registry, Hit\nimport recall_kit.measure.system\nfrom recall_kit.testing import x\n"
-    assert _deep_imports(source, TEST_API) == [(1, "recall_kit.registry"), (2, "recall_kit.measure.system")]
+    source = "from recall_kit import registry, Hit\nimport recall_kit.measure.systems.system\nfrom recall_kit.testing import x\n"
+    assert _deep_imports(source, TEST_API) == [(1, "recall_kit.registry"), (2, "recall_kit.measure.systems.system")]
 
 
 def test_every_path_the_architecture_map_names_exists():
@@ -259,7 +332,7 @@ _RESULT_PATHS: list[tuple[object, ...]] = [
 #: Files that check the on-disk format itself, and so read the document's keys on purpose.
 RAW_RESULT_READS_ALLOWED = {
     "recall_kit/measure/result.py",  # the one module that knows the keys
-    "tests/test_result.py",  # the schema's own tests: round trips, damaged files, "n" kept on disk
+    "tests/measure/test_result.py",  # the schema's own tests: round trips, damaged files, "n" kept on disk
 }
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from recall_kit.dataset import load_dataset
-from recall_kit.measure.runner import run_benchmark
-from recall_kit.measure.system import build_system, load_config
+from recall_kit.measure.run.runner import run_benchmark
+from recall_kit.measure.systems.system import build_system, load_config
 from recall_kit.testing import registered_plugin
 
 SYSTEMS = Path(__file__).resolve().parents[1] / "examples" / "systems"

@@ -518,8 +518,8 @@ def test_pool_of_results_that_share_no_query_with_the_dataset_is_refused(tmp_pat
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["--bootstrap", "0"], "--bootstrap must be at least 1 resample, got 0."),
-    (["--bootstrap", "-5"], "--bootstrap must be at least 1 resample, got -5."),
+    (["--resamples", "0"], "--resamples must be at least 1, got 0."),
+    (["--bootstrap", "-5"], "--resamples must be at least 1, got -5."),  # the old spelling, hidden
 ])
 def test_gate_bootstrap_below_one_is_bad_input(tmp_path, args, message):
     baseline = _result_file(tmp_path)
@@ -778,7 +778,7 @@ def _sweep_on_ray(tmp_path: Path, env: dict[str, str], *more: str):  # type: ign
 
 
 def test_a_tmpdir_too_long_for_rays_sockets_is_named_with_the_limit(tmp_path):
-    from recall_kit.measure.executor import UNIX_SOCKET_PATH_LIMIT
+    from recall_kit.measure.run.executor import UNIX_SOCKET_PATH_LIMIT
 
     long = tmp_path / ("t" * 80)
     long.mkdir()
@@ -986,7 +986,7 @@ def test_a_planted_checkpoint_pickle_is_never_loaded(tmp_path, capsys):
     # Issue 37: a pickle planted in the checkpoint folder (a shared RECALL_KIT_CACHE) ran its code.
     import pickle
 
-    from recall_kit.measure.executor import Checkpoint
+    from recall_kit.measure.run.executor import Checkpoint
 
     checkpoint = Checkpoint(tmp_path / "tasks")
     checkpoint.folder.mkdir()
@@ -1003,9 +1003,9 @@ def test_a_planted_checkpoint_pickle_is_never_loaded(tmp_path, capsys):
 def test_checkpoints_are_json_and_hold_what_the_tasks_returned(tmp_path, overlap_plugin, tiny_dataset):
     from recall_kit import SystemSpec
     from recall_kit.dataset import load_dataset
-    from recall_kit.measure.executor import Checkpoint
-    from recall_kit.measure.runner import run_benchmark, run_legs
-    from recall_kit.measure.system import build_system
+    from recall_kit.measure.run.executor import Checkpoint
+    from recall_kit.measure.run.runner import run_benchmark, run_legs
+    from recall_kit.measure.systems.system import build_system
 
     system = build_system(SystemSpec("overlap"))
     dataset = load_dataset(tiny_dataset)
@@ -1030,7 +1030,7 @@ def test_checkpoints_are_json_and_hold_what_the_tasks_returned(tmp_path, overlap
 ])
 def test_a_checkpoint_of_the_wrong_type_is_one_line_and_run_again(tmp_path, capsys, document):
     # Issue 37: a checkpoint holding another type was `unexpected AttributeError`.
-    from recall_kit.measure.executor import Checkpoint
+    from recall_kit.measure.run.executor import Checkpoint
 
     checkpoint = Checkpoint(tmp_path / "tasks")
     checkpoint.folder.mkdir()
@@ -1091,7 +1091,7 @@ def test_a_reporter_that_raises_leaves_no_json_behind(tmp_path, command):
     elif command == "score":
         load_result(result_file).write_run(tmp_path / "run.trec")
         from recall_kit.dataset import load_dataset
-        from recall_kit.measure.trec import write_qrels
+        from recall_kit.measure.score.trec import write_qrels
 
         qrels = tmp_path / "qrels.trec"
         write_qrels(qrels, load_dataset(tmp_path / "tiny").qrels)
@@ -1113,6 +1113,7 @@ def test_pool_of_a_result_with_no_queries_is_refused(tmp_path):
     out = tmp_path / "pool.jsonl"
     result = invoke("pool", str(result_path), "--out", str(out), "--dataset", str(tmp_path / "tiny"))
     assert result.exit_code == 2 and "holds no queries: nothing to pool" in result.stderr
+    assert result.stderr.startswith(f"Error: {result_path} holds")  # the file given, not its system's name
     assert len(result.stderr.strip().splitlines()) == 1 and not out.exists()
 
 
@@ -1122,8 +1123,8 @@ def test_a_leg_run_checkpoint_keeps_every_field_a_live_leg_sets():
     import dataclasses
     import json
 
-    from recall_kit.measure.runner import LegRun
-    from recall_kit.measure.task_results import decode, encode
+    from recall_kit.measure.run.runs import LegRun
+    from recall_kit.measure.run.task_results import decode, encode
     from recall_kit.types import Hit
 
     run = LegRun("mcp", [[Hit("a", 1.0)], []], size_bytes=None, latency_ms={0: 1.5}, wait_ms={0: 1.0},

@@ -1,34 +1,14 @@
 """No import cycle among recall-kit's modules (the host and every plugin package), found by a test
 rather than by a reader: grimp (under import-linter) sees every import statement, those inside
-functions included, and those under `if TYPE_CHECKING:`; a type-only one that closes a cycle must
-be labelled in TYPE_ONLY below, with why it is there."""
+functions included, and those under `if TYPE_CHECKING:`, and every one of them counts: a type the
+checker needs from a module that imports this one belongs in a third module both import (as
+`LegRun` and `FusedRun` live in measure/run/runs.py, not in the runner)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-
-#: Imports that exist for the type checker alone (under `if TYPE_CHECKING:`), each with why. They run
-#: never, so they close no cycle at run time; every other import counts.
-TYPE_ONLY: dict[tuple[str, str], str] = {
-    # `recall_kit/__init__.py` names its lazily loaded API (run_benchmark, compare, ...) for mypy and
-    # editors; at run time each loads on first use, from the layer that defines it.
-    **{("recall_kit", module): "recall_kit's lazy API, named for the type checker"
-       for module in ("recall_kit.curate.export", "recall_kit.curate.importers", "recall_kit.curate.pool",
-                      "recall_kit.dataset", "recall_kit.decide.ablate", "recall_kit.decide.compare",
-                      "recall_kit.decide.gate", "recall_kit.decide.score", "recall_kit.decide.sweep",
-                      "recall_kit.measure.evaluation", "recall_kit.measure.result", "recall_kit.measure.runner",
-                      "recall_kit.measure.system")},
-    # fingerprint.py hashes Memory objects; types.py's Corpus calls it on first use.
-    ("recall_kit.fingerprint", "recall_kit.types"): "the Memory type of fingerprint_memories' argument",
-    # diagnostics.py reads the runner's LegRun and FusedRun; the runner calls diagnose().
-    ("recall_kit.measure.diagnostics", "recall_kit.measure.runner"): "the types of diagnose's arguments",
-    # failures.py reads the runner's LegRun; the runner calls check_failed_queries().
-    ("recall_kit.measure.failures", "recall_kit.measure.runner"): "the LegRun type of the failed-query checks",
-}
-
 
 def _roots() -> list[str]:
     packages = sorted(path.parent.name for folder in ("plugins", "examples")
@@ -47,10 +27,9 @@ def _edges(graph) -> dict[str, set[str]]:
             for module in graph.modules}
 
 
-def cycles(edges: dict[str, set[str]], type_only: Iterable[tuple[str, str]] = ()) -> list[list[str]]:
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
     """Every strongly connected set of two modules or more (or a module importing itself), each
-    sorted: Tarjan's algorithm, iterative, over `edges` less the `type_only` imports."""
-    skip = set(type_only)
+    sorted: Tarjan's algorithm, iterative, over `edges`."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -66,7 +45,7 @@ def cycles(edges: dict[str, set[str]], type_only: Iterable[tuple[str, str]] = ()
         while work:
             node, children = work[-1]
             for child in children:
-                if (node, child) in skip or child not in edges:
+                if child not in edges:
                     continue
                 if child not in index:
                     index[child] = low[child] = len(index)
@@ -94,22 +73,20 @@ def cycles(edges: dict[str, set[str]], type_only: Iterable[tuple[str, str]] = ()
 
 
 def test_no_import_cycle_among_recall_kit_modules():
-    graph = _graph()
-    edges = _edges(graph)
-    found = cycles(edges, TYPE_ONLY)
-    assert not found, "Import cycles (function-level imports count too):\n" + "\n".join(
+    edges = _edges(_graph())
+    found = cycles(edges)
+    assert not found, "Import cycles (function-level and type-only imports count too):\n" + "\n".join(
         " <-> ".join(cycle) for cycle in found)
 
 
-def test_every_type_only_label_is_still_needed_and_type_only():
-    # A label outlives its import, or hides a run-time one: both fail here.
-    typed = _edges(_graph())
+def test_type_only_imports_are_in_the_graph():
+    # Not vacuous for type-only imports: the graph holds the ones under `if TYPE_CHECKING:`.
     import grimp
 
+    typed = _edges(_graph())
     run_time = _edges(grimp.build_graph(*_roots(), cache_dir=None, exclude_type_checking_imports=True))
-    for importer, imported in TYPE_ONLY:
-        assert imported in typed[importer], f"{importer} no longer imports {imported}: drop its label"
-        assert imported not in run_time[importer], f"{importer} imports {imported} at run time: not type-only"
+    assert "recall_kit.measure.run.runs" in typed["recall_kit.measure.run.failures"]
+    assert "recall_kit.measure.run.runs" not in run_time["recall_kit.measure.run.failures"]
 
 
 def test_the_cycle_check_catches_a_function_level_cycle():
@@ -117,15 +94,16 @@ def test_the_cycle_check_catches_a_function_level_cycle():
     graph = _graph()
     edges = _edges(graph)
     assert "recall_kit.decide.compare" in edges["recall_kit.decide.compare_report"]
-    assert not any("recall_kit.decide.compare" in cycle for cycle in cycles(edges, TYPE_ONLY))
+    assert not any("recall_kit.decide.compare" in cycle for cycle in cycles(edges))
     # recall_kit/decide/score.py imports compare_values inside a function; grimp sees it.
     assert "recall_kit.decide.compare" in edges["recall_kit.decide.score"]
     graph.add_import(importer="recall_kit.decide.compare", imported="recall_kit.decide.compare_report",
                      line_number=1, line_contents="from recall_kit.decide.compare_report import tradeoffs")
-    assert ["recall_kit.decide.compare", "recall_kit.decide.compare_report"] in cycles(_edges(graph), TYPE_ONLY)
+    assert ["recall_kit.decide.compare", "recall_kit.decide.compare_report"] in cycles(_edges(graph))
 
 
 def test_cycles_finds_long_loops_and_self_imports():
     edges = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set(), "e": {"e"}, "f": {"d"}}
     assert sorted(cycles(edges)) == [["a", "b", "c"], ["e"]]
-    assert cycles(edges, [("c", "a")]) == [["e"]]
+    del edges["c"]
+    assert cycles(edges) == [["e"]]

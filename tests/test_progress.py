@@ -99,9 +99,9 @@ def test_without_a_terminal_a_plain_line_every_interval(tmp_path):
 
 def test_a_legs_description_names_its_context_expansion():
     # A sweep over bm25.context.window showed "bm25 (k1=...)" for every variant alike.
-    from recall_kit.decide.distribute import describe_leg
-    from recall_kit.measure.context import ContextOptions
-    from recall_kit.measure.system import Leg
+    from recall_kit.measure.run.distribute import describe_leg
+    from recall_kit.measure.systems.context import ContextOptions
+    from recall_kit.measure.systems.system import Leg
 
     leg = Leg("bm25", lambda: None, None, 1.0, "p", context=ContextOptions(window=2, weight=3))
     assert describe_leg(leg) == "bm25 (context.window=2, context.weight=3)"

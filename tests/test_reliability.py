@@ -121,7 +121,7 @@ def test_grades_at_the_edges_of_the_range_are_accepted(tmp_path):
 
 def test_trec_qrels_grades_are_range_checked(tmp_path):
     from recall_kit.errors import DatasetError
-    from recall_kit.measure.trec import read_qrels
+    from recall_kit.measure.score.trec import read_qrels
 
     path = tmp_path / "qrels.txt"
     path.write_text("q1 0 d1 1\nq1 0 d2 4294967297\n")

@@ -38,7 +38,7 @@ class _Plugin:
 
     @hookimpl
     def register_retrievers(self, register):  # type: ignore[no-untyped-def]
-        from recall_kit.measure.adapters import CallableAdapter
+        from recall_kit.measure.systems.adapters import CallableAdapter
 
         register(self.name, CallableAdapter)
 

@@ -7,13 +7,14 @@ app, the order its commands are listed in, and the one-line errors and exit stat
 
 from __future__ import annotations
 
+import errno
 import signal
 import sys
 from typing import Annotated, Any
 
 import typer
 
-from recall_kit.cli import curate, decide, plugins, run, study
+from recall_kit.cli import curate, decide, label, plugins, run, study
 from recall_kit.cli.options import emit_report
 from recall_kit.cli.style import _ClickStyleGroup
 from recall_kit.errors import RecallKitError
@@ -26,7 +27,8 @@ class _Group(_ClickStyleGroup):
 
     0: done, the verdict is good; 1: done, the verdict is bad (a regression, lint problems);
     2: no verdict (bad input, a failing plugin, an unwritable output, or an unexpected error);
-    130/143/129: interrupted by Ctrl-C / SIGTERM / SIGHUP. `--debug` shows the traceback instead (still 2).
+    130/143/129: interrupted by Ctrl-C / SIGTERM / SIGHUP; 141: stdout's reader stopped early
+    (`| head`). `--debug` shows the traceback instead (still 2).
     """
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
@@ -41,20 +43,25 @@ class _Group(_ClickStyleGroup):
         from recall_kit import errors
 
         errors.DEBUG = bool(ctx.params.get("debug"))
+        from recall_kit.fileio import begin_command
+
+        begin_command()
         try:
             return super().invoke(ctx)
         except (typer.Exit, typer.Abort, typer.TyperException):
             raise
         except BrokenPipeError:
-            raise  # `recall-kit ... | head`: click exits quietly on a closed pipe, as Unix tools do
+            # `recall-kit ... | head`: the reader stopped early. Quietly, with the status of a Unix
+            # tool killed by SIGPIPE (141), never 1: that says the verdict is bad (lint found problems).
+            _quiet_closed_stdout()
+            raise typer.Exit(128 + getattr(signal, "SIGPIPE", 13)) from None
         except RecallKitError as error:
             _traceback_if_debug(ctx)
             typer.echo(f"Error: {_one_line(error)}", err=True)
             raise typer.Exit(2) from None
         except KeyboardInterrupt as error:
             signum = error.signum if isinstance(error, Terminated) else signal.SIGINT
-            typer.echo(_SIGNAL_WORDS.get(signum, "Interrupted")
-                       + ": outputs not yet finished were not written (no partial files are left).", err=True)
+            typer.echo(f"{_SIGNAL_WORDS.get(signum, 'Interrupted')}: {_what_is_on_disk()}", err=True)
             raise typer.Exit(128 + signum) from None
         except OSError as error:
             _traceback_if_debug(ctx)
@@ -70,6 +77,35 @@ class _Group(_ClickStyleGroup):
                 err=True,
             )
             raise typer.Exit(2) from None
+
+
+def _what_is_on_disk() -> str:
+    """After an interrupt, the truth about the files: none half-written; those finished before
+    it named; a journal kept as the command went named with what it holds."""
+    from recall_kit.fileio import on_disk_so_far
+
+    written, kept = on_disk_so_far()
+    text = "outputs not yet finished were not written"
+    if kept:
+        text += "".join(f"; kept in {path}: {holds}" for path, holds in kept.items())
+    else:
+        text += " (no partial files are left)"
+    if written:
+        shown = ", ".join(str(path) for path in written[:3])
+        text += f"; written before the interrupt: {shown}" + (f" and {len(written) - 3} more" if len(written) > 3 else "")
+    return text + "."
+
+
+def _quiet_closed_stdout() -> None:
+    """Point stdout at /dev/null once its reader is gone, so the flush at exit says nothing."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # not a real file (a test's runner): nothing to quiet
+        pass
 
 
 def _traceback_if_debug(ctx: Any) -> None:
@@ -131,10 +167,17 @@ def _one_line(error: BaseException) -> str:
     return f"{cut} ... ({len(text) - len(cut):,} more characters)"
 
 
+#: A full disk, a full quota: the file being written is at fault, not the one read.
+_FULL_DISK = {errno.ENOSPC, errno.EDQUOT}
+
+
 def _describe_os_error(error: OSError) -> str:
     from recall_kit.masking import mask_secrets
 
     reason = error.strerror or type(error).__name__
+    if error.filename2 is not None and error.errno in _FULL_DISK:
+        # shutil.copyfile names the source first: a full disk is the file being written's.
+        return mask_secrets(f"{error.filename2}: {reason}.")
     if error.filename is not None:
         return mask_secrets(f"{error.filename}: {reason}.")
     return f"{reason} ({type(error).__name__})."
@@ -172,7 +215,8 @@ for _name, _command in (
     ("eval", run.eval_command), ("score", decide.score_command), ("plugins", plugins.plugins_command),
     ("list", plugins.list_command), ("judge", curate.judge_command), ("agreement", decide.agreement_command),
     ("compare", decide.compare_command), ("gate", decide.gate_command), ("ablate", run.ablate_command),
-    ("sweep", run.sweep_command), ("pool", curate.pool_command), ("new-plugin", plugins.new_plugin_command),
+    ("sweep", run.sweep_command), ("pool", curate.pool_command), ("label", label.label_command),
+    ("new-plugin", plugins.new_plugin_command),
 ):
     app.command(_name)(_command)
 
@@ -194,7 +238,54 @@ def get_app() -> typer.Typer:
     return app
 
 
+#: Signals that arrived while recall-kit was exiting, in order: remembered, not raised, so the
+#: cleanup then running (atexit: an embedded server stopped and its folder deleted) is not cut short.
+_late_signals: list[int] = []
+
+
+def _remember_signal(signum: int, frame: Any) -> None:
+    _late_signals.append(signum)
+
+
+def _hold_signals_for_exit() -> None:
+    """From here to the end of the process, Ctrl-C, SIGTERM and SIGHUP are remembered, not raised:
+    a second Ctrl-C during the exit neither prints a traceback nor kills the process by the signal
+    (exit -2); `_exit_for_late_signal` then exits 128 + the signal."""
+    for number in _EXIT_SIGNALS:
+        if signal.getsignal(number) is not signal.SIG_IGN:  # nohup keeps SIGHUP ignored
+            signal.signal(number, _remember_signal)
+
+
+_EXIT_SIGNALS = (signal.SIGINT, signal.SIGTERM, *((signal.SIGHUP,) if hasattr(signal, "SIGHUP") else ()))
+
+
+def _exit_for_late_signal() -> None:
+    """Registered with atexit before anything else, so it runs last: when a signal arrived during
+    the exit, the process ends 128 + that signal (130 for Ctrl-C) once every cleanup has run."""
+    if not _late_signals:
+        return
+    import os
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(128 + _late_signals[0])
+
+
 def main() -> None:
+    import atexit
+
+    atexit.register(_exit_for_late_signal)
+    try:
+        _main()
+    finally:
+        _hold_signals_for_exit()
+
+
+def _main() -> None:
     import signal
 
     if sys.stdout is None:  # started with stdout closed: printing must fail (exit 2), not vanish
@@ -213,8 +304,10 @@ def main() -> None:
         raise SystemExit(130) from None
     try:
         application()
-    except (SystemExit, KeyboardInterrupt):
+    except SystemExit:
         raise
+    except KeyboardInterrupt:  # a second Ctrl-C after the command had handled the first: 130, not -2
+        raise SystemExit(130) from None
     except OSError as error:  # outside a command (`--version` with stdout closed)
         print(f"Error: {_describe_os_error(error)}", file=sys.stderr)
         raise SystemExit(2) from None

@@ -3,6 +3,8 @@ fusions, metrics and reporters, and the paired tests, from the registry, never a
 
 from __future__ import annotations
 
+import typer
+
 
 def _names(kind: str) -> list[str]:
     from recall_kit import registry
@@ -27,14 +29,23 @@ def complete_fusion(incomplete: str) -> list[str]:
     return [name for name in _names("fusions") if name.startswith(incomplete)]
 
 
-def complete_reporter(incomplete: str) -> list[str]:
-    return [name for name in _names("reporters") if name.startswith(incomplete)]
+def reporters_for(command: str | None) -> list[str]:
+    """The registered reporters that render `command`'s report (a reporter's `commands`; empty: all)."""
+    from recall_kit import registry
+
+    return [name for name, registration in registry.reporters.all().items()
+            if not getattr(registration.obj, "commands", ()) or command in registration.obj.commands]
+
+
+def complete_reporter(ctx: typer.Context, incomplete: str) -> list[str]:
+    """The reporters that render this command's report."""
+    return [name for name in reporters_for(ctx.info_name) if name.startswith(incomplete)]
 
 
 def complete_metrics(incomplete: str) -> list[str]:
     """Comma-separated metrics: the last completes from each family's default names (recall@10),
     its bare name, and trec_eval's measure sets."""
-    from recall_kit.measure.metric_names import TREC_EVAL_SETS, resolve_metrics
+    from recall_kit.measure.score.metric_names import TREC_EVAL_SETS, resolve_metrics
 
     done, typed = _last_part(incomplete, ",")
     defaults = [spec.name for spec in resolve_metrics(None)]

@@ -212,7 +212,7 @@ def dataset_generate_command(
 ) -> None:
     """Generate queries and qrels from a corpus, appended to the dataset's strata (validated, atomic)."""
     from recall_kit.curate.generate import generate_into, parse_generator_requests, with_model_flags
-    from recall_kit.measure.system import parse_option_assignments
+    from recall_kit.measure.systems.system import parse_option_assignments
 
     _refuse_writing_example(path, out is None)
     requests = parse_generator_requests(exact, paraphrase, multihop, generator or [])
@@ -303,7 +303,7 @@ def judge_command(
         from recall_kit.curate.calibrate import calibrate as run_calibration
         from recall_kit.curate.calibrate import write_calibration_json
         from recall_kit.fileio import check_outputs
-        from recall_kit.measure.system import parse_option_assignments
+        from recall_kit.measure.systems.system import parse_option_assignments
 
         if model is None and judge_name is None:
             raise RecallKitError("--calibrate measures a model judge: pass --model NAME (or --judge NAME).")
@@ -324,7 +324,7 @@ def judge_command(
     if len(pool) != 1:
         raise RecallKitError(f"judge takes one POOL file, got {len(pool)} (several files go with --calibrate).")
     if model is not None or judge_name is not None:
-        from recall_kit.measure.system import parse_option_assignments
+        from recall_kit.measure.systems.system import parse_option_assignments
 
         made = build_judge(judge_name, parse_option_assignments(option or []), model, allow_remote, concurrency)
         counts = judge_with(made, pool[0], dataset, out, show=lambda line: typer.echo(line, err=True))

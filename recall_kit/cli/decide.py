@@ -35,7 +35,7 @@ def score_command(
     max_depth: Annotated[int | None, typer.Option("--max-depth", "-M", metavar="INTEGER", help="Score only each query's first N documents (trec_eval -M).")] = None,
     ties: Annotated[str, typer.Option("--ties", help="Score precision when ranking: float32 (trec_eval <= 9, pytrec_eval) or float64 (trec_eval 10).")] = "float32",
     primary: Annotated[list[str] | None, typer.Option("--primary", metavar="LIST", help="With several runs: decision metrics for Holm's correction (default: the first metric).")] = None,
-    bootstrap: Annotated[int, typer.Option("--bootstrap", metavar="INTEGER", help="With several runs: bootstrap and randomisation resamples.")] = 10_000,
+    bootstrap: Annotated[int, typer.Option("--resamples", "--bootstrap", metavar="INTEGER", help="With several runs: bootstrap and randomisation resamples.")] = 10_000,
     seed: Annotated[int, typer.Option("--seed", help="With several runs: seed of the resampling.")] = 0,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write per-query and mean values (and the comparison) as JSON here.")] = None,
     report: ReportOption = "table",
@@ -50,7 +50,7 @@ def score_command(
     check_outputs({"--json": json_out, "--output": output}, inputs={"--qrels": qrels, **{f"--run {r}": r for r in run}})
     outcome = score_files(qrels, run, _split_names(metrics), complete=complete, ties=ties,
                           relevance_level=relevance_level, judged_only=judged_only,
-                          primary=_split_names(primary), n_resamples=bootstrap, seed=seed, depth=max_depth,
+                          primary=_split_names(primary, "--primary"), n_resamples=bootstrap, seed=seed, depth=max_depth,
                           test=test)
     shown = render_report(outcome.report(per_query=per_query), report)  # before any file: all or nothing
     if json_out is not None:
@@ -69,6 +69,9 @@ def compare_command(
     report: ReportOption = "table",
     output: OutputOption = None,
     test: TestOption = "randomisation",
+    names: Annotated[str | None, typer.Option("--names", help="Names for the results, comma-separated, one per file in order (default: each system's label).")] = None,
+    primary_strata: Annotated[bool, typer.Option("--primary-strata", help="Put the primary metrics' per-stratum rows in the Holm family too (as recall-kit study does).")] = False,
+    bounds: Annotated[Path | None, typer.Option("--bounds", metavar="QRELS", help="The qrels the results were scored with: also show what the unjudged ids in each top k could do to each delta and verdict (all relevant / none, 'can flip' or 'cannot flip').")] = None,
 ) -> None:
     """Compare result files of one dataset with the first: paired deltas, 95% bootstrap intervals,
     randomisation-test p-values (Holm within the primary family), wins/ties/losses, overall and
@@ -77,12 +80,26 @@ def compare_command(
     from recall_kit.decide.compare_report import comparison_report
     from recall_kit.fileio import check_outputs, write_json_atomic
 
-    check_outputs({"--json": json_out, "--output": output}, inputs={f"result {p}": p for p in results})
+    inputs = {f"result {p}": p for p in results} | ({"--bounds": bounds} if bounds is not None else {})
+    check_outputs({"--json": json_out, "--output": output}, inputs=inputs)
     comparison = compare_files(results, metrics=_split_names(metrics), n_resamples=bootstrap, seed=seed,
-                               primary=_split_names(primary), test=test)
-    shown = render_report(comparison_report(comparison), report)  # before any file: all or nothing
+                               primary=_split_names(primary, "--primary"), test=test,
+                               names=None if names is None else names.split(","), primary_strata=primary_strata)
+    shown_report = comparison_report(comparison)
+    document = comparison.to_dict()
+    if bounds is not None:
+        from recall_kit.curate.agreement import read_judgments
+        from recall_kit.decide.holes import bounds_of_comparison
+        from recall_kit.decide.holes_report import bound_sentence, bounds_table
+
+        found = bounds_of_comparison(comparison, read_judgments(bounds))
+        shown_report.tables.append(bounds_table(found))
+        shown_report.summary.extend(bound_sentence(b) for b in found if b.scope == "overall")
+        document["bounds"] = [b.to_dict() for b in found]
+        shown_report.data = document
+    shown = render_report(shown_report, report)  # before any file: all or nothing
     if json_out is not None:
-        write_json_atomic(json_out, comparison.to_dict())
+        write_json_atomic(json_out, document)
         typer.echo(f"Wrote {json_out}", err=True)
     write_report(shown, output)
 
@@ -119,15 +136,16 @@ def agreement_command(
     first: Annotated[Path, typer.Argument(metavar="A", help="A qrels file (e.g. a model judge's).")],
     second: Annotated[Path, typer.Argument(metavar="B", help="Another qrels file of the same pool (e.g. yours, on a sample).")],
     binary: Annotated[bool, typer.Option("--binary", help="Compare relevant (grade >= 1) vs not, instead of grades.")] = False,
-    samples: Annotated[int, typer.Option("--samples", help="Bootstrap resamples for the intervals (0: none).")] = 2000,
+    samples: Annotated[int, typer.Option("--resamples", "--samples", metavar="INTEGER", help="Bootstrap resamples for the intervals (0: none).")] = 2000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")] = 0,
     json_out: Annotated[Path | None, typer.Option("--json", metavar="PATH", help="Also write the numbers as JSON here.")] = None,
 ) -> None:
     """How far two judges agree on the pairs both judged: Cohen's kappa, linearly weighted kappa,
     bootstrap intervals, the confusion matrix. Warns below 0.6. Ids and numbers only."""
     from recall_kit.curate.agreement import agreement_files
-    from recall_kit.fileio import write_json_atomic
+    from recall_kit.fileio import check_outputs, write_json_atomic
 
+    check_outputs({"--json": json_out}, inputs={"A": first, "B": second})  # before the bootstrap
     result = agreement_files(first, second, binary=binary, samples=samples, seed=seed)
     for line in result.lines():
         typer.echo(line)

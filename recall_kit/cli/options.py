@@ -20,16 +20,22 @@ from recall_kit.cli.completion import (
     complete_reporter,
     complete_retriever,
     complete_test,
+    reporters_for,
 )
 from recall_kit.errors import OptionError
 
 
-def _check_reporter(value: str | None) -> str | None:
-    """--report names a registered reporter; checked before any work is done."""
+def _check_reporter(ctx: typer.Context, value: str | None) -> str | None:
+    """--report names a registered reporter that renders this command's report; checked before
+    any work is done (ablate must not write its results and then refuse the format)."""
     from recall_kit import registry
 
     if value is not None:
-        registry.reporters.get(value)  # one line listing the registered reporters, exit 2
+        registration = registry.reporters.get(value)  # one line listing the registered reporters, exit 2
+        command = ctx.info_name
+        if value not in reporters_for(command):
+            raise OptionError(f"--report {value} renders {' and '.join(registration.obj.commands)}'s reports, "
+                              f"not {command}'s: use {', '.join(reporters_for(command))}.")
     return value
 
 
@@ -53,7 +59,8 @@ MetricsOption = Annotated[list[str] | None, typer.Option("--metrics", "-m", meta
 RelevanceLevelOption = Annotated[int, typer.Option("--relevance-level", "-l", metavar="INTEGER", help="Grades >= this count as relevant for binary metrics (trec_eval -l).")]
 JudgedOnlyOption = Annotated[bool, typer.Option("--judged-only", "-J", help="Drop unjudged ids from each ranking before scoring (trec_eval -J).")]
 PrimaryOption = Annotated[list[str] | None, typer.Option("--primary", metavar="LIST", autocompletion=complete_metrics, help="Decision metrics, comma-separated: Holm runs over their all-queries rows; the rest is exploratory (default: the first metric compared).")]
-BootstrapOption = Annotated[int, typer.Option("--bootstrap", metavar="INTEGER", help="Bootstrap and randomisation resamples.")]
+#: One spelling for resamples everywhere (study.toml's `resamples`); --bootstrap is the old one, hidden.
+BootstrapOption = Annotated[int, typer.Option("--resamples", "--bootstrap", metavar="INTEGER", help="Bootstrap and randomisation resamples.")]
 ConcurrencyOption = Annotated[int | None, typer.Option("--concurrency", metavar="N", min=1, help="Model calls in flight (default 16); a model that runs in this process takes one at a time.")]
 ReportOption = Annotated[str, typer.Option("--report", metavar="NAME", callback=_check_reporter, autocompletion=complete_reporter, help="Output format: a reporter name.")]
 TestOption = Annotated[str, typer.Option("--test", metavar="NAME", autocompletion=complete_test, help="The p-value's test: randomisation, bootstrap, t-test, wilcoxon or tukey.")]
@@ -87,7 +94,7 @@ class SystemFlags:
     def spec(self, config: Path | None) -> Any:
         """The SystemSpec: `config`'s [system] (when given), these flags over it."""
         from recall_kit.errors import SpecError
-        from recall_kit.measure.system import (
+        from recall_kit.measure.systems.system import (
             SystemSpec,
             load_config,
             merge_specs,
@@ -139,14 +146,16 @@ def system_options(*, several_configs: bool = False) -> Callable[[Callable[..., 
     return decorate
 
 
-def _split_names(values: list[str] | None) -> list[str] | None:
+def _split_names(values: list[str] | None, flag: str = "--metrics") -> list[str] | None:
     if not values:
         return None
     names = [name.strip() for value in values for name in value.split(",") if name.strip()]
     if not names:  # "-m ''" or "-m ,,": a mistake, not a request for the defaults
-        from recall_kit.errors import OptionError
-
         raise OptionError(f"{values[0]!r} names no metric: name one (e.g. recall@10), or leave the option out for the defaults.")
+    for value in values:  # "recall@10,,mrr": a name left out by mistake, not to be dropped silently
+        if any(not part.strip() for part in value.split(",")):
+            raise OptionError(f"{flag} {value!r} holds an empty metric name (two commas in a row, or one at an "
+                              "end): write e.g. recall@10,mrr.")
     return names
 
 

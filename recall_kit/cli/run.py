@@ -61,9 +61,9 @@ def eval_command(
     --config files, every system (legs they share are searched once)."""
     from recall_kit.dataset import load_dataset
     from recall_kit.fileio import atomic_batch, check_outputs
-    from recall_kit.measure.failures import parse_max_failed
-    from recall_kit.measure.runner import run_benchmark
-    from recall_kit.measure.system import build_system
+    from recall_kit.measure.run.failures import parse_max_failed
+    from recall_kit.measure.run.runner import run_benchmark
+    from recall_kit.measure.systems.system import build_system
 
     accepted = parse_max_failed(max_failed)
     configs = list(system.configs)
@@ -122,11 +122,11 @@ def _eval_systems(dataset: Path, system: SystemFlags, k: int, metrics: list[str]
                   executor: str, address: str | None, max_failed: Any) -> list[Any]:
     """`eval` of several systems (one per --config, the flags over each), or of one through an executor."""
     from recall_kit.dataset import load_dataset
-    from recall_kit.decide.distribute import run_systems
     from recall_kit.errors import OptionError
     from recall_kit.fileio import atomic_batch
-    from recall_kit.measure.executor import make_executor
-    from recall_kit.measure.system import build_system
+    from recall_kit.measure.run.distribute import run_systems
+    from recall_kit.measure.run.executor import make_executor
+    from recall_kit.measure.systems.system import build_system
 
     configs = list(system.configs)
     if len(configs) > 1 and (json_out is not None or run_out is not None):
@@ -195,8 +195,8 @@ def ablate_command(
     from recall_kit.dataset import load_dataset
     from recall_kit.decide.ablate import run_ablation
     from recall_kit.fileio import check_outputs
-    from recall_kit.measure.executor import make_executor
-    from recall_kit.measure.failures import parse_max_failed
+    from recall_kit.measure.run.executor import make_executor
+    from recall_kit.measure.run.failures import parse_max_failed
 
     accepted = parse_max_failed(max_failed)
 
@@ -205,7 +205,7 @@ def ablate_command(
     ablation = run_ablation(spec, load_dataset(dataset), k=k, metrics=_split_names(metrics), out=out,
                             n_resamples=bootstrap, seed=seed,
                             latency_sample=None if latency_sample < 0 else latency_sample, show_progress=progress,
-                            primary=_split_names(primary), relevance_level=relevance_level, judged_only=judged_only,
+                            primary=_split_names(primary, "--primary"), relevance_level=relevance_level, judged_only=judged_only,
                             force=force, executor=make_executor(executor, address), max_failed=accepted)
     typer.echo(f"Wrote {len(ablation.variants)} results and ablation.json to {out}", err=True)
     emit_report(ablation.report(brief=brief), report, output)
@@ -241,8 +241,8 @@ def sweep_command(
     from recall_kit.dataset import load_dataset
     from recall_kit.decide.sweep import run_sweep
     from recall_kit.fileio import check_outputs
-    from recall_kit.measure.executor import make_executor
-    from recall_kit.measure.failures import parse_max_failed
+    from recall_kit.measure.run.executor import make_executor
+    from recall_kit.measure.run.failures import parse_max_failed
 
     accepted = parse_max_failed(max_failed)
 
@@ -252,7 +252,7 @@ def sweep_command(
                       holdout=holdout, seed=seed, out=out, n_resamples=bootstrap,
                       latency_sample=None if latency_sample < 0 else latency_sample, show_progress=progress,
                       stratum=stratum, force=force, executor=make_executor(executor, address),
-                      guards=_split_names(guard), relevance_level=relevance_level, judged_only=judged_only,
+                      guards=_split_names(guard, "--guard"), relevance_level=relevance_level, judged_only=judged_only,
                       max_failed=accepted)
     if out is not None:
         typer.echo(f"Wrote {len(sweep.points) + 1} results and sweep.json to {out}", err=True)

@@ -23,7 +23,11 @@ def study_init(
     table: Annotated[str | None, typer.Option("--table", help="With --sqlite: the memories table.")] = None,
     id_col: Annotated[str | None, typer.Option("--id-col", help="With --sqlite: the id column.")] = None,
     text_col: Annotated[str | None, typer.Option("--text-col", help="With --sqlite: the text column.")] = None,
-    sensitive_col: Annotated[str | None, typer.Option("--sensitive-col", help="With --sqlite: rows true here never leave the store.")] = None,
+    sensitive_col: Annotated[str | None, typer.Option("--sensitive-col", help="With --sqlite: rows true here never leave the store (a column that looks sensitive, such as is_sensitive, is looked for when none is named).")] = None,
+    no_sensitive_col: Annotated[bool, typer.Option("--no-sensitive-col", help="With --sqlite: the table has no sensitivity flag, though a column's name looks like one.")] = False,
+    scope_col: Annotated[str | None, typer.Option("--scope-col", help="With --sqlite: the scope column (a user or conversation).")] = None,
+    queries: Annotated[Path | None, typer.Option("--queries", help="Your queries (recall-kit JSONL), with --qrels: the evaluation set instead of generated queries.")] = None,
+    qrels: Annotated[Path | None, typer.Option("--qrels", help="Your labels of the store's ids (recall-kit qrels JSONL), with --queries.")] = None,
     category_col: Annotated[str | None, typer.Option("--category-col", help="With --sqlite: the category column.")] = None,
     tags_col: Annotated[str | None, typer.Option("--tags-col", help="With --sqlite: the tags column.")] = None,
     importance_col: Annotated[str | None, typer.Option("--importance-col", help="With --sqlite: the importance column.")] = None,
@@ -31,17 +35,46 @@ def study_init(
     hook_k: Annotated[int, typer.Option("--hook-k", help="The top k your product reads: the decision metrics are recall@k and MRR@k.")] = 5,
     baseline: Annotated[str, typer.Option("--baseline", help="The retriever in production today.")] = "fts5",
     force: Annotated[bool, typer.Option("--force", help="Replace an existing study file.")] = False,
+    retriever: Annotated[str | None, typer.Option("--retriever", help="A running system as the baseline: http, mcp or command (recall-kit-remote), with -o LEG.KEY=VALUE.")] = None,
+    option: Annotated[list[str] | None, typer.Option("--option", "-o", help="With --retriever: its options, LEG.KEY=VALUE (e.g. http.url=...).")] = None,
+    snapshot: Annotated[str | None, typer.Option("--snapshot", help="With --retriever: list the memories from the service with this importer (http, mcp) instead of --dataset.")] = None,
+    snapshot_from: Annotated[Path | None, typer.Option("--snapshot-from", help="With --snapshot: the folder holding queries.jsonl and qrels.jsonl.")] = None,
+    snapshot_option: Annotated[list[str] | None, typer.Option("--snapshot-option", help="With --snapshot: an importer option, KEY=VALUE (e.g. url=http://.../memories).")] = None,
 ) -> None:
     """Write a commented study.toml for a store: the candidates, strata, judge, holdout, guards and
-    the hook's k. Nothing from the store is copied into it (counts only)."""
+    the hook's k. Nothing from the store is copied into it (counts only). With --retriever, the
+    running system is the baseline (`live`)."""
+    from recall_kit.errors import OptionError
     from recall_kit.study.init import init_study
 
+    if retriever is not None:
+        _init_live(out, retriever, option, dataset, snapshot, snapshot_from, snapshot_option, hook_k, force)
+        return
+    if sensitive_col and no_sensitive_col:
+        raise OptionError("--sensitive-col and --no-sensitive-col contradict each other; give one.")
     columns = {key: value for key, value in (
         ("table", table), ("id_col", id_col), ("text_col", text_col), ("sensitive_col", sensitive_col),
         ("category_col", category_col), ("tags_col", tags_col), ("importance_col", importance_col),
-        ("created_at_col", created_at_col)) if value}
+        ("created_at_col", created_at_col), ("scope_col", scope_col)) if value}
+    if no_sensitive_col:
+        columns["sensitive_col"] = ""
     path = init_study(out, sqlite=sqlite, dataset=dataset, jsonl=jsonl, columns=columns, hook_k=hook_k,
-                      baseline=baseline, force=force)
+                      baseline=baseline, force=force, queries=queries, qrels=qrels)
+    typer.echo(f"Wrote {path}; next: recall-kit study run {path}")
+
+
+def _init_live(out: Path, retriever: str, option: list[str] | None, dataset: Path | None, snapshot: str | None,
+               snapshot_from: Path | None, snapshot_option: list[str] | None, hook_k: int, force: bool) -> None:
+    """`study init --retriever ...`: the live system as the baseline (recall_kit.study.init_live)."""
+    from recall_kit.errors import OptionError
+    from recall_kit.study.init_live import init_live_study
+
+    pairs = [entry.partition("=") for entry in snapshot_option or []]
+    if any(not sep or not key for key, sep, _ in pairs):
+        raise OptionError("--snapshot-option takes KEY=VALUE (e.g. url=http://127.0.0.1:8767/memories).")
+    path = init_live_study(out, retriever, option, dataset=dataset, snapshot=snapshot, snapshot_from=snapshot_from,
+                           snapshot_options={key.replace("-", "_"): value for key, _, value in pairs},
+                           hook_k=hook_k, force=force)
     typer.echo(f"Wrote {path}; next: recall-kit study run {path}")
 
 
@@ -71,11 +104,18 @@ def _bottom_line(result: object) -> list[str]:
 def study_status_command(
     study: Annotated[Path, typer.Argument(help="The study file (study.toml).")],
 ) -> None:
-    """Say, for each step, whether it is done, stale (and why) or missing. Exit 1 unless all are done."""
+    """Say, for each step, whether it is done, stale (and why), missing, or pending (a run recomputes
+    it only if a step it reads comes out different). A run recomputes exactly the stale and missing
+    steps, and the pending ones whose inputs change. Exit 1 unless all are done."""
     from recall_kit.study import study_status
 
     states = study_status(study)
     for state in states:
         typer.echo(f"{state.state:8} {state.name}" + (f"  ({state.why})" if state.why and state.state != "done" else ""))
+    sure = [state.name for state in states if state.state in ("stale", "missing")]
+    maybe = [state.name for state in states if state.state == "pending"]
+    if sure or maybe:
+        typer.echo(f"a run recomputes: {', '.join(sure) or 'nothing for certain'}"
+                   + (f"; and, if their inputs come out different: {', '.join(maybe)}" if maybe else ""))
     if any(state.state != "done" for state in states):
         raise typer.Exit(1)

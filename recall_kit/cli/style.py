@@ -53,12 +53,13 @@ def _click_style(command: Any) -> Any:
             param.__class__ = _ClickStyleArgument
         elif not getattr(param, "is_flag", False) and param.metavar is None:
             param.metavar = _click_metavar(param)
-        if any(opt in _OLD_SPELLINGS for opt in getattr(param, "opts", ())) and not hasattr(param, "_hides_old"):
+        old = _OLD_SPELLINGS | _OLD_SPELLINGS_OF.get(param.name, frozenset())
+        if any(opt in old for opt in getattr(param, "opts", ())) and not hasattr(param, "_hides_old"):
             param._hides_old = True
-            param.get_help_record = _hiding_old_spellings(param, param.get_help_record)
+            param.get_help_record = _hiding_old_spellings(param, param.get_help_record, old)
         if param.name == "report" and param.help and not hasattr(param, "_lists_reporters"):
             param._lists_reporters = True
-            param.get_help_record = _listing_reporters(param, param.get_help_record)
+            param.get_help_record = _listing_reporters(param, param.get_help_record, command.name)
     return command
 
 
@@ -84,16 +85,20 @@ def _coerce_plainly(params: list[Any]) -> None:
 
 
 #: Spellings kept working for scripts, but not shown in --help: one spelling per idea is documented
-#: (--output for a file a command writes, --out-dir for a folder of files).
-_OLD_SPELLINGS = frozenset({"--out"})
+#: (--output for a file a command writes, --out-dir for a folder of files, --resamples for the
+#: bootstrap's and randomisation test's resamples).
+_OLD_SPELLINGS = frozenset({"--out", "--bootstrap", "--samples"})
+#: Old spellings of one option only, by its parameter name: `-c` is --config everywhere, and
+#: score's --complete (trec_eval's -c) keeps it only as a hidden alias.
+_OLD_SPELLINGS_OF = {"complete": frozenset({"-c"})}
 
 
-def _hiding_old_spellings(param: Any, get_help_record: Any) -> Any:
+def _hiding_old_spellings(param: Any, get_help_record: Any, old: frozenset[str]) -> Any:
     """`get_help_record` that leaves out an option's old spellings (they still parse)."""
 
     def without_old(ctx: Any) -> Any:
         opts = param.opts
-        param.opts = [opt for opt in opts if opt not in _OLD_SPELLINGS] or opts
+        param.opts = [opt for opt in opts if opt not in old] or opts
         try:
             return get_help_record(ctx)
         finally:
@@ -102,16 +107,16 @@ def _hiding_old_spellings(param: Any, get_help_record: Any) -> Any:
     return without_old
 
 
-def _listing_reporters(param: Any, get_help_record: Any) -> Any:
-    """`get_help_record` that first appends the registered reporters to --report's help: done
-    when that help is shown, not when `recall-kit --help` lists the commands (it would load the
-    reporters for nothing)."""
+def _listing_reporters(param: Any, get_help_record: Any, command: str | None) -> Any:
+    """`get_help_record` that first appends the reporters that render `command`'s report to
+    --report's help: done when that help is shown, not when `recall-kit --help` lists the
+    commands (it would load the reporters for nothing)."""
 
     def with_reporters(ctx: Any) -> Any:
         if "Available:" not in param.help:
-            from recall_kit import registry
+            from recall_kit.cli.completion import reporters_for
 
-            param.help = f"{param.help} Available: {', '.join(registry.reporters.names())}."
+            param.help = f"{param.help} Available: {', '.join(reporters_for(command))}."
         return get_help_record(ctx)
 
     return with_reporters

@@ -175,7 +175,7 @@ def agreement(a: Qrels, b: Qrels, binary: bool = False, samples: int = 2000, lev
               seed: int = 0, path_a: str = "A", path_b: str = "B") -> Agreement:
     """Compare two judges' qrels on the pairs both judged."""
     if samples < 0:
-        raise OptionError("--samples must be at least 0.")
+        raise OptionError("--resamples must be at least 0.")
     if not 0 < level < 1:
         raise OptionError("--level must lie between 0 and 1.")
     grades_a, grades_b, only_a, only_b = paired_grades(a, b, binary)
@@ -210,7 +210,7 @@ def read_judgments(path: Path) -> Qrels:
     first line JSON, read as a dataset's qrels.jsonl is) or TREC qrels (`qid iter docid
     rel`, read as `score` reads it). Anything wrong is one DatasetError naming file and line."""
     from recall_kit.dataset import read_qrels_jsonl
-    from recall_kit.measure.trec import read_qrels
+    from recall_kit.measure.score.trec import read_qrels
 
     with path.open("rb") as handle:
         for raw in handle:

@@ -9,7 +9,7 @@ from recall_kit.curate.importers._writer import one_line
 from recall_kit.dataset import Dataset
 from recall_kit.errors import DatasetError
 from recall_kit.fileio import atomic_open, write_jsonl_atomic
-from recall_kit.measure.trec import check_token
+from recall_kit.measure.score.trec import check_token
 from recall_kit.types import Memory, Query
 
 EXPORT_FORMATS = ("trec", "beir")
@@ -46,7 +46,7 @@ def export_dataset(
     qrels = {query.query_id: dataset.qrels.get(query.query_id, {}) for query in dataset.queries}
     with atomic_folder(destination, force=force, inputs=[dataset.path]) as folder:
         if format_name == "trec":
-            from recall_kit.measure.trec import write_qrels
+            from recall_kit.measure.score.trec import write_qrels
 
             with atomic_open(folder / "topics.tsv") as stream:
                 for query in dataset.queries:

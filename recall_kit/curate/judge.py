@@ -15,7 +15,7 @@ from typing import Any
 
 from recall_kit.dataset import Dataset, load_dataset, parse_grade, read_jsonl
 from recall_kit.errors import DatasetError, OptionError, PluginRunError
-from recall_kit.fileio import write_jsonl_atomic
+from recall_kit.fileio import keep_on_interrupt, write_jsonl_atomic
 from recall_kit.types import DocId, Qrels, RelevanceJudge
 
 GRADES = (0, 1, 2, 3)
@@ -29,6 +29,10 @@ Other keys:
   s  skip this pair (asked again in a later session)
   q  quit (every answer so far is saved; run the same command to go on)
   ?  this help"""
+
+
+#: What an interrupted `judge` says its journal holds.
+JOURNAL_HOLDS = "every grade given so far (run the same command to go on)"
 
 
 def journal_path(out: str | Path) -> Path:
@@ -170,6 +174,7 @@ class JudgeSession:
             return  # never overwrite a judgment
         path = journal_path(self.out)
         path.parent.mkdir(parents=True, exist_ok=True)
+        keep_on_interrupt(path, JOURNAL_HOLDS)
         with path.open("a", encoding="utf-8") as journal:
             journal.write(json.dumps({"query_id": query_id, "doc_id": doc, "grade": grade}) + "\n")
             journal.flush()
@@ -328,6 +333,7 @@ def judge_with(judge: RelevanceJudge, pool_path: str | Path, dataset_path: str |
     from recall_kit.progress import progress_bar
 
     journal.parent.mkdir(parents=True, exist_ok=True)  # check_outputs said it would be created
+    keep_on_interrupt(journal, JOURNAL_HOLDS)
     memories = {doc: memory for _, doc in pending if (memory := dataset.corpus.get(doc)) is not None}
     known = [(qid, doc) for qid, doc in pending if qid in queries and doc in memories]
     counts["not_in_dataset"] = len(pending) - len(known)

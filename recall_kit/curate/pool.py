@@ -47,14 +47,19 @@ def pool_unjudged(
     dataset: Dataset,
     depth: int = 10,
     with_text: bool = False,
+    files: Sequence[str | Path] | None = None,
 ) -> Pool:
     """Per query, the ids some system ranked in its top `depth` that the qrels do not judge.
 
     Ids are ordered by their best rank in any system, then by how many systems returned them.
     Ids outside the corpus (a live system's own memories) are offered too, listed again under
     `outside_corpus` (and `sensitive` for those the dataset marks sensitive; their text is never
-    written). Memory and query text are added only with `with_text`.
+    written). Memory and query text are added only with `with_text`. `files`, the results'
+    files in order, are what a mistake names (the user gave files, not system names).
     """
+    def where(index: int) -> str:
+        return f"{files[index]}" if files else f"The result {named[index][0]!r}"
+
     if depth < 1:
         raise OptionError(f"--depth must be at least 1, got {depth}.")
     if len(named) > 1:
@@ -62,17 +67,17 @@ def pool_unjudged(
     fingerprint = named[0][1].fingerprint
     if fingerprint != dataset.fingerprint:
         raise ResultFileError(
-            f"The results were run on a different version of {dataset.name!r} (fingerprint "
+            f"{files[0] if files else 'The results'}: run on a different version of {dataset.name!r} (fingerprint "
             f"{str(fingerprint)[:12]}, the dataset is now {dataset.fingerprint[:12]}); re-run eval first."
         )
-    empty = [label for label, result in named if not result.query_ids]
+    empty = [index for index, (_, result) in enumerate(named) if not result.query_ids]
     if empty:  # an empty pool written with exit 0 reads as "nothing left to judge"
-        raise ResultFileError(f"The result {empty[0]!r} holds no queries: nothing to pool (re-run eval).")
+        raise ResultFileError(f"{where(empty[0])} holds no queries: nothing to pool (re-run eval).")
     known = {query.query_id for query in dataset.queries}
     missing = [query_id for query_id in named[0][1].query_ids if query_id not in known]
     if missing:  # an empty pool written with exit 0 reads as "nothing left to judge"
         raise ResultFileError(
-            f"{len(missing)} of {len(named[0][1].query_ids)} queries of the results (first: {missing[0]!r}) "
+            f"{where(0)}: {len(missing)} of its {len(named[0][1].query_ids)} queries (first: {missing[0]!r}) "
             f"are not queries of {dataset.name!r}; pool the results of this dataset."
         )
     warnings = []
@@ -131,6 +136,6 @@ def pool_files(
     path = dataset_path or named[0][1].dataset.path
     if not path:
         raise OptionError("The result records no dataset path: pass --dataset DIR.")
-    pool = pool_unjudged(named, load_dataset(path), depth=depth, with_text=with_text)
+    pool = pool_unjudged(named, load_dataset(path), depth=depth, with_text=with_text, files=list(paths))
     write_jsonl_atomic(out, pool.rows)
     return pool

@@ -11,15 +11,20 @@ from typing import Any
 from recall_kit.dataset import Dataset
 from recall_kit.decide.compare import ALPHA, DIAGNOSTIC, Comparison, compare_results
 from recall_kit.decide.compare_report import family_note, tradeoffs
-from recall_kit.decide.distribute import leg_key, score_systems, search_legs
 from recall_kit.errors import SpecError
 from recall_kit.fileio import atomic_batch, check_run_folder, file_name, write_json_atomic
-from recall_kit.measure.executor import Executor, checkpoint_for
-from recall_kit.measure.failures import MaxFailed
 from recall_kit.measure.result import BenchmarkResult
-from recall_kit.measure.runner import search_depth
-from recall_kit.measure.settings import ScoringSettings
-from recall_kit.measure.system import System, SystemSpec, build_system
+from recall_kit.measure.run import (
+    Executor,
+    MaxFailed,
+    ScoringSettings,
+    checkpoint_for,
+    leg_key,
+    score_systems,
+    search_depth,
+    search_legs,
+)
+from recall_kit.measure.systems.system import System, SystemSpec, build_system
 from recall_kit.types import Report, ReportTable
 
 SCHEMA = "recall-kit/ablation/1"
@@ -180,7 +185,7 @@ def run_ablation(
     With `out`, each variant's result JSON (with its manifest) and an `ablation.json` index are
     written there, so every number in the table can be reproduced with `eval` and `compare`; a
     folder holding another run's files is refused before any search (`force`: replaced after).
-    `executor` runs the leg searches and the variants' scoring (see `recall_kit.measure.executor`).
+    `executor` runs the leg searches and the variants' scoring (see `recall_kit.measure.run.executor`).
     """
     if len(spec.leg_names) < 2:
         raise SpecError(f"Ablate needs a system of two legs or more, got {spec.retriever!r}.")

@@ -20,9 +20,9 @@ from recall_kit.decide.stats import (
     tukey_hsd,
 )
 from recall_kit.errors import OptionError, ResultFileError
-from recall_kit.measure.evaluation import canonical_metric_name
-from recall_kit.measure.failures import failed_queries_warning, refuse_failed_results
 from recall_kit.measure.result import BenchmarkResult, check_comparable, check_scored_alike, load_results
+from recall_kit.measure.run import failed_queries_warning, refuse_failed_results
+from recall_kit.measure.score.evaluation import canonical_metric_name
 
 SCHEMA = "recall-kit/compare/1"
 ALPHA = 0.05
@@ -480,8 +480,8 @@ def compare_results(
     metric that is not a diagnostic). Results of different datasets or query sets, or scored with
     different relevance levels (``-l``) or judged-only settings (``-J``), are refused.
     """
-    if n_resamples < 1:  # user input (--bootstrap 0), not a bug
-        raise OptionError(f"--bootstrap must be at least 1 resample, got {n_resamples}.")
+    if n_resamples < 1:  # user input (--resamples 0), not a bug
+        raise OptionError(f"--resamples must be at least 1, got {n_resamples}.")
     query_ids = check_comparable(named)
     check_scored_alike(named)
     names = shared_metrics(named, metrics)
@@ -517,12 +517,28 @@ def compare_files(
     seed: int = 0,
     primary: Sequence[str] | None = None,
     test: str = "randomisation",
+    names: Sequence[str] | None = None,
+    primary_strata: bool = False,
 ) -> Comparison:
-    """`recall-kit compare`: load the files and compare each with the first."""
+    """`recall-kit compare`: load the files and compare each with the first. `names` labels the
+    results (one per file, in order; default: each system's label); `primary_strata` puts the
+    primary metrics' per-stratum rows in the Holm family beside the overall ones (as a study does)."""
     if n_resamples < 1:
-        raise ResultFileError(f"--bootstrap must be at least 1, got {n_resamples}.")
+        raise ResultFileError(f"--resamples must be at least 1, got {n_resamples}.")
     named = load_results(paths)
+    if names is not None:
+        named = [(name, result) for name, (_, result) in zip(_checked_names(names, len(paths)), named, strict=True)]
     refuse_failed_results(named)
     return compare_results(named, metrics=metrics, n_resamples=n_resamples, seed=seed,
-                           primary=primary, test=test)
+                           primary=primary, test=test, primary_strata=primary_strata)
+
+
+def _checked_names(names: Sequence[str], files: int) -> list[str]:
+    """`--names`: one name per result file, none empty, none twice."""
+    names = [name.strip() for name in names]
+    if len(names) != files:
+        raise OptionError(f"--names gives {len(names)} names for {files} result files: give one per file, in order.")
+    if any(not name for name in names) or len(set(names)) != len(names):
+        raise OptionError(f"--names must be distinct and non-empty, got {','.join(names)!r}.")
+    return names
 

@@ -10,8 +10,8 @@ from typing import Any
 
 from recall_kit.decide.compare import ALPHA, Comparison, compare_results, is_diagnostic, shared_metrics
 from recall_kit.errors import OptionError
-from recall_kit.measure.failures import refuse_failed_results
 from recall_kit.measure.result import load_results
+from recall_kit.measure.run import refuse_failed_results
 from recall_kit.types import Report, ReportTable
 
 SCHEMA = "recall-kit/gate/1"

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from recall_kit.errors import DatasetError, OptionError, RecallKitError, ResultFileError
-from recall_kit.measure.evaluation import RunScores, canonical_metric_name, score_run_files
-from recall_kit.measure.metric_names import display_names
+from recall_kit.measure.score.evaluation import RunScores, canonical_metric_name, score_run_files
+from recall_kit.measure.score.metric_names import display_names
 from recall_kit.reporting.formats import FOUR_PLACES, four_places
 from recall_kit.types import Hit, Report, ReportTable
 
@@ -124,7 +124,7 @@ class ScoredRuns:
         """trec_eval's own output lines for each run in turn (`score --report trec_eval`): each
         measure under the name trec_eval prints, in trec_eval's order (its measures.c table,
         whatever order they were asked in; a measure trec_eval lacks keeps recall-kit's name, last)."""
-        from recall_kit.measure.metric_names import TREC_EVAL_PRINT_ORDER, resolve_metrics, trec_eval_name
+        from recall_kit.measure.score.metric_names import TREC_EVAL_PRINT_ORDER, resolve_metrics, trec_eval_name
         from recall_kit.reporting.trec_eval import TrecEvalMeasure, TrecEvalRun, trec_eval_text
 
         rank = {family: i for i, family in enumerate(TREC_EVAL_PRINT_ORDER)}
@@ -146,7 +146,7 @@ class ScoredRuns:
         the names they were asked by; counts (num_ret, ...) show as whole numbers. Each query's
         values are a row of measures when the table fits in `width` characters (the terminal's
         width by default), else one row per query and measure."""
-        from recall_kit.measure.metric_names import resolve_metrics
+        from recall_kit.measure.score.metric_names import resolve_metrics
 
         names = self.metrics
         whole = {spec.name for spec in resolve_metrics(names) if spec.metric.summary == "sum"}
@@ -248,7 +248,7 @@ def score_files(
 ) -> ScoredRuns:
     """Score TREC run files against a TREC qrels file and compare them (`recall-kit score`).
 
-    Scoring is `recall_kit.measure.evaluation.score_run_files` (trec_eval's order, ``-c``, ``-l``,
+    Scoring is `recall_kit.measure.score.evaluation.score_run_files` (trec_eval's order, ``-c``, ``-l``,
     ``-J``, ``-M`` as `depth`, float32 or float64 ties); with several runs each is compared with the first, Holm's
     correction over the `primary` metrics (trec_eval and ir_measures names accepted; default: the
     first metric), the p-values from `test` (a key of `recall_kit.decide.stats.PAIRED_TESTS`).
@@ -295,7 +295,7 @@ def compare(
     correction over the `primary` metrics (default: the first). Values equal ``score_files`` on
     the same runs written as TREC files.
     """
-    from recall_kit.measure.evaluation import (
+    from recall_kit.measure.score.evaluation import (
         _as_qrels,
         check_relevance_level,
         resolve_metrics,
@@ -339,7 +339,7 @@ def compare(
 
 def _check_resamples(n_resamples: int) -> None:
     if n_resamples < 1:
-        raise RecallKitError(f"--bootstrap must be at least 1, got {n_resamples}.")
+        raise RecallKitError(f"--resamples must be at least 1, got {n_resamples}.")
 
 
 def _wrap_value_error(function: Any, *args: Any, **kwargs: Any) -> Any:
@@ -353,7 +353,7 @@ def _wrap_value_error(function: Any, *args: Any, **kwargs: Any) -> Any:
 def _rankings(run: Mapping[Any, Any], ties: str) -> dict[str, list[str]]:
     """Each query's ranked ids from ``{doc: score}``, ``[(doc, score) | Hit, ...]`` (both put in
     trec_eval's order) or ``[doc, ...]`` (ranked already)."""
-    from recall_kit.measure.evaluation import _as_rankings
+    from recall_kit.measure.score.evaluation import _as_rankings
     from recall_kit.types import sort_hits
 
     scored: dict[Any, Any] = {}
@@ -371,7 +371,7 @@ def _rankings(run: Mapping[Any, Any], ties: str) -> dict[str, list[str]]:
 
 
 def _hit(query_id: Any, item: Sequence[Any]) -> Hit:
-    from recall_kit.measure.evaluation import _score_value
+    from recall_kit.measure.score.evaluation import _score_value
 
     if len(item) != 2:
         raise ValueError(f"run of query {query_id!r}: expected (doc_id, score) pairs, got {tuple(item)!r}")
@@ -390,7 +390,7 @@ def run_tag(path: Path) -> str | None:
 
 
 def _asks_runid(metrics: Sequence[str] | str | None) -> bool:
-    from recall_kit.measure.metric_names import TREC_EVAL_SETS
+    from recall_kit.measure.score.metric_names import TREC_EVAL_SETS
 
     names = [metrics] if isinstance(metrics, str) else metrics or ()
     return any("runid" in TREC_EVAL_SETS.get(name.strip(), ()) for name in names if isinstance(name, str))

@@ -238,7 +238,7 @@ def paired_comparison(
 
 # --- Parametric and rank tests, effect size, and Tukey's HSD -------------------------------------
 # Implemented with numpy and the math module only (scipy is not a dependency of the host); each is
-# checked against scipy.stats in tests/test_stats_tests.py.
+# checked against scipy.stats in tests/decide/test_stats_tests.py.
 
 #: The paired two-system tests `compare --test` accepts, and what each one is.
 PAIRED_TESTS = {

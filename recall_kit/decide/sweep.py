@@ -14,18 +14,23 @@ import numpy as np
 from recall_kit.dataset import Dataset
 from recall_kit.decide.compare import ALPHA, Comparison, compare_results
 from recall_kit.decide.compare_report import delta_table
-from recall_kit.decide.distribute import distinct_legs, score_systems, search_legs
 from recall_kit.decide.stats import holm, paired_randomisation_test
 from recall_kit.errors import OptionError
 from recall_kit.fileio import atomic_batch, check_run_folder, file_name, write_json_atomic
 from recall_kit.masking import mask_secrets, mask_values
-from recall_kit.measure.evaluation import MetricSpec, resolve_metrics
-from recall_kit.measure.executor import Executor, checkpoint_for
-from recall_kit.measure.failures import MaxFailed
 from recall_kit.measure.result import BenchmarkResult
-from recall_kit.measure.runner import search_depth
-from recall_kit.measure.settings import ScoringSettings
-from recall_kit.measure.system import System, SystemSpec, build_system, parse_weight, split_target
+from recall_kit.measure.run import (
+    Executor,
+    MaxFailed,
+    ScoringSettings,
+    checkpoint_for,
+    distinct_legs,
+    score_systems,
+    search_depth,
+    search_legs,
+)
+from recall_kit.measure.score.evaluation import MetricSpec, resolve_metrics
+from recall_kit.measure.systems.system import System, SystemSpec, build_system, parse_weight, split_target
 from recall_kit.types import Report, ReportTable
 
 SCHEMA = "recall-kit/sweep/1"

@@ -8,23 +8,25 @@ import json
 import math
 import os
 import platform
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar
 
 from recall_kit.dataset import summarise
 from recall_kit.errors import ResultFileError, UnknownNameError
 from recall_kit.fileio import is_special_file, write_json_atomic
-from recall_kit.measure.context import describe as describe_context
+from recall_kit.measure.systems.context import describe as describe_context
 from recall_kit.options import options_to_dict
 from recall_kit.types import Chart, Hit, Report, ReportTable
 
 if TYPE_CHECKING:
     from recall_kit.dataset import Dataset
-    from recall_kit.measure.system import System
+    from recall_kit.measure.systems.system import System
 
 SCHEMA = "recall-kit/result/1"
+#: How a privacy finding among a result's warnings begins (a live leg returned sensitive memories).
+PRIVACY_PREFIX = "PRIVACY:"
 
 
 def _version(distribution: str) -> str | None:
@@ -772,7 +774,7 @@ class BenchmarkResult:
 
     def write_run(self, path: str | Path, tag: str | None = None) -> None:
         """The rankings as a TREC run file (`qid Q0 docid rank score tag`), tagged with the spec."""
-        from recall_kit.measure.trec import write_run
+        from recall_kit.measure.score.trec import write_run
 
         write_run(path, {query.query_id: query.hits() for query in self.queries},
                   tag=tag or self.system.spec or "recall-kit")
@@ -967,7 +969,7 @@ class BenchmarkResult:
         """The eval report: metrics per stratum, costs, leg attribution; with `per_query`, also
         each query's values (trec_eval ``-q``)."""
         tables = [self.metrics_table(), self.cost_table()]
-        if self.outside_corpus:
+        if any(found.hits for found in self.outside_corpus.values()):  # not an all-zero table per live run
             tables.append(self.outside_table())
         attribution = self.attribution_table()
         if attribution is not None:
@@ -975,8 +977,11 @@ class BenchmarkResult:
         if per_query:
             tables.append(self.per_query_table())
         entries = self.system.option_entries()
+        # The privacy finding is the command's one line on stderr (`eval`), not a note here too:
+        # the outside table's sensitive columns carry its numbers.
+        notes = [warning for warning in self.warnings if not warning.startswith(PRIVACY_PREFIX)]
         return Report(title=f"recall-kit eval: {self.label}", tables=tables,
-                      notes=list(self.warnings), data=self.to_dict(),
+                      notes=notes, data=self.to_dict(),
                       charts=self._charts(), provenance=self.provenance(hidden=entries),
                       provenance_details=[("options", _entries_text(entries))] if entries else [])
 
@@ -985,10 +990,6 @@ class BenchmarkResult:
         rows = [[leg, found.hits, len(found.queries), found.sensitive_hits, len(found.sensitive)]
                 for leg, found in self.outside_corpus.items()]
         notes = ["outside: ids the evaluated corpus does not hold, scored as unjudged, non-relevant hits"]
-        if self.sensitive_hits:
-            notes.append(f"PRIVACY: {self.sensitive_hits} sensitive "
-                         f"{'memory' if self.sensitive_hits == 1 else 'memories'} surfaced on "
-                         f"{len(self.sensitive_queries())} queries (ids only in the result, never text)")
         return ReportTable(title="Hits outside the corpus (live legs)",
                            headers=["leg", "outside hits", "queries", "sensitive hits", "sensitive queries"],
                            rows=rows, notes=notes)
@@ -1201,3 +1202,150 @@ class _Reader:
 
     def optional_count(self, data: dict[str, Any], key: str, where: str | None = None) -> int | None:
         return None if data.get(key) is None else self.count(data, key, where)
+
+
+# -- the decision documents, read back: what `compare`, `ablate` and `sweep` save ---------------------
+# Their writers live in the decide layer (Comparison, Ablation, Sweep .to_dict); a reader of a saved
+# document (the study) goes through these types, not through the documents' keys.
+
+_T = TypeVar("_T")
+
+
+@dataclass(frozen=True)
+class SavedDelta:
+    """One tested difference of a saved comparison: `system` against the baseline on `metric` in `scope`."""
+
+    system: str
+    metric: str
+    scope: str
+    n: int
+    baseline: float
+    value: float
+    delta: float
+    ci_low: float
+    ci_high: float
+    p_value: float
+    #: Holm-adjusted within the row's family; None for a diagnostic row (not tested).
+    p_holm: float | None
+    significant: bool
+    #: "primary" (decision), "exploratory" or "diagnostic".
+    family: str = "primary"
+    wins: int = 0
+    ties: int = 0
+    losses: int = 0
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SavedDelta:
+        return cls(system=str(data["system"]), metric=str(data["metric"]), scope=str(data["scope"]),
+                   n=int(data["n"]), baseline=float(data["baseline"]), value=float(data["value"]),
+                   delta=float(data["delta"]), ci_low=float(data["ci_low"]), ci_high=float(data["ci_high"]),
+                   p_value=float(data["p_value"]),
+                   p_holm=None if data.get("p_holm") is None else float(data["p_holm"]),
+                   significant=bool(data.get("significant")), family=str(data.get("family", "primary")),
+                   wins=int(data.get("wins", 0)), ties=int(data.get("ties", 0)), losses=int(data.get("losses", 0)))
+
+
+@dataclass(frozen=True)
+class SavedComparison:
+    """A saved `compare` document (comparison.json, or the comparison inside an ablation or a sweep)."""
+
+    baseline: str
+    systems: list[str]
+    metrics: list[str]
+    primary: list[str]
+    resamples: int
+    seed: int
+    rows: list[SavedDelta]
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SavedComparison:
+        test, bootstrap = data.get("test") or {}, data.get("bootstrap") or {}
+        return cls(baseline=str(data["baseline"]), systems=[str(s) for s in data["systems"]],
+                   metrics=[str(m) for m in data["metrics"]], primary=[str(m) for m in test.get("primary", [])],
+                   resamples=int(bootstrap.get("resamples", 0)), seed=int(bootstrap.get("seed", 0)),
+                   rows=[SavedDelta.from_dict(row) for row in data["rows"]])
+
+    @classmethod
+    def load(cls, path: str | Path) -> SavedComparison:
+        return _parsed(path, cls.from_dict)
+
+    def decision_rows(self, scope: str | None = None) -> list[SavedDelta]:
+        """The primary family's rows (the decision), in `scope` when given."""
+        return [row for row in self.rows if row.family == "primary" and (scope is None or row.scope == scope)]
+
+
+@dataclass(frozen=True)
+class SavedVariant:
+    """One variant of a saved ablation: its legs and its overall means."""
+
+    name: str
+    kind: str
+    legs: list[str]
+    file: str | None
+    means: dict[str, float]
+
+
+@dataclass(frozen=True)
+class SavedAblation:
+    """A saved `ablate` document (ablation.json): the full system first, then each variant."""
+
+    full: str
+    variants: list[SavedVariant]
+    comparison: SavedComparison
+
+    @classmethod
+    def load(cls, path: str | Path) -> SavedAblation:
+        return _parsed(path, cls.from_dict)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SavedAblation:
+        return cls(full=str(data["full"]),
+                   variants=[SavedVariant(name=str(v["name"]), kind=str(v["kind"]), legs=[str(x) for x in v["legs"]],
+                                          file=v.get("file"), means={str(m): float(x) for m, x in v["overall"].items()
+                                                                    if isinstance(x, int | float)})
+                             for v in data["variants"]],
+                   comparison=SavedComparison.from_dict(data["comparison"]))
+
+
+@dataclass(frozen=True)
+class SavedSweep:
+    """A saved `sweep` document (sweep.json): the grid's outcome and the best setting's held-out comparison."""
+
+    target: str
+    guards: list[str]
+    holdout: float | None
+    tuning_queries: int
+    test_queries: int
+    settings: int
+    eligible: int
+    best_settings: dict[str, str]
+    best_tuning_score: float
+    best_test_score: float | None
+    comparison: SavedComparison | None
+
+    @classmethod
+    def load(cls, path: str | Path) -> SavedSweep:
+        return _parsed(path, cls.from_dict)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SavedSweep:
+        best = data["best"]
+        return cls(target=str(data["target"]), guards=[str(g) for g in data.get("guards") or []],
+                   holdout=data.get("holdout"), tuning_queries=len(data["tuning_queries"]),
+                   test_queries=len(data["test_queries"]), settings=len(data["points"]),
+                   eligible=sum(1 for point in data["points"] if point.get("eligible")),
+                   best_settings={str(k): str(v) for k, v in best["settings"].items()},
+                   best_tuning_score=float(best["tuning_score"]),
+                   best_test_score=None if best.get("test_score") is None else float(best["test_score"]),
+                   comparison=SavedComparison.from_dict(data["comparison"]) if data.get("comparison") else None)
+
+
+def _parsed(path: str | Path, parse: Callable[[dict[str, Any]], _T]) -> _T:
+    """A saved decision document read through `parse`; one line naming the file when it is not one."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        if not isinstance(data, dict):
+            raise TypeError("not a JSON object")
+        return parse(data)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
+        raise ResultFileError(f"{path}: not a readable saved document ({type(error).__name__}: {error}).") from None

@@ -66,6 +66,7 @@ class TrecEvalReporter(Reporter):
     """trec_eval's own output lines (`score` only)."""
 
     description = "trec_eval's own output lines: measure, query, value (score only)"
+    commands = ("score",)
 
     def render(self, report: Report) -> str:
         text = getattr(report, "trec_eval_text", None)

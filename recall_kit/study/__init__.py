@@ -27,45 +27,47 @@ __getattr__ = lazy_attributes(__name__, _LAZY)
 def run_study(path: str | Path, log: Callable[[str], None] = lambda line: None) -> tuple[Any, Any]:
     """Run (or finish) the study of `path`: every step whose inputs changed, then the document.
 
-    Returns the `StudyResult` (read back from study.json) and the `BuildLog` (what was computed)."""
+    The study folder is checked first (new, empty or made by recall-kit for this study file; see
+    `recall_kit.study.folder`) and locked for the run. Returns the `StudyResult` (read back from
+    study.json) and the `BuildLog` (what was computed)."""
     import json
 
-    from recall_kit.fileio import write_text_atomic
-    from recall_kit.study.config import load_study
+    from recall_kit.study.folder import check_study_folder, study_lock, study_reference
     from recall_kit.study.result import StudyResult
     from recall_kit.study.steps import build_graph
+    from recall_kit.study.validate import check_study_file
 
-    config = load_study(path)
-    check_systems(config)
-    graph = build_graph(config)
-    build = graph.run(log=log)
-    for name in ("study.md", "study.html", "study.json"):  # the document beside the steps, where it is looked for
-        text = (graph.path("document") / name).read_text(encoding="utf-8")
-        target = graph.folder / name
-        if not target.is_file() or target.read_text(encoding="utf-8") != text:
-            write_text_atomic(target, text)
+    config = check_study_file(path)  # the whole file, before any step
+    check_study_folder(config.folder, config.source)
+    config.folder.mkdir(parents=True, exist_ok=True)
+    with study_lock(config.folder):
+        graph = build_graph(config)  # the manifest read under the lock: another run may have just finished
+        graph.claim(study_reference(config.folder, config.source))
+        build = graph.run(log=log)
+        _place_document(graph)
     data = json.loads((graph.folder / "study.json").read_text(encoding="utf-8"))
     return StudyResult.from_dict(data), build
 
 
-def check_systems(config: Any) -> None:
-    """Every system's names and options looked up before any step runs: a typo fails in a second,
-    naming the system, not after the other systems' runs."""
-    from recall_kit import build_system
-    from recall_kit.errors import RecallKitError, SpecError
+def _place_document(graph: Any) -> None:
+    """The document beside the steps, where it is looked for; a link at its name is replaced, not followed."""
+    from recall_kit.fileio import write_text_atomic
+    from recall_kit.study.folder import DOCUMENT_FILES
 
-    for system in config.systems:
-        try:
-            build_system(system.spec())
-        except RecallKitError as error:
-            raise SpecError(f"{config.source.name}: system {system.name!r}: {error}") from None
+    for name in DOCUMENT_FILES:
+        text = (graph.path("document") / name).read_text(encoding="utf-8")
+        target = graph.folder / name
+        if target.is_symlink() or not target.is_file() or target.read_text(encoding="utf-8") != text:
+            write_text_atomic(target, text, follow_links=False)
 
 
 def study_status(path: str | Path) -> list[Any]:
     """Each step of the study of `path`: done, stale (and why) or missing."""
     from recall_kit.study.config import load_study
     from recall_kit.study.steps import build_graph
+    from recall_kit.study.validate import check_shapes
 
+    check_shapes(Path(path))
     return build_graph(load_study(path)).status()
 
 

@@ -9,14 +9,29 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from recall_kit.study.result import HeadToHead, LegReach, StratumSummary, StudyResult, SystemSummary
+from recall_kit.study.labels import attach_bounds
+from recall_kit.study.result import (
+    AblationSummary,
+    AblationVariant,
+    AgreementSummary,
+    CorpusSummary,
+    HeadToHead,
+    LabelsSummary,
+    LegReach,
+    ProductionSummary,
+    StratumSummary,
+    StudyResult,
+    SweepSummary,
+    SystemSummary,
+)
 
 if TYPE_CHECKING:
     from recall_kit import BenchmarkResult, Dataset
+    from recall_kit.measure.result import SavedComparison
     from recall_kit.study.config import StudyConfig
     from recall_kit.study.graph import StudyGraph
 
@@ -55,6 +70,41 @@ def minimum_detectable(baseline: Sequence[float], challenger: Sequence[float]) -
     return DETECTABLE_Z * spread / math.sqrt(n) if spread else math.inf
 
 
+def smallest_p(n: int, resamples: int) -> float:
+    """The smallest two-sided p a paired randomisation test gives on n queries: 2 / 2^n sign
+    assignments are as extreme as the observed (itself and its mirror), and with fewer resamples
+    than assignments p is never below 1 / (resamples + 1)."""
+    return max(2.0 ** (1 - n), 1.0 / (resamples + 1))
+
+
+def detectable_z(alpha: float) -> float:
+    """z(1 - alpha / 2) + z(0.8): standard errors a two-sided test at `alpha` needs for power 0.8."""
+    from statistics import NormalDist
+
+    normal = NormalDist()
+    return normal.inv_cdf(1 - alpha / 2) + normal.inv_cdf(0.8)
+
+
+def saturation(results: Mapping[str, BenchmarkResult], decision: Sequence[str]) -> dict[str, list[str]]:
+    """Stratum -> the decision metrics on which every system's mean is the ceiling (1)."""
+    strata = {s for result in results.values() for s in result.strata}
+    return {stratum: [m for m in decision if all(r.mean(m, stratum) >= 1 - 1e-9 for r in results.values())]
+            for stratum in sorted(strata)}
+
+
+def mark_reach(strata: Sequence[StratumSummary], family_rows: int, resamples: int, alpha: float = 0.05) -> None:
+    """Per stratum: the smallest p its size allows, whether any effect there can pass Holm's first
+    step in its family, and the smallest delta detectable at the family's corrected level."""
+    factor = detectable_z(alpha / max(family_rows, 1)) / DETECTABLE_Z
+    for stratum in strata:
+        stratum.smallest_p = round(smallest_p(stratum.queries, resamples), 6)
+        stratum.family_rows = family_rows
+        stratum.reachable = family_rows * smallest_p(stratum.queries, resamples) < alpha
+        stratum.minimum_detectable_in_family = {
+            metric: None if value is None else round(value * factor, 4)
+            for metric, value in stratum.minimum_detectable.items()}
+
+
 def stratum_summaries(dataset: Dataset, baseline: BenchmarkResult, challenger: BenchmarkResult | None,
                       decision: Sequence[str], built: Mapping[str, Mapping[str, Any]],
                       lint_findings: Sequence[Mapping[str, Any]]) -> list[StratumSummary]:
@@ -84,21 +134,24 @@ def stratum_summaries(dataset: Dataset, baseline: BenchmarkResult, challenger: B
     return out
 
 
-def leg_reach(result: BenchmarkResult, hook_k: int) -> list[LegReach]:
-    """For each leg of a fused system: in how many queries an id that only it found sits in the fused top k."""
+def leg_reach(result: BenchmarkResult, hook_k: int, saturated: Collection[str] = ()) -> list[LegReach]:
+    """For each leg of a fused system: in how many queries an id that only it found sits in the fused
+    top k (queries of `saturated` strata left out: every system is at the ceiling there)."""
     legs = result.system.legs
-    if len(legs) < 2:
+    queries = [query for query in result.queries if query.stratum not in saturated]
+    if len(legs) < 2 or not queries:
         return []
     reached = Counter[str]()
-    for query in result.queries:
+    for query in queries:
         solo = {next(iter(found)) for doc in query.ranking[:hook_k]
                 if len(found := query.found_by.get(doc, {})) == 1}
         reached.update(solo)
-    return [LegReach(leg=leg.name, weight=leg.weight, queries_reached=reached[leg.name], queries=result.n_queries)
+    return [LegReach(leg=leg.name, weight=leg.weight, queries_reached=reached[leg.name], queries=len(queries))
             for leg in legs]
 
 
-def system_summary(name: str, result: BenchmarkResult, dataset: Dataset, hook_k: int) -> SystemSummary:
+def system_summary(name: str, result: BenchmarkResult, dataset: Dataset, hook_k: int,
+                   saturated: Collection[str] = ()) -> SystemSummary:
     """One system's means, holes at the hook's k, first-hit shares, leg reach, latency and storage."""
     rankings = result.rankings()
     returned = [(q, doc) for q, ranking in rankings.items() for doc in ranking[:hook_k]]
@@ -116,115 +169,171 @@ def system_summary(name: str, result: BenchmarkResult, dataset: Dataset, hook_k:
         fusions=[step.name for step in result.system.fusion], models=models, means=means,
         unjudged_share=round(unjudged / len(returned), 4) if returned else 0.0,
         first_hit_share={s: round(sum(v) / len(v), 4) for s, v in sorted(first.items())},
-        reach=leg_reach(result, hook_k),
+        reach=leg_reach(result, hook_k, saturated),
         latency_p50_ms=latency.stat("p50") if latency.measured else None,
         latency_p95_ms=latency.stat("p95") if latency.measured else None,
         index_bytes=result.index.size_bytes, build_seconds=result.index.build_seconds,
     )
 
 
-def head_to_head(rows: Sequence[Mapping[str, Any]], decision: Sequence[str], baseline: str) -> list[HeadToHead]:
+def head_to_head(comparison: SavedComparison, baseline: str) -> list[HeadToHead]:
     """The comparison's decision rows (every candidate, every scope): one Holm family."""
-    from recall_kit.study.result import row_from_dict
-
-    return [row_from_dict(dict(row)) for row in rows if row["metric"] in decision and row["system"] != baseline]
+    return [row for row in comparison.decision_rows() if row.system != baseline]
 
 
-def ablation_summary(graph: StudyGraph, hook_k: int) -> dict[str, Any]:
+def ablation_summary(graph: StudyGraph, hook_k: int, decision: Sequence[str],
+                     saturated: Collection[str] = ()) -> AblationSummary:
     """The ablation's variants (means, deltas against the full system) and the full system's leg reach."""
     from recall_kit import load_result
+    from recall_kit.measure.result import SavedAblation
 
     folder = graph.path("ablation")
     if (folder / "skipped.json").exists():
-        return {"skipped": read_json(folder / "skipped.json")["why"]}
-    index = read_json(folder / "ablation" / "ablation.json")
-    full = load_result(folder / "ablation" / index["variants"][0]["file"])
-    rows = [row for row in index["comparison"]["rows"] if row["scope"] == "overall" and row["family"] == "primary"]
-    return {"system": index["full"],
-            "variants": [{"name": v["name"], "kind": v["kind"], "means": v["overall"]} for v in index["variants"]],
-            "rows": [{key: row[key] for key in ("system", "metric", "delta", "ci_low", "ci_high", "p_holm",
-                                               "significant")} for row in rows],
-            "reach": [vars(r) for r in leg_reach(full, hook_k)],
-            "command": f"recall-kit ablate --retriever {index['full']} (see the system's options in its result)"}
+        return AblationSummary(skipped=str(read_json(folder / "skipped.json")["why"]))
+    saved = SavedAblation.load(folder / "ablation" / "ablation.json")
+    full = load_result(folder / "ablation" / str(saved.variants[0].file))
+    return AblationSummary(
+        system=saved.full,
+        variants=[AblationVariant(v.name, v.kind, v.legs, {m: v.means[m] for m in decision if m in v.means})
+                  for v in saved.variants],
+        rows=saved.comparison.decision_rows("overall"), reach=leg_reach(full, hook_k, saturated))
 
 
-def sweep_summary(graph: StudyGraph) -> dict[str, Any]:
+def sweep_summary(graph: StudyGraph, system: str) -> SweepSummary:
     """The sweep's choice: the grid, the split, the best setting and its held-out comparison."""
+    from recall_kit.measure.result import SavedSweep
 
     folder = graph.path("sweep")
     if (folder / "skipped.json").exists():
-        return {"skipped": read_json(folder / "skipped.json")["why"]}
-    data = read_json(folder / "sweep" / "sweep.json")
-    comparison = data.get("comparison") or {}
-    held_out = [{key: row[key] for key in ("system", "metric", "delta", "ci_low", "ci_high", "p_holm", "significant")}
-                for row in comparison.get("rows", []) if row["scope"] == "overall"]
-    return {"target": data["target"], "guards": data["guards"], "holdout": data["holdout"],
-            "tuning_queries": len(data["tuning_queries"]), "test_queries": len(data["test_queries"]),
-            "settings": len(data["points"]), "best": data["best"],
-            "eligible": sum(1 for p in data["points"] if p["eligible"]), "held_out": held_out}
+        return SweepSummary(skipped=str(read_json(folder / "skipped.json")["why"]))
+    saved = SavedSweep.load(folder / "sweep" / "sweep.json")
+    held_out = [row for row in saved.comparison.rows if row.scope == "overall"] if saved.comparison else []
+    return SweepSummary(system=system, target=saved.target, guards=saved.guards, holdout=saved.holdout,
+                        tuning_queries=saved.tuning_queries, test_queries=saved.test_queries,
+                        settings=saved.settings, eligible=saved.eligible, best_settings=saved.best_settings,
+                        held_out=held_out)
 
 
-def collect(config: StudyConfig, graph: StudyGraph) -> StudyResult:
-    """Read every step's artefacts into the typed study result; apply the rules; run the detectors."""
+def agreement_summary(data: Mapping[str, Any], threshold: float) -> AgreementSummary:
+    """The agreement step's artefact as the study keeps it."""
+    return AgreementSummary(measured=bool(data.get("measured")), kappa=data.get("kappa"), n=data.get("n"),
+                            kappa_ci=data.get("kappa_ci"), why=str(data.get("why") or ""),
+                            against=str(data.get("against") or ""), threshold=threshold)
+
+
+def collect(config: StudyConfig, graph: StudyGraph, ablated: str | None = None) -> StudyResult:
+    """Read every step's artefacts into the typed study result; apply the rules; run the detectors.
+    `ablated`: the study system the ablation took apart (for its Reproduce line)."""
     from recall_kit import load_dataset, load_result
-    from recall_kit.study.rules import recommend
+    from recall_kit.measure.result import SavedComparison
+    from recall_kit.study.rules import recommend, recommend_simplest
     from recall_kit.study.threats import detect
 
     dataset = load_dataset(graph.path("judgments") / "dataset")
     results = {s.name: load_result(graph.path(f"eval/{s.name}") / "result.json") for s in config.systems}
-    comparison = read_json(graph.path("compare") / "comparison.json")
-    rows = head_to_head(comparison["rows"], config.decision_metrics, config.baseline)
-    systems = [system_summary(name, result, dataset, config.hook_k) for name, result in results.items()]
+    comparison = SavedComparison.load(graph.path("compare") / "comparison.json")
+    saturated = saturation(results, config.decision_metrics)
+    full = {stratum for stratum, metrics in saturated.items() if metrics}
+    systems = [system_summary(name, result, dataset, config.hook_k, full) for name, result in results.items()]
     pool = read_json(graph.path("pool") / "pool.json")
     judgments = read_json(graph.path("judgments") / "judgments.json")
+    corpus = read_json(graph.path("corpus") / "corpus.json")
+    production = config.production
     study = StudyResult(
         name=config.name, hook_k=config.hook_k, decision_metrics=config.decision_metrics,
         exploratory_metrics=config.exploratory_metrics, baseline=config.baseline, seed=config.seed,
-        resamples=config.resamples, corpus=read_json(graph.path("corpus") / "corpus.json"),
-        strata=[], labels={"source": judgments["source"], "pooled_labels": judgments["pooled_labels"],
-                           "pool_depth": pool["depth"], "pool_ids": pool["ids"], "pool_queries": pool["queries"]},
-        agreement=read_json(graph.path("agreement") / "agreement.json"), systems=systems, head_to_head=rows,
-        ablation=ablation_summary(graph, config.hook_k), sweep=sweep_summary(graph),
-        production=dict(config.production),
+        resamples=config.resamples,
+        corpus=CorpusSummary(str(corpus["source"]), int(corpus["memories"]), int(corpus["sensitive_dropped"]),
+                             float(corpus.get("importance_share", 0.0))),
+        strata=[], labels=LabelsSummary(str(judgments["source"]), int(judgments["pooled_labels"]), int(pool["depth"]),
+                                        int(pool["ids"]), int(pool["queries"])),
+        agreement=agreement_summary(read_json(graph.path("agreement") / "agreement.json"), config.min_kappa), systems=systems,
+        head_to_head=head_to_head(comparison, config.baseline),
+        ablation=ablation_summary(graph, config.hook_k, config.decision_metrics, full),
+        sweep=sweep_summary(graph, config.sweep_system),
+        production=ProductionSummary(system=production.get("system"), substrate=production.get("substrate"),
+                                     embedding_model=production.get("embedding_model"),
+                                     priors=production.get("priors")),
     )
     challenger = study.challenger
     study.strata = stratum_summaries(
         dataset, results[config.baseline], results[challenger] if challenger else None, config.decision_metrics,
         read_json(graph.path("evaluation-set") / "strata.json"),
         read_json(graph.path("lint") / "lint.json")["findings"])
+    for stratum in study.strata:
+        stratum.saturated = saturated.get(stratum.name, [])
+    mark_reach(study.strata, len(study.head_to_head), config.resamples)
     study.verdicts = recommend(study)
+    simpler = graph.path("simpler") / "comparison.json"
+    study.recommendation = recommend_simplest(study, SavedComparison.load(simpler) if simpler.is_file() else None,
+                                              margin=config.margin)
+    attach_bounds(study, read_json(graph.path("bounds") / "bounds.json"), judgments.get("people"),
+                  read_json(graph.path("agreement") / "agreement.json").get("people"))
     study.threats, study.clear = detect(study, min_queries=config.min_queries)
-    study.commands = commands(config, graph)
+    study.commands = commands(config, graph, ablated)
     study.timings = {name: round(record.seconds, 1) for name, record in graph.records.items()}
     return study
 
 
-def commands(config: StudyConfig, graph: StudyGraph) -> dict[str, str]:
-    """The single recall-kit command that reproduces each step's numbers, run from the study folder."""
+def system_flags(config: StudyConfig, name: str, folder: Path) -> str:
+    """The command-line flags that build study system `name`, with paths relative to `folder`."""
     import os
+    import shlex
 
     from recall_kit.study.config import option_flags
 
-    data = "steps/judgments/dataset"
+    system = config.system(name)
+    if system.config:
+        return (f"--config {shlex.quote(os.path.relpath(system.config, folder))}"
+                + "".join(f" -o {shlex.quote(flag)}" for flag in system.overrides))
+    return (f"--retriever {system.retriever}" + "".join(f" --fusion {f}" for f in system.fusions)
+            + (" --weights " + ",".join(f"{leg}={w:g}" for leg, w in system.weights.items()) if system.weights else "")
+            + "".join(f" -o {shlex.quote(flag)}" for flag in option_flags(system.options)))
+
+
+def commands(config: StudyConfig, graph: StudyGraph, ablated: str | None = None) -> dict[str, str]:
+    """Every step that one recall-kit command reproduces, with that command, runnable from the study
+    folder as printed: it prints (or writes, where the step writes a folder) the document's numbers."""
+    import os
+    import shlex
+
+    folder = graph.folder
+    judged, evaluation = "steps/judgments/dataset", "steps/evaluation-set"
     metrics = ",".join(config.metrics)
-    runs = " ".join(f"steps/run/{s.name}/result.json" for s in config.systems)
-    evals = " ".join(f"steps/eval/{s.name}/result.json" for s in config.systems)
-    out = {
-        "lint": "recall-kit dataset lint steps/evaluation-set",
-        "pool": f"recall-kit pool {runs} --depth {config.pool_depth} --out pool.jsonl",
-        "compare": f"recall-kit compare {evals} --metrics {metrics} --primary {','.join(config.decision_metrics)} "
-                   f"--bootstrap {config.resamples}",
-    }
-    for system in config.systems:
-        how = (f"--config {os.path.relpath(system.config, graph.folder)}"
-               + "".join(f" -o {flag}" for flag in system.overrides) if system.config
-               else f"--retriever {system.retriever}" + "".join(f" --fusion {f}" for f in system.fusions)
-               + (" --weights " + ",".join(f"{leg}={w:g}" for leg, w in system.weights.items()) if system.weights else "")
-               + "".join(f" -o {flag}" for flag in option_flags(system.options)))
-        out[f"eval/{system.name}"] = f"recall-kit eval --dataset {data} {how} -k {config.depth} --metrics {metrics}"
+    decision = ",".join(config.decision_metrics)
+    stats = f"--resamples {config.resamples} --seed {config.seed}"
+    scoring = f"-k {config.depth} --metrics {metrics}"
+    names = [s.name for s in config.systems]
+    out = {"lint": f"recall-kit dataset lint {evaluation}"}
+    for name in names:
+        out[f"run/{name}"] = (f"recall-kit eval --dataset {evaluation} {system_flags(config, name, folder)} {scoring} "
+                              f"--seed {config.seed}")
+    out["pool"] = (f"recall-kit pool {' '.join(f'steps/run/{n}/result.json' for n in names)} "
+                   f"--depth {config.pool_depth} --dataset {evaluation} --out pool.jsonl")
+    if config.agreement is not None:
+        against = "judgments/dataset/qrels.jsonl" if config.judge == "qrels" else "judgments/model-grades.jsonl"
+        out["agreement"] = (f"recall-kit agreement {shlex.quote(os.path.relpath(config.agreement, folder))} steps/{against} "
+                            f"--seed {config.seed}")
+    for name in names:
+        out[f"eval/{name}"] = (f"recall-kit eval --dataset {judged} {system_flags(config, name, folder)} {scoring} "
+                               f"--seed {config.seed}")
+    order = [config.baseline, *(n for n in names if n != config.baseline)]
+    out["compare"] = (f"recall-kit compare {' '.join(f'steps/eval/{n}/result.json' for n in order)} "
+                      f"--names {','.join(order)} --metrics {metrics} --primary {decision} --primary-strata {stats}")
+    simpler = graph.path("simpler") / "comparison.json"
+    if simpler.is_file():
+        from recall_kit.measure.result import SavedComparison
+
+        pair = SavedComparison.load(simpler).systems
+        out["simpler"] = (f"recall-kit compare {' '.join(f'steps/eval/{n}/result.json' for n in pair)} "
+                          f"--names {','.join(pair)} --metrics {metrics} --primary {decision} {stats}")
+    if ablated and (graph.path("ablation") / "ablation" / "ablation.json").is_file():
+        out["ablation"] = (f"recall-kit ablate --dataset {judged} {system_flags(config, ablated, folder)} {scoring} "
+                           f"--primary {decision} {stats} --latency-sample 0 --out-dir ablation-check")
     if config.sweep_system and config.sweep_grid:
-        out["sweep"] = (f"recall-kit sweep --dataset {data} (the {config.sweep_system} system) "
-                        + " ".join("-g " + g for g in config.sweep_grid) + f" --target {config.sweep_target}"
-                        + (f" --holdout {config.sweep_holdout}" if config.sweep_holdout else "")
-                        + (f" --guard {','.join(config.sweep_guards)}" if config.sweep_guards else ""))
+        out["sweep"] = (f"recall-kit sweep --dataset {judged} {system_flags(config, config.sweep_system, folder)} "
+                        + " ".join(f"-g {shlex.quote(g)}" for g in config.sweep_grid) + f" --target {config.sweep_target}"
+                        + (f" --holdout {config.sweep_holdout:g}" if config.sweep_holdout else "")
+                        + "".join(f" --guard {g}" for g in config.sweep_guards)
+                        + f" {scoring} {stats} --latency-sample 0")
     return out

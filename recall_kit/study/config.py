@@ -22,9 +22,9 @@ STORE_KEYS = {
 _TABLES = {"study", "store", "evaluation_set", "judging", "systems", "ablation", "sweep", "production", "cost"}
 _KEYS = {
     "study": {"name", "folder", "seed", "hook_k", "decision_metrics", "exploratory_metrics", "baseline",
-              "resamples", "executor", "executor_address"},
+              "resamples", "executor", "executor_address", "margin"},
     "evaluation_set": {"queries", "qrels", "exact", "exact_options", "generate", "generate_options", "min_queries"},
-    "judging": {"pool_depth", "judge", "options", "agreement"},
+    "judging": {"pool_depth", "judge", "options", "agreement", "min_kappa", "people", "sample"},
     "ablation": {"system"},
     "sweep": {"system", "grid", "holdout", "guards", "target"},
     "production": {"system", "substrate", "embedding_model", "priors"},
@@ -100,6 +100,10 @@ class StudyConfig:
     judge: str = "qrels"
     judge_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     agreement: Path | None = None
+    #: People's grade files (`recall-kit label`'s), globs allowed; None: FOLDER/labels/*.jsonl.
+    people: list[str] | None = None
+    #: With a model judge: how many of the pairs ordered by what they can move it judges (0: the whole pool).
+    sample: int = 0
     ablation_system: str = ""
     sweep_system: str = ""
     sweep_grid: list[str] = field(default_factory=list)
@@ -111,6 +115,11 @@ class StudyConfig:
     #: Where the ablation's and the sweep's tasks run: "local" (in turn, here) or "ray" (`--executor ray`).
     executor: str = "local"
     executor_address: str | None = None
+    #: `[study] margin`: a simpler system within this much of the best on every decision metric (its
+    #: interval's lower end) is "as good as" it (non-inferiority); None: no margin, significance decides.
+    margin: float | None = None
+    #: `[judging] min_kappa`: judge agreement below this makes the verdict provisional.
+    min_kappa: float = 0.6
 
     def system(self, name: str) -> SystemConfig:
         for system in self.systems:
@@ -244,6 +253,38 @@ def _number(path: Path, where: str, value: Any, low: float, integer: bool = True
     return value
 
 
+def default_folder(study_file: Path) -> str:
+    """The study folder when `[study] folder` is not given: named after the study file
+    (`study.toml` -> `study-out`, `b.toml` -> `b-out`), so two study files in one folder never share one."""
+    return f"{study_file.stem}-out"
+
+
+#: How much of `[production]` the study copies into its document: a few names, each a short line.
+MAX_PRIORS = 64
+MAX_PRODUCTION_TEXT = 300
+
+
+def _production(path: Path, data: dict[str, Any]) -> dict[str, Any]:
+    """`[production]`, bounded: the document copies it, so a list of millions of priors (or a value
+    megabytes long) is refused here, not written into study.json and study.md."""
+    production = _table(path, data, "production")
+    for key, value in production.items():
+        values = value if isinstance(value, list) else [value]
+        if key == "priors":
+            _strings(path, "[production] priors", value)
+            if len(values) > MAX_PRIORS:
+                raise _fail(path, f"[production] priors names {len(values)} priors; at most {MAX_PRIORS} "
+                                  "(the fields production ranks with, such as \"importance\").")
+        for item in values:
+            if isinstance(item, str) and len(item) > MAX_PRODUCTION_TEXT:
+                raise _fail(path, f"[production] {key}: a value of {len(item)} characters; at most "
+                                  f"{MAX_PRODUCTION_TEXT} (a name).")
+    if len(repr(production)) > MAX_PRIORS * MAX_PRODUCTION_TEXT:
+        raise _fail(path, "[production] is too large to be copied into the document; it names what production "
+                          "runs (substrate, embedding_model, priors), a few short names.")
+    return production
+
+
 def load_study(path: str | Path) -> StudyConfig:
     """Read and check `study.toml`; a mistake is one `SpecError` naming the file and the key."""
     source = Path(path).resolve()
@@ -275,7 +316,8 @@ def load_study(path: str | Path) -> StudyConfig:
     config = StudyConfig(
         source=source,
         name=_typed(source, "[study] name", study.get("name", source.stem), str),
-        folder=_resolve(source.parent, _typed(source, "[study] folder", study.get("folder", "study"), str)),
+        folder=_resolve(source.parent, _typed(source, "[study] folder", study.get("folder", default_folder(source)),
+                                              str)),
         store=_store(source, data),
         systems=systems,
         baseline=_typed(source, "[study] baseline", study.get("baseline", names[0]), str),
@@ -298,6 +340,9 @@ def load_study(path: str | Path) -> StudyConfig:
         judge=_typed(source, "[judging] judge", judging.get("judge", "qrels"), str),
         judge_options=_typed(source, "[judging] options", judging.get("options", {}), dict),
         agreement=_resolve(source.parent, judging["agreement"]) if judging.get("agreement") else None,
+        people=[str(_resolve(source.parent, p)) for p in _strings(source, "[judging] people", judging["people"])]
+        if "people" in judging else None,
+        sample=_number(source, "[judging] sample", judging.get("sample", 0), 0),
         ablation_system=_typed(source, "[ablation] system", _table(source, data, "ablation").get("system", ""), str),
         sweep_system=_typed(source, "[sweep] system", sweep.get("system", ""), str),
         sweep_grid=_strings(source, "[sweep] grid", sweep.get("grid", [])) if not isinstance(sweep.get("grid"), str)
@@ -306,10 +351,13 @@ def load_study(path: str | Path) -> StudyConfig:
             source, "[sweep] holdout", sweep["holdout"], 0.0, integer=False),
         sweep_guards=_strings(source, "[sweep] guards", sweep.get("guards", [])),
         sweep_target=_typed(source, "[sweep] target", sweep.get("target", decision[0]), str),
-        production=_table(source, data, "production"),
+        production=_production(source, data),
         executor=_typed(source, "[study] executor", study.get("executor", "local"), str),
         executor_address=study.get("executor_address"),
         latency_sample=_number(source, "[cost] latency_sample", _table(source, data, "cost").get("latency_sample", 40), 0),
+        margin=None if study.get("margin") is None else _number(source, "[study] margin", study["margin"], 0.0,
+                                                                integer=False),
+        min_kappa=_number(source, "[judging] min_kappa", judging.get("min_kappa", 0.6), -1.0, integer=False),
     )
     _check_references(config)
     return config

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from recall_kit.study.result import StudyResult
-from recall_kit.study.rules import RULES
+from recall_kit.study.rules import RULES, SIMPLICITY_RULES
 from recall_kit.types import Chart, Report, ReportTable
 
 #: The section whose numbers change from run to run (seconds): kept last, so the rest of the
@@ -27,8 +27,16 @@ def bottom_line(study: StudyResult) -> list[str]:
     if not study.verdicts:
         return ["No candidate besides the baseline: nothing to decide."]
     overall = study.verdicts[0]
-    lines = [f"{overall.verdict.capitalize()}: {overall.system} against {study.baseline} over all queries "
-             f"({overall.because})."]
+    lines = []
+    recommendation = study.recommendation
+    if recommendation is not None:
+        lines.append(("Provisional recommendation" if recommendation.provisional else "Recommendation")
+                     + f": {recommendation.system}, by the simplicity rule ({recommendation.because})."
+                     + (f" Provisional because {recommendation.provisional_why}." if recommendation.provisional
+                        else ""))
+        lines += [f"What the {kind} leg buys: {words}." for kind, words in recommendation.legs.items()]
+    lines.append(f"{overall.verdict.capitalize()}: {overall.system} against {study.baseline} over all queries "
+                 f"({overall.because})." + (" (provisional)" if overall.provisional else ""))
     lines += [f"Stratum {v.scope}: {v.verdict}." for v in study.verdicts[1:]]
     lines.append(f"{len(study.threats)} threat(s) to validity detected from the study's own data "
                  f"({', '.join(t.key for t in study.threats) or 'none'}); read them before acting.")
@@ -38,20 +46,27 @@ def bottom_line(study: StudyResult) -> list[str]:
 def methodology(study: StudyResult) -> list[tuple[str, str]]:
     corpus, labels, agreement = study.corpus, study.labels, study.agreement
     items = [
-        ("corpus", f"{corpus['memories']} memories from the {corpus['source']} store; "
-                   f"{corpus['sensitive_dropped']} sensitive rows dropped before anything was written"),
+        ("corpus", f"{corpus.memories} memories from the {corpus.source} store; "
+                   f"{corpus.sensitive_dropped} sensitive rows dropped before anything was written"),
     ]
     items += [(f"stratum {s.name}", f"{s.queries} queries, {s.built}; {s.one_relevant_share:.0%} with one "
                                     f"relevant id, {s.graded_share:.0%} graded; lint: "
                                     + (", ".join(f"{n} {kind}" for kind, n in s.lint.items()) or "clean"))
               for s in study.strata]
-    source = "the user's qrels" if labels["source"] == "qrels" else f"the user's qrels plus the judge {labels['source']!r}"
-    items.append(("labels", f"{source}; {labels['pooled_labels']} labels added from the pool"))
-    items.append(("pool", f"depth {labels['pool_depth']} from every system: {labels['pool_ids']} unjudged ids "
-                          f"over {labels['pool_queries']} queries; share of each top {study.hook_k} judged: "
+    source = "the user's qrels" if labels.source == "qrels" else f"the user's qrels plus the judge {labels.source!r}"
+    items.append(("labels", f"{source}; {labels.pooled_labels} labels added from the pool"))
+    items.append(("pool", f"depth {labels.pool_depth} from every system: {labels.pool_ids} unjudged ids "
+                          f"over {labels.pool_queries} queries; share of each top {study.hook_k} judged: "
                           + ", ".join(f"{s.name} {1 - s.unjudged_share:.0%}" for s in study.systems)))
-    items.append(("judge agreement", f"kappa {agreement.get('kappa')} on {agreement.get('n')} pairs"
-                  if agreement.get("measured") else f"not measured: {agreement.get('why')}"))
+    items.append(("judge agreement", f"kappa {agreement.kappa} on {agreement.n} pairs"
+                                     + (f" ({agreement.against})" if agreement.against else "")
+                                     + f"; verdicts are provisional below {agreement.threshold:g}"
+                  if agreement.measured else f"not measured: {agreement.why}"))
+    from recall_kit.study.labels import people_line
+
+    people = people_line(study)
+    if people:
+        items.append(("people", people))
     items.append(("decision", f"{', '.join(study.decision_metrics)} (the hook reads the top {study.hook_k}); "
                               f"exploratory: {', '.join(study.exploratory_metrics) or 'none'}"))
     items.append(("statistics", f"paired bootstrap 95% intervals and paired randomisation tests "
@@ -76,30 +91,49 @@ def verdict_table(study: StudyResult) -> ReportTable:
                        [f"Rule: {rule}" for rule in RULES])
 
 
+def simplest_table(study: StudyResult) -> ReportTable | None:
+    """The best candidate against every simpler system, with the rules the recommendation follows."""
+    recommendation = study.recommendation
+    if recommendation is None:
+        return None
+    rows = [[c.simpler, "+".join(c.extra_legs) or "none", r.metric, f"{-r.delta:+.4f}",
+             f"[{-r.ci_high:+.4f}, {-r.ci_low:+.4f}]", _f(r.p_holm), "yes" if r.significant else "no",
+             "yes" if c.richer_earns else "no"]
+            for c in recommendation.comparisons for r in c.rows]
+    best = recommendation.order[-1]
+    notes = [f"Order of simplicity here: {' < '.join(recommendation.order)}; recommended: {recommendation.system}.",
+             f"delta = {best} - the simpler system over the same queries"
+             + (f"; margin {recommendation.margin:g}" if recommendation.margin is not None else "; no margin set")]
+    notes += [f"Rule: {rule}" for rule in SIMPLICITY_RULES]
+    return ReportTable(f"Simplest adequate system: {best} against every simpler one",
+                       ["simpler system", f"legs {best} adds", "metric", "delta", "95% CI", "p (Holm)",
+                        "significant", f"{best} earns it"], rows, notes)
+
+
 def ablation_table(study: StudyResult) -> ReportTable | None:
     ablation = study.ablation
-    if ablation.get("skipped"):
-        return ReportTable("Ablation", ["note"], [[ablation["skipped"]]])
+    if ablation.skipped:
+        return ReportTable("Ablation", ["note"], [[ablation.skipped]])
     metrics = study.decision_metrics
-    rows = [[v["name"], v["kind"], *(_f(v["means"].get(m)) for m in metrics)] for v in ablation["variants"]]
-    notes = [f"{r['system']} vs the full system, {r['metric']}: {r['delta']:+.4f} [{r['ci_low']:+.4f}, "
-             f"{r['ci_high']:+.4f}], Holm p {r['p_holm']:.4f}" for r in ablation["rows"]]
-    notes += [f"reach: leg {r['leg']} (weight {r['weight']:g}) put an id only it found in the fused top "
-              f"{study.hook_k} in {r['queries_reached']} of {r['queries']} queries" for r in ablation["reach"]]
-    return ReportTable(f"Ablation of {ablation['system']}", ["variant", "kind", *metrics], rows, notes)
+    rows = [[v.name, v.kind, *(_f(v.means.get(m)) for m in metrics)] for v in ablation.variants]
+    notes = [f"{r.system} vs the full system, {r.metric}: {r.delta:+.4f} [{r.ci_low:+.4f}, "
+             f"{r.ci_high:+.4f}], Holm p {_f(r.p_holm)}" for r in ablation.rows]
+    notes += [f"reach: leg {r.leg} (weight {r.weight:g}) put an id only it found in the fused top "
+              f"{study.hook_k} in {r.queries_reached} of {r.queries} queries" for r in ablation.reach]
+    return ReportTable(f"Ablation of {ablation.system}", ["variant", "kind", *metrics], rows, notes)
 
 
 def sweep_table(study: StudyResult) -> ReportTable:
     sweep = study.sweep
-    if sweep.get("skipped"):
-        return ReportTable("Sweep", ["note"], [[sweep["skipped"]]])
-    rows = [[r["system"], r["metric"], f"{r['delta']:+.4f}", f"[{r['ci_low']:+.4f}, {r['ci_high']:+.4f}]",
-             _f(r["p_holm"]), "yes" if r["significant"] else "no"] for r in sweep["held_out"]]
-    best = ", ".join(f"{k}={v}" for k, v in sweep["best"]["settings"].items()) or "the default"
-    notes = [f"{sweep['settings']} settings, {sweep['eligible']} eligible under the guards "
-             f"({', '.join(sweep['guards']) or 'none'}); best on the {sweep['tuning_queries']} tuning queries "
-             f"({sweep['target']}): {best}; reported on {sweep['test_queries']} held-out queries"
-             if sweep["holdout"] else f"{sweep['settings']} settings chosen and reported on the same queries"]
+    if sweep.skipped:
+        return ReportTable("Sweep", ["note"], [[sweep.skipped]])
+    rows = [[r.system, r.metric, f"{r.delta:+.4f}", f"[{r.ci_low:+.4f}, {r.ci_high:+.4f}]",
+             _f(r.p_holm), "yes" if r.significant else "no"] for r in sweep.held_out]
+    best = ", ".join(f"{k}={v}" for k, v in sweep.best_settings.items()) or "the default"
+    notes = [f"{sweep.settings} settings, {sweep.eligible} eligible under the guards "
+             f"({', '.join(sweep.guards) or 'none'}); best on the {sweep.tuning_queries} tuning queries "
+             f"({sweep.target}): {best}; reported on {sweep.test_queries} held-out queries"
+             if sweep.holdout else f"{sweep.settings} settings chosen and reported on the same queries"]
     return ReportTable("Sweep (held-out half)", ["system", "metric", "delta", "95% CI", "p (Holm)", "significant"],
                        rows, notes)
 
@@ -118,16 +152,37 @@ def threats_table(study: StudyResult) -> ReportTable:
 
 
 def charts(study: StudyResult) -> list[Chart]:
-    scopes = ["overall", *(s.name for s in study.strata)]
-    return [Chart(kind="bar", title=f"{metric} per stratum", y_label=metric,
-                  groups={scope: {s.name: s.means.get(scope, {}).get(metric, 0.0) for s in study.systems}
-                          for scope in scopes})
-            for metric in study.decision_metrics]
+    """Per decision metric: each candidate's delta against the baseline in every scope, with its 95%
+    interval (whiskers) and whether it is significant; then the best against each simpler system."""
+    out = []
+    for metric in study.decision_metrics:
+        rows = [row for row in study.head_to_head if row.metric == metric]
+        scopes = list(dict.fromkeys(row.scope for row in rows))
+        out.append(Chart(kind="bar", title=f"{metric}: delta against {study.baseline} per scope", y_label="delta",
+                         groups={scope: {r.system: r.delta for r in rows if r.scope == scope} for scope in scopes},
+                         intervals={scope: {r.system: [r.ci_low, r.ci_high] for r in rows if r.scope == scope}
+                                    for scope in scopes},
+                         significant={scope: {r.system: r.significant for r in rows if r.scope == scope}
+                                      for scope in scopes}))
+    recommendation = study.recommendation
+    if recommendation is not None and recommendation.comparisons:
+        best = recommendation.order[-1]
+        pairs = [(c.simpler, r) for c in recommendation.comparisons for r in c.rows]
+        metrics = list(dict.fromkeys(r.metric for _, r in pairs))
+        out.append(Chart(kind="bar", title=f"{best} minus each simpler system", y_label="delta",
+                         groups={m: {s: -r.delta for s, r in pairs if r.metric == m} for m in metrics},
+                         intervals={m: {s: [-r.ci_high, -r.ci_low] for s, r in pairs if r.metric == m}
+                                    for m in metrics},
+                         significant={m: {s: r.significant for s, r in pairs if r.metric == m} for m in metrics}))
+    return out
 
 
 def study_report(study: StudyResult) -> Report:
     """The document as a `Report` (what the HTML page renders)."""
-    tables = [verdict_table(study), head_to_head_table(study)]
+    from recall_kit.study.labels import bounds_table
+
+    tables = [table for table in (simplest_table(study), verdict_table(study), bounds_table(study),
+                                  head_to_head_table(study)) if table]
     tables += [table for table in (ablation_table(study), sweep_table(study), cost_table(study),
                                    threats_table(study)) if table is not None]
     tables.append(ReportTable("Reproduce (from the study folder)", ["step", "command"],
@@ -150,9 +205,12 @@ def render_markdown(study: StudyResult) -> str:
     parts = [f"# recall-kit study: {study.name}", "", "## Bottom line", ""]
     parts += [f"- {line}" for line in bottom_line(study)] + ["", "## Methodology", ""]
     parts += [f"- **{label}**: {value}" for label, value in methodology(study)] + [""]
-    parts += section(head_to_head_table(study))
+    parts += section(simplest_table(study)) + section(head_to_head_table(study))
     parts += section(ablation_table(study)) + section(sweep_table(study)) + section(cost_table(study))
     parts += section(verdict_table(study))
+    from recall_kit.study.labels import bounds_table
+
+    parts += section(bounds_table(study))
     parts += ["## Threats to validity", ""]
     for threat in study.threats:
         parts += [f"### {threat.title}", ""] + [f"- evidence: {line}" for line in threat.evidence]

@@ -15,7 +15,8 @@ import hashlib
 import os
 import shutil
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,9 +24,8 @@ from typing import Any
 from recall_kit.errors import RecallKitError
 from recall_kit.fileio import write_json_atomic
 from recall_kit.fingerprint import canonical_json
+from recall_kit.study.folder import MANIFEST_FILE, MANIFEST_SCHEMA, StudyFolderError
 
-MANIFEST_FILE = "manifest.json"
-MANIFEST_SCHEMA = "recall-kit/study-manifest/1"
 STEPS_FOLDER = "steps"
 
 
@@ -96,6 +96,39 @@ class BuildLog:
     seconds: dict[str, float] = field(default_factory=dict)
 
 
+#: Seconds between two "still computing" lines of a long step when no terminal shows progress.
+HEARTBEAT_SECONDS = 10.0
+
+
+@contextmanager
+def heartbeat(name: str, log: Callable[[str], None], every: float = HEARTBEAT_SECONDS,
+              terminal: bool | None = None) -> Iterator[None]:
+    """While the block runs, log "still computing" every `every` seconds, unless stderr is a terminal
+    (where the steps' own progress shows): a log file or a CI job sees that a long step is alive."""
+    import sys
+    import threading
+
+    if terminal is None:
+        terminal = sys.stderr.isatty()
+    if terminal:
+        yield
+        return
+    stop = threading.Event()
+    started = time.perf_counter()
+
+    def beat() -> None:
+        while not stop.wait(every):
+            log(f"study: {name}: still computing ({time.perf_counter() - started:.0f} s)")
+
+    thread = threading.Thread(target=beat, name=f"study-heartbeat-{name}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
 class StudyGraph:
     """The steps of one study folder, run in order; the manifest says what is done."""
 
@@ -107,6 +140,8 @@ class StudyGraph:
             for need in [*step.needs, *step.after]:
                 if need not in self.by_name or self.steps.index(self.by_name[need]) >= self.steps.index(step):
                     raise RecallKitError(f"study step {step.name!r} needs {need!r}, which does not come before it.")
+        #: The study file, relative to the folder, as the manifest records it ("" before `claim`).
+        self.study = ""
         self.records = self._read_manifest()
 
     # -- where things are ---------------------------------------------------------------------
@@ -119,25 +154,43 @@ class StudyGraph:
         import json
 
         path = self.folder / MANIFEST_FILE
-        if not path.exists():
+        if not path.exists() and not path.is_symlink():
             return {}
+        refused = (f"{path}: not a recall-kit study manifest; move it away or choose another "
+                   "[study] folder.")
+        if path.is_symlink():
+            raise RecallKitError(refused)
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
             steps = data["steps"] if data.get("schema") == MANIFEST_SCHEMA else None
             if not isinstance(steps, dict):
                 raise ValueError("not a study manifest")
-            return {name: StepRecord(entry["fingerprint"], dict(entry["files"]), float(entry.get("seconds", 0)))
-                    for name, entry in steps.items()}
+            records = {name: StepRecord(entry["fingerprint"], dict(entry["files"]), float(entry.get("seconds", 0)))
+                       for name, entry in steps.items()}
+            self.study = data.get("study") if isinstance(data.get("study"), str) else ""
         except (ValueError, KeyError, TypeError, AttributeError):
-            raise RecallKitError(f"{path}: not a recall-kit study manifest; move it away or choose another "
-                                 "[study] folder.") from None
+            raise RecallKitError(refused) from None
+        for name, record in records.items():
+            outside = [rel for rel in [name, *(f"{name}/{file}" for file in record.files)] if not _inside(rel)]
+            if outside:
+                raise RecallKitError(f"{path}: names {outside[0]!r}, a path outside the study folder; the manifest "
+                                     "was not made by recall-kit. Move the folder away or choose another [study] "
+                                     "folder.")
+        return records
+
+    def claim(self, study: str) -> None:
+        """Record the study file (relative to the folder) as the folder's owner: the manifest is
+        written now, before any step, so an interrupted first run leaves a folder recall-kit made."""
+        self.study = study
+        self._write_manifest()
 
     def _write_manifest(self) -> None:
         order = [step.name for step in self.steps if step.name in self.records]
         write_json_atomic(self.folder / MANIFEST_FILE, {
             "schema": MANIFEST_SCHEMA,
+            **({"study": self.study} if self.study else {}),
             "steps": {name: self.records[name].to_dict() for name in order},
-        })
+        }, follow_links=False)
 
     # -- fingerprints -------------------------------------------------------------------------
 
@@ -150,17 +203,19 @@ class StudyGraph:
         if record is None:
             return False
         folder = self.path(name)
-        return all((folder / rel).is_file() and file_hash(folder / rel) == digest
-                   for rel, digest in record.files.items())
+        root = self.folder.resolve()
+        # A file reached through a link out of the study folder is never opened: not intact.
+        return all((folder / rel).resolve().is_relative_to(root) and (folder / rel).is_file()
+                   and file_hash(folder / rel) == digest for rel, digest in record.files.items())
 
     def state(self, step: Step, done: set[str]) -> StepState:
         """Done (recorded, intact, fingerprint unchanged), stale or missing; `done` holds the steps
         before it found done."""
         if step.name not in self.records:
             return StepState(step.name, "missing", "never run")
-        waiting = [need for need in [*step.needs, *step.after] if need not in done]
-        if waiting:
-            return StepState(step.name, "stale", f"waits on {', '.join(waiting)}")
+        unrecorded = [need for need in step.needs if need not in self.records]
+        if unrecorded:
+            return StepState(step.name, "stale", f"waits on {', '.join(unrecorded)} (never run)")
         if not self._intact(step.name):
             return StepState(step.name, "stale", "its files changed or went missing")
         try:
@@ -169,6 +224,9 @@ class StudyGraph:
             return StepState(step.name, "stale", str(error))
         if self.fingerprint(step, inputs) != self.records[step.name].fingerprint:
             return StepState(step.name, "stale", "its inputs changed")
+        waiting = [need for need in [*step.needs, *step.after] if need not in done]
+        if waiting:  # a run recomputes it only if what it reads comes out different
+            return StepState(step.name, "pending", f"recomputed only if what {', '.join(waiting)} writes comes out different")
         return StepState(step.name, "done")
 
     def status(self) -> list[StepState]:
@@ -184,15 +242,29 @@ class StudyGraph:
     # -- running ------------------------------------------------------------------------------
 
     def _clear_leftovers(self) -> None:
-        """Folders an interrupted run was writing: never recorded, so removed."""
+        """Folders an interrupted run was writing (and a replaced step folder's link): never
+        recorded, so removed; a link is removed itself, never what it points at."""
         steps = self.folder / STEPS_FOLDER
-        if steps.is_dir():
-            for path in sorted(steps.rglob(".*.partial*")):
-                shutil.rmtree(path, ignore_errors=True)
+        if steps.is_dir() and not steps.is_symlink():
+            for root, folders, files in os.walk(steps):  # links to folders are listed, not entered
+                for name in [*folders, *files]:
+                    if name.startswith(".") and ".partial" in name:
+                        _remove(Path(root) / name)
+
+    def _check_containers(self, final: Path) -> None:
+        """Refuse a link on the way from the study folder to a step's folder (steps/, steps/run/):
+        the step would be written outside the folder."""
+        for container in [final.parent, *final.parent.parents]:
+            if container == self.folder:
+                return
+            if container.is_symlink():
+                raise StudyFolderError(f"{container}: is a link; a study writes only inside its own folder. "
+                                       "Replace the link by a folder.")
 
     def run(self, log: Callable[[str], None] = lambda line: None) -> BuildLog:
         """Run every step whose fingerprint changed (and what depends on it); skip the rest."""
         self.folder.mkdir(parents=True, exist_ok=True)
+        self._check_containers(self.path("any"))  # steps/ itself is no link
         (self.folder / STEPS_FOLDER).mkdir(exist_ok=True)
         self._clear_leftovers()
         build = BuildLog()
@@ -205,7 +277,8 @@ class StudyGraph:
                 continue
             log(f"study: {step.name}: computing ({'inputs changed' if record else 'not yet run'})")
             started = time.perf_counter()
-            self._build(step, inputs)
+            with heartbeat(step.name, log):
+                self._build(step, inputs)
             seconds = time.perf_counter() - started
             self.records[step.name] = StepRecord(fingerprint, folder_hashes(self.path(step.name)), seconds)
             self._write_manifest()
@@ -221,18 +294,39 @@ class StudyGraph:
     def _build(self, step: Step, inputs: dict[str, Any]) -> None:
         """Write the step into a hidden folder, then swap it in by renames."""
         final = self.path(step.name)
+        self._check_containers(final)
         final.parent.mkdir(parents=True, exist_ok=True)
         partial = final.parent / f".{final.name}.partial{os.getpid()}"
-        shutil.rmtree(partial, ignore_errors=True)
+        _remove(partial)
         partial.mkdir()
         try:
             step.make(partial, inputs)
             self.records.pop(step.name, None)  # from here until the manifest is written, not done
             self._write_manifest()
-            if final.exists():
+            if final.exists() or final.is_symlink():  # a link is replaced, never followed
                 old = final.parent / f".{final.name}.partial{os.getpid()}-old"
                 final.rename(old)
-                shutil.rmtree(old, ignore_errors=True)
+                _remove(old)
             partial.rename(final)
         finally:
             shutil.rmtree(partial, ignore_errors=True)
+
+
+def _inside(relative: str) -> bool:
+    """Whether a manifest's path stays inside the folder it is relative to (no root, no `..`)."""
+    from pathlib import PurePosixPath, PureWindowsPath
+
+    path = PurePosixPath(relative)
+    return (bool(relative) and not path.is_absolute() and not PureWindowsPath(relative).drive
+            and "\\" not in relative and all(part not in ("..", ".", "") for part in relative.split("/")))
+
+
+def _remove(path: Path) -> None:
+    """Remove a leftover: a link (to a folder or not) itself, a folder with what it holds."""
+    if path.is_symlink() or path.is_file():
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            pass
+    else:
+        shutil.rmtree(path, ignore_errors=True)

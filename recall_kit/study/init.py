@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from recall_kit.errors import OptionError
+from recall_kit.study.config import default_folder
 
 #: The candidates `init` proposes beside the baseline: each leg alone, then the hybrids.
 CANDIDATES: list[dict[str, Any]] = [
@@ -24,21 +25,48 @@ def _value(value: Any) -> str:
         "{ " + ", ".join(f"{k} = {_value(v)}" for k, v in value.items()) + " }")
 
 
+def importer_options(columns: dict[str, str]) -> dict[str, Any]:
+    """The sqlite importer's options from `[store]`'s columns: `sensitive_col = ""` says the table
+    has no sensitivity flag (`--no-sensitive-col`); absent, the importer looks for one."""
+    options: dict[str, Any] = {key: value for key, value in columns.items() if value != ""}
+    if columns.get("sensitive_col") == "":
+        options["no_sensitive_col"] = True
+    return options
+
+
+def _sqlite_lines(source: Path, columns: dict[str, str]) -> tuple[list[str], dict[str, Any]]:
+    """[store]'s column mapping for an SQLite table (the sensitive column named, detected or said to
+    be none), after reading the table; the facts `init` reports (counts and column names, never text)."""
+    from recall_kit import registry
+
+    importer = registry.importers.create("sqlite", importer_options(columns))
+    memories, counts = importer.read_memories(source)  # checks the table and every named column
+    facts = {"memories": len(memories), "sensitive": counts["dropped"].get("rows_sensitive", 0),
+             "importance": any("importance" in m for m in memories),
+             "sensitive_column": counts["sensitive_column"], "unmapped_columns": counts["unmapped_columns"]}
+    mapped = dict(columns)
+    if counts["sensitive_column"].endswith("(detected)"):
+        mapped["sensitive_col"] = counts["sensitive_column"].rsplit(" (", 1)[0]
+    lines = [f"# {facts['memories']} memories ({facts['sensitive']} sensitive rows left out).",
+             "# The sqlite importer's column mapping; rows whose sensitive column is true never leave the store.",
+             " ".join(f"# Sensitive column: {facts['sensitive_column']}. Columns not mapped: "
+                      f"{facts['unmapped_columns']}.".split())]  # a column name holding a line break stays a comment
+    for key, value in mapped.items():
+        comment = ("  # none: --no-sensitive-col said the table has no sensitivity flag"
+                   if key == "sensitive_col" and value == "" else "")
+        lines.append(f"{key} = {_value(value)}{comment}")
+    return lines, facts
+
+
 def _store_lines(kind: str, source: Path, columns: dict[str, str], base: Path) -> tuple[list[str], dict[str, Any]]:
     """The [store] table, after checking the store opens (and the columns exist); counts, never text."""
     relative = os.path.relpath(source.resolve(), base.resolve())
     lines = ["[store]", f"{kind} = {_value(relative)}"]
     facts: dict[str, Any] = {}
     if kind == "sqlite":
-        from recall_kit import registry
-
-        importer = registry.importers.create("sqlite", dict(columns))
-        memories, counts = importer.read_memories(source)  # checks the table and every named column
-        facts = {"memories": len(memories), "sensitive": counts["dropped"].get("rows_sensitive", 0),
-                 "importance": any("importance" in m for m in memories)}
-        lines += [f"{key} = {_value(value)}" for key, value in columns.items()]
-        lines.insert(1, "# The sqlite importer's column mapping; rows whose sensitive column is true never leave the store.")
-        lines.insert(1, f"# {facts['memories']} memories ({facts['sensitive']} sensitive rows left out).")
+        mapping, facts = _sqlite_lines(source, columns)
+        lines[1:1] = mapping[:3]
+        lines += mapping[3:]
     elif kind == "dataset":
         if not (source / "corpus.jsonl").is_file():
             raise OptionError(f"{source}: no corpus.jsonl (a dataset folder holds corpus.jsonl, queries.jsonl, qrels.jsonl).")
@@ -48,13 +76,31 @@ def _store_lines(kind: str, source: Path, columns: dict[str, str], base: Path) -
     return lines, facts
 
 
+def _evaluation_lines(facts: dict[str, Any], queries: tuple[Path, Path] | None, base: Path) -> list[str]:
+    """[evaluation_set]: the store's own queries, the user's files (--queries/--qrels), or generated ones."""
+    if queries is not None:
+        return ["[evaluation_set]",
+                f"queries = {_value(os.path.relpath(queries[0].resolve(), base.resolve()))}   # your queries",
+                f"qrels = {_value(os.path.relpath(queries[1].resolve(), base.resolve()))}     # your labels of the store's ids",
+                "exact = 0                          # N exact queries from the corpus alone (no system in the loop)",
+                "min_queries = 50"]
+    with_queries = bool(facts.get("queries"))
+    return [
+        "[evaluation_set]",
+        'queries = "dataset"                # the folder\'s own queries.jsonl and qrels.jsonl' if with_queries else
+        'queries = "generated"              # no queries yet: exact ones generated from the corpus alone',
+        f"exact = {0 if with_queries else 50}                          # N exact queries from the corpus alone (no system in the loop)",
+        "min_queries = 50",
+    ]
+
+
 def render_study(kind: str, source: Path, out: Path, columns: dict[str, str] | None = None, hook_k: int = 5,
-                 baseline: str = "fts5", name: str | None = None) -> str:
-    """The text of a commented study.toml for the store at `source`."""
+                 baseline: str = "fts5", name: str | None = None, queries: tuple[Path, Path] | None = None) -> str:
+    """The text of a commented study.toml for the store at `source` (`queries`: the user's queries
+    and qrels files, as the sqlite importer's --queries/--qrels)."""
     if hook_k < 1:
         raise OptionError(f"--hook-k must be at least 1, got {hook_k}.")
     store, facts = _store_lines(kind, source, columns or {}, out.parent)
-    with_queries = bool(facts.get("queries"))
     lines = [
         f"# A recall-kit study of {source.name}: recall-kit study run {out.name}  (docs/study.md)",
         "# Every step is an artefact in the study folder with a fingerprint of its inputs: a rerun with",
@@ -62,7 +108,7 @@ def render_study(kind: str, source: Path, out: Path, columns: dict[str, str] | N
         "",
         "[study]",
         f"name = {_value(name or source.stem)}",
-        'folder = "study-out"',
+        f"folder = {_value(default_folder(out))}          # named after this file: each study its own folder",
         "seed = 0",
         f"hook_k = {hook_k}                       # the top k your product reads (its memory hook)",
         f"decision_metrics = [\"recall@{hook_k}\", \"mrr@{hook_k}\"]   # decided at the hook's k",
@@ -72,11 +118,7 @@ def render_study(kind: str, source: Path, out: Path, columns: dict[str, str] | N
         "",
         *store,
         "",
-        "[evaluation_set]",
-        'queries = "dataset"                # the folder\'s own queries.jsonl and qrels.jsonl' if with_queries else
-        'queries = "generated"              # no queries yet: exact ones generated from the corpus alone',
-        f"exact = {0 if with_queries else 50}                          # N exact queries from the corpus alone (no system in the loop)",
-        "min_queries = 50",
+        *_evaluation_lines(facts, queries, out.parent),
         "",
         "[judging]",
         "pool_depth = 10                    # every system's top 10 pooled",
@@ -116,9 +158,11 @@ def render_study(kind: str, source: Path, out: Path, columns: dict[str, str] | N
 
 def init_study(out: str | Path, *, sqlite: str | Path | None = None, dataset: str | Path | None = None,
                jsonl: str | Path | None = None, columns: dict[str, str] | None = None, hook_k: int = 5,
-               baseline: str = "fts5", force: bool = False) -> Path:
-    """Write a commented study.toml at `out` for one store; an existing file is kept unless `force`."""
-    from recall_kit.fileio import write_text_atomic
+               baseline: str = "fts5", force: bool = False, queries: str | Path | None = None,
+               qrels: str | Path | None = None) -> Path:
+    """Write a commented study.toml at `out` for one store; an existing file is kept unless `force`
+    (and a link standing at `out` is replaced, never written through)."""
+    from recall_kit.study.validate import check_init_choices, write_checked_study
 
     given = [(kind, Path(path)) for kind, path in (("sqlite", sqlite), ("dataset", dataset), ("jsonl", jsonl))
              if path is not None]
@@ -126,9 +170,19 @@ def init_study(out: str | Path, *, sqlite: str | Path | None = None, dataset: st
         raise OptionError("Name one store: --sqlite FILE, --dataset DIR or --jsonl FILE.")
     if columns and given[0][0] != "sqlite":
         raise OptionError("Column names (--table, --id-col, ...) go with --sqlite.")
+    if (queries is None) != (qrels is None):
+        raise OptionError("--queries FILE and --qrels FILE go together (your queries and your labels of the store's ids).")
+    pair = None
+    if queries is not None and qrels is not None:
+        pair = (Path(queries), Path(qrels))
+        for flag, path in zip(("--queries", "--qrels"), pair, strict=True):
+            if not path.is_file():
+                raise OptionError(f"{flag} {path}: no such file.")
     target = Path(out)
-    if target.exists() and not force:
+    if (target.exists() or target.is_symlink()) and not force:
         raise OptionError(f"{target}: exists; choose another path or pass --force.")
     kind, source = given[0]
-    write_text_atomic(target, render_study(kind, source, target, columns, hook_k, baseline))
+    text = render_study(kind, source, target, columns, hook_k, baseline, queries=pair)  # the store checked first
+    check_init_choices(baseline, hook_k)  # then the flags, in init's words
+    write_checked_study(target, text, baseline)
     return target

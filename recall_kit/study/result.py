@@ -7,16 +7,21 @@ recommendation's rules read it; `document.py` renders it as markdown and HTML.
 from __future__ import annotations
 
 import dataclasses
+import types
+import typing
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from recall_kit.decide.compare import ComparisonRow
+from recall_kit.decide.holes import PairedBounds
+from recall_kit.measure.result import SavedDelta
 
-#: One candidate against the baseline on one decision metric in one scope (paired, Holm): the
-#: comparison's own row type.
-HeadToHead = ComparisonRow
+#: One tested difference (paired, Holm) as the study keeps it: a candidate against the baseline on one
+#: decision metric in one scope, an ablation variant against the full system, the sweep's best
+#: against its default, or the best candidate against a simpler one. The saved comparison's row type.
+HeadToHead = SavedDelta
 
-SCHEMA = "recall-kit/study/1"
+SCHEMA = "recall-kit/study/2"
 
 
 @dataclass
@@ -39,6 +44,19 @@ class StratumSummary:
     minimum_detectable: dict[str, float | None] = field(default_factory=dict)
     #: Lint finding kind -> count, for this stratum.
     lint: dict[str, int] = field(default_factory=dict)
+    #: Decision metrics on which every system scores the ceiling here (saturated: nothing to gain,
+    #: kept out of the leg-reach check).
+    saturated: list[str] = field(default_factory=list)
+    #: The smallest p-value a paired randomisation test can give at this size and resample count:
+    #: max(2^(1 - n), 1 / (resamples + 1)).
+    smallest_p: float | None = None
+    #: Rows in the Holm family this stratum's rows belong to (the head-to-head's decision rows).
+    family_rows: int = 0
+    #: False when even the smallest p, times the family's size, is not below 0.05: no effect here can
+    #: pass Holm's first step (only after every stronger row of the family has).
+    reachable: bool = True
+    #: Decision metric -> the smallest delta detectable at the family's corrected level (alpha / rows).
+    minimum_detectable_in_family: dict[str, float | None] = field(default_factory=dict)
 
 
 @dataclass
@@ -76,6 +94,122 @@ class SystemSummary:
 
 
 @dataclass
+class CorpusSummary:
+    """The store as the study read it: counts only."""
+
+    source: str
+    memories: int
+    sensitive_dropped: int
+    #: Share of the memories that carry an importance value.
+    importance_share: float = 0.0
+
+
+@dataclass
+class LabelsSummary:
+    """How the labels were made: the user's qrels, or those plus a model judge's grades of the pool."""
+
+    #: "qrels" or the judge's name.
+    source: str
+    pooled_labels: int
+    pool_depth: int
+    #: Unjudged ids pooled from every system's top `pool_depth`, and over how many queries.
+    pool_ids: int
+    pool_queries: int
+
+
+@dataclass
+class AgreementSummary:
+    """Judge agreement: Cohen's kappa of a second judge (`[judging] agreement`) against the labels used."""
+
+    measured: bool
+    kappa: float | None = None
+    #: Pairs both judges graded.
+    n: int | None = None
+    kappa_ci: list[float] | None = None
+    #: Why it was not measured (empty when it was).
+    why: str = ""
+    #: Which labels the second judge was compared with: "the model judge's grades" or "the user's qrels".
+    against: str = ""
+    #: Kappa below this makes the verdicts provisional (`[judging] min_kappa`).
+    threshold: float = 0.6
+
+
+@dataclass
+class AblationVariant:
+    """One variant of the ablation: its legs and its overall means on the decision metrics."""
+
+    name: str
+    kind: str
+    legs: list[str]
+    means: dict[str, float]
+
+
+@dataclass
+class AblationSummary:
+    """The ablation of the best hybrid: variants, their deltas against the full system, and leg reach."""
+
+    #: The system taken apart (None when skipped).
+    system: str | None = None
+    #: Why it was skipped (empty when it ran).
+    skipped: str = ""
+    variants: list[AblationVariant] = field(default_factory=list)
+    #: Each variant against the full system, overall, decision metrics (Holm within the ablation).
+    rows: list[HeadToHead] = field(default_factory=list)
+    reach: list[LegReach] = field(default_factory=list)
+
+
+@dataclass
+class SweepSummary:
+    """The sweep's choice: the grid, the split, the best setting and its held-out comparison."""
+
+    skipped: str = ""
+    system: str = ""
+    target: str = ""
+    guards: list[str] = field(default_factory=list)
+    holdout: float | None = None
+    tuning_queries: int = 0
+    test_queries: int = 0
+    settings: int = 0
+    eligible: int = 0
+    best_settings: dict[str, str] = field(default_factory=dict)
+    #: The best setting against the default on the held-out queries, overall.
+    held_out: list[HeadToHead] = field(default_factory=list)
+
+
+@dataclass
+class ProductionSummary:
+    """What production runs, as `[production]` says (None: not said)."""
+
+    system: str | None = None
+    substrate: str | None = None
+    embedding_model: str | None = None
+    priors: list[str] | None = None
+
+
+@dataclass
+class HoleBounds:
+    """How far the unjudged ids could move one comparison (a place for the labels step to fill: None
+    until it does). The delta's range if every unjudged id in either top k were relevant / none were."""
+
+    can_flip: bool
+    delta_if_all_relevant: float
+    delta_if_none_relevant: float
+    #: The delta over judged ids only (unjudged ids dropped from both rankings).
+    judged_only_delta: float | None = None
+
+
+@dataclass
+class PeopleSummary:
+    """People's labels: grades per assessor, how many joined the judged set, and Cohen's kappa between
+    every two assessors and of each against a model judge (each {..., "kappa", "n", "interval"})."""
+
+    assessors: dict[str, int]
+    added: int | None = None
+    between: list[dict[str, Any]] = field(default_factory=list)
+    against_model: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
 class Verdict:
     """The recommendation for one scope, by the written rules."""
 
@@ -84,6 +218,46 @@ class Verdict:
     verdict: str  # "adopt", "do not adopt", "inconclusive"
     because: str
     trades: str = ""
+    #: True when the study's own evidence (judge agreement) does not support a firm verdict.
+    provisional: bool = False
+    #: Per-verdict evidence a later step adds (hole bounds); None until it does.
+    bounds: HoleBounds | None = None
+
+
+@dataclass
+class SimplerComparison:
+    """The best candidate against one simpler system, on the decision metrics, overall (paired, Holm
+    over every such pair's rows: one family)."""
+
+    best: str
+    simpler: str
+    #: Legs the best has and the simpler one lacks.
+    extra_legs: list[str]
+    #: The simpler system against the best (delta = simpler - best), one row per decision metric.
+    rows: list[HeadToHead]
+    #: True when the best earns its extra complexity over this one by the printed rule.
+    richer_earns: bool = False
+    #: True when a `[study] margin` is set and the simpler one is within it on every decision metric.
+    non_inferior: bool | None = None
+    #: Per-comparison evidence a later step adds (hole bounds); None until it does.
+    bounds: HoleBounds | None = None
+
+
+@dataclass
+class Recommendation:
+    """Which system to run, by the simplicity rule (`rules.SIMPLICITY_RULES`), and what the legs buy."""
+
+    system: str
+    because: str
+    #: The systems in order of simplicity (the baseline first), as the rule walked them.
+    order: list[str]
+    comparisons: list[SimplerComparison] = field(default_factory=list)
+    #: "dense", "graph" -> one sentence: what that leg buys over the best candidate without it.
+    legs: dict[str, str] = field(default_factory=dict)
+    margin: float | None = None
+    provisional: bool = False
+    #: Why the verdict is provisional (empty when it is not).
+    provisional_why: str = ""
 
 
 @dataclass
@@ -107,24 +281,26 @@ class StudyResult:
     baseline: str
     seed: int
     resamples: int
-    corpus: dict[str, Any]
+    corpus: CorpusSummary
     strata: list[StratumSummary]
-    #: How the labels were made: source ("qrels" or a judge), pool depth, pooled ids and how many
-    #: of them were labelled.
-    labels: dict[str, Any]
-    #: Judge agreement: measured (bool), kappa, n, and why not when it was not measured.
-    agreement: dict[str, Any]
+    labels: LabelsSummary
+    agreement: AgreementSummary
     systems: list[SystemSummary]
     head_to_head: list[HeadToHead]
-    ablation: dict[str, Any]
-    sweep: dict[str, Any]
-    production: dict[str, Any]
+    ablation: AblationSummary
+    sweep: SweepSummary
+    production: ProductionSummary
     verdicts: list[Verdict] = field(default_factory=list)
+    recommendation: Recommendation | None = None
     threats: list[Threat] = field(default_factory=list)
     #: Detectors that ran and found nothing.
     clear: list[str] = field(default_factory=list)
     #: Step -> the single recall-kit command that reproduces its numbers.
     commands: dict[str, str] = field(default_factory=dict)
+    #: What the unjudged pairs could do to each decision row (the bounds step; docs/labelling.md).
+    bounds: list[PairedBounds] = field(default_factory=list)
+    #: People's labels (`recall-kit label`'s files), None when nobody labelled.
+    people: PeopleSummary | None = None
     #: Step -> seconds it took when last computed (timings: not part of the evidence).
     timings: dict[str, float] = field(default_factory=dict)
 
@@ -143,26 +319,29 @@ class StudyResult:
         metric = self.decision_metrics[0]
         return max(others, key=lambda s: s.means.get("overall", {}).get(metric, float("-inf"))).name
 
-    def to_dict(self) -> dict[str, Any]:
-        data = {"schema": SCHEMA, **dataclasses.asdict(self)}
-        data["head_to_head"] = [row.to_dict() for row in self.head_to_head]
-        return data
+    def to_dict(self) -> dict[str, object]:
+        return {"schema": SCHEMA, **dataclasses.asdict(self)}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> StudyResult:
-        data = {key: value for key, value in data.items() if key != "schema"}
-        data["strata"] = [StratumSummary(**entry) for entry in data["strata"]]
-        data["systems"] = [SystemSummary(**{**entry, "reach": [LegReach(**r) for r in entry.get("reach", [])]})
-                           for entry in data["systems"]]
-        data["head_to_head"] = [row_from_dict(entry) for entry in data["head_to_head"]]
-        data["verdicts"] = [Verdict(**entry) for entry in data.get("verdicts", [])]
-        data["threats"] = [Threat(**entry) for entry in data.get("threats", [])]
-        return cls(**data)
+    def from_dict(cls, data: Mapping[str, object]) -> StudyResult:
+        return _build(cls, {key: value for key, value in data.items() if key != "schema"})
 
 
-def row_from_dict(entry: dict[str, Any]) -> ComparisonRow:
-    """A comparison row from its `to_dict` form."""
-    names = {field.name for field in dataclasses.fields(ComparisonRow)}
-    values = {key: value for key, value in entry.items() if key in names}
-    effect = entry.get("effect_size_dz")
-    return ComparisonRow(**values, effect_size=float("inf") if effect is None else effect)
+def _build(kind: Any, value: Any) -> Any:  # (JSON in, any of this module's types out)
+    """`value` (JSON) as `kind`: dataclasses field by field, lists, dicts and optionals inside."""
+    origin = typing.get_origin(kind)
+    if value is None:
+        return None
+    if origin in (typing.Union, types.UnionType):
+        return _build(next(arg for arg in typing.get_args(kind) if arg is not type(None)), value)
+    if origin is list:
+        (item,) = typing.get_args(kind)
+        return [_build(item, entry) for entry in value]
+    if origin is dict:
+        _, item = typing.get_args(kind)
+        return {key: _build(item, entry) for key, entry in value.items()}
+    if isinstance(kind, type) and dataclasses.is_dataclass(kind):
+        hints = typing.get_type_hints(kind)
+        names = {f.name for f in dataclasses.fields(kind) if f.init}
+        return kind(**{key: _build(hints[key], entry) for key, entry in value.items() if key in names})
+    return value

@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from recall_kit.study.result import HeadToHead, StudyResult, Verdict
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from recall_kit.study.result import HeadToHead, Recommendation, SimplerComparison, StudyResult, SystemSummary, Verdict
+
+if TYPE_CHECKING:
+    from recall_kit.measure.result import SavedComparison
+
+#: The legs whose worth the bottom line states: what each buys over the best candidate without it.
+COSTLY_LEGS = ("dense", "graph")
 
 RULES = [
     "The challenger is the candidate with the best mean on the first decision metric over all queries; "
@@ -19,6 +28,22 @@ RULES = [
 ]
 
 
+SIMPLICITY_RULES = [
+    "Order of simplicity: the baseline first (it runs already), then fewer legs, then no dense or graph leg, "
+    "then lower measured median latency, then a smaller index.",
+    "The best candidate is compared with every simpler system on the decision metrics over all queries "
+    "(paired bootstrap intervals, paired randomisation tests, Holm over those rows: one family).",
+    "It earns its complexity over a simpler system when it is significantly better on at least one decision "
+    "metric and significantly worse on none.",
+    "With [study] margin = M: the simpler system is kept only when it is shown as good, i.e. the lower end of "
+    "its interval against the best is above -M on every decision metric; otherwise the richer one stands.",
+    "Recommended: the first system in the order of simplicity that the best candidate does not earn its "
+    "complexity over; the best candidate when it earns it over every one.",
+    "Provisional: a model judge's labels with judge agreement unmeasured, or a measured kappa below "
+    "[judging] min_kappa, make every verdict provisional.",
+]
+
+
 def detectable(value: float | None) -> str:
     """A minimum detectable delta as the document prints it."""
     return "n/a (no variation at this size)" if value is None else f"{value:.3f}"
@@ -27,6 +52,21 @@ def detectable(value: float | None) -> str:
 def _row(row: HeadToHead) -> str:
     return (f"{row.metric} {row.delta:+.4f} [{row.ci_low:+.4f}, {row.ci_high:+.4f}], "
             f"Holm p {row.p_holm:.4f}, n {row.n}")
+
+
+def stratum_hint(study: StudyResult, scope: str) -> str:
+    """What an inconclusive stratum could have shown: saturated, out of reach in its family, or the
+    smallest delta it could detect there."""
+    stratum = study.stratum(scope)
+    if stratum.saturated:
+        return (f"; saturated: every system scores the ceiling on {', '.join(stratum.saturated)} here, "
+                "so nothing can be gained on it")
+    if not stratum.reachable:
+        return (f"; no effect could reach significance here: at {stratum.queries} queries the smallest p is "
+                f"{stratum.smallest_p:.4g}, times the family's {stratum.family_rows} rows "
+                f"{(stratum.smallest_p or 0) * stratum.family_rows:.3g} >= 0.05")
+    return "; the smallest delta this stratum could detect in its family: " + ", ".join(
+        f"{metric} {detectable(value)}" for metric, value in stratum.minimum_detectable_in_family.items())
 
 
 def trades(study: StudyResult, challenger: str) -> str:
@@ -59,12 +99,133 @@ def recommend(study: StudyResult) -> list[Verdict]:
         elif better:
             verdict, because = "adopt", "better on " + "; ".join(_row(r) for r in better)
         else:
-            hint = ""
-            if scope != "overall":
-                mde = study.stratum(scope).minimum_detectable
-                hint = "; the smallest delta this stratum could detect: " + ", ".join(
-                    f"{metric} {detectable(value)}" for metric, value in mde.items())
+            hint = "" if scope == "overall" else stratum_hint(study, scope)
             verdict = "inconclusive"
             because = "no decision metric moved beyond noise (" + "; ".join(_row(r) for r in rows) + ")" + hint
-        verdicts.append(Verdict(scope=scope, system=challenger, verdict=verdict, because=because, trades=traded))
+        verdicts.append(Verdict(scope=scope, system=challenger, verdict=verdict, because=because, trades=traded,
+                                provisional=bool(provisional_why(study))))
     return verdicts
+
+
+def provisional_why(study: StudyResult, min_kappa: float | None = None) -> str:
+    """Why the verdicts are provisional (empty: they are not): the labels' agreement is too low, or
+    a model judge's was never measured."""
+    floor = study.agreement.threshold if min_kappa is None else min_kappa
+    agreement = study.agreement
+    if agreement.measured:
+        if agreement.kappa is None or agreement.kappa < floor:
+            return (f"judge agreement kappa {agreement.kappa} on {agreement.n} pairs is below {floor:g} "
+                    "([judging] min_kappa)")
+        return ""
+    if study.labels.source != "qrels":
+        return f"the model judge {study.labels.source!r} labelled the pool and its agreement was never measured"
+    return ""
+
+
+def simplicity_key(system: SystemSummary, baseline: str) -> tuple[float, ...]:
+    """Where `system` stands in the order of simplicity (`SIMPLICITY_RULES`' first rule)."""
+    costly = sum(1 for leg in system.legs if leg_kind(leg) in COSTLY_LEGS)
+    return (system.name != baseline, len(system.legs), costly,
+            system.latency_p50_ms if system.latency_p50_ms is not None else float("inf"),
+            system.index_bytes if system.index_bytes is not None else float("inf"))
+
+
+def leg_kind(leg: str) -> str:
+    """"dense", "graph" or the leg's own name (a leg is named by its retriever: dense, graph, bm25...)."""
+    return next((kind for kind in COSTLY_LEGS if kind in leg.lower()), leg)
+
+
+def simpler_than(study: StudyResult, best: str) -> list[str]:
+    """Every system simpler than `best`, simplest first."""
+    ordered = sorted(study.systems, key=lambda s: simplicity_key(s, study.baseline))
+    names = [s.name for s in ordered]
+    return names[:names.index(best)]
+
+
+def earns(rows: Sequence[HeadToHead], margin: float | None) -> tuple[bool, bool | None]:
+    """(the best earns its complexity over the simpler system, the simpler one is within the margin) from
+    the simpler-against-best rows (delta = simpler - best)."""
+    better = any(r.significant and r.delta < 0 for r in rows)
+    worse = any(r.significant and r.delta > 0 for r in rows)
+    within = None if margin is None else all(r.ci_low > -margin for r in rows)
+    earned = (better and not worse) if margin is None else not within
+    return earned, within
+
+
+def _pair_rows(study: StudyResult, best: str, other: str, simpler: SavedComparison | None) -> list[HeadToHead]:
+    """`other` against `best`, overall, decision metrics: the baseline's from the head-to-head (negated
+    there: that table is candidate - baseline), the rest from the simpler-systems comparison."""
+    import dataclasses
+
+    if other == study.baseline:
+        return [dataclasses.replace(r, system=other, baseline=r.value, value=r.baseline, delta=-r.delta,
+                                    ci_low=-r.ci_high, ci_high=-r.ci_low, wins=r.losses, losses=r.wins)
+                for r in study.head_to_head if r.system == best and r.scope == "overall"]
+    if simpler is None:
+        return []
+    return [r for r in simpler.decision_rows("overall") if r.system == other and r.metric in study.decision_metrics]
+
+
+def recommend_simplest(study: StudyResult, simpler: SavedComparison | None,
+                       margin: float | None = None) -> Recommendation | None:
+    """The simplest adequate system by `SIMPLICITY_RULES`, and what the dense and graph legs buy."""
+    best = study.challenger
+    if best is None:
+        return None
+    order = simpler_than(study, best)
+    comparisons = []
+    for other in order:
+        rows = _pair_rows(study, best, other, simpler)
+        earned, within = earns(rows, margin)
+        extra = [leg for leg in study.system(best).legs if leg not in study.system(other).legs]
+        comparisons.append(SimplerComparison(best=best, simpler=other, extra_legs=extra, rows=rows,
+                                             richer_earns=earned, non_inferior=within))
+    chosen = next((c for c in comparisons if not c.richer_earns), None)
+    if chosen is None:
+        because = (f"{best} is significantly better than every simpler system on a decision metric and worse on none"
+                   if comparisons else f"{best} is the simplest system compared")
+    elif margin is not None:
+        because = f"{chosen.simpler} is within the margin {margin:g} of {best} on every decision metric"
+    else:
+        because = (f"{best} is not significantly better than {chosen.simpler} on any decision metric without being "
+                   "significantly worse on another")
+    why = provisional_why(study)
+    return Recommendation(system=chosen.simpler if chosen else best, because=because,
+                          order=[*order, best], comparisons=comparisons, legs=leg_worth(study, best, simpler),
+                          margin=margin, provisional=bool(why), provisional_why=why)
+
+
+def _interval(row: HeadToHead, sign: float) -> str:
+    low, high = sorted((sign * row.ci_low, sign * row.ci_high))
+    return f"{row.metric} {sign * row.delta:+.4f} [{low:+.4f}, {high:+.4f}]" + (" (significant)" if row.significant
+                                                                               else " (within noise)")
+
+
+def leg_worth(study: StudyResult, best: str, simpler: SavedComparison | None) -> dict[str, str]:
+    """For the dense and the graph leg: what it buys over the best candidate without it, in words."""
+    out = {}
+    best_legs = {leg_kind(leg) for leg in study.system(best).legs}
+    metric = study.decision_metrics[0]
+    for kind in COSTLY_LEGS:
+        if kind not in best_legs:
+            having = [s for s in study.systems if kind in {leg_kind(leg) for leg in s.legs}]
+            if not having:
+                out[kind] = f"no system compared has a {kind} leg: nothing measures it"
+                continue
+            top = max(having, key=lambda s: s.means.get("overall", {}).get(metric, float("-inf"))).name
+            rows = _pair_rows(study, best, top, simpler)
+            out[kind] = (f"the best candidate ({best}) has no {kind} leg; {top} (the best with one) over it: "
+                         + ("; ".join(_interval(row, 1.0) for row in rows) if rows else "not compared"))
+            continue
+        without = [s for s in study.systems if kind not in {leg_kind(leg) for leg in s.legs}]
+        if not without:
+            out[kind] = f"every system compared has a {kind} leg: nothing measures it"
+            continue
+        other = max(without, key=lambda s: s.means.get("overall", {}).get(metric, float("-inf"))).name
+        rows = _pair_rows(study, best, other, simpler)
+        if not rows:
+            out[kind] = f"{best} against {other} (the best without a {kind} leg) was not compared"
+            continue
+        out[kind] = (f"{best} over {other} (the best candidate without a {kind} leg): "
+                     + "; ".join(_interval(row, -1.0) for row in rows))
+    return out

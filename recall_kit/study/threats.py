@@ -17,8 +17,6 @@ from recall_kit.study.rules import detectable
 CIRCULAR_FIRST_HIT_SHARE = 0.95
 #: A system whose top k holds more unjudged ids than this share has holes in its labels.
 HOLES_SHARE = 0.10
-#: Cohen's kappa below this: the judge's labels are not trusted (Landis and Koch's "substantial" starts here).
-KAPPA_FLOOR = 0.6
 #: A stratum whose queries mostly have one relevant id: recall@k is then hit@k.
 ONE_RELEVANT_SHARE = 0.5
 #: nDCG needs grades: a headline nDCG on strata with fewer graded queries than this share is binary in disguise.
@@ -51,25 +49,30 @@ def circular_stratum(study: StudyResult, **_: object) -> Threat | None:
 
 
 def holes(study: StudyResult, **_: object) -> Threat | None:
-    """Unjudged ids in each system's top k, scored as not relevant."""
+    """Unjudged ids in each system's top k, scored as not relevant; per verdict, whether they can flip it."""
+    from recall_kit.study.labels import flip_line, verdict_bounds
+
     shares = {s.name: s.unjudged_share for s in study.systems}
     if max(shares.values(), default=0.0) <= HOLES_SHARE:
         return None
+    flips = [flip_line(verdict, rows) for verdict, rows in verdict_bounds(study) if rows]
     return Threat("holes", f"Holes: much of each system's top {study.hook_k} is unjudged",
                   [f"{name}: {_percent(share)} of its top-{study.hook_k} ids are unjudged (counted as not relevant)"
-                   for name, share in shares.items()],
-                  f"Judge the pool ([judging] judge = a model judge, or `recall-kit judge` on steps/pool/pool.jsonl) "
-                  f"until every system's top {study.hook_k} is judged (judged@{study.hook_k} near 1).")
+                   for name, share in shares.items()] + flips,
+                  "Label the pairs that can flip a verdict, heaviest first: `recall-kit label` on this study "
+                  "(each judgment it asks for can move a verdict that can flip), then rerun the study; or judge the "
+                  f"pool ([judging] judge = a model judge, [judging] sample = N) until every system's top "
+                  f"{study.hook_k} is judged.")
 
 
 def unpooled_labels(study: StudyResult, **_: object) -> Threat | None:
     """Labels made without the pool of the systems compared."""
     labels = study.labels
-    if labels.get("pooled_labels", 0) > 0 or labels.get("pool_ids", 0) == 0:
+    if labels.pooled_labels > 0 or labels.pool_ids == 0:
         return None
     return Threat("unpooled-labels", "The labels were not pooled from the systems compared",
-                  [f"labels: {labels['source']}; {labels['pool_ids']} ids that some system ranked in its top "
-                   f"{labels['pool_depth']} over {labels['pool_queries']} queries carry no label, and none was "
+                  [f"labels: {labels.source}; {labels.pool_ids} ids that some system ranked in its top "
+                   f"{labels.pool_depth} over {labels.pool_queries} queries carry no label, and none was "
                    "added by judging the pool"],
                   "Judge the pooled ids (steps/pool/pool.jsonl) with a model judge or in the terminal, so that "
                   "a system is not marked wrong for relevant memories nobody looked at.")
@@ -78,17 +81,17 @@ def unpooled_labels(study: StudyResult, **_: object) -> Threat | None:
 def judge_agreement(study: StudyResult, **_: object) -> Threat | None:
     """Judge agreement unmeasured, or kappa below 0.6."""
     agreement = study.agreement
-    if not agreement.get("measured"):
+    if not agreement.measured:
         return Threat("judge-agreement", "Judge agreement was not measured",
-                      [f"no second judge: {agreement.get('why', 'not measured')}"],
+                      [f"no second judge: {agreement.why or 'not measured'}"],
                       "Grade a sample of the pooled pairs yourself (`recall-kit judge`) and set [judging] "
                       "agreement to the file: Cohen's kappa against the labels the study used.")
-    kappa = agreement.get("kappa")
-    if kappa is None or kappa < KAPPA_FLOOR:
-        return Threat("judge-agreement", f"Judge agreement below {KAPPA_FLOOR}",
-                      [f"Cohen's kappa {kappa} on {agreement.get('n')} pairs"],
+    kappa, floor = agreement.kappa, agreement.threshold
+    if kappa is None or kappa < floor:
+        return Threat("judge-agreement", f"Judge agreement below {floor:g}",
+                      [f"Cohen's kappa {kappa} on {agreement.n} pairs"],
                       "Improve the judge (prompt, model) or the grading guide until kappa is at least "
-                      f"{KAPPA_FLOOR}, or label by hand.")
+                      f"{floor:g}, or label by hand.")
     return None
 
 
@@ -102,6 +105,31 @@ def small_strata(study: StudyResult, min_queries: int = 50, **_: object) -> Thre
     return Threat("small-strata", f"Strata under {min_queries} queries", evidence,
                   f"Add queries to each stratum (at least {min_queries}; [evaluation_set] exact = N generates "
                   "exact ones from the corpus), so that a smaller real difference can show.")
+
+
+def unreachable_stratum(study: StudyResult, **_: object) -> Threat | None:
+    """A stratum too small for any effect in it to pass Holm's first step in its family."""
+    evidence = [f"stratum {s.name!r}: {s.queries} queries; the smallest p a paired randomisation test gives "
+                f"there is {s.smallest_p:.4g}, times the family's {s.family_rows} rows "
+                f"{(s.smallest_p or 0) * s.family_rows:.3g}, not below 0.05: nothing there can reach significance "
+                "(whatever its delta) unless stronger rows pass first"
+                for s in study.strata if not s.reachable and not s.saturated]
+    if not evidence:
+        return None
+    return Threat("unreachable-stratum", "A stratum where no effect can reach significance", evidence,
+                  "Add queries to the stratum, or decide on fewer rows (fewer candidates or decision metrics), "
+                  "or read its deltas as exploratory.")
+
+
+def saturated_stratum(study: StudyResult, **_: object) -> Threat | None:
+    """A stratum where every system scores the ceiling on a decision metric: it cannot separate them."""
+    evidence = [f"stratum {s.name!r} ({s.queries} queries): every system scores 1.000 on {', '.join(s.saturated)}"
+                for s in study.strata if s.saturated]
+    if not evidence:
+        return None
+    return Threat("saturated-stratum", "A stratum every system aces (saturated)", evidence,
+                  "Make the stratum harder (exact_options, other generators) or drop it from the decision; "
+                  "it is left out of the leg-reach check.")
 
 
 def one_relevant(study: StudyResult, **_: object) -> Threat | None:
@@ -136,10 +164,8 @@ def unreachable_leg(study: StudyResult, **_: object) -> Threat | None:
     """A leg with weight above 0 that never gets an id only it found into the fused top k."""
     evidence = []
     reaches = [(system.name, system.reach) for system in study.systems]
-    if study.ablation.get("reach"):
-        from recall_kit.study.result import LegReach
-
-        reaches.append((f"{study.ablation['system']} (ablation)", [LegReach(**r) for r in study.ablation["reach"]]))
+    if study.ablation.reach:
+        reaches.append((f"{study.ablation.system} (ablation)", study.ablation.reach))
     for name, reach in reaches:
         for leg in reach:
             if leg.weight > 0 and leg.queries_reached == 0:
@@ -155,10 +181,10 @@ def unreachable_leg(study: StudyResult, **_: object) -> Threat | None:
 def untuned_holdout(study: StudyResult, **_: object) -> Threat | None:
     """A choice tuned on the same queries it is reported on."""
     sweep = study.sweep
-    if sweep.get("skipped") or sweep.get("holdout"):
+    if sweep.skipped or sweep.holdout:
         return None
     return Threat("no-holdout", "A choice was tuned without a held-out half",
-                  [f"the sweep chose its best of {sweep.get('settings')} settings on every query and reports it "
+                  [f"the sweep chose its best of {sweep.settings} settings on every query and reports it "
                    "on the same queries"],
                   "Set [sweep] holdout = 0.5: the best is chosen on one half and reported on the other.")
 
@@ -179,11 +205,11 @@ def production_mismatch(study: StudyResult, **_: object) -> Threat | None:
     """The substrate or embedding model evaluated is not the one in production."""
     production = study.production
     evidence = []
-    substrate = production.get("substrate")
+    substrate = production.substrate
     if substrate and not any(substrate in system.legs for system in study.systems):
         evidence.append(f"production runs {substrate!r}; no evaluated system has it as a leg "
                         f"(legs evaluated: {', '.join(sorted({leg for s in study.systems for leg in s.legs}))})")
-    model = production.get("embedding_model")
+    model = production.embedding_model
     if model:
         for system in study.systems:
             for leg, used in system.models.items():
@@ -198,16 +224,16 @@ def production_mismatch(study: StudyResult, **_: object) -> Threat | None:
 
 def production_prior(study: StudyResult, **_: object) -> Threat | None:
     """A prior production ranks with (importance) left out of every system compared."""
-    priors = study.production.get("priors")
+    priors = study.production.priors
     if priors is None:  # not said: the store's own importance field is taken as a prior it may use
-        priors = ["importance"] if study.corpus.get("importance_share", 0) >= 0.5 else []
+        priors = ["importance"] if study.corpus.importance_share >= 0.5 else []
     used = {fusion for system in study.systems for fusion in system.fusions}
     missing = [prior for prior in priors if prior not in used]
     if not missing:
         return None
-    said = study.production.get("priors") is not None
+    said = study.production.priors is not None
     where = ("named in [production] priors" if said
-             else f"{_percent(study.corpus.get('importance_share', 0))} of the memories carry it")
+             else f"{_percent(study.corpus.importance_share)} of the memories carry it")
     return Threat("production-prior", "A production prior is left out of the comparison",
                   [f"prior {prior!r}: {where}; no system compared uses the {prior!r} fusion" for prior in missing],
                   "Add the prior to the candidates (--fusion ... --fusion importance), or set [production] "
@@ -237,6 +263,8 @@ DETECTORS: list[tuple[str, Detector]] = [
     ("unpooled-labels", unpooled_labels),
     ("judge-agreement", judge_agreement),
     ("small-strata", small_strata),
+    ("unreachable-stratum", unreachable_stratum),
+    ("saturated-stratum", saturated_stratum),
     ("one-relevant", one_relevant),
     ("decision-k", decision_k),
     ("unreachable-leg", unreachable_leg),

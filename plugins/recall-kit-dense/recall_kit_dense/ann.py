@@ -18,7 +18,7 @@ def ann_recall_stats(checked: Mapping[Any, tuple[int, int]]) -> dict[str, Any]:
     """Index stats of an ANN recall check: per checked query, (exact top-k ids the index found, k).
 
     Counts as well as the ratio: with scopes the runner sums the counts and averages the ratio
-    weighted by ``ann_recall_expected`` (recall_kit.measure.index_stats), which makes it
+    weighted by ``ann_recall_expected`` (recall_kit.measure.run.index_stats), which makes it
     matched / expected over every index. Used by the dense and pgvector legs.
     """
     matched = sum(found for found, _ in checked.values())

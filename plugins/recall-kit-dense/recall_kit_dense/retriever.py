@@ -85,6 +85,10 @@ _DAMAGE = {
 }
 
 
+#: Cache folders a write already failed in (said once a process, for the corpus and the queries alike).
+_UNWRITABLE_CACHES: set[str] = set()
+
+
 def _say_damaged(status: str, what: str, folder: object) -> None:
     """One line on stderr when a cache entry was found but cannot be used: a damaged cache is
     never reused, nor rebuilt silently. No text: the entry is named by what it holds."""
@@ -300,10 +304,7 @@ class DenseRetriever(Retriever):
             return lookup.array
         _say_damaged("mismatch" if lookup.hit else lookup.status, "these queries", cache.folder)
         vectors = self._embed_queries(texts)
-        try:
-            cache.store(key, vectors, {})
-        except OSError:
-            pass  # the corpus cache already reports an unwritable folder once
+        self._write_cache(cache, key, vectors, False)
         return vectors
 
     # -- the index ---------------------------------------------------------------------------
@@ -454,18 +455,22 @@ class DenseRetriever(Retriever):
                           self._count_truncated(loaded, texts))
 
     def _write_cache(self, cache: EmbeddingCache, key: dict[str, Any], matrix: np.ndarray,
-                     truncated: int | None) -> bool:
-        """Store the corpus matrix; a failure is said once on stderr and the run goes on."""
+                     truncated: int | None | Literal[False]) -> bool:
+        """Store the corpus matrix, or the queries' (`truncated` False): a failure (a read-only
+        or full cache is an OutputError, a folder in the way an OSError) is said once a process
+        and cache folder on stderr, and the run goes on without it."""
         from recall_kit.plugin import RecallKitError
 
         try:
-            cache.store(key, matrix, {"truncated_memories": truncated})
-        except (OSError, RecallKitError) as error:  # a full disk is an OutputError: the run goes on
-            print(
-                f"recall-kit-dense: could not write the embedding cache under "
-                f"{cache.folder} ({type(error).__name__}); continuing without it.",
-                file=sys.stderr,
-            )
+            cache.store(key, matrix, {} if truncated is False else {"truncated_memories": truncated})
+        except (OSError, RecallKitError) as error:
+            if str(cache.folder) not in _UNWRITABLE_CACHES:
+                _UNWRITABLE_CACHES.add(str(cache.folder))
+                print(
+                    f"recall-kit-dense: could not write the embedding cache under "
+                    f"{cache.folder} ({type(error).__name__}); continuing without it.",
+                    file=sys.stderr,
+                )
             return False
         return True
 

@@ -356,3 +356,21 @@ def test_batches_embedded_apart_and_stored_equal_a_build_bit_for_bit(folder: Pat
         assert [hit.id for hit in planned.search(query, 9)] == [hit.id for hit in built.search(query, 9)]
     assert stored.extra == EmbeddingCache().load(planner.cache_key(corpus)).extra
     assert CountingRetriever(DenseRetriever.Options(cache=False)).embedding_work(corpus) == []
+
+
+def test_a_query_cache_that_cannot_be_written_warns_once_and_the_search_goes_on(
+    folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The corpus cache reads fine but the queries' write fails (an OutputError, as a read-only or
+    # full cache gives): it once stopped the search, since only OSError was caught there.
+    retriever = build(Corpus(MEMORIES))
+    capsys.readouterr()
+    texts = ["dentist appointment", "oat milk coffee"]
+    array_path, _ = EmbeddingCache().paths(retriever.query_cache_key(texts))
+    array_path.mkdir(parents=True)  # a folder where the queries' array goes: atomic_open refuses it
+    assert [hits[0].id for hits in retriever.search_many(texts, 1)] == ["10", "12"]
+    again = build(Corpus(MEMORIES))
+    array_path2, _ = EmbeddingCache().paths(again.query_cache_key(["garage door"]))
+    array_path2.mkdir(parents=True)
+    assert again.search_many(["garage door"], 1)[0][0].id == "11"
+    assert capsys.readouterr().err.count("could not write the embedding cache") == 1

@@ -112,7 +112,7 @@ class ParaphraseGenerator(QueryGenerator):
         max_failed = options.max_failed_seeds or 2 * count + 10
         seeds = min(len(order), count + max_failed)
         per_seed = options.tries * (2 if judge else 1)
-        print(f"{self.name}: at most {seeds * per_seed} model calls ({seeds} seeds x {options.tries} tries"
+        print(f"{self.name}: at most {seeds * per_seed} model calls ({seeds} seeds x {options.tries} {'try' if options.tries == 1 else 'tries'}"
               + (", each question then judged" if judge else "") + "; cached answers cost none)", file=sys.stderr)
         queries: list[GeneratedQuery] = []
         used: set[str] = set()

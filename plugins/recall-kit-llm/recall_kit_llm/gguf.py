@@ -87,9 +87,38 @@ def load_llama(path: Path, threads: int, context: int) -> Any:
                 import atexit
 
                 atexit.register(_close_all)
+                _quiet_llama_logs()
             _loaded[key] = Llama(model_path=str(path), n_ctx=context, n_threads=threads,
                                  n_threads_batch=threads, seed=0, verbose=False)
         return _loaded[key]
+
+
+#: llama.cpp's log levels (ggml_log_level): an error, and the continuation of the line before.
+_LOG_ERROR, _LOG_CONTINUED = 4, 5
+_log_callback: list[Any] = []  # kept alive while llama.cpp may call it
+
+
+def _quiet_llama_logs() -> None:
+    """llama.cpp's log lines to nowhere but its errors: with verbose=False llama_cpp still printed
+    `llama_kv_cache_iswa: creating SWA KV cache ...` on stderr for every command that loads a model."""
+    import ctypes
+    import sys
+
+    import llama_cpp
+
+    if _log_callback:
+        return
+    last = [0]
+
+    @llama_cpp.llama_log_callback  # type: ignore[misc]
+    def log(level: int, text: bytes, user_data: Any) -> None:
+        if level != _LOG_CONTINUED:
+            last[0] = level
+        if last[0] == _LOG_ERROR and text:
+            sys.stderr.write(text.decode("utf-8", "replace"))
+
+    _log_callback.append(log)
+    llama_cpp.llama_log_set(log, ctypes.c_void_p(0))
 
 
 def _close_all() -> None:

@@ -200,7 +200,8 @@ def with_retries(call: Callable[[], Any], retries: int, wait: float, what: str,
 
             if isinstance(error, llm.NeedsKeyException):
                 raise ModelError(f"{what}: {error}") from None
-            raise ModelError(f"{what} failed after {attempt + 1} tries ({_failure_kind(error)}).") from None
+            tries = f"{attempt + 1} {'try' if attempt == 0 else 'tries'}"
+            raise ModelError(f"{what} failed after {tries} ({_failure_kind(error)}).") from None
     raise AssertionError("unreachable")
 
 

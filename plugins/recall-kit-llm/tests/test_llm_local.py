@@ -144,3 +144,12 @@ def test_extract_relations_with_the_local_model_cached_per_memory(local_model, t
     second = re.search(r"llm extractor: \d+ memories; (\d+) model calls", err)
     # The graph caches its index, or the extractor asks again and every answer is cached: no call.
     assert second is None or int(second.group(1)) == 0
+
+
+def test_loading_a_model_prints_none_of_llama_cpps_log_lines(local_model, capfd):
+    """Before: every model command printed `llama_kv_cache_iswa: creating SWA KV cache ...`."""
+    from recall_kit_llm.gguf import load_llama, packaged_model_path
+
+    capfd.readouterr()
+    load_llama(packaged_model_path(), 1, 320)  # a context no other test loads: a fresh load
+    assert "llama_" not in capfd.readouterr().err

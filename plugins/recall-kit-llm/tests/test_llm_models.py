@@ -65,7 +65,7 @@ def test_transient_errors_are_retried_then_one_line():
         calls.append(1)
         raise ValueError("bad request")
 
-    with pytest.raises(ModelError, match="after 1 tries"):  # not transient: no retry
+    with pytest.raises(ModelError, match=r"after 1 try \("):  # not transient: no retry; "1 try", not "1 tries"
         with_retries(broken, retries=4, wait=0, what="m")
     assert len(calls) == 1
 
@@ -100,7 +100,7 @@ def test_a_failed_call_names_its_kind_not_the_text_the_model_sent(monkeypatch):
     monkeypatch.delenv("RECALL_KIT_DEBUG", raising=False)
     with pytest.raises(ModelError) as raised:
         with_retries(refused, retries=2, wait=0, what="Model 'm'")
-    assert str(raised.value) == "Model 'm' failed after 1 tries (_RefusedPrompt, HTTP 400)."
+    assert str(raised.value) == "Model 'm' failed after 1 try (_RefusedPrompt, HTTP 400)."
     monkeypatch.setenv("RECALL_KIT_DEBUG", "1")
     with pytest.raises(ModelError, match="HTTP 400: Invalid prompt: 'the staging database"):
         with_retries(refused, retries=2, wait=0, what="Model 'm'")

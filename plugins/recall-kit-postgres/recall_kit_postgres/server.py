@@ -15,7 +15,8 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -262,17 +263,41 @@ def running_servers() -> list[EmbeddedServer]:
 
 
 def stop_embedded_servers() -> None:
-    """Stop and delete every embedded server of this process (run at exit, and callable directly)."""
+    """Stop and delete every embedded server of this process (run at exit, and callable directly).
+
+    Ctrl-C while it runs is held until every server is stopped and its folder deleted, then
+    delivered (a Ctrl-C in the middle left a `recall-kit-pg-*` folder and a traceback)."""
     global _stopping
     _stopping = True
     try:
         with _lock:
             servers = list(_servers.values())
             _servers.clear()
-        for server in servers:
-            server.stop()
+        with _ctrl_c_held():
+            for server in servers:
+                server.stop()
     finally:
         _stopping = False
+
+
+@contextmanager
+def _ctrl_c_held() -> Iterator[None]:
+    """Hold SIGINT for the block (in the main thread), then deliver it to the handler that was there."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+    previous = signal.getsignal(signal.SIGINT)
+    if previous in (None, signal.SIG_IGN):
+        yield
+        return
+    signal.signal(signal.SIGINT, lambda number, frame: received.append(number))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if received:
+            signal.raise_signal(signal.SIGINT)
 
 
 def _on_signal(number: int, frame: Any) -> None:

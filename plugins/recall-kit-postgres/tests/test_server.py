@@ -186,3 +186,44 @@ def test_server_failing_to_start_is_one_line_and_leaves_nothing(tmpdir_env, monk
     finally:
         monkeypatch.undo()
         tempfile.tempdir = None
+
+
+# Starts the embedded server inside a recall-kit command, as a pg leg would, and makes Ctrl-C
+# arrive just as the server shuts down at exit (issue 46); `host` runs it under recall-kit's main.
+CTRL_C_AT_STOP = """
+import os, signal, sys
+from recall_kit_postgres import server
+host = sys.argv[1] == "host"
+
+def command():
+    server.embedded_dsn()
+    print("ready", server.running_servers()[0].pid, flush=True)
+    original = server.EmbeddedServer.stop
+
+    def stop(self):
+        os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C as the shutdown begins
+        original(self)
+
+    server.EmbeddedServer.stop = stop
+    print("Wrote out.json", file=sys.stderr, flush=True)
+
+if host:
+    import recall_kit.cli as cli
+    cli._main = command
+    cli.main()
+else:
+    command()
+"""
+
+
+@pytest.mark.parametrize("host", ["host", "library"])
+def test_ctrl_c_while_the_embedded_server_stops_leaves_nothing(tmpdir_env, host):
+    folder, env = tmpdir_env
+    process = subprocess.Popen([sys.executable, "-c", CTRL_C_AT_STOP, host], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, env=env, cwd=REPO, preexec_fn=_default_signals)
+    out, err = process.communicate(timeout=120)
+    assert out.startswith("ready"), err
+    assert leftovers(folder) == ([], [])
+    if host == "host":  # recall-kit's own exit: no traceback, and the exit says it was interrupted
+        assert process.returncode == 130, err
+        assert "Traceback" not in err and "KeyboardInterrupt" not in err, err

@@ -161,12 +161,14 @@ class CommandRetriever(RemoteRetriever):
         except (BrokenPipeError, OSError):
             raise self._died() from None
 
-    def _answer(self, timeout: float, what: str) -> dict[str, Any] | None:
-        """The next line the program writes, parsed; None when it is not a JSON object."""
+    def _answer(self, timeout: float, what: str, configured: float | None = None) -> dict[str, Any] | None:
+        """The next line the program writes, parsed; None when it is not a JSON object. A wait
+        cut short by a deadline says the `configured` timeout, not what was left of it."""
         try:
             line = self._lines.get(timeout=timeout)
         except queue.Empty:
-            raise QueryFailed(f"no answer within {timeout:g} s while {what}") from None
+            said = timeout if configured is None else configured
+            raise QueryFailed(f"no answer within {said:g} s while {what}") from None
         if line is None:
             raise self._died()
         try:
@@ -188,7 +190,8 @@ class CommandRetriever(RemoteRetriever):
                 self._write(fill_template(json.loads(options.request), values))
                 deadline = started + options.timeout
                 while True:  # answers to earlier, timed-out questions are skipped
-                    answer = self._answer(max(0.0, deadline - time.perf_counter()), "answering a query")
+                    answer = self._answer(max(0.0, deadline - time.perf_counter()), "answering a query",
+                                          options.timeout)
                     if answer is None:
                         raise AnswerMisread("the answer is not a JSON object")
                     if not options.answer_id or _echoed(answer, options.answer_id) == query_id:

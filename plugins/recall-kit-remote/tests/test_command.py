@@ -126,3 +126,15 @@ def test_the_stderr_hint_names_where_debug_goes(tmp_path: Path, sample_folder: P
     result = run_cli("eval", "--dataset", str(folder), "-r", "command", "-o", f"command.argv={PYTHON_PROGRAM}",
                      "-o", "command.send_corpus=true")
     assert "run 'recall-kit --debug eval ...' to show its last line" in result.stderr
+
+
+def test_a_timeout_is_said_as_configured_not_as_what_was_left() -> None:
+    """Before: "no answer within 0.999901 s" for a 1 s timeout (the deadline's remainder)."""
+    silent = f"{shlex.quote(sys.executable)} -c 'import sys; [None for _ in sys.stdin]'"  # reads, never answers
+    retriever = CommandRetriever(CommandRetriever.Options(argv=silent, timeout=1, tries=1))
+    retriever.build_index(sample_corpus())
+    try:
+        answer = retriever.search("kestrel", 3)
+    finally:
+        retriever.close()
+    assert getattr(answer, "reason", None) == "no answer within 1 s while answering a query; 1 try"

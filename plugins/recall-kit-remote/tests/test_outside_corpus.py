@@ -60,6 +60,8 @@ def test_a_plain_service_holding_everything_evaluates_to_completion(tmp_path: Pa
     assert result.sensitive_hits == sum(len(ids) for ids in sensitive.values())
     assert result.warnings[0].startswith(f"PRIVACY: leg 'http' returned {result.sensitive_hits} sensitive memor")
     assert f"PRIVACY: {result.sensitive_hits} sensitive memor" in done.stderr
+    assert (done.stdout + done.stderr).count("PRIVACY") == 1  # once, not in the report's notes and table too
+    assert "Hits outside the corpus" in done.stdout
     # Unknown ids keep their rank as unjudged, non-relevant hits: recall@10 worked out by hand on
     # the rankings as returned (unknown ids included) is the result's.
     dataset = load_dataset(str(store_folder))
@@ -90,6 +92,7 @@ def test_fail_on_sensitive_passes_a_clean_service(tmp_path: Path, store_folder: 
                        "--fail-on-sensitive", "--latency-sample", "0")
     assert done.returncode == 0, done.stderr
     assert "PRIVACY" not in done.stderr
+    assert "Hits outside the corpus" not in done.stdout  # no all-zero table on a live run
 
 
 def test_pool_offers_outside_and_sensitive_ids_without_text(tmp_path: Path, store_folder: Path) -> None:

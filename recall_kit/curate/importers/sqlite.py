@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from recall_kit.curate.importers._writer import Counts, as_id, qrels_row, write_dataset_files
-from recall_kit.dataset import MAX_GRADE, MIN_GRADE, SENSITIVE_IDS_FILE, read_jsonl
+from recall_kit.dataset import MAX_GRADE, MIN_GRADE, SENSITIVE_IDS_FILE, read_jsonl, sensitive_flag, shown_flag
 from recall_kit.errors import DatasetError, OptionError
 from recall_kit.types import Importer
 
-_TRUE_TEXT = {"1", "true", "yes", "y", "t", "on"}
+#: Words that make a column look like a sensitivity flag (`is_sensitive`, `private`, `secret_flag`).
+SENSITIVE_WORDS = {"sensitive", "sensitivity", "private", "privacy", "secret", "confidential", "pii",
+                   "redact", "redacted", "restricted"}
+#: Look-alikes taken as the sensitivity flag without being named: recall-kit's own field name.
+SENSITIVE_NAMES = {"is_sensitive", "sensitive"}
 
 
 def quote_identifier(name: str) -> str:
@@ -23,14 +28,43 @@ def quote_identifier(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def _truthy(value: Any) -> bool:
-    if value is None:
-        return False
-    if isinstance(value, (int, float)):
-        return value != 0
+def looks_sensitive(column: str) -> bool:
+    """Whether a column's name looks like a sensitivity flag (a word of SENSITIVE_WORDS in it)."""
+    return any(word in SENSITIVE_WORDS for word in re.split(r"[^a-z0-9]+", column.lower()))
+
+
+def sensitive_column(source: Path, table: str, columns: list[str], named: str, none: bool) -> tuple[str, str]:
+    """The column whose true rows never leave the store, and how it was chosen ("named",
+    "detected", "none"). A table with a column that looks sensitive, when the user named none and
+    did not say there is none, maps `is_sensitive`/`sensitive` when that is the only one, and is
+    otherwise refused in one line naming the column and the two ways on."""
+    if named:
+        return named, "named"
+    if none:
+        return "", "none"
+    looking = [column for column in columns if looks_sensitive(column)]
+    if len(looking) == 1 and looking[0].lower() in SENSITIVE_NAMES:
+        return looking[0], "detected"
+    if looking:
+        shown = ", ".join(repr(column) for column in looking)
+        raise OptionError(
+            f"{source.name}: table {table!r} has a column that looks sensitive ({shown}) and none is named: "
+            f"give --sensitive-col {looking[0]} (rows true there never leave the store) or --no-sensitive-col "
+            "(in study.toml: sensitive_col = \"COL\" or sensitive_col = \"\")."
+        )
+    return "", "none"
+
+
+def _sensitive(value: Any, column: str, doc_id: str, source: str, table: str) -> bool:
+    """A row's sensitivity flag: NULL, 0 and "false" are not sensitive, 1 and "true" are; anything
+    else ('maybe') refuses the store, naming the row: an unreadable flag never passes as "not sensitive"."""
     if isinstance(value, bytes):
         value = value.decode("utf-8", "replace")
-    return str(value).strip().lower() in _TRUE_TEXT
+    flag = sensitive_flag(value)
+    if flag is None:
+        raise DatasetError(f"{source}: table {table!r} row id {doc_id}: {column} {shown_flag(value)} is not true "
+                           "or false; a flag recall-kit cannot read is never taken as \"not sensitive\".")
+    return flag
 
 
 def _tags(value: Any) -> list[str]:
@@ -72,8 +106,11 @@ class SqliteImporter(Importer):
         created_at_col: str = ""
         #: Column of the parent document id, for chunks (empty: none).
         parent_col: str = ""
-        #: Rows where this column is true (1, "true", "yes") are never exported.
+        #: Rows where this column is true (1, "true", "yes") are never exported (empty: detected, see
+        #: `sensitive_column`).
         sensitive_col: str = ""
+        #: The table has no sensitivity flag, though a column's name looks like one.
+        no_sensitive_col: bool = False
         #: recall-kit queries.jsonl for this store (required).
         queries: str = ""
         #: recall-kit qrels.jsonl judging this store's ids (required).
@@ -89,6 +126,7 @@ class SqliteImporter(Importer):
         counts = Counts()
         self._sensitive_ids: set[str] = set()
         memories = self._memories(source, counts)
+        mapping = self.mapping
         by_id = {memory["id"]: memory for memory in memories}
         parents = {memory["parent_id"] for memory in memories if "parent_id" in memory}
         sensitive = self._sensitive_ids
@@ -147,6 +185,7 @@ class SqliteImporter(Importer):
         return counts.result(
             memories=len(memories), queries=len(kept_queries),
             judgments=sum(len(row.get("relevance") or row.get("relevant_ids") or ()) for row in qrels),
+            **mapping,
         )
 
     def read_memories(self, source: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -155,7 +194,18 @@ class SqliteImporter(Importer):
         counts = Counts()
         self._sensitive_ids = set()
         memories = self._memories(source, counts)
-        return memories, counts.result(memories=len(memories), queries=0, judgments=0)
+        return memories, counts.result(memories=len(memories), queries=0, judgments=0, **self.mapping)
+
+    @property
+    def sensitive_ids(self) -> frozenset[str]:
+        """The ids of the rows the last read dropped as sensitive (ids only, never their text)."""
+        return frozenset(getattr(self, "_sensitive_ids", ()))
+
+    @property
+    def mapping(self) -> dict[str, str]:
+        """What the last read said about its columns: the sensitive column and how it was chosen,
+        and the table's columns no option maps (names only)."""
+        return dict(getattr(self, "_mapping", {}))
 
     def _memories(self, source: Path, counts: Counts) -> list[dict[str, Any]]:
         import sqlite3
@@ -184,7 +234,8 @@ class SqliteImporter(Importer):
                 raise DatasetError(f"{source.name}: table {options.table!r} cannot be read ({error})") from None
             wanted = {
                 field.name[: -len("_col")]: getattr(options, field.name)
-                for field in fields(options) if field.name.endswith("_col") and getattr(options, field.name)
+                for field in fields(options)
+                if field.name.endswith("_col") and field.name != "no_sensitive_col" and getattr(options, field.name)
             }
             for role, column in wanted.items():
                 if column not in columns:
@@ -192,7 +243,16 @@ class SqliteImporter(Importer):
                         f"{source.name}: table {options.table!r} has no column {column!r} "
                         f"(--{role.replace('_', '-')}-col; columns: {', '.join(columns)})"
                     )
+            sensitive, chosen = sensitive_column(source, options.table, columns, options.sensitive_col,
+                                                 options.no_sensitive_col)
+            wanted.pop("sensitive", None)
+            if sensitive:
+                wanted["sensitive"] = sensitive
             roles = list(wanted)
+            unmapped = [column for column in columns if column not in wanted.values()]
+            self._mapping = {"sensitive_column": f"{sensitive} ({chosen})" if sensitive else "none",
+                             "unmapped_columns": ", ".join(unmapped) or "none"}
+            self._where = (source.name, options.table, sensitive)
             sql = f"SELECT {', '.join(quote_identifier(wanted[r]) for r in roles)} FROM {table}"
             memories: list[dict[str, Any]] = []
             seen: set[str] = set()
@@ -213,7 +273,7 @@ class SqliteImporter(Importer):
         if doc_id is None:
             counts.drop("rows_missing_id")
             return None
-        if "sensitive" in record and _truthy(record["sensitive"]):
+        if "sensitive" in record and _sensitive(record["sensitive"], self._where[2], doc_id, *self._where[:2]):
             self._sensitive_ids.add(doc_id)
             counts.drop("rows_sensitive")
             return None

@@ -118,7 +118,7 @@ class TrecImporter(Importer):
 
         memories = self._corpus(corpus_path, counts)
         documents = {memory["id"] for memory in memories}
-        from recall_kit.measure.trec import read_qrels
+        from recall_kit.measure.score.trec import read_qrels
 
         judgments = read_qrels(qrels_path)
         try:

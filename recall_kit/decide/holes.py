@@ -1,0 +1,506 @@
+"""What the holes in the labels can do to a paired comparison, and which labels to give first.
+
+The *holes* of a comparison are the ids in either system's top k that no label judges (scored as
+not relevant). For each query every labelling of them (each hole relevant or not) is scored with
+the registered metric itself, so the bounds are exact for any metric with a rank cutoff:
+
+- ``low``/``high``: the lowest and highest paired delta (candidate - baseline) any labelling of the
+  holes gives; each query is labelled independently, so both ends are labellings that could be true;
+- ``all_relevant``: the delta with every hole relevant; ``delta`` itself is the one with none;
+- the paired test's verdict at each end (``better``, ``worse``, ``no difference``); a comparison
+  whose verdict is the same at both ends as now *cannot flip*;
+- the judged-only (condensed, trec_eval ``-J``) score of each system.
+
+A hole's *weight* for a comparison is how far its label alone can move the comparison's mean delta
+at either end (|delta with it relevant - delta with it not| / n): the weight of Carterette, Allan &
+Sitaraman, "Minimal test collections for retrieval evaluation" (SIGIR 2006). For a measure such as
+precision or hit a hole in both tops weighs nothing; for recall or MRR it may (it moves R, or the
+first relevant rank of both). `Holes` keeps the bounds of a set of comparisons current as labels
+arrive and orders the holes by their summed weight over the comparisons that can still flip.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from recall_kit.errors import RecallKitError
+
+if TYPE_CHECKING:
+    from recall_kit.measure.score.metric_names import MetricSpec
+
+#: At most this many holes in one query's two tops: every labelling (2**n) is scored.
+MAX_HOLES = 12
+ALPHA = 0.05
+BETTER, WORSE, NO_DIFFERENCE = "better", "worse", "no difference"
+
+
+class BoundsError(RecallKitError, ValueError):
+    """Bounds cannot be computed as asked (a metric without a rank cutoff, too many holes)."""
+
+
+def verdict_of(delta: float, p_value: float, alpha: float = ALPHA) -> str:
+    """``better``/``worse`` when the (adjusted) p is below alpha, by the delta's sign, else ``no difference``."""
+    if p_value < alpha and delta > 0:
+        return BETTER
+    if p_value < alpha and delta < 0:
+        return WORSE
+    return NO_DIFFERENCE
+
+
+def metric_spec(name: str) -> MetricSpec:
+    """The registered metric `name` (``recall@5``), refused unless it reads a top k."""
+    from recall_kit.measure.score.metric_names import resolve_metrics
+
+    (spec,) = resolve_metrics([name])
+    if spec.rank_cutoff is None:
+        raise BoundsError(f"Bounds need a metric with a rank cutoff (its top k holds the holes): {name!r} has none; "
+                          f"use e.g. {spec.metric.name}@5.")
+    return spec
+
+
+def holes_of(judgments: Mapping[str, int], *rankings: Sequence[str]) -> tuple[str, ...]:
+    """The ids of `rankings` (already cut at k) with no judgment (absent, or a negative grade), in
+    order of first appearance."""
+    seen: dict[str, None] = {}
+    for ranking in rankings:
+        for doc in ranking:
+            if judgments.get(doc, -1) < 0:
+                seen.setdefault(doc, None)
+    return tuple(seen)
+
+
+def labelling_values(
+    specs: Sequence[MetricSpec],
+    rankings: Sequence[Sequence[str]],
+    judgments: Mapping[str, int],
+    holes: Sequence[str],
+    relevance_level: int = 1,
+) -> dict[str, np.ndarray]:
+    """Each metric of `specs` for each ranking under every labelling of `holes`.
+
+    Labelling ``i`` makes hole ``j`` relevant (grade `relevance_level`) when bit ``j`` of ``i`` is
+    set, else judged not relevant (grade 0). Returns metric name -> array (len(rankings), 2**len(holes)),
+    scored by the registered metric through the same join as `eval`.
+    """
+    from recall_kit.measure.score.evaluation import judge_rankings
+
+    if len(holes) > MAX_HOLES:
+        raise BoundsError(f"{len(holes)} unjudged ids in one query's two tops: bounds enumerate every labelling "
+                          f"and take at most {MAX_HOLES}; use a smaller k.")
+    count = 1 << len(holes)
+    base = {doc: grade for doc, grade in judgments.items() if grade >= 0 and doc not in holes}
+    qrels: dict[str, dict[str, int]] = {}
+    for code in range(count):
+        labelled = dict(base)
+        for j, doc in enumerate(holes):
+            labelled[doc] = relevance_level if code >> j & 1 else 0
+        for r in range(len(rankings)):
+            qrels[f"{r}:{code}"] = labelled
+    ids = [f"{r}:{code}" for r in range(len(rankings)) for code in range(count)]
+    lists = [list(rankings[r]) for r in range(len(rankings)) for _ in range(count)]
+    data = judge_rankings(ids, lists, qrels, complete=True, relevance_level=relevance_level)
+    return {spec.name: spec.compute(data).reshape(len(rankings), count) for spec in specs}
+
+
+@dataclass(frozen=True)
+class QueryHoles:
+    """One query of one comparison: its holes and both systems' value under every labelling of them."""
+
+    query_id: str
+    holes: tuple[str, ...]
+    #: (2**len(holes),) the baseline's and the candidate's metric value under each labelling.
+    baseline: np.ndarray
+    candidate: np.ndarray
+
+    @cached_property
+    def delta(self) -> np.ndarray:
+        return self.candidate - self.baseline
+
+    @cached_property
+    def low(self) -> int:
+        """The labelling with the lowest delta (the first such, so none-relevant wins a tie)."""
+        return int(np.argmin(self.delta))
+
+    @cached_property
+    def high(self) -> int:
+        return int(np.argmax(self.delta))
+
+    def weights(self) -> dict[str, float]:
+        """Hole -> how far its label alone moves this query's delta at either end."""
+        return self._weights
+
+    @cached_property
+    def _weights(self) -> dict[str, float]:
+        delta = self.delta
+        out = {}
+        for j, doc in enumerate(self.holes):
+            out[doc] = max(abs(float(delta[end] - delta[end ^ (1 << j)])) for end in (self.low, self.high))
+        return out
+
+
+@dataclass(frozen=True)
+class Contrast:
+    """One comparison to bound: `candidate` against `baseline` on `metric` over `query_ids` (a scope).
+
+    Contrasts that share a `family` are Holm-corrected together (None: no correction). A contrast
+    that is not `watched` counts only in its family's correction: it is never ordered for or settled."""
+
+    baseline: str
+    candidate: str
+    metric: str
+    scope: str
+    query_ids: tuple[str, ...]
+    family: str | None = None
+    watched: bool = True
+
+
+@dataclass(frozen=True)
+class PairedBounds:
+    """What the holes can do to one contrast's delta and verdict."""
+
+    baseline: str
+    candidate: str
+    metric: str
+    scope: str
+    n: int
+    #: The delta as scored (every hole not relevant), and its range over every labelling of the holes.
+    delta: float
+    low: float
+    high: float
+    #: The delta with every hole relevant.
+    all_relevant: float
+    #: The paired test's p (Holm-adjusted within the contrast's family) now and at each end.
+    p_value: float
+    p_low: float
+    p_high: float
+    #: Unjudged (query, id) pairs in either top k, and those whose label can move the delta.
+    holes: int
+    movers: int
+    #: Judged-only (condensed, trec_eval -J) mean of each system; None until asked for.
+    condensed_baseline: float | None = None
+    condensed_candidate: float | None = None
+    alpha: float = ALPHA
+
+    @property
+    def verdict(self) -> str:
+        return verdict_of(self.delta, self.p_value, self.alpha)
+
+    @property
+    def verdict_low(self) -> str:
+        return verdict_of(self.low, self.p_low, self.alpha)
+
+    @property
+    def verdict_high(self) -> str:
+        return verdict_of(self.high, self.p_high, self.alpha)
+
+    @property
+    def can_flip(self) -> bool:
+        """Whether some labelling of the holes gives another verdict at either end."""
+        return self.verdict_low != self.verdict or self.verdict_high != self.verdict
+
+    def to_dict(self) -> dict[str, object]:
+        return {"baseline": self.baseline, "candidate": self.candidate, "metric": self.metric, "scope": self.scope,
+                "n": self.n, "delta": self.delta, "low": self.low, "high": self.high,
+                "all_relevant": self.all_relevant, "p_value": self.p_value, "p_low": self.p_low,
+                "p_high": self.p_high, "verdict": self.verdict, "verdict_low": self.verdict_low,
+                "verdict_high": self.verdict_high, "can_flip": self.can_flip, "holes": self.holes,
+                "movers": self.movers, "condensed_baseline": self.condensed_baseline,
+                "condensed_candidate": self.condensed_candidate}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, object]) -> PairedBounds:
+        names = {name for name in cls.__dataclass_fields__}
+        return cls(**{key: value for key, value in data.items() if key in names})  # type: ignore[arg-type]
+
+
+@dataclass
+class _Ends:
+    """One contrast's per-query values at its ends, kept current as labels arrive."""
+
+    values: dict[str, np.ndarray] = field(default_factory=dict)
+    tests: dict[str, float] = field(default_factory=dict)
+    #: The queries whose tables changed since the values were taken (None: all of them).
+    stale: set[str] | None = None
+    #: query id -> its row in the contrast's arrays.
+    rows: dict[str, int] = field(default_factory=dict)
+
+
+class Holes:
+    """The bounds of a set of contrasts, kept current as labels arrive, and the order to judge in.
+
+    `rankings`: system -> query id -> ranking (best first); `qrels`: query id -> id -> grade (copied:
+    `label` adds to the copy). Each contrast's queries must be ranked by both its systems.
+    """
+
+    def __init__(
+        self,
+        rankings: Mapping[str, Mapping[str, Sequence[str]]],
+        qrels: Mapping[str, Mapping[str, int]],
+        contrasts: Sequence[Contrast],
+        *,
+        test: str = "randomisation",
+        n_resamples: int = 2000,
+        seed: int = 0,
+        alpha: float = ALPHA,
+        relevance_level: int = 1,
+    ) -> None:
+        self.rankings = rankings
+        self.qrels: dict[str, dict[str, int]] = {q: dict(j) for q, j in qrels.items()}
+        self.contrasts = list(contrasts)
+        self.test, self.n_resamples, self.seed, self.alpha = test, n_resamples, seed, alpha
+        self.relevance_level = relevance_level
+        self.specs = {c.metric: metric_spec(c.metric) for c in self.contrasts}
+        for contrast in self.contrasts:
+            for system in (contrast.baseline, contrast.candidate):
+                if system not in rankings:
+                    raise BoundsError(f"No rankings for system {system!r} (have {', '.join(rankings)}).")
+                missing = [q for q in contrast.query_ids if q not in rankings[system]]
+                if missing:
+                    raise BoundsError(f"System {system!r} has no ranking for query {missing[0]!r}.")
+        #: (baseline, candidate, query) -> metric -> QueryHoles
+        self._tables: dict[tuple[str, str, str], dict[str, QueryHoles]] = {}
+        self._ends = [_Ends() for _ in self.contrasts]
+        for baseline, candidate, query in sorted({(c.baseline, c.candidate, q) for c in self.contrasts
+                                                  for q in c.query_ids}):
+            self._build(baseline, candidate, query)
+        self._refresh()
+
+    # -- tables ------------------------------------------------------------------------------------
+
+    def _pair_metrics(self, baseline: str, candidate: str) -> list[str]:
+        return list(dict.fromkeys(c.metric for c in self.contrasts if (c.baseline, c.candidate) == (baseline, candidate)))
+
+    def _build(self, baseline: str, candidate: str, query: str) -> None:
+        """(Re)score every labelling of `query`'s holes for the pair, one call per cutoff."""
+        judgments = self.qrels.get(query, {})
+        by_cutoff: dict[int, list[MetricSpec]] = {}
+        for name in self._pair_metrics(baseline, candidate):
+            spec = self.specs[name]
+            by_cutoff.setdefault(int(spec.rank_cutoff or 0), []).append(spec)
+        tables = {}
+        for cutoff, specs in by_cutoff.items():
+            tops = [list(self.rankings[baseline][query])[:cutoff], list(self.rankings[candidate][query])[:cutoff]]
+            holes = holes_of(judgments, *tops)
+            values = labelling_values(specs, tops, judgments, holes, self.relevance_level)
+            for spec in specs:
+                tables[spec.name] = QueryHoles(query, holes, values[spec.name][0], values[spec.name][1])
+        self._tables[(baseline, candidate, query)] = tables
+
+    def table(self, contrast: Contrast, query: str) -> QueryHoles:
+        return self._tables[(contrast.baseline, contrast.candidate, query)][contrast.metric]
+
+    # -- labels ------------------------------------------------------------------------------------
+
+    def label(self, query: str, doc: str, grade: int) -> None:
+        """Take one label: the query's tables and the bounds of every contrast that holds it change."""
+        self.label_many([(query, doc, grade)])
+
+    def label_many(self, labels: Sequence[tuple[str, str, int]]) -> None:
+        """Take several labels, then recompute once."""
+        queries = set()
+        for query, doc, grade in labels:
+            self.qrels.setdefault(query, {})[str(doc)] = int(grade)
+            queries.add(query)
+        for baseline, candidate, other in list(self._tables):
+            if other in queries:
+                self._build(baseline, candidate, other)
+        for contrast, ends in zip(self.contrasts, self._ends, strict=True):
+            touched = queries.intersection(ends.rows) if ends.rows else queries.intersection(contrast.query_ids)
+            if touched and ends.stale is not None:
+                ends.stale |= touched
+        self._refresh()
+
+    # -- bounds ------------------------------------------------------------------------------------
+
+    #: The arrays each contrast keeps, and how each query's entry is read off its table.
+    _COLUMNS = {
+        "base": lambda t: t.baseline[0], "cand": lambda t: t.candidate[0],
+        "base_low": lambda t: t.baseline[t.low], "cand_low": lambda t: t.candidate[t.low],
+        "base_high": lambda t: t.baseline[t.high], "cand_high": lambda t: t.candidate[t.high],
+        "all": lambda t: t.delta[-1],
+    }
+
+    def _refresh(self) -> None:
+        """Bring each contrast's arrays up to date (only the rows of the queries that changed) and
+        rerun the tests of each end whose values moved."""
+        from recall_kit.decide.stats import paired_test_p
+
+        for contrast, ends in zip(self.contrasts, self._ends, strict=True):
+            if ends.stale is not None and not ends.stale:
+                continue
+            if ends.stale is None:
+                tables = [self.table(contrast, q) for q in contrast.query_ids]
+                new = {name: np.array([read(t) for t in tables]) for name, read in self._COLUMNS.items()}
+                ends.rows = {q: i for i, q in enumerate(contrast.query_ids)}
+            else:
+                new = {name: values.copy() for name, values in ends.values.items()}
+                for query in ends.stale:
+                    table = self.table(contrast, query)
+                    for name, read in self._COLUMNS.items():
+                        new[name][ends.rows[query]] = read(table)
+            for end in ("", "_low", "_high"):
+                key = end or "_now"
+                changed = any(not np.array_equal(new[name + end], ends.values.get(name + end, np.empty(0)))
+                              for name in ("base", "cand"))
+                if changed or key not in ends.tests:
+                    ends.tests[key] = paired_test_p(self.test, new["base" + end], new["cand" + end],
+                                                    self.n_resamples, self.seed)
+            ends.values, ends.stale = new, set()
+
+    def _adjusted(self, index: int, end: str) -> float:
+        """Contrast `index`'s p at `end`, Holm-adjusted with the rest of its family as they are now."""
+        from recall_kit.decide.stats import holm
+
+        family = self.contrasts[index].family
+        if family is None:
+            return self._ends[index].tests[end]
+        members = [i for i, c in enumerate(self.contrasts) if c.family == family]
+        raw = [self._ends[i].tests[end if i == index else "_now"] for i in members]
+        return holm(raw)[members.index(index)]
+
+    def bound(self, index: int) -> PairedBounds:
+        """The bounds of contrast `index` (no condensed scores: see `bounds`)."""
+        contrast, ends = self.contrasts[index], self._ends[index]
+        v = ends.values
+        weights = self._weights(index)
+        return PairedBounds(
+            baseline=contrast.baseline, candidate=contrast.candidate, metric=contrast.metric, scope=contrast.scope,
+            n=len(contrast.query_ids), delta=float((v["cand"] - v["base"]).mean()),
+            low=float((v["cand_low"] - v["base_low"]).mean()), high=float((v["cand_high"] - v["base_high"]).mean()),
+            all_relevant=float(v["all"].mean()), p_value=self._adjusted(index, "_now"),
+            p_low=self._adjusted(index, "_low"), p_high=self._adjusted(index, "_high"),
+            holes=sum(len(self.table(contrast, q).holes) for q in contrast.query_ids),
+            movers=sum(1 for w in weights.values() if w > 0), alpha=self.alpha,
+        )
+
+    def bounds(self, condensed: bool = True) -> list[PairedBounds]:
+        """Every contrast's bounds, with each system's judged-only mean when `condensed`."""
+        out = []
+        for index, contrast in enumerate(self.contrasts):
+            bound = self.bound(index)
+            if condensed:
+                from dataclasses import replace
+
+                bound = replace(bound, condensed_baseline=self._condensed(contrast.baseline, contrast),
+                                condensed_candidate=self._condensed(contrast.candidate, contrast))
+            out.append(bound)
+        return out
+
+    def _condensed(self, system: str, contrast: Contrast) -> float:
+        """`system`'s judged-only mean on the contrast's metric and queries (trec_eval -J)."""
+        from recall_kit.measure.score.evaluation import judge_rankings
+
+        queries = list(contrast.query_ids)
+        data = judge_rankings(queries, [list(self.rankings[system][q]) for q in queries], self.qrels,
+                              complete=True, relevance_level=self.relevance_level, judged_only=True)
+        return float(self.specs[contrast.metric].compute(data).mean())
+
+    def can_flip(self, index: int) -> bool:
+        """Whether contrast `index`'s verdict differs at either end from now (no weights computed)."""
+        v = self._ends[index].values
+        now = verdict_of(float((v["cand"] - v["base"]).mean()), self._adjusted(index, "_now"), self.alpha)
+        return any(verdict_of(float((v["cand" + end] - v["base" + end]).mean()), self._adjusted(index, end), self.alpha)
+                   != now for end in ("_low", "_high"))
+
+    @property
+    def settled(self) -> bool:
+        """True when no contrast's verdict can flip, whatever the holes hold."""
+        return not any(self.can_flip(i) for i, c in enumerate(self.contrasts) if c.watched)
+
+    # -- the order ---------------------------------------------------------------------------------
+
+    def _weights(self, index: int) -> dict[tuple[str, str], float]:
+        contrast = self.contrasts[index]
+        n = len(contrast.query_ids)
+        out = {}
+        for query in contrast.query_ids:
+            for doc, weight in self.table(contrast, query).weights().items():
+                out[(query, doc)] = weight / n
+        return out
+
+    def order(self) -> list[tuple[str, str, float]]:
+        """(query, id, weight) of every hole that can move a contrast that can flip, heaviest first.
+
+        A hole's weight is the sum of its weights over those contrasts; ties go by query, then id."""
+        total: dict[tuple[str, str], float] = {}
+        for index, contrast in enumerate(self.contrasts):
+            if not contrast.watched or not self.can_flip(index):
+                continue
+            for pair, weight in self._weights(index).items():
+                if weight > 0:
+                    total[pair] = total.get(pair, 0.0) + weight
+        return [(q, d, w) for (q, d), w in sorted(total.items(), key=lambda item: (-item[1], item[0]))]
+
+    def to_settle(self) -> int:
+        """At most this many judgments settle every verdict (each hole that can move one that can flip)."""
+        return len(self.order())
+
+
+def boundable(metrics: Sequence[str]) -> list[str]:
+    """The metrics bounds can be computed for: a rank cutoff, and not a diagnostic (judged@k)."""
+    from recall_kit.decide.compare import is_diagnostic
+
+    out = []
+    for name in metrics:
+        if is_diagnostic(name):
+            continue
+        try:
+            metric_spec(name)
+        except BoundsError:
+            continue
+        out.append(name)
+    return out
+
+
+def bounds_of_comparison(comparison: object, qrels: Mapping[str, Mapping[str, int]]) -> list[PairedBounds]:
+    """The bounds of every row of a `compare_results` comparison that has a rank cutoff, with its
+    settings (test, resamples, seed, Holm family)."""
+    from recall_kit.decide.compare import Comparison
+
+    if not isinstance(comparison, Comparison):
+        raise TypeError("bounds_of_comparison takes a Comparison")
+    metrics = boundable(comparison.metrics)
+    if not metrics:
+        raise BoundsError(f"None of the compared metrics ({', '.join(comparison.metrics)}) reads a top k: bounds need "
+                          "one such as recall@5.")
+    base = comparison.results[0]
+    rankings = {label: result.rankings() for label, result in zip(comparison.labels, comparison.results, strict=True)}
+    stratum_of = base.stratum_of()
+    scopes: dict[str, tuple[str, ...]] = {"overall": tuple(base.query_ids)}
+    for query in base.query_ids:
+        scopes.setdefault(stratum_of[query], ())
+    scopes = {scope: tuple(q for q in base.query_ids if scope == "overall" or stratum_of[q] == scope) for scope in scopes}
+    # each row's own Holm family, as the comparison tested it (primary, with or without its strata)
+    contrasts = [Contrast(comparison.baseline, row.system, row.metric, row.scope, scopes[row.scope], family=row.family)
+                 for row in comparison.rows if row.metric in metrics and row.scope in scopes]
+    holes = Holes(rankings, qrels, contrasts, test=comparison.test, n_resamples=comparison.n_resamples,
+                  seed=comparison.seed)
+    return holes.bounds()
+
+
+def decision_contrasts(
+    baseline: str,
+    candidates: Sequence[str],
+    metrics: Sequence[str],
+    query_ids: Sequence[str],
+    stratum_of: Mapping[str, str],
+    watched: str | None = None,
+    family: str = "decision",
+) -> list[Contrast]:
+    """The study's decision rows: every candidate against `baseline` on each metric, over all
+    `query_ids` and per stratum (when there are several), one Holm `family`; with `watched`, only
+    that candidate's rows are watched (the others count in the correction alone)."""
+    scopes: dict[str, tuple[str, ...]] = {"overall": tuple(query_ids)}
+    by: dict[str, list[str]] = {}
+    for query in query_ids:
+        by.setdefault(stratum_of[query], []).append(query)
+    if len(by) > 1:
+        scopes.update({name: tuple(ids) for name, ids in by.items()})
+    return [Contrast(baseline, candidate, metric, scope, ids, family=family,
+                     watched=watched is None or candidate == watched)
+            for candidate in candidates for metric in metrics for scope, ids in scopes.items()]

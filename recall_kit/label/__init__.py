@@ -1,0 +1,21 @@
+"""`recall-kit label`: a local page where a person grades the pairs that decide a study's verdicts.
+
+session.py holds what is labelled and in which order; store.py the assessor's file; server.py the
+page's small closed server; static/ the page itself (the assessor's file: recall_kit/curate/assessor.py).
+"""
+
+from __future__ import annotations
+
+from recall_kit.lazy import lazy_attributes
+
+_LAZY = {
+    "LabelSession": "recall_kit.label.session",
+    "open_session": "recall_kit.label.session",
+    "AssessorFile": "recall_kit.curate.assessor",
+    "LabelServer": "recall_kit.label.server",
+    "serve": "recall_kit.label.server",
+}
+
+__getattr__ = lazy_attributes(__name__, _LAZY)
+
+__all__ = ["AssessorFile", "LabelServer", "LabelSession", "open_session", "serve"]

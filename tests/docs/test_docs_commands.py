@@ -1,0 +1,173 @@
+"""Every fenced shell block of README.md and docs/ runs as written, so a doc cannot drift from the code.
+
+A block fenced ```sh, ```bash or ```shell runs whole; in a ```console block only the `$ ` lines
+run (with their `\\` continuations), the other lines being output. The blocks of one page run in
+order, as a reader following the page would run them: in one scratch folder that looks like a clone
+(examples/, plugins/ and .venv/ link to this repository), with `export`s and `cd`s carried from one
+block to the next, and with the installed `recall-kit` first on PATH.
+
+A comment on the line before a fence says how to run it:
+
+- `<!-- doc-test: skip REASON -->`: not run (it installs packages, needs a service or data this
+  repository cannot ship, or is interactive); REASON says which.
+- `<!-- doc-test: slow -->`: run, but only when RECALL_KIT_DOC_TESTS is not `fast` (it loads a
+  model or installs into the environment).
+- `<!-- doc-test: exit=N -->`: the block is expected to end with exit status N (a gate that fails).
+- `<!-- doc-test: cwd=tmp -->`: run in a fresh empty folder (commands that create packages).
+- `<!-- doc-test: file=NAME -->` (before any block, e.g. ```python): the block is a file the
+  reader is told to write; it is written as NAME in the current folder.
+- `<!-- doc-test: cleanup=DIST -->`: `pip uninstall DIST` after the block, whatever happened (a
+  block that installs a package it made).
+
+A synopsis (`recall-kit eval --dataset PATH ...`) is fenced ```text, not as a shell block.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SHELLS = {"sh", "bash", "shell", "console"}
+_MARKER = re.compile(r"<!--\s*doc-test:\s*(.*?)\s*-->")
+
+
+@dataclass
+class Block:
+    page: str
+    line: int
+    language: str
+    text: str
+    options: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def script(self) -> str:
+        if self.language != "console":
+            return self.text
+        commands: list[str] = []
+        continuing = False
+        for line in self.text.splitlines():
+            if line.startswith("$ ") or continuing:
+                commands.append(line[2:] if line.startswith("$ ") and not continuing else line)
+                continuing = line.rstrip().endswith("\\")
+        return "\n".join(commands)
+
+
+def _marker_before(lines: list[str], index: int) -> str | None:
+    before = index - 1
+    while before >= 0 and not lines[before].strip():
+        before -= 1
+    marker = _MARKER.search(lines[before]) if before >= 0 else None
+    return marker.group(1) if marker else None
+
+
+def shell_blocks(page: Path) -> list[Block]:
+    """The shell blocks of a page, with the options of the marker comment just before each."""
+    lines = page.read_text(encoding="utf-8").splitlines()
+    blocks: list[Block] = []
+    index = 0
+    while index < len(lines):
+        opening = re.match(r"^```(\w*)\s*$", lines[index])
+        if not opening:
+            index += 1
+            continue
+        end = index + 1
+        while end < len(lines) and not lines[end].startswith("```"):
+            end += 1
+        language = opening.group(1)
+        file_marker = _marker_before(lines, index)
+        if file_marker and "file=" in file_marker:
+            name = file_marker.split("file=")[1].split()[0]
+            blocks.append(Block(str(page.relative_to(REPO)), index + 1, language,
+                                "\n".join(lines[index + 1:end]), {"file": name}))
+        elif language in SHELLS:
+            options: dict[str, str] = {}
+            before = index - 1
+            while before >= 0 and not lines[before].strip():
+                before -= 1
+            marker = _MARKER.search(lines[before]) if before >= 0 else None
+            if marker:
+                for word in marker.group(1).split():
+                    key, _, value = word.partition("=")
+                    options.setdefault(key, value)
+                if "skip" in options:
+                    options["skip"] = marker.group(1).partition("skip")[2].strip()
+            blocks.append(Block(str(page.relative_to(REPO)), index + 1, language,
+                                "\n".join(lines[index + 1:end]), options))
+        index = end + 1
+    return blocks
+
+
+PAGES = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
+RUNNABLE = [page for page in PAGES
+            if any("skip" not in b.options and "file" not in b.options and b.script.strip() for b in shell_blocks(page))]
+
+
+def test_every_page_is_covered_and_every_skip_says_why():
+    for page in PAGES:
+        for block in shell_blocks(page):
+            if "skip" in block.options:
+                assert block.options["skip"], f"{block.page}:{block.line}: doc-test skip needs a reason"
+    names = {page.relative_to(REPO).as_posix() for page in RUNNABLE}
+    assert {"README.md", "docs/user-guide.md", "docs/plugin-guide.md", "docs/deciding.md",
+            "docs/evaluation-set.md"} <= names
+
+
+def _scratch(tmp_path: Path) -> Path:
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    for name in ("examples", "plugins", "benchmarks", ".venv"):
+        if (REPO / name).exists():
+            (clone / name).symlink_to(REPO / name)
+    return clone
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", RUNNABLE, ids=lambda page: page.relative_to(REPO).as_posix())
+def test_shell_blocks_run_as_written(page: Path, tmp_path: Path) -> None:
+    fast = os.environ.get("RECALL_KIT_DOC_TESTS") == "fast"
+    clone = _scratch(tmp_path)
+    state = tmp_path / "state"
+    state.mkdir()
+    bin_folder = Path(sys.executable).parent
+    env = {key: value for key, value in os.environ.items()
+           if key not in ("RECALL_KIT_LOAD_PLUGINS", "PYTHONPATH")}
+    env["PATH"] = f"{bin_folder}{os.pathsep}{env.get('PATH', '')}"
+    env["RECALL_KIT_CACHE"] = str(tmp_path / "cache")
+    (state / "env").write_text("")
+    (state / "cwd").write_text(str(clone))
+    ran = 0
+    for number, block in enumerate(shell_blocks(page), start=1):
+        if "file" in block.options:  # a file the reader is told to write, written where they are
+            current = Path((state / "cwd").read_text().strip())
+            (current / block.options["file"]).write_text(block.text + "\n", encoding="utf-8")
+            continue
+        if "skip" in block.options or not block.script.strip() or (fast and "slow" in block.options):
+            continue
+        cwd = tmp_path / f"block{number}" if block.options.get("cwd") == "tmp" else None
+        if cwd is not None:
+            cwd.mkdir()
+        # The page's exports and cd carry over: load them, run the block, save them again.
+        start = str(cwd) if cwd is not None else f"$(cat {state / 'cwd'})"
+        script = f'cd "{start}"\nsource {state / "env"}\nset -e\n{block.script}\nset +e\nexport -p > {state / "env"}\n'
+        if cwd is None:
+            script += f"pwd > {state / 'cwd'}\n"
+        try:
+            done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env, timeout=900)
+        finally:
+            if block.options.get("cleanup"):  # what the block installed into the environment
+                subprocess.run([sys.executable, "-m", "pip", "uninstall", "-q", "-y", block.options["cleanup"]],
+                               capture_output=True, env=env, timeout=300)
+        expected = int(block.options.get("exit", "0") or 0)
+        assert done.returncode == expected, (
+            f"{block.page}:{block.line}: exit {done.returncode}, expected {expected}\n"
+            f"--- block\n{block.script}\n--- stdout (tail)\n{done.stdout[-3000:]}\n--- stderr (tail)\n{done.stderr[-3000:]}"
+        )
+        ran += 1
+    assert ran or fast

@@ -1,0 +1,165 @@
+"""`recall-kit study run examples/study.toml`: the shipped study, its verdict and exactly the threats a
+hand check of the example store finds."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from study_support import plugins
+
+from recall_kit.study import run_study
+from recall_kit.study.config import load_study
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+#: What a hand check of the example store finds (examples/memories/README.md and the study's files):
+#: - holes / unpooled-labels: its qrels name the relevant memories (and 10 graded distractors) and
+#:   were never pooled, so most of any system's top 5 is unjudged;
+#: - judge-agreement: one judge (the hand-written qrels), never measured against another;
+#: - small-strata: 40 queries a stratum, under 50;
+#: - one-relevant: exact 1.27 and paraphrase 1.12 relevant ids a query on average (README);
+#: - unreachable-leg: hybrid-graph's graph leg at weight 0.25 in a min-max convex fusion;
+#: - production-prior: every memory carries an importance, and no candidate ranks with it.
+#: Not threats here: no circular stratum (exact is a corpus rule, lint-clean), decisions at the hook's
+#: k 5, the sweep has a holdout, no nDCG headline, production's fts5 and MiniLM are evaluated.
+EXPECTED = ["holes", "unpooled-labels", "judge-agreement", "small-strata", "one-relevant", "unreachable-leg",
+            "production-prior"]
+
+
+@pytest.fixture(scope="module")
+def example_study(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object]:
+    folder = tmp_path_factory.mktemp("example-study")
+    text = (EXAMPLES / "study.toml").read_text(encoding="utf-8")
+    text = text.replace('folder = "study-out"', f'folder = "{(folder / "out").as_posix()}"')
+    text = text.replace('dataset = "memories"', f'dataset = "{(EXAMPLES / "memories").as_posix()}"')
+    text = re.sub(r'config = "systems/', f'config = "{(EXAMPLES / "systems").as_posix()}/', text)
+    path = folder / "study.toml"
+    path.write_text(text, encoding="utf-8")
+    with plugins("recall-kit-fts5", "recall-kit-bm25", "recall-kit-fusion", "recall-kit-dense", "recall-kit-graph"):
+        result, _ = run_study(path)
+    return path, result
+
+
+@pytest.mark.slow
+def test_the_example_study_lists_exactly_the_threats_a_hand_check_finds(example_study: tuple[Path, object]) -> None:
+    _, study = example_study
+    assert [threat.key for threat in study.threats] == EXPECTED  # type: ignore[attr-defined]
+
+
+@pytest.mark.slow
+def test_the_example_study_decides_at_the_hooks_k_with_every_candidate(example_study: tuple[Path, object]) -> None:
+    path, study = example_study
+    config = load_study(path)
+    assert config.decision_metrics == ["recall@5", "mrr@5"]
+    assert [s.name for s in study.systems] == ["fts5", "lexical", "dense", "hybrid", "hybrid-graph"]  # type: ignore[attr-defined]
+    scopes = {row.scope for row in study.head_to_head}  # type: ignore[attr-defined]
+    assert scopes == {"overall", "exact", "paraphrase", "multihop"}
+    assert [v.scope for v in study.verdicts] == ["overall", "exact", "paraphrase", "multihop"]  # type: ignore[attr-defined]
+    assert {v.verdict for v in study.verdicts} <= {"adopt", "do not adopt", "inconclusive"}  # type: ignore[attr-defined]
+    assert study.ablation.system == "bm25+dense"
+    assert study.sweep.holdout == 0.5 and study.sweep.test_queries > 0
+    markdown = (config.folder / "study.md").read_text()
+    assert markdown.startswith("# recall-kit study: example memories\n\n## Bottom line")
+
+
+@pytest.mark.slow
+def test_the_example_stores_sensitive_rows_reach_no_artefact(example_study: tuple[Path, object]) -> None:
+    import json
+
+    path, _ = example_study
+    sensitive = [row["content"] for row in map(json.loads, (EXAMPLES / "memories" / "corpus.jsonl").read_text().splitlines())
+                 if row.get("is_sensitive")]
+    assert len(sensitive) == 3
+    files = [file for file in load_study(path).folder.rglob("*") if file.is_file()]
+    assert files and not [file for file in files for text in sensitive if text.encode() in file.read_bytes()]
+
+
+def test_every_verdict_of_the_example_says_whether_the_holes_can_flip_it(example_study: tuple[Path, object]) -> None:
+    path, result = example_study
+    markdown = (load_study(path).folder / "study.md").read_text(encoding="utf-8")
+    table = markdown.split("## What the unjudged pairs can do to each verdict", 1)[1].split("\n## ", 1)[0]
+    for verdict in result.verdicts:
+        rows = [line for line in table.splitlines() if line.startswith(f"| {verdict.scope} ")]
+        assert len(rows) == len(result.decision_metrics)
+        assert all(" can flip " in row or " cannot flip " in row for row in rows)
+    holes = next(t for t in result.threats if t.key == "holes")
+    assert [line.split(" (", 1)[0] for line in holes.evidence if "flip" in line] == [v.scope for v in result.verdicts]
+
+
+def _run_line(line: str, extra: list[str]) -> None:
+    """One Reproduce line, run as printed (plus `extra`: where to write its JSON), in this process."""
+    import shlex
+
+    from typer.testing import CliRunner
+
+    from recall_kit.cli import get_app
+
+    words = shlex.split(line)
+    assert words[0] == "recall-kit"
+    outcome = CliRunner().invoke(get_app(), words[1:] + extra)
+    assert outcome.exit_code == 0, f"{line}\n{outcome.output}"
+
+
+def _same(saved: object, shown: object) -> None:
+    """A row of a reproduced comparison against the document's: the same delta, interval and Holm p."""
+    for name in ("system", "metric", "scope", "n", "delta", "ci_low", "ci_high", "p_holm", "significant"):
+        assert getattr(saved, name) == pytest.approx(getattr(shown, name)), name
+
+
+@pytest.mark.slow
+def test_every_reproduce_line_gives_the_documents_numbers(example_study: tuple[Path, object],
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each line of the document's Reproduce section, run from the study folder as printed, gives the
+    numbers the document shows (the run, the evaluations, the head-to-head, the simpler systems, the
+    ablation, the sweep); the others (lint, pool) run cleanly."""
+    import json
+
+    from recall_kit import load_result
+    from recall_kit.measure.result import SavedAblation, SavedComparison, SavedSweep
+
+    path, study = example_study
+    folder = load_study(path).folder
+    monkeypatch.chdir(folder)
+    commands = study.commands  # type: ignore[attr-defined]
+    markdown = (folder / "study.md").read_text()
+    assert all(f"`{line}`" in markdown for line in commands.values())
+    assert {"lint", "pool", "compare", "simpler", "ablation", "sweep"} <= set(commands)
+    recommendation = study.recommendation  # type: ignore[attr-defined]
+    with plugins("recall-kit-fts5", "recall-kit-bm25", "recall-kit-fusion", "recall-kit-dense", "recall-kit-graph"):
+        for step, line in commands.items():
+            kind, _, name = step.partition("/")
+            out = Path(f"check-{kind}-{name or 'all'}")
+            if kind in ("run", "eval"):
+                _run_line(line, ["--json", f"{out}.json", "--latency-sample", "0"])
+                means = load_result(f"{out}.json").means()
+                shown = study.system(name).means["overall"]  # type: ignore[attr-defined]
+                assert {m: means[m] for m in shown} == pytest.approx(shown)
+            elif kind in ("compare", "simpler"):
+                _run_line(line, ["--json", f"{out}.json"])
+                saved = SavedComparison.load(f"{out}.json")
+                rows = (study.head_to_head if kind == "compare"  # type: ignore[attr-defined]
+                        else [r for c in recommendation.comparisons if c.simpler != study.baseline for r in c.rows])  # type: ignore[attr-defined]
+                assert rows
+                for row in rows:
+                    _same(next(r for r in saved.rows if (r.system, r.metric, r.scope) == (row.system, row.metric,
+                                                                                          row.scope)), row)
+            elif kind == "ablation":
+                _run_line(line, [])
+                saved_ablation = SavedAblation.load(Path("ablation-check") / "ablation.json")
+                for row in study.ablation.rows:  # type: ignore[attr-defined]
+                    _same(next(r for r in saved_ablation.comparison.decision_rows("overall")
+                               if (r.system, r.metric) == (row.system, row.metric)), row)
+            elif kind == "sweep":
+                _run_line(line, ["--out", str(out)])
+                saved_sweep = SavedSweep.load(out / "sweep.json")
+                assert saved_sweep.comparison is not None
+                for row in study.sweep.held_out:  # type: ignore[attr-defined]
+                    _same(next(r for r in saved_sweep.comparison.rows
+                               if (r.system, r.metric, r.scope) == (row.system, row.metric, row.scope)), row)
+            elif kind == "pool":
+                _run_line(line, [])
+                assert json.loads(Path("pool.jsonl").read_text().splitlines()[0])["query_id"]
+            else:
+                _run_line(line, [])

@@ -1,0 +1,307 @@
+"""`recall-kit study init`: a study file from an SQLite table, a dataset folder or a JSONL corpus;
+and no sensitive row's text in any artefact of a study of an SQLite store."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any
+from pathlib import Path
+
+import pytest
+from study_support import LEXICAL_PAIR, plugins
+
+from recall_kit.errors import DatasetError
+from recall_kit.study import run_study
+from recall_kit.study.config import load_study
+from recall_kit.testing import invoke_cli
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "memories"
+CANARY = "zephyrine canary ledger 7f3a"
+
+
+def write_store(path: Path) -> Path:
+    """The example corpus as a table (id, body, kind, labels, weight, private), one private row holding CANARY."""
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE memories (id INTEGER PRIMARY KEY, body TEXT, kind TEXT, labels TEXT, weight REAL, "
+               "private INTEGER)")
+    for line in (EXAMPLE / "corpus.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        db.execute("INSERT INTO memories VALUES (?, ?, ?, ?, ?, ?)",
+                   (row["id"], row["content"], row.get("category"), row.get("tags"), row.get("importance"),
+                    int(bool(row.get("is_sensitive")))))
+    db.execute("INSERT INTO memories VALUES (9999, ?, 'note', 'secret', 0.9, 1)",
+               (f"The {CANARY} opens the drawer under the stairs.",))
+    db.commit()
+    db.close()
+    return path
+
+
+COLUMNS = ["--table", "memories", "--id-col", "id", "--text-col", "body", "--sensitive-col", "private",
+           "--category-col", "kind", "--tags-col", "labels", "--importance-col", "weight"]
+
+
+def test_init_from_sqlite_writes_a_study_that_loads(tmp_path: Path) -> None:
+    store = write_store(tmp_path / "memories.db")
+    with plugins("recall-kit-fts5"):  # init writes only what run accepts: the baseline's retriever is looked up
+        result = invoke_cli(["study", "init", str(tmp_path / "study.toml"), "--sqlite", str(store), *COLUMNS,
+                             "--hook-k", "3"])
+    assert result.exit_code == 0, result.output
+    text = (tmp_path / "study.toml").read_text()
+    assert "# 337 memories (4 sensitive rows left out)." in text and CANARY not in text
+    config = load_study(tmp_path / "study.toml")
+    assert config.store.kind == "sqlite" and config.store.columns["text_col"] == "body"
+    assert config.decision_metrics == ["recall@3", "mrr@3"] and config.hook_k == 3
+    assert config.queries == "generated" and config.exact == 50
+    assert [s.name for s in config.systems][0] == config.baseline == "fts5"
+
+
+def test_init_from_a_dataset_folder_and_a_jsonl_corpus(tmp_path: Path) -> None:
+    with plugins("recall-kit-fts5"):
+        result = invoke_cli(["study", "init", str(tmp_path / "a.toml"), "--dataset", str(EXAMPLE)])
+        assert result.exit_code == 0, result.output
+        config = load_study(tmp_path / "a.toml")
+        assert (config.store.kind, config.queries, config.decision_metrics) == ("dataset", "dataset",
+                                                                                ["recall@5", "mrr@5"])
+        result = invoke_cli(["study", "init", str(tmp_path / "b.toml"), "--jsonl", str(EXAMPLE / "corpus.jsonl")])
+        assert result.exit_code == 0, result.output
+    assert load_study(tmp_path / "b.toml").store.kind == "jsonl"
+    again = invoke_cli(["study", "init", str(tmp_path / "b.toml"), "--jsonl", str(EXAMPLE / "corpus.jsonl")])
+    assert again.exit_code == 2 and "exists" in again.output
+
+
+def test_init_names_a_missing_column_in_one_line(tmp_path: Path) -> None:
+    store = write_store(tmp_path / "memories.db")
+    result = invoke_cli(["study", "init", str(tmp_path / "s.toml"), "--sqlite", str(store), "--text-col", "text"])
+    assert result.exit_code == 2
+    assert "no column 'text'" in result.output and result.output.strip().count("\n") == 0
+    assert not (tmp_path / "s.toml").exists()
+
+
+STUDY = """
+[study]
+name = "private store"
+folder = "out"
+hook_k = 5
+resamples = 200
+
+[store]
+sqlite = "memories.db"
+table = "memories"
+id_col = "id"
+text_col = "body"
+sensitive_col = "private"
+importance_col = "weight"
+
+[evaluation_set]
+queries = "generated"
+exact = 30
+""" + LEXICAL_PAIR
+
+
+def test_no_sensitive_text_reaches_any_artefact(tmp_path: Path) -> None:
+    write_store(tmp_path / "memories.db")
+    (tmp_path / "study.toml").write_text(STUDY)
+    with plugins("recall-kit-fts5", "recall-kit-bm25"):
+        study, _ = run_study(tmp_path / "study.toml")
+    from recall_kit.study.result import CorpusSummary
+
+    assert study.corpus == CorpusSummary("sqlite", 337, 4, 1.0)
+    assert study.strata[0].built.startswith("generated from the corpus alone")
+    files = [path for path in (tmp_path / "out").rglob("*") if path.is_file()]
+    corpus = (tmp_path / "out" / "steps" / "corpus" / "corpus.jsonl").read_text()
+    assert "Brightmoor" in corpus  # the check can see text: the store's other rows are there
+    assert [path for path in files if CANARY.encode() in path.read_bytes()] == []
+    assert [path for path in files if b"zephyrine" in path.read_bytes()] == []
+
+
+def test_generated_exact_queries_stay_apart_from_the_stores_own_exact_stratum(tmp_path: Path) -> None:
+    from recall_kit.study.steps import make_corpus, make_evaluation_set
+
+    path = tmp_path / "study.toml"
+    path.write_text(f'[store]\ndataset = "{EXAMPLE.as_posix()}"\n[evaluation_set]\nexact = 12\n'
+                    '[[systems]]\nname = "a"\nretriever = "fts5"\n[[systems]]\nname = "b"\nretriever = "bm25"\n')
+    config = load_study(path)
+    (tmp_path / "corpus").mkdir()
+    (tmp_path / "set").mkdir()
+    make_corpus(config, tmp_path / "corpus")
+    make_evaluation_set(config, tmp_path / "corpus", tmp_path / "set")
+    strata = json.loads((tmp_path / "set" / "strata.json").read_text())
+    assert set(strata) == {"exact", "paraphrase", "multihop", "exact-generated"}
+    assert strata["exact-generated"]["generated"] and not strata["exact"]["generated"]
+    rows = [json.loads(line) for line in (tmp_path / "set" / "queries.jsonl").read_text().splitlines()]
+    assert sum(1 for row in rows if row["stratum"] == "exact-generated") == 12
+    assert sum(1 for row in rows if row["stratum"] == "exact") == 40
+
+
+def test_a_jsonl_stores_sensitive_rows_are_dropped_before_the_corpus_is_written(tmp_path: Path) -> None:
+    from recall_kit.study.steps import make_corpus
+
+    rows = [json.loads(line) for line in (EXAMPLE / "corpus.jsonl").read_text().splitlines()]
+    rows.append({"id": 9999, "content": f"The {CANARY} is here.", "is_sensitive": "yes"})
+    (tmp_path / "corpus.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    (tmp_path / "study.toml").write_text('[store]\njsonl = "corpus.jsonl"\n[evaluation_set]\nqueries = "generated"\n'
+                                         'exact = 5\n' + LEXICAL_PAIR)
+    (tmp_path / "corpus").mkdir()
+    make_corpus(load_study(tmp_path / "study.toml"), tmp_path / "corpus")
+    written = (tmp_path / "corpus" / "corpus.jsonl").read_text()
+    assert CANARY not in written and "Brightmoor" in written
+    assert json.loads((tmp_path / "corpus" / "corpus.json").read_text())["sensitive_dropped"] == 4
+
+
+# -- issue 47's privacy first, issue 46's unreadable flags --------------------------------------------
+
+
+def init_cli(args: list[str]) -> Any:
+    """`study init` as the CLI runs it, with the baseline's retriever (fts5) registered: init writes
+    only what run accepts, so the baseline is looked up."""
+    with plugins("recall-kit-fts5"):
+        return invoke_cli(args)
+
+
+def write_flagged_store(path: Path, column: str = "is_sensitive", canary_flag: object = 1) -> Path:
+    """The example corpus as a table (id, content, COLUMN, conversation) whose sensitivity flag is
+    `column`, plus one row holding CANARY flagged `canary_flag`."""
+    db = sqlite3.connect(path)
+    db.execute(f"CREATE TABLE memories (id INTEGER PRIMARY KEY, content TEXT, {column} NUMERIC, conversation TEXT)")
+    for line in (EXAMPLE / "corpus.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        db.execute("INSERT INTO memories VALUES (?, ?, ?, 'c1')",
+                   (row["id"], row["content"], int(bool(row.get("is_sensitive")))))
+    db.execute("INSERT INTO memories VALUES (9999, ?, ?, 'c1')",
+               (f"The {CANARY} opens the drawer under the stairs.", canary_flag))
+    db.commit()
+    db.close()
+    return path
+
+
+def every_file_holding(root: Path, needle: str, skip: Path) -> list[Path]:
+    return [path for path in root.rglob("*") if path.is_file() and path != skip
+            and needle.encode() in path.read_bytes()]
+
+
+def test_init_maps_an_is_sensitive_column_it_finds_and_no_sensitive_text_reaches_any_artefact(tmp_path: Path) -> None:
+    store = write_flagged_store(tmp_path / "store.db")
+    result = init_cli(["study", "init", str(tmp_path / "study.toml"), "--sqlite", str(store),
+                         "--table", "memories", "--id-col", "id"])
+    assert result.exit_code == 0, result.output
+    text = (tmp_path / "study.toml").read_text()
+    assert 'sensitive_col = "is_sensitive"' in text and "Sensitive column: is_sensitive (detected)" in text
+    assert "(4 sensitive rows left out)" in text
+    config = load_study(tmp_path / "study.toml")
+    assert config.store.columns["sensitive_col"] == "is_sensitive"
+    (tmp_path / "study.toml").write_text(text.replace("exact = 50", "exact = 20").replace(
+        "resamples = 2000", "resamples = 50").split("\n[[systems]]")[0] + "\n" + LEXICAL_PAIR)
+    with plugins("recall-kit-fts5", "recall-kit-bm25"):
+        study, _ = run_study(tmp_path / "study.toml")
+    assert study.corpus.sensitive_dropped == 4
+    assert every_file_holding(tmp_path, CANARY, skip=store) == []
+    assert every_file_holding(tmp_path, "Brightmoor", skip=store)  # the check can see text
+
+
+def test_an_unnamed_look_alike_column_is_refused_naming_it_and_the_two_ways_on(tmp_path: Path) -> None:
+    store = write_flagged_store(tmp_path / "store.db", column="private")
+    result = init_cli(["study", "init", str(tmp_path / "s.toml"), "--sqlite", str(store)])
+    assert result.exit_code == 2 and result.output.strip().count("\n") == 0
+    assert "'private'" in result.output and "--sensitive-col private" in result.output
+    assert "--no-sensitive-col" in result.output and not (tmp_path / "s.toml").exists()
+    imported = invoke_cli(["dataset", "import", "sqlite", str(store), str(tmp_path / "ds"),
+                           "--queries", str(EXAMPLE / "queries.jsonl"), "--qrels", str(EXAMPLE / "qrels.jsonl")])
+    assert imported.exit_code == 2 and "--sensitive-col private" in imported.output
+    assert not (tmp_path / "ds").exists()
+    named = init_cli(["study", "init", str(tmp_path / "s.toml"), "--sqlite", str(store), "--sensitive-col",
+                        "private"])
+    assert named.exit_code == 0, named.output
+    assert "Sensitive column: private (named)" in (tmp_path / "s.toml").read_text()
+
+
+def test_no_sensitive_col_says_the_table_has_none_and_unmapped_columns_are_reported(tmp_path: Path) -> None:
+    store = write_flagged_store(tmp_path / "store.db", column="private")
+    result = init_cli(["study", "init", str(tmp_path / "s.toml"), "--sqlite", str(store), "--no-sensitive-col"])
+    assert result.exit_code == 0, result.output
+    text = (tmp_path / "s.toml").read_text()
+    assert 'sensitive_col = ""' in text and "Columns not mapped: private, conversation." in text
+    assert "(0 sensitive rows left out)" in text
+    from recall_kit.study.steps import make_corpus
+
+    (tmp_path / "corpus").mkdir()
+    make_corpus(load_study(tmp_path / "s.toml"), tmp_path / "corpus")  # the run does not refuse it either
+    imported = invoke_cli(["dataset", "import", "sqlite", str(store), str(tmp_path / "ds"), "--no-sensitive-col",
+                           "--queries", str(EXAMPLE / "queries.jsonl"), "--qrels", str(EXAMPLE / "qrels.jsonl")])
+    assert imported.exit_code == 0, imported.output
+    assert "sensitive_column: none" in imported.output
+    assert "unmapped_columns: private, conversation" in imported.output
+    both = init_cli(["study", "init", str(tmp_path / "t.toml"), "--sqlite", str(store), "--no-sensitive-col",
+                       "--sensitive-col", "private"])
+    assert both.exit_code == 2 and "contradict" in both.output
+
+
+def test_init_takes_queries_qrels_and_scope_col_as_the_importer_does(tmp_path: Path) -> None:
+    store = write_flagged_store(tmp_path / "store.db")
+    result = init_cli(["study", "init", str(tmp_path / "s.toml"), "--sqlite", str(store), "--scope-col",
+                         "conversation", "--queries", str(EXAMPLE / "queries.jsonl"), "--qrels",
+                         str(EXAMPLE / "qrels.jsonl")])
+    assert result.exit_code == 0, result.output
+    config = load_study(tmp_path / "s.toml")
+    assert config.store.columns["scope_col"] == "conversation"
+    assert config.queries != "generated" and config.qrels == (EXAMPLE / "qrels.jsonl").resolve()
+    assert config.exact == 0
+    half = init_cli(["study", "init", str(tmp_path / "t.toml"), "--sqlite", str(store), "--queries",
+                       str(EXAMPLE / "queries.jsonl")])
+    assert half.exit_code == 2 and "go together" in half.output
+
+
+@pytest.mark.parametrize("flag", ["maybe", "2x"])
+def test_an_unreadable_sqlite_flag_is_refused_naming_the_row(tmp_path: Path, flag: str) -> None:
+    store = write_flagged_store(tmp_path / "store.db", canary_flag=flag)
+    result = init_cli(["study", "init", str(tmp_path / "s.toml"), "--sqlite", str(store)])
+    assert result.exit_code == 2 and "row id 9999" in result.output and repr(flag) in result.output
+    assert result.output.strip().count("\n") == 0 and not (tmp_path / "s.toml").exists()
+    imported = invoke_cli(["dataset", "import", "sqlite", str(store), str(tmp_path / "ds"),
+                           "--queries", str(EXAMPLE / "queries.jsonl"), "--qrels", str(EXAMPLE / "qrels.jsonl")])
+    assert imported.exit_code == 2 and "row id 9999" in imported.output and not (tmp_path / "ds").exists()
+    (tmp_path / "study.toml").write_text(STUDY.replace('sensitive_col = "private"', 'sensitive_col = "is_sensitive"')
+                                         .replace('text_col = "body"', 'text_col = "content"')
+                                         .replace('importance_col = "weight"\n', "").replace("memories.db", "store.db"))
+    with plugins("recall-kit-fts5", "recall-kit-bm25"), pytest.raises(DatasetError, match="row id 9999"):
+        run_study(tmp_path / "study.toml")
+    assert every_file_holding(tmp_path, CANARY, skip=store) == []
+
+
+@pytest.mark.parametrize("flag", ["maybe", [1], {"x": 1}])
+def test_an_unreadable_jsonl_flag_is_refused_naming_the_line_before_anything_is_written(tmp_path: Path,
+                                                                                       flag: object) -> None:
+    rows = [json.loads(line) for line in (EXAMPLE / "corpus.jsonl").read_text().splitlines()]
+    rows.append({"id": 9999, "content": f"The {CANARY} is here.", "is_sensitive": flag})
+    (tmp_path / "corpus.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    (tmp_path / "study.toml").write_text('[study]\nfolder = "out"\n[store]\njsonl = "corpus.jsonl"\n'
+                                         '[evaluation_set]\nqueries = "generated"\nexact = 5\n' + LEXICAL_PAIR)
+    with plugins("recall-kit-fts5", "recall-kit-bm25"), pytest.raises(DatasetError) as caught:
+        run_study(tmp_path / "study.toml")
+    assert f"corpus.jsonl:{len(rows)}: is_sensitive" in str(caught.value) and "\n" not in str(caught.value)
+    assert every_file_holding(tmp_path / "out", CANARY, skip=tmp_path) == []
+    assert not (tmp_path / "out" / "steps" / "corpus").exists()
+
+
+def test_labels_of_sensitive_memories_are_dropped_and_counted(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    import shutil
+
+    store = tmp_path / "store"
+    shutil.copytree(EXAMPLE, store)
+    rows = [json.loads(line) for line in (store / "corpus.jsonl").read_text().splitlines()]
+    sensitive = [str(row["id"]) for row in rows if row.get("is_sensitive")]
+    qrels = [json.loads(line) for line in (store / "qrels.jsonl").read_text().splitlines()]
+    qrels[0]["relevant_ids"] = [*qrels[0]["relevant_ids"], int(sensitive[0])]  # one label of a sensitive memory
+    qrels[1]["relevant_ids"] = [int(sensitive[1])]  # a query whose only label is sensitive
+    (store / "qrels.jsonl").write_text("".join(json.dumps(row) + "\n" for row in qrels))
+    (tmp_path / "study.toml").write_text('[study]\nfolder = "out"\nresamples = 50\n[store]\ndataset = "store"\n'
+                                         '[evaluation_set]\nqueries = "dataset"\n' + LEXICAL_PAIR)
+    with plugins("recall-kit-fts5", "recall-kit-bm25"):
+        run_study(tmp_path / "study.toml")
+    evaluation = tmp_path / "out" / "steps" / "evaluation-set"
+    assert json.loads((evaluation / "sensitive.json").read_text()) == {"labels_dropped": 2, "queries_dropped": 1}
+    assert "2 judgment(s) dropped because their memory is sensitive" in capfd.readouterr().err
+    judged = (evaluation / "qrels.jsonl").read_text()
+    assert all(f"{doc}" not in json.dumps([json.loads(line).get("relevant_ids") for line in judged.splitlines()])
+               for doc in sensitive[:2])
+    assert str(qrels[1]["query_id"]) not in (evaluation / "queries.jsonl").read_text()

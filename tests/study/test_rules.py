@@ -1,0 +1,159 @@
+"""The recommendation's rules: the simplest adequate system, what the dense and graph legs buy, and
+verdicts the study's own evidence makes provisional. Each rule planted to fire and not to fire."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+
+import pytest
+from study.test_threats import clean_study  # tests/ is on sys.path (conftest.py)
+
+from recall_kit.measure.result import SavedComparison, SavedDelta
+from recall_kit.study import rules
+from recall_kit.study.collect import mark_reach, smallest_p
+from recall_kit.study.result import AgreementSummary, LabelsSummary, StudyResult, SystemSummary
+
+
+def _system(name: str, legs: list[str], recall: float, p50: float) -> SystemSummary:
+    return SystemSummary(name=name, retriever="+".join(legs), legs=legs, fusions=[], models={},
+                         means={"overall": {"recall@5": recall, "mrr@5": recall - 0.1}}, unjudged_share=0.0,
+                         first_hit_share={}, latency_p50_ms=p50, index_bytes=1000 * len(legs))
+
+
+def _row(system: str, baseline: str, metric: str, delta: float, significant: bool) -> SavedDelta:
+    """`system` against `baseline` (delta = system - baseline), interval +-0.03 around it."""
+    return SavedDelta(system=system, metric=metric, scope="overall", n=200, baseline=0.6, value=0.6 + delta,
+                      delta=delta, ci_low=delta - 0.03, ci_high=delta + 0.03, p_value=0.001 if significant else 0.4,
+                      p_holm=0.004 if significant else 0.6, significant=significant)
+
+
+def study_of(lexical: tuple[float, float], hybrid: tuple[float, float],
+             significant: tuple[bool, bool] = (True, True)) -> tuple[StudyResult, SavedComparison]:
+    """fts5 (baseline), lexical (bm25), hybrid (bm25+dense) and the best, hybrid-graph; the simpler
+    systems' deltas against the best (recall@5, mrr@5) as given, the best beating fts5."""
+    study = copy.deepcopy(clean_study())
+    study.systems = [_system("fts5", ["fts5"], 0.4, 0.1), _system("lexical", ["bm25"], 0.7, 0.2),
+                     _system("hybrid", ["bm25", "dense"], 0.72, 40.0),
+                     _system("hybrid-graph", ["bm25", "dense", "graph"], 0.74, 150.0)]
+    study.head_to_head = [_row("hybrid-graph", "fts5", m, 0.3, True) for m in ("recall@5", "mrr@5")]
+    rows = [_row(name, "hybrid-graph", metric, delta, significant[i])
+            for name, deltas in (("lexical", lexical), ("hybrid", hybrid))
+            for i, (metric, delta) in enumerate(zip(("recall@5", "mrr@5"), deltas, strict=True))]
+    simpler = SavedComparison(baseline="hybrid-graph", systems=["hybrid-graph", "lexical", "hybrid"],
+                              metrics=["recall@5", "mrr@5"], primary=["recall@5", "mrr@5"], resamples=2000, seed=0,
+                              rows=rows)
+    return study, simpler
+
+
+def test_the_order_of_simplicity_puts_the_baseline_first_then_fewer_and_cheaper_legs() -> None:
+    study, _ = study_of((-0.1, -0.1), (-0.1, -0.1))
+    assert rules.simpler_than(study, "hybrid-graph") == ["fts5", "lexical", "hybrid"]
+
+
+def test_a_simpler_system_within_noise_is_recommended() -> None:
+    # lexical: -0.01 / +0.01 against the best, neither significant: the best does not earn its legs.
+    study, simpler = study_of((-0.01, 0.01), (-0.05, -0.05), significant=(False, False))
+    recommendation = rules.recommend_simplest(study, simpler)
+    assert recommendation is not None and recommendation.system == "lexical"
+    assert [c.richer_earns for c in recommendation.comparisons] == [True, False, False]
+    assert "not significantly better than lexical" in recommendation.because
+
+
+def test_the_richer_system_stands_when_significantly_better_and_worse_on_none() -> None:
+    study, simpler = study_of((-0.1, -0.08), (-0.05, -0.04))
+    recommendation = rules.recommend_simplest(study, simpler)
+    assert recommendation is not None and recommendation.system == "hybrid-graph"
+    assert all(c.richer_earns for c in recommendation.comparisons)
+
+
+def test_better_on_one_metric_but_worse_on_another_does_not_earn_it() -> None:
+    study, simpler = study_of((-0.1, +0.08), (-0.05, -0.04))  # lexical: worse recall, better MRR
+    recommendation = rules.recommend_simplest(study, simpler)
+    assert recommendation is not None and recommendation.system == "lexical"
+
+
+def test_a_margin_keeps_the_simpler_system_only_when_shown_as_good() -> None:
+    # Within noise, but its interval reaches -0.04 and -0.06: a 0.05 margin does not hold on MRR.
+    study, simpler = study_of((-0.01, -0.03), (-0.01, -0.01), significant=(False, False))
+    wide = rules.recommend_simplest(study, simpler, margin=0.05)
+    assert wide is not None and wide.system == "hybrid"  # hybrid: -0.04 at worst on both, within 0.05
+    assert [c.non_inferior for c in wide.comparisons] == [False, False, True]
+    tight = rules.recommend_simplest(study, simpler, margin=0.01)
+    assert tight is not None and tight.system == "hybrid-graph"
+    loose = rules.recommend_simplest(study, simpler, margin=0.1)
+    assert loose is not None and loose.system == "lexical"
+
+
+def test_the_bottom_line_says_what_dense_and_graph_buy_with_intervals() -> None:
+    study, simpler = study_of((-0.1, -0.08), (-0.02, -0.01), significant=(True, False))
+    recommendation = rules.recommend_simplest(study, simpler)
+    assert recommendation is not None
+    # dense: the best without a dense leg is lexical; graph: the best without a graph leg is hybrid.
+    assert recommendation.legs["dense"].startswith("hybrid-graph over lexical (the best candidate without a dense leg)")
+    assert "recall@5 +0.1000 [+0.0700, +0.1300] (significant)" in recommendation.legs["dense"]
+    assert "hybrid-graph over hybrid (the best candidate without a graph leg)" in recommendation.legs["graph"]
+    assert "mrr@5 +0.0100 [-0.0200, +0.0400] (within noise)" in recommendation.legs["graph"]
+
+
+def test_a_best_candidate_without_the_leg_says_so() -> None:
+    study, simpler = study_of((-0.1, -0.08), (-0.05, -0.04))
+    study.systems[3].means["overall"]["recall@5"] = 0.5  # hybrid is now the best: it has no graph leg
+    rows = [_row("hybrid-graph", "hybrid", m, d, False) for m, d in (("recall@5", -0.02), ("mrr@5", 0.01))]
+    simpler = dataclasses.replace(simpler, rows=rows)
+    worth = rules.leg_worth(study, "hybrid", simpler)
+    assert worth["graph"] == ("the best candidate (hybrid) has no graph leg; hybrid-graph (the best with one) over it: "
+                              "recall@5 -0.0200 [-0.0500, +0.0100] (within noise); "
+                              "mrr@5 +0.0100 [-0.0200, +0.0400] (within noise)")
+
+
+@pytest.mark.parametrize(("agreement", "source", "provisional"), [
+    (AgreementSummary(measured=False, why="none named"), "words", True),  # a model judge, never measured
+    (AgreementSummary(measured=True, kappa=0.3, n=80), "words", True),  # measured, below 0.6
+    (AgreementSummary(measured=True, kappa=0.3, n=80), "qrels", True),  # the user's own labels, disagreeing
+    (AgreementSummary(measured=True, kappa=0.75, n=80), "words", False),
+    (AgreementSummary(measured=False, why="one judge"), "qrels", False),  # the user's labels, no second judge
+])
+def test_judge_agreement_makes_the_verdict_provisional(agreement: AgreementSummary, source: str,
+                                                       provisional: bool) -> None:
+    study, simpler = study_of((-0.1, -0.08), (-0.05, -0.04))
+    study.agreement = agreement
+    study.labels = LabelsSummary(source, 100, 10, 100, 80)
+    study.strata = []
+    recommendation = rules.recommend_simplest(study, simpler)
+    assert recommendation is not None and recommendation.provisional is provisional
+    assert all(v.provisional is provisional for v in rules.recommend(study))
+    from recall_kit.study.document import bottom_line
+
+    study.verdicts, study.recommendation = rules.recommend(study), recommendation
+    assert bottom_line(study)[0].startswith("Provisional recommendation" if provisional else "Recommendation:")
+
+
+def test_a_small_stratum_in_a_large_family_cannot_reach_significance() -> None:
+    # The issue's case: 10 queries in a 32-row Holm family: 2^-9 * 32 = 0.0625 >= 0.05.
+    assert smallest_p(10, 2000) == pytest.approx(2 ** -9)
+    assert smallest_p(40, 2000) == pytest.approx(1 / 2001)  # the resamples bound it
+    study = copy.deepcopy(clean_study())
+    small = dataclasses.replace(study.strata[0], name="tiny", queries=10)
+    mark_reach([small, study.strata[0]], family_rows=32, resamples=2000)
+    assert not small.reachable and study.strata[0].reachable
+    # The detectable delta in the family is larger than at alpha 0.05 alone (alpha / 32).
+    assert small.minimum_detectable_in_family["recall@5"] > small.minimum_detectable["recall@5"]  # type: ignore[operator]
+    study.strata = [small, study.strata[0]]
+    study.head_to_head = [h for h in study.head_to_head if h.scope == "overall"]
+    hint = rules.stratum_hint(study, "tiny")
+    assert "no effect could reach significance here" in hint and "0.0625" in hint
+    assert "could detect in its family" in rules.stratum_hint(study, "paraphrase")
+
+
+def test_the_typed_result_round_trips_through_json() -> None:
+    """study.json holds every section as data, and reads back into the same dataclasses."""
+    import json
+
+    study, simpler = study_of((-0.01, 0.01), (-0.05, -0.05), significant=(False, False))
+    study.verdicts, study.recommendation = rules.recommend(study), rules.recommend_simplest(study, simpler, 0.05)
+    data = json.loads(json.dumps(study.to_dict()))
+    assert data["schema"] == "recall-kit/study/2"
+    back = StudyResult.from_dict(data)
+    assert back == study
+    assert isinstance(back.recommendation.comparisons[1].rows[0], SavedDelta)  # type: ignore[union-attr]

@@ -1,0 +1,90 @@
+"""A signal during recall-kit's exit (issue 46): the cleanups then running (atexit: an embedded
+server stopped, a folder deleted) finish, no traceback is printed, and the exit is 128 + the
+signal (130 for Ctrl-C), never the signal itself (-2)."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+
+import pytest
+
+# recall-kit's main with a command that asks for a cleanup at exit; that cleanup is interrupted
+# (Ctrl-C sent to the process while it runs) and must still finish.
+SCRIPT = """
+import atexit, os, signal, sys, time
+import recall_kit.cli as cli
+status = int(sys.argv[1])
+
+def command():
+    def cleanup():
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.2)
+        print("cleanup finished", file=sys.stderr, flush=True)
+    atexit.register(cleanup)
+    print("Wrote out.json", file=sys.stderr, flush=True)
+    if status:
+        raise SystemExit(status)  # as after a first Ctrl-C: "Interrupted", 130
+
+cli._main = command
+cli.main()
+"""
+
+
+def _default_signals() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@pytest.mark.parametrize("status", [0, 130, 2])
+def test_ctrl_c_during_the_exit_lets_the_cleanup_finish_and_exits_130(status: int) -> None:
+    done = subprocess.run([sys.executable, "-c", SCRIPT, str(status)], capture_output=True, text=True, timeout=60,
+                          preexec_fn=_default_signals)
+    assert "cleanup finished" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr and "KeyboardInterrupt" not in done.stderr, done.stderr
+    assert done.returncode == 130, done.stderr
+
+
+THREAD_SCRIPT = """
+import sys, threading, time
+import recall_kit.cli as cli
+
+def command():
+    threading.Thread(target=time.sleep, args=(1.5,)).start()  # a worker the exit waits for
+    print("ready", flush=True)
+    raise SystemExit(130)
+
+cli._main = command
+cli.main()
+"""
+
+
+def test_a_second_ctrl_c_while_the_exit_waits_for_a_worker_still_exits_130() -> None:
+    import time
+
+    process = subprocess.Popen([sys.executable, "-c", THREAD_SCRIPT], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, preexec_fn=_default_signals)
+    assert process.stdout is not None and process.stdout.readline().strip() == "ready"
+    time.sleep(0.5)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert "Traceback" not in err, err
+
+
+ESCAPED_SCRIPT = """
+import recall_kit.cli as cli
+
+def application():
+    raise KeyboardInterrupt  # a second Ctrl-C after the command had turned the first into exit 130
+
+cli.get_app = lambda: application
+cli.main()
+"""
+
+
+def test_a_ctrl_c_that_escapes_the_command_exits_130_not_by_the_signal() -> None:
+    done = subprocess.run([sys.executable, "-c", ESCAPED_SCRIPT], capture_output=True, text=True, timeout=60,
+                          preexec_fn=_default_signals)
+    assert done.returncode == 130, done.stderr  # before: -2, Python ending itself by SIGINT
+    assert "Traceback" not in done.stderr, done.stderr
