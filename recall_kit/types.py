@@ -267,6 +267,13 @@ class Retriever(ABC):
         """
         return {}
 
+    def sensitive_ids(self) -> frozenset[str]:
+        """Ids this retriever's hits may carry that are sensitive though the dataset does not name
+        them: a live system's own ids for memories it holds that the user flagged (in its id space,
+        or by a flag in its listing). Read after `build_index`; every hit on one is counted as a
+        sensitive hit, like a hit on an id the dataset marks sensitive. Empty by default."""
+        return frozenset()
+
     def last_wait_ms(self) -> float | None:
         """Milliseconds the last `search` spent waiting on an outside system (a server's answer,
         another process's reply), or None for a retriever that runs in-process.

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from recall_kit.plugin import Register, hookimpl, lazy_attributes
 
@@ -47,3 +47,11 @@ def register_importers(register: Register) -> None:
 
     register("mcp", MCPSnapshotImporter)
     register("http", HTTPSnapshotImporter)
+
+
+@hookimpl
+def register_commands(app: Any) -> None:
+    """Add `recall-kit remote probe`."""
+    from recall_kit_remote.cli import remote_app
+
+    app.add_typer(remote_app, name="remote")

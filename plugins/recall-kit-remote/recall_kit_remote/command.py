@@ -16,11 +16,12 @@ from typing import IO, Any
 
 from recall_kit.plugin import Corpus, Hit, PluginRunError, debug_enabled, mask_secrets
 from recall_kit_remote.base import (
+    AnswerMisread,
+    AnswerOptions,
     QueryFailed,
     RemoteRetriever,
     fill_template,
     parse_template,
-    read_hits,
     select,
     split_command_line,
 )
@@ -53,31 +54,25 @@ class CommandRetriever(RemoteRetriever):
     description = "a program you run, spoken to in JSON lines (query in, hits out)"
 
     @dataclass(frozen=True)
-    class Options:
+    class Options(AnswerOptions):
         #: The program and its arguments, as a shell would split them (required).
         argv: str = ""
         #: Send the corpus as the first message (else the program holds its own store).
         send_corpus: bool = False
-        #: Seconds to wait for one answer.
-        timeout: float = 30.0
-        #: Asks per query before it is scored as an empty ranking and named in the warnings.
-        tries: int = 2
         #: The query line as a JSON template ({query_id}, {text}, {k}, {scope}).
         request: str = DEFAULT_REQUEST
-        #: Path to the list of hits in an answer ("" for a bare list; `[]` allowed).
-        results: str = "hits"
-        #: Key of a hit's id.
-        id: str = "id"
-        #: Key of a hit's score, higher is better (empty: the answer's order, scored 1/rank).
-        score: str = "score"
         #: Path to the query id echoed in an answer (empty: each line answers the last question).
         answer_id: str = "query_id"
+        # The shared options whose defaults differ here: hits under "hits", two asks a query, and
+        # one question at a time (the program reads one line, then answers it).
+        results: str = "hits"
+        tries: int = 2
+        concurrency: int = 1
 
         def __post_init__(self) -> None:
             if not split_command_line(self.argv, "command.argv"):
                 raise ValueError('argv must name the program to run, e.g. -o command.argv="python my_search.py"')
-            if self.timeout <= 0 or self.tries < 1:
-                raise ValueError("timeout must be > 0 and tries at least 1")
+            super().__post_init__()
             parse_template(self.request, "command.request", frozenset({"query_id", "text", "k", "scope"}))
 
     options: CommandRetriever.Options
@@ -90,6 +85,10 @@ class CommandRetriever(RemoteRetriever):
         self._next_id = 0
         self._lock = threading.Lock()
         self._scope: str | None = None
+        self._reading = self.options.text_reading("command")
+        # Handed the corpus, the program searches that and nothing else: an id outside it is a
+        # broken answer (the run ends naming it), not a memory of a store of its own.
+        self.searches_own_store = not self.options.send_corpus
 
     # -- the program's life ------------------------------------------------------------------------
 
@@ -147,7 +146,8 @@ class CommandRetriever(RemoteRetriever):
         elif debug_enabled():
             said = f"; last stderr line: {mask_secrets(last)}"
         else:
-            said = "; it wrote to stderr (not shown: it may quote queries or memories; --debug shows its last line)"
+            said = ("; it wrote to stderr (not shown: it may quote queries or memories; run 'recall-kit --debug "
+                    "eval ...' to show its last line)")
         how = f"exited with status {status}" if status is not None else "closed its output"
         return PluginRunError(f"Command {self._shown()} {how} during the run{said}")
 
@@ -193,14 +193,14 @@ class CommandRetriever(RemoteRetriever):
                     answer = self._answer(max(0.0, deadline - time.perf_counter()), "answering a query",
                                           options.timeout)
                     if answer is None:
-                        raise QueryFailed("the answer is not a JSON object")
+                        raise AnswerMisread("the answer is not a JSON object")
                     if not options.answer_id or _echoed(answer, options.answer_id) == query_id:
                         break
             finally:
                 self.waited(started)
         if "error" in answer:
             raise QueryFailed("the program answered with an error")
-        return read_hits(answer, options.results, options.id, options.score)
+        return options.read_answer(answer, "command", self._reading)
 
     def close(self) -> None:
         process, self._process = self._process, None

@@ -6,22 +6,25 @@ from __future__ import annotations
 import json
 import os
 import time
+import zlib
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from recall_kit.plugin import Corpus, Hit, Memory, OptionError, PluginRunError, mask_secrets
+from recall_kit.plugin import Corpus, Hit, Memory, OptionError, PluginRunError, RecallKitError, mask_secrets
 from recall_kit_remote.base import (
     MEMORY_FIELDS,
     SEARCH_FIELDS,
-    AnswerOptions,
+    AnswerMisread,
+    FillOptions,
     QueryFailed,
     RemoteRetriever,
-    as_hit_id,
+    check_url,
+    compile_pattern,
     fill_template,
+    listing_request,
     memory_values,
     parse_template,
-    read_hits,
-    select,
+    server_id,
 )
 
 #: The largest answer body read by default (8 MB): far above any ranking's JSON.
@@ -46,7 +49,7 @@ class HTTPRetriever(RemoteRetriever):
     description = "a running search endpoint over HTTP (GET or POST JSON), read as a black box"
 
     @dataclass(frozen=True)
-    class Options(AnswerOptions):
+    class Options(FillOptions):
         #: The search endpoint (required), e.g. http://127.0.0.1:8000/search.
         url: str = ""
         #: GET (the query in a URL parameter) or POST (a JSON body).
@@ -70,22 +73,25 @@ class HTTPRetriever(RemoteRetriever):
         #: The add request's JSON body template ({id}, {content}, {scope}, {category}, {tags},
         #: {expanded_keywords}, {importance}, {created_at}).
         add_body: str = DEFAULT_ADD_BODY
-        #: Path to the server's own id in the add answer (empty: ids are the dataset's).
-        add_result_id: str = ""
-        #: The largest answer body read, in bytes; a larger one is a failed query (never read whole).
+        #: Find the sensitive memories the server holds under its own ids in its listing (GET), a
+        #: JSON object: {"url": "http://host/memories", "memories": "results", "id": "id",
+        #: "flag": "metadata.sensitive"} (entries whose flag is true, "yes" or 1).
+        sensitive_listing: str = ""
+        #: The largest answer body read, in bytes, decompressed; a larger one is a failed query
+        #: (never read whole: a compressed answer is cut off while it is decompressed).
         max_bytes: int = DEFAULT_MAX_BYTES
 
         def __post_init__(self) -> None:
-            if not self.url.startswith(("http://", "https://")):
-                raise ValueError("url must be given, as http://host:port/path or https://...")
+            check_url(self.url, "url")
             if self.max_bytes < 1:
                 raise ValueError("max_bytes must be at least 1")
             super().__post_init__()
             if self.method == "POST":
                 parse_template(self.body, "http.body", SEARCH_FIELDS)
-            if self.add_url and not self.add_url.startswith(("http://", "https://")):
-                raise ValueError("add_url must be http://host:port/path or https://...")
+            check_url(self.add_url, "add_url", required=False)
             parse_template(self.add_body, "http.add_body", MEMORY_FIELDS)
+            check_url(listing_request(self.sensitive_listing, "http.sensitive_listing", "url").get("url", ""),
+                      "http.sensitive_listing's url", required=False)
 
     options: HTTPRetriever.Options
 
@@ -93,7 +99,7 @@ class HTTPRetriever(RemoteRetriever):
         super().__init__(options)
         self._client: Any = None
         self._scope: str | None = None
-        self._to_dataset: dict[str, str] = {}
+        self._reading = self.options.text_reading("http")
 
     def build_index(self, corpus: Corpus) -> None:
         """Nothing is sent: the server holds its store. Checks that the server answers at all."""
@@ -101,7 +107,7 @@ class HTTPRetriever(RemoteRetriever):
 
         self.close()
         options = self.options
-        headers = {}
+        headers = {"Accept-Encoding": ACCEPTED_ENCODINGS}
         if options.auth_env:
             value = os.environ.get(options.auth_env)
             if not value:
@@ -115,40 +121,56 @@ class HTTPRetriever(RemoteRetriever):
         except httpx.HTTPError as error:
             self.close()
             raise PluginRunError(f"Cannot reach {mask_secrets(options.url)}: {type(error).__name__}.") from None
-        self._to_dataset = {}
         if options.add_url:
-            for memory in corpus:
-                self._add(memory)
+            self.fill(corpus, self._add)
+        if options.sensitive_listing:
+            self._flagged = self._listed_sensitive()
 
-    def _add(self, memory: Memory) -> None:
-        """POST one memory to `add_url`, tried `tries` times; its server id kept for mapping back."""
+    def _listed_sensitive(self) -> set[str]:
+        """The ids the server's listing flags sensitive (`sensitive_listing`)."""
+        from recall_kit_remote.listing import listed_flagged
+
+        listing = listing_request(self.options.sensitive_listing, "http.sensitive_listing", "url")
+        where = mask_secrets(listing["url"])
+
+        def fetch(paging: dict[str, Any]) -> Any:
+            params = {**(listing.get("arguments") or {}), **paging}
+            return json.loads(self._read("GET", {"url": listing["url"], "params": params}, time.perf_counter() + 120.0))
+
+        try:
+            return listed_flagged(fetch, listing)
+        except (QueryFailed, ValueError, RecallKitError) as failure:
+            raise PluginRunError(f"The sensitive listing {where}: {str(failure).rstrip('.') or 'not JSON'}.") from None
+        except Exception as error:  # noqa: BLE001 - httpx's errors: one line, the type
+            raise PluginRunError(f"Cannot list {where} (http.sensitive_listing): {type(error).__name__}.") from None
+
+    def _add(self, memory: Memory) -> str | None:
+        """POST one memory to `add_url` (sent again after a failure only when `add_idempotent`): the
+        server's id when `add_result_id` or `add_id_pattern` reads one. The first cause is the one
+        reported: a retry's complaint (the duplicate the first call stored) would hide it."""
         import httpx
 
         options = self.options
         body = fill_template(json.loads(options.add_body), memory_values(memory))
-        reason = ""
-        for _ in range(options.tries):
+        pattern = compile_pattern(options.add_id_pattern, "http.add_id_pattern")
+        first = ""
+        for _ in range(options.tries if options.add_idempotent else 1):
             try:
                 response = self._client.post(options.add_url, json=body)
             except httpx.HTTPError as error:
-                reason = type(error).__name__
+                first = first or type(error).__name__
                 continue
             if response.status_code >= 400:
-                reason = f"HTTP {response.status_code}"
+                first = first or f"HTTP {response.status_code}"
                 continue
-            if not options.add_result_id:
-                return
+            if not options.add_result_id and pattern is None:
+                return None
             try:
-                found = select(response.json(), options.add_result_id)
-            except (ValueError, QueryFailed):
-                reason = f"the answer holds no {options.add_result_id!r}"
-                continue
-            server_id = as_hit_id(found[0] if isinstance(found, list) and len(found) == 1 else found)
-            if server_id is not None:
-                self._to_dataset[server_id] = memory.id
-                return
-            reason = f"{options.add_result_id!r} is not a string or integer id"
-        raise PluginRunError(f"{mask_secrets(options.add_url)}: adding memory {memory.id} failed: {reason}.")
+                return server_id(_parsed(response.text, pattern is not None), options.add_result_id, pattern)
+            except QueryFailed as failure:  # an answer came: the memory may be stored; never sent again
+                first = first or str(failure)
+                break
+        raise PluginRunError(f"{mask_secrets(options.add_url)}: adding memory {memory.id} failed: {first}.")
 
     def empty_hint(self) -> str | None:
         options = self.options
@@ -162,7 +184,17 @@ class HTTPRetriever(RemoteRetriever):
                     'whose memories to search: add it, e.g. "user_id": "{scope}"')
         return None
 
+    def raw_answers(self, query: str, k: int) -> list[Any]:
+        """What one search request answers (JSON, or the text it is), for `recall-kit remote probe`."""
+        return [_parsed(self._request(query, k).decode("utf-8", "replace"), as_text=True)]
+
     def ask(self, query: str, k: int) -> list[Hit]:
+        text = self._request(query, k).decode("utf-8", "replace")
+        payload = _parsed(text, self._reading.id_pattern is not None)
+        return self.mapped(self.options.read_answer(payload, "http", self._reading))
+
+    def _request(self, query: str, k: int) -> bytes:
+        """One search request's answer body, timed as the wait on the server."""
         import httpx
 
         options = self.options
@@ -181,38 +213,40 @@ class HTTPRetriever(RemoteRetriever):
             request["json"] = fill_template(json.loads(options.body), values)
         started = time.perf_counter()
         try:
-            body = self._read(options.method, request, started + options.timeout)
+            body: bytes = self._read(options.method, request, started + options.timeout)
         except httpx.TimeoutException:
             raise QueryFailed(f"no answer within {options.timeout:g} s") from None
         except httpx.TransportError as error:
             raise QueryFailed(f"{type(error).__name__} from {mask_secrets(options.url)}") from None
         finally:
             self.waited(started)
-        try:
-            payload = json.loads(body)
-        except ValueError:
-            raise QueryFailed("the answer is not valid JSON") from None
-        hits = read_hits(payload, options.results, options.id, options.score)
-        if self._to_dataset:
-            hits = [Hit(self._to_dataset.get(hit.id, hit.id), hit.score) for hit in hits]
-        return hits
+        return body
 
     def _read(self, method: str, request: dict[str, Any], deadline: float) -> bytes:
-        """The answer's body, read as it streams in: at most `max_bytes` of it, and all of it by
-        `deadline` (each read waits at most `timeout`, so a server trickling a byte at a time is
-        cut off at the deadline, not held by a per-read timeout that each byte resets)."""
+        """The answer's body, read as it streams in: at most `max_bytes` of it, decompressed (a
+        gzip or deflate answer is cut off while it is decompressed, never inflated whole), and all
+        of it by `deadline` (each read waits at most `timeout`, so a server trickling a byte at a
+        time is cut off at the deadline, not held by a per-read timeout that each byte resets)."""
         options = self.options
-        with self._client.stream(method, options.url, **request) as response:
+        request = {"url": options.url, **request}
+        with self._client.stream(method, **request) as response:
             if response.status_code >= 400:
                 raise QueryFailed(f"HTTP {response.status_code}")
+            limit = options.max_bytes
             declared = response.headers.get("content-length", "")
-            too_large = QueryFailed(f"the answer is larger than http.max_bytes ({options.max_bytes})")
-            if declared.isdigit() and int(declared) > options.max_bytes:
+            too_large = QueryFailed(f"the answer is larger than http.max_bytes ({limit})")
+            decoder = _decoder(response.headers.get("content-encoding", ""))
+            if decoder is None and declared.isdigit() and int(declared) > limit:
                 raise too_large
             body = bytearray()
-            for chunk in response.iter_bytes():
-                body += chunk
-                if len(body) > options.max_bytes:
+            for chunk in response.iter_raw():
+                if decoder is None:
+                    body += chunk
+                else:  # never more than what is left below the cap (+1 to see it crossed)
+                    body += decoder.decompress(chunk, limit + 1 - len(body))
+                    while decoder.unconsumed_tail and len(body) <= limit:
+                        body += decoder.decompress(decoder.unconsumed_tail, limit + 1 - len(body))
+                if len(body) > limit:
                     raise too_large
                 if time.perf_counter() > deadline:
                     raise QueryFailed(f"no answer within {options.timeout:g} s")
@@ -222,3 +256,30 @@ class HTTPRetriever(RemoteRetriever):
         if self._client is not None:
             self._client.close()
             self._client = None
+
+
+#: The encodings asked for, and read with a cap while they are decompressed.
+ACCEPTED_ENCODINGS = "gzip, deflate"
+
+
+def _decoder(encoding: str) -> Any:
+    """A decompressor for an answer's `Content-Encoding` (None: identity); an encoding that was
+    not asked for is a failed query, not a body read whole."""
+    encoding = encoding.strip().lower()
+    if encoding in ("", "identity"):
+        return None
+    if encoding in ("gzip", "x-gzip"):
+        return zlib.decompressobj(16 + zlib.MAX_WBITS)
+    if encoding == "deflate":
+        return zlib.decompressobj()
+    raise QueryFailed(f"the answer's content-encoding {encoding!r} is not one recall-kit asked for ({ACCEPTED_ENCODINGS})")
+
+
+def _parsed(text: str, as_text: bool) -> Any:
+    """An answer's body as JSON, or as the text it is when an id pattern reads it."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        if as_text:
+            return text
+        raise AnswerMisread("the answer is not valid JSON (http.id_pattern reads text)") from None

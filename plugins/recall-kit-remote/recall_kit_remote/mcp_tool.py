@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextvars
 import json
 import shlex
 import threading
@@ -13,20 +14,23 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import Any
 
-from recall_kit.plugin import Corpus, Hit, Memory, PluginRunError, mask_secrets
+from recall_kit.plugin import Corpus, Hit, Memory, PluginRunError, RecallKitError, mask_secrets
 from recall_kit_remote.base import (
     MEMORY_FIELDS,
     SEARCH_FIELDS,
-    AnswerOptions,
+    AnswerMisread,
+    FillOptions,
     QueryFailed,
     RemoteRetriever,
-    as_hit_id,
+    check_url,
+    compile_pattern,
     fill_template,
+    listing_request,
     memory_values,
     parse_json_object,
     parse_template,
-    read_hits,
     select,
+    server_id,
     split_command_line,
 )
 
@@ -37,6 +41,36 @@ CONNECT_TIMEOUT_SECONDS = 60.0
 CLOSE_TIMEOUT_SECONDS = 15.0
 
 
+#: Seconds a failed call waits for a stdio server's exit status (a dead server's is there at once).
+EXIT_WAIT_SECONDS = 0.5
+#: How often a call in flight checks whether a stdio server has exited.
+EXIT_POLL_SECONDS = 0.25
+
+#: The processes the SDK starts in this task (a stdio server), so a session learns its exit status.
+_SPAWNED: contextvars.ContextVar[list[Any] | None] = contextvars.ContextVar("recall_kit_remote_spawned", default=None)
+
+
+def _capture_processes() -> None:
+    """Wrap the SDK's process creation (once) so that a session holds its stdio server's process:
+    a server that exits mid-run is then reported by its exit status, at once. An SDK without the
+    function leaves the session without it (the run then reports the closed connection)."""
+    from mcp.client import stdio
+
+    create = getattr(stdio, "_create_platform_compatible_process", None)
+    if create is None or getattr(create, "recall_kit_wrapped", False):
+        return
+
+    async def created(*args: Any, **kwargs: Any) -> Any:
+        process = await create(*args, **kwargs)
+        spawned = _SPAWNED.get()
+        if spawned is not None:
+            spawned.append(process)
+        return process
+
+    created.recall_kit_wrapped = True  # type: ignore[attr-defined]
+    stdio._create_platform_compatible_process = created
+
+
 def _field(result: Any, *names: str) -> Any:
     """An attribute of an SDK result under its current or its older (camelCase) name."""
     for name in names:
@@ -45,36 +79,54 @@ def _field(result: Any, *names: str) -> Any:
     return None
 
 
-def tool_payloads(result: Any) -> list[Any]:
-    """What a tool call answered, in the order to read it: its structured content, then each text
-    block that parses as JSON (a tool returning a JSON string may also wrap it as structured
-    content, `{"result": "..."}`, which holds no hits)."""
-    if _field(result, "is_error", "isError"):
-        raise QueryFailed("the tool answered with an error")
-    payloads = []
-    structured = _field(result, "structured_content", "structuredContent")
-    if structured is not None:
-        payloads.append(structured)
+def _texts(result: Any) -> tuple[list[Any], list[str]]:
+    """A tool answer's text blocks: those that parse as JSON (parsed), and the others."""
+    parsed: list[Any] = []
+    plain: list[str] = []
     for block in _field(result, "content") or []:
         text = getattr(block, "text", None)
         if isinstance(text, str):
             try:
-                payloads.append(json.loads(text))
+                parsed.append(json.loads(text))
             except json.JSONDecodeError:
-                continue
+                plain.append(text)
+    return parsed, plain
+
+
+def _text_hint(option: str) -> str:
+    return (f"the tool answered text, not JSON: give {option} (a regular expression with one group) to read "
+            "ids from it ('recall-kit remote probe' shows candidates)")
+
+
+def tool_payloads(result: Any, text: bool = False, pattern_option: str = "mcp.id_pattern") -> list[Any]:
+    """What a tool call answered, in the order to read it: its structured content, then each text
+    block that parses as JSON (a tool returning a JSON string may also wrap it as structured
+    content, `{"result": "..."}`, which holds no hits); with `text` (an id pattern is given),
+    the text blocks that are not JSON, joined, come first, as the text they are."""
+    if _field(result, "is_error", "isError"):
+        raise QueryFailed("the tool answered with an error")
+    parsed, plain = _texts(result)
+    structured = _field(result, "structured_content", "structuredContent")
+    payloads = ([structured] if structured is not None else []) + parsed
+    if text and plain:
+        payloads.insert(0, "\n".join(plain))
     if not payloads:
-        raise QueryFailed("the tool's answer holds neither structured content nor JSON text")
+        raise AnswerMisread(_text_hint(pattern_option) if plain else
+                            "the tool's answer holds neither structured content nor JSON text")
     return payloads
 
 
-def read_tool_answer(result: Any, read: Any) -> Any:
-    """`read(payload)` on the first payload of `result` it can read; else its first complaint."""
+def read_tool_answer(result: Any, read: Any, text: bool = False, pattern_option: str = "mcp.id_pattern") -> Any:
+    """`read(payload)` on the first payload of `result` it can read; else, when the answer is
+    text and no pattern reads it, a hint naming `pattern_option`; else the first complaint."""
     complaint: QueryFailed | None = None
-    for payload in tool_payloads(result):
+    for payload in tool_payloads(result, text, pattern_option):
         try:
             return read(payload)
         except QueryFailed as failure:
             complaint = complaint or failure
+    if not text and _texts(result)[1]:
+        raise AnswerMisread(_text_hint(pattern_option))
     assert complaint is not None  # noqa: S101 - tool_payloads returned at least one payload
     raise complaint
 
@@ -89,6 +141,8 @@ class MCPSession:
         self._command, self._url = command, url
         #: The server's tool names (None: it would not list them).
         self.tools: list[str] | None = None
+        #: The stdio server's process (None over HTTP, or when the SDK hides it).
+        self._process: Any = None
         _quiet_sdk_logs()
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
@@ -122,8 +176,12 @@ class MCPSession:
 
             argv = shlex.split(self._command)
             params = StdioServerParameters(command=argv[0], args=argv[1:], env=dict(os.environ))
+            _capture_processes()
+            spawned: list[Any] = []
+            _SPAWNED.set(spawned)
             with open(os.devnull, "w") as quiet:  # noqa: PTH123 - the server's stderr is not ours to print
                 streams = await stack.enter_async_context(stdio_client(params, errlog=quiet))
+            self._process = spawned[0] if spawned else None
         return streams[0], streams[1]
 
     async def _hold(self, ready: concurrent.futures.Future[None]) -> None:
@@ -151,17 +209,53 @@ class MCPSession:
         """Call `tool`; raise QueryFailed on a timeout or a failed call, PluginRunError when the
         session is gone."""
         if self._held.done():
-            raise PluginRunError(f"The connection to {self.where} closed during the run.")
+            raise self._gone()
         future = asyncio.run_coroutine_threadsafe(self._session.call_tool(tool, arguments), self._loop)
+        deadline = time.monotonic() + timeout
         try:
-            return future.result(timeout=timeout)
-        except concurrent.futures.TimeoutError:
-            future.cancel()
-            raise QueryFailed(f"no answer within {timeout:g} s") from None
+            while True:  # in slices, so that a server that exits is noticed at once, not at the timeout
+                try:
+                    return future.result(timeout=max(0.0, min(EXIT_POLL_SECONDS, deadline - time.monotonic())))
+                except concurrent.futures.TimeoutError:
+                    if self.exit_status(wait=0.0) is not None:
+                        future.cancel()
+                        raise self._gone() from None
+                    if time.monotonic() >= deadline:
+                        future.cancel()
+                        raise QueryFailed(f"no answer within {timeout:g} s") from None
+        except (QueryFailed, PluginRunError):
+            raise
         except Exception as error:
-            if self._held.done():
-                raise PluginRunError(f"The connection to {self.where} closed during the run.") from None
+            if self._held.done() or self.exit_status(wait=EXIT_WAIT_SECONDS) is not None:
+                raise self._gone() from None
             raise QueryFailed(f"the call failed ({type(error).__name__})") from None
+
+    def exit_status(self, wait: float) -> int | None:
+        """The stdio server's exit status, waiting at most `wait` seconds for it; None while it
+        runs (or over HTTP)."""
+        process = self._process
+        if process is None or self._loop.is_closed():
+            return None
+        if process.returncode is not None or wait <= 0:
+            return process.returncode
+
+        async def reaped() -> int | None:
+            try:
+                return await asyncio.wait_for(process.wait(), wait)
+            except TimeoutError:
+                return None
+
+        try:
+            return asyncio.run_coroutine_threadsafe(reaped(), self._loop).result(wait + 1.0)
+        except Exception:  # noqa: BLE001 - the loop is going: no status to tell
+            return None
+
+    def _gone(self) -> PluginRunError:
+        """The run's end when the server is gone: its exit status when it exited (stdio)."""
+        status = self.exit_status(wait=EXIT_WAIT_SECONDS)
+        if status is not None:
+            return PluginRunError(f"{self.where}: the server exited (status {status}) during the run.")
+        return PluginRunError(f"The connection to {self.where} closed during the run.")
 
     def close(self) -> None:
         """End the session and, over stdio, the server process, however far it got: a session
@@ -177,17 +271,6 @@ class MCPSession:
         self._thread.join(timeout=10)
         if not self._loop.is_running():
             self._loop.close()
-
-
-def _one_id(value: Any) -> str:
-    """The server's id in an add call's answer (a one-element list, as `entities[].name` reads, is
-    that element)."""
-    if isinstance(value, list) and len(value) == 1:
-        value = value[0]
-    server_id = as_hit_id(value)
-    if server_id is None:
-        raise QueryFailed("the add tool's answer holds no string or integer id there")
-    return server_id
 
 
 async def _tool_names(session: Any) -> list[str] | None:
@@ -244,20 +327,22 @@ def _describe(error: BaseException) -> str:
 
 class MCPRetriever(RemoteRetriever):
     """Calls the tool `tool` once per query, the query in `query_arg` (k in `k_arg`, the memory scope
-    in `scope_arg`, and `arguments` added), and reads hits from its structured content or JSON text.
+    in `scope_arg`, and `arguments` added), and reads hits from its structured content or JSON text,
+    or from its text by `id_pattern` (and `score_pattern`).
 
     The server either holds the user's store already (ids as in the dataset, e.g. `dataset import
     sqlite` of the same store), or, with `add_tool`, recall-kit fills it: one call per memory with
     its content in `add_content_arg` and its id in `add_id_arg`, or the arguments the JSON template
     `add_arguments` makes (`{"entities": [{"name": "{id}", "entityType": "memory", "observations":
     ["{content}"]}]}`). `search_arguments` is the search call's template the same way. When the add
-    tool answers with an id of its own (at `add_result_id`), hits are mapped back to the dataset's ids.
+    tool answers with an id of its own (at `add_result_id`, or read by `add_id_pattern`), hits are
+    mapped back to the dataset's ids.
     """
 
     description = "a tool on an MCP server (stdio or streamable HTTP), read as a black box"
 
     @dataclass(frozen=True)
-    class Options(AnswerOptions):
+    class Options(FillOptions):
         #: Start the server and speak stdio: the command line, e.g. "python server.py" ("{scope}" in it
         #: is the memory scope: one server per scope, each with its own store).
         command: str = ""
@@ -284,8 +369,10 @@ class MCPRetriever(RemoteRetriever):
         #: The add call's arguments as a JSON template ({id}, {content}, {scope}, {category}, {tags},
         #: {expanded_keywords}, {importance}, {created_at}); replaces add_content_arg and add_id_arg.
         add_arguments: str = ""
-        #: Dotted path to the server's own id in the add tool's answer (empty: ids are the dataset's).
-        add_result_id: str = ""
+        #: Find the sensitive memories the server holds under its own ids in its listing, a JSON
+        #: object: {"tool": "list_memories", "arguments": {}, "memories": "memories", "id": "hash",
+        #: "flag": "metadata.sensitive"} (entries whose flag is true, "yes" or 1).
+        sensitive_listing: str = ""
         #: Seconds to connect and initialise the session (a stdio server started then).
         connect_timeout: float = CONNECT_TIMEOUT_SECONDS
 
@@ -293,8 +380,7 @@ class MCPRetriever(RemoteRetriever):
             if bool(self.command) == bool(self.url):
                 raise ValueError('give one of command (stdio, -o mcp.command="python server.py") '
                                  "or url (streamable HTTP, -o mcp.url=http://host:port/mcp)")
-            if self.url and not self.url.startswith(("http://", "https://")):
-                raise ValueError("url must be http://host:port/path or https://...")
+            check_url(self.url, "url", required=False)
             if self.command and not split_command_line(self.command, "mcp.command"):
                 raise ValueError("command names no program")
             if not self.tool or not self.query_arg:
@@ -305,6 +391,7 @@ class MCPRetriever(RemoteRetriever):
             parse_json_object(self.arguments, "mcp.arguments")
             parse_template(self.search_arguments, "mcp.search_arguments", SEARCH_FIELDS)
             parse_template(self.add_arguments, "mcp.add_arguments", MEMORY_FIELDS)
+            listing_request(self.sensitive_listing, "mcp.sensitive_listing", "tool")
 
     options: MCPRetriever.Options
 
@@ -312,7 +399,7 @@ class MCPRetriever(RemoteRetriever):
         super().__init__(options)
         self._session: MCPSession | None = None
         self._scope: str | None = None
-        self._to_dataset: dict[str, str] = {}
+        self._reading = self.options.text_reading("mcp")
 
     def build_index(self, corpus: Corpus) -> None:
         self.close()
@@ -325,17 +412,39 @@ class MCPRetriever(RemoteRetriever):
         self._session = MCPSession(command, options.url, options.connect_timeout)
         self._check_tools(self._session)
         if options.add_tool:
-            for memory in corpus:
-                self._add(memory)
+            self.fill(corpus, self._add)
+        if options.sensitive_listing:
+            self._flagged = self._listed_sensitive()
 
     def _check_tools(self, session: MCPSession) -> None:
         """A tool the server does not list is one line naming the tools it has, before any call."""
         if session.tools is None:
             return
-        for option, tool in (("mcp.tool", self.options.tool), ("mcp.add_tool", self.options.add_tool)):
+        listing = listing_request(self.options.sensitive_listing, "mcp.sensitive_listing", "tool")
+        for option, tool in (("mcp.tool", self.options.tool), ("mcp.add_tool", self.options.add_tool),
+                             ("mcp.sensitive_listing", listing.get("tool", ""))):
             if tool and tool not in session.tools:
                 listed = ", ".join(sorted(session.tools)) or "(none)"
                 raise PluginRunError(f"{session.where} has no tool {tool!r} ({option}). Available: {listed}.")
+
+    def _listed_sensitive(self) -> set[str]:
+        """The ids the server's listing flags sensitive (`sensitive_listing`)."""
+        session = self._session
+        assert session is not None  # noqa: S101 - build_index opened it
+        from recall_kit_remote.listing import listed_flagged
+
+        listing = listing_request(self.options.sensitive_listing, "mcp.sensitive_listing", "tool")
+        memories = str(listing.get("memories", ""))
+
+        def fetch(paging: dict[str, Any]) -> Any:
+            result = session.call(listing["tool"], {**(listing.get("arguments") or {}), **paging}, 120.0)
+            return read_tool_answer(result, lambda payload: (select(payload, memories), payload)[1])
+
+        try:
+            return listed_flagged(fetch, listing)
+        except (QueryFailed, RecallKitError) as failure:
+            raise PluginRunError(f"{session.where}: the sensitive listing (tool {listing['tool']!r}): "
+                                 f"{str(failure).rstrip('.')}.") from None
 
     def _arguments(self) -> dict[str, Any]:
         arguments = parse_json_object(self.options.arguments, "mcp.arguments")
@@ -343,7 +452,10 @@ class MCPRetriever(RemoteRetriever):
             arguments[self.options.scope_arg] = self._scope
         return arguments
 
-    def _add(self, memory: Memory) -> None:
+    def _add(self, memory: Memory) -> str | None:
+        """One add call (sent again after a failure only when `add_idempotent`): the server's id
+        when `add_result_id` or `add_id_pattern` reads one. The first failure's cause is the one
+        reported: a retry's complaint (a duplicate the first call stored) would hide it."""
         options, session = self.options, self._session
         assert session is not None  # noqa: S101 - build_index opened it
         if options.add_arguments:
@@ -353,21 +465,37 @@ class MCPRetriever(RemoteRetriever):
             arguments = {**self._arguments(), options.add_content_arg: memory.content}
             if options.add_id_arg:
                 arguments[options.add_id_arg] = memory.id
-        reason = ""
-        for _ in range(options.tries):
+        pattern = compile_pattern(options.add_id_pattern, "mcp.add_id_pattern")
+        first = ""
+        for _ in range(options.tries if options.add_idempotent else 1):
             try:
                 result = session.call(options.add_tool, arguments, options.timeout)
-                if options.add_result_id:
-                    server_id = read_tool_answer(result, lambda payload: _one_id(select(payload, options.add_result_id)))
-                    self._to_dataset[server_id] = memory.id
-                elif _field(result, "is_error", "isError"):
+                if options.add_result_id or pattern is not None:
+                    return read_tool_answer(result, lambda payload: server_id(payload, options.add_result_id, pattern),
+                                            text=pattern is not None, pattern_option="mcp.add_id_pattern")
+                if _field(result, "is_error", "isError"):
                     raise QueryFailed("the tool answered with an error")
-                return
+                return None
+            except AnswerMisread as misread:  # an answer came: the memory may be stored; never sent again
+                first = first or str(misread)
+                break
             except QueryFailed as failure:
-                reason = str(failure)
-        raise PluginRunError(f"{session.where}: tool {options.add_tool!r} failed to add memory {memory.id}: {reason}.")
+                first = first or str(failure)
+        raise PluginRunError(f"{session.where}: tool {options.add_tool!r} failed to add memory {memory.id}: {first}.")
+
+    def raw_answers(self, query: str, k: int) -> list[Any]:
+        """What one search call answers, every part (structured content, JSON text, plain text),
+        for `recall-kit remote probe`."""
+        return tool_payloads(self._call(query, k), text=True)
 
     def ask(self, query: str, k: int) -> list[Hit]:
+        result = self._call(query, k)
+        hits = read_tool_answer(result, lambda payload: self.options.read_answer(payload, "mcp", self._reading),
+                                text=self._reading.id_pattern is not None)
+        return self.mapped(hits)
+
+    def _call(self, query: str, k: int) -> Any:
+        """One call of the search tool, timed as the wait on the server."""
         options, session = self.options, self._session
         if session is None:
             raise PluginRunError("mcp: search before build_index.")
@@ -380,13 +508,9 @@ class MCPRetriever(RemoteRetriever):
                 arguments[options.k_arg] = k
         started = time.perf_counter()
         try:
-            result = session.call(options.tool, arguments, options.timeout)
+            return session.call(options.tool, arguments, options.timeout)
         finally:
             self.waited(started)
-        hits = read_tool_answer(result, lambda payload: read_hits(payload, options.results, options.id, options.score))
-        if self._to_dataset:
-            hits = [Hit(self._to_dataset.get(hit.id, hit.id), hit.score) for hit in hits]
-        return hits
 
     def empty_hint(self) -> str | None:
         options = self.options

@@ -10,26 +10,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from recall_kit.plugin import DatasetError, Importer, OptionError, PluginRunError, load_dataset, read_jsonl
-from recall_kit_remote.base import QueryFailed, as_hit_id, parse_json_object, select
-
-SENSITIVE_IDS_FILE = "sensitive_ids.txt"
-
-
-@dataclass(frozen=True)
-class ListingOptions:
-    """Where the memories are in the listing the service answers, and where SRC's judgments are."""
-
-    #: Path to the list of memories in the answer ("" for a bare list).
-    memories: str = "results"
-    #: Path to a memory's id in an entry.
-    id: str = "id"
-    #: Path to a memory's text in an entry (a list of strings, as `observations`, is joined by spaces).
-    content: str = "content"
-    #: Path to a memory's scope (a user or conversation) in an entry (empty: none).
-    scope: str = ""
-    #: Path to a flag in an entry marking the memory sensitive (empty: none).
-    sensitive: str = ""
+from recall_kit.plugin import (
+    SENSITIVE_IDS_FILE,
+    DatasetError,
+    Importer,
+    OptionError,
+    PluginRunError,
+    load_dataset,
+    mask_secrets,
+    read_jsonl,
+)
+from recall_kit_remote.base import QueryFailed, as_hit_id, check_url, is_flagged, parse_json_object, select
+from recall_kit_remote.listing import ListingOptions, page_through, read_id_map
 
 
 def _text(value: Any) -> str | None:
@@ -38,19 +30,12 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _flag(value: Any) -> bool:
-    return value is True or value == 1 or (isinstance(value, str) and value.strip().lower() in {"true", "yes", "1"})
-
-
-def listing_rows(payload: Any, options: ListingOptions, counts: dict[str, int]) -> tuple[list[dict[str, Any]], set[str]]:
-    """corpus.jsonl rows from a listing, and the ids of the entries flagged sensitive (their text is
-    dropped here). Entries without an id or a text are dropped and counted."""
-    try:
-        entries = select(payload, options.memories)
-    except QueryFailed as failure:
-        raise DatasetError(f"The listing: {failure}.") from None
-    if not isinstance(entries, list):
-        raise DatasetError(f"The listing's {options.memories or 'answer'!r} is {type(entries).__name__}, not a list.")
+def listing_rows(entries: list[Any], options: ListingOptions, counts: dict[str, int],
+                 to_dataset: dict[str, str] | None = None) -> tuple[list[dict[str, Any]], set[str]]:
+    """corpus.jsonl rows from a listing's entries, and the ids of the entries flagged sensitive
+    (their text is dropped here), each id mapped by `to_dataset` (the server's -> the dataset's).
+    Entries without an id or a text are dropped and counted."""
+    to_dataset = to_dataset or {}
     rows: list[dict[str, Any]] = []
     sensitive: set[str] = set()
     seen: set[str] = set()
@@ -60,6 +45,15 @@ def listing_rows(payload: Any, options: ListingOptions, counts: dict[str, int]) 
             text = _text(select(entry, options.content))
         except QueryFailed:
             memory_id, text = None, None
+        if memory_id is not None and to_dataset:
+            mapped = to_dataset.get(memory_id)
+            counts["mapped_to_dataset_ids" if mapped else "kept_server_ids"] = counts.get(
+                "mapped_to_dataset_ids" if mapped else "kept_server_ids", 0) + 1
+            memory_id = mapped or memory_id
+        if options.sensitive and memory_id is not None and is_flagged(_optional(entry, options.sensitive)):
+            sensitive.add(memory_id)
+            seen.add(memory_id)
+            continue
         if memory_id is None or not text:
             counts["dropped_no_id_or_text"] = counts.get("dropped_no_id_or_text", 0) + 1
             continue
@@ -67,9 +61,6 @@ def listing_rows(payload: Any, options: ListingOptions, counts: dict[str, int]) 
             counts["dropped_duplicate_id"] = counts.get("dropped_duplicate_id", 0) + 1
             continue
         seen.add(memory_id)
-        if options.sensitive and _flag(_optional(entry, options.sensitive)):
-            sensitive.add(memory_id)
-            continue
         row: dict[str, Any] = {"id": memory_id, "content": text}
         if options.scope and (scope := _optional(entry, options.scope)) is not None:
             row["scope"] = str(scope)
@@ -95,14 +86,16 @@ def _source_sensitive(source: Path) -> set[str]:
     return set(load_dataset(source).sensitive_ids)
 
 
-def write_snapshot(payload: Any, options: ListingOptions, source: Path, destination: Path) -> dict[str, Any]:
+def write_snapshot(entries: list[Any], options: ListingOptions, source: Path, destination: Path) -> dict[str, Any]:
     """The dataset: the listing's memories as corpus.jsonl (sensitive ones left out, their ids in
-    sensitive_ids.txt), SRC's queries, and SRC's qrels cut to the ids the service holds."""
+    sensitive_ids.txt; the server's ids mapped to the dataset's by `id_map`), SRC's queries, and
+    SRC's qrels cut to the ids the service holds."""
     for name in ("queries.jsonl", "qrels.jsonl"):
         if not (source / name).is_file():
             raise DatasetError(f"{source}: no {name} (SRC is a folder with the queries and qrels to score)")
     counts: dict[str, int] = {}
-    rows, flagged = listing_rows(payload, options, counts)
+    to_dataset = read_id_map(options.id_map) if options.id_map else {}
+    rows, flagged = listing_rows(entries, options, counts, to_dataset)
     sensitive = flagged | _source_sensitive(source)
     kept = [row for row in rows if row["id"] not in sensitive]
     counts["sensitive_left_out"] = len(flagged) + len(rows) - len(kept)
@@ -120,13 +113,15 @@ def write_snapshot(payload: Any, options: ListingOptions, source: Path, destinat
             qrels.append({"query_id": query_id, "relevance": known})
             used.add(query_id)
     counts["queries_without_held_judgments"] = len(set(queries) - used)
+    judgments = sum(len(row["relevance"]) for row in qrels)
     destination.mkdir(parents=True, exist_ok=True)
     _write_jsonl(destination / "corpus.jsonl", kept)
     _write_jsonl(destination / "queries.jsonl", [row for query_id, row in queries.items() if query_id in used])
     _write_jsonl(destination / "qrels.jsonl", qrels)
     if sensitive:
         (destination / SENSITIVE_IDS_FILE).write_text("".join(f"{doc}\n" for doc in sorted(sensitive)), encoding="utf-8")
-    return {"memories": len(kept), "queries": len(used), "sensitive_ids": len(sensitive), "dropped": counts}
+    return {"memories": len(kept), "queries": len(used), "judgments": judgments, "listed": len(entries),
+            "sensitive_ids": len(sensitive), "dropped": counts}
 
 
 def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
@@ -162,15 +157,21 @@ class MCPSnapshotImporter(Importer):
         options = self.options
         if bool(options.command) == bool(options.url):
             raise OptionError('The mcp importer needs one of --command "node server.js" or --url http://host:port/mcp.')
+        arguments = parse_json_object(options.arguments, "--arguments")
         session = MCPSession(options.command, options.url)
+
+        def fetch(paging: dict[str, Any]) -> Any:
+            try:
+                result = session.call(options.tool, {**arguments, **paging}, 120.0)
+                return read_tool_answer(result, lambda payload: (select(payload, options.memories), payload)[1])
+            except QueryFailed as failure:
+                raise PluginRunError(f"{session.where}: tool {options.tool!r}: {failure}.") from None
+
         try:
-            result = session.call(options.tool, parse_json_object(options.arguments, "--arguments"), 120.0)
-            payload = read_tool_answer(result, lambda payload: (select(payload, options.memories), payload)[1])
-        except QueryFailed as failure:
-            raise PluginRunError(f"{session.where}: tool {options.tool!r}: {failure}.") from None
+            entries = page_through(fetch, options)
         finally:
             session.close()
-        return write_snapshot(payload, options, source, destination)
+        return write_snapshot(entries, options, source, destination)
 
 
 class HTTPSnapshotImporter(Importer):
@@ -192,22 +193,28 @@ class HTTPSnapshotImporter(Importer):
         import httpx
 
         options = self.options
-        if not options.url.startswith(("http://", "https://")):
-            raise OptionError("The http importer needs --url http://host:port/path.")
+        try:
+            check_url(options.url, "--url")
+        except ValueError as error:
+            raise OptionError(f"The http importer: {error}.") from None
         headers = {}
         if options.auth_env:
             value = os.environ.get(options.auth_env)
             if not value:
                 raise OptionError(f"--auth-env names {options.auth_env!r}, which is not set in the environment.")
             headers["Authorization"] = f"Bearer {value}"
-        try:
-            response = httpx.get(options.url, headers=headers, timeout=120.0)
-        except httpx.HTTPError as error:
-            raise PluginRunError(f"Cannot list {options.url}: {type(error).__name__}.") from None
-        if response.status_code >= 400:
-            raise PluginRunError(f"{options.url} answered HTTP {response.status_code}.")
-        try:
-            payload = response.json()
-        except ValueError:
-            raise PluginRunError(f"{options.url} did not answer JSON.") from None
-        return write_snapshot(payload, options, source, destination)
+        where = mask_secrets(options.url)
+
+        def fetch(paging: dict[str, Any]) -> Any:
+            try:
+                response = httpx.get(options.url, params=paging, headers=headers, timeout=120.0)
+            except httpx.HTTPError as error:
+                raise PluginRunError(f"Cannot list {where}: {type(error).__name__}.") from None
+            if response.status_code >= 400:
+                raise PluginRunError(f"{where} answered HTTP {response.status_code}.")
+            try:
+                return response.json()
+            except ValueError:
+                raise PluginRunError(f"{where} did not answer JSON.") from None
+
+        return write_snapshot(page_through(fetch, options), options, source, destination)

@@ -87,7 +87,7 @@ def test_unreadable_answer_is_retried_then_named(tmp_path: Path, sample_folder: 
     result = run_cli("eval", "--dataset", str(folder), "-r", "command", "-o", f"command.argv={PYTHON_PROGRAM}",
                      "-o", "command.send_corpus=true", "--max-failed", "1", "--json", str(out))
     assert result.returncode == 0, result.stderr
-    assert any("failed on 1 of 6 queries" in warning and "para_allergy (the answer is not a JSON object; 2 tries)"
+    assert any("failed on 1 of 6 queries" in warning and "para_allergy (the answer is not a JSON object; not retried"
                in warning for warning in load_result(out).warnings)
 
 
@@ -108,6 +108,24 @@ def test_missing_program_is_one_line_exit_2(sample_folder: Path) -> None:
                      "-o", "command.argv=no-such-search-program --fast")
     assert result.returncode == 2
     assert "\n" not in result.stderr.strip() and "no-such-search-program" in result.stderr
+
+
+def test_an_id_outside_the_corpus_it_was_sent_is_a_broken_answer(tmp_path: Path, sample_folder: Path) -> None:
+    """With send_corpus the program searches what it was sent: an unknown id is not "a store
+    holding memories the dataset does not" (the warning it got before), it ends the run."""
+    folder = dataset_with(tmp_path, sample_folder, {1: "invent"})
+    result = run_cli("eval", "--dataset", str(folder), "-r", "command", "-o", f"command.argv={PYTHON_PROGRAM}",
+                     "-o", "command.send_corpus=true", "--latency-sample", "0")
+    assert result.returncode == 2
+    assert "'invented-id'" in result.stderr and "not in the corpus it indexed" in result.stderr
+    assert "store holds memories" not in result.stderr
+
+
+def test_the_stderr_hint_names_where_debug_goes(tmp_path: Path, sample_folder: Path) -> None:
+    folder = dataset_with(tmp_path, sample_folder, {2: "crash"})
+    result = run_cli("eval", "--dataset", str(folder), "-r", "command", "-o", f"command.argv={PYTHON_PROGRAM}",
+                     "-o", "command.send_corpus=true")
+    assert "run 'recall-kit --debug eval ...' to show its last line" in result.stderr
 
 
 def test_a_timeout_is_said_as_configured_not_as_what_was_left() -> None:

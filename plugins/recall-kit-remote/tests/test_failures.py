@@ -36,16 +36,46 @@ def _refused(result, out: Path, leg: str) -> str:  # type: ignore[no-untyped-def
 @pytest.mark.parametrize("crash_on_call", [1, 3])
 def test_an_mcp_server_that_dies_mid_run_yields_no_result(tmp_path: Path, sample_folder: Path,
                                                           crash_on_call: int) -> None:
-    """Before: exit 0 and a result of zeros (dead from the first call) or 2 answers and 4 zeros."""
+    """Before: exit 0 and a result of zeros (dead from the first call) or 2 answers and 4 zeros;
+    then "closed during the run" or an MCPError per query. Now one line with its exit status."""
     out = tmp_path / "dead.json"
     command = mcp_command("--dataset", str(sample_folder), "--crash-on-call", str(crash_on_call))
     result = run_cli("eval", "--dataset", str(sample_folder), "-r", "mcp", "-o", f"mcp.command={command}",
                      "-o", "mcp.timeout=5", "-o", "mcp.tries=1", "--latency-sample", "0", "--no-progress", "--json", str(out))
-    if result.returncode == 2 and "Leg" not in result.stderr:  # the session's end noticed as such: one line
-        assert "\n" not in result.stderr.strip() and "closed during the run" in result.stderr
-        assert not out.exists()
-        return
-    _refused(result, out, "mcp")
+    assert result.returncode == 2
+    assert "\n" not in result.stderr.strip() and "the server exited (status 1) during the run" in result.stderr
+    assert not out.exists()
+
+
+def test_a_dead_stdio_server_ends_a_120_query_run_at_once(tmp_path: Path) -> None:
+    """The example's 120 queries against a server that dies on its first search: one line naming
+    the exit status, in seconds (before: 3 tries a query and the timing pass, 56 s, `MCPError`)."""
+    from remote_helpers import EXAMPLE
+
+    out, stamp = tmp_path / "dead.json", tmp_path / "died-at"
+    command = mcp_command("--dataset", str(EXAMPLE), "--crash-on-call", "1", "--crash-stamp", str(stamp))
+    result = run_cli("eval", "--dataset", str(EXAMPLE), "-r", "mcp", "-o", f"mcp.command={command}",
+                     "--no-progress", "--json", str(out))
+    ended = time.time()
+    assert result.returncode == 2
+    assert result.stderr.strip().count("\n") == 0 and "the server exited (status 1)" in result.stderr
+    after = ended - float(stamp.read_text())  # the server's start (its imports, its store) comes before
+    assert after < 5, after
+    assert not out.exists()
+
+
+def test_a_wrong_answer_path_stops_after_three_queries(tmp_path: Path) -> None:
+    """A format error is the same on every query: the run stops after three alike, naming the
+    probe, instead of trying each of 120 queries three times (360 calls)."""
+    from remote_helpers import EXAMPLE
+
+    started = time.perf_counter()
+    result = run_cli("eval", "--dataset", str(EXAMPLE), "-r", "mcp", "-o", f"mcp.url={SERVERS['mcp_sample']}",
+                     "-o", "mcp.results=hits", "--latency-sample", "0", "--no-progress")
+    assert result.returncode == 2
+    line = result.stderr.strip()
+    assert "\n" not in line and "3 answers in a row could not be read" in line and "the answer has no 'hits'" in line
+    assert time.perf_counter() - started < 60
 
 
 #: The faults each live system's test server can be told to have on one query, and how long a
@@ -79,7 +109,8 @@ def test_max_failed_accepts_records_and_compare_and_gate_refuse(tmp_path: Path, 
     result = run_cli(*arguments, "--max-failed", "34%", "--json", str(out))
     assert result.returncode == 0, result.stderr
     accepted = load_result(out)
-    assert accepted.failed_queries == {"http": {ids[0]: "HTTP 500; 1 try", ids[4]: "the answer is not valid JSON; 1 try"}}
+    assert accepted.failed_queries == {"http": {ids[0]: "HTTP 500; 1 try",
+                                                ids[4]: "the answer is not valid JSON (http.id_pattern reads text); not retried"}}
     assert accepted.n_failed == 2
     whole = tmp_path / "whole.json"
     assert run_cli("eval", "--dataset", str(folder), "-r", "fts5", "--latency-sample", "0", "--no-progress", "--json",

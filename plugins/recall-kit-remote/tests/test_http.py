@@ -85,7 +85,7 @@ def test_accepted_failed_queries_are_scored_empty_counted_and_named(tmp_path: Pa
     assert all(rankings[query["query_id"]] for query in queries[3:5])
     warning = next(w for w in data.warnings if w.startswith("Leg 'http' failed on 3 of 6 queries"))
     assert f"{failed[0]} (HTTP 500; 2 tries)" in warning
-    assert f"{failed[1]} (the answer is not valid JSON; 2 tries)" in warning
+    assert f"{failed[1]} (the answer is not valid JSON (http.id_pattern reads text); not retried)" in warning
     assert f"{failed[2]} (no answer within 0.5 s; 2 tries)" in warning
     assert data.index.legs["http"].stats["failed_queries"] == 3
     assert sorted(data.failed_queries["http"]) == sorted(failed)
@@ -125,3 +125,44 @@ def test_scopes_reach_the_server(tmp_path: Path) -> None:
     local = run_benchmark(SystemSpec(retriever="fts5"), dataset, k=5, latency_sample=0, show_progress=False)
     assert remote.rankings() == local.rankings()
     assert remote.rankings()["qb"] == ["b1"]
+
+
+def test_a_url_with_a_space_is_a_bad_option(sample_folder: Path) -> None:
+    """Before: "Cannot reach" the server, as if it were down."""
+    done = run_cli("eval", "--dataset", str(sample_folder), "-r", "http", "-o", "http.url=http://127.0.0.1:9/my search")
+    assert done.returncode == 2 and "url holds a space" in done.stderr and "Cannot reach" not in done.stderr
+
+
+def test_a_gzip_bomb_is_cut_off_while_it_is_decompressed(sample_folder: Path) -> None:
+    """64 KB that inflate to 200 MB: the query fails at http.max_bytes, and no more than that was
+    ever decompressed (before: inflated whole, 0.9-1.1 GB peak)."""
+    import tracemalloc
+
+    from recall_kit.plugin import Corpus, FailedSearch
+
+    retriever = HTTPRetriever(HTTPRetriever.Options(url=SERVERS["http_sample"], tries=1))
+    retriever.build_index(Corpus([]))
+    tracemalloc.start()
+    try:
+        answer = retriever.search("gzipbomb", 5)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+        retriever.close()
+    assert isinstance(answer, FailedSearch) and "larger than http.max_bytes" in answer.reason
+    assert peak < 4 * HTTPRetriever.Options.max_bytes, peak
+
+
+def test_add_answers_in_text_are_read_by_a_pattern(tmp_path: Path) -> None:
+    """An add endpoint answering text ("stored as srv-N") and a search answering text lines."""
+    dataset = load_dataset(str(EXAMPLE))
+    with SearchServer(MemoryStore()) as server:
+        base = server.url.removesuffix("/search")
+        options = {"url": f"{base}/search.txt", "id_pattern": r"\[id: ([^\]]+)\]", "score_pattern": r"score: (\S+)\)",
+                   "add_url": f"{base}/memories", "add_body": '{"messages": [{"role": "user", "content": "{content}"}]}',
+                   "add_result_id": "results.0.id", "add_id_pattern": "(srv-[0-9]+)"}
+        remote = run_benchmark(SystemSpec(retriever="http", options={"http": options}), dataset, k=10,
+                               latency_sample=0, show_progress=False)
+    local = run_benchmark(SystemSpec(retriever="fts5", options={"fts5": {"columns": ("content",)}}), dataset, k=10,
+                          latency_sample=0, show_progress=False)
+    assert remote.rankings() == local.rankings()

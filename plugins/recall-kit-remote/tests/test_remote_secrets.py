@@ -79,7 +79,7 @@ def test_what_a_dying_program_wrote_to_stderr_is_named_not_printed(tmp_path: Pat
             "-o", "command.send_corpus=true", "--json", str(tmp_path / "crash.json"))
     result = run_cli(*args)
     assert result.returncode == 2 and len(_errors(result.stderr)) == 1
-    assert "exited with status 3" in result.stderr and "--debug shows its last line" in result.stderr
+    assert "exited with status 3" in result.stderr and "run 'recall-kit --debug eval ...' to show its last line" in result.stderr
     assert "fatal" not in result.stderr and "crash" not in result.stderr, result.stderr  # its words, the query's
     assert query  # the program's stderr line quotes the query: shown only when asked for
     debug = run_cli(*args, env={"RECALL_KIT_DEBUG": "1"})

@@ -37,6 +37,8 @@ def test_templates_fill_once_and_keep_types() -> None:
     template = json.loads('{"entities": [{"name": "{id}", "observations": ["{content}"], "tags": "{tags}", "n": "{k}"}]}')
     filled = fill_template(template, {"id": "1", "content": "note {k} and {id}", "tags": ["a"], "k": 5})
     assert filled == {"entities": [{"name": "1", "observations": ["note {k} and {id}"], "tags": ["a"], "n": 5}]}
+    assert fill_template({"text": "{content} [tags: {tags}]"}, {"content": "x", "tags": ["a", "b"]}) == \
+        {"text": "x [tags: a, b]"}  # inside a longer string the tags are joined, not a list's repr
     with pytest.raises(OptionError, match=r"\{txt\}"):
         parse_template('{"query": "{txt}"}', "mcp.search_arguments", frozenset({"text"}))
 

@@ -16,13 +16,17 @@ NAMED_QUERIES = 10
 def count_outside(runs: Mapping[str, Any], queries: Sequence[Query],
                   sensitive_ids: frozenset[str]) -> dict[str, LegOutsideCorpus]:
     """Per live leg (a `LegRun` with `own_store`): its hits outside the corpus per query, and the
-    sensitive ids among them. In-process legs are left out (they cannot return such an id)."""
+    sensitive ids among them (the dataset's `sensitive_ids` and the leg's own, `LegRun.sensitive`).
+    In-process legs are left out (they cannot return such an id)."""
     found: dict[str, LegOutsideCorpus] = {}
     for name, run in runs.items():
         if not run.own_store:
             continue
+        # The dataset's sensitive ids and the system's own (`Retriever.sensitive_ids`): a memory the
+        # server holds under an id of its own is counted whatever the id scheme.
+        flagged = sensitive_ids | frozenset(getattr(run, "sensitive", ()))
         per_query = {queries[index].query_id: len(ids) for index, ids in sorted(run.outside.items())}
-        sensitive = {queries[index].query_id: [doc for doc in ids if doc in sensitive_ids]
+        sensitive = {queries[index].query_id: [doc for doc in ids if doc in flagged]
                      for index, ids in sorted(run.outside.items())}
         found[name] = LegOutsideCorpus(hits=sum(per_query.values()), queries=per_query,
                                        sensitive={query: ids for query, ids in sensitive.items() if ids})
@@ -42,7 +46,7 @@ def outside_warnings(found: Mapping[str, LegOutsideCorpus], query_count: int) ->
             queries = list(counts.sensitive)
             privacy.append(
                 f"{PRIVACY_PREFIX} leg {leg!r} returned {counts.sensitive_hits} sensitive "
-                f"{'memory' if counts.sensitive_hits == 1 else 'memories'} (ids the dataset marks sensitive) "
+                f"{'memory' if counts.sensitive_hits == 1 else 'memories'} (ids the dataset or the system marks sensitive) "
                 f"on {len(queries)} of {query_count} queries: {_named(queries)}."
             )
         if counts.hits:

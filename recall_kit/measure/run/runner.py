@@ -164,6 +164,8 @@ def run_legs(
                 run.own_store = run.own_store or own_store
                 try:
                     size, stats = _build_one_index(leg.name, retriever, corpus, scope, run)
+                    if own_store and hasattr(retriever, "sensitive_ids"):
+                        run.sensitive |= set(call_plugin(leg.name, "naming its sensitive ids", retriever.sensitive_ids))
                     sizes.append(size)
                     stats_by_scope.append(stats)
                     _search_batch(leg.name, retriever, run, dataset, indexes, corpus, depth, own_store)

@@ -33,6 +33,8 @@ class LegRun:
     outside: dict[int, list[str]] = field(default_factory=dict)
     #: The leg is a live system searching a store of its own (`Retriever.searches_own_store`).
     own_store: bool = False
+    #: Ids the retriever itself names sensitive (`Retriever.sensitive_ids`: a live system's own ids).
+    sensitive: set[str] = field(default_factory=set)
     #: What the retriever says to check when every query came back empty (`empty_hint`), or None.
     empty_hint: str | None = None
     indexes: int = 0

@@ -2,7 +2,8 @@
 
 It indexes the corpus recall-kit sends as its first message. For the failure tests only
 (`--faults`), a query naming a behaviour gets it: "garbled" (a line that is not JSON), "crash"
-(exits with status 3 after a line on stderr quoting the query, as real programs' errors do).
+(exits with status 3 after a line on stderr quoting the query, as real programs' errors do),
+"invent" (an id the corpus it was sent does not hold).
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ def main() -> int:
             print("this is not json", flush=True)
             continue
         hits = store.search(text, int(message["k"]))
+        if faults and "invent" in text:
+            hits = [{"id": "invented-id", "score": 1e9}, *hits]
         print(json.dumps({"query_id": message["query_id"], "hits": hits}), flush=True)
     return 0
 

@@ -5,12 +5,15 @@ GET /search?q=TEXT&k=N[&scope=S] or POST /search {"query": ..., "k": ..., "scope
 query naming a behaviour gets it: "status500" (HTTP 500), "notjson" (a body that is not JSON),
 "slow" (answers after 2 s), "closemid" (closes the connection halfway through the body), "nanscore"
 (NaN scores), "badid" (an id that is an object), "endless" (a chunked body that never ends),
-"trickle" (a byte every 0.5 s). Requests may be required to carry `Authorization: Bearer TOKEN`.
+"trickle" (a byte every 0.5 s), "gzipbomb" (a gzip answer of 64 KB that inflates to 200 MB). GET
+/search.txt answers in text, a hit a line: `- [id: ID] (score: SCORE)`. Requests may be required
+to carry `Authorization: Bearer TOKEN`.
 
 Like mem0's REST server, POST /memories `{"messages": [{"role": "user", "content": ...}],
 "user_id": ...}` stores a memory under an id of the server's own (`srv-N`) and answers
 `{"results": [{"id": "srv-N", "memory": ..., "event": "ADD"}]}`; GET /memories lists every memory
-as `{"results": [{"id", "memory", "user_id"}]}` (mem0's `get_all`).
+as `{"results": [{"id", "memory", "user_id"}]}` (mem0's `get_all`); with `?offset=N`, a page of at
+most `limit` (at most 100) memories from the Nth.
 """
 
 from __future__ import annotations
@@ -23,6 +26,20 @@ from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 from memory_store import MemoryStore
+
+_BOMB: list[bytes] = []
+
+
+def gzip_bomb(inflated: int = 200_000_000) -> bytes:
+    """A gzip body that inflates to `inflated` bytes of "0", made a megabyte at a time (never held
+    whole), once."""
+    import zlib
+
+    if not _BOMB:
+        packer = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+        block = b"0" * 1_000_000
+        _BOMB.append(b"".join(packer.compress(block) for _ in range(inflated // len(block))) + packer.flush())
+    return _BOMB[0]
 
 
 class SearchServer(ThreadingHTTPServer):
@@ -63,11 +80,19 @@ class SearchHandler(BaseHTTPRequestHandler):
         self.end_headers()
 
     def do_GET(self) -> None:  # noqa: N802
+        params = parse_qs(urlparse(self.path).query)
         if urlparse(self.path).path == "/memories":
             listed = [{"id": doc, "memory": text, "user_id": scope} for doc, text, scope in self.server.store.listing()]
+            if "offset" in params:
+                start = int(params["offset"][0])
+                listed = listed[start:start + min(100, int(params.get("limit", ["100"])[0]))]
             self._send(200, json.dumps({"results": listed}).encode())
             return
-        params = parse_qs(urlparse(self.path).query)
+        if urlparse(self.path).path == "/search.txt":
+            hits = self.server.store.search(params.get("q", [""])[0], int(params.get("k", ["10"])[0]))
+            text = "".join(f"- [id: {hit['id']}] (score: {hit['score']!r})\n" for hit in hits) or "nothing found\n"
+            self._send(200, text.encode(), "text/plain")
+            return
         self._answer(params.get("q", [""])[0], int(params.get("k", ["10"])[0]), params.get("scope", [None])[0])
 
     def do_POST(self) -> None:  # noqa: N802
@@ -98,6 +123,14 @@ class SearchHandler(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(b'{"results": [')
             self.close_connection = True
+        elif self.server.faults and "gzipbomb" in query:
+            body = gzip_bomb()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Encoding", "gzip")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
         elif self.server.faults and ("endless" in query or "trickle" in query):
             self._send_forever(0.5 if "trickle" in query else 0.0)
         elif self.server.faults and ("nanscore" in query or "badid" in query):
@@ -129,9 +162,9 @@ class SearchHandler(BaseHTTPRequestHandler):
         except OSError:
             self.close_connection = True
 
-    def _send(self, status: int, body: bytes) -> None:
+    def _send(self, status: int, body: bytes, kind: str = "application/json") -> None:
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", kind)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)

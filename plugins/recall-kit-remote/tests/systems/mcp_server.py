@@ -10,7 +10,7 @@ answers `{"id": "m-<id>"}`, the server's own id (recall-kit maps it back).
 
 Faults for the failure tests: with `--faults`, a query naming one gets it ("toolerror": the tool raises; "hangforever":
 no answer; "nanscore": a NaN score; "schemalie": `results` is an object, not the list the tool
-promises); `--crash-on-call N` exits the process on the Nth `recall` call; `--hang-at-initialize`
+promises); `--crash-on-call N` exits the process on the Nth `recall` call (`--crash-stamp PATH`: writing the time first); `--hang-at-initialize`
 never answers the client's `initialize` (and ignores SIGTERM); `--garbage-on-stdout` writes a line
 that is not JSON-RPC first; `--pid-file` records the server's process id (to check it is ended).
 """
@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # imported when a server is built: a hang at initialize begin
     from memory_store import MemoryStore
 
 
-def build_server(store: MemoryStore, faults: bool = False, crash_on_call: int = 0) -> MCPServer:
+def build_server(store: MemoryStore, faults: bool = False, crash_on_call: int = 0, crash_stamp: str = "") -> MCPServer:
     from mcp.server.mcpserver import MCPServer
 
     server = MCPServer("recall-kit test memory")
@@ -44,6 +44,8 @@ def build_server(store: MemoryStore, faults: bool = False, crash_on_call: int = 
         tests; async, so that a hanging call holds only itself, not the server)."""
         calls[0] += 1
         if crash_on_call and calls[0] >= crash_on_call:
+            if crash_stamp:  # when it died, for the test that times what follows
+                Path(crash_stamp).write_text(repr(time.time()))
             os._exit(1)  # the server process dies mid-run, as a crash would
         if faults and "toolerror" in query:
             raise ValueError("the tool failed")
@@ -80,6 +82,7 @@ def main() -> None:
     parser.add_argument("--hang-at-initialize", action="store_true")
     parser.add_argument("--garbage-on-stdout", action="store_true")
     parser.add_argument("--pid-file")
+    parser.add_argument("--crash-stamp", default="", help="write the time of the crash here (--crash-on-call)")
     arguments = parser.parse_args()
     if arguments.pid_file:
         Path(arguments.pid_file).write_text(str(os.getpid()))
@@ -92,7 +95,8 @@ def main() -> None:
     from memory_store import MemoryStore
 
     store = MemoryStore.from_dataset(arguments.dataset) if arguments.dataset else MemoryStore()
-    server = build_server(store, faults=arguments.faults, crash_on_call=arguments.crash_on_call)
+    server = build_server(store, faults=arguments.faults, crash_on_call=arguments.crash_on_call,
+                          crash_stamp=arguments.crash_stamp)
     if arguments.transport == "stdio":
         server.run("stdio")
     else:
