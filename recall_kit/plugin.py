@@ -52,7 +52,7 @@ from recall_kit.types import (
 
 if TYPE_CHECKING:
     from recall_kit.curate.text import content_words, word_overlap
-    from recall_kit.dataset import SENSITIVE_IDS_FILE, Dataset, load_dataset, read_jsonl
+    from recall_kit.dataset import SENSITIVE_IDS_FILE, Dataset, load_dataset, read_jsonl, sensitive_flag
     from recall_kit.fileio import atomic_batch, atomic_open, user_cache_folder
     from recall_kit.measure.systems.system import build_retriever
     from recall_kit.options import build_options
@@ -70,7 +70,7 @@ def __getattr__(name: str) -> Any:
     if name == "build_options":
         from recall_kit import options
         return getattr(options, name)
-    if name in ("Dataset", "load_dataset", "read_jsonl", "SENSITIVE_IDS_FILE"):
+    if name in ("Dataset", "load_dataset", "read_jsonl", "SENSITIVE_IDS_FILE", "sensitive_flag"):
         from recall_kit import dataset
         return getattr(dataset, name)
     if name in ("progress_bar", "stage"):
@@ -94,5 +94,5 @@ __all__ = [
     "QueryGenerator", "RelevanceJudge", "RecallKitError", "Register", "Registry", "Report", "ReportTable", "Reporter",
     "Retriever", "SENSITIVE_IDS_FILE", "UnknownNameError", "atomic_batch", "atomic_open", "build_options", "build_retriever", "hookimpl", "lazy_attributes",
     "load_dataset", "progress_bar", "read_jsonl", "id_ranks", "sort_hits", "stage", "top_hits",
-    "content_words", "user_cache_folder", "word_overlap", "mask_secrets", "debug_enabled",
+    "content_words", "user_cache_folder", "word_overlap", "mask_secrets", "debug_enabled", "sensitive_flag",
 ]

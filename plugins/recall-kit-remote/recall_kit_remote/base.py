@@ -384,9 +384,18 @@ def listing_request(text: str, what: str, where: str) -> dict[str, Any]:
     return listing
 
 
-def is_flagged(value: Any) -> bool:
-    """A sensitive flag's value read as true: true, 1, or "true"/"yes"/"1" in any case."""
-    return value is True or value == 1 or (isinstance(value, str) and value.strip().lower() in {"true", "yes", "1"})
+def is_flagged(value: Any, where: str) -> bool:
+    """A sensitive flag's value read as the host reads `is_sensitive` (true, 1, "yes", "on", ... in
+    any case; absent or null: not sensitive). A flag that cannot be read ("maybe", [1]) is never
+    taken as "not sensitive": it is refused, naming `where` (the memory's id)."""
+    from recall_kit.plugin import sensitive_flag
+
+    flag = sensitive_flag(value)
+    if flag is None:
+        shown = repr(value) if isinstance(value, (str, int, float)) and len(repr(value)) <= 14 else type(value).__name__
+        raise AnswerMisread(f"{where}: its sensitive flag {shown} cannot be read as true or false; "
+                            "fix the service's flag (or the path naming it)")
+    return flag
 
 
 def flagged_ids(payload: Any, listing: dict[str, Any]) -> set[str]:
@@ -400,7 +409,7 @@ def flagged_ids(payload: Any, listing: dict[str, Any]) -> set[str]:
             doc, flag = as_hit_id(select(entry, listing["id"])), select(entry, listing["flag"])
         except QueryFailed:
             continue
-        if doc is not None and is_flagged(flag):
+        if doc is not None and is_flagged(flag, f"memory {doc!r}"):
             found.add(doc)
     return found
 

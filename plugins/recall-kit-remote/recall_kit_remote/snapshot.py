@@ -50,7 +50,7 @@ def listing_rows(entries: list[Any], options: ListingOptions, counts: dict[str, 
             counts["mapped_to_dataset_ids" if mapped else "kept_server_ids"] = counts.get(
                 "mapped_to_dataset_ids" if mapped else "kept_server_ids", 0) + 1
             memory_id = mapped or memory_id
-        if options.sensitive and memory_id is not None and is_flagged(_optional(entry, options.sensitive)):
+        if options.sensitive and memory_id is not None and _flagged(entry, options.sensitive, memory_id):
             sensitive.add(memory_id)
             seen.add(memory_id)
             continue
@@ -66,6 +66,14 @@ def listing_rows(entries: list[Any], options: ListingOptions, counts: dict[str, 
             row["scope"] = str(scope)
         rows.append(row)
     return rows, sensitive
+
+
+def _flagged(entry: Any, path: str, memory_id: str) -> bool:
+    """The entry's sensitive flag; one that cannot be read refuses the listing (never "not sensitive")."""
+    try:
+        return is_flagged(_optional(entry, path), f"memory {memory_id!r}")
+    except QueryFailed as failure:
+        raise DatasetError(f"the listing's {path!r}: {failure}") from None
 
 
 def _optional(entry: Any, path: str) -> Any:

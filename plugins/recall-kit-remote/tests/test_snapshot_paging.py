@@ -56,3 +56,24 @@ def test_paging_without_its_argument_is_one_line(tmp_path: Path) -> None:
                    "--paging", "cursor")
     assert done.returncode == 2 and "--paging cursor needs --page-arg" in done.stderr
     assert "Traceback" not in done.stderr and not (tmp_path / "out").exists()
+
+
+def test_an_unreadable_sensitive_flag_is_refused_never_read_as_not_sensitive() -> None:
+    """A service's flag read as the host reads `is_sensitive`; one it cannot read ("maybe", [1]) is
+    refused naming the memory, in a sensitive listing and in a snapshot (it let the row through)."""
+    import pytest
+
+    from recall_kit.errors import DatasetError
+    from recall_kit_remote.base import AnswerMisread, flagged_ids, is_flagged
+    from recall_kit_remote.snapshot import _flagged
+
+    assert is_flagged("YES", "m") and is_flagged(1, "m") and not is_flagged(None, "m") and not is_flagged("0", "m")
+    for value in ("maybe", [1], {}):
+        with pytest.raises(AnswerMisread, match="cannot be read"):
+            is_flagged(value, "memory 'a'")
+    listing = {"memories": "items", "id": "id", "flag": "flag"}
+    assert flagged_ids({"items": [{"id": "a", "flag": True}, {"id": "b", "flag": False}]}, listing) == {"a"}
+    with pytest.raises(AnswerMisread, match="memory 'b'"):
+        flagged_ids({"items": [{"id": "a", "flag": True}, {"id": "b", "flag": "maybe"}]}, listing)
+    with pytest.raises(DatasetError, match="memory 'c'.*'maybe' cannot be read"):
+        _flagged({"id": "c", "is_sensitive": "maybe"}, "is_sensitive", "c")
