@@ -56,8 +56,8 @@ def leg_texts(dataset: Any, spec: Any) -> list[list[str]]:
     """Each scope's texts as the dense leg embeds them (context expansion, then memory_text)."""
     from recall_kit_dense.retriever import DenseRetriever, memory_text
 
-    from recall_kit.measure.systems.context import expand_corpus, split_leg_options
     from recall_kit.measure.run.runner import corpus_for, scope_groups
+    from recall_kit.measure.systems.context import expand_corpus, split_leg_options
 
     plugin_options, context = split_leg_options("dense", spec.options.get("dense", {}))
     fields = DenseRetriever.Options(**{k: v for k, v in plugin_options.items() if k == "fields"}).fields

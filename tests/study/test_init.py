@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import pytest
 from study_support import LEXICAL_PAIR, plugins

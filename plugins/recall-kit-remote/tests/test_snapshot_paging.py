@@ -62,10 +62,10 @@ def test_an_unreadable_sensitive_flag_is_refused_never_read_as_not_sensitive() -
     """A service's flag read as the host reads `is_sensitive`; one it cannot read ("maybe", [1]) is
     refused naming the memory, in a sensitive listing and in a snapshot (it let the row through)."""
     import pytest
-
-    from recall_kit.errors import DatasetError
     from recall_kit_remote.base import AnswerMisread, flagged_ids, is_flagged
     from recall_kit_remote.snapshot import _flagged
+
+    from recall_kit.errors import DatasetError
 
     assert is_flagged("YES", "m") and is_flagged(1, "m") and not is_flagged(None, "m") and not is_flagged("0", "m")
     for value in ("maybe", [1], {}):
