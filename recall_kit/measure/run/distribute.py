@@ -85,8 +85,7 @@ def score_system(system: System, dataset: Dataset, settings: ScoringSettings, de
     """One built system fused from its legs' runs (each cut to `depth`, the depth it searches) and
     scored with `settings`: a task."""
     by_name = {run.name: run for run in runs}
-    return run_system(system, dataset, depth=depth, leg_runs=leg_runs_for(system, by_name, depth),
-                      **settings.scoring())
+    return run_system(system, dataset, settings, depth=depth, leg_runs=leg_runs_for(system, by_name, depth))
 
 
 def search_legs(executor: Executor | None, dataset: Dataset, legs: dict[str, Leg], depths: dict[str, int],

@@ -32,10 +32,10 @@ from recall_kit.measure.run.failures import MaxFailed, check_failed_queries
 from recall_kit.measure.run.index_stats import merge_index_stats
 from recall_kit.measure.run.outside import count_outside, outside_warnings
 from recall_kit.measure.run.runs import FusedRun, LegRun
+from recall_kit.measure.run.settings import ScoringSettings
 from recall_kit.measure.score.evaluation import (
     MAX_CUTOFF,
     aggregate,
-    check_relevance_level,
     judge_rankings,
     metric_values,
     resolve_metrics,
@@ -421,39 +421,27 @@ def run_benchmark(
     and there is no result; those accepted are recorded in `BenchmarkResult.failed_queries`.
     """
     _check_k(k)
-    check_relevance_level(relevance_level)
+    settings = ScoringSettings.of(k=k, metrics=metrics, relevance_level=relevance_level, judged_only=judged_only,
+                                  latency_sample=latency_sample, seed=seed, max_failed=max_failed)
     built = as_system(system)
-    return run_system(built, dataset, k=k, depth=search_depth(built, dataset, k, metrics), metrics=metrics,
-                      latency_sample=latency_sample, show_progress=show_progress, seed=seed, leg_runs=leg_runs,
-                      relevance_level=relevance_level, judged_only=judged_only, max_failed=max_failed)
+    return run_system(built, dataset, settings, depth=search_depth(built, dataset, k, metrics),
+                      show_progress=show_progress, leg_runs=leg_runs)
 
 
-def run_system(
-    system: System,
-    dataset: Dataset,
-    *,
-    k: int,
-    depth: int,
-    metrics: Sequence[str] | None = None,
-    latency_sample: int | None = 200,
-    show_progress: bool | None = None,
-    seed: int = 0,
-    leg_runs: dict[str, LegRun] | None = None,
-    relevance_level: int = 1,
-    judged_only: bool = False,
-    max_failed: MaxFailed | int | str | None = None,
-) -> BenchmarkResult:
+def run_system(system: System, dataset: Dataset, settings: ScoringSettings, *, depth: int,
+               show_progress: bool | None = None, leg_runs: dict[str, LegRun] | None = None) -> BenchmarkResult:
     """Run, fuse, time and score a built `system` whose legs search `depth` hits (`search_depth`,
-    worked out once by the caller); the rest as `run_benchmark`. Nothing is built or resolved here."""
-    _check_k(k)
-    relevance_level = check_relevance_level(relevance_level)
-    specs = resolve_metrics(metrics)
-    k_asked, k = k, cutoff_depth(specs, k, len(dataset.corpus))
+    worked out once by the caller) with `settings` (checked when made: `ScoringSettings.of`); the
+    rest as `run_benchmark`. Nothing is built or resolved here."""
+    _check_k(settings.k)
+    relevance_level, judged_only = settings.relevance_level, settings.judged_only
+    specs = resolve_metrics(None if settings.metrics is None else list(settings.metrics))
+    k_asked, k = settings.k, cutoff_depth(specs, settings.k, len(dataset.corpus))
     started_all = time.perf_counter()
     if leg_runs is None:
-        leg_runs = run_legs(system, dataset, depth, latency_sample, show_progress)
+        leg_runs = run_legs(system, dataset, depth, settings.latency_sample, show_progress)
     # A failed query is not a miss: beyond `max_failed` (default none) there is no result.
-    failed = check_failed_queries(leg_runs, dataset.queries, max_failed)
+    failed = check_failed_queries(leg_runs, dataset.queries, settings.max_failed)
     fused = fuse_all(system, dataset, leg_runs, depth, k, relevance_level)
 
     query_ids = [query.query_id for query in dataset.queries]
@@ -499,7 +487,7 @@ def run_system(
         index=index_cost,
         throughput=throughput,
         wall_seconds=round(time.perf_counter() - started_all, 4),
-        manifest=build_manifest(system, seed),
+        manifest=build_manifest(system, settings.seed),
     )
 
 

@@ -61,6 +61,7 @@ _CODECS: dict[str, tuple[Any, Any]] = {
     "dict[int, float]": (_pairs, lambda v: {_typed(i, int): _number(x) for i, x in v}),
     "dict[int, str]": (_pairs, lambda v: {_typed(i, int): _typed(x, str) for i, x in v}),
     "dict[int, list[str]]": (_pairs, lambda v: {_typed(i, int): _strings(x) for i, x in v}),
+    "set[str]": (sorted, lambda v: set(_strings(v))),
     "list[list[Hit]]": (lambda v: [[[hit.id, hit.score] for hit in hits] for hits in v],
                         lambda v: [[Hit(_typed(doc, str), _number(score)) for doc, score in hits] for hits in v]),
 }
