@@ -28,6 +28,7 @@ from recall_kit_dense.packaged import (
     model_folder,
 )
 
+from recall_kit import load_result
 from recall_kit.testing import invoke_cli, registered_plugin
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -186,7 +187,7 @@ def packaged_minilm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator
 def test_a_packaged_model_loads_by_name_and_embeds_as_its_files_do(packaged_minilm: PackagedModel) -> None:
     from recall_kit_dense.retriever import DenseRetriever
 
-    from recall_kit.types import Corpus, Memory
+    from recall_kit.plugin import Corpus, Memory
 
     source = resolve_model("minilm-packaged")
     assert source.origin == "packaged" and source.identity == "test/minilm-packaged"
@@ -277,8 +278,8 @@ def test_mpnet_from_its_packages_runs_offline_and_the_result_names_it(tmp_path: 
         env={**os.environ, "RECALL_KIT_LOAD_PLUGINS": "recall-kit-dense", "RECALL_KIT_CACHE": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1",
              "HF_HOME": str(tmp_path / "hf")})
     assert done.returncode == 0, done.stderr
-    result = json.loads(out.read_text())
-    index = json.dumps(result["index"])  # the dense leg's index stats
-    assert '"model": "sentence-transformers/all-mpnet-base-v2"' in index
-    assert '"model_source": "packaged"' in index
-    assert result["metrics"]["overall"]["recall@10"] > 0.5
+    result = load_result(out)
+    stats = result.index.legs["dense"].stats  # the dense leg's index stats
+    assert stats["model"] == "sentence-transformers/all-mpnet-base-v2"
+    assert stats["model_source"] == "packaged"
+    assert result.mean("recall@10") > 0.5

@@ -65,7 +65,7 @@ def test_an_unreadable_sensitive_flag_is_refused_never_read_as_not_sensitive() -
     from recall_kit_remote.base import AnswerMisread, flagged_ids, is_flagged
     from recall_kit_remote.snapshot import _flagged
 
-    from recall_kit.errors import DatasetError
+    from recall_kit.plugin import DatasetError
 
     assert is_flagged("YES", "m") and is_flagged(1, "m") and not is_flagged(None, "m") and not is_flagged("0", "m")
     for value in ("maybe", [1], {}):
