@@ -33,7 +33,7 @@ def init_live_study(out: str | Path, retriever: str, options: list[str] | None =
     `LEG.KEY=VALUE`), on `dataset` or on a snapshot the `snapshot` importer takes of the service
     (queries and qrels from `snapshot_from`). Returns the study file."""
     from recall_kit.fileio import write_text_atomic
-    from recall_kit.measure.system import parse_option_assignments
+    from recall_kit.measure.systems.system import parse_option_assignments
     from recall_kit.study.init import render_study
 
     if retriever not in LIVE_RETRIEVERS:
