@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from recall_kit.errors import DatasetError
+from recall_kit.errors import DatasetError, OptionError
 from recall_kit.fileio import is_special_file
 from recall_kit.fingerprint import canonical_json
 from recall_kit.types import Corpus, Memory, Qrels, Query
@@ -618,3 +618,28 @@ def summarise(values: Sequence[float], keys: Sequence[str] = ("min", "p50", "mea
         else:
             out[key] = round(float(getattr(array, key)()), 4)
     return out
+
+
+def split_queries(dataset: Dataset, holdout: float, seed: int) -> tuple[list[str], list[str]]:
+    """A seeded split, stratified by stratum: (tuning ids, test ids); `holdout` is the test share.
+
+    Each stratum keeps at least one query on each side when it has two or more.
+    """
+    if not 0.0 < holdout < 1.0:
+        raise OptionError(f"--holdout is the share of queries held out for testing, in (0, 1); got {holdout}.")
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    by_stratum: dict[str, list[str]] = {}
+    for query in dataset.queries:
+        by_stratum.setdefault(query.stratum, []).append(query.query_id)
+    test: set[str] = set()
+    for stratum in sorted(by_stratum):
+        ids = by_stratum[stratum]
+        count = round(len(ids) * holdout)
+        if len(ids) >= 2:
+            count = min(max(count, 1), len(ids) - 1)
+        order = rng.permutation(len(ids))
+        test.update(ids[i] for i in order[:count])
+    tuning = [q.query_id for q in dataset.queries if q.query_id not in test]
+    return tuning, [q.query_id for q in dataset.queries if q.query_id in test]

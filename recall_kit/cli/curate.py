@@ -151,6 +151,26 @@ def dataset_export_command(
     typer.echo(f"Wrote {output}", err=True)
 
 
+@dataset_app.command("split")
+def dataset_split_command(
+    path: Annotated[Path, typer.Argument(metavar="DIR", help="Dataset folder, or example:memories.")],
+    output: Annotated[Path, typer.Argument(metavar="OUT", help="Folder to write (absent or empty): OUT/tuning, OUT/held-out.")],
+    holdout: Annotated[float, typer.Option("--holdout", help="Share of queries held out, in (0, 1), as sweep --holdout.")] = 0.5,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the split, as sweep --seed.")] = 0,
+    force: Annotated[bool, typer.Option("--force", help="Replace a non-empty OUT.")] = False,
+) -> None:
+    """Write the tuning and held-out halves that `sweep --holdout` makes, as two dataset folders:
+    eval and compare a chosen system on the held-out half alone, per stratum, with intervals."""
+    from recall_kit.curate.split import HELD_OUT, TUNING, split_dataset
+
+    manifest = split_dataset(path, output, holdout, seed=seed, force=force)
+    for side in (TUNING, HELD_OUT):
+        typer.echo(f"{side}: {manifest['queries'][side]} queries")
+    for stratum, counts in manifest["strata"].items():
+        typer.echo(f"  {stratum}: {counts[TUNING]} / {counts[HELD_OUT]}")
+    typer.echo(f"Wrote {output}", err=True)
+
+
 def _refuse_writing_example(path: Path, writes: bool) -> None:
     from recall_kit.dataset import is_example
 

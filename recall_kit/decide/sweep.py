@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from recall_kit.dataset import Dataset
+from recall_kit.dataset import Dataset, split_queries
 from recall_kit.decide.compare import ALPHA, Comparison, compare_results
 from recall_kit.decide.compare_report import delta_table
 from recall_kit.decide.stats import holm, paired_randomisation_test
@@ -95,29 +95,6 @@ def grid_specs(spec: SystemSpec, axes: Sequence[GridAxis]) -> list[tuple[dict[st
                 options.setdefault(axis.owner, {})[axis.key] = value
         out.append((settings, SystemSpec(spec.retriever, list(spec.fusions), weights, options)))
     return out
-
-
-def split_queries(dataset: Dataset, holdout: float, seed: int) -> tuple[list[str], list[str]]:
-    """A seeded split, stratified by stratum: (tuning ids, test ids); `holdout` is the test share.
-
-    Each stratum keeps at least one query on each side when it has two or more.
-    """
-    if not 0.0 < holdout < 1.0:
-        raise OptionError(f"--holdout is the share of queries held out for testing, in (0, 1); got {holdout}.")
-    rng = np.random.default_rng(seed)
-    by_stratum: dict[str, list[str]] = {}
-    for query in dataset.queries:
-        by_stratum.setdefault(query.stratum, []).append(query.query_id)
-    test: set[str] = set()
-    for stratum in sorted(by_stratum):
-        ids = by_stratum[stratum]
-        count = round(len(ids) * holdout)
-        if len(ids) >= 2:
-            count = min(max(count, 1), len(ids) - 1)
-        order = rng.permutation(len(ids))
-        test.update(ids[i] for i in order[:count])
-    tuning = [q.query_id for q in dataset.queries if q.query_id not in test]
-    return tuning, [q.query_id for q in dataset.queries if q.query_id in test]
 
 
 @dataclass(frozen=True)
@@ -473,4 +450,4 @@ def run_sweep(
     return sweep
 
 
-__all__ = ["ALPHA", "GridAxis", "GuardCheck", "Sweep", "SweepPoint", "grid_specs", "parse_grid", "run_sweep", "split_queries"]
+__all__ = ["ALPHA", "GridAxis", "GuardCheck", "Sweep", "SweepPoint", "grid_specs", "parse_grid", "run_sweep"]
