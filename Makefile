@@ -84,8 +84,13 @@ $(MCP_MEMORY):
 
 node-servers: $(if $(NPM),$(MCP_MEMORY))
 
+# The tests in parallel (pytest-xdist): one worker per core, each test handed to the next free
+# worker, the tests marked `slow` first; tests marked xdist_group("NAME") run on one worker, one at
+# a time (docs/architecture.md: Tests). TEST_WORKERS=0 runs them one at a time in this process.
+TEST_WORKERS ?= auto
 test: setup node-servers $(LOCAL_STAMP)
-	$(PY) -m pytest tests $(foreach p,$(PLUGINS),$(p)/tests) $(foreach p,$(EXAMPLE_PLUGIN),$(p)/tests)
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup \
+		tests $(foreach p,$(PLUGINS),$(p)/tests) $(foreach p,$(EXAMPLE_PLUGIN),$(p)/tests)
 
 # The LoCoMo dev conversations, when the checkout sits beside the shared data (never committed).
 LOCOMO := $(wildcard ../shared/data/locomo-dev.json)
