@@ -18,6 +18,9 @@ DEMO_DATA := examples/memories
 $(STAMP): pyproject.toml $(wildcard plugins/*/pyproject.toml) $(wildcard examples/recall-kit-example/pyproject.toml)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	# The CPU build of torch that these machines carry, pinned first so no dependency pulls a CUDA build.
+	# Not --no-compile: it saves pip's byte-compiling (torch alone 49 s -> 14 s), but where
+	# PYTHONDONTWRITEBYTECODE is set (as on these machines) every process then compiles what it
+	# imports, every time (`import torch` 3.5 s -> 7.3 s), and the tests start hundreds of processes.
 	$(PIP) install --quiet torch==$(TORCH_VERSION)
 	$(PIP) install --quiet -e ".[test]" $(foreach p,$(PLUGINS) $(EXAMPLE_PLUGIN),-e "$(p)[test]")
 	touch $(STAMP)
