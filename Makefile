@@ -18,6 +18,9 @@ DEMO_DATA := examples/memories
 $(STAMP): pyproject.toml $(wildcard plugins/*/pyproject.toml) $(wildcard examples/recall-kit-example/pyproject.toml)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	# The CPU build of torch that these machines carry, pinned first so no dependency pulls a CUDA build.
+	# Not --no-compile: it saves pip's byte-compiling (torch alone 49 s -> 14 s), but where
+	# PYTHONDONTWRITEBYTECODE is set (as on these machines) every process then compiles what it
+	# imports, every time (`import torch` 3.5 s -> 7.3 s), and the tests start hundreds of processes.
 	$(PIP) install --quiet torch==$(TORCH_VERSION)
 	$(PIP) install --quiet -e ".[test]" $(foreach p,$(PLUGINS) $(EXAMPLE_PLUGIN),-e "$(p)[test]")
 	touch $(STAMP)
@@ -84,8 +87,13 @@ $(MCP_MEMORY):
 
 node-servers: $(if $(NPM),$(MCP_MEMORY))
 
+# The tests in parallel (pytest-xdist): one worker per core, each test handed to the next free
+# worker, the tests marked `slow` first; tests marked xdist_group("NAME") run on one worker, one at
+# a time (docs/architecture.md: Tests). TEST_WORKERS=0 runs them one at a time in this process.
+TEST_WORKERS ?= auto
 test: setup node-servers $(LOCAL_STAMP)
-	$(PY) -m pytest tests $(foreach p,$(PLUGINS),$(p)/tests) $(foreach p,$(EXAMPLE_PLUGIN),$(p)/tests)
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup \
+		tests $(foreach p,$(PLUGINS),$(p)/tests) $(foreach p,$(EXAMPLE_PLUGIN),$(p)/tests)
 
 # The LoCoMo dev conversations, when the checkout sits beside the shared data (never committed).
 LOCOMO := $(wildcard ../shared/data/locomo-dev.json)

@@ -5,7 +5,20 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def importlinter_configured():
+    """import-linter's settings (its timer, graph builder, file system), as `lint-imports` sets
+    them before checking a contract: a test that checks a contract by hand must not depend on
+    test_layers_contract_is_kept having run before it in the same process (in a parallel run it
+    need not have)."""
+    from importlinter.configuration import configure
+
+    configure()
 
 
 def test_layers_contract_is_kept(capsys):
