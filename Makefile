@@ -91,7 +91,11 @@ node-servers: $(if $(NPM),$(MCP_MEMORY))
 # worker, the tests marked `slow` first; tests marked xdist_group("NAME") run on one worker, one at
 # a time (docs/architecture.md: Tests). TEST_WORKERS=0 runs them one at a time in this process.
 TEST_WORKERS ?= auto
+# The checkout's own modules byte-compiled first: where PYTHONDONTWRITEBYTECODE is set (as on these
+# machines) no process writes them, so each of the hundreds of CLI processes the tests start would
+# compile recall_kit and the plugins again (measured: `recall-kit eval` on the example 1.47 s -> 1.16 s).
 test: setup node-servers $(LOCAL_STAMP)
+	$(PY) -m compileall -q -j 0 recall_kit plugins $(EXAMPLE_PLUGIN)
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup \
 		tests $(foreach p,$(PLUGINS),$(p)/tests) $(foreach p,$(EXAMPLE_PLUGIN),$(p)/tests)
 
