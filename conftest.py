@@ -3,12 +3,21 @@ parallel run (`make test`: pytest-xdist, `--dist loadgroup`) a module with a mod
 runs on one worker, and the tests marked `slow` are handed out first."""
 
 import os
+import signal
+from collections import Counter
 
 import pytest
 
 # Tests register the plugins they need (recall_kit.testing.registered_plugin); subprocess
 # tests name the plugins they load in RECALL_KIT_LOAD_PLUGINS themselves.
 os.environ["RECALL_KIT_LOAD_PLUGINS"] = ""
+
+# A run started in the background without job control (`make test &`, nohup, some CI runners)
+# inherits SIGINT ignored, and so would every CLI process the tests start: the tests that press
+# Ctrl-C on one would wait on a process that never sees it. Caught here, it is reset to the
+# default in each child at exec, where Python turns it into KeyboardInterrupt as a terminal would.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _module_scoped(item: pytest.Item) -> bool:
@@ -34,6 +43,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
     if not config.getvalue("loadgroup"):
         return
+    _group_modules(items)
+    # The largest groups next (longest first: a group runs whole on one worker, and one that
+    # starts last leaves the other worker idle while it runs), then the rest in their order.
+    sizes = Counter(_group_of(item) for item in items)
+    items.sort(key=lambda item: (item.get_closest_marker("slow") is None,
+                                 -sizes[_group_of(item)] if _group_of(item) else 0))
+
+
+def _group_of(item: pytest.Item) -> str | None:
+    mark = item.get_closest_marker("xdist_group")
+    if mark is None:
+        return None
+    return str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+
+
+def _group_modules(items: list[pytest.Item]) -> None:
     marked: dict[str, pytest.MarkDecorator] = {}
     for item in items:
         mark = item.get_closest_marker("xdist_group")
