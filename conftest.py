@@ -51,11 +51,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                                  -sizes[_group_of(item)] if _group_of(item) else 0))
 
 
+def _mark_name(mark: pytest.Mark) -> str:
+    return str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+
+
 def _group_of(item: pytest.Item) -> str | None:
     mark = item.get_closest_marker("xdist_group")
-    if mark is None:
-        return None
-    return str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+    return None if mark is None else _mark_name(mark)
 
 
 def _group_modules(items: list[pytest.Item]) -> None:
@@ -75,8 +77,7 @@ def _name_group(item: pytest.Item) -> None:
     """Append `@GROUP` to the test's id, which is how `--dist loadgroup` sees its group. pytest-xdist
     3.8 does it by setting `item._nodeid`, which pytest 9.2 no longer reads (its id is `item._id`):
     without this, every xdist_group mark would be ignored and the group's tests spread over workers."""
-    names = sorted({str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
-                    for mark in item.iter_markers("xdist_group")})
+    names = sorted({_mark_name(mark) for mark in item.iter_markers("xdist_group")})
     if not names or not hasattr(item, "_id") or "@" in item.nodeid.rsplit("]", 1)[-1]:
         return
     from _pytest.nodeid import NodeId
