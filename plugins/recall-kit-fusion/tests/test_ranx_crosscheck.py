@@ -9,8 +9,13 @@ the definitions coincide (ours differ only for all-equal scores: see convex.norm
 
 from __future__ import annotations
 
+import importlib.util
+import json
+import os
 import random
-import warnings
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from fusion_test_helpers import make_request
@@ -19,7 +24,8 @@ from recall_kit_fusion.rrf import ReciprocalRankFusion
 
 from recall_kit import Hit, sort_hits
 
-ranx = pytest.importorskip("ranx")
+if importlib.util.find_spec("ranx") is None:  # imported only by the no-JIT subprocess
+    pytest.skip("ranx is not installed", allow_module_level=True)
 
 QUERIES = 40
 
@@ -44,11 +50,16 @@ def ours(fusion, runs, weights: list[float]) -> dict[str, list[Hit]]:
     return fused
 
 
-def ranx_fuse(runs, **arguments) -> dict[str, dict[str, float]]:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # numba's type-safety warnings
-        result = ranx.fuse([ranx.Run(run) for run in runs], **arguments)
-    return {query: dict(docs) for query, docs in result.to_dict().items()}
+def ranx_fuse_cases(cases: list[dict]) -> list[dict[str, dict[str, float]]]:
+    """ranx's `fuse` on each case ({"runs", "norm", "method", "params"}), all in one subprocess with
+    numba's JIT off (ranx_fuse_nojit.py says why): one fused {query: {doc: score}} per case."""
+    done = subprocess.run([sys.executable, str(Path(__file__).with_name("ranx_fuse_nojit.py"))],
+                          input=json.dumps({"cases": cases}), capture_output=True, text=True, timeout=600,
+                          check=False, env={**os.environ, "NUMBA_DISABLE_JIT": "1"})
+    assert done.returncode == 0, done.stderr
+    fused = json.loads(done.stdout)
+    assert len(fused) == len(cases)
+    return fused
 
 
 def assert_same(mine: dict[str, list[Hit]], theirs: dict[str, dict[str, float]]) -> None:
@@ -61,23 +72,38 @@ def assert_same(mine: dict[str, list[Hit]], theirs: dict[str, dict[str, float]])
         assert [hit.id for hit in got] == [hit.id for hit in expected]
 
 
+RRF_RUNS = {legs: random_runs(seed=legs, legs=legs) for legs in (2, 3)}
+WEIGHTED_RRF_RUNS = random_runs(seed=7, legs=2)
+CONVEX_RUNS = random_runs(seed=11, legs=3)
+CONVEX_WEIGHTS = [1.0, 0.6, 0.25]
+NORMS = {"minmax": "min-max", "rank": "rank", "max": "max"}
+# ranx's rrf has no weights; an integer weight w is the same run given w times.
+CASES = {
+    **{("rrf", legs): {"runs": runs, "norm": None, "method": "rrf", "params": {"k": 60}}
+       for legs, runs in RRF_RUNS.items()},
+    ("weighted rrf",): {"runs": [WEIGHTED_RRF_RUNS[0], WEIGHTED_RRF_RUNS[0], WEIGHTED_RRF_RUNS[1]], "norm": None,
+                        "method": "rrf", "params": {"k": 10}},
+    **{("wsum", norm): {"runs": CONVEX_RUNS, "norm": ranx_norm, "method": "wsum",
+                        "params": {"weights": CONVEX_WEIGHTS}} for norm, ranx_norm in NORMS.items()},
+}
+
+
+@pytest.fixture(scope="module")
+def ranx_fused() -> dict[tuple, dict[str, dict[str, float]]]:
+    return dict(zip(CASES, ranx_fuse_cases(list(CASES.values())), strict=True))
+
+
 @pytest.mark.parametrize("legs", [2, 3])
-def test_rrf_matches_ranx(legs):
-    runs = random_runs(seed=legs, legs=legs)
-    assert_same(ours(ReciprocalRankFusion(), runs, [1.0] * legs),
-                ranx_fuse(runs, norm=None, method="rrf", params={"k": 60}))
+def test_rrf_matches_ranx(legs, ranx_fused):
+    assert_same(ours(ReciprocalRankFusion(), RRF_RUNS[legs], [1.0] * legs), ranx_fused["rrf", legs])
 
 
-def test_weighted_rrf_matches_ranx_with_repeated_runs():
-    # ranx's rrf has no weights; an integer weight w is the same run given w times.
-    runs = random_runs(seed=7, legs=2)
-    assert_same(ours(ReciprocalRankFusion(ReciprocalRankFusion.Options(k=10)), runs, [2.0, 1.0]),
-                ranx_fuse([runs[0], runs[0], runs[1]], norm=None, method="rrf", params={"k": 10}))
+def test_weighted_rrf_matches_ranx_with_repeated_runs(ranx_fused):
+    assert_same(ours(ReciprocalRankFusion(ReciprocalRankFusion.Options(k=10)), WEIGHTED_RRF_RUNS, [2.0, 1.0]),
+                ranx_fused[("weighted rrf",)])
 
 
-@pytest.mark.parametrize(("norm", "ranx_norm"), [("minmax", "min-max"), ("rank", "rank"), ("max", "max")])
-def test_convex_matches_ranx_wsum(norm, ranx_norm):
-    runs = random_runs(seed=11, legs=3)
-    weights = [1.0, 0.6, 0.25]
-    assert_same(ours(ConvexFusion(ConvexFusion.Options(norm=norm)), runs, weights),  # type: ignore[arg-type]
-                ranx_fuse(runs, norm=ranx_norm, method="wsum", params={"weights": weights}))
+@pytest.mark.parametrize("norm", list(NORMS))
+def test_convex_matches_ranx_wsum(norm, ranx_fused):
+    assert_same(ours(ConvexFusion(ConvexFusion.Options(norm=norm)), CONVEX_RUNS, CONVEX_WEIGHTS),  # type: ignore[arg-type]
+                ranx_fused["wsum", norm])

@@ -13,11 +13,7 @@ with ours (see convex.normalise for the all-equal case).
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
+import importlib.util
 
 import pytest
 from fusion_test_helpers import make_request
@@ -29,11 +25,12 @@ from recall_kit_fusion.combmnz import CombMnz
 from recall_kit_fusion.combsum import CombSum
 from recall_kit_fusion.isr import InverseSquareRank
 from recall_kit_fusion.log_isr import LogInverseSquareRank
-from test_ranx_crosscheck import assert_same, ours, random_runs
+from test_ranx_crosscheck import assert_same, ours, random_runs, ranx_fuse_cases
 
 from recall_kit.plugin import Hit
 
-pytest.importorskip("ranx")
+if importlib.util.find_spec("ranx") is None:  # imported only by the no-JIT subprocess
+    pytest.skip("ranx is not installed", allow_module_level=True)
 
 SCORE_FUSIONS = [(CombSum, "sum"), (CombMnz, "mnz"), (CombMax, "max"), (CombMin, "min"),
                  (CombAnz, "anz")]
@@ -54,12 +51,8 @@ CASES = ([(method, "min-max", SCORE_RUNS) for _, method in SCORE_FUSIONS]
 @pytest.fixture(scope="module")
 def ranx_fused() -> dict[tuple[str, int], dict[str, dict[str, float]]]:
     """(method, legs) -> ranx's fused run, every case computed in one subprocess."""
-    payload = {"cases": [{"runs": runs, "norm": norm, "method": method} for method, norm, runs in CASES]}
-    done = subprocess.run([sys.executable, str(Path(__file__).with_name("ranx_fuse_nojit.py"))],
-                          input=json.dumps(payload), capture_output=True, text=True, timeout=600, check=False,
-                          env={**os.environ, "NUMBA_DISABLE_JIT": "1"})
-    assert done.returncode == 0, done.stderr
-    return {(method, len(runs)): fused for (method, _, runs), fused in zip(CASES, json.loads(done.stdout), strict=True)}
+    fused = ranx_fuse_cases([{"runs": runs, "norm": norm, "method": method} for method, norm, runs in CASES])
+    return {(method, len(runs)): one for (method, _, runs), one in zip(CASES, fused, strict=True)}
 
 
 @pytest.mark.parametrize(("fusion", "method"), SCORE_FUSIONS)
