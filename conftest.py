@@ -1,9 +1,11 @@
-"""Root test configuration: tests never pick up whatever plugins happen to be installed; in a
-parallel run (`make test`: pytest-xdist, `--dist loadgroup`) a module with a module-scoped fixture
+"""Root test configuration: tests never pick up whatever plugins happen to be installed, nor read or
+write the user's cache folder; in a parallel run (`make test`: pytest-xdist, `--dist loadgroup`) a module with a module-scoped fixture
 runs on one worker, and the tests marked `slow` are handed out first."""
 
 import os
+import shutil
 import signal
+import tempfile
 from collections import Counter
 
 import pytest
@@ -11,6 +13,21 @@ import pytest
 # Tests register the plugins they need (recall_kit.testing.registered_plugin); subprocess
 # tests name the plugins they load in RECALL_KIT_LOAD_PLUGINS themselves.
 os.environ["RECALL_KIT_LOAD_PLUGINS"] = ""
+
+# Nothing a test runs reads or writes the user's cache folder (~/.cache/recall-kit: embeddings,
+# checkpoints, models): a test that sets no RECALL_KIT_CACHE of its own uses one throwaway folder
+# made for the run, which starts empty as on a fresh machine, whatever earlier runs left behind,
+# and which the xdist workers share (they inherit the controller's environment, as the CLI
+# processes the tests start do). Removed when the run ends.
+_RUN_CACHE: str | None = None
+if "PYTEST_XDIST_WORKER" not in os.environ:
+    _RUN_CACHE = tempfile.mkdtemp(prefix="recall-kit-test-cache-")
+    os.environ["RECALL_KIT_CACHE"] = _RUN_CACHE
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _RUN_CACHE is not None:
+        shutil.rmtree(_RUN_CACHE, ignore_errors=True)
 
 # A run started in the background without job control (`make test &`, nohup, some CI runners)
 # inherits SIGINT ignored, and so would every CLI process the tests start: the tests that press

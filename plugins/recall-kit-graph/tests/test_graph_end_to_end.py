@@ -34,27 +34,39 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def _eval(out: Path, retriever: str, k: int, *extra: str) -> BenchmarkResult:
+SYSTEMS = {  # name: (retriever, fusion)
+    "fused": ("fts5+dense", "rrf"),
+    "fused_graph": ("fts5+dense+graph", "rrf"),
+    "fts5": ("fts5", None),
+    "dense": ("dense", None),
+    "graph": ("graph", None),
+}
+
+
+def _eval(folder: Path, names: list[str], k: int) -> dict[str, BenchmarkResult]:
+    """One `eval` process for several systems (one --config each, legs they share searched once:
+    the dense model loads once), each result read from --out-dir."""
+    configs = []
+    for name in names:
+        retriever, fusion = SYSTEMS[name]
+        config = folder / f"{name}.toml"
+        config.write_text(f'[system]\nretriever = "{retriever}"\n' + (f'fusion = "{fusion}"\n' if fusion else ""))
+        configs += ["--config", str(config)]
     env = {**os.environ, "RECALL_KIT_LOAD_PLUGINS": PLUGINS}
-    command = [sys.executable, "-m", "recall_kit", "eval", "--dataset", str(DATASET),
-               "--retriever", retriever, "--k", str(k), "--metrics", "recall@10",
-               "--latency-sample", "0", "--no-progress", "--json", str(out), *extra]
+    command = [sys.executable, "-m", "recall_kit", "eval", "--dataset", str(DATASET), *configs,
+               "--k", str(k), "--metrics", "recall@10", "--latency-sample", "0", "--no-progress",
+               "--out-dir", str(folder / f"k{k}")]
     result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900,
                             check=False)
     assert result.returncode == 0, result.stderr
-    return load_result(out)
+    return {name: load_result(folder / f"k{k}" / f"{name}.json") for name in names}
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, BenchmarkResult]:
+    """The two fused systems scored at 10, each leg alone at 50 (two processes)."""
     folder = tmp_path_factory.mktemp("graph_end_to_end")
-    return {
-        "fused": _eval(folder / "fused.json", "fts5+dense", 10, "--fusion", "rrf"),
-        "fused_graph": _eval(folder / "fused_graph.json", "fts5+dense+graph", 10, "--fusion", "rrf"),
-        "fts5": _eval(folder / "fts5.json", "fts5", 50),
-        "dense": _eval(folder / "dense.json", "dense", 50),
-        "graph": _eval(folder / "graph.json", "graph", 50),
-    }
+    return {**_eval(folder, ["fused", "fused_graph"], 10), **_eval(folder, ["fts5", "dense", "graph"], 50)}
 
 
 def _relevant() -> dict[str, set[str]]:
