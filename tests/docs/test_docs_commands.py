@@ -12,6 +12,8 @@ A comment on the line before a fence says how to run it:
   repository cannot ship, or is interactive); REASON says which.
 - `<!-- doc-test: slow -->`: run, but only when RECALL_KIT_DOC_TESTS is not `fast` (it loads a
   model or installs into the environment).
+- `<!-- doc-test: repeated -->`: not run here, because every one of its lines runs, as written, in
+  a later block of the same page (checked), as when a page ends with all its commands again.
 - `<!-- doc-test: exit=N -->`: the block is expected to end with exit status N (a gate that fails).
 - `<!-- doc-test: cwd=tmp -->`: run in a fresh empty folder (commands that create packages).
 - `<!-- doc-test: file=NAME -->` (before any block, e.g. ```python): the block is a file the
@@ -119,6 +121,29 @@ def test_every_page_is_covered_and_every_skip_says_why():
             "docs/evaluation-set.md"} <= names
 
 
+def _repeated_later(blocks: list[Block], index: int) -> bool:
+    """Whether every line of blocks[index] is a line of one later block that runs."""
+    lines = [line.strip() for line in blocks[index].script.splitlines() if line.strip()]
+    return any(set(lines) <= {line.strip() for line in later.script.splitlines()}
+               for later in blocks[index + 1:]
+               if not ({"skip", "file", "repeated"} & set(later.options)))
+
+
+def test_a_repeated_block_runs_later_on_its_page():
+    marked = 0
+    for page in PAGES:
+        blocks = shell_blocks(page)
+        for index, block in enumerate(blocks):
+            if "repeated" in block.options:
+                marked += 1
+                assert _repeated_later(blocks, index), (
+                    f"{block.page}:{block.line}: marked doc-test: repeated, but no later block runs its lines")
+    assert marked  # docs/postgres.md's ef_search sweep
+    edited = [Block("x.md", 1, "sh", "recall-kit a\nrecall-kit b", {"repeated": ""}),
+              Block("x.md", 9, "sh", "recall-kit a --changed\nrecall-kit b")]
+    assert not _repeated_later(edited, 0)
+
+
 def _scratch(tmp_path: Path) -> Path:
     clone = tmp_path / "clone"
     clone.mkdir()
@@ -148,7 +173,8 @@ def test_shell_blocks_run_as_written(page: Path, tmp_path: Path) -> None:
             current = Path((state / "cwd").read_text().strip())
             (current / block.options["file"]).write_text(block.text + "\n", encoding="utf-8")
             continue
-        if "skip" in block.options or not block.script.strip() or (fast and "slow" in block.options):
+        if ("skip" in block.options or "repeated" in block.options or not block.script.strip()
+                or (fast and "slow" in block.options)):
             continue
         cwd = tmp_path / f"block{number}" if block.options.get("cwd") == "tmp" else None
         if cwd is not None:
