@@ -62,11 +62,16 @@ def _make_wheels(tmp_path: Path) -> Path:
     return dist
 
 
-@pytest.mark.slow
-def test_wheels_install_into_a_fresh_environment_without_an_index(tmp_path):
+@pytest.fixture(scope="module")
+def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheels of one `make wheels`, shared by the module's tests (each only reads them)."""
     if shutil.which("make") is None:
         pytest.skip("make is not installed")
-    dist = _make_wheels(tmp_path)
+    return _make_wheels(tmp_path_factory.mktemp("wheels"))
+
+
+@pytest.mark.slow
+def test_wheels_install_into_a_fresh_environment_without_an_index(tmp_path, dist):
     wheels = sorted(path.name.split("-")[0] for path in dist.glob("*.whl"))
     assert wheels == sorted(["recall_kit", *(_name(p / "pyproject.toml").replace("-", "_") for p in PLUGINS)])
 
@@ -107,16 +112,13 @@ def test_wheels_install_into_a_fresh_environment_without_an_index(tmp_path):
 
 
 @pytest.mark.slow
-def test_the_documented_install_line_resolves_no_cuda_package(tmp_path):
+def test_the_documented_install_line_resolves_no_cuda_package(tmp_path, dist):
     """README's `pip install --find-links dist -c dist/constraints-cpu.txt 'recall-kit[all]'`,
     resolved (pip --dry-run) in a fresh environment: the CPU build of torch, no nvidia-* wheel, no
     triton. This machine's CPU torch comes from its PIP_FIND_LINKS, as the README's
     --extra-index-url (not reachable here) would serve it elsewhere. Needs the package index."""
-    if shutil.which("make") is None:
-        pytest.skip("make is not installed")
     import json
 
-    dist = _make_wheels(tmp_path)
     assert (dist / "constraints-cpu.txt").read_text().strip().endswith("+cpu")
     fresh = tmp_path / "fresh"
     venv.EnvBuilder(with_pip=False).create(fresh)
