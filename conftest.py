@@ -1,6 +1,7 @@
 """Root test configuration: tests never pick up whatever plugins happen to be installed, nor read or
-write the user's cache folder; in a parallel run (`make test`: pytest-xdist, `--dist loadgroup`) a module with a module-scoped fixture
-runs on one worker, and the tests marked `slow` are handed out first."""
+write the user's cache folder; in a parallel run (`make test`: pytest-xdist, `--dist loadgroup`) a
+module with a module-scoped fixture runs on one worker, and the tests marked `slow` are handed out
+first."""
 
 import os
 import shutil
@@ -28,6 +29,7 @@ if "PYTEST_XDIST_WORKER" not in os.environ:
 def pytest_unconfigure(config: pytest.Config) -> None:
     if _RUN_CACHE is not None:
         shutil.rmtree(_RUN_CACHE, ignore_errors=True)
+
 
 # A run started in the background without job control (`make test &`, nohup, some CI runners)
 # inherits SIGINT ignored, and so would every CLI process the tests start: the tests that press

@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from recall_kit import load_result
-from recall_kit.dataset import load_dataset
-from recall_kit.dataset import split_queries
+from recall_kit.dataset import load_dataset, split_queries
 from recall_kit.decide.sweep import grid_specs, parse_grid
 from recall_kit.errors import OptionError
 from recall_kit.measure.systems.system import SystemSpec
