@@ -10,6 +10,14 @@ import tempfile
 from collections import Counter
 
 import pytest
+from hypothesis import settings
+
+# Property tests draw from a fixed seed (hypothesis's derandomize): `make test` gives the same
+# result on every run. HYPOTHESIS_PROFILE=random draws new examples, on demand:
+#   HYPOTHESIS_PROFILE=random .venv/bin/python -m pytest plugins/recall-kit-bm25/tests
+settings.register_profile("fixed", derandomize=True, database=None)
+settings.register_profile("random")
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fixed"))
 
 # Tests register the plugins they need (recall_kit.testing.registered_plugin); subprocess
 # tests name the plugins they load in RECALL_KIT_LOAD_PLUGINS themselves.

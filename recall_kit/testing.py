@@ -35,6 +35,7 @@ __all__ = [
     "RetrieverConformance",
     "SampleCorpus",
     "check_ranking",
+    "check_top_k_of",
     "example_datasets",
     "invoke_cli",
     "judge_rankings",
@@ -314,6 +315,31 @@ def check_ranking(hits: Any, k: int, corpus_ids: set[str], what: str = "search")
             f"{what}: scores increase at rank {rank} ({previous!r} then {score!r}); best first"
         )
         previous = score
+
+
+def check_top_k_of(hits: list[Hit], reference: list[Hit], k: int, rel_tol: float = 1e-9,
+                   what: str = "search") -> None:
+    """Assert that `hits` is a top `k` of the complete ranking `reference` (every hit it would
+    return, best first), with near-ties in either order, as the retriever contract allows: two
+    code paths may add a score's terms in another order, so scores equal to within `rel_tol` may
+    swap places, also across the cut at `k`. Each hit's score must be within `rel_tol` of its own
+    score in `reference`, and the scores at each rank must agree with `reference`'s to within
+    `rel_tol`: a real difference of ranking still fails."""
+    expected = reference[:k]
+    assert len(hits) == len(expected), (
+        f"{what}: {len(hits)} hits, expected {len(expected)} ({[h.id for h in expected]})"
+    )
+    scores = {hit.id: hit.score for hit in reference}
+    assert len({hit.id for hit in hits}) == len(hits), f"{what}: an id appears twice"
+    for rank, (hit, wanted) in enumerate(zip(hits, expected, strict=True), start=1):
+        assert hit.id in scores, f"{what}: rank {rank} is id {hit.id!r}, which the reference never returns"
+        assert math.isclose(hit.score, scores[hit.id], rel_tol=rel_tol, abs_tol=1e-12), (
+            f"{what}: id {hit.id!r} scored {hit.score!r}, the reference {scores[hit.id]!r}"
+        )
+        assert math.isclose(scores[hit.id], wanted.score, rel_tol=rel_tol, abs_tol=1e-12), (
+            f"{what}: rank {rank} is id {hit.id!r} ({scores[hit.id]!r}); the reference ranks "
+            f"{wanted.id!r} ({wanted.score!r}) there, not a near-tie"
+        )
 
 
 def _same_ranking(left: list[Hit], right: list[Hit], rel_tol: float, what: str) -> None:

@@ -25,6 +25,7 @@ from recall_kit.testing import (
     PluginRegistration,
     RetrieverConformance,
     check_ranking,
+    check_top_k_of,
     registered_plugin,
     sample_corpus,
 )
@@ -433,3 +434,20 @@ def test_the_fixture_unregisters_when_the_test_ends(suite_outcomes):
 def test_the_suite_is_not_collected_on_its_own():
     # The base class's name does not start with "Test": importing it into a test module adds no tests.
     assert not RetrieverConformance.__name__.startswith("Test")
+
+
+def test_check_top_k_of_allows_near_ties_in_either_order_and_nothing_else():
+    reference = [Hit("a", 9.0), Hit("b", 7.6292554221497655), Hit("c", 7.629255422149766),
+                 Hit("d", 1.0)]
+    check_top_k_of([Hit("a", 9.0), Hit("c", 7.629255422149766), Hit("b", 7.6292554221497655)],
+                   reference, 3)
+    # Across the cut at k: either near-tied id may be the one kept.
+    check_top_k_of([Hit("a", 9.0), Hit("c", 7.629255422149766)], reference, 2)
+    with pytest.raises(AssertionError, match="not a near-tie"):
+        check_top_k_of([Hit("a", 9.0), Hit("d", 1.0)], reference, 2)
+    with pytest.raises(AssertionError, match="scored"):
+        check_top_k_of([Hit("a", 9.0), Hit("b", 7.7)], reference, 2)
+    with pytest.raises(AssertionError, match="never returns"):
+        check_top_k_of([Hit("a", 9.0), Hit("z", 7.6292554221497655)], reference, 2)
+    with pytest.raises(AssertionError, match="hits, expected"):
+        check_top_k_of([Hit("a", 9.0)], reference, 2)

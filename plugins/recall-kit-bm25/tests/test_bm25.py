@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 import rank_bm25
 import recall_kit_bm25
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from recall_kit_bm25 import BM25Retriever
 from recall_kit_bm25.tokenize import tokenize
 
 from recall_kit import Corpus, Hit, Memory, SystemSpec, build_system, sort_hits
 from recall_kit.plugin import OptionError
-from recall_kit.testing import registered_plugin, registries
+from recall_kit.testing import check_top_k_of, registered_plugin, registries
 
 Options = BM25Retriever.Options
 REFERENCE = {"okapi": rank_bm25.BM25Okapi, "bm25l": rank_bm25.BM25L, "bm25plus": rank_bm25.BM25Plus}
@@ -136,15 +136,22 @@ texts = st.lists(words, min_size=0, max_size=12).map(" ".join)
     variant=st.sampled_from(["okapi", "bm25l", "bm25plus"]),
     k=st.integers(min_value=1, max_value=30),
 )
+# A near-tie: rank-bm25 scores ids 3 and 4 7.629255422149766 and ...7655, the fast path the other
+# way round (the kind of case that once failed `make test` at random).
+@example(corpus=["eel ant cat", "", "", "hen cat dog", "bee gnu dog", "", "fox"],
+         queries=["hen owl fox gnu"], variant="bm25plus", k=2)
 def test_fast_path_equals_rank_bm25_on_random_corpora(corpus, queries, variant, k) -> None:
     if not any(tokenize(text) for text in corpus):
         return  # rank-bm25 divides by zero on a corpus without a single token
+    # The fast path adds a score's terms in another order than rank-bm25: equal to the last bits
+    # as a rule, not always, so two near-tied ids may swap places (also across the cut at k), as
+    # the retriever contract allows: compared as a top k of rank-bm25's complete ranking.
     retriever = built(corpus, variant=variant)
     batch = retriever.search_many(queries, k)
     for query, from_batch in zip(queries, batch, strict=True):
-        expected = expected_hits(corpus, query, k, variant)
-        assert retriever.search(query, k) == expected
-        assert from_batch == expected
+        reference = expected_hits(corpus, query, len(corpus), variant)
+        check_top_k_of(retriever.search(query, k), reference, k, what=f"search({query!r}, {k})")
+        check_top_k_of(from_batch, reference, k, what=f"search_many, {query!r}, k={k}")
 
 
 @pytest.mark.parametrize("cache_bytes", [0, 64, 1 << 20])
