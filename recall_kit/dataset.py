@@ -238,7 +238,9 @@ def _finite_number(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def _parse_memory(number: int, row: dict[str, Any], problems: list[Problem]) -> Memory | None:
+def parse_memory(number: int, row: dict[str, Any], problems: list[Problem]) -> Memory | None:
+    """corpus.jsonl's line `number` as a Memory; None, with each fault added to `problems`, when the
+    row is not one (the loader's own row check, which `study` runs on the user's file too)."""
     here = Problem(CORPUS_FILE, number, "")
     memory_id = as_id(row.get("id"))
     if memory_id is None:
@@ -384,7 +386,7 @@ def _read_corpus(root: Path, problems: list[Problem]) -> tuple[list[Memory], set
                 problems.append(Problem(CORPUS_FILE, number,
                                         f"is_sensitive {shown_flag(row.get('is_sensitive'))} is not true or false"))
             continue
-        memory = _parse_memory(number, row, problems)
+        memory = parse_memory(number, row, problems)
         if memory is None:
             continue
         if memory.id in memory_lines:
@@ -397,7 +399,7 @@ def _read_corpus(root: Path, problems: list[Problem]) -> tuple[list[Memory], set
     return memories, sensitive
 
 
-def _read_queries(root: Path, problems: list[Problem]) -> tuple[list[Query], dict[str, int]]:
+def read_queries(root: Path, problems: list[Problem]) -> tuple[list[Query], dict[str, int]]:
     """queries.jsonl's queries (bad lines and duplicates left out, each a problem) and each one's line."""
     queries: list[Query] = []
     query_lines: dict[str, int] = {}
@@ -566,7 +568,7 @@ def read_dataset(path: str | Path) -> tuple[Dataset | None, list[Problem]]:
 
     memories, sensitive = _read_corpus(root, problems)
     listed = _read_sensitive_ids(root, problems)
-    queries, query_lines = _read_queries(root, problems)
+    queries, query_lines = read_queries(root, problems)
     qrels = _read_qrels(root, problems, memories, sensitive, queries, query_lines)
     for query in queries:
         if query.query_id not in qrels and (root / QRELS_FILE).exists():

@@ -22,6 +22,11 @@ from recall_kit.errors import OutputError
 _batch: ContextVar[list[tuple[str, Path]] | None] = ContextVar("recall_kit_atomic_batch", default=None)
 
 
+def in_atomic_batch() -> bool:
+    """Whether this code runs inside `atomic_batch()` (its writes wait for the batch to end)."""
+    return _batch.get() is not None
+
+
 @contextmanager
 def atomic_batch() -> Iterator[None]:
     """Every `atomic_open` inside moves into place only when the block ends without error, so a

@@ -65,19 +65,19 @@ def __getattr__(name: str) -> Any:
     import is written out (not a table of strings) so the layers contract sees it: this module is
     a facade on top of the host (pyproject.toml), and every import here runs downwards."""
     if name in ("atomic_batch", "atomic_open", "user_cache_folder"):
-        from recall_kit import fileio
+        import recall_kit.fileio as fileio
         return getattr(fileio, name)
     if name == "build_options":
-        from recall_kit import options
+        import recall_kit.options as options
         return getattr(options, name)
     if name in ("Dataset", "load_dataset", "read_jsonl", "SENSITIVE_IDS_FILE", "sensitive_flag"):
-        from recall_kit import dataset
+        import recall_kit.dataset as dataset
         return getattr(dataset, name)
     if name in ("progress_bar", "stage"):
-        from recall_kit import progress
+        import recall_kit.progress as progress
         return getattr(progress, name)
     if name == "Registry":
-        from recall_kit import registry
+        import recall_kit.registry as registry
         return registry.Registry
     if name in ("content_words", "word_overlap"):
         from recall_kit.curate import text

@@ -13,7 +13,7 @@ from typing import Any
 
 import pluggy
 
-from recall_kit import hookspecs
+import recall_kit.hookspecs as hookspecs
 from recall_kit.errors import RecallKitError
 
 ENTRY_POINT_GROUP = "recall_kit"

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from recall_kit import errors
+import recall_kit.errors as errors
 from recall_kit.options import build_options
 from recall_kit.plugins import (
     PROVIDED_BY,

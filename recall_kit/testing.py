@@ -119,7 +119,7 @@ def invoke_cli(args: Sequence[str]) -> Any:
 def judge_rankings(query_ids: Sequence[str], rankings: Sequence[Sequence[str]], qrels: Qrels) -> JudgedRankings:
     """The :class:`JudgedRankings` a metric's ``compute`` receives, for `rankings` (ids best first,
     one list per query id) judged by `qrels`: how a metric plugin's test builds its input."""
-    from recall_kit.measure.score.evaluation import judge_rankings as judge
+    from recall_kit.measure.score.join import judge_rankings as judge
 
     return judge(list(query_ids), [list(ranking) for ranking in rankings], qrels)
 

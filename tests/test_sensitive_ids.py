@@ -39,11 +39,13 @@ def test_outside_corpus_round_trips_and_is_checked() -> None:
     assert found.sensitive_hits == 1
     document = found.to_dict()
     assert document == {"hits": 3, "queries": {"q1": 2, "q2": 1}, "sensitive_hits": 1, "sensitive": {"q1": ["237"]}}
-    from recall_kit.measure.result import _Reader
+    from recall_kit.document_reader import DocumentReader
+    from recall_kit.measure.result_sections import SCHEMA
 
-    assert LegOutsideCorpus.parse(_Reader("r.json"), document, "outside_corpus.http") == found
+    read = DocumentReader("r.json", SCHEMA)
+    assert LegOutsideCorpus.parse(read, document, "outside_corpus.http") == found
     with pytest.raises(ResultFileError, match="outside_corpus.http.hits"):
-        LegOutsideCorpus.parse(_Reader("r.json"), {**document, "hits": -1}, "outside_corpus.http")
+        LegOutsideCorpus.parse(read, {**document, "hits": -1}, "outside_corpus.http")
 
 
 def test_a_result_without_live_legs_writes_no_section(tmp_path: Path) -> None:

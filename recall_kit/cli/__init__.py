@@ -16,13 +16,13 @@ import typer
 
 from recall_kit.cli import curate, decide, label, plugins, run, study
 from recall_kit.cli.options import emit_report
-from recall_kit.cli.style import _ClickStyleGroup
+from recall_kit.cli.style import ClickStyleGroup
 from recall_kit.errors import RecallKitError
 
 __all__ = ["app", "emit_report", "get_app", "main"]
 
 
-class _Group(_ClickStyleGroup):
+class _Group(ClickStyleGroup):
     """Turns every failure into one line on stderr and an exit status a script can trust.
 
     0: done, the verdict is good; 1: done, the verdict is bad (a regression, lint problems);
@@ -40,7 +40,7 @@ class _Group(_ClickStyleGroup):
         return super().parse_args(ctx, args)
 
     def invoke(self, ctx: Any) -> Any:
-        from recall_kit import errors
+        import recall_kit.errors as errors
 
         errors.DEBUG = bool(ctx.params.get("debug"))
         from recall_kit.fileio import begin_command
@@ -196,9 +196,9 @@ app.add_typer(study.study_app, name="study")
 
 def _print_version(value: bool) -> None:
     if value:
-        from recall_kit import __version__
+        import recall_kit  # the facade's own attribute: the version it declares
 
-        typer.echo(f"recall-kit {__version__}")
+        typer.echo(f"recall-kit {recall_kit.__version__}")
         raise typer.Exit()
 
 

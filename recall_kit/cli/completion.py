@@ -7,7 +7,7 @@ import typer
 
 
 def _names(kind: str) -> list[str]:
-    from recall_kit import registry
+    import recall_kit.registry as registry
 
     return list(getattr(registry, kind).names())
 
@@ -31,7 +31,7 @@ def complete_fusion(incomplete: str) -> list[str]:
 
 def reporters_for(command: str | None) -> list[str]:
     """The registered reporters that render `command`'s report (a reporter's `commands`; empty: all)."""
-    from recall_kit import registry
+    import recall_kit.registry as registry
 
     return [name for name, registration in registry.reporters.all().items()
             if not getattr(registration.obj, "commands", ()) or command in registration.obj.commands]

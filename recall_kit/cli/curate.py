@@ -11,10 +11,10 @@ import typer
 import typer.core
 
 from recall_kit.cli.options import ConcurrencyOption, DatasetOption, ReportOption, emit_report
-from recall_kit.cli.style import _ClickStyleGroup
+from recall_kit.cli.style import ClickStyleGroup
 from recall_kit.errors import RecallKitError
 
-dataset_app = typer.Typer(cls=_ClickStyleGroup, help="Check, describe and convert datasets.",
+dataset_app = typer.Typer(cls=ClickStyleGroup, help="Check, describe and convert datasets.",
                           no_args_is_help=True, rich_markup_mode=None)
 
 
@@ -79,7 +79,7 @@ class _ImportCommand(typer.core.TyperCommand):
         return super().parse_args(ctx, args)
 
     def format_epilog(self, ctx: Any, formatter: Any) -> None:
-        from recall_kit import registry
+        import recall_kit.registry as registry
         from recall_kit.options import describe_options
 
         super().format_epilog(ctx, formatter)
@@ -116,7 +116,7 @@ def dataset_import_command(
     force: Annotated[bool, typer.Option("--force", help="Replace a non-empty OUT.")] = False,
 ) -> None:
     """Import a benchmark into a dataset folder. Importer options follow OUT: --split test, --id-col id."""
-    from recall_kit import registry
+    import recall_kit.registry as registry
     from recall_kit.curate.importers import flatten_counts, import_dataset, parse_importer_args
 
     importer_class = registry.importers.get(format_name).obj

@@ -17,9 +17,9 @@ from recall_kit.cli.options import (
     RelevanceLevelOption,
     ReportOption,
     TestOption,
-    _split_names,
     emit_report,
     render_report,
+    split_names,
     streaming_reporter,
     write_report,
 )
@@ -49,9 +49,9 @@ def score_command(
     from recall_kit.fileio import check_outputs, write_large_json_atomic
 
     check_outputs({"--json": json_out, "--output": output}, inputs={"--qrels": qrels, **{f"--run {r}": r for r in run}})
-    outcome = score_files(qrels, run, _split_names(metrics), complete=complete, ties=ties,
+    outcome = score_files(qrels, run, split_names(metrics), complete=complete, ties=ties,
                           relevance_level=relevance_level, judged_only=judged_only,
-                          primary=_split_names(primary, "--primary"), n_resamples=bootstrap, seed=seed, depth=max_depth,
+                          primary=split_names(primary, "--primary"), n_resamples=bootstrap, seed=seed, depth=max_depth,
                           test=test)
     stream = streaming_reporter(report) if per_query else None
     if stream is not None:  # every query's values written a chunk at a time (table, trec_eval), never held
@@ -90,8 +90,8 @@ def compare_command(
 
     inputs = {f"result {p}": p for p in results} | ({"--bounds": bounds} if bounds is not None else {})
     check_outputs({"--json": json_out, "--output": output}, inputs=inputs)
-    comparison = compare_files(results, metrics=_split_names(metrics), n_resamples=bootstrap, seed=seed,
-                               primary=_split_names(primary, "--primary"), test=test,
+    comparison = compare_files(results, metrics=split_names(metrics), n_resamples=bootstrap, seed=seed,
+                               primary=split_names(primary, "--primary"), test=test,
                                names=None if names is None else names.split(","), primary_strata=primary_strata)
     shown_report = comparison_report(comparison)
     document = comparison.to_dict()
@@ -132,7 +132,7 @@ def gate_command(
     from recall_kit.fileio import check_outputs
 
     check_outputs({"--output": output}, inputs={"--baseline": baseline, "--current": current})
-    outcome = run_gate(baseline, current, max_drop=max_drop, relative=relative, metrics=_split_names(metrics),
+    outcome = run_gate(baseline, current, max_drop=max_drop, relative=relative, metrics=split_names(metrics),
                        latency_max_rise=latency_max_rise, latency_stat=latency_stat, significant=significant,
                        per_stratum=per_stratum, n_resamples=bootstrap, seed=seed)
     emit_report(outcome.report(), report, output)

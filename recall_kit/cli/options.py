@@ -28,7 +28,7 @@ from recall_kit.errors import OptionError
 def _check_reporter(ctx: typer.Context, value: str | None) -> str | None:
     """--report names a registered reporter that renders this command's report; checked before
     any work is done (ablate must not write its results and then refuse the format)."""
-    from recall_kit import registry
+    import recall_kit.registry as registry
 
     if value is not None:
         registration = registry.reporters.get(value)  # one line listing the registered reporters, exit 2
@@ -146,7 +146,8 @@ def system_options(*, several_configs: bool = False) -> Callable[[Callable[..., 
     return decorate
 
 
-def _split_names(values: list[str] | None, flag: str = "--metrics") -> list[str] | None:
+def split_names(values: list[str] | None, flag: str = "--metrics") -> list[str] | None:
+    """Comma-separated names given with `flag` (repeatable) as one list; None when none were given."""
     if not values:
         return None
     names = [name.strip() for value in values for name in value.split(",") if name.strip()]
@@ -160,12 +161,12 @@ def _split_names(values: list[str] | None, flag: str = "--metrics") -> list[str]
 
 
 def _in_batch() -> bool:
-    from recall_kit.fileio import _batch
+    from recall_kit.fileio import in_atomic_batch
 
-    return _batch.get() is not None
+    return in_atomic_batch()
 
 
-def _dataset_files(dataset: Path) -> dict[str, Path]:
+def dataset_files(dataset: Path) -> dict[str, Path]:
     """The dataset's files as inputs no output may overwrite."""
     from recall_kit.dataset import CORPUS_FILE, QRELS_FILE, QUERIES_FILE
 
@@ -181,7 +182,7 @@ def emit_report(report: Any, reporter_name: str, output: Path | None = None) -> 
 def render_report(report: Any, reporter_name: str) -> str:
     """`report` rendered by the named reporter: a command that also writes files renders first,
     so a reporter that raises leaves nothing written (all or nothing)."""
-    from recall_kit import registry
+    import recall_kit.registry as registry
 
     registration = registry.reporters.get(reporter_name)
     reporter = registration.call("__init__", registration.obj)
@@ -194,7 +195,7 @@ def streaming_reporter(reporter_name: str) -> Callable[[Any, Path | None], None]
     writes a report with it, printed or atomically to `output`; None for any other reporter."""
     import sys
 
-    from recall_kit import registry
+    import recall_kit.registry as registry
 
     registration = registry.reporters.get(reporter_name)
     reporter = registration.call("__init__", registration.obj)

@@ -16,7 +16,7 @@ def plugins_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
 ) -> None:
     """List installed plugins, what each registers, and any that failed to load."""
-    from recall_kit import registry
+    import recall_kit.registry as registry
 
     listing = registry.plugins_listing()
     if as_json:
@@ -34,7 +34,7 @@ def list_command(
 ) -> None:
     """List the registered names of one kind, with the plugin that provides each; 'list options
     dense' shows one plugin's options with their types and defaults."""
-    from recall_kit import registry
+    import recall_kit.registry as registry
     from recall_kit.errors import UnknownNameError
 
     if kind == "options":
@@ -62,7 +62,7 @@ def list_command(
 def _list_options(name: str | None, as_json: bool) -> None:
     from tabulate import tabulate
 
-    from recall_kit import registry
+    import recall_kit.registry as registry
 
     if name is None:
         raise RecallKitError("Give a name: recall-kit list options dense (see 'recall-kit list retrievers').")

@@ -26,10 +26,10 @@ from recall_kit.cli.options import (
     RelevanceLevelOption,
     ReportOption,
     SystemFlags,
-    _dataset_files,
-    _split_names,
+    dataset_files,
     emit_report,
     render_report,
+    split_names,
     system_options,
     write_report,
 )
@@ -61,6 +61,7 @@ def eval_command(
     --config files, every system (legs they share are searched once)."""
     from recall_kit.dataset import load_dataset
     from recall_kit.fileio import atomic_batch, check_outputs
+    from recall_kit.measure.result_report import result_report
     from recall_kit.measure.run.failures import parse_max_failed
     from recall_kit.measure.run.runner import run_benchmark
     from recall_kit.measure.systems.system import build_system
@@ -68,7 +69,7 @@ def eval_command(
     accepted = parse_max_failed(max_failed)
     configs = list(system.configs)
     check_outputs({"--json": json_out, "--run": run_out, "--output": output}, folders={"--out-dir": out_dir},
-                  inputs={**_dataset_files(dataset), **{f"--config {path}": path for path in configs}})
+                  inputs={**dataset_files(dataset), **{f"--config {path}": path for path in configs}})
     if len(configs) > 1 or out_dir is not None or executor != "local":
         results = _eval_systems(dataset, system, k, metrics, relevance_level, judged_only, json_out, run_out,
                                 report, output, latency_sample, seed, progress, out_dir, executor, address,
@@ -79,12 +80,12 @@ def eval_command(
     built = build_system(spec)
     loaded = load_dataset(dataset)
     result = run_benchmark(
-        built, loaded, k=k, metrics=_split_names(metrics),
+        built, loaded, k=k, metrics=split_names(metrics),
         latency_sample=None if latency_sample < 0 else latency_sample,
         show_progress=progress, seed=seed, relevance_level=relevance_level, judged_only=judged_only,
         max_failed=accepted,
     )
-    shown = render_report(result.report(per_query=per_query), report)  # before any file: all or nothing
+    shown = render_report(result_report(result, per_query=per_query), report)  # before any file: all or nothing
     with atomic_batch():  # the JSON, the run and the report are all written, or none is
         if json_out is not None:
             result.save(json_out)
@@ -124,6 +125,7 @@ def _eval_systems(dataset: Path, system: SystemFlags, k: int, metrics: list[str]
     from recall_kit.dataset import load_dataset
     from recall_kit.errors import OptionError
     from recall_kit.fileio import atomic_batch
+    from recall_kit.measure.result_report import result_report
     from recall_kit.measure.run.distribute import run_systems
     from recall_kit.measure.run.executor import make_executor
     from recall_kit.measure.systems.system import build_system
@@ -138,13 +140,13 @@ def _eval_systems(dataset: Path, system: SystemFlags, k: int, metrics: list[str]
     specs = [system.spec(path) for path in paths]
     names = [path.stem for path in configs] if configs else [spec.retriever for spec in specs]
     results = run_systems([(name, build_system(spec)) for name, spec in zip(names, specs, strict=True)],
-                          load_dataset(dataset), k=k, metrics=_split_names(metrics),
+                          load_dataset(dataset), k=k, metrics=split_names(metrics),
                           latency_sample=None if latency_sample < 0 else latency_sample, show_progress=progress,
                           seed=seed, relevance_level=relevance_level, judged_only=judged_only, executor=chosen,
                           out=out_dir, max_failed=max_failed)
     if out_dir is not None:
         typer.echo(f"Wrote {len(results)} result{'s' if len(results) > 1 else ''} to {out_dir}", err=True)
-    shown = render_report(_joined_reports([result.report() for result in results]), report)
+    shown = render_report(_joined_reports([result_report(result) for result in results]), report)
     with atomic_batch():
         if json_out is not None:
             results[0].save(json_out)
@@ -200,12 +202,12 @@ def ablate_command(
 
     accepted = parse_max_failed(max_failed)
 
-    check_outputs({"--output": output}, folders={"--out-dir": out}, inputs={**_dataset_files(dataset), "--config": system.config})
+    check_outputs({"--output": output}, folders={"--out-dir": out}, inputs={**dataset_files(dataset), "--config": system.config})
     spec = system.spec(system.config)
-    ablation = run_ablation(spec, load_dataset(dataset), k=k, metrics=_split_names(metrics), out=out,
+    ablation = run_ablation(spec, load_dataset(dataset), k=k, metrics=split_names(metrics), out=out,
                             n_resamples=bootstrap, seed=seed,
                             latency_sample=None if latency_sample < 0 else latency_sample, show_progress=progress,
-                            primary=_split_names(primary, "--primary"), relevance_level=relevance_level, judged_only=judged_only,
+                            primary=split_names(primary, "--primary"), relevance_level=relevance_level, judged_only=judged_only,
                             force=force, executor=make_executor(executor, address), max_failed=accepted)
     typer.echo(f"Wrote {len(ablation.variants)} results and ablation.json to {out}", err=True)
     emit_report(ablation.report(brief=brief), report, output)
@@ -246,13 +248,13 @@ def sweep_command(
 
     accepted = parse_max_failed(max_failed)
 
-    check_outputs({"--output": output}, folders={"--out-dir": out}, inputs={**_dataset_files(dataset), "--config": system.config})
+    check_outputs({"--output": output}, folders={"--out-dir": out}, inputs={**dataset_files(dataset), "--config": system.config})
     spec = system.spec(system.config)
-    sweep = run_sweep(spec, load_dataset(dataset), grid, target, k=k, metrics=_split_names(metrics),
+    sweep = run_sweep(spec, load_dataset(dataset), grid, target, k=k, metrics=split_names(metrics),
                       holdout=holdout, seed=seed, out=out, n_resamples=bootstrap,
                       latency_sample=None if latency_sample < 0 else latency_sample, show_progress=progress,
                       stratum=stratum, force=force, executor=make_executor(executor, address),
-                      guards=_split_names(guard, "--guard"), relevance_level=relevance_level, judged_only=judged_only,
+                      guards=split_names(guard, "--guard"), relevance_level=relevance_level, judged_only=judged_only,
                       max_failed=accepted)
     if out is not None:
         typer.echo(f"Wrote {len(sweep.points) + 1} results and sweep.json to {out}", err=True)

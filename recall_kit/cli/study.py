@@ -8,9 +8,9 @@ from typing import Annotated
 
 import typer
 
-from recall_kit.cli.style import _ClickStyleGroup
+from recall_kit.cli.style import ClickStyleGroup
 
-study_app = typer.Typer(cls=_ClickStyleGroup, help="Run a whole study: from a store to a decision document.",
+study_app = typer.Typer(cls=ClickStyleGroup, help="Run a whole study: from a store to a decision document.",
                         no_args_is_help=True, rich_markup_mode=None)
 
 

@@ -122,7 +122,7 @@ def _listing_reporters(param: Any, get_help_record: Any, command: str | None) ->
     return with_reporters
 
 
-class _ClickStyleGroup(typer.core.TyperGroup):
+class ClickStyleGroup(typer.core.TyperGroup):
     """A group whose commands' help follows click's conventions (see `_click_style`)."""
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:

@@ -354,24 +354,7 @@ def generate_into(
     new_qrels: list[dict[str, Any]] = []
     for name, count in requests:
         generator = build_generator(name, (options or {}).get(name))
-        kept: list[GeneratedQuery] = []
-        dropped = 0
-        asked = count
-        for _ in range(3):  # ask again, for more, when duplicates of existing queries were dropped
-            produced = generator.generate(dataset.corpus, asked, seed)
-            kept, dropped = [], 0
-            for query in produced:
-                key = normalise(query.text)
-                if key in taken_texts or any(normalise(k.text) == key for k in kept):
-                    dropped += 1
-                    continue
-                _check_ids(name, query, dataset.corpus, parents)
-                kept.append(query)
-                if len(kept) == count:
-                    break
-            if len(kept) >= count or len(produced) < asked:
-                break
-            asked = asked + (count - len(kept)) * 2
+        kept, dropped = _new_queries(name, generator, dataset.corpus, count, seed, taken_texts, parents)
         summary.requested[name] = count
         summary.written[name] = len(kept)
         summary.dropped_duplicates[name] = dropped
@@ -385,15 +368,7 @@ def generate_into(
             taken_ids.add(query_id)
             taken_texts.add(normalise(query.text))
             ids.append(query_id)
-            row: dict[str, Any] = {"query_id": query_id, "text": query.text,
-                                   "stratum": query.stratum or generator.stratum}
-            if query.scope is not None:
-                row["scope"] = query.scope
-            row["_generator"] = name
-            row["_seed"] = seed
-            for key, value in query.provenance.items():
-                row[key if key.startswith("_") else f"_{key}"] = value
-            new_queries.append(row)
+            new_queries.append(_query_row(query_id, query, name, generator.stratum, seed))
             new_qrels.append(_qrels_row(query_id, query.relevance, raw_ids))
         summary.query_ids[name] = ids
     all_queries = raw_queries + new_queries
@@ -401,6 +376,44 @@ def generate_into(
     summary.total_queries = len(all_queries)
     _write_checked(source_path, out_path, all_queries, all_qrels)
     return summary
+
+
+def _new_queries(name: str, generator: QueryGenerator, corpus: Corpus, count: int, seed: int,
+                 taken_texts: set[str], parents: set[DocId]) -> tuple[list[GeneratedQuery], int]:
+    """Up to `count` queries from `generator` whose text (normalised) no existing query and no other
+    kept one has, and how many were dropped as such duplicates; asked again, for more, when
+    duplicates left it short (three tries)."""
+    kept: list[GeneratedQuery] = []
+    dropped = 0
+    asked = count
+    for _ in range(3):  # ask again, for more, when duplicates of existing queries were dropped
+        produced = generator.generate(corpus, asked, seed)
+        kept, dropped = [], 0
+        for query in produced:
+            key = normalise(query.text)
+            if key in taken_texts or any(normalise(k.text) == key for k in kept):
+                dropped += 1
+                continue
+            _check_ids(name, query, corpus, parents)
+            kept.append(query)
+            if len(kept) == count:
+                break
+        if len(kept) >= count or len(produced) < asked:
+            break
+        asked = asked + (count - len(kept)) * 2
+    return kept, dropped
+
+
+def _query_row(query_id: str, query: GeneratedQuery, name: str, stratum: str, seed: int) -> dict[str, Any]:
+    """A generated query as queries.jsonl holds it: its provenance as `_`-prefixed fields."""
+    row: dict[str, Any] = {"query_id": query_id, "text": query.text, "stratum": query.stratum or stratum}
+    if query.scope is not None:
+        row["scope"] = query.scope
+    row["_generator"] = name
+    row["_seed"] = seed
+    for key, value in query.provenance.items():
+        row[key if key.startswith("_") else f"_{key}"] = value
+    return row
 
 
 def _check_ids(name: str, query: GeneratedQuery, corpus: Corpus, units: set[DocId]) -> None:

@@ -15,7 +15,7 @@ from recall_kit.curate.text import near_duplicate_pairs, word_overlap
 from recall_kit.dataset import CORPUS_FILE, QRELS_FILE, Dataset, load_dataset
 from recall_kit.errors import OptionError
 from recall_kit.fileio import write_jsonl_atomic
-from recall_kit.types import DocId, Memory
+from recall_kit.types import DocId, Memory, Query
 
 #: Finding kinds, in report order, with what each one means.
 KINDS: dict[str, str] = {
@@ -204,35 +204,55 @@ def lint_dataset(
             findings.append(Finding("no_relevant", query.query_id, query.stratum))
             continue
         if query.stratum in overlap_kinds:
-            overlaps = {
-                doc: max((word_overlap(query.text, memory) for memory in members.get(doc, ())), default=0.0)
-                for doc in relevant
-            }
-            limit = multihop_max_overlap if overlap_kinds[query.stratum] == "multihop_one_memory" else paraphrase_max_overlap
-            over = sorted(doc for doc, value in overlaps.items() if value > limit)
-            if over:
-                findings.append(Finding(overlap_kinds[query.stratum], query.query_id, query.stratum, tuple(over),
-                                        round(max(overlaps[doc] for doc in over), 4)))
+            kind = overlap_kinds[query.stratum]
+            limit = multihop_max_overlap if kind == "multihop_one_memory" else paraphrase_max_overlap
+            findings += _overlap_findings(query, relevant, members, kind, limit)
         if query.stratum in exact_strata:
-            occurs = {unit_of[doc] for doc in index.memories_containing(query.text)}
-            unjudged = sorted(occurs - set(judgments))
-            if unjudged:
-                findings.append(Finding("exact_not_unique", query.query_id, query.stratum, tuple(unjudged),
-                                        float(len(occurs))))
-            missing = sorted(set(relevant) - occurs)
-            if missing:
-                findings.append(Finding("exact_not_found", query.query_id, query.stratum, tuple(missing)))
-        for doc in sorted(relevant):
-            for twin, similarity in sorted(twins_of.get(doc, ())):
-                if twin not in judgments:
-                    findings.append(Finding("twin_split", query.query_id, query.stratum, (doc, twin),
-                                            round(similarity, 4), relevant[doc]))
+            findings += _exact_findings(query, judgments, relevant, index, unit_of)
+        findings += _twin_findings(query, judgments, relevant, twins_of)
     for stratum, count in report.strata.items():
         if count < min_queries:
             findings.append(Finding("small_stratum", None, stratum, (), float(count)))
     order = list(KINDS)
     report.findings = sorted(findings, key=lambda f: (order.index(f.kind), f.query_id or "", f.stratum or "", f.ids))
     return report
+
+
+def _overlap_findings(query: Query, relevant: dict[DocId, int], members: dict[DocId, list[Memory]], kind: str,
+                      limit: float) -> list[Finding]:
+    """A paraphrase (or multi-hop) query sharing more than `limit` of its words with a relevant
+    memory (with any one of a unit's memories): one finding naming those memories."""
+    overlaps = {
+        doc: max((word_overlap(query.text, memory) for memory in members.get(doc, ())), default=0.0)
+        for doc in relevant
+    }
+    over = sorted(doc for doc, value in overlaps.items() if value > limit)
+    if not over:
+        return []
+    return [Finding(kind, query.query_id, query.stratum, tuple(over), round(max(overlaps[doc] for doc in over), 4))]
+
+
+def _exact_findings(query: Query, judgments: dict[DocId, int], relevant: dict[DocId, int], index: PhraseIndex,
+                    unit_of: dict[DocId, DocId]) -> list[Finding]:
+    """An exact query whose phrase occurs in unjudged memories too, or not in a relevant one."""
+    findings = []
+    occurs = {unit_of[doc] for doc in index.memories_containing(query.text)}
+    unjudged = sorted(occurs - set(judgments))
+    if unjudged:
+        findings.append(Finding("exact_not_unique", query.query_id, query.stratum, tuple(unjudged),
+                                float(len(occurs))))
+    missing = sorted(set(relevant) - occurs)
+    if missing:
+        findings.append(Finding("exact_not_found", query.query_id, query.stratum, tuple(missing)))
+    return findings
+
+
+def _twin_findings(query: Query, judgments: dict[DocId, int], relevant: dict[DocId, int],
+                   twins_of: dict[DocId, list[tuple[DocId, float]]]) -> list[Finding]:
+    """A relevant memory whose near-duplicate twin the query leaves unjudged."""
+    return [Finding("twin_split", query.query_id, query.stratum, (doc, twin), round(similarity, 4), relevant[doc])
+            for doc in sorted(relevant) for twin, similarity in sorted(twins_of.get(doc, ()))
+            if twin not in judgments]
 
 
 def lint_path(path: str | Path, **settings: Any) -> LintReport:

@@ -11,7 +11,8 @@ from typing import Any
 from recall_kit.dataset import Dataset, load_dataset
 from recall_kit.errors import OptionError, ResultFileError
 from recall_kit.fileio import write_jsonl_atomic
-from recall_kit.measure.result import BenchmarkResult, check_comparable, load_results
+from recall_kit.measure.comparable import check_comparable
+from recall_kit.measure.result import BenchmarkResult, load_results
 from recall_kit.types import Report, ReportTable
 
 
@@ -57,6 +58,37 @@ def pool_unjudged(
     written). Memory and query text are added only with `with_text`. `files`, the results'
     files in order, are what a mistake names (the user gave files, not system names).
     """
+    _check_poolable(named, dataset, depth, files)
+    warnings = []
+    for label, result in named:
+        if result.k < depth:
+            warnings.append(f"{label!r} was scored at k={result.k} < --depth {depth}: its pool stops at k.")
+    texts = {query.query_id: query.text for query in dataset.queries}
+    counts = {label: {"returned": 0, "unjudged": 0} for label, _ in named}
+    rankings = {label: result.rankings() for label, result in named}
+    rows = []
+    for query_id in named[0][1].query_ids:
+        judged = dataset.qrels.get(query_id, {})
+        best_rank: dict[str, int] = {}
+        systems: dict[str, list[str]] = {}
+        for label, _ in named:
+            for rank, doc in enumerate(rankings[label][query_id][:depth], start=1):
+                counts[label]["returned"] += 1
+                if doc in judged:
+                    continue
+                counts[label]["unjudged"] += 1
+                best_rank[doc] = min(best_rank.get(doc, rank), rank)
+                systems.setdefault(doc, []).append(label)
+        if best_rank:
+            rows.append(_pool_row(query_id, best_rank, systems, dataset, texts.get(query_id) if with_text else None,
+                                  with_text))
+    return Pool(depth=depth, labels=[label for label, _ in named], rows=rows, counts=counts, warnings=warnings)
+
+
+def _check_poolable(named: Sequence[tuple[str, BenchmarkResult]], dataset: Dataset, depth: int,
+                    files: Sequence[str | Path] | None) -> None:
+    """Refuse, in one line, a depth below 1, results of different datasets or query sets, results of
+    another version of `dataset`, an empty result and queries `dataset` does not hold."""
     def where(index: int) -> str:
         return f"{files[index]}" if files else f"The result {named[index][0]!r}"
 
@@ -80,43 +112,26 @@ def pool_unjudged(
             f"{where(0)}: {len(missing)} of its {len(named[0][1].query_ids)} queries (first: {missing[0]!r}) "
             f"are not queries of {dataset.name!r}; pool the results of this dataset."
         )
-    warnings = []
-    for label, result in named:
-        if result.k < depth:
-            warnings.append(f"{label!r} was scored at k={result.k} < --depth {depth}: its pool stops at k.")
-    texts = {query.query_id: query.text for query in dataset.queries}
-    counts = {label: {"returned": 0, "unjudged": 0} for label, _ in named}
-    rankings = {label: result.rankings() for label, result in named}
-    rows = []
-    for query_id in named[0][1].query_ids:
-        judged = dataset.qrels.get(query_id, {})
-        best_rank: dict[str, int] = {}
-        systems: dict[str, list[str]] = {}
-        for label, _ in named:
-            for rank, doc in enumerate(rankings[label][query_id][:depth], start=1):
-                counts[label]["returned"] += 1
-                if doc in judged:
-                    continue
-                counts[label]["unjudged"] += 1
-                best_rank[doc] = min(best_rank.get(doc, rank), rank)
-                systems.setdefault(doc, []).append(label)
-        if not best_rank:
-            continue
-        ids = sorted(best_rank, key=lambda doc: (best_rank[doc], -len(systems[doc]), doc))
-        row: dict[str, Any] = {"query_id": query_id, "doc_ids": ids, "systems": {doc: systems[doc] for doc in ids}}
-        # A live system's own memories: offered like any unjudged id (judged by id; the text is not
-        # in the dataset), and the sensitive ones marked so that a judge knows what they are.
-        outside = [doc for doc in ids if doc not in dataset.corpus]
-        if outside:
-            row["outside_corpus"] = outside
-            sensitive = [doc for doc in outside if doc in dataset.sensitive_ids]
-            if sensitive:
-                row["sensitive"] = sensitive
-        if with_text:
-            row["query_text"] = texts.get(query_id)
-            row["texts"] = {doc: memory.content if (memory := dataset.corpus.get(doc)) else None for doc in ids}
-        rows.append(row)
-    return Pool(depth=depth, labels=[label for label, _ in named], rows=rows, counts=counts, warnings=warnings)
+
+
+def _pool_row(query_id: str, best_rank: dict[str, int], systems: dict[str, list[str]], dataset: Dataset,
+              query_text: str | None, with_text: bool) -> dict[str, Any]:
+    """One query's pooled ids (by best rank, then by how many systems returned them) and the systems
+    that returned each; ids outside the corpus and sensitive ones marked; texts with `with_text`."""
+    ids = sorted(best_rank, key=lambda doc: (best_rank[doc], -len(systems[doc]), doc))
+    row: dict[str, Any] = {"query_id": query_id, "doc_ids": ids, "systems": {doc: systems[doc] for doc in ids}}
+    # A live system's own memories: offered like any unjudged id (judged by id; the text is not
+    # in the dataset), and the sensitive ones marked so that a judge knows what they are.
+    outside = [doc for doc in ids if doc not in dataset.corpus]
+    if outside:
+        row["outside_corpus"] = outside
+        sensitive = [doc for doc in outside if doc in dataset.sensitive_ids]
+        if sensitive:
+            row["sensitive"] = sensitive
+    if with_text:
+        row["query_text"] = query_text
+        row["texts"] = {doc: memory.content if (memory := dataset.corpus.get(doc)) else None for doc in ids}
+    return row
 
 
 def pool_files(

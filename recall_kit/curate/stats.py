@@ -7,7 +7,7 @@ from collections import Counter
 from typing import Any
 
 from recall_kit.dataset import Dataset, summarise
-from recall_kit.measure.result import DatasetInfo
+from recall_kit.measure.result_sections import DatasetInfo
 
 
 def dataset_stats(dataset: Dataset) -> dict[str, Any]:

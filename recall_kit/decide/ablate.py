@@ -9,11 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from recall_kit.dataset import Dataset
-from recall_kit.decide.compare import ALPHA, DIAGNOSTIC, Comparison, compare_results
+from recall_kit.decide.compare import ALPHA, DIAGNOSTIC, Comparison, SavedComparison, compare_results
 from recall_kit.decide.compare_report import family_note, tradeoffs
+from recall_kit.document_reader import read_saved
 from recall_kit.errors import SpecError
 from recall_kit.fileio import atomic_batch, check_run_folder, file_name, write_json_atomic
 from recall_kit.measure.result import BenchmarkResult
+from recall_kit.measure.result_report import attribution_table, scoring_notes
 from recall_kit.measure.run import (
     Executor,
     MaxFailed,
@@ -92,12 +94,12 @@ class Ablation:
             rows=rows,
             notes=[(f"delta = variant - full system; (ns): not significant (paired randomisation p, Holm-adjusted "
                     f"within its family, >= {ALPHA}); single legs are unfused; every variant re-fuses the same "
-                    "leg runs."), family_note(self.comparison), *self.variants[0].result.scoring_notes(),
+                    "leg runs."), family_note(self.comparison), *scoring_notes(self.variants[0].result),
                    *(f"Verdict: {line}" for line in tradeoffs(self.comparison))],
         )
         tables = [summary]
         full = self.variants[0].result
-        attribution = full.attribution_table()
+        attribution = attribution_table(full)
         if attribution is not None:
             attribution.title = f"What each leg contributed to {self.full}"
             tables.append(attribution)
@@ -230,3 +232,38 @@ def run_ablation(
         if checkpoint is not None:
             checkpoint.clear()
     return ablation
+
+
+# -- a saved ablation, read back (what Ablation.to_dict writes) ----------------------------------------
+
+@dataclass(frozen=True)
+class SavedVariant:
+    """One variant of a saved ablation: its legs and its overall means."""
+
+    name: str
+    kind: str
+    legs: list[str]
+    file: str | None
+    means: dict[str, float]
+
+
+@dataclass(frozen=True)
+class SavedAblation:
+    """A saved `ablate` document (ablation.json): the full system first, then each variant."""
+
+    full: str
+    variants: list[SavedVariant]
+    comparison: SavedComparison
+
+    @classmethod
+    def load(cls, path: str | Path) -> SavedAblation:
+        return read_saved(path, cls.from_dict)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SavedAblation:
+        return cls(full=str(data["full"]),
+                   variants=[SavedVariant(name=str(v["name"]), kind=str(v["kind"]), legs=[str(x) for x in v["legs"]],
+                                          file=v.get("file"), means={str(m): float(x) for m, x in v["overall"].items()
+                                                                    if isinstance(x, int | float)})
+                             for v in data["variants"]],
+                   comparison=SavedComparison.from_dict(data["comparison"]))

@@ -3,6 +3,7 @@ p-values with Holm's correction, and win/tie/loss records, overall and per strat
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,10 +20,12 @@ from recall_kit.decide.stats import (
     paired_test_p,
     tukey_hsd,
 )
+from recall_kit.document_reader import read_saved
 from recall_kit.errors import OptionError, ResultFileError
-from recall_kit.measure.result import BenchmarkResult, check_comparable, check_scored_alike, load_results
+from recall_kit.measure.comparable import check_comparable, check_scored_alike
+from recall_kit.measure.result import BenchmarkResult, load_results
 from recall_kit.measure.run import failed_queries_warning, refuse_failed_results
-from recall_kit.measure.score.evaluation import canonical_metric_name
+from recall_kit.measure.score.metric_names import canonical_metric_name
 
 SCHEMA = "recall-kit/compare/1"
 ALPHA = 0.05
@@ -96,6 +99,21 @@ class ComparisonRow:
             "wins": self.wins, "ties": self.ties, "losses": self.losses,
             "effect_size_dz": _finite_or_none(self.effect_size),
         }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ComparisonRow:
+        """A row as `to_dict` wrote it (a saved comparison, ablation or sweep); the keys a file
+        older than one of them lacks take their defaults, a d_z written as null its infinity."""
+        delta = float(data["delta"])
+        dz = data.get("effect_size_dz")
+        return cls(system=str(data["system"]), metric=str(data["metric"]), scope=str(data["scope"]),
+                   n=int(data["n"]), baseline=float(data["baseline"]), value=float(data["value"]), delta=delta,
+                   ci_low=float(data["ci_low"]), ci_high=float(data["ci_high"]),
+                   prob_not_better=float(data.get("prob_not_better", math.nan)), p_value=float(data["p_value"]),
+                   p_holm=None if data.get("p_holm") is None else float(data["p_holm"]),
+                   wins=int(data.get("wins", 0)), ties=int(data.get("ties", 0)), losses=int(data.get("losses", 0)),
+                   family=str(data.get("family", PRIMARY)),
+                   effect_size=float(dz) if dz is not None else math.copysign(math.inf, delta) if delta else math.nan)
 
 
 def _finite_or_none(value: float) -> float | None:
@@ -282,7 +300,7 @@ class Comparison:
 def is_diagnostic(metric: str) -> bool:
     """Whether a metric name is a diagnostic (its family registered with ``diagnostic=True``,
     as judged@k is): a check on the qrels that no comparison tests as a hypothesis."""
-    from recall_kit import registry
+    import recall_kit.registry as registry
     from recall_kit.errors import UnknownNameError
 
     try:
@@ -348,29 +366,16 @@ def compare_values(
         for metric in metrics:
             baseline_all = matrices[metric][0]
             values_all = matrices[metric][position]
-            diagnostic = is_diagnostic(metric)
             for scope, indexes in scopes.items():
-                if diagnostic:
-                    family = DIAGNOSTIC
-                elif metric in decision and (scope == "overall" or primary_strata):
-                    family = PRIMARY
+                family = _family(metric, scope, decision, primary_strata)
+                if family == DIAGNOSTIC or test in ("randomisation", "tukey"):
+                    p_test = None  # the randomisation p (a diagnostic's too), or Tukey's below
                 else:
-                    family = EXPLORATORY
-                a, b = baseline_all[indexes], values_all[indexes]
-                c = paired_comparison(a, b, n_resamples=n_resamples, seed=seed)
-                if test == "randomisation" or diagnostic:
-                    p_value = c.p_value
-                elif test == "tukey":
-                    p_value = _tukey_p(tukey_cache, matrices[metric], metric, scope, indexes, position)
-                else:
-                    p_value = paired_test_p(test, a, b, n_resamples, seed)
-                rows.append(ComparisonRow(
-                    system=label, metric=metric, scope=scope, n=c.n, baseline=c.baseline_mean,
-                    value=c.candidate_mean, delta=c.delta, ci_low=c.ci_low, ci_high=c.ci_high,
-                    prob_not_better=c.prob_not_better, p_value=p_value,
-                    wins=c.record.wins, ties=c.record.ties, losses=c.record.losses, family=family,
-                    effect_size=effect_size_dz(a, b),
-                ))
+                    p_test = test
+                rows.append(_tested_row(label, metric, scope, family, baseline_all[indexes], values_all[indexes],
+                                        p_test, n_resamples, seed))
+                if test == "tukey" and family != DIAGNOSTIC:
+                    rows[-1].p_value = _tukey_p(tukey_cache, matrices[metric], metric, scope, indexes, position)
             losses.setdefault(label, {})[metric] = query_losses(
                 query_ids, strata, baseline_all, values_all
             )
@@ -384,6 +389,32 @@ def compare_values(
         scopes={scope: len(indexes) for scope, indexes in scopes.items()}, rows=rows,
         n_resamples=n_resamples, seed=seed, warnings=warnings, primary=decision, losses=losses,
         test=test, pairwise=pairwise,
+    )
+
+
+def _family(metric: str, scope: str, decision: Sequence[str], primary_strata: bool) -> str:
+    """A row's family: diagnostic (judged@k, not tested), primary (a decision metric overall, or in
+    every scope with `primary_strata`: Holm over these rows) or exploratory."""
+    if is_diagnostic(metric):
+        return DIAGNOSTIC
+    if metric in decision and (scope == "overall" or primary_strata):
+        return PRIMARY
+    return EXPLORATORY
+
+
+def _tested_row(label: str, metric: str, scope: str, family: str, a: np.ndarray, b: np.ndarray,
+                test: str | None, n_resamples: int, seed: int) -> ComparisonRow:
+    """`label`'s values `b` against the baseline's `a` on one metric and scope: the paired delta,
+    its bootstrap interval, wins/ties/losses, d_z and the p-value (`test`'s, or the randomisation
+    test's when None); Holm's adjustment comes later, over the family."""
+    c = paired_comparison(a, b, n_resamples=n_resamples, seed=seed)
+    p_value = c.p_value if test is None else paired_test_p(test, a, b, n_resamples, seed)
+    return ComparisonRow(
+        system=label, metric=metric, scope=scope, n=c.n, baseline=c.baseline_mean,
+        value=c.candidate_mean, delta=c.delta, ci_low=c.ci_low, ci_high=c.ci_high,
+        prob_not_better=c.prob_not_better, p_value=p_value,
+        wins=c.record.wins, ties=c.record.ties, losses=c.record.losses, family=family,
+        effect_size=effect_size_dz(a, b),
     )
 
 
@@ -542,3 +573,35 @@ def _checked_names(names: Sequence[str], files: int) -> list[str]:
         raise OptionError(f"--names must be distinct and non-empty, got {','.join(names)!r}.")
     return names
 
+
+# -- a saved comparison, read back --------------------------------------------------------------------
+# What `compare --json` writes (Comparison.to_dict), also inside an ablation and a sweep; a reader of
+# a saved document (the study) goes through this type, not through the document's keys.
+
+@dataclass(frozen=True)
+class SavedComparison:
+    """A saved `compare` document (comparison.json, or the comparison inside an ablation or a sweep)."""
+
+    baseline: str
+    systems: list[str]
+    metrics: list[str]
+    primary: list[str]
+    resamples: int
+    seed: int
+    rows: list[ComparisonRow]
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SavedComparison:
+        test, bootstrap = data.get("test") or {}, data.get("bootstrap") or {}
+        return cls(baseline=str(data["baseline"]), systems=[str(s) for s in data["systems"]],
+                   metrics=[str(m) for m in data["metrics"]], primary=[str(m) for m in test.get("primary", [])],
+                   resamples=int(bootstrap.get("resamples", 0)), seed=int(bootstrap.get("seed", 0)),
+                   rows=[ComparisonRow.from_dict(row) for row in data["rows"]])
+
+    @classmethod
+    def load(cls, path: str | Path) -> SavedComparison:
+        return read_saved(path, cls.from_dict)
+
+    def decision_rows(self, scope: str | None = None) -> list[ComparisonRow]:
+        """The primary family's rows (the decision), in `scope` when given."""
+        return [row for row in self.rows if row.family == PRIMARY and (scope is None or row.scope == scope)]

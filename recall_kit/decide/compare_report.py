@@ -23,6 +23,7 @@ from recall_kit.decide.compare import (
     TradeOff,
 )
 from recall_kit.decide.stats import PAIRED_TESTS, TIE_TOLERANCE
+from recall_kit.measure.result_report import provenance
 from recall_kit.reporting.formats import four_places
 from recall_kit.types import Chart, Report, ReportTable
 
@@ -228,10 +229,10 @@ def comparison_provenance(comparison: Comparison) -> list[tuple[str, str]]:
 
     if not comparison.results:
         return []
-    rows = [row for row in comparison.results[0].provenance() if row[0] == "dataset"]
+    rows = [row for row in provenance(comparison.results[0]) if row[0] == "dataset"]
     shared = shared_options(comparison)
     for label, result in zip(comparison.labels, comparison.results, strict=True):
-        own = dict(result.provenance(hidden=shared))
+        own = dict(provenance(result, hidden=shared))
         rows.append((f"system {label}", own.get(f"system {result.label}", "?")))
         rows.append((f"run of {label}", f"{own.get('run at', '?')}; {own.get('software', '?')}"))
     made = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")

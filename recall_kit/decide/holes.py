@@ -87,7 +87,7 @@ def labelling_values(
     set, else judged not relevant (grade 0). Returns metric name -> array (len(rankings), 2**len(holes)),
     scored by the registered metric through the same join as `eval`.
     """
-    from recall_kit.measure.score.evaluation import judge_rankings
+    from recall_kit.measure.score.join import judge_rankings
 
     if len(holes) > MAX_HOLES:
         raise BoundsError(f"{len(holes)} unjudged ids in one query's two tops: bounds enumerate every labelling "
@@ -393,7 +393,7 @@ class Holes:
 
     def _condensed(self, system: str, contrast: Contrast) -> float:
         """`system`'s judged-only mean on the contrast's metric and queries (trec_eval -J)."""
-        from recall_kit.measure.score.evaluation import judge_rankings
+        from recall_kit.measure.score.join import judge_rankings
 
         queries = list(contrast.query_ids)
         data = judge_rankings(queries, [list(self.rankings[system][q]) for q in queries], self.qrels,

@@ -10,20 +10,49 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from recall_kit.errors import DatasetError, OptionError, RecallKitError, ResultFileError
-from recall_kit.measure.score.evaluation import RunScores, canonical_metric_name, score_run_files
-from recall_kit.measure.score.metric_names import display_names
+from recall_kit.measure.score.evaluation import RunScores, score_run_files
+from recall_kit.measure.score.metric_names import canonical_metric_name, display_names
 from recall_kit.reporting.formats import FOUR_PLACES, StreamedTable, four_places, numeric_cells, plain_cells
 from recall_kit.types import Hit, Report, ReportTable
 
 if TYPE_CHECKING:  # the comparison's modules are imported only when several runs are compared
     from recall_kit.decide.compare import Comparison
+
+
+@dataclass(frozen=True)
+class ScoreOptions:
+    """How `score_files` and `compare` score runs and compare them, declared once: trec_eval's
+    ``-c`` (`complete`), ``--ties`` (float32 or float64), ``-l`` (`relevance_level`), ``-J``
+    (`judged_only`) and ``-M`` (`depth`), and, with several runs, the comparison's decision metrics
+    (`primary`; default: the first metric), its p-value test (a key of `stats.PAIRED_TESTS`),
+    bootstrap and randomisation resamples (`n_resamples`) and `seed`. Both functions take these
+    as keywords, or as one `options=`."""
+
+    complete: bool = False
+    ties: str = "float32"
+    relevance_level: int = 1
+    judged_only: bool = False
+    depth: int | None = None
+    primary: Sequence[str] | None = None
+    test: str = "randomisation"
+    n_resamples: int = 10_000
+    seed: int = 0
+
+    @classmethod
+    def of(cls, options: ScoreOptions | None, keywords: Mapping[str, Any]) -> ScoreOptions:
+        """`options` (default: the defaults) with the `keywords` given beside it; an unknown one is refused."""
+        unknown = sorted(set(keywords) - set(cls.__dataclass_fields__))
+        if unknown:
+            raise TypeError(f"unexpected keyword argument(s) {', '.join(map(repr, unknown))}; "
+                            f"known: {', '.join(cls.__dataclass_fields__)}")
+        return replace(options or cls(), **keywords)
 
 
 @dataclass(frozen=True)
@@ -325,34 +354,27 @@ def score_files(
     qrels_path: Path,
     run_paths: Sequence[Path],
     metrics: Sequence[str] | None = None,
-    *,
-    complete: bool = False,
-    ties: str = "float32",
-    relevance_level: int = 1,
-    judged_only: bool = False,
-    depth: int | None = None,
-    primary: Sequence[str] | None = None,
-    test: str = "randomisation",
-    n_resamples: int = 10_000,
-    seed: int = 0,
+    options: ScoreOptions | None = None,
+    **keywords: Any,
 ) -> ScoredRuns:
     """Score TREC run files against a TREC qrels file and compare them (`recall-kit score`).
 
     Scoring is `recall_kit.measure.score.evaluation.score_run_files` (trec_eval's order, ``-c``, ``-l``,
     ``-J``, ``-M`` as `depth`, float32 or float64 ties); with several runs each is compared with the first, Holm's
     correction over the `primary` metrics (trec_eval and ir_measures names accepted; default: the
-    first metric), the p-values from `test` (a key of `recall_kit.decide.stats.PAIRED_TESTS`).
+    first metric), the p-values from `test` (a key of `recall_kit.decide.stats.PAIRED_TESTS`): the
+    settings are `ScoreOptions`, given as `options` or as keywords (``complete=True``).
     ``.report()`` is what the command prints, ``.to_dict()`` what ``score --json`` writes.
     """
-    _check_resamples(n_resamples)
-    scores = score_run_files(qrels_path, run_paths, metrics, complete=complete, ties=ties,
-                             relevance_level=relevance_level, judged_only=judged_only, depth=depth)
+    settings = ScoreOptions.of(options, keywords)
+    _check_resamples(settings.n_resamples)
+    scores = score_run_files(qrels_path, run_paths, metrics, complete=settings.complete, ties=settings.ties,
+                             relevance_level=settings.relevance_level, judged_only=settings.judged_only,
+                             depth=settings.depth)
     labels = run_labels(run_paths)
     runs = [ScoredRun(label, str(path), run.query_ids, run.values, run.overall, run.warnings, run_tag(path))
             for label, path, run in zip(labels, run_paths, scores, strict=True)]
-    return scored_runs(runs, str(qrels_path), complete=complete, ties=ties, relevance_level=relevance_level,
-                       judged_only=judged_only, depth=depth, primary=primary, test=test,
-                       n_resamples=n_resamples, seed=seed, runid_asked=_asks_runid(metrics),
+    return scored_runs(runs, str(qrels_path), settings, runid_asked=_asks_runid(metrics),
                        labels=display_names(list(metrics or ())))
 
 
@@ -360,16 +382,8 @@ def compare(
     qrels: Mapping[Any, Any],
     runs: Mapping[str, Mapping[Any, Any]],
     metrics: Sequence[str] | str | None = None,
-    *,
-    complete: bool = False,
-    ties: str = "float32",
-    relevance_level: int = 1,
-    judged_only: bool = False,
-    depth: int | None = None,
-    primary: Sequence[str] | None = None,
-    test: str = "randomisation",
-    n_resamples: int = 10_000,
-    seed: int = 0,
+    options: ScoreOptions | None = None,
+    **keywords: Any,
 ) -> ScoredRuns:
     """Score runs held in memory against qrels held in memory, and compare each with the first:
     ``recall_kit.compare``, as ranx's ``compare``; what `score_files` does for TREC files.
@@ -382,19 +396,19 @@ def compare(
     `judged_only` are ``-c``, ``-l`` and ``-J``. With several runs each is compared with the
     first on the queries they share (every pair too with three or more): the p-values from `test`
     (``"randomisation"``, ``"bootstrap"``, ``"t-test"``, ``"wilcoxon"``, ``"tukey"``), Holm's
-    correction over the `primary` metrics (default: the first). Values equal ``score_files`` on
+    correction over the `primary` metrics (default: the first). The settings are `ScoreOptions`,
+    given as `options` or as keywords, as `score_files` takes them. Values equal ``score_files`` on
     the same runs written as TREC files.
     """
-    from recall_kit.measure.score.evaluation import (
-        _as_qrels,
-        check_relevance_level,
-        resolve_metrics,
-        score_rankings,
-        trec_eval_names_missing,
-    )
+    from recall_kit.measure.score.evaluation import score_rankings
+    from recall_kit.measure.score.in_memory import as_qrels
+    from recall_kit.measure.score.join import check_relevance_level
+    from recall_kit.measure.score.metric_names import resolve_metrics, trec_eval_names_missing
     from recall_kit.types import TIE_PRECISIONS
 
-    _check_resamples(n_resamples)
+    settings = ScoreOptions.of(options, keywords)
+    ties, depth = settings.ties, settings.depth
+    _check_resamples(settings.n_resamples)
     if not runs:
         raise OptionError("compare needs at least one run.")
     if ties not in TIE_PRECISIONS:
@@ -404,16 +418,16 @@ def compare(
     asked = [metrics] if isinstance(metrics, str) else metrics
     specs = resolve_metrics(asked)
     missing = trec_eval_names_missing(asked)
-    level = check_relevance_level(relevance_level)
-    judgments = _wrap_value_error(_as_qrels, qrels)
+    level = check_relevance_level(settings.relevance_level)
+    judgments = _wrap_value_error(as_qrels, qrels)
     scored = []
     for name, run in runs.items():
         rankings = _wrap_value_error(_rankings, run, ties)
         if depth is not None:
             rankings = {query_id: ranking[:depth] for query_id, ranking in rankings.items()}
-        scores: RunScores = _wrap_value_error(score_rankings, judgments, rankings, specs, complete=complete,
+        scores: RunScores = _wrap_value_error(score_rankings, judgments, rankings, specs, complete=settings.complete,
                                               where=f"the deepest ranking of {name}", relevance_level=level,
-                                              judged_only=judged_only)
+                                              judged_only=settings.judged_only)
         if not scores.query_ids:
             raise DatasetError(f"Run {name!r} shares no query with the qrels: nothing to score "
                                "(trec_eval: 'No queries with both results and relevance info').")
@@ -422,9 +436,8 @@ def compare(
             warnings.append(f"not computed (no recall-kit measure): {', '.join(missing)}")
         scored.append(ScoredRun(str(name), str(name), scores.query_ids, scores.values, scores.overall, warnings,
                                 str(name)))
-    return scored_runs(scored, None, complete=complete, ties=ties, relevance_level=level, judged_only=judged_only,
-                       depth=depth, primary=primary, test=test, n_resamples=n_resamples, seed=seed,
-                       runid_asked=_asks_runid(metrics), labels=display_names(asked))
+    return scored_runs(scored, None, replace(settings, relevance_level=level), runid_asked=_asks_runid(metrics),
+                       labels=display_names(asked))
 
 
 def _check_resamples(n_resamples: int) -> None:
@@ -443,7 +456,7 @@ def _wrap_value_error(function: Any, *args: Any, **kwargs: Any) -> Any:
 def _rankings(run: Mapping[Any, Any], ties: str) -> dict[str, list[str]]:
     """Each query's ranked ids from ``{doc: score}``, ``[(doc, score) | Hit, ...]`` (both put in
     trec_eval's order) or ``[doc, ...]`` (ranked already)."""
-    from recall_kit.measure.score.evaluation import _as_rankings
+    from recall_kit.measure.score.in_memory import as_rankings
     from recall_kit.types import sort_hits
 
     scored: dict[Any, Any] = {}
@@ -457,15 +470,15 @@ def _rankings(run: Mapping[Any, Any], ties: str) -> dict[str, list[str]]:
                 scored[query_id] = [hit.id for hit in sort_hits(hits, ties)]  # a document twice is refused
                 continue
         scored[query_id] = answer
-    return _as_rankings(scored, ties)
+    return as_rankings(scored, ties)
 
 
 def _hit(query_id: Any, item: Sequence[Any]) -> Hit:
-    from recall_kit.measure.score.evaluation import _score_value
+    from recall_kit.measure.score.in_memory import score_value
 
     if len(item) != 2:
         raise ValueError(f"run of query {query_id!r}: expected (doc_id, score) pairs, got {tuple(item)!r}")
-    return Hit(str(item[0]), _score_value(query_id, item[0], item[1]))
+    return Hit(str(item[0]), score_value(query_id, item[0], item[1]))
 
 
 def run_tag(path: Path) -> str | None:
@@ -495,25 +508,17 @@ def run_labels(paths: Sequence[Path]) -> list[str]:
 def scored_runs(
     runs: Sequence[ScoredRun],
     qrels: str | None,
+    options: ScoreOptions,
     *,
-    complete: bool = False,
-    ties: str = "float32",
-    relevance_level: int = 1,
-    judged_only: bool = False,
-    depth: int | None = None,
-    primary: Sequence[str] | None = None,
-    test: str = "randomisation",
-    n_resamples: int = 10_000,
-    seed: int = 0,
     runid_asked: bool = False,
     labels: Mapping[str, str] | None = None,
 ) -> ScoredRuns:
     """Scored runs with, when there are several, each compared with the first on their shared queries."""
     names = list(runs[0].values)
     notes = [f"{run.label}: {warning}" if len(runs) > 1 else warning for run in runs for warning in run.warnings]
-    settings: dict[str, Any] = {"complete": complete, "ties": ties, "relevance_level": relevance_level,
-                                "judged_only": judged_only, "depth": depth, "runid_asked": runid_asked,
-                                "labels": dict(labels or {})}
+    settings: dict[str, Any] = {"complete": options.complete, "ties": options.ties,
+                                "relevance_level": options.relevance_level, "judged_only": options.judged_only,
+                                "depth": options.depth, "runid_asked": runid_asked, "labels": dict(labels or {})}
     if len(runs) == 1:
         return ScoredRuns(list(runs), names, qrels, warnings=notes, **settings)
     shared = set(runs[0].query_ids).intersection(*(run.query_ids for run in runs[1:]))
@@ -527,10 +532,10 @@ def scored_runs(
         ))
     rows_of = [[{qid: i for i, qid in enumerate(run.query_ids)}[qid] for qid in query_ids] for run in runs]
     matrices = {name: [run.values[name][rows] for run, rows in zip(runs, rows_of, strict=True)] for name in names}
-    primaries = [canonical_metric_name(name) for name in primary or []] or None
+    primaries = [canonical_metric_name(name) for name in options.primary or []] or None
     from recall_kit.decide.compare import compare_values
 
     comparison = compare_values([run.label for run in runs], query_ids, None, matrices, primary=primaries,
-                                n_resamples=n_resamples, seed=seed, test=test)
+                                n_resamples=options.n_resamples, seed=options.seed, test=options.test)
     return ScoredRuns(list(runs), names, qrels, comparison=comparison,
                       warnings=list(comparison.warnings) + notes, **settings)

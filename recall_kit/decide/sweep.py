@@ -12,9 +12,10 @@ from typing import Any
 import numpy as np
 
 from recall_kit.dataset import Dataset, split_queries
-from recall_kit.decide.compare import ALPHA, Comparison, compare_results
+from recall_kit.decide.compare import ALPHA, Comparison, SavedComparison, compare_results
 from recall_kit.decide.compare_report import delta_table
 from recall_kit.decide.stats import holm, paired_randomisation_test
+from recall_kit.document_reader import read_saved
 from recall_kit.errors import OptionError
 from recall_kit.fileio import atomic_batch, check_run_folder, file_name, write_json_atomic
 from recall_kit.masking import mask_secrets, mask_values
@@ -29,7 +30,7 @@ from recall_kit.measure.run import (
     search_depth,
     search_legs,
 )
-from recall_kit.measure.score.evaluation import MetricSpec, resolve_metrics
+from recall_kit.measure.score.metric_names import MetricSpec, resolve_metrics
 from recall_kit.measure.systems.system import System, SystemSpec, build_system, parse_weight, split_target
 from recall_kit.types import Report, ReportTable
 
@@ -415,19 +416,49 @@ def run_sweep(
     settings = ScoringSettings.of(k, names, relevance_level, judged_only, latency_sample, seed, max_failed)
     tuning_ids, test_ids = _query_halves(dataset, holdout, seed, stratum)
     systems, skipped = _buildable_systems(spec, axes)
-    files = ["default.json" if not settings else f"{index:03d}_" + file_name(mask_secrets(",".join(f"{n}={v}" for n, v in settings.items())))
-             for index, (settings, _, _) in enumerate(systems)]
+    files = _setting_files(systems)
     replaced = check_run_folder(out, files, "sweep.json", force) if out is not None else []
-    # One search per distinct leg configuration, as deep as any setting needs.
+    checkpoint = checkpoint_for(out)
+    results, leg_searches = _score_grid(systems, dataset, k, names, settings, executor, show_progress, checkpoint)
+    default_point, points = _sweep_points(systems, results, target_spec.name, tuning_ids, test_ids)
+    best, comparison = _choose_best(default_point, points, target_spec.name, guard_names, tuning_ids, test_ids,
+                                    holdout, n_resamples, seed)
+    sweep = Sweep(target=target_spec.name, points=points, default=default_point, best=best, holdout=holdout,
+                  seed=seed, tuning_ids=tuning_ids, test_ids=test_ids, comparison=comparison,
+                  leg_searches=leg_searches, skipped=skipped, stratum=stratum, guards=guard_names)
+    if out is not None:
+        _save_sweep(Path(out), sweep, files, replaced)
+        if checkpoint is not None:
+            checkpoint.clear()
+    return sweep
+
+
+def _setting_files(systems: Sequence[tuple[dict[str, Any], SystemSpec, System]]) -> list[str]:
+    """Each setting's result file: default.json for the default, then 001_<setting>.json, ...
+    (secrets in a setting masked)."""
+    return ["default.json" if not settings else f"{index:03d}_" + file_name(mask_secrets(",".join(f"{n}={v}" for n, v in settings.items())))
+            for index, (settings, _, _) in enumerate(systems)]
+
+
+def _score_grid(systems: Sequence[tuple[dict[str, Any], SystemSpec, System]], dataset: Dataset, k: int, names: list[str],
+                settings: ScoringSettings, executor: Executor | None, show_progress: bool | None,
+                checkpoint: Any) -> tuple[list[BenchmarkResult], int]:
+    """Every setting's result, and how many leg searches they took: one search per distinct leg
+    configuration, as deep as any setting needs."""
     # Each setting's depth, worked out once: its legs search it, its scoring cuts their runs to it.
     deep = [(_setting_label(settings), system, search_depth(system, dataset, k, names)) for settings, _, system in systems]
     leg_by_key, depths = distinct_legs([(system, depth) for _, system, depth in deep])
     # The independent work (each leg search, then each setting's fusion and scoring) goes to the
     # executor; with --out-dir each finished task is kept, so a rerun does only what is missing.
-    checkpoint = checkpoint_for(out)
     runs_by_key = search_legs(executor, dataset, leg_by_key, depths, settings.latency_sample, show_progress, checkpoint)
-    results = score_systems(executor, dataset, deep, runs_by_key, settings, show_progress, checkpoint)
-    default_point, points = _sweep_points(systems, results, target_spec.name, tuning_ids, test_ids)
+    return score_systems(executor, dataset, deep, runs_by_key, settings, show_progress, checkpoint), len(runs_by_key)
+
+
+def _choose_best(default_point: SweepPoint, points: list[SweepPoint], target: str, guard_names: list[str],
+                 tuning_ids: list[str], test_ids: list[str], holdout: float | None, n_resamples: int,
+                 seed: int) -> tuple[SweepPoint, Comparison | None]:
+    """The best eligible setting on the tuning queries (ties: the first in grid order; every setting
+    when none is eligible) and, with a hold-out, its comparison with the default on the test queries."""
     for point in points:
         point.guard_checks = guard_checks(default_point.result, point.result, guard_names, tuning_ids,
                                           n_resamples, seed)
@@ -437,17 +468,45 @@ def run_sweep(
     if holdout is not None:
         comparison = compare_results(
             [("default", default_point.result), (f"best ({best.label})", best.result)],
-            metrics=[target_spec.name, *guard_names], n_resamples=n_resamples, seed=seed, query_subset=test_ids,
-            primary=[target_spec.name],
+            metrics=[target, *guard_names], n_resamples=n_resamples, seed=seed, query_subset=test_ids,
+            primary=[target],
         )
-    sweep = Sweep(target=target_spec.name, points=points, default=default_point, best=best, holdout=holdout,
-                  seed=seed, tuning_ids=tuning_ids, test_ids=test_ids, comparison=comparison,
-                  leg_searches=len(runs_by_key), skipped=skipped, stratum=stratum, guards=guard_names)
-    if out is not None:
-        _save_sweep(Path(out), sweep, files, replaced)
-        if checkpoint is not None:
-            checkpoint.clear()
-    return sweep
+    return best, comparison
 
 
 __all__ = ["ALPHA", "GridAxis", "GuardCheck", "Sweep", "SweepPoint", "grid_specs", "parse_grid", "run_sweep"]
+
+
+# -- a saved sweep, read back (what Sweep.to_dict writes) ----------------------------------------------
+
+@dataclass(frozen=True)
+class SavedSweep:
+    """A saved `sweep` document (sweep.json): the grid's outcome and the best setting's held-out comparison."""
+
+    target: str
+    guards: list[str]
+    holdout: float | None
+    tuning_queries: int
+    test_queries: int
+    settings: int
+    eligible: int
+    best_settings: dict[str, str]
+    best_tuning_score: float
+    best_test_score: float | None
+    comparison: SavedComparison | None
+
+    @classmethod
+    def load(cls, path: str | Path) -> SavedSweep:
+        return read_saved(path, cls.from_dict)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SavedSweep:
+        best = data["best"]
+        return cls(target=str(data["target"]), guards=[str(g) for g in data.get("guards") or []],
+                   holdout=data.get("holdout"), tuning_queries=len(data["tuning_queries"]),
+                   test_queries=len(data["test_queries"]), settings=len(data["points"]),
+                   eligible=sum(1 for point in data["points"] if point.get("eligible")),
+                   best_settings={str(k): str(v) for k, v in best["settings"].items()},
+                   best_tuning_score=float(best["tuning_score"]),
+                   best_test_score=None if best.get("test_score") is None else float(best["test_score"]),
+                   comparison=SavedComparison.from_dict(data["comparison"]) if data.get("comparison") else None)

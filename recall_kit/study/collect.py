@@ -31,7 +31,7 @@ from recall_kit.study.result import (
 
 if TYPE_CHECKING:
     from recall_kit import BenchmarkResult, Dataset
-    from recall_kit.measure.result import SavedComparison
+    from recall_kit.decide.compare import SavedComparison
     from recall_kit.study.config import StudyConfig
     from recall_kit.study.graph import StudyGraph
 
@@ -178,14 +178,14 @@ def system_summary(name: str, result: BenchmarkResult, dataset: Dataset, hook_k:
 
 def head_to_head(comparison: SavedComparison, baseline: str) -> list[HeadToHead]:
     """The comparison's decision rows (every candidate, every scope): one Holm family."""
-    return [row for row in comparison.decision_rows() if row.system != baseline]
+    return [HeadToHead.of(row) for row in comparison.decision_rows() if row.system != baseline]
 
 
 def ablation_summary(graph: StudyGraph, hook_k: int, decision: Sequence[str],
                      saturated: Collection[str] = ()) -> AblationSummary:
     """The ablation's variants (means, deltas against the full system) and the full system's leg reach."""
     from recall_kit import load_result
-    from recall_kit.measure.result import SavedAblation
+    from recall_kit.decide.ablate import SavedAblation
 
     folder = graph.path("ablation")
     if (folder / "skipped.json").exists():
@@ -196,18 +196,19 @@ def ablation_summary(graph: StudyGraph, hook_k: int, decision: Sequence[str],
         system=saved.full,
         variants=[AblationVariant(v.name, v.kind, v.legs, {m: v.means[m] for m in decision if m in v.means})
                   for v in saved.variants],
-        rows=saved.comparison.decision_rows("overall"), reach=leg_reach(full, hook_k, saturated))
+        rows=[HeadToHead.of(row) for row in saved.comparison.decision_rows("overall")], reach=leg_reach(full, hook_k, saturated))
 
 
 def sweep_summary(graph: StudyGraph, system: str) -> SweepSummary:
     """The sweep's choice: the grid, the split, the best setting and its held-out comparison."""
-    from recall_kit.measure.result import SavedSweep
+    from recall_kit.decide.sweep import SavedSweep
 
     folder = graph.path("sweep")
     if (folder / "skipped.json").exists():
         return SweepSummary(skipped=str(read_json(folder / "skipped.json")["why"]))
     saved = SavedSweep.load(folder / "sweep" / "sweep.json")
-    held_out = [row for row in saved.comparison.rows if row.scope == "overall"] if saved.comparison else []
+    held_out = ([HeadToHead.of(row) for row in saved.comparison.rows if row.scope == "overall"]
+                if saved.comparison else [])
     return SweepSummary(system=system, target=saved.target, guards=saved.guards, holdout=saved.holdout,
                         tuning_queries=saved.tuning_queries, test_queries=saved.test_queries,
                         settings=saved.settings, eligible=saved.eligible, best_settings=saved.best_settings,
@@ -225,7 +226,7 @@ def collect(config: StudyConfig, graph: StudyGraph, ablated: str | None = None) 
     """Read every step's artefacts into the typed study result; apply the rules; run the detectors.
     `ablated`: the study system the ablation took apart (for its Reproduce line)."""
     from recall_kit import load_dataset, load_result
-    from recall_kit.measure.result import SavedComparison
+    from recall_kit.decide.compare import SavedComparison
     from recall_kit.study.rules import recommend, recommend_simplest
     from recall_kit.study.threats import detect
 
@@ -322,7 +323,7 @@ def commands(config: StudyConfig, graph: StudyGraph, ablated: str | None = None)
                       f"--names {','.join(order)} --metrics {metrics} --primary {decision} --primary-strata {stats}")
     simpler = graph.path("simpler") / "comparison.json"
     if simpler.is_file():
-        from recall_kit.measure.result import SavedComparison
+        from recall_kit.decide.compare import SavedComparison
 
         pair = SavedComparison.load(simpler).systems
         out["simpler"] = (f"recall-kit compare {' '.join(f'steps/eval/{n}/result.json' for n in pair)} "

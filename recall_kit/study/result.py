@@ -14,14 +14,46 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from recall_kit.decide.holes import PairedBounds
-from recall_kit.measure.result import SavedDelta
 
-#: One tested difference (paired, Holm) as the study keeps it: a candidate against the baseline on one
-#: decision metric in one scope, an ablation variant against the full system, the sweep's best
-#: against its default, or the best candidate against a simpler one. The saved comparison's row type.
-HeadToHead = SavedDelta
+if typing.TYPE_CHECKING:
+    from recall_kit.decide.compare import ComparisonRow
 
 SCHEMA = "recall-kit/study/2"
+
+
+@dataclass(frozen=True)
+class HeadToHead:
+    """One tested difference (paired, Holm) as the study keeps it: a candidate against the baseline on one
+    decision metric in one scope, an ablation variant against the full system, the sweep's best
+    against its default, or the best candidate against a simpler one. A saved comparison's row
+    (decide/compare.py `ComparisonRow`) as study.json holds it (`HeadToHead.of`)."""
+
+    system: str
+    metric: str
+    scope: str
+    n: int
+    baseline: float
+    value: float
+    delta: float
+    ci_low: float
+    ci_high: float
+    p_value: float
+    #: Holm-adjusted within the row's family; None for a diagnostic row (not tested).
+    p_holm: float | None
+    significant: bool
+    #: "primary" (decision), "exploratory" or "diagnostic".
+    family: str = "primary"
+    wins: int = 0
+    ties: int = 0
+    losses: int = 0
+
+    @classmethod
+    def of(cls, row: ComparisonRow) -> HeadToHead:
+        """The study's copy of a comparison's row."""
+        return cls(system=row.system, metric=row.metric, scope=row.scope, n=row.n, baseline=row.baseline,
+                   value=row.value, delta=row.delta, ci_low=row.ci_low, ci_high=row.ci_high, p_value=row.p_value,
+                   p_holm=row.p_holm, significant=row.significant, family=row.family, wins=row.wins,
+                   ties=row.ties, losses=row.losses)
 
 
 @dataclass

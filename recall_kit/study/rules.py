@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from recall_kit.study.result import HeadToHead, Recommendation, SimplerComparison, StudyResult, SystemSummary, Verdict
 
 if TYPE_CHECKING:
-    from recall_kit.measure.result import SavedComparison
+    from recall_kit.decide.compare import SavedComparison
 
 #: The legs whose worth the bottom line states: what each buys over the best candidate without it.
 COSTLY_LEGS = ("dense", "graph")
@@ -163,7 +163,8 @@ def _pair_rows(study: StudyResult, best: str, other: str, simpler: SavedComparis
                 for r in study.head_to_head if r.system == best and r.scope == "overall"]
     if simpler is None:
         return []
-    return [r for r in simpler.decision_rows("overall") if r.system == other and r.metric in study.decision_metrics]
+    return [HeadToHead.of(r) for r in simpler.decision_rows("overall")
+            if r.system == other and r.metric in study.decision_metrics]
 
 
 def recommend_simplest(study: StudyResult, simpler: SavedComparison | None,

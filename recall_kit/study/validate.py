@@ -180,8 +180,12 @@ def check_copied_queries(config: StudyConfig, folder: Path, copies: Mapping[str,
     """The user's queries and qrels, just copied into `folder` verbatim, checked row by row with
     their problems named in the user's files (`q.jsonl:7`, not the copy's `queries.jsonl:7`).
     Only each file's own rows: what they say of the corpus is the evaluation set's load to check."""
-    from recall_kit.dataset import QUERIES_FILE, Problem, read_qrels_jsonl
-    from recall_kit.dataset import _read_queries as read_queries  # the loader's own row checks
+    from recall_kit.dataset import (
+        QUERIES_FILE,
+        Problem,
+        read_qrels_jsonl,
+        read_queries,  # the loader's own row checks
+    )
     from recall_kit.errors import DatasetError
 
     problems: list[Problem] = []
@@ -198,7 +202,7 @@ def check_corpus_rows(source: Path) -> None:
     """The store's corpus file checked row by row where the user wrote it (`c.jsonl:51`): the
     study's corpus.jsonl is a copy, its lines shifted by the sensitive rows it leaves out."""
     from recall_kit.dataset import Problem, as_id, read_jsonl, sensitive_flag
-    from recall_kit.dataset import _parse_memory as parse_memory_row  # the loader's own row check
+    from recall_kit.dataset import parse_memory as parse_memory_row  # the loader's own row check
     from recall_kit.errors import DatasetError
 
     seen: dict[str, int] = {}

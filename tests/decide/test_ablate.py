@@ -14,7 +14,7 @@ import pytest
 from recall_kit import load_result
 from recall_kit.decide.ablate import variant_legs
 from recall_kit.fileio import file_name
-from recall_kit.measure.result import SystemInfo
+from recall_kit.measure.result_sections import SystemInfo
 from recall_kit.measure.systems.system import SystemSpec
 
 ROOT = Path(__file__).resolve().parents[2]

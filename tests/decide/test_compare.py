@@ -410,3 +410,25 @@ def test_compare_files_names_the_results_and_puts_the_strata_in_the_holm_family(
         compare_files(paths, n_resamples=10, names=["only"])
     with pytest.raises(OptionError, match="distinct and non-empty"):
         compare_files(paths, n_resamples=10, names=["x", "x"])
+
+
+def test_a_saved_comparison_reads_back_the_rows_it_wrote(tmp_path: Path) -> None:
+    # One row type: ComparisonRow writes a row (to_dict) and reads it back (from_dict), every field
+    # the same, a significant row and a diagnostic one (p_holm null, not tested) alike.
+    from recall_kit.decide.compare import ComparisonRow, SavedComparison
+
+    rng = np.random.default_rng(5)
+    a = synthetic_result("A", {"recall@5": list(rng.random(40) * 0.5), "judged@5": [1.0] * 40}, ["s"] * 40)
+    b = synthetic_result("B", {"recall@5": list(rng.random(40) * 0.5 + 0.5), "judged@5": [1.0] * 40}, ["s"] * 40)
+    comparison = compare_results([("A", a), ("B", b)], n_resamples=500, seed=0)
+    (tmp_path / "comparison.json").write_text(json.dumps(comparison.to_dict()), encoding="utf-8")
+    saved = SavedComparison.load(tmp_path / "comparison.json")
+    assert saved.rows == comparison.rows
+    assert {row.family for row in saved.rows} == {"primary", "diagnostic"}
+    assert [row.significant for row in saved.decision_rows()] == [True]
+    assert (saved.baseline, saved.systems, saved.resamples) == ("A", ["A", "B"], 500)
+    constant = ComparisonRow.from_dict({**comparison.rows[0].to_dict(), "effect_size_dz": None})
+    assert constant.effect_size == (np.inf if comparison.rows[0].delta > 0 else -np.inf)
+    (tmp_path / "list.json").write_text("[]", encoding="utf-8")
+    with pytest.raises(ResultFileError, match="list.json: not a readable saved document"):
+        SavedComparison.load(tmp_path / "list.json")

@@ -11,7 +11,7 @@ import pytest
 
 import recall_kit
 from recall_kit import Hit
-from recall_kit.decide.score import ScoredRuns, compare, score_files
+from recall_kit.decide.score import ScoredRuns, ScoreOptions, compare, score_files
 from recall_kit.measure.score.trec import write_qrels
 
 QRELS = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}, "q4": {"d": 1}}
@@ -150,3 +150,20 @@ def test_score_files_json_is_what_score_json_writes(tmp_path):
     assert len(one.report().tables[0].rows) == 1 and len(one.report(per_query=True).tables[0].rows) == 5
     assert [t.title for t in scored.report().tables][1:] == ["B.run vs A.run (baseline)"]
     assert np.isclose(scored.comparison.row("B.run", "mrr").delta, 0.25)
+
+
+def test_both_take_one_options_value_or_its_keywords(tmp_path):
+    # ScoreOptions declares the dozen settings once: given whole, as keywords, or both (the keywords
+    # override), score_files and compare score alike; a misspelt setting is refused by name.
+    options = ScoreOptions(judged_only=True, primary=["recall@1"], n_resamples=300, seed=4)
+    whole = compare(QRELS, {"A": RUN_A, "B": RUN_B}, ["mrr", "recall@1"], options)
+    loose = compare(QRELS, {"A": RUN_A, "B": RUN_B}, ["mrr", "recall@1"], judged_only=True, primary=["recall@1"],
+                    n_resamples=300, seed=4)
+    assert whole.to_dict() == loose.to_dict() and whole.judged_only
+    over = compare(QRELS, {"A": RUN_A, "B": RUN_B}, ["mrr", "recall@1"], options, judged_only=False)
+    assert not over.judged_only and over.comparison is not None and over.comparison.primary == ["recall@1"]
+    write_qrels(tmp_path / "qrels.trec", QRELS)
+    run = _write_run(tmp_path / "A.trec", RUN_A, "A")
+    assert score_files(tmp_path / "qrels.trec", [run], ["mrr"], options).judged_only
+    with pytest.raises(TypeError, match="'judged'"):
+        score_files(tmp_path / "qrels.trec", [run], ["mrr"], judged=True)

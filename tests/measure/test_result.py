@@ -11,7 +11,10 @@ from helpers import OverlapRetriever
 
 from recall_kit import load_dataset, run_benchmark
 from recall_kit.errors import ResultFileError
-from recall_kit.measure.result import SCHEMA, BenchmarkResult, LatencyStats, QueryResult, check_comparable
+from recall_kit.measure.comparable import check_comparable
+from recall_kit.measure.result import SCHEMA, BenchmarkResult, QueryResult
+from recall_kit.measure.result_report import cost_table, metrics_table
+from recall_kit.measure.result_sections import LatencyStats
 from recall_kit.measure.score.trec import read_run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -95,7 +98,7 @@ def test_a_waiting_legs_wait_and_overhead_and_unknown_keys_survive_a_round_trip(
     assert back.latency.legs["OverlapRetriever"].overhead.p50 == 0.5
     assert back.index.legs["OverlapRetriever"].stats["graph_nodes"] == 7
     assert back.to_dict() == data
-    assert any("ms waiting on the system it calls" in note for note in back.cost_table().notes)
+    assert any("ms waiting on the system it calls" in note for note in cost_table(back).notes)
 
 
 def test_each_legs_untimed_first_query_is_kept_apart_from_its_latency(result):
@@ -175,12 +178,12 @@ def test_relevance_level_and_judged_only_are_recorded_and_read_back(tiny_dataset
     assert data["metrics"]["relevance_level"] == 2 and data["metrics"]["judged_only"] is True
     back = BenchmarkResult.from_dict(data)
     assert (back.relevance_level, back.judged_only) == (2, True)
-    assert any("grade >= 2" in note for note in back.metrics_table().notes)
+    assert any("grade >= 2" in note for note in metrics_table(back).notes)
     # A file written before the two fields existed reads as trec_eval's defaults.
     del data["metrics"]["relevance_level"], data["metrics"]["judged_only"]
     old = BenchmarkResult.from_dict(data)
     assert (old.relevance_level, old.judged_only) == (1, False)
-    assert not any("trec_eval -" in note for note in old.metrics_table().notes)
+    assert not any("trec_eval -" in note for note in metrics_table(old).notes)
     data["metrics"]["relevance_level"] = "two"
     with pytest.raises(ResultFileError, match="metrics.relevance_level"):
         BenchmarkResult.from_dict(data)

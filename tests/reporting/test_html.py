@@ -16,6 +16,7 @@ import pytest
 from recall_kit.decide.compare import compare_results
 from recall_kit.decide.compare_report import comparison_report
 from recall_kit.measure.result import SCHEMA, BenchmarkResult
+from recall_kit.measure.result_report import result_charts, result_report
 from recall_kit.reporting.html import HtmlReporter
 from recall_kit.types import Report, ReportTable
 
@@ -79,7 +80,7 @@ def test_charts_by_hand():
 def test_eval_report_renders():
     result = _result("A", [0.5, 0.25], ["s", "t"])
     result.strata = {"s": {"recall@5": 0.25, "recall@10": 0.5, "ndcg@10": 0.45, "n": 1}}
-    report = Report(title="t", tables=[ReportTable("T", ["a"], [[1]])], charts=result._charts())
+    report = Report(title="t", tables=[ReportTable("T", ["a"], [[1]])], charts=result_charts(result))
     page = HtmlReporter().render(report)
     assert page.count("<svg") == 2
 
@@ -156,6 +157,6 @@ def test_what_was_measured_shows_the_options_that_differ_and_folds_the_rest():
 
 def test_an_eval_page_names_the_version_and_folds_the_options():
     dense = {"name": "dense", "weight": 1.0, "options": {"model": "minilm"}}
-    page = HtmlReporter().render(_with_legs("A", [0.5, 0.4], [dense], []).report())
+    page = HtmlReporter().render(result_report(_with_legs("A", [0.5, 0.4], [dense], [])))
     assert "<h2>What was measured</h2>" in page and "recall-kit 9.9.9" in page
     assert "<dd>dense (weight 1.0)</dd>" in page and "<dd>dense.model=minilm</dd>" in page

@@ -117,7 +117,9 @@ def test_every_reproduce_line_gives_the_documents_numbers(example_study: tuple[P
     import json
 
     from recall_kit import load_result
-    from recall_kit.measure.result import SavedAblation, SavedComparison, SavedSweep
+    from recall_kit.decide.ablate import SavedAblation
+    from recall_kit.decide.compare import SavedComparison
+    from recall_kit.decide.sweep import SavedSweep
 
     path, study = example_study
     folder = load_study(path).folder

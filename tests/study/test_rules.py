@@ -9,10 +9,10 @@ import dataclasses
 import pytest
 from study.test_threats import clean_study  # tests/ is on sys.path (conftest.py)
 
-from recall_kit.measure.result import SavedComparison, SavedDelta
+from recall_kit.decide.compare import ComparisonRow, SavedComparison
 from recall_kit.study import rules
 from recall_kit.study.collect import mark_reach, smallest_p
-from recall_kit.study.result import AgreementSummary, LabelsSummary, StudyResult, SystemSummary
+from recall_kit.study.result import AgreementSummary, HeadToHead, LabelsSummary, StudyResult, SystemSummary
 
 
 def _system(name: str, legs: list[str], recall: float, p50: float) -> SystemSummary:
@@ -21,11 +21,16 @@ def _system(name: str, legs: list[str], recall: float, p50: float) -> SystemSumm
                          first_hit_share={}, latency_p50_ms=p50, index_bytes=1000 * len(legs))
 
 
-def _row(system: str, baseline: str, metric: str, delta: float, significant: bool) -> SavedDelta:
+def _compared(system: str, baseline: str, metric: str, delta: float, significant: bool) -> ComparisonRow:
     """`system` against `baseline` (delta = system - baseline), interval +-0.03 around it."""
-    return SavedDelta(system=system, metric=metric, scope="overall", n=200, baseline=0.6, value=0.6 + delta,
-                      delta=delta, ci_low=delta - 0.03, ci_high=delta + 0.03, p_value=0.001 if significant else 0.4,
-                      p_holm=0.004 if significant else 0.6, significant=significant)
+    return ComparisonRow(system=system, metric=metric, scope="overall", n=200, baseline=0.6, value=0.6 + delta,
+                         delta=delta, ci_low=delta - 0.03, ci_high=delta + 0.03, prob_not_better=0.0,
+                         p_value=0.001 if significant else 0.4, p_holm=0.004 if significant else 0.6)
+
+
+def _row(system: str, baseline: str, metric: str, delta: float, significant: bool) -> HeadToHead:
+    """The study's copy of `_compared`'s row."""
+    return HeadToHead.of(_compared(system, baseline, metric, delta, significant))
 
 
 def study_of(lexical: tuple[float, float], hybrid: tuple[float, float],
@@ -37,7 +42,7 @@ def study_of(lexical: tuple[float, float], hybrid: tuple[float, float],
                      _system("hybrid", ["bm25", "dense"], 0.72, 40.0),
                      _system("hybrid-graph", ["bm25", "dense", "graph"], 0.74, 150.0)]
     study.head_to_head = [_row("hybrid-graph", "fts5", m, 0.3, True) for m in ("recall@5", "mrr@5")]
-    rows = [_row(name, "hybrid-graph", metric, delta, significant[i])
+    rows = [_compared(name, "hybrid-graph", metric, delta, significant[i])
             for name, deltas in (("lexical", lexical), ("hybrid", hybrid))
             for i, (metric, delta) in enumerate(zip(("recall@5", "mrr@5"), deltas, strict=True))]
     simpler = SavedComparison(baseline="hybrid-graph", systems=["hybrid-graph", "lexical", "hybrid"],
@@ -156,4 +161,4 @@ def test_the_typed_result_round_trips_through_json() -> None:
     assert data["schema"] == "recall-kit/study/2"
     back = StudyResult.from_dict(data)
     assert back == study
-    assert isinstance(back.recommendation.comparisons[1].rows[0], SavedDelta)  # type: ignore[union-attr]
+    assert isinstance(back.recommendation.comparisons[1].rows[0], HeadToHead)  # type: ignore[union-attr]

@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 from study_support import plugins
 
-from recall_kit.measure.result import SavedDelta
 from recall_kit.study import threats
 from recall_kit.study.collect import minimum_detectable, stratum_summaries, system_summary
 from recall_kit.study.result import (
     AblationSummary,
     AgreementSummary,
     CorpusSummary,
+    HeadToHead,
     LabelsSummary,
     LegReach,
     ProductionSummary,
@@ -29,8 +29,8 @@ from recall_kit.study.result import (
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "memories"
 
 
-_ROW = SavedDelta(system="hybrid", metric="recall@5", scope="overall", n=80, baseline=0.5, value=0.6, delta=0.1,
-                  ci_low=0.05, ci_high=0.15, p_value=0.001, p_holm=0.03, significant=True)
+_ROW = HeadToHead(system="hybrid", metric="recall@5", scope="overall", n=80, baseline=0.5, value=0.6, delta=0.1,
+                   ci_low=0.05, ci_high=0.15, p_value=0.001, p_holm=0.03, significant=True)
 
 
 def clean_study() -> StudyResult:

@@ -69,7 +69,7 @@ def import_dataset(
     `force`. The folder is written beside `destination`, checked with `read_dataset`, and renamed
     into place only when it validates. Returns the importer's counts.
     """
-    from recall_kit import registry
+    import recall_kit.registry as registry
     from recall_kit.curate.importers._writer import atomic_folder, check_source
     from recall_kit.dataset import read_dataset
 

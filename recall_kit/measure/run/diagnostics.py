@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from recall_kit.dataset import Dataset
-from recall_kit.measure.result import LegAttribution
-from recall_kit.measure.score.evaluation import judge_rankings
+from recall_kit.measure.result_sections import LegAttribution
+from recall_kit.measure.score.join import judge_rankings
 from recall_kit.measure.systems.system import System
 from recall_kit.types import Hit, JudgedRankings, Query
 

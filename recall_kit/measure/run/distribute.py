@@ -13,7 +13,8 @@ from typing import Any
 from recall_kit.dataset import Dataset
 from recall_kit.errors import SpecError
 from recall_kit.fileio import atomic_batch, file_name
-from recall_kit.measure.result import BenchmarkResult, SystemInfo
+from recall_kit.measure.result import BenchmarkResult
+from recall_kit.measure.result_sections import SystemInfo
 from recall_kit.measure.run.batch_embedding import embed_in_batches
 from recall_kit.measure.run.executor import Checkpoint, Executor, LocalExecutor, Task, checkpoint_for, task_key
 from recall_kit.measure.run.failures import MaxFailed

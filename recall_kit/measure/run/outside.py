@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from recall_kit.measure.result import PRIVACY_PREFIX, LegOutsideCorpus
+from recall_kit.measure.result_sections import PRIVACY_PREFIX, LegOutsideCorpus
 from recall_kit.types import Query
 
 #: How many query ids a warning names before it gives a count.

@@ -14,15 +14,14 @@ import numpy as np
 
 from recall_kit.dataset import Dataset
 from recall_kit.errors import PluginRunError, RecallKitError, SpecError, describe_plugin_exception
-from recall_kit.measure.result import (
-    BenchmarkResult,
+from recall_kit.measure.result import BenchmarkResult, QueryResult
+from recall_kit.measure.result_sections import (
     DatasetInfo,
     IndexCost,
     LatencyStats,
     LatencySummary,
     LegIndexCost,
     LegLatency,
-    QueryResult,
     SystemInfo,
     Throughput,
     build_manifest,
@@ -33,14 +32,9 @@ from recall_kit.measure.run.index_stats import merge_index_stats
 from recall_kit.measure.run.outside import count_outside, outside_warnings
 from recall_kit.measure.run.runs import FusedRun, LegRun
 from recall_kit.measure.run.settings import ScoringSettings
-from recall_kit.measure.score.evaluation import (
-    MAX_CUTOFF,
-    aggregate,
-    judge_rankings,
-    metric_values,
-    resolve_metrics,
-    summed_names,
-)
+from recall_kit.measure.score.evaluation import aggregate, metric_values, summed_names
+from recall_kit.measure.score.join import judge_rankings
+from recall_kit.measure.score.metric_names import MAX_CUTOFF, resolve_metrics
 from recall_kit.measure.systems.adapters import coerce_hits
 from recall_kit.measure.systems.context import expand_corpus
 from recall_kit.measure.systems.system import Leg, System, SystemSpec, as_system
@@ -414,7 +408,7 @@ def run_benchmark(
     instance, an object with `retrieve(query, k)`, or a bare callable `(query, k) -> ids`.
     `leg_runs` reuses legs already run (ablations and sweeps re-fuse without re-searching).
     `relevance_level` and `judged_only` are trec_eval's ``-l`` and ``-J`` (see
-    `recall_kit.measure.score.evaluation.judge_rankings`): they change how the top k is scored, not what is run.
+    `recall_kit.measure.score.join.judge_rankings`): they change how the top k is scored, not what is run.
     The system is built once here (`as_system`) and run by `run_system`.
     A query whose search failed (a `FailedSearch` from a live system) is not a miss: beyond
     `max_failed` (a count, or a share such as "5%"; default none) `FailedQueriesError` is raised

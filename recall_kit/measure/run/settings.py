@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from recall_kit.measure.run.failures import MaxFailed, parse_max_failed
-from recall_kit.measure.score.evaluation import check_relevance_level
+from recall_kit.measure.score.join import check_relevance_level
 
 
 @dataclass(frozen=True)

@@ -85,7 +85,7 @@ class MetricSpec:
     def compute(self, data: JudgedRankings) -> np.ndarray:
         """One finite float64 per query of `data`. A metric that raises, or returns the wrong
         length, NaN or an infinity, is one line naming it, its plugin and the hook's method."""
-        from recall_kit import registry
+        import recall_kit.registry as registry
 
         registration = next((entry for entry in registry.metrics.all().values() if entry.obj is self.metric), None)
         plugin = registration.plugin if registration is not None else "?"
@@ -142,7 +142,7 @@ def resolve_metrics(names: Sequence[str] | None) -> list[MetricSpec]:
     An unknown family raises `UnknownMetricError` (listing what is registered); a cutoff on a
     family that takes none, a missing required cutoff, or a malformed cutoff raises `OptionError`.
     """
-    from recall_kit import registry
+    import recall_kit.registry as registry
 
     if not names:
         return _default_specs(registry.metrics.all())
@@ -222,7 +222,7 @@ def _takes_trec_cutoffs(name: str, metric: Metric) -> bool:
 def trec_eval_names_missing(names: Sequence[str] | None) -> list[str]:
     """The trec_eval measures that the sets among `names` (``-m all_trec``) hold and no registered
     metric computes (``runid``, ``iprec_at_recall``, ...), in the set's order, for a note."""
-    from recall_kit import registry
+    import recall_kit.registry as registry
 
     known = _trec_eval_names(registry.metrics.all())
     missing: list[str] = []
@@ -258,7 +258,7 @@ def display_names(names: Sequence[str] | None) -> dict[str, str]:
     trec_eval set, bare family or ``-m`` syntax (``all_trec``, ``P``, ``P.5,10``) by the name
     trec_eval prints (``P_5``). The first spelling wins; names asked as recall-kit writes them
     are left out (shown as they are)."""
-    from recall_kit import registry
+    import recall_kit.registry as registry
 
     shown: dict[str, str] = {}
     dotted_stem: str | None = None
@@ -303,7 +303,7 @@ def metric_aliases(entries: dict[str, Any] | None = None) -> dict[str, str]:
     families claim raises `DuplicateNameError` naming both plugins.
     """
     global _alias_cache
-    from recall_kit import registry
+    import recall_kit.registry as registry
 
     if entries is None:
         entries = registry.metrics.all()

@@ -171,7 +171,7 @@ class TrecTable:
 def read_run_table(path: Path | str) -> TrecTable:
     """Read a TREC run as arrays: the fast reader for a regular file, else `read_run`'s rows.
 
-    Duplicate documents are not checked here (`recall_kit.measure.score.evaluation.judge_tables` finds them).
+    Duplicate documents are not checked here (`recall_kit.measure.score.join.judge_tables` finds them).
     """
     path = Path(path)
     _keep_freed_memory()

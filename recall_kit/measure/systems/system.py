@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from recall_kit import registry
+import recall_kit.registry as registry
 from recall_kit.errors import OptionError, SpecError
 from recall_kit.masking import mask_values
 from recall_kit.measure.systems.adapters import load_object, make_factory

@@ -10,7 +10,9 @@ from helpers import OverlapRetriever, write_dataset
 
 from recall_kit import Hit, Retriever, load_dataset, run_benchmark
 from recall_kit.errors import FailedQueriesError, PluginRunError, ResultFileError, SpecError
-from recall_kit.measure.result import SCHEMA, BenchmarkResult, LegAttribution
+from recall_kit.measure.result import SCHEMA, BenchmarkResult
+from recall_kit.measure.result_report import attribution_table, metrics_table, result_summary
+from recall_kit.measure.result_sections import LegAttribution
 from recall_kit.measure.run.failures import MaxFailed
 from recall_kit.measure.run.runner import checked_hits
 from recall_kit.types import Corpus, FailedSearch, Memory
@@ -50,7 +52,7 @@ def test_summary_and_round_trip(tiny_dataset, tmp_path):
     result.save(path)
     again = BenchmarkResult.load(path)
     assert again.to_dict() == json.loads(json.dumps(result.to_dict()))
-    summary = again.summary()
+    summary = result_summary(again)
     for stratum in ("overall", "exact", "paraphrase", "multihop"):
         assert stratum in summary
 
@@ -252,7 +254,7 @@ def test_a_cutoff_past_k_raises_the_depth_instead_of_repeating_recall_at_k(tmp_p
     assert result.mean("mrr") == pytest.approx(1 / 3)
     assert any("k raised from 1 to 3 so that recall@3 is measured" in w for w in result.warnings)
     # mrr reads the whole ranking: the report says how deep that was.
-    assert "mrr: computed over the top 3" in " ".join(result.metrics_table().notes)
+    assert "mrr: computed over the top 3" in " ".join(metrics_table(result).notes)
     # A cutoff past the corpus cannot be deeper than the corpus: k stops there, still exact.
     deep = run_benchmark(OverlapRetriever, dataset, k=1, metrics=["recall@50"], latency_sample=0)
     assert deep.k == 3 and deep.mean("recall@50") == 1.0
@@ -289,7 +291,7 @@ def test_attribution_depth_is_in_the_result_and_the_report(tiny_dataset):
                            latency_sample=0)
     assert result.attribution_depth == 3
     result.attribution = {"a": LegAttribution(), "b": LegAttribution()}
-    table = BenchmarkResult.from_dict(result.to_dict()).attribution_table()
+    table = attribution_table(BenchmarkResult.from_dict(result.to_dict()))
     assert table is not None and "measured at depth 3" in table.title
 
 

@@ -9,7 +9,7 @@ import random
 import pytest
 
 from recall_kit.decide.score import score_files
-from recall_kit.measure.score import evaluation, trec
+from recall_kit.measure.score import join, trec
 
 METRICS = ["recall@10", "recall@100", "ndcg@10", "mrr", "map", "precision@5", "num_rel_ret", "Rprec"]
 
@@ -45,9 +45,9 @@ def test_fast_paths_print_what_the_general_paths_print(tmp_path, monkeypatch, sh
     fast = _outputs(run, qrels, **options)
     monkeypatch.setattr(trec, "PARALLEL_BYTES", 256)  # the reader in parts, by threads
     monkeypatch.setattr(trec.os, "sched_getaffinity", lambda pid: range(3), raising=False)
-    monkeypatch.setattr(evaluation, "_CELLS_PER_STEP", 64)  # queries ordered and looked up in pieces, by threads
+    monkeypatch.setattr(join, "_CELLS_PER_STEP", 64)  # queries ordered and looked up in pieces, by threads
     assert _outputs(run, qrels, **options) == fast
-    monkeypatch.setattr(evaluation, "_order_in_blocks", lambda *args: None)  # one sort of every line
+    monkeypatch.setattr(join, "_order_in_blocks", lambda *args: None)  # one sort of every line
     monkeypatch.setattr(trec, "_fast_table", lambda *args, **kwargs: None)  # the exact line-by-line reader
     assert _outputs(run, qrels, **options) == fast
 

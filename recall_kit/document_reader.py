@@ -1,0 +1,117 @@
+"""A JSON document read field by field: each failure one line naming the file and the field."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from recall_kit.errors import ResultFileError
+
+_T = TypeVar("_T")
+
+
+def shown(value: Any) -> str:
+    """A value as an error shows it: a long number by its length, never 5,000 digits."""
+    text = repr(value)
+    return text if len(text) <= 40 else f"a {type(value).__name__} of {len(text)} characters"
+
+
+class DocumentReader:
+    """Typed field access for a document's `from_dict`, each failure one line naming the file and
+    the field: `<source>: <what>; not a valid <schema> document.`"""
+
+    def __init__(self, source: str, schema: str) -> None:
+        self.source = source
+        self.schema = schema
+
+    def error(self, what: str) -> ResultFileError:
+        return ResultFileError(f"{self.source}: {what}; not a valid {self.schema} document.")
+
+    def _get(self, data: dict[str, Any], key: str, where: str | None) -> Any:
+        if key not in data:
+            raise self.error(f"missing {where or key!r}")
+        return data[key]
+
+    def mapping(self, data: dict[str, Any], key: str, where: str | None = None) -> dict[str, Any]:
+        value = self._get(data, key, where)
+        if not isinstance(value, dict):
+            raise self.error(f"{where or key} is not an object")
+        return value
+
+    def sequence(self, data: dict[str, Any], key: str, where: str | None = None) -> list[Any]:
+        value = self._get(data, key, where)
+        if not isinstance(value, list):
+            raise self.error(f"{where or key} is not a list")
+        return value
+
+    def string(self, data: dict[str, Any], key: str, where: str | None = None) -> str:
+        value = self._get(data, key, where)
+        if not isinstance(value, str):
+            raise self.error(f"{where or key} is not a string")
+        return value
+
+    def strings(self, data: dict[str, Any], key: str, where: str | None = None) -> list[str]:
+        values = self.sequence(data, key, where)
+        if not all(isinstance(value, str) for value in values):
+            raise self.error(f"{where or key} holds a non-string")
+        return values
+
+    def number(self, data: dict[str, Any], key: str, where: str | None = None) -> float:
+        value = self._get(data, key, where)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.error(f"{where or key} is {shown(value)}, not a finite number")
+        try:
+            number = float(value)
+        except OverflowError:  # an integer past the largest double
+            number = math.inf
+        if not math.isfinite(number):
+            raise self.error(f"{where or key} is {shown(value)}, not a finite number")
+        return number
+
+    def object(self, value: Any, where: str) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise self.error(f"{where} is not an object")
+        return value
+
+    def optional_mapping(self, data: dict[str, Any], key: str, where: str | None = None) -> dict[str, Any] | None:
+        return None if data.get(key) is None else self.mapping(data, key, where)
+
+    def optional_sequence(self, data: dict[str, Any], key: str, where: str | None = None) -> list[Any]:
+        return [] if data.get(key) is None else self.sequence(data, key, where)
+
+    def optional_string(self, data: dict[str, Any], key: str, where: str | None = None) -> str | None:
+        return None if data.get(key) is None else self.string(data, key, where)
+
+    def count(self, data: dict[str, Any], key: str, where: str | None = None) -> int:
+        value = self.number(data, key, where)
+        if value < 0 or not value.is_integer():
+            raise self.error(f"{where or key} is {value!r}, not a count")
+        return int(value)
+
+    def optional_count(self, data: dict[str, Any], key: str, where: str | None = None) -> int | None:
+        return None if data.get(key) is None else self.count(data, key, where)
+
+
+# -- the decision documents, read back: what `compare`, `ablate` and `sweep` save ---------------------
+# Their writers live in the decide layer (Comparison, Ablation, Sweep .to_dict); a reader of a saved
+
+    def non_negative(self, value: float, where: str) -> float:
+        """`value`, refused when it is below 0."""
+        if value < 0:
+            raise self.error(f"{where} is {value}, below 0")
+        return value
+
+
+def read_saved(path: str | Path, parse: Callable[[dict[str, Any]], _T]) -> _T:
+    """A saved JSON document (a JSON object) read through `parse`; one line naming the file when it
+    is not one."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        if not isinstance(data, dict):
+            raise TypeError("not a JSON object")
+        return parse(data)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
+        raise ResultFileError(f"{path}: not a readable saved document ({type(error).__name__}: {error}).") from None
