@@ -1,4 +1,4 @@
-"""The hook markers and the hook specifications of recall-kit, and nothing else."""
+"""The hook markers, the hook specifications of recall-kit and `Register`, the type of their callbacks."""
 
 from __future__ import annotations
 

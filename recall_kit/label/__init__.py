@@ -1,7 +1,7 @@
 """`recall-kit label`: a local page where a person grades the pairs that decide a study's verdicts.
 
-session.py holds what is labelled and in which order; store.py the assessor's file; server.py the
-page's small closed server; static/ the page itself (the assessor's file: recall_kit/curate/assessor.py).
+session.py holds what is labelled and in which order; server.py the page's small closed server;
+static/ the page itself. The assessor's file is recall_kit/curate/assessor.py's.
 """
 
 from __future__ import annotations
