@@ -656,13 +656,10 @@ call_each("on_index_built", {"leg": name, "stats": {"build_seconds": seconds, "s
 FACADE_IMPORTS_PENDING = {
     "recall_kit/label/session.py": {"load_dataset", "load_result"},
     "recall_kit/study/collect.py": {"BenchmarkResult", "Dataset", "load_dataset", "load_result"},
-    "recall_kit/study/config.py": {"SystemSpec", "load_config"},
-    "recall_kit/study/init.py": {"registry"},
     "recall_kit/study/labels.py": {"load_dataset", "load_result"},
     "recall_kit/study/sample.py": {"load_dataset", "load_result"},
     "recall_kit/study/steps.py": {"compare_results", "load_dataset", "load_result", "registry", "run_ablation",
                                   "run_benchmark", "run_sweep"},
-    "recall_kit/study/validate.py": {"build_system", "registry"},
 }
 #: Private names imported across modules, pending in study/ (as above): file -> the names.
 PRIVATE_IMPORTS_PENDING = {"recall_kit/study/init_live.py": {"_value"}}

@@ -62,7 +62,7 @@ class SystemConfig:
         return [leg for leg in self.retriever.split("+") if leg]
 
     def spec(self) -> Any:
-        from recall_kit import SystemSpec
+        from recall_kit.measure.systems.system import SystemSpec
 
         return SystemSpec(retriever=self.retriever, fusions=list(self.fusions), weights=dict(self.weights),
                           options={name: dict(values) for name, values in self.options.items()})
@@ -203,7 +203,7 @@ def _system(path: Path, index: int, entry: Any) -> SystemConfig:
         if set(entry) - {"name", "config", "options"}:
             raise _fail(path, f"{where} ({name}): config = \"...\" takes only options beside it "
                               "(put the rest in that file).")
-        from recall_kit import load_config
+        from recall_kit.measure.systems.system import load_config
 
         config = _resolve(path.parent, _typed(path, f"{where} config", entry["config"], str))
         spec = load_config(config)

@@ -23,7 +23,7 @@ CANDIDATES: list[dict[str, Any]] = [
 def packaged_embedding_models() -> list[str]:
     """The embedding models installed as packages that the `dense` retriever loads by name, offline,
     beyond its default (its `packaged_models()`, when the registered retriever has one)."""
-    from recall_kit import registry
+    import recall_kit.registry as registry
 
     dense = registry.retrievers.all().get("dense")
     lister = getattr(dense.obj, "packaged_models", None) if dense is not None else None
@@ -58,7 +58,7 @@ def importer_options(columns: dict[str, str]) -> dict[str, Any]:
 def _sqlite_lines(source: Path, columns: dict[str, str]) -> tuple[list[str], dict[str, Any]]:
     """[store]'s column mapping for an SQLite table (the sensitive column named, detected or said to
     be none), after reading the table; the facts `init` reports (counts and column names, never text)."""
-    from recall_kit import registry
+    import recall_kit.registry as registry
 
     importer = registry.importers.create("sqlite", importer_options(columns))
     memories, counts = importer.read_memories(source)  # checks the table and every named column

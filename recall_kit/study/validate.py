@@ -77,7 +77,7 @@ def check_study(config: StudyConfig, only: list[str] | None = None) -> None:
 def check_systems(config: StudyConfig, only: list[str] | None = None) -> None:
     """Every system's names and options looked up before any step runs: a typo fails in a second,
     naming the system, not after the other systems' runs."""
-    from recall_kit import build_system
+    from recall_kit.measure.systems.system import build_system
 
     for system in config.systems:
         if only is not None and system.name not in only:
@@ -133,7 +133,7 @@ def _check_sweep(config: StudyConfig) -> None:
 
 def _check_registered(config: StudyConfig) -> None:
     """The judge and the query generators: registered, their options known."""
-    from recall_kit import registry
+    import recall_kit.registry as registry
 
     if config.judge != "qrels":
         _reworded(config, f"[judging] judge = {config.judge!r}",
@@ -149,7 +149,7 @@ def _check_registered(config: StudyConfig) -> None:
 
 def _check_production(config: StudyConfig) -> None:
     """`[production] substrate` names a retriever, `priors` fusions (what the threats compare with)."""
-    from recall_kit import registry
+    import recall_kit.registry as registry
 
     production: Mapping[str, Any] = config.production
     substrate = production.get("substrate")
@@ -225,9 +225,8 @@ def check_init_choices(baseline: str, hook_k: int) -> None:
     retriever, the hook's k is one a study runs with."""
     import re
 
-    from recall_kit import build_system
     from recall_kit.errors import OptionError
-    from recall_kit.measure.systems.system import SystemSpec
+    from recall_kit.measure.systems.system import SystemSpec, build_system
 
     if not 1 <= hook_k <= MAX_DEPTH:
         raise OptionError(f"--hook-k must lie between 1 and {MAX_DEPTH}, got {hook_k}.")
