@@ -92,15 +92,18 @@ def merge_labels(rows: Sequence[Mapping[str, Any]], *layers: Grades) -> tuple[li
     return merged, added
 
 
-def people_agreement(people: Mapping[str, Grades], model: Grades | None, seed: int = 0) -> dict[str, Any]:
-    """Cohen's kappa between every two assessors, and of each against the model judge, on the pairs both graded."""
+def people_agreement(people: Mapping[str, Grades], model: Grades | None, seed: int = 0,
+                     qrels: Grades | None = None) -> dict[str, Any]:
+    """Cohen's kappa between every two assessors, of each against the model judge, and of each
+    against the user's `qrels` (the pairs the label page mixed in as checks), on the pairs both
+    graded; relevance binary (a grade of 1 or more), as the decisions read it."""
     from recall_kit.curate.agreement import agreement
 
     def measure(a: Grades, b: Grades) -> dict[str, Any] | None:
         shared = sum(1 for q, docs in a.items() for d in docs if d in b.get(q, {}))
         if shared == 0:
             return None
-        found = agreement(a, b, samples=500, seed=seed).to_dict()
+        found = agreement(a, b, binary=True, samples=500, seed=seed).to_dict()
         return {"kappa": found.get("kappa"), "n": found.get("n", shared), "interval": found.get("kappa_ci")}
 
     names = sorted(people)
@@ -116,8 +119,14 @@ def people_agreement(people: Mapping[str, Grades], model: Grades | None, seed: i
             found = measure(people[name], model)
             if found is not None:
                 against.append({"assessor": name, **found})
+    against_qrels = []
+    if qrels is not None:
+        for name in names:
+            found = measure(people[name], qrels)
+            if found is not None:
+                against_qrels.append({"assessor": name, **found})
     return {"assessors": {name: sum(len(d) for d in people[name].values()) for name in names},
-            "between": pairs, "against_model": against}
+            "between": pairs, "against_model": against, "against_qrels": against_qrels}
 
 
 # -- bounds ---------------------------------------------------------------------------------------
@@ -193,7 +202,8 @@ def attach_bounds(study: Any, found: Mapping[str, Any], people: Mapping[str, Any
     if people or agreement:
         study.people = PeopleSummary(assessors=agreement.get("assessors", {}), added=(people or {}).get("added"),
                                      between=agreement.get("between", []),
-                                     against_model=agreement.get("against_model", []))
+                                     against_model=agreement.get("against_model", []),
+                                     against_qrels=agreement.get("against_qrels", []))
 
 
 def hole_bounds(rows: Sequence[Any], sign: float = 1.0) -> Any:
@@ -271,6 +281,7 @@ def people_line(study: Any) -> str | None:
     parts = [counts + (f"; {people.added} of their labels joined the judged set" if people.added is not None else "")]
     parts += [f"kappa {p['a']} / {p['b']} {p['kappa']} on {p['n']} pairs" for p in people.between]
     parts += [f"kappa {p['assessor']} / the model judge {p['kappa']} on {p['n']} pairs" for p in people.against_model]
+    parts += [f"kappa {p['assessor']} / the user's qrels {p['kappa']} on {p['n']} pairs" for p in people.against_qrels]
     if not people.between and len(people.assessors) > 1:
         parts.append("no pair graded by two assessors: agreement between them not measured")
     return "; ".join(parts)
