@@ -11,7 +11,7 @@ assessor's agreement with the qrels and with the other assessors can be measured
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 Pair = tuple[str, str]
 
@@ -21,6 +21,7 @@ def label_order(
     pool: Sequence[Pair] = (),
     first: Sequence[str] = (),
     pinned: str | None = None,
+    done: Collection[str] = (),
 ) -> list[Pair]:
     """Every pair of `weighted` and `pool`, grouped by query, in three phases.
 
@@ -31,10 +32,16 @@ def label_order(
     3. The rest of the pool, a query's pairs together, in the pool's order.
 
     `pinned` (the query on screen) goes first in the first phase that still holds pairs, when it
-    has pairs there: its group is finished before the next query shows."""
+    has pairs there: its group is finished before the next query shows. A query `done` (its group
+    was shown and left) never comes back before phase 3: pairs of it that gained weight since wait
+    there, ahead of the pool."""
     weighted_docs: dict[str, list[str]] = {}
     heaviest: dict[str, float] = {}
+    late = [(query, doc) for query, doc, _ in weighted if query in done and query != pinned]
+    pool = [*late, *pool]
     for query, doc, weight in weighted:
+        if query in done and query != pinned:
+            continue
         docs = weighted_docs.setdefault(query, [])
         if doc not in docs:
             docs.append(doc)

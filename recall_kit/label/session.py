@@ -169,6 +169,11 @@ class LabelSession:
         self.current: Pair | None = None
         #: The queue's pair to come back to after one opened from the contrast view is graded.
         self.resume: Pair | None = None
+        #: The queries whose group was shown and left: they do not come back before the pool's phase.
+        self.finished: set[str] = set()
+        #: The query on screen and the pairs its group held when it began (what the page prefetched).
+        self.group_query: str | None = None
+        self.group_pairs: set[Pair] = set()
         self.given = 0  # grades in this session
         self.graded_at: list[float] = []
         self._queue: list[Pair] | None = None
@@ -196,8 +201,20 @@ class LabelSession:
         """The unjudged pairs to offer, grouped by query (`label_order`), the query on screen first."""
         weighted = self.holes.order() if self.holes is not None else []
         pinned = self.current[0] if self.current is not None else None
-        order = label_order(weighted, self.material.pool, self.material.first, pinned)
-        return [pair for pair in order if pair not in self.skipped and not self.judged(*pair) and self.offerable(*pair)]
+        order = label_order(weighted, self.material.pool, self.material.first, pinned, self.finished)
+        order = [pair for pair in order if pair not in self.skipped and not self.judged(*pair) and self.offerable(*pair)]
+        if pinned is not None and pinned == self.group_query:  # pairs that joined the group late wait at the end
+            late = [pair for pair in order if pair[0] == pinned and pair not in self.group_pairs]
+            order = [pair for pair in order if pair not in late] + late
+        return order
+
+    def _pin(self) -> None:
+        """When the pair shown is a new query's, fix that query's group: the pairs it holds now."""
+        if self.current is None or self.current[0] == self.group_query or self.resume is not None:
+            return
+        self.group_query = self.current[0]
+        self.group_pairs = {pair for pair in self._order() if pair[0] == self.group_query}
+        self.changed()
 
     def _check_counts(self) -> dict[str, int]:
         """Per query, the pairs checks are drawn in proportion to: those to label, or those others graded."""
@@ -249,6 +266,7 @@ class LabelSession:
         upcoming = self.queue()
         self.current = upcoming[0] if upcoming else None
         self.changed()
+        self._pin()
 
     def upcoming(self, count: int = PREFETCH) -> list[Pair]:
         """The pairs the page shows after the current one, if it is graded (what the page prefetches)."""
@@ -272,18 +290,42 @@ class LabelSession:
         self.history.append((query, doc))
         self.changed()
         resume, self.resume = self.resume, None
-        if then is None and resume is not None and resume != (query, doc) and not self.out.has(*resume):
-            then = resume
-        if then is not None and then != (query, doc) and self.offerable(*then) and not self.out.has(*then):
+        if resume is not None:  # graded from the contrast view: back to the queue's pair
+            if resume != (query, doc) and not self.out.has(*resume):
+                self.current = resume
+                self.changed()
+            else:
+                self.advance()
+            return
+        if then is not None and self._may_show(then, query):
             self.current = then
+            self.changed()
         else:
             self.advance()
+        self._leave(query)
+
+    def _may_show(self, pair: Pair, graded: str) -> bool:
+        """Whether the page may show `pair` next as it prefetched it: a pair of the queue, of the
+        query it holds first, or of any query once the `graded` query's group is finished (a
+        prefetch made before the order changed never splits a query)."""
+        ahead = self.queue()
+        return bool(ahead) and pair in ahead and (pair[0] == ahead[0][0] or ahead[0][0] != graded)
+
+    def _leave(self, query: str) -> None:
+        """Mark `query` finished when the pair now shown is another query's (whose group begins)."""
+        if self.current is None or self.current[0] != query:
+            self.finished.add(query)
+            self.changed()
+        self._pin()
 
     def skip(self) -> None:
-        if self.current is not None:
-            self.skipped.add(self.current)
-            self.history.append(self.current)
+        left = self.current
+        if left is not None:
+            self.skipped.add(left)
+            self.history.append(left)
         self.advance()
+        if left is not None and self.resume is None:
+            self._leave(left[0])
 
     def back(self) -> None:
         """Show the pair before this one again (its grade, if any, can be given anew)."""

@@ -119,7 +119,8 @@ def _shown(browser: Chromium) -> str:
 def _press_and_wait(browser: Chromium, key: str, before: str) -> str:
     browser.key(key)
     return browser.wait_for(f"(() => {{ const t = document.getElementById('meta').textContent; "
-                            f"return t !== {json.dumps(before)} && t; }})()")
+                            f"if (!document.getElementById('error').hidden) throw new Error("
+                            f"document.getElementById('error').textContent); return t !== {json.dumps(before)} && t; }})()")
 
 
 def _grade_for(browser: Chromium, lenient: bool) -> str:

@@ -43,7 +43,6 @@ async function call(path, body) {
     showError(`${response.status}: ${data && data.error ? data.error : raw.trim() || response.statusText}`);
     return null;
   }
-  $("error").hidden = true;
   return data;
 }
 
@@ -288,6 +287,7 @@ const CONTRAST_KEYS = {
 
 document.addEventListener("keydown", async (event) => {
   if (event.ctrlKey || event.metaKey || event.altKey) return;
+  $("error").hidden = true;  // a refusal stays on screen until the next key
   const key = event.key;
   const now = view();
   if (key === "Escape") { returnTo = null; showView("label"); return; }
