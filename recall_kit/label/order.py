@@ -63,7 +63,7 @@ def label_order(
 def check_pairs(counts: Mapping[str, int], judged: Mapping[str, Mapping[str, int]], share: float,
                 seed: int = 0) -> dict[Pair, int]:
     """The already-judged pairs to mix in as checks: for a query with `counts[query]` pairs (to label,
-    or that others graded), about ``share * count`` (at least one) of its judged pairs, drawn with
+    or that others graded), about ``share * count`` (at least two) of its judged pairs, drawn with
     `seed` so that every assessor of a study is asked the same ones (their grades overlap each
     other's and the qrels'). A query's judged-not-relevant pairs are drawn before its relevant ones
     where it has both, so the checks hold both kinds. Returns (query, id) -> the judged grade."""
@@ -77,7 +77,7 @@ def check_pairs(counts: Mapping[str, int], judged: Mapping[str, Mapping[str, int
         rng = random.Random(f"{seed}:{query}")
         docs = sorted(known)
         rng.shuffle(docs)
-        wanted = min(len(docs), max(1, round(share * count)))
+        wanted = min(len(docs), max(2, round(share * count)))
         negatives = [doc for doc in docs if known[doc] <= 0]
         positives = [doc for doc in docs if known[doc] > 0]
         half = min(len(negatives), wanted // 2 if positives else wanted)

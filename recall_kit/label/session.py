@@ -178,11 +178,16 @@ class LabelSession:
         self.graded_at: list[float] = []
         self._queue: list[Pair] | None = None
         self.checks = check_pairs(self._check_counts(), self.known, check_share, material.seed)
-        #: A check every this many pairs; the pairs other assessors graded; the check-only query last shown.
+        #: A check every this many pairs; the pairs a check group may come from between two queries (other
+        #: assessors' grades, the qrels' queries that judge both kinds).
         self.check_gap = max(1, round(1 / check_share)) if check_share > 0 else 0
         self.since_check = 0
         self.others_pairs = {(q, d) for grades in material.others.values() for q, docs in grades.items() for d in docs}
-        self.apart_query: str | None = None
+        self.apart_pairs = self.others_pairs | {(q, d) for q, docs in self.both_kinds().items() for d in docs}
+        self.groups_planned = 0
+        #: The current group's checks: its own, and the check group that follows it (`_plan`).
+        self.plan_own: list[Pair] = []
+        self.plan_apart: list[Pair] = []
         self.advance()
 
     # -- the queue ---------------------------------------------------------------------------------
@@ -209,22 +214,49 @@ class LabelSession:
         return order
 
     def _pin(self) -> None:
-        """When the pair shown is a new query's, fix that query's group: the pairs it holds now."""
+        """When the pair shown is a new query's (not the check group's), fix that query's group:
+        the pairs it holds now, and its plan of checks (`_plan`)."""
         if self.current is None or self.current[0] == self.group_query or self.resume is not None:
+            return
+        if self.plan_apart and self.current[0] == self.plan_apart[0][0]:
             return
         self.group_query = self.current[0]
         self.group_pairs = {pair for pair in self._order() if pair[0] == self.group_query}
+        self._plan(self.group_query)
         self.changed()
+
+    def _plan(self, query: str) -> None:
+        """The checks of the group of `query`: its own, and the check group to follow it (the first
+        query with checks not yet graded among other assessors' grades and the qrels' both-way queries)."""
+        def open_check(pair: Pair) -> bool:
+            return not self.out.has(*pair) and pair not in self.skipped and self.offerable(*pair)
+
+        self.plan_own = [pair for pair in self.checks if pair[0] == query and open_check(pair)]
+        apart = [pair for pair in self.checks if pair in self.apart_pairs and pair[0] != query
+                 and pair[0] not in self.finished and open_check(pair)]
+        others = [pair for pair in apart if pair in self.others_pairs]
+        self.groups_planned += 1
+        if others and (self.groups_planned % 2 or len(others) == len(apart)):  # other people's and the qrels' by turns
+            apart = others
+        else:
+            apart = [pair for pair in apart if pair not in self.others_pairs] or apart
+        self.plan_apart = [pair for pair in apart if pair[0] == apart[0][0]] if apart else []
 
     def _check_counts(self) -> dict[str, int]:
         """Per query, the pairs checks are drawn in proportion to: those to label, or those others graded."""
         counts: dict[str, int] = {}
         for query, _ in self._order():
             counts[query] = counts.get(query, 0) + 1
-        for grades in self.material.others.values():
+        for grades in [*self.material.others.values(), self.both_kinds()]:
             for query, docs in grades.items():
                 counts[query] = max(counts.get(query, 0), len(docs))
         return counts
+
+    def both_kinds(self) -> Grades:
+        """The qrels' queries that judge some memory relevant and some not: their checks can measure
+        agreement with the qrels (where the qrels only list relevant ids, a kappa says nothing)."""
+        return {query: grades for query, grades in self.base.items()
+                if any(g == 0 for g in grades.values()) and any(g > 0 for g in grades.values())}
 
     def queue(self) -> list[Pair]:
         """The pairs still to offer, in order, with the checks not yet graded mixed in (`_with_checks`)."""
@@ -233,29 +265,26 @@ class LabelSession:
         return self._queue
 
     def _with_checks(self, order: list[Pair]) -> list[Pair]:
-        """`order` with the checks: one of the query's own every `check_gap` pairs while its group goes
-        on, the rest when it ends; after a group, a query another assessor graded, its checks alone
-        (so their grades overlap), never two such in a row. Decided before the group's last pair is
-        graded, so the pairs the page prefetched are the ones the server then offers."""
-        pending = [pair for pair in self.checks
-                   if pair not in self.skipped and not self.out.has(*pair) and self.offerable(*pair)]
+        """`order` with the checks the group's plan holds (`_plan`): one of the query's own every
+        `check_gap` pairs while its group goes on, the rest when it ends; then the check group of a
+        query another assessor graded (or one the qrels judge both ways), then the next query."""
+        def pending(pairs: list[Pair]) -> list[Pair]:
+            return [p for p in pairs if p not in self.skipped and not self.out.has(*p) and self.offerable(*p)]
+
         pinned = self.current[0] if self.current is not None else None
-        mine = [pair for pair in pending if pair[0] == pinned]
-        size = next((i for i, pair in enumerate(order) if pair[0] != pinned), len(order)) if pinned else 0
+        if pinned is None:
+            return order
+        apart = pending(self.plan_apart)
+        if apart and pinned == apart[0][0]:
+            return apart + order
+        own = pending(self.plan_own)
+        size = next((i for i, pair in enumerate(order) if pair[0] != pinned), len(order))
         group, rest = order[:size], order[size:]
-        if group and mine:
+        if group and own:
             at = min(max(0, self.check_gap - self.since_check), size)
-            group = group[:at] + [mine[0]] + group[at:]
-        elif mine:
-            group = mine
-        if pinned is None or pinned == self.apart_query:
-            return group + rest
-        after = rest[0][0] if rest else None
-        apart = [pair for pair in pending if pair in self.others_pairs and pair[0] not in (pinned, after)]
-        if apart:
-            self.apart_query = apart[0][0]
-            group += [pair for pair in apart if pair[0] == self.apart_query]
-        return group + rest
+            group = group[:at] + [own[0]] + group[at:]
+            own = own[1:]
+        return group + own + apart + rest
 
     def changed(self) -> None:
         self._queue = None
@@ -297,19 +326,19 @@ class LabelSession:
             else:
                 self.advance()
             return
-        if then is not None and self._may_show(then, query):
+        if then is not None and self._may_show(then):
             self.current = then
             self.changed()
         else:
             self.advance()
         self._leave(query)
 
-    def _may_show(self, pair: Pair, graded: str) -> bool:
-        """Whether the page may show `pair` next as it prefetched it: a pair of the queue, of the
-        query it holds first, or of any query once the `graded` query's group is finished (a
-        prefetch made before the order changed never splits a query)."""
-        ahead = self.queue()
-        return bool(ahead) and pair in ahead and (pair[0] == ahead[0][0] or ahead[0][0] != graded)
+    def _may_show(self, pair: Pair) -> bool:
+        """Whether the page may show `pair` next, as it prefetched it: any pair still in the queue.
+        When it is another query's while the graded query still holds pairs (the order changed after
+        the page looked ahead), that query is left: what it still holds waits for the pool's phase,
+        so a query never comes back on screen."""
+        return pair in self.queue()
 
     def _leave(self, query: str) -> None:
         """Mark `query` finished when the pair now shown is another query's (whose group begins)."""

@@ -65,11 +65,12 @@ def progress(session: LabelSession) -> dict[str, Any]:
     to_settle = session.holes.to_settle() if session.holes is not None else None
     pace = session.pace()
     left = to_settle if to_settle is not None else len(queue)
-    in_query = [pair for pair in queue if session.current is not None and pair[0] == session.current[0]]
+    ahead = [pair for pair in queue if pair != session.current]
+    query = session.current[0] if session.current is not None else None
+    in_query = next((i for i, pair in enumerate(ahead) if pair[0] != query), len(ahead))  # the rest of its group
     return {"done": len(session.out), "left": len(queue), "to_settle": to_settle,
             "seconds_per_pair": None if pace is None else round(pace, 2),
-            "seconds_left": None if pace is None else round(pace * left),
-            "in_query": len([pair for pair in in_query if pair != session.current])}
+            "seconds_left": None if pace is None else round(pace * left), "in_query": in_query}
 
 
 def verdicts(session: LabelSession) -> dict[str, Any]:

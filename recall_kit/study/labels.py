@@ -97,14 +97,18 @@ def people_agreement(people: Mapping[str, Grades], model: Grades | None, seed: i
     """Cohen's kappa between every two assessors, of each against the model judge, and of each
     against the user's `qrels` (the pairs the label page mixed in as checks), on the pairs both
     graded; relevance binary (a grade of 1 or more), as the decisions read it."""
-    from recall_kit.curate.agreement import agreement
+    from recall_kit.curate.agreement import agreement, paired_grades
 
     def measure(a: Grades, b: Grades) -> dict[str, Any] | None:
-        shared = sum(1 for q, docs in a.items() for d in docs if d in b.get(q, {}))
-        if shared == 0:
+        first, second, _, _ = paired_grades(a, b, binary=True)
+        if not first:
             return None
+        agreed = sum(x == y for x, y in zip(first, second, strict=True))
+        if len(set(first)) == 1 or len(set(second)) == 1:  # one side grades them all alike: kappa says nothing
+            return {"kappa": None, "n": len(first), "interval": None, "agreed": agreed,
+                    "why": "one side grades every shared pair alike"}
         found = agreement(a, b, binary=True, samples=500, seed=seed).to_dict()
-        return {"kappa": found.get("kappa"), "n": found.get("n", shared), "interval": found.get("kappa_ci")}
+        return {"kappa": found.get("kappa"), "n": found.get("n"), "interval": found.get("kappa_ci"), "agreed": agreed}
 
     names = sorted(people)
     pairs = []
@@ -272,6 +276,14 @@ def _f(value: float | None) -> str:
     return "" if value is None else f"{value:.4f}"
 
 
+def _kappa(found: Mapping[str, Any]) -> str:
+    """``0.42 on 12 pairs (10 agreed)``, or why kappa says nothing there."""
+    agreed = f", {found['agreed']} agreed" if found.get("agreed") is not None else ""
+    if found.get("kappa") is None:
+        return f"undefined on {found['n']} pairs ({found.get('why') or 'one grade only'}{agreed})"
+    return f"{found['kappa']} on {found['n']} pairs" + (f" ({found['agreed']} agreed)" if agreed else "")
+
+
 def people_line(study: Any) -> str | None:
     """Who labelled by hand, how many grades each gave, and their agreement (None: nobody)."""
     people = study.people
@@ -279,9 +291,9 @@ def people_line(study: Any) -> str | None:
         return None
     counts = ", ".join(f"{name} {n} grades" for name, n in people.assessors.items())
     parts = [counts + (f"; {people.added} of their labels joined the judged set" if people.added is not None else "")]
-    parts += [f"kappa {p['a']} / {p['b']} {p['kappa']} on {p['n']} pairs" for p in people.between]
-    parts += [f"kappa {p['assessor']} / the model judge {p['kappa']} on {p['n']} pairs" for p in people.against_model]
-    parts += [f"kappa {p['assessor']} / the user's qrels {p['kappa']} on {p['n']} pairs" for p in people.against_qrels]
+    parts += [f"kappa {p['a']} / {p['b']} {_kappa(p)}" for p in people.between]
+    parts += [f"kappa {p['assessor']} / the model judge {_kappa(p)}" for p in people.against_model]
+    parts += [f"kappa {p['assessor']} / the user's qrels {_kappa(p)}" for p in people.against_qrels]
     if not people.between and len(people.assessors) > 1:
         parts.append("no pair graded by two assessors: agreement between them not measured")
     return "; ".join(parts)

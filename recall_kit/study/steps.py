@@ -348,6 +348,10 @@ def measure_agreement(reads: AgreementReads, graph: StudyGraph) -> dict[str, Any
                      else f"between assessors {low['a']} and {low['b']}")
             return {"measured": True, "against": where + " (the lowest of the people's kappas)",
                     "kappa": low["kappa"], "n": low["n"], "kappa_ci": low["interval"], "people": people}
+    if people is not None and (reads.agreement is None or not Path(reads.agreement).is_file()):
+        return {"measured": False, "people": people,
+                "why": f"people's grades joined ({', '.join(people['assessors'])}), but no kappa is defined on the "
+                       "pairs they share with each other or with the qrels (too few, or graded all alike)"}
     if reads.agreement is None or not Path(reads.agreement).is_file():
         why = ("the labels come from one judge (the user's qrels) and [judging] agreement names no second one"
                if reads.judge == "qrels" else

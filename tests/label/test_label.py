@@ -90,10 +90,11 @@ def test_a_grade_is_written_at_once_with_assessor_and_time(server: LabelServer) 
 
 def test_every_pair_offered_is_a_known_non_sensitive_memory(pool: Path) -> None:
     session = open_session(None, "alice", pool=pool, dataset=EXAMPLE)
-    # the pool's order, one query's pairs together; a pair the qrels judge (275) mixed in as a check
-    assert session.queue() == [("exact_001", "10"), ("exact_001", "11"), ("exact_001", "275"), ("exact_002", "12"),
-                               ("exact_002", "13")]
-    assert session.checks == {("exact_001", "275"): 1, ("exact_002", "75"): 1}
+    # the pool's order, one query's pairs together; a pair the qrels judge (275) mixed in as a check,
+    # then a check group of a query the qrels judge both ways (one not relevant, one relevant)
+    assert session.queue() == [("exact_001", "10"), ("exact_001", "11"), ("exact_001", "275"), ("multi_001", "310"),
+                               ("multi_001", "305"), ("exact_002", "12"), ("exact_002", "13")]
+    assert session.checks[("exact_001", "275")] == 1 and session.checks[("multi_001", "310")] == 0
     with pytest.raises(OptionError):
         session.grade("exact_001", SENSITIVE, 1)
     with pytest.raises(OptionError):
@@ -185,7 +186,7 @@ def test_the_scale_is_binary_unless_asked_and_a_note_and_flag_are_kept(pool: Pat
 def test_a_grade_shows_the_pair_the_page_prefetched(server: LabelServer) -> None:
     _, _, state = _call(server.url + "api/state")
     item, ahead = state["item"], state["upcoming"]
-    assert [row["doc_id"] for row in ahead] == ["11", "275", "12"]  # what the page shows on the next keys
+    assert [row["doc_id"] for row in ahead] == ["11", "275", "310"]  # what the page shows on the next keys
     then = {"query_id": ahead[1]["query_id"], "doc_id": ahead[1]["doc_id"]}
     _, _, after = _call(server.url + "api/grade", {"query_id": item["query_id"], "doc_id": item["doc_id"], "grade": 0,
                                                    "then": then})

@@ -23,8 +23,17 @@ function element(tag, className, content) {
   return made;
 }
 
+// Requests go one after another, in the order of the keys (the server takes them as they come).
+let chain = Promise.resolve();
+
+function call(path, body) {
+  const made = chain.then(() => request(path, body));
+  chain = made.catch(() => null);
+  return made;
+}
+
 // A request to this server; a refusal (JSON or plain text) is shown as the server wrote it.
-async function call(path, body) {
+async function request(path, body) {
   const options = body === undefined ? {} : {
     method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
   };
