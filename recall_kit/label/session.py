@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from recall_kit.curate.assessor import AssessorFile
+from recall_kit.curate.scale import scale_named
 from recall_kit.errors import DatasetError, OptionError
 from recall_kit.label.order import Pair, check_pairs, label_order
-from recall_kit.label.scale import scale_named
 
 if TYPE_CHECKING:
     from recall_kit.dataset import Dataset

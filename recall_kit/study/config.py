@@ -368,7 +368,7 @@ def load_study(path: str | Path) -> StudyConfig:
 
 def _scale(source: Path, value: Any) -> str:
     """`[judging] scale`: the name of one of the label page's scales."""
-    from recall_kit.label.scale import SCALES
+    from recall_kit.curate.scale import SCALES
 
     if value not in SCALES:
         raise _fail(source, f"[judging] scale = {value!r}: one of {', '.join(SCALES)}.")

@@ -1,4 +1,4 @@
-"""The grades a person gives on the label page, each with the guide the page shows beside it.
+"""The grades a person gives on the label page (`recall-kit label`), each with its guide.
 
 Binary by default: the study's decisions read relevance as binary (a grade of 1 or more is
 relevant), so a finer scale costs the assessor time and changes no verdict. A study that scores
