@@ -90,10 +90,10 @@ class Chromium:
 
     def key(self, key: str) -> None:
         """Press and release one key, as a keyboard would (keydown with its text, then keyup)."""
-        codes = {"Backspace": ("Backspace", 8), "Escape": ("Escape", 27)}
+        codes = {"Backspace": ("Backspace", 8, ""), "Escape": ("Escape", 27, ""), "Enter": ("Enter", 13, "\r"),
+                 "ArrowDown": ("ArrowDown", 40, ""), "ArrowUp": ("ArrowUp", 38, "")}
         if key in codes:
-            code, number = codes[key]
-            text = ""
+            code, number, text = codes[key]
         else:
             code = f"Digit{key}" if key.isdigit() else f"Key{key.upper()}" if key.isalpha() else "Slash"
             number = ord(key.upper()) if key.isalnum() else 191

@@ -16,6 +16,7 @@ def label_command(
     pool: Annotated[Path | None, typer.Option("--pool", help="Label a pool file (`recall-kit pool`'s) instead of a study.")] = None,
     dataset: Annotated[Path | None, typer.Option("--dataset", help="With --pool: the dataset folder it pools.")] = None,
     port: Annotated[int, typer.Option("--port", help="Port on 127.0.0.1 (0: any free one).")] = 0,
+    scale: Annotated[str | None, typer.Option("--scale", help="The grades offered: binary (0, 1) or graded (0-3). Default: the study's [judging] scale, else binary.")] = None,
 ) -> None:
     """Open a page on 127.0.0.1 (a random token in its URL) to grade (query, memory) pairs with the
     keyboard, the pairs that can flip a verdict first; grades are written to your file as you give
@@ -23,5 +24,5 @@ def label_command(
     from recall_kit.label.server import serve
     from recall_kit.label.session import open_session
 
-    session = open_session(study, assessor, out=out, pool=pool, dataset=dataset)
+    session = open_session(study, assessor, out=out, pool=pool, dataset=dataset, scale=scale)
     serve(session, port, announce=lambda line: typer.echo(line, err=True))

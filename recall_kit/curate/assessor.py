@@ -28,6 +28,9 @@ class AssessorFile:
     assessor: str
     grades: dict[str, dict[str, int]] = field(default_factory=dict)
     times: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: The assessor's own words on a pair, and the pairs they flagged (a doubt, a broken memory).
+    notes: dict[str, dict[str, str]] = field(default_factory=dict)
+    flagged: dict[str, list[str]] = field(default_factory=dict)
 
     @classmethod
     def open(cls, path: str | Path, assessor: str) -> AssessorFile:
@@ -52,6 +55,8 @@ class AssessorFile:
                 found.grades.setdefault(query, {})[str(doc)] = grade
             times = row.get("judged_at") or {}
             found.times[query] = {str(doc): str(value) for doc, value in times.items()}
+            found.notes[query] = {str(doc): str(value) for doc, value in (row.get("notes") or {}).items()}
+            found.flagged[query] = [str(doc) for doc in row.get("flagged") or []]
         return found
 
     def grade(self, query: str, doc: str, grade: int) -> None:
@@ -60,13 +65,33 @@ class AssessorFile:
         self.times.setdefault(query, {})[doc] = datetime.now(UTC).isoformat(timespec="seconds")
         self.save()
 
+    def note(self, query: str, doc: str, text: str, flagged: bool) -> None:
+        """Keep the assessor's note on a pair (an empty one removes it) and whether it is flagged."""
+        notes = self.notes.setdefault(query, {})
+        if text:
+            notes[doc] = text
+        else:
+            notes.pop(doc, None)
+        marks = [d for d in self.flagged.get(query, []) if d != doc]
+        self.flagged[query] = marks + [doc] if flagged else marks
+        self.save()
+
     def save(self) -> None:
         from recall_kit.fileio import write_jsonl_atomic
 
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        write_jsonl_atomic(self.path, ({"query_id": query, "relevance": grades, "assessor": self.assessor,
-                                        "judged_at": self.times.get(query, {})}
-                                       for query, grades in self.grades.items()))
+        queries = dict.fromkeys([*self.grades, *(q for q, n in self.notes.items() if n),
+                                 *(q for q, f in self.flagged.items() if f)])
+        write_jsonl_atomic(self.path, (self._row(query) for query in queries))
+
+    def _row(self, query: str) -> dict[str, object]:
+        row: dict[str, object] = {"query_id": query, "relevance": self.grades.get(query, {}),
+                                  "assessor": self.assessor, "judged_at": self.times.get(query, {})}
+        if self.notes.get(query):
+            row["notes"] = self.notes[query]
+        if self.flagged.get(query):
+            row["flagged"] = self.flagged[query]
+        return row
 
     def __len__(self) -> int:
         return sum(len(grades) for grades in self.grades.values())

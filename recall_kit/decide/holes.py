@@ -436,6 +436,12 @@ class Holes:
                     total[pair] = total.get(pair, 0.0) + weight
         return [(q, d, w) for (q, d), w in sorted(total.items(), key=lambda item: (-item[1], item[0]))]
 
+    def moved_by(self, query: str, doc: str) -> list[Contrast]:
+        """The watched contrasts that can still flip and whose delta the label of `doc` for `query` can move."""
+        return [contrast for index, contrast in enumerate(self.contrasts)
+                if contrast.watched and query in contrast.query_ids and self.can_flip(index)
+                and self.table(contrast, query).weights().get(doc, 0.0) > 0]
+
     def to_settle(self) -> int:
         """At most this many judgments settle every verdict (each hole that can move one that can flip)."""
         return len(self.order())

@@ -2,7 +2,8 @@
 strict Content-Security-Policy, and no asset from another host (the page is three package files).
 
 Routes, all under ``/TOKEN/``: ``""`` the page, ``page.js`` and ``page.css``; ``api/state`` (GET);
-``api/grade``, ``api/skip``, ``api/back``, ``api/open`` (POST, JSON bodies); ``api/contrast`` (GET).
+``api/grade``, ``api/skip``, ``api/back``, ``api/open``, ``api/note`` (POST, JSON bodies); ``api/contrast``
+(GET). What they answer is `recall_kit.label.view`'s.
 Anything else, a wrong token, or a Host header other than this server's answers 404 or 403.
 """
 
@@ -18,7 +19,8 @@ from importlib.resources import files
 from typing import Any
 
 from recall_kit.errors import RecallKitError
-from recall_kit.label.session import LabelSession
+from recall_kit.label import view
+from recall_kit.label.session import LabelSession, Pair
 
 #: No script, style, connection, image or frame from anywhere but this server; no inline code.
 CONTENT_SECURITY_POLICY = ("default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
@@ -110,10 +112,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(HTTPStatus.OK, files("recall_kit.label").joinpath("static", name).read_bytes(), content_type)
         elif route == "api/state":
             with self.server.lock:
-                self._json(self.server.session.state())
+                self._json(view.state(self.server.session))
         elif route == "api/contrast":
             with self.server.lock:
-                self._json(self.server.session.contrast())
+                self._json(view.contrast(self.server.session))
         else:
             self._send(HTTPStatus.NOT_FOUND, b"not found\n", "text/plain; charset=utf-8")
 
@@ -122,10 +124,13 @@ class _Handler(BaseHTTPRequestHandler):
         if route is None:
             return
         actions: dict[str, Callable[[LabelSession, dict[str, Any]], None]] = {
-            "api/grade": lambda s, b: s.grade(str(b.get("query_id")), str(b.get("doc_id")), _grade(b.get("grade"))),
+            "api/grade": lambda s, b: s.grade(str(b.get("query_id")), str(b.get("doc_id")), _grade(b.get("grade")),
+                                              then=_pair(b.get("then"))),
             "api/skip": lambda s, b: s.skip(),
             "api/back": lambda s, b: s.back(),
             "api/open": lambda s, b: s.open(str(b.get("query_id")), str(b.get("doc_id"))),
+            "api/note": lambda s, b: s.note(str(b.get("query_id")), str(b.get("doc_id")), _text(b.get("note")),
+                                            b.get("flagged") is True),
         }
         if route not in actions:
             self._send(HTTPStatus.NOT_FOUND, b"not found\n", "text/plain; charset=utf-8")
@@ -139,7 +144,24 @@ class _Handler(BaseHTTPRequestHandler):
             except RecallKitError as error:
                 self._json({"error": str(error)}, HTTPStatus.BAD_REQUEST)
                 return
-            self._json(self.server.session.state())
+            self._json(view.state(self.server.session))
+
+
+def _pair(value: Any) -> Pair | None:
+    """The pair a grade's `then` names (the one the page shows next), or None."""
+    if not isinstance(value, dict):
+        return None
+    return str(value.get("query_id")), str(value.get("doc_id"))
+
+
+def _text(value: Any) -> str:
+    from recall_kit.errors import OptionError
+
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise OptionError("a note is text")
+    return value
 
 
 def _grade(value: Any) -> int:

@@ -1,33 +1,41 @@
 """What a person labels, in which order, and what each label changes: the state behind the page.
 
-Over a study (its folder, or its study.toml) the queue is the unjudged (query, memory) pairs in the
-order of how much their label can move a verdict (`recall_kit.decide.holes.Holes`), then the rest of
-the study's pool; over a pool file it is the pool's order. Each grade goes to the assessor's own
-file at once (`AssessorFile`), so a closed tab or a Ctrl-C loses nothing and a restart resumes.
-Sensitive memories, and ids the corpus does not hold, are never offered.
+Over a study (its study.toml or folder) the queue is the unjudged (query, memory) pairs grouped by
+query, the queries the study needs first (`recall_kit.label.order.label_order`: a sample that must
+be labelled, then what can move a verdict, `recall_kit.decide.holes.Holes`), then the rest of the
+study's pool; over a pool file it is the pool's order. A share of already-judged pairs (the qrels',
+other assessors') is mixed in unannounced, so each person's agreement can be measured. Each grade
+goes to the assessor's own file at once (`AssessorFile`), so a closed tab or a Ctrl-C loses nothing
+and a restart resumes. Sensitive memories, and ids the corpus does not hold, are never offered.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import statistics
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from recall_kit.curate.assessor import AssessorFile
+from recall_kit.curate.scale import scale_named
 from recall_kit.errors import DatasetError, OptionError
+from recall_kit.label.order import Pair, check_pairs, label_order
 
 if TYPE_CHECKING:
     from recall_kit.dataset import Dataset
     from recall_kit.decide.holes import Holes
 
-#: Grades a key can give (0 not relevant ... 3 highly relevant), as the qrels read them.
-GRADES = (0, 1, 2, 3)
-#: How many of a query's judged memories the page shows beside the one being labelled.
-JUDGED_SHOWN = 8
-#: How many queries the contrast view shows.
-CONTRAST_QUERIES = 10
+Grades = dict[str, dict[str, int]]
+#: The share of already-judged pairs mixed into each query's pairs (unannounced checks).
+CHECK_SHARE = 0.2
+#: How many pairs after the one shown the page holds, to show the next at once on a key.
+PREFETCH = 3
+#: A pause longer than this between two grades is a break, not the assessor's pace.
+LONGEST_PACE_S = 300.0
+#: The longest note a pair can carry.
+MAX_NOTE = 500
 
 
 @dataclass
@@ -40,12 +48,18 @@ class Material:
     challenger: str | None = None
     metrics: list[str] = field(default_factory=list)
     hook_k: int = 5
-    pool: list[tuple[str, str]] = field(default_factory=list)
+    pool: list[Pair] = field(default_factory=list)
     folder: Path | None = None
     resamples: int = 2000
     seed: int = 0
     #: Every candidate of the study: the Holm family of the decision rows holds all of them.
     candidates: list[str] = field(default_factory=list)
+    #: The grades offered (`[judging] scale`): "binary" or "graded".
+    scale: str = "binary"
+    #: Queries to label before any other, in this order (a random sample an interval needs labelled).
+    first: list[str] = field(default_factory=list)
+    #: Other people's grades of the same pairs (assessor -> grades): checks are drawn from them too.
+    others: dict[str, Grades] = field(default_factory=dict)
 
 
 def study_folder(path: str | Path) -> Path:
@@ -61,14 +75,14 @@ def study_folder(path: str | Path) -> Path:
     return source
 
 
-def study_material(path: str | Path) -> Material:
-    """A study's evaluation set, labels, rankings and decision, read from its folder."""
+def study_material(path: str | Path, assessor: str) -> Material:
+    """A study's evaluation set, labels, rankings and decision, read from its folder; its scale from
+    its study.toml (when given); the other assessors' files in STUDY/labels/."""
     from recall_kit import load_dataset, load_result
     from recall_kit.curate.judge import read_pool
-
-    folder = study_folder(path)
     from recall_kit.study.result import StudyResult
 
+    folder = study_folder(path)
     study = StudyResult.from_dict(json.loads((folder / "study.json").read_text(encoding="utf-8")))
     steps = folder / "steps"
     dataset = load_dataset(steps / "judgments" / "dataset")
@@ -76,10 +90,26 @@ def study_material(path: str | Path) -> Material:
     rankings = {name: load_result(steps / "eval" / name / "result.json").rankings() for name in names}
     pool_file = steps / "pool" / "pool.jsonl"
     pool = [(q, d) for q, docs in read_pool(pool_file) for d in docs] if pool_file.is_file() else []
+    scale = "binary"
+    if Path(path).suffix == ".toml":
+        from recall_kit.study.config import load_study
+
+        scale = load_study(path).scale
     return Material(dataset=dataset, rankings=rankings, baseline=study.baseline, challenger=study.challenger,
                     metrics=list(study.decision_metrics), hook_k=int(study.hook_k), pool=pool, folder=folder,
                     resamples=int(study.resamples), seed=int(study.seed),
-                    candidates=[n for n in names if n != study.baseline])
+                    candidates=[n for n in names if n != study.baseline], scale=scale,
+                    others=other_assessors(folder / "labels", assessor))
+
+
+def other_assessors(folder: Path, assessor: str) -> dict[str, Grades]:
+    """The grades in FOLDER/*.jsonl of every assessor but `assessor` (each file its first row's assessor)."""
+    from recall_kit.study.labels import read_people
+
+    if not folder.is_dir():
+        return {}
+    people = read_people(sorted(folder.glob("*.jsonl")))
+    return {name: grades for name, grades in people.items() if name != assessor}
 
 
 def pool_material(pool_path: str | Path, dataset_path: str | Path) -> Material:
@@ -92,7 +122,7 @@ def pool_material(pool_path: str | Path, dataset_path: str | Path) -> Material:
     return Material(dataset=dataset, pool=pool)
 
 
-def decision_holes(material: Material, qrels: dict[str, dict[str, int]]) -> Holes | None:
+def decision_holes(material: Material, qrels: Grades) -> Holes | None:
     """The study's decision rows as `Holes`: every candidate against the baseline on each decision
     metric, overall and per stratum, one Holm family; only the challenger's rows are watched."""
     from recall_kit.decide.holes import Holes, boundable, decision_contrasts
@@ -107,24 +137,57 @@ def decision_holes(material: Material, qrels: dict[str, dict[str, int]]) -> Hole
     return Holes(material.rankings, qrels, contrasts, n_resamples=material.resamples, seed=material.seed)
 
 
+def judged_by_others(base: Grades, others: dict[str, Grades]) -> Grades:
+    """The grades already given before this assessor: the qrels', then other people's where the qrels say nothing."""
+    from recall_kit.study.labels import people_grades
+
+    merged = {query: {doc: grade for doc, grade in docs.items() if grade >= 0} for query, docs in base.items()}
+    for query, docs in people_grades(others).items():
+        for doc, grade in docs.items():
+            merged.setdefault(query, {}).setdefault(doc, grade)
+    return merged
+
+
 class LabelSession:
     """One assessor labelling one study or pool: the queue, the history (back), skips, the file."""
 
-    def __init__(self, material: Material, out: AssessorFile) -> None:
+    def __init__(self, material: Material, out: AssessorFile, check_share: float = CHECK_SHARE) -> None:
         self.material = material
         self.out = out
+        self.scale = scale_named(material.scale)
         self.memories = {memory.id: memory for memory in material.dataset.corpus}
         self.queries = {query.query_id: query for query in material.dataset.queries}
         self.sensitive = set(material.dataset.sensitive_ids)
-        base = {q: dict(j) for q, j in material.dataset.qrels.items()}
-        self.holes = decision_holes(material, base)
+        self.base = {q: dict(j) for q, j in material.dataset.qrels.items()}
+        self.known = judged_by_others(self.base, material.others)
+        self.holes = decision_holes(material, self.known)
         if self.holes is not None and out.grades:  # resume: what this assessor already gave
-            self.holes.label_many([(q, d, g) for q, grades in out.grades.items() for d, g in grades.items()])
-        self.base = base
-        self.skipped: set[tuple[str, str]] = set()
-        self.history: list[tuple[str, str]] = []
-        self.current: tuple[str, str] | None = None
+            self.holes.label_many([(q, d, g) for q, grades in out.grades.items() for d, g in grades.items()
+                                   if not self.already_judged(q, d)])
+        self.skipped: set[Pair] = set()
+        self.history: list[Pair] = []
+        self.current: Pair | None = None
+        #: The queue's pair to come back to after one opened from the contrast view is graded.
+        self.resume: Pair | None = None
+        #: The queries whose group was shown and left: they do not come back before the pool's phase.
+        self.finished: set[str] = set()
+        #: The query on screen and the pairs its group held when it began (what the page prefetched).
+        self.group_query: str | None = None
+        self.group_pairs: set[Pair] = set()
         self.given = 0  # grades in this session
+        self.graded_at: list[float] = []
+        self._queue: list[Pair] | None = None
+        self.checks = check_pairs(self._check_counts(), self.known, check_share, material.seed)
+        #: A check every this many pairs; the pairs a check group may come from between two queries (other
+        #: assessors' grades, the qrels' queries that judge both kinds).
+        self.check_gap = max(1, round(1 / check_share)) if check_share > 0 else 0
+        self.since_check = 0
+        self.others_pairs = {(q, d) for grades in material.others.values() for q, docs in grades.items() for d in docs}
+        self.apart_pairs = self.others_pairs | {(q, d) for q, docs in self.both_kinds().items() for d in docs}
+        self.groups_planned = 0
+        #: The current group's checks: its own, and the check group that follows it (`_plan`).
+        self.plan_own: list[Pair] = []
+        self.plan_apart: list[Pair] = []
         self.advance()
 
     # -- the queue ---------------------------------------------------------------------------------
@@ -133,44 +196,165 @@ class LabelSession:
         """A pair the page may show: a known query, a memory the corpus holds that is not sensitive."""
         return query in self.queries and doc in self.memories and doc not in self.sensitive
 
-    def judged(self, query: str, doc: str) -> bool:
-        return self.out.has(query, doc) or self.base.get(query, {}).get(doc, -1) >= 0
+    def already_judged(self, query: str, doc: str) -> bool:
+        return self.known.get(query, {}).get(doc, -1) >= 0
 
-    def queue(self) -> list[tuple[str, str]]:
-        """The pairs still to offer, in order: those that can move a verdict, then the pool."""
-        order: list[tuple[str, str]] = []
-        if self.holes is not None:
-            order = [(q, d) for q, d, _ in self.holes.order()]
-        seen = set(order)
-        order += [pair for pair in self.material.pool if pair not in seen]
-        return [pair for pair in order
-                if pair not in self.skipped and not self.judged(*pair) and self.offerable(*pair)]
+    def judged(self, query: str, doc: str) -> bool:
+        return self.out.has(query, doc) or self.already_judged(query, doc)
+
+    def _order(self) -> list[Pair]:
+        """The unjudged pairs to offer, grouped by query (`label_order`), the query on screen first."""
+        weighted = self.holes.order() if self.holes is not None else []
+        pinned = self.current[0] if self.current is not None else None
+        order = label_order(weighted, self.material.pool, self.material.first, pinned, self.finished)
+        order = [pair for pair in order if pair not in self.skipped and not self.judged(*pair) and self.offerable(*pair)]
+        if pinned is not None and pinned == self.group_query:  # pairs that joined the group late wait at the end
+            late = [pair for pair in order if pair[0] == pinned and pair not in self.group_pairs]
+            order = [pair for pair in order if pair not in late] + late
+        return order
+
+    def _pin(self) -> None:
+        """When the pair shown is a new query's (not the check group's), fix that query's group:
+        the pairs it holds now, and its plan of checks (`_plan`)."""
+        if self.current is None or self.current[0] == self.group_query or self.resume is not None:
+            return
+        if self.plan_apart and self.current[0] == self.plan_apart[0][0]:
+            return
+        self.group_query = self.current[0]
+        self.group_pairs = {pair for pair in self._order() if pair[0] == self.group_query}
+        self._plan(self.group_query)
+        self.changed()
+
+    def _plan(self, query: str) -> None:
+        """The checks of the group of `query`: its own, and the check group to follow it (the first
+        query with checks not yet graded among other assessors' grades and the qrels' both-way queries)."""
+        def open_check(pair: Pair) -> bool:
+            return not self.out.has(*pair) and pair not in self.skipped and self.offerable(*pair)
+
+        self.plan_own = [pair for pair in self.checks if pair[0] == query and open_check(pair)]
+        apart = [pair for pair in self.checks if pair in self.apart_pairs and pair[0] != query
+                 and pair[0] not in self.finished and open_check(pair)]
+        others = [pair for pair in apart if pair in self.others_pairs]
+        self.groups_planned += 1
+        if others and (self.groups_planned % 2 or len(others) == len(apart)):  # other people's and the qrels' by turns
+            apart = others
+        else:
+            apart = [pair for pair in apart if pair not in self.others_pairs] or apart
+        self.plan_apart = [pair for pair in apart if pair[0] == apart[0][0]] if apart else []
+
+    def _check_counts(self) -> dict[str, int]:
+        """Per query, the pairs checks are drawn in proportion to: those to label, or those others graded."""
+        counts: dict[str, int] = {}
+        for query, _ in self._order():
+            counts[query] = counts.get(query, 0) + 1
+        for grades in [*self.material.others.values(), self.both_kinds()]:
+            for query, docs in grades.items():
+                counts[query] = max(counts.get(query, 0), len(docs))
+        return counts
+
+    def both_kinds(self) -> Grades:
+        """The qrels' queries that judge some memory relevant and some not: their checks can measure
+        agreement with the qrels (where the qrels only list relevant ids, a kappa says nothing)."""
+        return {query: grades for query, grades in self.base.items()
+                if any(g == 0 for g in grades.values()) and any(g > 0 for g in grades.values())}
+
+    def queue(self) -> list[Pair]:
+        """The pairs still to offer, in order, with the checks not yet graded mixed in (`_with_checks`)."""
+        if self._queue is None:
+            self._queue = self._with_checks(self._order())
+        return self._queue
+
+    def _with_checks(self, order: list[Pair]) -> list[Pair]:
+        """`order` with the checks the group's plan holds (`_plan`): one of the query's own every
+        `check_gap` pairs while its group goes on, the rest when it ends; then the check group of a
+        query another assessor graded (or one the qrels judge both ways), then the next query."""
+        def pending(pairs: list[Pair]) -> list[Pair]:
+            return [p for p in pairs if p not in self.skipped and not self.out.has(*p) and self.offerable(*p)]
+
+        pinned = self.current[0] if self.current is not None else None
+        if pinned is None:
+            return order
+        apart = pending(self.plan_apart)
+        if apart and pinned == apart[0][0]:
+            return apart + order
+        own = pending(self.plan_own)
+        size = next((i for i, pair in enumerate(order) if pair[0] != pinned), len(order))
+        group, rest = order[:size], order[size:]
+        if group and own:
+            at = min(max(0, self.check_gap - self.since_check), size)
+            group = group[:at] + [own[0]] + group[at:]
+            own = own[1:]
+        return group + own + apart + rest
+
+    def changed(self) -> None:
+        self._queue = None
 
     def advance(self) -> None:
-        """Show the next pair of the queue (None when none is left)."""
+        """Show the next pair of the queue (None when none is left): the query on screen keeps it."""
+        self.changed()
         upcoming = self.queue()
         self.current = upcoming[0] if upcoming else None
+        self.changed()
+        self._pin()
+
+    def upcoming(self, count: int = PREFETCH) -> list[Pair]:
+        """The pairs the page shows after the current one, if it is graded (what the page prefetches)."""
+        return [pair for pair in self.queue() if pair != self.current][:count]
 
     # -- actions -----------------------------------------------------------------------------------
 
-    def grade(self, query: str, doc: str, grade: int) -> None:
-        """Take a grade of `query`/`doc` (the pair shown, or one opened from the contrast view)."""
-        if grade not in GRADES:
-            raise OptionError(f"grade {grade!r}: one of {', '.join(map(str, GRADES))}")
-        if not self.offerable(query, doc):
-            raise OptionError(f"({query!r}, {doc!r}) is not a pair this page offers")
+    def grade(self, query: str, doc: str, grade: int, then: Pair | None = None) -> None:
+        """Take a grade of `query`/`doc` (the pair shown, or one opened from the contrast view); show
+        `then` next when given (the pair the page already shows: prefetched), else the queue's next."""
+        values = [g.value for g in self.scale]
+        if grade not in values:
+            raise OptionError(f"grade {grade!r}: one of {', '.join(map(str, values))}")
+        self._check(query, doc)
         self.out.grade(query, doc, grade)
         self.given += 1
-        if self.holes is not None:
+        self.graded_at.append(time.monotonic())
+        self.since_check = 0 if (query, doc) in self.checks else self.since_check + 1
+        if self.holes is not None and not self.already_judged(query, doc):
             self.holes.label(query, doc, grade)
         self.history.append((query, doc))
-        self.advance()
+        self.changed()
+        resume, self.resume = self.resume, None
+        if resume is not None:  # graded from the contrast view: back to the queue's pair
+            if resume != (query, doc) and not self.out.has(*resume):
+                self.current = resume
+                self.changed()
+            else:
+                self.advance()
+            return
+        if then is not None and self._may_show(then):
+            self.current = then
+            self.changed()
+        else:
+            self.advance()
+        self._leave(query)
+
+    def _may_show(self, pair: Pair) -> bool:
+        """Whether the page may show `pair` next, as it prefetched it: any pair still in the queue.
+        When it is another query's while the graded query still holds pairs (the order changed after
+        the page looked ahead), that query is left: what it still holds waits for the pool's phase,
+        so a query never comes back on screen."""
+        return pair in self.queue()
+
+    def _leave(self, query: str) -> None:
+        """Mark `query` finished when the pair now shown is another query's (whose group begins)."""
+        if self.current is None or self.current[0] != query:
+            self.finished.add(query)
+            self.changed()
+        self._pin()
 
     def skip(self) -> None:
-        if self.current is not None:
-            self.skipped.add(self.current)
-            self.history.append(self.current)
+        left = self.current
+        if left is not None:
+            self.skipped.add(left)
+            self.history.append(left)
         self.advance()
+        if left is not None and self.resume is None:
+            self._leave(left[0])
 
     def back(self) -> None:
         """Show the pair before this one again (its grade, if any, can be given anew)."""
@@ -178,105 +362,62 @@ class LabelSession:
             pair = self.history.pop()
             self.skipped.discard(pair)
             self.current = pair
+            self.changed()
 
     def open(self, query: str, doc: str) -> None:
-        """Show one pair now (an unjudged hit clicked in the contrast view)."""
-        if not self.offerable(query, doc):
-            raise OptionError(f"({query!r}, {doc!r}) is not a pair this page offers")
+        """Show one pair now (a hit chosen in the contrast view)."""
+        self._check(query, doc)
         if self.current is not None:
             self.history.append(self.current)
+            if self.resume is None:
+                self.resume = self.current
         self.current = (query, doc)
+        self.changed()
 
-    # -- what the page shows -----------------------------------------------------------------------
+    def note(self, query: str, doc: str, text: str, flagged: bool) -> None:
+        """Keep the assessor's note on a pair and its flag, in their file."""
+        self._check(query, doc)
+        if len(text) > MAX_NOTE:
+            raise OptionError(f"a note holds at most {MAX_NOTE} characters ({len(text)} given)")
+        self.out.note(query, doc, text.strip(), flagged)
+
+    def _check(self, query: str, doc: str) -> None:
+        if not self.offerable(query, doc):
+            raise OptionError(f"({query!r}, {doc!r}) is not a pair this page offers")
+
+    # -- what the assessor has done ----------------------------------------------------------------
 
     def grade_of(self, query: str, doc: str) -> int | None:
         if self.out.has(query, doc):
             return self.out.grades[query][doc]
-        grade = self.base.get(query, {}).get(doc, -1)
+        grade = self.known.get(query, {}).get(doc, -1)
         return grade if grade >= 0 else None
 
-    def state(self) -> dict[str, Any]:
-        """The page's view: the pair shown with its query's judged memories, and the progress."""
-        item = None
-        if self.current is not None:
-            query, doc = self.current
-            judged = [{"doc_id": d, "grade": self.grade_of(query, d), "text": self.memories[d].content}
-                      for d in sorted({*self.base.get(query, {}), *self.out.grades.get(query, {})})
-                      if d != doc and self.grade_of(query, d) is not None and self.offerable(query, d)]
-            judged.sort(key=lambda row: -int(row["grade"] or 0))
-            item = {"query_id": query, "query": self.queries[query].text, "stratum": self.queries[query].stratum,
-                    "doc_id": doc, "memory": self.memories[doc].content, "grade": self.grade_of(query, doc),
-                    "judged": judged[:JUDGED_SHOWN]}
-        return {"item": item, "assessor": self.out.assessor, "given": self.given, "total": len(self.out),
-                "left": len(self.queue()), "can_go_back": bool(self.history), **self.verdicts()}
-
-    def verdicts(self) -> dict[str, Any]:
-        """How many judgments at most settle every watched verdict, and each verdict's state."""
-        if self.holes is None:
-            return {"decision": None}
-        from recall_kit.decide.holes_report import flip_words
-
-        bounds = [b for i, b in enumerate(self.holes.bounds(condensed=False)) if self.holes.contrasts[i].watched]
-        return {"decision": {"baseline": self.material.baseline, "challenger": self.material.challenger,
-                             "to_settle": self.holes.to_settle(),
-                             "verdicts": [{"metric": b.metric, "scope": b.scope, "verdict": b.verdict,
-                                           "low": b.low, "high": b.high, "flip": flip_words(b)} for b in bounds]}}
-
-    def contrast(self, limit: int = CONTRAST_QUERIES) -> dict[str, Any]:
-        """The queries where the challenger and the baseline differ most, their tops side by side."""
-        m = self.material
-        if m.baseline is None or m.challenger is None:
-            return {"queries": []}
-        k = m.hook_k
-        rows = []
-        for query in self.queries:
-            if query not in m.rankings[m.baseline] or query not in m.rankings[m.challenger]:
-                continue
-            a, b = m.rankings[m.baseline][query][:k], m.rankings[m.challenger][query][:k]
-            rows.append((_rank_distance(a, b), query, a, b))
-        rows.sort(key=lambda row: (-row[0], row[1]))
-        return {"baseline": m.baseline, "challenger": m.challenger, "k": k,
-                "queries": [{"query_id": q, "query": self.queries[q].text, "distance": round(d, 4),
-                             "baseline": self._hits(q, a), "challenger": self._hits(q, b)}
-                            for d, q, a, b in rows[:limit]]}
-
-    def _hits(self, query: str, ranking: Sequence[str]) -> list[dict[str, Any]]:
-        hits = []
-        for rank, doc in enumerate(ranking, start=1):
-            shown = self.offerable(query, doc)
-            hits.append({"rank": rank, "doc_id": doc, "grade": self.grade_of(query, doc),
-                         "text": self.memories[doc].content if shown else None, "offerable": shown})
-        return hits
-
-
-def _rank_distance(a: Sequence[str], b: Sequence[str]) -> float:
-    """How differently two top-k lists rank: 1 - the rank-biased overlap at p = 0.9 (Webber et al. 2010),
-    truncated at their depth; 0 for the same list, 1 for disjoint ones."""
-    depth = max(len(a), len(b))
-    if depth == 0:
-        return 0.0
-    p, total, norm = 0.9, 0.0, 0.0
-    for d in range(1, depth + 1):
-        overlap = len(set(a[:d]) & set(b[:d])) / d
-        total += p ** (d - 1) * overlap
-        norm += p ** (d - 1)
-    return 1.0 - total / norm
+    def pace(self) -> float | None:
+        """Seconds a grade takes this assessor: the median gap between their grades in this session."""
+        gaps = [b - a for a, b in zip(self.graded_at, self.graded_at[1:], strict=False) if b - a <= LONGEST_PACE_S]
+        return statistics.median(gaps) if gaps else None
 
 
 def open_session(source: str | Path | None, assessor: str, out: str | Path | None = None,
-                 pool: str | Path | None = None, dataset: str | Path | None = None) -> LabelSession:
+                 pool: str | Path | None = None, dataset: str | Path | None = None,
+                 scale: str | None = None) -> LabelSession:
     """A session over a study (`source`) or a pool file with its dataset; the assessor's file is
-    `out`, else STUDY/labels/ASSESSOR.jsonl (a study) or ASSESSOR.jsonl beside the pool file."""
+    `out`, else STUDY/labels/ASSESSOR.jsonl (a study) or ASSESSOR.jsonl beside the pool file;
+    `scale` overrides the study's `[judging] scale`."""
     if pool is not None:
         if dataset is None:
             raise OptionError("--pool needs --dataset (the memories and queries the pool is of).")
         material = pool_material(pool, dataset)
         default = Path(pool).with_name(f"{assessor}.jsonl")
     elif source is not None:
-        material = study_material(source)
+        material = study_material(source, assessor)
         default = (material.folder or Path(".")) / "labels" / f"{assessor}.jsonl"
     else:
         raise OptionError("Give a study (its study.toml or folder), or --pool FILE --dataset DIR.")
+    if scale is not None:
+        scale_named(scale)
+        material.scale = scale
     path = Path(out) if out is not None else default
     if path.exists() and not path.is_file():
         raise DatasetError(f"{path}: not a file")

@@ -24,7 +24,7 @@ _KEYS = {
     "study": {"name", "folder", "seed", "hook_k", "decision_metrics", "exploratory_metrics", "baseline",
               "resamples", "executor", "executor_address", "margin"},
     "evaluation_set": {"queries", "qrels", "exact", "exact_options", "generate", "generate_options", "min_queries"},
-    "judging": {"pool_depth", "judge", "options", "agreement", "min_kappa", "people", "sample"},
+    "judging": {"pool_depth", "judge", "options", "agreement", "min_kappa", "people", "sample", "scale"},
     "ablation": {"system"},
     "sweep": {"system", "grid", "holdout", "guards", "target"},
     "production": {"system", "substrate", "embedding_model", "priors"},
@@ -120,6 +120,8 @@ class StudyConfig:
     margin: float | None = None
     #: `[judging] min_kappa`: judge agreement below this makes the verdict provisional.
     min_kappa: float = 0.6
+    #: `[judging] scale`: the grades the label page offers, "binary" (0, 1) or "graded" (0-3).
+    scale: str = "binary"
 
     def system(self, name: str) -> SystemConfig:
         for system in self.systems:
@@ -358,9 +360,19 @@ def load_study(path: str | Path) -> StudyConfig:
         margin=None if study.get("margin") is None else _number(source, "[study] margin", study["margin"], 0.0,
                                                                 integer=False),
         min_kappa=_number(source, "[judging] min_kappa", judging.get("min_kappa", 0.6), -1.0, integer=False),
+        scale=_scale(source, judging.get("scale", "binary")),
     )
     _check_references(config)
     return config
+
+
+def _scale(source: Path, value: Any) -> str:
+    """`[judging] scale`: the name of one of the label page's scales."""
+    from recall_kit.curate.scale import SCALES
+
+    if value not in SCALES:
+        raise _fail(source, f"[judging] scale = {value!r}: one of {', '.join(SCALES)}.")
+    return str(value)
 
 
 def _check_references(config: StudyConfig) -> None:

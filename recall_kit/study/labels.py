@@ -92,16 +92,23 @@ def merge_labels(rows: Sequence[Mapping[str, Any]], *layers: Grades) -> tuple[li
     return merged, added
 
 
-def people_agreement(people: Mapping[str, Grades], model: Grades | None, seed: int = 0) -> dict[str, Any]:
-    """Cohen's kappa between every two assessors, and of each against the model judge, on the pairs both graded."""
-    from recall_kit.curate.agreement import agreement
+def people_agreement(people: Mapping[str, Grades], model: Grades | None, seed: int = 0,
+                     qrels: Grades | None = None) -> dict[str, Any]:
+    """Cohen's kappa between every two assessors, of each against the model judge, and of each
+    against the user's `qrels` (the pairs the label page mixed in as checks), on the pairs both
+    graded; relevance binary (a grade of 1 or more), as the decisions read it."""
+    from recall_kit.curate.agreement import agreement, paired_grades
 
     def measure(a: Grades, b: Grades) -> dict[str, Any] | None:
-        shared = sum(1 for q, docs in a.items() for d in docs if d in b.get(q, {}))
-        if shared == 0:
+        first, second, _, _ = paired_grades(a, b, binary=True)
+        if not first:
             return None
-        found = agreement(a, b, samples=500, seed=seed).to_dict()
-        return {"kappa": found.get("kappa"), "n": found.get("n", shared), "interval": found.get("kappa_ci")}
+        agreed = sum(x == y for x, y in zip(first, second, strict=True))
+        if len(set(first)) == 1 or len(set(second)) == 1:  # one side grades them all alike: kappa says nothing
+            return {"kappa": None, "n": len(first), "interval": None, "agreed": agreed,
+                    "why": "one side grades every shared pair alike"}
+        found = agreement(a, b, binary=True, samples=500, seed=seed).to_dict()
+        return {"kappa": found.get("kappa"), "n": found.get("n"), "interval": found.get("kappa_ci"), "agreed": agreed}
 
     names = sorted(people)
     pairs = []
@@ -116,8 +123,14 @@ def people_agreement(people: Mapping[str, Grades], model: Grades | None, seed: i
             found = measure(people[name], model)
             if found is not None:
                 against.append({"assessor": name, **found})
+    against_qrels = []
+    if qrels is not None:
+        for name in names:
+            found = measure(people[name], qrels)
+            if found is not None:
+                against_qrels.append({"assessor": name, **found})
     return {"assessors": {name: sum(len(d) for d in people[name].values()) for name in names},
-            "between": pairs, "against_model": against}
+            "between": pairs, "against_model": against, "against_qrels": against_qrels}
 
 
 # -- bounds ---------------------------------------------------------------------------------------
@@ -193,7 +206,8 @@ def attach_bounds(study: Any, found: Mapping[str, Any], people: Mapping[str, Any
     if people or agreement:
         study.people = PeopleSummary(assessors=agreement.get("assessors", {}), added=(people or {}).get("added"),
                                      between=agreement.get("between", []),
-                                     against_model=agreement.get("against_model", []))
+                                     against_model=agreement.get("against_model", []),
+                                     against_qrels=agreement.get("against_qrels", []))
 
 
 def hole_bounds(rows: Sequence[Any], sign: float = 1.0) -> Any:
@@ -262,6 +276,14 @@ def _f(value: float | None) -> str:
     return "" if value is None else f"{value:.4f}"
 
 
+def _kappa(found: Mapping[str, Any]) -> str:
+    """``0.42 on 12 pairs (10 agreed)``, or why kappa says nothing there."""
+    agreed = f", {found['agreed']} agreed" if found.get("agreed") is not None else ""
+    if found.get("kappa") is None:
+        return f"undefined on {found['n']} pairs ({found.get('why') or 'one grade only'}{agreed})"
+    return f"{found['kappa']} on {found['n']} pairs" + (f" ({found['agreed']} agreed)" if agreed else "")
+
+
 def people_line(study: Any) -> str | None:
     """Who labelled by hand, how many grades each gave, and their agreement (None: nobody)."""
     people = study.people
@@ -269,8 +291,9 @@ def people_line(study: Any) -> str | None:
         return None
     counts = ", ".join(f"{name} {n} grades" for name, n in people.assessors.items())
     parts = [counts + (f"; {people.added} of their labels joined the judged set" if people.added is not None else "")]
-    parts += [f"kappa {p['a']} / {p['b']} {p['kappa']} on {p['n']} pairs" for p in people.between]
-    parts += [f"kappa {p['assessor']} / the model judge {p['kappa']} on {p['n']} pairs" for p in people.against_model]
+    parts += [f"kappa {p['a']} / {p['b']} {_kappa(p)}" for p in people.between]
+    parts += [f"kappa {p['assessor']} / the model judge {_kappa(p)}" for p in people.against_model]
+    parts += [f"kappa {p['assessor']} / the user's qrels {_kappa(p)}" for p in people.against_qrels]
     if not people.between and len(people.assessors) > 1:
         parts.append("no pair graded by two assessors: agreement between them not measured")
     return "; ".join(parts)

@@ -233,12 +233,15 @@ class HoleBounds:
 @dataclass
 class PeopleSummary:
     """People's labels: grades per assessor, how many joined the judged set, and Cohen's kappa between
-    every two assessors and of each against a model judge (each {..., "kappa", "n", "interval"})."""
+    every two assessors, of each against a model judge and of each against the user's qrels (each
+    {..., "kappa", "n", "interval"})."""
 
     assessors: dict[str, int]
     added: int | None = None
     between: list[dict[str, Any]] = field(default_factory=list)
     against_model: list[dict[str, Any]] = field(default_factory=list)
+    #: Each assessor against the user's qrels, on the judged pairs the label page mixed in.
+    against_qrels: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass

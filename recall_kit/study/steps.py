@@ -340,10 +340,18 @@ def measure_agreement(reads: AgreementReads, graph: StudyGraph) -> dict[str, Any
             first = people["against_model"][0]
             return {"measured": True, "against": f"{against}, by {first['assessor']}", "kappa": first["kappa"],
                     "n": first["n"], "kappa_ci": first["interval"], "people": people}
-        if people["between"]:
-            first = people["between"][0]
-            return {"measured": True, "against": f"between assessors {first['a']} and {first['b']}",
-                    "kappa": first["kappa"], "n": first["n"], "kappa_ci": first["interval"], "people": people}
+        found = [p for p in people["between"] + (people["against_qrels"] if reads.judge == "qrels" else [])
+                 if p["kappa"] is not None]
+        if found:  # the lowest kappa decides whether the verdicts are provisional
+            low = min(found, key=lambda p: p["kappa"])
+            where = (f"{against}, by {low['assessor']}" if "assessor" in low
+                     else f"between assessors {low['a']} and {low['b']}")
+            return {"measured": True, "against": where + " (the lowest of the people's kappas)",
+                    "kappa": low["kappa"], "n": low["n"], "kappa_ci": low["interval"], "people": people}
+    if people is not None and (reads.agreement is None or not Path(reads.agreement).is_file()):
+        return {"measured": False, "people": people,
+                "why": f"people's grades joined ({', '.join(people['assessors'])}), but no kappa is defined on the "
+                       "pairs they share with each other or with the qrels (too few, or graded all alike)"}
     if reads.agreement is None or not Path(reads.agreement).is_file():
         why = ("the labels come from one judge (the user's qrels) and [judging] agreement names no second one"
                if reads.judge == "qrels" else
@@ -366,13 +374,14 @@ def _people_agreement(reads: AgreementReads, graph: StudyGraph) -> dict[str, Any
     people = read_people([Path(path) for path in reads.people])
     if not people:
         return None
+    from recall_kit.curate.judge import read_qrels_file
+
     model = None
     grades = graph.path("judgments") / "model-grades.jsonl"
     if reads.judge != "qrels" and grades.is_file():
-        from recall_kit.curate.judge import read_qrels_file
-
         model = read_qrels_file(grades)
-    return people_agreement(people, model, seed=reads.seed)
+    qrels = read_qrels_file(graph.path("evaluation-set") / "qrels.jsonl")  # the user's, before anyone's labels
+    return people_agreement(people, model, seed=reads.seed, qrels=qrels)
 
 
 def make_eval(config: StudyConfig, graph: StudyGraph, name: str, folder: Path) -> None:

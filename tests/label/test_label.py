@@ -79,18 +79,22 @@ def test_a_grade_is_written_at_once_with_assessor_and_time(server: LabelServer) 
     _, _, state = _call(server.url + "api/state")
     item = state["item"]
     assert item["doc_id"] != SENSITIVE  # the sensitive memory is never offered
-    _, _, after = _call(server.url + "api/grade", {"query_id": item["query_id"], "doc_id": item["doc_id"], "grade": 2})
+    _, _, after = _call(server.url + "api/grade", {"query_id": item["query_id"], "doc_id": item["doc_id"], "grade": 1})
     path = server.session.out.path
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-    assert rows[0]["assessor"] == "alice" and rows[0]["relevance"] == {item["doc_id"]: 2}
+    assert rows[0]["assessor"] == "alice" and rows[0]["relevance"] == {item["doc_id"]: 1}
     assert rows[0]["judged_at"][item["doc_id"]].endswith("+00:00")
-    assert read_qrels_jsonl(path) == {item["query_id"]: {item["doc_id"]: 2}}  # plain qrels to every reader
+    assert read_qrels_jsonl(path) == {item["query_id"]: {item["doc_id"]: 1}}  # plain qrels to every reader
     assert after["total"] == 1 and after["item"]["doc_id"] != item["doc_id"]
 
 
 def test_every_pair_offered_is_a_known_non_sensitive_memory(pool: Path) -> None:
     session = open_session(None, "alice", pool=pool, dataset=EXAMPLE)
-    assert session.queue() == [("exact_001", "10"), ("exact_001", "11"), ("exact_002", "12"), ("exact_002", "13")]
+    # the pool's order, one query's pairs together; a pair the qrels judge (275) mixed in as a check,
+    # then a check group of a query the qrels judge both ways (one not relevant, one relevant)
+    assert session.queue() == [("exact_001", "10"), ("exact_001", "11"), ("exact_001", "275"), ("multi_001", "310"),
+                               ("multi_001", "305"), ("exact_002", "12"), ("exact_002", "13")]
+    assert session.checks[("exact_001", "275")] == 1 and session.checks[("multi_001", "310")] == 0
     with pytest.raises(OptionError):
         session.grade("exact_001", SENSITIVE, 1)
     with pytest.raises(OptionError):
@@ -165,3 +169,27 @@ def test_a_folder_that_is_no_study_is_one_line(tmp_path: Path) -> None:
     process = _label_cli(str(tmp_path))
     _, err = process.communicate(timeout=120)
     assert process.returncode == 2 and err.count("\n") == 1 and "not a study that has run" in err
+
+
+def test_the_scale_is_binary_unless_asked_and_a_note_and_flag_are_kept(pool: Path) -> None:
+    session = open_session(None, "alice", pool=pool, dataset=EXAMPLE)
+    with pytest.raises(OptionError, match="grade 2: one of 0, 1"):
+        session.grade("exact_001", "10", 2)
+    session.note("exact_001", "10", "  which release?  ", flagged=True)
+    again = open_session(None, "alice", pool=pool, dataset=EXAMPLE, scale="graded")
+    assert again.out.notes == {"exact_001": {"10": "which release?"}} and again.out.flagged == {"exact_001": ["10"]}
+    again.grade("exact_001", "10", 3)
+    with pytest.raises(OptionError, match="scale"):
+        open_session(None, "alice", pool=pool, dataset=EXAMPLE, scale="stars")
+
+
+def test_a_grade_shows_the_pair_the_page_prefetched(server: LabelServer) -> None:
+    _, _, state = _call(server.url + "api/state")
+    item, ahead = state["item"], state["upcoming"]
+    assert [row["doc_id"] for row in ahead] == ["11", "275", "310"]  # what the page shows on the next keys
+    then = {"query_id": ahead[1]["query_id"], "doc_id": ahead[1]["doc_id"]}
+    _, _, after = _call(server.url + "api/grade", {"query_id": item["query_id"], "doc_id": item["doc_id"], "grade": 0,
+                                                   "then": then})
+    assert (after["item"]["query_id"], after["item"]["doc_id"]) == (then["query_id"], then["doc_id"])
+    assert after["item"]["grade"] is None  # a check pair never shows the qrels' grade
+    assert after["progress"]["done"] == 1 and after["scale"][1]["name"] == "relevant"

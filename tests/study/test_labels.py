@@ -110,7 +110,7 @@ def test_every_verdict_says_whether_it_can_flip_and_labels_rerun_only_what_they_
     alice = AssessorFile.open(tmp_path / "out" / "labels" / "alice.jsonl", "alice")
     bob = AssessorFile.open(tmp_path / "out" / "labels" / "bob.jsonl", "bob")
     for i, (query, doc) in enumerate(pairs):
-        alice.grade(query, doc, i % 2)
+        alice.grade(query, doc, int(i % 4 == 0 or i % 3 == 0))
         if i % 2 == 0:
             bob.grade(query, doc, 0 if i % 4 else 1)
     second, build = run_study(path)
@@ -178,3 +178,15 @@ def test_a_model_judge_grades_a_sample_of_the_ordered_pairs(tmp_path: Path, reca
     against = again.people.against_model
     assert [(row["assessor"], row["n"]) for row in against] == [("alice", 5)]
     assert again.agreement.measured and again.agreement.kappa == against[0]["kappa"]
+
+
+def test_each_assessor_is_measured_against_the_users_qrels_on_binary_relevance() -> None:
+    from recall_kit.study.labels import people_agreement
+
+    qrels = {"q": {"1": 2, "2": 0, "3": 1, "4": 0}}
+    people = {"alice": {"q": {"1": 1, "2": 0, "3": 1, "4": 0, "9": 1}}, "bob": {"q": {"1": 1, "2": 1, "3": 0}}}
+    found = people_agreement(people, None, qrels=qrels)
+    by = {row["assessor"]: row for row in found["against_qrels"]}
+    assert by["alice"]["kappa"] == 1.0 and by["alice"]["n"] == 4  # a qrels grade of 2 is relevant, as 1 is
+    assert by["bob"]["n"] == 3 and by["bob"]["kappa"] < 0
+    assert found["between"][0]["n"] == 3 and people_agreement(people, None)["against_qrels"] == []

@@ -108,6 +108,7 @@ def test_the_example_study_file_passes_the_whole_check(tmp_path: Path) -> None:
     (('judge = "qrels"', 'judge = "nobody"'), "[judging] judge = 'nobody': Unknown judge 'nobody'"),
     (('hook_k = 5', 'hook_k = 1000000000'), f"[study] hook_k = 1000000000 is past any ranking a study judges: at most {MAX_DEPTH}"),
     (('[judging]', '[judging]\npool_depth = 5000'), "[judging] pool_depth = 5000"),
+    (('[judging]', '[judging]\nscale = "stars"'), "[judging] scale = 'stars': one of binary, graded"),
     (('queries = "dataset"', 'queries = "dataset"\nqrels = 5'), "[evaluation_set] qrels must be text, got 5"),
     (('substrate = "fts5"', 'substrate = "postgress"'), "[production] substrate = 'postgress': Unknown retriever"),
     (('substrate = "fts5"', 'substrate = "fts5"\npriors = ["importanse"]'),
