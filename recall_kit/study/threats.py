@@ -66,16 +66,19 @@ def holes(study: StudyResult, **_: object) -> Threat | None:
 
 
 def unpooled_labels(study: StudyResult, **_: object) -> Threat | None:
-    """Labels made without the pool of the systems compared."""
+    """Pooled pairs the labels still leave unjudged: how many remain, whoever labelled the rest."""
     labels = study.labels
-    if labels.pooled_labels > 0 or labels.pool_ids == 0:
+    if labels.unjudged_left == 0:
         return None
-    return Threat("unpooled-labels", "The labels were not pooled from the systems compared",
-                  [f"labels: {labels.source}; {labels.pool_ids} ids that some system ranked in its top "
-                   f"{labels.pool_depth} over {labels.pool_queries} queries carry no label, and none was "
-                   "added by judging the pool"],
-                  "Judge the pooled ids (steps/pool/pool.jsonl) with a model judge or in the terminal, so that "
-                  "a system is not marked wrong for relevant memories nobody looked at.")
+    added = (f"{labels.pooled_labels} label(s) added from the pool" if labels.pooled_labels
+             else "none added from the pool")
+    return Threat("unpooled-labels", "Pooled pairs without a label",
+                  [f"labels: {labels.source}; {labels.unjudged_left} of the pairs some system ranked in its top "
+                   f"{labels.pool_depth} still carry no label ({added}; {labels.pool_ids} were unjudged before "
+                   f"any, over {labels.pool_queries} queries)"],
+                  "Judge the pooled ids (steps/pool/pool.jsonl): `recall-kit label` on this study, heaviest first, "
+                  "or a model judge ([judging] judge), so that a system is not marked wrong for relevant memories "
+                  "nobody looked at.")
 
 
 def judge_agreement(study: StudyResult, **_: object) -> Threat | None:
