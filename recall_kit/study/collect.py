@@ -256,11 +256,11 @@ def collect(reads: DocumentReads, artefacts: Artefacts) -> StudyResult:
                                      embedding_model=production.get("embedding_model"),
                                      priors=production.get("priors")),
     )
-    _strata(study, reads, artefacts, dataset, results, saturated)
-    study.verdicts = recommend(study)
     simpler = artefacts.path("simpler") / "comparison.json"
     study.recommendation = recommend_simplest(study, SavedComparison.load(simpler) if simpler.is_file() else None,
                                               margin=reads.margin)
+    _strata(study, reads, artefacts, dataset, results, saturated)
+    study.verdicts = recommend(study)
     attach_bounds(study, read_json(artefacts.path("bounds") / "bounds.json"), judgments.get("people"),
                   agreement.get("people"))
     study.threats, study.clear = detect(study, min_queries=reads.min_queries)
@@ -271,8 +271,11 @@ def collect(reads: DocumentReads, artefacts: Artefacts) -> StudyResult:
 
 def _strata(study: StudyResult, reads: DocumentReads, artefacts: Artefacts, dataset: Dataset,
             results: Mapping[str, BenchmarkResult], saturated: Mapping[str, list[str]]) -> None:
-    """The strata's summaries, saturation and reach, on the study result."""
-    challenger = study.challenger
+    """The strata's summaries (the smallest detectable delta of the verdicts' system against the
+    baseline), saturation and reach, on the study result."""
+    from recall_kit.study.rules import verdict_subject
+
+    challenger = verdict_subject(study)
     study.strata = stratum_summaries(
         dataset, results[reads.baseline], results[challenger] if challenger else None, reads.decision,
         read_json(artefacts.path("evaluation-set") / "strata.json"),

@@ -10,8 +10,10 @@ the best hybrid; sweep; document. `rules` declares them; `build_graph` makes the
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from recall_kit.fileio import write_json_atomic
 from recall_kit.study import reads as declared
@@ -102,7 +104,7 @@ def _scoring(reads: RunReads | AblationReads | SweepReads) -> str:
     return f"-k {reads.k} --metrics {','.join(reads.metrics)}"
 
 
-def run_command(dataset: str) -> object:
+def run_command(dataset: str) -> Callable[[RunReads, Path], str]:
     def command(reads: RunReads, folder: Path) -> str:
         return (f"recall-kit eval --dataset {dataset} {reads.system.flags(folder)} {_scoring(reads)} "
                 f"--seed {reads.seed}")
@@ -157,7 +159,7 @@ def ablation_command(reads: AblationReads, folder: Path) -> str | None:
             "--latency-sample 0 --out-dir ablation-check")
 
 
-def _executor(executor: str, address: str | None) -> object:
+def _executor(executor: str, address: str | None) -> Any:
     """`--executor` for the ablation and the sweep (their results are the same wherever tasks run)."""
     from recall_kit.measure.run.executor import make_executor
 
@@ -204,19 +206,19 @@ def make_document(reads: DocumentReads, artefacts: Artefacts, folder: Path) -> N
 # -- the graph --------------------------------------------------------------------------------------
 
 
-def rules(config: StudyConfig) -> list[Rule]:  # type: ignore[type-arg]
+def rules(config: StudyConfig) -> list[Rule[Any]]:
     """Every step of the study as declared: its needs, what it reads, how it makes its files and the
     command that reproduces it. A new step is one more `Rule` here (with its dataclass in reads.py)."""
     names = [system.name for system in config.systems]
     runs, evals = [f"run/{n}" for n in names], [f"eval/{n}" for n in names]
-    found = [
+    found: list[Rule[Any]] = [
         Rule("corpus", [], CorpusReads, lambda _: declared.corpus_reads(config), make_corpus),
         Rule("evaluation-set", ["corpus"], EvaluationSetReads, lambda _: declared.evaluation_set_reads(config),
              make_evaluation_set),
         Rule("lint", ["evaluation-set"], LintReads, lambda _: LintReads(), make_lint, lint_command),
     ]
     found += [Rule(f"run/{n}", ["evaluation-set"], RunReads, _reads_of(config, n), make_run,
-                   run_command(EVALUATION)) for n in names]  # type: ignore[arg-type]
+                   run_command(EVALUATION)) for n in names]
     sample = declared.judgments_reads(config).sample is not None
     found += [
         Rule("pool", ["evaluation-set", *runs], PoolReads, lambda _: declared.pool_reads(config), make_pool,
@@ -227,7 +229,7 @@ def rules(config: StudyConfig) -> list[Rule]:  # type: ignore[type-arg]
              agreement_command),
     ]
     found += [Rule(f"eval/{n}", ["evaluation-set", "judgments", f"run/{n}"], RunReads, _reads_of(config, n),
-                   make_eval, run_command(JUDGED)) for n in names]  # type: ignore[arg-type]
+                   make_eval, run_command(JUDGED)) for n in names]
     found += [
         Rule("compare", evals, CompareReads, lambda _: declared.compare_reads(config), make_compare, compare_command),
         Rule("simpler", evals, CompareReads, lambda a: declared.simpler_reads(config, a), make_compare,
@@ -240,7 +242,7 @@ def rules(config: StudyConfig) -> list[Rule]:  # type: ignore[type-arg]
     return found
 
 
-def _reads_of(config: StudyConfig, name: str) -> object:
+def _reads_of(config: StudyConfig, name: str) -> Callable[[Artefacts], RunReads]:
     return lambda _: declared.run_reads(config, name)
 
 

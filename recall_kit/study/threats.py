@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from recall_kit.study.result import StudyResult, Threat
+from recall_kit.study.result import StratumSummary, StudyResult, Threat
 from recall_kit.study.rules import detectable
 
 #: A stratum one system answers at rank 1 this often, with no corpus-only rule behind it, reads as circular.
@@ -100,14 +100,24 @@ def judge_agreement(study: StudyResult, **_: object) -> Threat | None:
 
 def small_strata(study: StudyResult, min_queries: int = 50, **_: object) -> Threat | None:
     """Strata with fewer queries than `min_queries`, with the smallest delta detectable at that size."""
-    evidence = [f"stratum {s.name!r}: {s.queries} queries; smallest detectable delta (alpha 0.05, power 0.8): "
-                + ", ".join(f"{metric} {detectable(value)}" for metric, value in s.minimum_detectable.items())
+    evidence = [f"stratum {s.name!r}: {s.queries} queries; smallest detectable delta " + _detectable_words(s)
                 for s in study.strata if s.queries < min_queries]
     if not evidence:
         return None
     return Threat("small-strata", f"Strata under {min_queries} queries", evidence,
                   f"Add queries to each stratum (at least {min_queries}; [evaluation_set] exact = N generates "
                   "exact ones from the corpus), so that a smaller real difference can show.")
+
+
+def _detectable_words(stratum: StratumSummary) -> str:
+    """The one smallest detectable delta per metric the document prints: at the Holm family's
+    corrected level when the stratum has one (as the verdicts use it), else at alpha 0.05."""
+    if stratum.family_rows and stratum.minimum_detectable_in_family:
+        values, how = stratum.minimum_detectable_in_family, (f"in its Holm family (alpha 0.05 over "
+                                                             f"{stratum.family_rows} rows, power 0.8)")
+    else:
+        values, how = stratum.minimum_detectable, "(alpha 0.05, power 0.8)"
+    return how + ": " + ", ".join(f"{metric} {detectable(value)}" for metric, value in values.items())
 
 
 def unreachable_stratum(study: StudyResult, **_: object) -> Threat | None:
