@@ -4,6 +4,7 @@ and no sensitive row's text in any artefact of a study of an SQLite store."""
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -196,14 +197,28 @@ def test_init_maps_an_is_sensitive_column_it_finds_and_no_sensitive_text_reaches
     assert "(4 sensitive rows left out)" in text
     config = load_study(tmp_path / "study.toml")
     assert config.store.columns["sensitive_col"] == "is_sensitive"
-    assert "exact = 16 " in text  # one exact query per memory at most: a study run never refuses what init wrote
-    (tmp_path / "study.toml").write_text(text.replace(
+    (tmp_path / "study.toml").write_text(text.replace("exact = 50", "exact = 20").replace(
         "resamples = 2000", "resamples = 50").split("\n[[systems]]")[0] + "\n" + LEXICAL_PAIR)
     with plugins("recall-kit-fts5", "recall-kit-bm25"):
         study, _ = run_study(tmp_path / "study.toml")
     assert study.corpus.sensitive_dropped == 4
     assert every_file_holding(tmp_path, CANARY, skip=store) == []
     assert every_file_holding(tmp_path, "Brightmoor", skip=store)  # the check can see text
+
+
+def test_init_on_a_store_of_20_memories_writes_an_exact_count_the_run_accepts(tmp_path: Path) -> None:
+    rows = [json.loads(line) for line in (EXAMPLE / "corpus.jsonl").read_text().splitlines()]
+    small = [row for row in rows if not row.get("is_sensitive")][:20]
+    (tmp_path / "corpus.jsonl").write_text("".join(json.dumps(row) + "\n" for row in small))
+    result = init_cli(["study", "init", str(tmp_path / "study.toml"), "--jsonl", str(tmp_path / "corpus.jsonl")])
+    assert result.exit_code == 0, result.output
+    text = (tmp_path / "study.toml").read_text()
+    assert re.search(r"^exact = 20 ", text, re.MULTILINE)  # not 50: at most one exact query per memory
+    (tmp_path / "study.toml").write_text(text.replace("resamples = 2000", "resamples = 50").split("\n[[systems]]")[0]
+                                         + "\n" + LEXICAL_PAIR)
+    with plugins("recall-kit-fts5", "recall-kit-bm25"):
+        study, _ = run_study(tmp_path / "study.toml")  # study run does not refuse what init wrote
+    assert study.corpus.memories == 20 and 0 < sum(s.queries for s in study.strata) <= 20
 
 
 def test_an_unnamed_look_alike_column_is_refused_naming_it_and_the_two_ways_on(tmp_path: Path) -> None:
