@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from chromium import Chromium, chromium_path
-from study_support import plugins
+from study_support import disagreements, plugins, read_numbers
 
 from recall_kit.label.server import LabelServer
 from recall_kit.label.session import open_session
@@ -144,6 +144,10 @@ def test_twenty_pairs_with_the_keyboard_then_the_study_takes_them(study: Path, b
     for verdict in result.verdicts:
         assert f"| {verdict.scope} " in markdown
     assert "cannot flip" in markdown or "can flip" in markdown
+    # The labels reach every verdict: each system re-scored, and every number the document prints
+    # for one comparison is one number (the head-to-head, the verdicts, the bounds, the threats).
+    assert {"eval/fts5", "eval/bm25", "compare"} <= set(build.computed)
+    assert disagreements(read_numbers(markdown, result)) == {}
 
 
 def test_the_contrast_view_opens_an_unjudged_hit_in_one_click(study: Path, browser: Chromium) -> None:
