@@ -79,7 +79,7 @@ class Rule(Generic[R]):
             return self.reproduce(self.rebuild(values), artefacts.folder)
 
         return Step(self.name, list(self.needs), inputs, make, after=list(self.after),
-                    reproduce=reproduce if self.reproduce is not None else None, reads=self.kind)
+                    reproduce=reproduce if self.reproduce is not None else None)
 
     def rebuild(self, values: dict[str, Any]) -> R:
         """The dataclass from its fingerprinted values (nested dataclasses included)."""

@@ -46,8 +46,6 @@ class Step:
     after: list[str] = field(default_factory=list)
     #: The one recall-kit command that reproduces the step's numbers, from its inputs (None: none does).
     reproduce: Callable[[dict[str, Any]], str | None] | None = None
-    #: The frozen dataclass of what the step reads (`study/declare.py`), for `study status --reads`.
-    reads: type | None = None
 
 
 def file_hash(path: Path) -> str:

@@ -46,15 +46,10 @@ class SystemReads:
         return cls(system.name, system.retriever, list(system.fusions), dict(system.weights),
                    dict(system.options), str(system.config) if system.config else None, list(system.overrides))
 
-    @property
-    def legs(self) -> list[str]:
-        return [leg for leg in self.retriever.split("+") if leg]
-
     def spec(self) -> Any:
-        from recall_kit import SystemSpec
-
-        return SystemSpec(retriever=self.retriever, fusions=list(self.fusions), weights=dict(self.weights),
-                          options={name: dict(values) for name, values in self.options.items()})
+        """The `SystemSpec` that builds it (as `SystemConfig.spec`)."""
+        return SystemConfig(self.name, self.retriever, list(self.fusions), dict(self.weights),
+                            dict(self.options)).spec()
 
     def flags(self, folder: Path) -> str:
         """The command-line flags that build this system, with paths relative to `folder`."""
