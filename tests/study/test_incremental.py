@@ -228,3 +228,6 @@ def test_every_edit_reruns_exactly_what_reads_it_and_ends_where_a_clean_run_does
         change()
         assert example.stale() == expected, what
         assert example.incremental() == example.from_scratch(), what
+        if what == "[study] decision_metrics: mrr@5 to exploratory":  # the seed review's finding, come back
+            ablation = example.file.parent / "out" / "steps" / "ablation" / "ablation" / "ablation.json"
+            assert json.loads(ablation.read_text())["comparison"]["test"]["primary"] == ["recall@5"]
