@@ -32,8 +32,8 @@ from recall_kit.study.result import (
 if TYPE_CHECKING:
     from recall_kit import BenchmarkResult, Dataset
     from recall_kit.decide.compare import SavedComparison
-    from recall_kit.study.config import StudyConfig
-    from recall_kit.study.graph import StudyGraph
+    from recall_kit.study.declare import Artefacts
+    from recall_kit.study.reads import DocumentReads
 
 #: z(1 - 0.05 / 2) + z(0.8): the minimum detectable delta of a paired test is this many standard
 #: errors of the mean paired difference (two-sided alpha 0.05, power 0.8).
@@ -181,7 +181,7 @@ def head_to_head(comparison: SavedComparison, baseline: str) -> list[HeadToHead]
     return [HeadToHead.of(row) for row in comparison.decision_rows() if row.system != baseline]
 
 
-def ablation_summary(graph: StudyGraph, hook_k: int, decision: Sequence[str],
+def ablation_summary(graph: Artefacts, hook_k: int, decision: Sequence[str],
                      saturated: Collection[str] = ()) -> AblationSummary:
     """The ablation's variants (means, deltas against the full system) and the full system's leg reach."""
     from recall_kit import load_result
@@ -199,7 +199,7 @@ def ablation_summary(graph: StudyGraph, hook_k: int, decision: Sequence[str],
         rows=[HeadToHead.of(row) for row in saved.comparison.decision_rows("overall")], reach=leg_reach(full, hook_k, saturated))
 
 
-def sweep_summary(graph: StudyGraph, system: str) -> SweepSummary:
+def sweep_summary(graph: Artefacts, system: str) -> SweepSummary:
     """The sweep's choice: the grid, the split, the best setting and its held-out comparison."""
     from recall_kit.decide.sweep import SavedSweep
 
@@ -222,119 +222,72 @@ def agreement_summary(data: Mapping[str, Any], threshold: float) -> AgreementSum
                             against=str(data.get("against") or ""), threshold=threshold)
 
 
-def collect(config: StudyConfig, graph: StudyGraph, ablated: str | None = None) -> StudyResult:
-    """Read every step's artefacts into the typed study result; apply the rules; run the detectors.
-    `ablated`: the study system the ablation took apart (for its Reproduce line)."""
+def collect(reads: DocumentReads, artefacts: Artefacts) -> StudyResult:
+    """Read every step's artefacts into the typed study result; apply the rules; run the detectors."""
     from recall_kit import load_dataset, load_result
     from recall_kit.decide.compare import SavedComparison
     from recall_kit.study.rules import recommend, recommend_simplest
     from recall_kit.study.threats import detect
 
-    dataset = load_dataset(graph.path("judgments") / "dataset")
-    results = {s.name: load_result(graph.path(f"eval/{s.name}") / "result.json") for s in config.systems}
-    comparison = SavedComparison.load(graph.path("compare") / "comparison.json")
-    saturated = saturation(results, config.decision_metrics)
+    dataset = load_dataset(artefacts.path("judgments") / "dataset")
+    results = {name: load_result(artefacts.path(f"eval/{name}") / "result.json") for name in reads.systems}
+    comparison = SavedComparison.load(artefacts.path("compare") / "comparison.json")
+    saturated = saturation(results, reads.decision)
     full = {stratum for stratum, metrics in saturated.items() if metrics}
-    systems = [system_summary(name, result, dataset, config.hook_k, full) for name, result in results.items()]
-    pool = read_json(graph.path("pool") / "pool.json")
-    judgments = read_json(graph.path("judgments") / "judgments.json")
-    corpus = read_json(graph.path("corpus") / "corpus.json")
-    production = config.production
+    systems = [system_summary(name, result, dataset, reads.hook_k, full) for name, result in results.items()]
+    pool = read_json(artefacts.path("pool") / "pool.json")
+    judgments = read_json(artefacts.path("judgments") / "judgments.json")
+    corpus = read_json(artefacts.path("corpus") / "corpus.json")
+    agreement = read_json(artefacts.path("agreement") / "agreement.json")
+    production = reads.production
     study = StudyResult(
-        name=config.name, hook_k=config.hook_k, decision_metrics=config.decision_metrics,
-        exploratory_metrics=config.exploratory_metrics, baseline=config.baseline, seed=config.seed,
-        resamples=config.resamples,
+        name=reads.name, hook_k=reads.hook_k, decision_metrics=reads.decision,
+        exploratory_metrics=reads.exploratory, baseline=reads.baseline, seed=reads.seed,
+        resamples=reads.resamples,
         corpus=CorpusSummary(str(corpus["source"]), int(corpus["memories"]), int(corpus["sensitive_dropped"]),
                              float(corpus.get("importance_share", 0.0))),
         strata=[], labels=LabelsSummary(str(judgments["source"]), int(judgments["pooled_labels"]), int(pool["depth"]),
-                                        int(pool["ids"]), int(pool["queries"])),
-        agreement=agreement_summary(read_json(graph.path("agreement") / "agreement.json"), config.min_kappa), systems=systems,
-        head_to_head=head_to_head(comparison, config.baseline),
-        ablation=ablation_summary(graph, config.hook_k, config.decision_metrics, full),
-        sweep=sweep_summary(graph, config.sweep_system),
+                                        int(pool["ids"]), int(pool["queries"]),
+                                        unjudged_left=unjudged_left(dataset, results, int(pool["depth"]))),
+        agreement=agreement_summary(agreement, reads.min_kappa), systems=systems,
+        head_to_head=head_to_head(comparison, reads.baseline),
+        ablation=ablation_summary(artefacts, reads.hook_k, reads.decision, full),
+        sweep=sweep_summary(artefacts, reads.sweep_system),
         production=ProductionSummary(system=production.get("system"), substrate=production.get("substrate"),
                                      embedding_model=production.get("embedding_model"),
                                      priors=production.get("priors")),
     )
-    challenger = study.challenger
-    study.strata = stratum_summaries(
-        dataset, results[config.baseline], results[challenger] if challenger else None, config.decision_metrics,
-        read_json(graph.path("evaluation-set") / "strata.json"),
-        read_json(graph.path("lint") / "lint.json")["findings"])
-    for stratum in study.strata:
-        stratum.saturated = saturated.get(stratum.name, [])
-    mark_reach(study.strata, len(study.head_to_head), config.resamples)
-    study.verdicts = recommend(study)
-    simpler = graph.path("simpler") / "comparison.json"
+    simpler = artefacts.path("simpler") / "comparison.json"
     study.recommendation = recommend_simplest(study, SavedComparison.load(simpler) if simpler.is_file() else None,
-                                              margin=config.margin)
-    attach_bounds(study, read_json(graph.path("bounds") / "bounds.json"), judgments.get("people"),
-                  read_json(graph.path("agreement") / "agreement.json").get("people"))
-    study.threats, study.clear = detect(study, min_queries=config.min_queries)
-    study.commands = commands(config, graph, ablated)
-    study.timings = {name: round(record.seconds, 1) for name, record in graph.records.items()}
+                                              margin=reads.margin)
+    _strata(study, reads, artefacts, dataset, results, saturated)
+    study.verdicts = recommend(study)
+    attach_bounds(study, read_json(artefacts.path("bounds") / "bounds.json"), judgments.get("people"),
+                  agreement.get("people"))
+    study.threats, study.clear = detect(study, min_queries=reads.min_queries)
+    study.commands = dict(reads.commands)
+    study.timings = artefacts.seconds()
     return study
 
 
-def system_flags(config: StudyConfig, name: str, folder: Path) -> str:
-    """The command-line flags that build study system `name`, with paths relative to `folder`."""
-    import os
-    import shlex
+def _strata(study: StudyResult, reads: DocumentReads, artefacts: Artefacts, dataset: Dataset,
+            results: Mapping[str, BenchmarkResult], saturated: Mapping[str, list[str]]) -> None:
+    """The strata's summaries (the smallest detectable delta of the verdicts' system against the
+    baseline), saturation and reach, on the study result."""
+    from recall_kit.study.rules import verdict_subject
 
-    from recall_kit.study.config import option_flags
+    challenger = verdict_subject(study)
+    study.strata = stratum_summaries(
+        dataset, results[reads.baseline], results[challenger] if challenger else None, reads.decision,
+        read_json(artefacts.path("evaluation-set") / "strata.json"),
+        read_json(artefacts.path("lint") / "lint.json")["findings"])
+    for stratum in study.strata:
+        stratum.saturated = saturated.get(stratum.name, [])
+    mark_reach(study.strata, len(study.head_to_head), reads.resamples)
 
-    system = config.system(name)
-    if system.config:
-        return (f"--config {shlex.quote(os.path.relpath(system.config, folder))}"
-                + "".join(f" -o {shlex.quote(flag)}" for flag in system.overrides))
-    return (f"--retriever {system.retriever}" + "".join(f" --fusion {f}" for f in system.fusions)
-            + (" --weights " + ",".join(f"{leg}={w:g}" for leg, w in system.weights.items()) if system.weights else "")
-            + "".join(f" -o {shlex.quote(flag)}" for flag in option_flags(system.options)))
 
-
-def commands(config: StudyConfig, graph: StudyGraph, ablated: str | None = None) -> dict[str, str]:
-    """Every step that one recall-kit command reproduces, with that command, runnable from the study
-    folder as printed: it prints (or writes, where the step writes a folder) the document's numbers."""
-    import os
-    import shlex
-
-    folder = graph.folder
-    judged, evaluation = "steps/judgments/dataset", "steps/evaluation-set"
-    metrics = ",".join(config.metrics)
-    decision = ",".join(config.decision_metrics)
-    stats = f"--resamples {config.resamples} --seed {config.seed}"
-    scoring = f"-k {config.depth} --metrics {metrics}"
-    names = [s.name for s in config.systems]
-    out = {"lint": f"recall-kit dataset lint {evaluation}"}
-    for name in names:
-        out[f"run/{name}"] = (f"recall-kit eval --dataset {evaluation} {system_flags(config, name, folder)} {scoring} "
-                              f"--seed {config.seed}")
-    out["pool"] = (f"recall-kit pool {' '.join(f'steps/run/{n}/result.json' for n in names)} "
-                   f"--depth {config.pool_depth} --dataset {evaluation} --out pool.jsonl")
-    if config.agreement is not None:
-        against = "judgments/dataset/qrels.jsonl" if config.judge == "qrels" else "judgments/model-grades.jsonl"
-        out["agreement"] = (f"recall-kit agreement {shlex.quote(os.path.relpath(config.agreement, folder))} steps/{against} "
-                            f"--seed {config.seed}")
-    for name in names:
-        out[f"eval/{name}"] = (f"recall-kit eval --dataset {judged} {system_flags(config, name, folder)} {scoring} "
-                               f"--seed {config.seed}")
-    order = [config.baseline, *(n for n in names if n != config.baseline)]
-    out["compare"] = (f"recall-kit compare {' '.join(f'steps/eval/{n}/result.json' for n in order)} "
-                      f"--names {','.join(order)} --metrics {metrics} --primary {decision} --primary-strata {stats}")
-    simpler = graph.path("simpler") / "comparison.json"
-    if simpler.is_file():
-        from recall_kit.decide.compare import SavedComparison
-
-        pair = SavedComparison.load(simpler).systems
-        out["simpler"] = (f"recall-kit compare {' '.join(f'steps/eval/{n}/result.json' for n in pair)} "
-                          f"--names {','.join(pair)} --metrics {metrics} --primary {decision} {stats}")
-    if ablated and (graph.path("ablation") / "ablation" / "ablation.json").is_file():
-        out["ablation"] = (f"recall-kit ablate --dataset {judged} {system_flags(config, ablated, folder)} {scoring} "
-                           f"--primary {decision} {stats} --latency-sample 0 --out-dir ablation-check")
-    if config.sweep_system and config.sweep_grid:
-        out["sweep"] = (f"recall-kit sweep --dataset {judged} {system_flags(config, config.sweep_system, folder)} "
-                        + " ".join(f"-g {shlex.quote(g)}" for g in config.sweep_grid) + f" --target {config.sweep_target}"
-                        + (f" --holdout {config.sweep_holdout:g}" if config.sweep_holdout else "")
-                        + "".join(f" --guard {g}" for g in config.sweep_guards)
-                        + f" {scoring} {stats} --latency-sample 0")
-    return out
+def unjudged_left(dataset: Dataset, results: Mapping[str, BenchmarkResult], depth: int) -> int:
+    """How many distinct (query, id) pairs in some system's top `depth` the labels still do not judge."""
+    left = {(query, doc) for result in results.values() for query, ranking in result.rankings().items()
+            for doc in ranking[:depth] if doc not in dataset.qrels.get(query, {})}
+    return len(left)

@@ -67,11 +67,6 @@ class SystemConfig:
         return SystemSpec(retriever=self.retriever, fusions=list(self.fusions), weights=dict(self.weights),
                           options={name: dict(values) for name, values in self.options.items()})
 
-    def describe(self) -> dict[str, Any]:
-        """Everything that decides what the system returns (its fingerprint's input)."""
-        return {"retriever": self.retriever, "fusions": self.fusions, "weights": self.weights,
-                "options": self.options}
-
 
 @dataclass(frozen=True)
 class StudyConfig:

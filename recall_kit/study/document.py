@@ -23,7 +23,8 @@ def _f(value: float | None, places: int = 4) -> str:
 
 
 def bottom_line(study: StudyResult) -> list[str]:
-    """The answer in sentences: the overall verdict, the strata's, and how many threats stand."""
+    """The answer in sentences: the recommendation, the overall verdict and the strata's (each with
+    whether the unjudged pairs can flip its decision rows), and how many threats stand."""
     if not study.verdicts:
         return ["No candidate besides the baseline: nothing to decide."]
     overall = study.verdicts[0]
@@ -36,11 +37,23 @@ def bottom_line(study: StudyResult) -> list[str]:
                         else ""))
         lines += [f"What the {kind} leg buys: {words}." for kind, words in recommendation.legs.items()]
     lines.append(f"{overall.verdict.capitalize()}: {overall.system} against {study.baseline} over all queries "
-                 f"({overall.because})." + (" (provisional)" if overall.provisional else ""))
-    lines += [f"Stratum {v.scope}: {v.verdict}." for v in study.verdicts[1:]]
+                 f"({overall.because})." + (" (provisional)" if overall.provisional else "") + _flips(study, overall))
+    if recommendation is not None and recommendation.system != overall.system:
+        lines.append(f"The verdicts are about {overall.system}, the best candidate on {study.decision_metrics[0]}; "
+                     f"the recommendation stays with {recommendation.system} for the reason above.")
+    lines += [f"Stratum {v.scope}: {v.verdict}." + _flips(study, v) for v in study.verdicts[1:]]
     lines.append(f"{len(study.threats)} threat(s) to validity detected from the study's own data "
                  f"({', '.join(t.key for t in study.threats) or 'none'}); read them before acting.")
     return lines
+
+
+def _flips(study: StudyResult, verdict: Any) -> str:
+    """" Unjudged pairs: recall@5 cannot flip; mrr@5 can flip." for one verdict's decision rows."""
+    rows = [b for b in study.bounds if b.candidate == verdict.system and b.scope == verdict.scope]
+    if not rows:
+        return ""
+    return " Unjudged pairs: " + "; ".join(f"{b.metric} {'can flip' if b.can_flip else 'cannot flip'}"
+                                            for b in rows) + "."
 
 
 def methodology(study: StudyResult) -> list[tuple[str, str]]:
@@ -96,13 +109,14 @@ def simplest_table(study: StudyResult) -> ReportTable | None:
     recommendation = study.recommendation
     if recommendation is None:
         return None
-    rows = [[c.simpler, "+".join(c.extra_legs) or "none", r.metric, f"{-r.delta:+.4f}",
-             f"[{-r.ci_high:+.4f}, {-r.ci_low:+.4f}]", _f(r.p_holm), "yes" if r.significant else "no",
+    rows = [[c.simpler, "+".join(c.extra_legs) or "none", r.metric, f"{r.delta:+.4f}",
+             f"[{r.ci_low:+.4f}, {r.ci_high:+.4f}]", _f(r.p_holm), "yes" if r.significant else "no",
              "yes" if c.richer_earns else "no"]
             for c in recommendation.comparisons for r in c.rows]
     best = recommendation.order[-1]
     notes = [f"Order of simplicity here: {' < '.join(recommendation.order)}; recommended: {recommendation.system}.",
-             f"delta = {best} - the simpler system over the same queries"
+             f"delta = the simpler system - {best} over the same queries, as the simpler step's Reproduce line "
+             f"(`recall-kit compare` with {best} first) prints it; negative: {best} is ahead"
              + (f"; margin {recommendation.margin:g}" if recommendation.margin is not None else "; no margin set")]
     notes += [f"Rule: {rule}" for rule in SIMPLICITY_RULES]
     return ReportTable(f"Simplest adequate system: {best} against every simpler one",

@@ -44,6 +44,8 @@ class Step:
     #: Steps that must be done first but whose files the fingerprint does not cover (what `inputs`
     #: reads from them, the choice it makes, is in the inputs instead).
     after: list[str] = field(default_factory=list)
+    #: The one recall-kit command that reproduces the step's numbers, from its inputs (None: none does).
+    reproduce: Callable[[dict[str, Any]], str | None] | None = None
 
 
 def file_hash(path: Path) -> str:
@@ -238,6 +240,15 @@ class StudyGraph:
                 done.add(step.name)
             states.append(state)
         return states
+
+    def commands(self) -> dict[str, str]:
+        """Each step that one recall-kit command reproduces -> that command (from its declared reads)."""
+        out = {}
+        for step in self.steps:
+            line = step.reproduce(step.inputs()) if step.reproduce is not None else None
+            if line:
+                out[step.name] = line
+        return out
 
     # -- running ------------------------------------------------------------------------------
 

@@ -91,10 +91,25 @@ def _store_lines(kind: str, source: Path, columns: dict[str, str], base: Path) -
     elif kind == "dataset":
         if not (source / "corpus.jsonl").is_file():
             raise OptionError(f"{source}: no corpus.jsonl (a dataset folder holds corpus.jsonl, queries.jsonl, qrels.jsonl).")
-        facts = {"queries": (source / "queries.jsonl").is_file() and (source / "qrels.jsonl").is_file()}
+        facts = {"queries": (source / "queries.jsonl").is_file() and (source / "qrels.jsonl").is_file(),
+                 "memories": _studied_rows(source / "corpus.jsonl")}
     elif not source.is_file():
         raise OptionError(f"{source}: no such corpus file.")
+    else:
+        facts = {"memories": _studied_rows(source)}
     return lines, facts
+
+
+def _studied_rows(corpus: Path) -> int | None:
+    """How many rows of a JSONL corpus a study keeps (those not flagged sensitive); None when the file
+    cannot be read (the run names what is wrong with it)."""
+    from recall_kit.dataset import read_jsonl, sensitive_flag
+    from recall_kit.errors import DatasetError
+
+    try:
+        return sum(1 for _, row in read_jsonl(corpus) if sensitive_flag(row.get("is_sensitive")) is not True)
+    except (DatasetError, OSError):
+        return None
 
 
 def _evaluation_lines(facts: dict[str, Any], queries: tuple[Path, Path] | None, base: Path) -> list[str]:
@@ -110,9 +125,21 @@ def _evaluation_lines(facts: dict[str, Any], queries: tuple[Path, Path] | None, 
         "[evaluation_set]",
         'queries = "dataset"                # the folder\'s own queries.jsonl and qrels.jsonl' if with_queries else
         'queries = "generated"              # no queries yet: exact ones generated from the corpus alone',
-        f"exact = {0 if with_queries else 50}                          # N exact queries from the corpus alone (no system in the loop)",
+        f"exact = {0 if with_queries else exact_default(facts)}                          # N exact queries from the corpus alone "
+        "(no system in the loop)",
         "min_queries = 50",
     ]
+
+
+#: Exact queries `study init` asks for when the store has no queries (at most one per memory: a
+#: study run refuses more queries than the corpus can yield).
+EXACT_QUERIES = 50
+
+
+def exact_default(facts: dict[str, Any]) -> int:
+    """The exact queries a new study asks for: `EXACT_QUERIES`, never more than the store's memories."""
+    memories = facts.get("memories")
+    return EXACT_QUERIES if memories is None else max(1, min(EXACT_QUERIES, int(memories)))
 
 
 def render_study(kind: str, source: Path, out: Path, columns: dict[str, str] | None = None, hook_k: int = 5,

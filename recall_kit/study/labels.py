@@ -16,7 +16,7 @@ from recall_kit.errors import SpecError
 
 if TYPE_CHECKING:
     from recall_kit.study.config import StudyConfig
-    from recall_kit.study.graph import StudyGraph
+    from recall_kit.study.declare import Artefacts
 
 Grades = dict[str, dict[str, int]]
 
@@ -148,16 +148,16 @@ class BoundsReads:
     seed: int
 
 
-def decision_bounds(reads: BoundsReads, graph: StudyGraph) -> tuple[list[Any], list[Any]]:
+def decision_bounds(reads: BoundsReads, artefacts: Artefacts) -> tuple[list[Any], list[Any]]:
     """The bounds of every decision row: each candidate against the baseline on each decision metric
     with a rank cutoff, overall and per stratum (one Holm family, as the comparison); and the best
     candidate against each simpler one, overall (their own family, as the compare-down step)."""
     from recall_kit import load_dataset, load_result
     from recall_kit.decide.holes import Holes, boundable, decision_contrasts
 
-    dataset = load_dataset(graph.path("judgments") / "dataset")
+    dataset = load_dataset(artefacts.path("judgments") / "dataset")
     names = list(dict.fromkeys([*reads.systems, *reads.simpler]))
-    results = {name: load_result(graph.path(f"eval/{name}") / "result.json") for name in names}
+    results = {name: load_result(artefacts.path(f"eval/{name}") / "result.json") for name in names}
     base = results[reads.systems[0]]
     metrics = boundable(reads.decision)
     head = decision_contrasts(reads.systems[0], reads.systems[1:], metrics, base.query_ids, base.stratum_of())
@@ -171,11 +171,11 @@ def decision_bounds(reads: BoundsReads, graph: StudyGraph) -> tuple[list[Any], l
     return found[:len(head)], found[len(head):]
 
 
-def make_bounds(reads: BoundsReads, graph: StudyGraph, folder: Path) -> None:
+def make_bounds(reads: BoundsReads, artefacts: Artefacts, folder: Path) -> None:
     """The bounds step: bounds.json."""
     from recall_kit.fileio import write_json_atomic
 
-    head, down = decision_bounds(reads, graph)
+    head, down = decision_bounds(reads, artefacts)
     write_json_atomic(folder / "bounds.json", {"rows": [b.to_dict() for b in head],
                                                "simpler": [b.to_dict() for b in down]})
 

@@ -147,6 +147,9 @@ class LabelsSummary:
     #: Unjudged ids pooled from every system's top `pool_depth`, and over how many queries.
     pool_ids: int
     pool_queries: int
+    #: Pairs in some system's top `pool_depth` that the labels (every layer: the user's qrels, people's,
+    #: a model judge's) still do not judge.
+    unjudged_left: int = 0
 
 
 @dataclass
@@ -359,24 +362,24 @@ class StudyResult:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, object]) -> StudyResult:
-        return _build(cls, {key: value for key, value in data.items() if key != "schema"})
+        return from_json(cls, {key: value for key, value in data.items() if key != "schema"})
 
 
-def _build(kind: Any, value: Any) -> Any:  # (JSON in, any of this module's types out)
+def from_json(kind: Any, value: Any) -> Any:  # (JSON in, any dataclass out)
     """`value` (JSON) as `kind`: dataclasses field by field, lists, dicts and optionals inside."""
     origin = typing.get_origin(kind)
     if value is None:
         return None
     if origin in (typing.Union, types.UnionType):
-        return _build(next(arg for arg in typing.get_args(kind) if arg is not type(None)), value)
+        return from_json(next(arg for arg in typing.get_args(kind) if arg is not type(None)), value)
     if origin is list:
         (item,) = typing.get_args(kind)
-        return [_build(item, entry) for entry in value]
+        return [from_json(item, entry) for entry in value]
     if origin is dict:
         _, item = typing.get_args(kind)
-        return {key: _build(item, entry) for key, entry in value.items()}
+        return {key: from_json(item, entry) for key, entry in value.items()}
     if isinstance(kind, type) and dataclasses.is_dataclass(kind):
         hints = typing.get_type_hints(kind)
         names = {f.name for f in dataclasses.fields(kind) if f.init}
-        return kind(**{key: _build(hints[key], entry) for key, entry in value.items() if key in names})
+        return kind(**{key: from_json(hints[key], entry) for key, entry in value.items() if key in names})
     return value

@@ -14,9 +14,10 @@ if TYPE_CHECKING:
 COSTLY_LEGS = ("dense", "graph")
 
 RULES = [
-    "The challenger is the candidate with the best mean on the first decision metric over all queries; "
-    "every candidate's decision rows (each decision metric, overall and per stratum) form one family, "
-    "so choosing it after looking is paid for by Holm's correction.",
+    "The challenger is the system the simplicity rule recommends, when that is a candidate; otherwise the "
+    "candidate with the best mean on the first decision metric over all queries. Every candidate's decision "
+    "rows (each decision metric, overall and per stratum) form one family, so choosing it after looking is "
+    "paid for by Holm's correction.",
     "A delta counts when its Holm-adjusted paired randomisation p is below 0.05 (its 95% paired-bootstrap "
     "interval is shown beside it).",
     "adopt: at least one decision metric counts as better in that scope, and none counts as worse.",
@@ -49,9 +50,25 @@ def detectable(value: float | None) -> str:
     return "n/a (no variation at this size)" if value is None else f"{value:.3f}"
 
 
+def at_ceiling(row: HeadToHead) -> bool:
+    """Both systems of a row score the ceiling (1) on its metric: no delta can show there."""
+    return row.baseline >= 1 - 1e-9 and row.value >= 1 - 1e-9
+
+
 def _row(row: HeadToHead) -> str:
+    if at_ceiling(row):
+        return f"{row.metric}: cannot show a difference (both at the ceiling, 1.0000; n {row.n})"
     return (f"{row.metric} {row.delta:+.4f} [{row.ci_low:+.4f}, {row.ci_high:+.4f}], "
             f"Holm p {row.p_holm:.4f}, n {row.n}")
+
+
+def verdict_subject(study: StudyResult) -> str | None:
+    """The system the verdicts are about: the recommended one when it is a candidate (so the bottom
+    line's recommendation and its verdict name one system), else the best candidate (the challenger)."""
+    recommendation = study.recommendation
+    if recommendation is not None and recommendation.system != study.baseline:
+        return recommendation.system
+    return study.challenger
 
 
 def stratum_hint(study: StudyResult, scope: str) -> str:
@@ -84,7 +101,7 @@ def trades(study: StudyResult, challenger: str) -> str:
 
 def recommend(study: StudyResult) -> list[Verdict]:
     """One verdict per scope (overall, then each stratum) for the challenger, by `RULES`."""
-    challenger = study.challenger
+    challenger = verdict_subject(study)
     if challenger is None:
         return []
     scopes = ["overall", *(stratum.name for stratum in study.strata)]
@@ -98,6 +115,10 @@ def recommend(study: StudyResult) -> list[Verdict]:
             verdict, because = "do not adopt", "worse on " + "; ".join(_row(r) for r in worse)
         elif better:
             verdict, because = "adopt", "better on " + "; ".join(_row(r) for r in better)
+        elif rows and all(at_ceiling(r) for r in rows):
+            verdict = "inconclusive"
+            because = ("cannot show a difference: every system scores the ceiling on "
+                       + ", ".join(r.metric for r in rows) + " here")
         else:
             hint = "" if scope == "overall" else stratum_hint(study, scope)
             verdict = "inconclusive"
@@ -197,6 +218,8 @@ def recommend_simplest(study: StudyResult, simpler: SavedComparison | None,
 
 
 def _interval(row: HeadToHead, sign: float) -> str:
+    if at_ceiling(row):
+        return f"{row.metric}: cannot show a difference (both at the ceiling, 1.0000)"
     low, high = sorted((sign * row.ci_low, sign * row.ci_high))
     return f"{row.metric} {sign * row.delta:+.4f} [{low:+.4f}, {high:+.4f}]" + (" (significant)" if row.significant
                                                                                else " (within noise)")

@@ -11,34 +11,34 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from recall_kit.study.config import StudyConfig
-    from recall_kit.study.graph import StudyGraph
+    from recall_kit.study.declare import Artefacts
+    from recall_kit.study.reads import SampleReads
 
 #: Pairs judged before the first estimate, and per batch after it.
 FIRST_CALLS = 5
 BATCH = 25
 
 
-def ordered_pairs(config: StudyConfig, graph: StudyGraph) -> list[tuple[str, str]]:
+def ordered_pairs(reads: SampleReads, artefacts: Artefacts) -> list[tuple[str, str]]:
     """The unjudged pairs in the order a person would be asked them: those that can move a decision
     row that can flip (heaviest first), then the rest of the pool in its order."""
     from recall_kit import load_dataset, load_result
     from recall_kit.curate.judge import read_pool
     from recall_kit.decide.holes import Holes, boundable, decision_contrasts
 
-    dataset = load_dataset(graph.path("evaluation-set"))
-    names = [s.name for s in config.systems]
-    results = {name: load_result(graph.path(f"run/{name}") / "result.json") for name in names}
-    base = results[config.baseline]
-    contrasts = decision_contrasts(config.baseline, [n for n in names if n != config.baseline],
-                                   boundable(config.decision_metrics), base.query_ids, base.stratum_of())
+    dataset = load_dataset(artefacts.path("evaluation-set"))
+    names = reads.systems
+    results = {name: load_result(artefacts.path(f"run/{name}") / "result.json") for name in names}
+    base = results[reads.baseline]
+    contrasts = decision_contrasts(reads.baseline, [n for n in names if n != reads.baseline],
+                                   boundable(reads.decision), base.query_ids, base.stratum_of())
     order: list[tuple[str, str]] = []
     if contrasts:
         holes = Holes({n: r.rankings() for n, r in results.items()}, dataset.qrels, contrasts,
-                      n_resamples=config.resamples, seed=config.seed)
+                      n_resamples=reads.resamples, seed=reads.seed)
         order = [(q, d) for q, d, _ in holes.order()]
     seen = set(order)
-    order += [(q, d) for q, docs in read_pool(graph.path("pool") / "pool.jsonl") for d in docs if (q, d) not in seen]
+    order += [(q, d) for q, docs in read_pool(artefacts.path("pool") / "pool.jsonl") for d in docs if (q, d) not in seen]
     return order
 
 
@@ -58,7 +58,7 @@ def stratified(pairs: Sequence[tuple[str, str]], stratum_of: dict[str, str], siz
     return [pair for pair in pairs if pair in chosen]
 
 
-def judge_sample(config: StudyConfig, graph: StudyGraph, judge: Any, grades_path: Path, folder: Path) -> None:
+def judge_sample(reads: SampleReads, artefacts: Artefacts, judge: Any, grades_path: Path, folder: Path) -> None:
     """Grade `[judging] sample` ordered pairs with `judge`, in batches; sample.json says how many,
     how long each took and how long the rest should take, after every batch."""
     from recall_kit import load_dataset
@@ -66,9 +66,9 @@ def judge_sample(config: StudyConfig, graph: StudyGraph, judge: Any, grades_path
     from recall_kit.fileio import write_json_atomic, write_jsonl_atomic
     from recall_kit.progress import stage
 
-    evaluation = graph.path("evaluation-set")
+    evaluation = artefacts.path("evaluation-set")
     stratum_of = {q.query_id: q.stratum for q in load_dataset(evaluation).queries}
-    sample = stratified(ordered_pairs(config, graph), stratum_of, config.sample)
+    sample = stratified(ordered_pairs(reads, artefacts), stratum_of, reads.size)
     pool_file = folder / "sample-pool.jsonl"
     done, started, estimate = 0, time.perf_counter(), None
     while done < len(sample):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from recall_kit.study.result import StudyResult, Threat
+from recall_kit.study.result import StratumSummary, StudyResult, Threat
 from recall_kit.study.rules import detectable
 
 #: A stratum one system answers at rank 1 this often, with no corpus-only rule behind it, reads as circular.
@@ -66,16 +66,19 @@ def holes(study: StudyResult, **_: object) -> Threat | None:
 
 
 def unpooled_labels(study: StudyResult, **_: object) -> Threat | None:
-    """Labels made without the pool of the systems compared."""
+    """Pooled pairs the labels still leave unjudged: how many remain, whoever labelled the rest."""
     labels = study.labels
-    if labels.pooled_labels > 0 or labels.pool_ids == 0:
+    if labels.unjudged_left == 0:
         return None
-    return Threat("unpooled-labels", "The labels were not pooled from the systems compared",
-                  [f"labels: {labels.source}; {labels.pool_ids} ids that some system ranked in its top "
-                   f"{labels.pool_depth} over {labels.pool_queries} queries carry no label, and none was "
-                   "added by judging the pool"],
-                  "Judge the pooled ids (steps/pool/pool.jsonl) with a model judge or in the terminal, so that "
-                  "a system is not marked wrong for relevant memories nobody looked at.")
+    added = (f"{labels.pooled_labels} label(s) added from the pool" if labels.pooled_labels
+             else "none added from the pool")
+    return Threat("unpooled-labels", "Pooled pairs without a label",
+                  [f"labels: {labels.source}; {labels.unjudged_left} of the pairs some system ranked in its top "
+                   f"{labels.pool_depth} still carry no label ({added}; {labels.pool_ids} were unjudged before "
+                   f"any, over {labels.pool_queries} queries)"],
+                  "Judge the pooled ids (steps/pool/pool.jsonl): `recall-kit label` on this study, heaviest first, "
+                  "or a model judge ([judging] judge), so that a system is not marked wrong for relevant memories "
+                  "nobody looked at.")
 
 
 def judge_agreement(study: StudyResult, **_: object) -> Threat | None:
@@ -97,14 +100,24 @@ def judge_agreement(study: StudyResult, **_: object) -> Threat | None:
 
 def small_strata(study: StudyResult, min_queries: int = 50, **_: object) -> Threat | None:
     """Strata with fewer queries than `min_queries`, with the smallest delta detectable at that size."""
-    evidence = [f"stratum {s.name!r}: {s.queries} queries; smallest detectable delta (alpha 0.05, power 0.8): "
-                + ", ".join(f"{metric} {detectable(value)}" for metric, value in s.minimum_detectable.items())
+    evidence = [f"stratum {s.name!r}: {s.queries} queries; smallest detectable delta " + _detectable_words(s)
                 for s in study.strata if s.queries < min_queries]
     if not evidence:
         return None
     return Threat("small-strata", f"Strata under {min_queries} queries", evidence,
                   f"Add queries to each stratum (at least {min_queries}; [evaluation_set] exact = N generates "
                   "exact ones from the corpus), so that a smaller real difference can show.")
+
+
+def _detectable_words(stratum: StratumSummary) -> str:
+    """The one smallest detectable delta per metric the document prints: at the Holm family's
+    corrected level when the stratum has one (as the verdicts use it), else at alpha 0.05."""
+    if stratum.family_rows and stratum.minimum_detectable_in_family:
+        values, how = stratum.minimum_detectable_in_family, (f"in its Holm family (alpha 0.05 over "
+                                                             f"{stratum.family_rows} rows, power 0.8)")
+    else:
+        values, how = stratum.minimum_detectable, "(alpha 0.05, power 0.8)"
+    return how + ": " + ", ".join(f"{metric} {detectable(value)}" for metric, value in values.items())
 
 
 def unreachable_stratum(study: StudyResult, **_: object) -> Threat | None:

@@ -164,7 +164,7 @@ def _check_production(config: StudyConfig) -> None:
         _reworded(config, f"[production] priors: {prior!r}", partial(registry.fusions.get, prior))
 
 
-def check_generated(config: StudyConfig, requested: Mapping[str, int], written: Mapping[str, int], *,
+def check_generated(study_file: str, requested: Mapping[str, int], written: Mapping[str, int], *,
                     memories: int) -> None:
     """Refuse a request no corpus of this size could meet (more queries than memories: `exact =
     1000000` on 337 memories gave 333). A request within range that the generator met only in part
@@ -172,11 +172,11 @@ def check_generated(config: StudyConfig, requested: Mapping[str, int], written: 
     for name, count in requested.items():
         if count > memories and written.get(name, 0) < count:
             key = "[evaluation_set] exact" if name == "exact" else f"[evaluation_set] generate.{name}"
-            raise _fail(config, f"{key} = {count}: the corpus yields only {written.get(name, 0)} such queries "
+            raise SpecError(f"{study_file}: {key} = {count}: the corpus yields only {written.get(name, 0)} such queries "
                                 f"({memories} memories); ask for at most {written.get(name, 0)}.")
 
 
-def check_copied_queries(config: StudyConfig, folder: Path, copies: Mapping[str, Path]) -> None:
+def check_copied_queries(folder: Path, copies: Mapping[str, Path]) -> None:
     """The user's queries and qrels, just copied into `folder` verbatim, checked row by row with
     their problems named in the user's files (`q.jsonl:7`, not the copy's `queries.jsonl:7`).
     Only each file's own rows: what they say of the corpus is the evaluation set's load to check."""

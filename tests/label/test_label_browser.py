@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 from chromium import Chromium, chromium_path
-from study_support import plugins
+from study_support import disagreements, plugins, read_numbers
 
 from recall_kit.label.server import LabelServer
 from recall_kit.label.session import open_session
@@ -324,3 +324,10 @@ def test_back_skip_reload_and_resume_then_the_study_takes_the_labels(second_stud
     assert sum(row.holes for row in result.bounds) < sum(row["holes"] for row in before["bounds"])
     markdown = (study.parent / "out" / "study.md").read_text(encoding="utf-8")
     assert "kappa carol / the user's qrels" in markdown
+    for verdict in result.verdicts:
+        assert f"| {verdict.scope} " in markdown
+    assert "cannot flip" in markdown or "can flip" in markdown
+    # The labels reach every verdict: each system re-scored, and every number the document prints
+    # for one comparison is one number (the head-to-head, the verdicts, the bounds, the threats).
+    assert {"eval/fts5", "eval/bm25", "compare"} <= set(build.computed)
+    assert disagreements(read_numbers(markdown, result)) == {}

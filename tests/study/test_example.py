@@ -165,3 +165,14 @@ def test_every_reproduce_line_gives_the_documents_numbers(example_study: tuple[P
                 assert json.loads(Path("pool.jsonl").read_text().splitlines()[0])["query_id"]
             else:
                 _run_line(line, [])
+
+
+def test_docs_count_the_example_studys_steps_and_print_the_simpler_lines_sign() -> None:
+    """docs/study.md's no-op rerun line names as many steps as the example study has, and its table
+    of simpler systems reads its deltas the way the `simpler` Reproduce line prints them."""
+    from recall_kit.study.steps import build_graph
+
+    docs = (EXAMPLES.parent / "docs" / "study.md").read_text(encoding="utf-8")
+    steps = len(build_graph(load_study(EXAMPLES / "study.toml")).steps)
+    assert f"study: nothing to do: all {steps} steps are up to date (computed nothing)." in docs
+    assert "delta = the simpler system - hybrid" in docs

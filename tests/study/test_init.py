@@ -4,6 +4,7 @@ and no sensitive row's text in any artefact of a study of an SQLite store."""
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -116,16 +117,21 @@ def test_no_sensitive_text_reaches_any_artefact(tmp_path: Path) -> None:
 
 
 def test_generated_exact_queries_stay_apart_from_the_stores_own_exact_stratum(tmp_path: Path) -> None:
-    from recall_kit.study.steps import make_corpus, make_evaluation_set
+    from recall_kit.study.dataset_steps import make_corpus, make_evaluation_set
+    from recall_kit.study.declare import Artefacts
+    from recall_kit.study.graph import StudyGraph
+    from recall_kit.study.reads import corpus_reads, evaluation_set_reads
 
     path = tmp_path / "study.toml"
     path.write_text(f'[store]\ndataset = "{EXAMPLE.as_posix()}"\n[evaluation_set]\nexact = 12\n'
                     '[[systems]]\nname = "a"\nretriever = "fts5"\n[[systems]]\nname = "b"\nretriever = "bm25"\n')
     config = load_study(path)
-    (tmp_path / "corpus").mkdir()
+    graph = StudyGraph(tmp_path, [])
+    graph.path("corpus").mkdir(parents=True)
     (tmp_path / "set").mkdir()
-    make_corpus(config, tmp_path / "corpus")
-    make_evaluation_set(config, tmp_path / "corpus", tmp_path / "set")
+    make_corpus(corpus_reads(config), Artefacts(lambda: graph, "corpus", []), graph.path("corpus"))
+    make_evaluation_set(evaluation_set_reads(config), Artefacts(lambda: graph, "evaluation-set", ["corpus"]),
+                        tmp_path / "set")
     strata = json.loads((tmp_path / "set" / "strata.json").read_text())
     assert set(strata) == {"exact", "paraphrase", "multihop", "exact-generated"}
     assert strata["exact-generated"]["generated"] and not strata["exact"]["generated"]
@@ -135,7 +141,8 @@ def test_generated_exact_queries_stay_apart_from_the_stores_own_exact_stratum(tm
 
 
 def test_a_jsonl_stores_sensitive_rows_are_dropped_before_the_corpus_is_written(tmp_path: Path) -> None:
-    from recall_kit.study.steps import make_corpus
+    from recall_kit.study.dataset_steps import make_corpus
+    from recall_kit.study.reads import corpus_reads
 
     rows = [json.loads(line) for line in (EXAMPLE / "corpus.jsonl").read_text().splitlines()]
     rows.append({"id": 9999, "content": f"The {CANARY} is here.", "is_sensitive": "yes"})
@@ -143,7 +150,7 @@ def test_a_jsonl_stores_sensitive_rows_are_dropped_before_the_corpus_is_written(
     (tmp_path / "study.toml").write_text('[store]\njsonl = "corpus.jsonl"\n[evaluation_set]\nqueries = "generated"\n'
                                          'exact = 5\n' + LEXICAL_PAIR)
     (tmp_path / "corpus").mkdir()
-    make_corpus(load_study(tmp_path / "study.toml"), tmp_path / "corpus")
+    make_corpus(corpus_reads(load_study(tmp_path / "study.toml")), None, tmp_path / "corpus")  # type: ignore[arg-type]
     written = (tmp_path / "corpus" / "corpus.jsonl").read_text()
     assert CANARY not in written and "Brightmoor" in written
     assert json.loads((tmp_path / "corpus" / "corpus.json").read_text())["sensitive_dropped"] == 4
@@ -199,6 +206,21 @@ def test_init_maps_an_is_sensitive_column_it_finds_and_no_sensitive_text_reaches
     assert every_file_holding(tmp_path, "Brightmoor", skip=store)  # the check can see text
 
 
+def test_init_on_a_store_of_20_memories_writes_an_exact_count_the_run_accepts(tmp_path: Path) -> None:
+    rows = [json.loads(line) for line in (EXAMPLE / "corpus.jsonl").read_text().splitlines()]
+    small = [row for row in rows if not row.get("is_sensitive")][:20]
+    (tmp_path / "corpus.jsonl").write_text("".join(json.dumps(row) + "\n" for row in small))
+    result = init_cli(["study", "init", str(tmp_path / "study.toml"), "--jsonl", str(tmp_path / "corpus.jsonl")])
+    assert result.exit_code == 0, result.output
+    text = (tmp_path / "study.toml").read_text()
+    assert re.search(r"^exact = 20 ", text, re.MULTILINE)  # not 50: at most one exact query per memory
+    (tmp_path / "study.toml").write_text(text.replace("resamples = 2000", "resamples = 50").split("\n[[systems]]")[0]
+                                         + "\n" + LEXICAL_PAIR)
+    with plugins("recall-kit-fts5", "recall-kit-bm25"):
+        study, _ = run_study(tmp_path / "study.toml")  # study run does not refuse what init wrote
+    assert study.corpus.memories == 20 and 0 < sum(s.queries for s in study.strata) <= 20
+
+
 def test_an_unnamed_look_alike_column_is_refused_naming_it_and_the_two_ways_on(tmp_path: Path) -> None:
     store = write_flagged_store(tmp_path / "store.db", column="private")
     result = init_cli(["study", "init", str(tmp_path / "s.toml"), "--sqlite", str(store)])
@@ -222,10 +244,11 @@ def test_no_sensitive_col_says_the_table_has_none_and_unmapped_columns_are_repor
     text = (tmp_path / "s.toml").read_text()
     assert 'sensitive_col = ""' in text and "Columns not mapped: private, conversation." in text
     assert "(0 sensitive rows left out)" in text
-    from recall_kit.study.steps import make_corpus
+    from recall_kit.study.dataset_steps import make_corpus
+    from recall_kit.study.reads import corpus_reads
 
     (tmp_path / "corpus").mkdir()
-    make_corpus(load_study(tmp_path / "s.toml"), tmp_path / "corpus")  # the run does not refuse it either
+    make_corpus(corpus_reads(load_study(tmp_path / "s.toml")), None, tmp_path / "corpus")  # type: ignore[arg-type]  # the run does not refuse it either
     imported = invoke_cli(["dataset", "import", "sqlite", str(store), str(tmp_path / "ds"), "--no-sensitive-col",
                            "--queries", str(EXAMPLE / "queries.jsonl"), "--qrels", str(EXAMPLE / "qrels.jsonl")])
     assert imported.exit_code == 0, imported.output

@@ -162,3 +162,45 @@ def test_the_typed_result_round_trips_through_json() -> None:
     back = StudyResult.from_dict(data)
     assert back == study
     assert isinstance(back.recommendation.comparisons[1].rows[0], HeadToHead)  # type: ignore[union-attr]
+
+
+def _at_ceiling(row: HeadToHead) -> HeadToHead:
+    return dataclasses.replace(row, baseline=1.0, value=1.0, delta=0.0, ci_low=0.0, ci_high=0.0, p_value=1.0,
+                               p_holm=1.0, significant=False)
+
+
+def test_a_saturated_evaluation_set_cannot_show_a_difference_rather_than_a_delta_of_zero() -> None:
+    """Every system at the ceiling: the verdict and what each leg buys say so, no "+0.0000 (within noise)"."""
+    from recall_kit.study.document import bottom_line
+
+    study, simpler = study_of((0.0, 0.0), (0.0, 0.0), significant=(False, False))
+    study.head_to_head = [_at_ceiling(row) for row in study.head_to_head]
+    simpler = dataclasses.replace(simpler, rows=[_at_ceiling(row) for row in simpler.rows])
+    study.strata = []
+    study.recommendation = rules.recommend_simplest(study, simpler)
+    study.verdicts = rules.recommend(study)
+    lines = "\n".join(bottom_line(study))
+    assert "+0.0000" not in lines
+    assert "cannot show a difference: every system scores the ceiling on recall@5, mrr@5" in lines
+    assert "What the dense leg buys: " in lines and "recall@5: cannot show a difference (both at the ceiling" in lines
+
+
+def test_the_verdicts_are_about_the_recommended_system_and_say_whether_the_holes_can_flip_them() -> None:
+    from recall_kit.decide.holes import PairedBounds
+    from recall_kit.study.document import bottom_line
+
+    study, simpler = study_of((-0.01, 0.01), (-0.05, -0.05), significant=(False, False))
+    study.head_to_head += [_row("lexical", "fts5", m, 0.25, True) for m in ("recall@5", "mrr@5")]
+    study.strata = []
+    study.recommendation = rules.recommend_simplest(study, simpler)
+    assert study.recommendation is not None and study.recommendation.system == "lexical"
+    study.verdicts = rules.recommend(study)
+    assert [v.system for v in study.verdicts] == ["lexical"]  # not the best candidate, hybrid-graph
+    # recall@5 stays better at both ends; mrr@5's low end (-0.1, p 0.01) is worse: it can flip.
+    study.bounds = [PairedBounds("fts5", "lexical", m, "overall", 200, 0.25, low, 0.4, 0.3, 0.001, p_low, 0.001, 10, 4)
+                    for m, low, p_low in (("recall@5", 0.1, 0.01), ("mrr@5", -0.1, 0.01))]
+    lines = bottom_line(study)
+    assert lines[0].startswith("Recommendation: lexical")
+    adopt = next(line for line in lines if line.startswith("Adopt: "))
+    assert adopt.startswith("Adopt: lexical against fts5")
+    assert adopt.endswith("Unjudged pairs: recall@5 cannot flip; mrr@5 can flip.")

@@ -84,7 +84,8 @@ def _set(**values: object) -> Callable[[StudyResult], None]:
 CASES = [
     # key, the change that plants it, a word its evidence must hold
     ("holes", _set(systems__1__unjudged_share=0.3), "30% of its top-5 ids are unjudged"),
-    ("unpooled-labels", _set(labels__pooled_labels=0, labels__source="qrels"), "none was added by judging"),
+    ("unpooled-labels", _set(labels__unjudged_left=388, labels__pooled_labels=12, labels__source="qrels"),
+     "388 of the pairs some system ranked in its top 10 still carry no label (12 label(s) added"),
     ("judge-agreement", _set(agreement=AgreementSummary(measured=False, why="one judge")), "one judge"),
     ("judge-agreement", _set(agreement__kappa=0.45), "kappa 0.45"),
     ("small-strata", _set(strata__0__queries=40), "40 queries; smallest detectable delta"),

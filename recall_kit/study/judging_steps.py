@@ -1,0 +1,163 @@
+"""The study's judging steps: pool (every system's unjudged top ids), judgments (the user's qrels,
+people's labels, a model judge's grades) and agreement. Each make function receives its step's
+declared reads (study/reads.py) and the artefacts it needs."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from recall_kit.errors import DatasetError
+from recall_kit.fileio import write_json_atomic, write_jsonl_atomic
+from recall_kit.study.dataset_steps import read_rows
+from recall_kit.study.declare import Artefacts
+from recall_kit.study.reads import AgreementReads, JudgmentsReads, PoolReads
+
+DATASET_FILES = ("corpus.jsonl", "queries.jsonl", "qrels.jsonl")
+
+
+def make_pool(reads: PoolReads, artefacts: Artefacts, folder: Path) -> None:
+    """`recall-kit pool`: every system's unjudged ids at the pool depth; and the holes at the hook's k."""
+    from recall_kit import load_dataset, load_result
+    from recall_kit.curate.pool import pool_unjudged
+
+    dataset = load_dataset(artefacts.path("evaluation-set"))
+    named = [(name, load_result(artefacts.path(f"run/{name}") / "result.json")) for name in reads.systems]
+    pool = pool_unjudged(named, dataset, depth=reads.depth)
+    write_jsonl_atomic(folder / "pool.jsonl", pool.rows)
+    holes = {}
+    for name, result in named:
+        top = [doc for query_id, ranking in result.rankings().items() for doc in ranking[:reads.hook_k]
+               if doc not in dataset.qrels.get(query_id, {})]
+        returned = sum(len(ranking[:reads.hook_k]) for ranking in result.rankings().values())
+        holes[name] = round(len(top) / returned, 4) if returned else 0.0
+    write_json_atomic(folder / "pool.json", {"depth": pool.depth, "counts": pool.counts,
+                                             "ids": sum(len(row["doc_ids"]) for row in pool.rows),
+                                             "queries": len(pool.rows), "unjudged_share_at_hook_k": holes})
+
+
+def pool_command(reads: PoolReads, folder: Path) -> str:
+    return (f"recall-kit pool {' '.join(f'steps/run/{n}/result.json' for n in reads.systems)} "
+            f"--depth {reads.depth} --dataset steps/evaluation-set --out pool.jsonl")
+
+
+def make_judgments(reads: JudgmentsReads, artefacts: Artefacts, folder: Path) -> None:
+    """The labels the study scores with: the user's qrels, then people's grades (`recall-kit label`'s
+    files), then a model judge's grades of the pool, each only where nothing before it judged the pair."""
+    from recall_kit.study.labels import merge_labels, people_grades, read_people
+
+    evaluation = artefacts.path("evaluation-set")
+    out = folder / "dataset"
+    out.mkdir()
+    for name in DATASET_FILES:
+        shutil.copyfile(evaluation / name, out / name)
+    people = read_people([Path(path) for path in reads.people])
+    layers = [people_grades(people)] if people else []
+    info: dict[str, Any] = {"source": "qrels", "pooled_labels": 0}
+    if reads.judge != "qrels":
+        from recall_kit.curate.judge import build_judge, read_qrels_file
+
+        judge = build_judge(reads.judge, {reads.judge: reads.options} if reads.options else None)
+        grades_path = folder / "model-grades.jsonl"
+        _judge_pool(reads, artefacts, judge, grades_path, folder)
+        layers.append(read_qrels_file(grades_path) if grades_path.exists() else {})
+        info = {"source": reads.judge, "pooled_labels": 0, "provenance": judge.provenance()}
+    if layers:
+        merged, added = merge_labels(read_rows(evaluation / "qrels.jsonl"), *layers)
+        write_jsonl_atomic(out / "qrels.jsonl", merged)
+        info["pooled_labels"] = sum(added)
+        if people:
+            info["people"] = {"assessors": sorted(people), "added": added[0]}
+    write_json_atomic(folder / "judgments.json", info)
+
+
+def _judge_pool(reads: JudgmentsReads, artefacts: Artefacts, judge: Any, grades_path: Path, folder: Path) -> None:
+    """A model judge over the pool, or over `[judging] sample` pairs of it (study/sample.py)."""
+    from recall_kit.curate.judge import judge_with
+
+    if reads.sample is not None:
+        from recall_kit.study.sample import judge_sample
+
+        judge_sample(reads.sample, artefacts, judge, grades_path, folder)
+        return
+    judge_with(judge, artefacts.path("pool") / "pool.jsonl", artefacts.path("evaluation-set"), grades_path,
+               show=lambda line: None)
+
+
+def make_agreement(reads: AgreementReads, artefacts: Artefacts, folder: Path) -> None:
+    write_json_atomic(folder / "agreement.json", measure_agreement(reads, artefacts))
+
+
+def agreement_command(reads: AgreementReads, folder: Path) -> str | None:
+    """`recall-kit agreement`: the second judge's grades against the labels the study used."""
+    import os
+    import shlex
+
+    if reads.agreement is None:
+        return None
+    against = "judgments/dataset/qrels.jsonl" if reads.judge == "qrels" else "judgments/model-grades.jsonl"
+    return (f"recall-kit agreement {shlex.quote(os.path.relpath(reads.agreement, folder))} steps/{against} "
+            f"--seed {reads.seed}")
+
+
+def agreement_against(reads: AgreementReads, artefacts: Artefacts) -> Path:
+    """The labels a second judge's grades are compared with: the model judge's grades, or the user's qrels."""
+    if reads.judge == "qrels":
+        return artefacts.path("judgments") / "dataset" / "qrels.jsonl"
+    return artefacts.path("judgments") / "model-grades.jsonl"
+
+
+def measure_agreement(reads: AgreementReads, artefacts: Artefacts) -> dict[str, Any]:
+    """The agreement step: a second judge's grades (`[judging] agreement`, qrels JSONL as `recall-kit
+    judge` writes) against the labels the study used (a model judge's grades, or the user's own qrels):
+    Cohen's kappa on the pairs both graded, as `recall-kit agreement` computes it."""
+    against = "the user's qrels" if reads.judge == "qrels" else f"the model judge {reads.judge!r}'s grades"
+    people = _people_agreement(reads, artefacts)
+    if people is not None and (reads.agreement is None or not Path(reads.agreement).is_file()):
+        if reads.judge != "qrels" and people["against_model"]:
+            first = people["against_model"][0]
+            return {"measured": True, "against": f"{against}, by {first['assessor']}", "kappa": first["kappa"],
+                    "n": first["n"], "kappa_ci": first["interval"], "people": people}
+        found = [p for p in people["between"] + (people["against_qrels"] if reads.judge == "qrels" else [])
+                 if p["kappa"] is not None]
+        if found:  # the lowest kappa decides whether the verdicts are provisional
+            low = min(found, key=lambda p: p["kappa"])
+            where = (f"{against}, by {low['assessor']}" if "assessor" in low
+                     else f"between assessors {low['a']} and {low['b']}")
+            return {"measured": True, "against": where + " (the lowest of the people's kappas)",
+                    "kappa": low["kappa"], "n": low["n"], "kappa_ci": low["interval"], "people": people}
+    if people is not None and (reads.agreement is None or not Path(reads.agreement).is_file()):
+        return {"measured": False, "people": people,
+                "why": f"people's grades joined ({', '.join(people['assessors'])}), but no kappa is defined on the "
+                       "pairs they share with each other or with the qrels (too few, or graded all alike)"}
+    if reads.agreement is None or not Path(reads.agreement).is_file():
+        why = ("the labels come from one judge (the user's qrels) and [judging] agreement names no second one"
+               if reads.judge == "qrels" else
+               "the model judge's grades were never compared with a person's ([judging] agreement names none)")
+        return {"measured": False, "why": why, **({"people": people} if people is not None else {})}
+    from recall_kit.curate.agreement import agreement_files
+
+    try:
+        measured = agreement_files(reads.agreement, agreement_against(reads, artefacts), seed=reads.seed)
+    except DatasetError as error:
+        return {"measured": False, "why": str(error).replace(str(artefacts.folder) + "/", "")}
+    return {"measured": True, "against": against, **measured.to_dict(),
+            **({"people": people} if people is not None else {})}
+
+
+def _people_agreement(reads: AgreementReads, artefacts: Artefacts) -> dict[str, Any] | None:
+    """Kappa between the people who labelled, and of each against the model judge (None: nobody labelled)."""
+    from recall_kit.study.labels import people_agreement, read_people
+
+    people = read_people([Path(path) for path in reads.people])
+    if not people:
+        return None
+    from recall_kit.curate.judge import read_qrels_file
+
+    model = None
+    grades = artefacts.path("judgments") / "model-grades.jsonl"
+    if reads.judge != "qrels" and grades.is_file():
+        model = read_qrels_file(grades)
+    qrels = read_qrels_file(artefacts.path("evaluation-set") / "qrels.jsonl")  # the user's, before anyone's labels
+    return people_agreement(people, model, seed=reads.seed, qrels=qrels)
