@@ -155,9 +155,9 @@ def _comparison() -> Comparison:
 
 def test_the_verdict_in_words():
     assert verdict_sentences(_comparison()) == [
-        "bm25+dense does not beat bm25 on recall@5: +0.0130 [-0.0050, +0.0310], 984 queries, Holm p 0.2000.",
-        "dense beats bm25 on recall@5: +0.0500 [+0.0200, +0.0800], 984 queries, Holm p 0.0010.",
-        "fts5 is worse than bm25 on recall@5: -0.0400 [-0.0700, -0.0100], 984 queries, Holm p 0.0100.",
+        "bm25+dense does not beat bm25 on recall@5: +0.0130 [-0.0050, +0.0310], 984 queries, Holm p 0.2000 among 3 primary rows.",
+        "dense beats bm25 on recall@5: +0.0500 [+0.0200, +0.0800], 984 queries, Holm p 0.0010 among 3 primary rows.",
+        "fts5 is worse than bm25 on recall@5: -0.0400 [-0.0700, -0.0100], 984 queries, Holm p 0.0100 among 3 primary rows.",
     ]
 
 
