@@ -82,7 +82,7 @@ class _ImportCommand(typer.core.TyperCommand):
         from recall_kit import registry
 
         for param in self.params:  # FORMAT lists the importers registered, plugins' too (http, mcp)
-            if param.name == "format_name":
+            if param.name == "format_name" and isinstance(param, typer.core.TyperArgument):
                 param.help = f"Importer: {', '.join(registry.importers.names())} (see 'recall-kit list importers')."
         super().format_help(ctx, formatter)
 

@@ -74,7 +74,8 @@ def created_at_columns(source: Path, table: str) -> tuple[list[str], list[str]]:
         return [], []
     finally:
         connection.close()
-    recognised, named_only = [], []
+    recognised: list[str] = []
+    named_only: list[str] = []
     for _, column, declared, *_ in described:
         words = set(re.split(r"[^a-z0-9]+", re.sub(r"([a-z])([A-Z])", r"\1_\2", column).lower()))
         if not words & CREATED_WORDS:
