@@ -524,7 +524,8 @@ def test_pool_of_results_that_share_no_query_with_the_dataset_is_refused(tmp_pat
 def test_gate_bootstrap_below_one_is_bad_input(tmp_path, args, message):
     baseline = _result_file(tmp_path)
     result = invoke("gate", "--baseline", str(baseline), "--current", str(_result_file(tmp_path, "b.json")), *args)
-    assert result.exit_code == 2 and result.stderr == f"Error: {message}\n"
+    note = "recall-kit: gate --bootstrap is now --resamples (the old spelling goes in the next release).\n"
+    assert result.exit_code == 2 and result.stderr == (note if "--bootstrap" in args else "") + f"Error: {message}\n"
 
 
 @pytest.mark.parametrize(("args", "message"), [
