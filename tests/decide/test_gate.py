@@ -65,6 +65,9 @@ def test_significant_passes_a_drop_the_test_does_not_support(tmp_path):
     assert not run_gate(base, cur, max_drop=0.02, n_resamples=2000).passed
     lenient = run_gate(base, cur, max_drop=0.02, significant=True, n_resamples=2000)
     assert lenient.passed and lenient.checks[0].note == "drop not significant"
+    tested = sum(1 for check in lenient.checks if check.p_holm is not None)
+    assert tested >= 1 and any(f"Holm-adjusted over the {tested} gated rows (one family)" in note
+                               for table in lenient.report().tables for note in table.notes)
     # Every query dropping is supported by the test: --significant still fails it.
     worse = write_result(tmp_path / "worse.json", [0.9] * 40)
     assert not run_gate(base, worse, max_drop=0.02, significant=True, n_resamples=2000).passed
