@@ -27,6 +27,8 @@ from typing import Any, TextIO
 from recall_kit.masking import mask_secrets
 
 _DEFAULT_INTERVAL = 10.0
+#: The display's clock (a test sets its own).
+_clock = time.monotonic
 
 
 def _duration(seconds: float) -> str:
@@ -40,16 +42,47 @@ def _duration(seconds: float) -> str:
     return f"{hours}h{minutes:02d}m"
 
 
+class _SmoothedRate:
+    """The work's rate as tqdm measures it: exponential moving averages of the share done between
+    two samples and of the seconds between them, their ratio the rate (tqdm's `smoothing`, 0.3:
+    the newest sample weighs 30%). At a steady rate the estimate left only counts down; a change of
+    pace moves it over a few samples instead of at once, and a burst of tiny samples (a bar's
+    every step) cannot swing it, as one ratio of averages rather than an average of ratios."""
+
+    SMOOTHING = 0.3
+    #: Progress made sooner than this after the last sample waits for the next (tqdm's mininterval):
+    #: a bar's steps a few microseconds apart are not samples of their own.
+    MIN_SECONDS = 0.1
+
+    def __init__(self) -> None:
+        self.done: float | None = None
+        self.seconds: float | None = None
+
+    def sample(self, done: float, seconds: float) -> None:
+        if done <= 0 or seconds < 0:  # no progress or a clock that went back: not a sample
+            return
+        weight = self.SMOOTHING
+        self.done = done if self.done is None else weight * done + (1 - weight) * self.done
+        self.seconds = seconds if self.seconds is None else weight * seconds + (1 - weight) * self.seconds
+
+    def rate(self) -> float | None:
+        """Share of the work per second (None before the first sample or when none took time)."""
+        if self.done is None or not self.seconds:
+            return None
+        return self.done / self.seconds
+
+
 class _Display:
     """The run's one progress line: where (nested steps), what (a stage), a count, and the time."""
 
     def __init__(self) -> None:
-        self.started = time.monotonic()
+        self.started = _clock()
         self.levels: list[list[Any]] = []  # [label, number, total] per open steps() level
         self.description = "starting"
         self.total: float | None = None
         self.completed: float = 0
         self.reached: tuple[float, float] = (0.0, self.started)  # the share done, and when it was reached
+        self.pace = _SmoothedRate()
 
     # -- the state -------------------------------------------------------------------------------
 
@@ -78,7 +111,7 @@ class _Display:
         for _, number, total in self.levels:
             if total <= 0:
                 return share
-            share += width * (number - 1) / total
+            share += width * max(0, number - 1) / total  # a level opened, its first step not begun: 0
             width /= total
         if self.total:
             share += width * min(1.0, max(0.0, self.completed / self.total))
@@ -87,19 +120,27 @@ class _Display:
     def where(self) -> str:
         return " > ".join(f"{label}" for label, _, _ in self.levels if label)
 
-    def timing(self) -> str:
-        """"1m10s elapsed, about 2m10s left": the time left is the pace up to the last step begun
-        (the share done when it began, and when that was) applied to the share still to do, less
-        the time since; it counts down within a step rather than growing with it."""
-        now = time.monotonic()
-        text = f"{_duration(now - self.started)} elapsed"
+    def note_progress(self) -> None:
+        """Record the share done now, if it grew: one sample of the smoothed rate. (The share falls
+        back for a moment when a bar ends and the stage before it comes back, or a nested level
+        closes before the next step begins: not a sample, and the estimate does not jump up.)"""
+        now = _clock()
         share = self.share_done()
-        if share != self.reached[0]:
+        if share > self.reached[0] and now - self.reached[1] >= _SmoothedRate.MIN_SECONDS:
+            self.pace.sample(share - self.reached[0], now - self.reached[1])
             self.reached = (share, now)
+
+    def timing(self) -> str:
+        """"1m10s elapsed, about 2m10s left": the time left is the share still to do at the smoothed
+        rate (`_SmoothedRate`), less the time since that share was reached; while the rate holds it
+        counts down, and a step slower than the ones before moves it by a part, not all at once."""
+        now = _clock()
+        text = f"{_duration(now - self.started)} elapsed"
+        self.note_progress()
         share, when = self.reached
-        if share > 0:
-            expected = (when - self.started) / share  # the whole run at the pace so far
-            left = expected - (now - self.started)
+        rate = self.pace.rate()
+        if share > 0 and rate:
+            left = (1.0 - share) / rate - (now - when)
             if left >= 1.0 or share >= 1.0:  # no "about 0s left" while work remains: the pace is stale
                 text += f", about {_duration(max(0.0, left))} left"
         return text
@@ -227,7 +268,7 @@ def steps(total: int, label: str = "") -> Iterator[Callable[..., None]]:
         level[1] = level[1] + 1 if number is None else number
         count = f"{label} {level[1]} of {total}" if label else f"{level[1]} of {total}"
         level[0] = f"{count}: {mask_secrets(name)}" if name else count
-        display.reached = (display.share_done(), time.monotonic())
+        display.note_progress()
         display.changed()
 
     try:

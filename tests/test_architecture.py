@@ -653,14 +653,7 @@ call_each("on_index_built", {"leg": name, "stats": {"build_seconds": seconds, "s
 #: Facade imports still pending in study/ and label/, which are being redrawn (issue 61's study and
 #: label part): file -> the names it takes from `recall_kit`. Pending, not accepted: remove each
 #: entry when its module imports from the defining module.
-FACADE_IMPORTS_PENDING = {
-    "recall_kit/label/session.py": {"load_dataset", "load_result"},
-    "recall_kit/study/collect.py": {"BenchmarkResult", "Dataset", "load_dataset", "load_result"},
-    "recall_kit/study/labels.py": {"load_dataset", "load_result"},
-    "recall_kit/study/sample.py": {"load_dataset", "load_result"},
-    "recall_kit/study/steps.py": {"compare_results", "load_dataset", "load_result", "registry", "run_ablation",
-                                  "run_benchmark", "run_sweep"},
-}
+FACADE_IMPORTS_PENDING: dict[str, set[str]] = {}
 #: Private names imported across modules, pending in study/ (as above): file -> the names.
 PRIVATE_IMPORTS_PENDING = {"recall_kit/study/init_live.py": {"_value"}}
 #: `import recall_kit` where a module reads the facade's own attribute, not a re-exported name.

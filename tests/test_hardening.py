@@ -524,7 +524,8 @@ def test_pool_of_results_that_share_no_query_with_the_dataset_is_refused(tmp_pat
 def test_gate_bootstrap_below_one_is_bad_input(tmp_path, args, message):
     baseline = _result_file(tmp_path)
     result = invoke("gate", "--baseline", str(baseline), "--current", str(_result_file(tmp_path, "b.json")), *args)
-    assert result.exit_code == 2 and result.stderr == f"Error: {message}\n"
+    note = "recall-kit: gate --bootstrap is now --resamples (the old spelling goes in the next release).\n"
+    assert result.exit_code == 2 and result.stderr == (note if "--bootstrap" in args else "") + f"Error: {message}\n"
 
 
 @pytest.mark.parametrize(("args", "message"), [
@@ -588,7 +589,7 @@ def test_sweep_masks_a_password_as_eval_does(tmp_path, tiny_dataset):
     with registered_plugin(Plugin(), name="remote-plugin"):
         result = invoke("sweep", "-d", str(tiny_dataset), "-r", "remote", "-g", "remote.boost=0,1",
                         "-t", "recall@5", "-o", "remote.dsn=postgresql://me:s3cret@db/memories",
-                        "--out-dir", str(out), "--latency-sample", "0", "--bootstrap", "100")
+                        "--out-dir", str(out), "--latency-sample", "0", "--resamples", "100")
     assert result.exit_code == 0, result.output
     written = [path.read_text() for path in out.iterdir()]
     assert written and not any("s3cret" in text for text in written)
@@ -736,7 +737,7 @@ def test_a_dsn_as_a_grid_value_is_masked_in_the_table_sweep_json_and_file_names(
     out = tmp_path / "sw"
     grid = f"secret.dsn=postgresql://me:{CANARY}@db/a,host=db password={CANARY}"
     result = invoke("sweep", "-d", str(tiny_dataset), "-r", "secret", "-g", grid, "-t", "recall@5",
-                    "--out-dir", str(out), "--latency-sample", "0", "--bootstrap", "100")
+                    "--out-dir", str(out), "--latency-sample", "0", "--resamples", "100")
     assert result.exit_code == 0, result.output
     assert "secret.dsn=postgresql://me:***@db/a" in result.output
     sweep = json.loads((out / "sweep.json").read_text())
@@ -925,12 +926,12 @@ def test_agreement_reads_relevant_ids_as_every_command_does_and_takes_trec_qrels
     # Issue 37: "1234" was read as the ids 1, 2, 3, 4; TREC qrels were `a.qrels:1: not valid JSON`.
     judged = _qrels_lines(tmp_path / "b.jsonl", [{"query_id": "q1", "relevance": {"1234": 1, "7": 0}}])
     string_ids = _qrels_lines(tmp_path / "a.jsonl", [{"query_id": "q1", "relevant_ids": "1234"}])
-    result = invoke("agreement", str(string_ids), str(judged), "--samples", "0")
+    result = invoke("agreement", str(string_ids), str(judged), "--resamples", "0")
     assert result.exit_code == 2
     assert result.stderr.strip() == 'Error: a.jsonl:1: "relevant_ids" must be a list of ids'
     trec = tmp_path / "a.qrels"
     trec.write_text("q1 0 1234 1\nq1 0 7 1\n", encoding="utf-8")
-    result = invoke("agreement", str(trec), str(judged), "--samples", "0", "--json", str(tmp_path / "k.json"))
+    result = invoke("agreement", str(trec), str(judged), "--resamples", "0", "--json", str(tmp_path / "k.json"))
     assert result.exit_code == 0, result.output
     written = json.loads((tmp_path / "k.json").read_text())
     assert written["n"] == 2 and written["labels"] == [0, 1] and written["confusion"] == [[0, 0], [1, 1]]
@@ -953,7 +954,7 @@ def test_agreement_refuses_bad_qrels_in_one_line_naming_file_and_line(tmp_path, 
     bad = tmp_path / "a.jsonl"
     bad.write_bytes(content if isinstance(content, bytes) else content.encode())
     good = _qrels_lines(tmp_path / "b.jsonl", [{"query_id": "q1", "relevance": {"d": 1}}])
-    result = invoke("agreement", str(bad), str(good), "--samples", "0")
+    result = invoke("agreement", str(bad), str(good), "--resamples", "0")
     assert result.exit_code == 2 and "unexpected" not in result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"Error: {message}"), lines
@@ -1097,7 +1098,7 @@ def test_a_reporter_that_raises_leaves_no_json_behind(tmp_path, command):
         write_qrels(qrels, load_dataset(tmp_path / "tiny").qrels)
         args = ["score", "--qrels", str(qrels), "--run", str(tmp_path / "run.trec")]
     else:
-        args = ["compare", str(result_file), str(_result_file(tmp_path, "b.json")), "--bootstrap", "100"]
+        args = ["compare", str(result_file), str(_result_file(tmp_path, "b.json")), "--resamples", "100"]
     with registered_plugin(Plugin(), name="rk-boom"), registered_plugin(OverlapPlugin(), name="overlap-plugin"):
         result = invoke(*args, "--json", str(out), "--report", "boom")
     assert result.exit_code == 2 and "Reporter 'boom'" in result.stderr

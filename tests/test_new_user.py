@@ -60,7 +60,7 @@ def test_a_run_folder_holding_another_run_is_refused_unless_forced(tmp_path):
 def test_a_second_sweep_into_the_same_folder(tmp_path):
     out = tmp_path / "sweep"
     common = ["sweep", "-d", str(EXAMPLE), "-r", "fts5+bm25", "-f", "rrf", "-t", "recall@10",
-              "--latency-sample", "0", "--bootstrap", "100", "--no-progress", "--out-dir", str(out)]
+              "--latency-sample", "0", "--resamples", "100", "--no-progress", "--out-dir", str(out)]
     first = _cli(*common, "-g", "bm25=0.5,1")
     assert first.returncode == 0, first.stderr
     again = _cli(*common, "-g", "bm25=0.5,1")  # the same run: replaced
@@ -87,11 +87,12 @@ def test_eval_says_it_creates_a_missing_folder(overlap_plugin, tiny_dataset, tmp
 
 def test_one_spelling_per_idea_in_help_and_the_old_one_still_parses():
     app = get_app()
-    for command, shown in (("pool", "--output"), ("judge", "--output"), ("ablate", "--out-dir"),
-                           ("sweep", "--out-dir"), ("score", "--output")):
+    for command, shown, hidden in (("pool", "--out", "--output"), ("judge", "--out", "--output"),
+                                   ("ablate", "--out-dir", "--out"), ("sweep", "--out-dir", "--out"),
+                                   ("score", "--output", "--out")):
         text = runner.invoke(app, [command, "--help"], terminal_width=200).output
         assert shown in text, command
-        assert "--out," not in text and "--out " not in text, command
+        assert f"{hidden}," not in text and f"{hidden} " not in text, command
     # score writes its report to a file, as every command with a report does
     assert "Write the report to this file" in runner.invoke(app, ["score", "--help"], terminal_width=200).output
 
@@ -154,9 +155,9 @@ def _comparison() -> Comparison:
 
 def test_the_verdict_in_words():
     assert verdict_sentences(_comparison()) == [
-        "bm25+dense does not beat bm25 on recall@5: +0.0130 [-0.0050, +0.0310], 984 queries, Holm p 0.2000.",
-        "dense beats bm25 on recall@5: +0.0500 [+0.0200, +0.0800], 984 queries, Holm p 0.0010.",
-        "fts5 is worse than bm25 on recall@5: -0.0400 [-0.0700, -0.0100], 984 queries, Holm p 0.0100.",
+        "bm25+dense does not beat bm25 on recall@5: +0.0130 [-0.0050, +0.0310], 984 queries, Holm p 0.2000 among 3 primary rows.",
+        "dense beats bm25 on recall@5: +0.0500 [+0.0200, +0.0800], 984 queries, Holm p 0.0010 among 3 primary rows.",
+        "fts5 is worse than bm25 on recall@5: -0.0400 [-0.0700, -0.0100], 984 queries, Holm p 0.0100 among 3 primary rows.",
     ]
 
 

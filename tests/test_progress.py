@@ -29,25 +29,101 @@ def test_without_a_display_stage_does_nothing_and_no_bar_is_drawn(capsys):
     assert capsys.readouterr().err == ""
 
 
+class _Clock:
+    """The display's clock, moved by hand."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
 def test_steps_say_where_the_run_is_and_estimate_the_time_left(monkeypatch):
+    clock = _Clock()
+    monkeypatch.setattr(progress, "_clock", clock)
     with progress.progress_display(show=True):
         display = progress._current
         assert display is not None
         with progress.steps(4, "leg search") as begin_search, progress.steps(5, "scope") as begin_scope:
-            begin_search("dense (dense.max_seq_length=128)")
-            begin_search("dense (as given)")  # the second of 4
+            begin_search("dense (max_seq_length=128)")
+            clock.now += 70.0
+            begin_search("dense")  # the second of 4
+            clock.now += 20.0
             begin_scope("", 3)  # its third scope of 5
             progress.stage("dense: embedding 500 memories", total=500)(100)
             # 1 of 4 searches done, 2 of the second's 5 scopes, and 100 of the third scope's 500
             # memories: 1/4 + 1/4 * 2/5 + 1/4 * 1/5 * 100/500 = 0.36
             assert abs(display.share_done() - 0.36) < 1e-12
-            monkeypatch.setattr(display, "started", progress.time.monotonic() - 70.0)
             line = display.line()
-            assert line.startswith("recall-kit: leg search 2 of 4: dense (as given) > scope 3 of 5 > "
+            assert line.startswith("recall-kit: leg search 2 of 4: dense > scope 3 of 5 > "
                                    "dense: embedding 500 memories 100/500 (")
-            # 70 s for 36%: 124 s left
-            assert line.endswith("(1m10s elapsed, about 2m04s left)")
+            # two samples: 25% in 70 s, then 10% in 20 s (the third scope begun; the bar's 1% at
+            # that same moment waits for the next sample); smoothed (the newest weighs 0.3), the
+            # rate is (0.3 * 0.10 + 0.7 * 0.25) / (0.3 * 20 + 0.7 * 70) = 0.205 / 55 a second,
+            # and the 65% left take 0.65 * 55 / 0.205 = 174 s
+            assert line.endswith("(1m30s elapsed, about 2m54s left)")
         assert display.levels == []
+
+
+def _estimates(display, clock, seconds_per_memory, memories, legs=2):  # type: ignore[no-untyped-def]
+    """Seconds left as the display says them through a run of `legs` leg searches, each a bar of
+    `memories` memories at one pace; after each bar the stage before it comes back, and the share
+    done falls back to the step's start until the next step begins."""
+    import re
+
+    seen = []
+    with progress.steps(legs, "leg search") as begin:
+        for leg in range(legs):
+            begin(f"leg{leg}")
+            with progress.progress_bar(memories, "embedding") as advance:
+                for _ in range(memories):
+                    clock.now += seconds_per_memory
+                    advance(1)
+                    seen.append(display.timing())
+            seen.append(display.timing())  # the bar gone: the share falls back to the step's start
+    left = []
+    for text in seen:
+        found = re.search(r"about (?:(\d+)m)?(\d+)s left", text)
+        left.append(int(found.group(1) or 0) * 60 + int(found.group(2)) if found else None)
+    return left
+
+
+def test_the_time_left_does_not_grow_while_the_rate_holds(monkeypatch):
+    # make demo: 10 s -> 21 s -> 24 s left at one steady pace: a bar's end dropped the share done
+    # to its step's start, and the pace since the run began was applied to that smaller share.
+    clock = _Clock()
+    monkeypatch.setattr(progress, "_clock", clock)
+    with progress.progress_display(show=True):
+        display = progress._current
+        left = _estimates(display, clock, seconds_per_memory=1.0, memories=20)
+    shown = [value for value in left if value is not None]
+    assert len(shown) == 42 and shown[-1] == 0
+    assert all(later <= earlier for earlier, later in zip(shown, shown[1:])), str(left)
+
+
+def test_the_time_left_follows_a_change_of_pace_within_a_few_samples(monkeypatch):
+    # The first leg searches at 0.1 s a memory, the second at 2 s: the estimate moves to the new
+    # pace (tqdm's smoothing), where the pace since the start would still say a fraction of it.
+    clock = _Clock()
+    monkeypatch.setattr(progress, "_clock", clock)
+    with progress.progress_display(show=True):
+        display = progress._current
+        with progress.steps(2, "leg search") as begin:
+            begin("fast")
+            with progress.progress_bar(50, "embedding") as advance:
+                for _ in range(50):
+                    clock.now += 0.1
+                    advance(1)
+            begin("slow")
+            with progress.progress_bar(50, "embedding") as advance:
+                for _ in range(20):
+                    clock.now += 2.0
+                    advance(1)
+                    display.timing()
+                # 30 memories left at 2 s each: 60 s, give or take the fast leg's fading weight
+                # (0.7 ** 20 of it); the pace since the start would say 30 * 45 s / 70 = 19 s
+                assert display.timing().endswith(("about 58s left", "about 59s left", "about 1m00s left"))
 
 
 def test_no_about_0s_left_while_work_remains(monkeypatch):
@@ -60,6 +136,7 @@ def test_no_about_0s_left_while_work_remains(monkeypatch):
             begin("dense")
             monkeypatch.setattr(display, "started", progress.time.monotonic() - 30.0)
             display.reached = (0.5, display.started + 1.0)  # half the work was done after 1 s
+            display.pace.sample(0.5, 1.0)
             progress.stage("dense: searching 337 queries", total=337)
             assert display.line().endswith("(30s elapsed)")
 

@@ -63,7 +63,7 @@ def test_gate_refuses_non_finite_thresholds(tmp_path, flag, value):
     # MRR falls by 0.19: with `--max-drop nan` every comparison was False, so the gate passed.
     base = _result(tmp_path / "base.json", [0.69] * 30)
     cur = _result(tmp_path / "cur.json", [0.50] * 30)
-    result = invoke("gate", "--baseline", str(base), "--current", str(cur), flag, value, "--bootstrap", "200")
+    result = invoke("gate", "--baseline", str(base), "--current", str(cur), flag, value, "--resamples", "200")
     assert result.exit_code == 2, result.output
     assert f"{flag} must be a finite number" in _only_line(result.stderr)
     with pytest.raises(OptionError):

@@ -78,9 +78,16 @@ class _ImportCommand(typer.core.TyperCommand):
         ctx.meta["import_args"] = list(args)
         return super().parse_args(ctx, args)
 
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        import recall_kit.registry as registry
+
+        for param in self.params:  # FORMAT lists the importers registered, plugins' too (http, mcp)
+            if param.name == "format_name" and isinstance(param, typer.core.TyperArgument):
+                param.help = f"Importer: {', '.join(registry.importers.names())} (see 'recall-kit list importers')."
+        super().format_help(ctx, formatter)
+
     def format_epilog(self, ctx: Any, formatter: Any) -> None:
         import recall_kit.registry as registry
-        from recall_kit.options import describe_options
 
         super().format_epilog(ctx, formatter)
         names = registry.importers.names()
@@ -88,20 +95,30 @@ class _ImportCommand(typer.core.TyperCommand):
         if given and given[0] in names:
             names = [given[0]]
         for name in names:
-            rows = []
-            for field, type_text, default, meaning in describe_options(registry.importers.get(name).obj.Options):
-                flag = "--" + field.replace("_", "-")
-                if type_text == "bool":
-                    flag = f"{flag} / --no-{field.replace('_', '-')}"
-                else:
-                    flag += " " + {"str": "TEXT", "int": "INTEGER", "float": "FLOAT"}.get(type_text, f"[{type_text}]")
-                shown = "none" if default in ("", None) else str(default).lower() if isinstance(default, bool) else default
-                rows.append((flag, f"{meaning} [default: {shown}]".strip()))
+            rows = importer_flags(registry.importers.get(name).obj.Options)
             with formatter.section(f"Options of the {name} importer (after OUT)"):
                 if rows:
                     formatter.write_dl(rows)
                 else:
                     formatter.write_text("none")
+
+
+def importer_flags(options_class: type) -> list[tuple[str, str]]:
+    """An importer's options as `dataset import --help` shows them: (flags, meaning [default]). A
+    flag whose name is already a negation (`no_sensitive_col`) is that flag alone, not
+    `--no-sensitive-col / --no-no-sensitive-col`."""
+    from recall_kit.options import describe_options
+
+    rows = []
+    for field, type_text, default, meaning in describe_options(options_class):
+        flag = "--" + field.replace("_", "-")
+        if type_text == "bool":
+            flag = flag if field.startswith("no_") else f"{flag} / --no-{field.replace('_', '-')}"
+        else:
+            flag += " " + {"str": "TEXT", "int": "INTEGER", "float": "FLOAT"}.get(type_text, f"[{type_text}]")
+        shown = "none" if default in ("", None) else str(default).lower() if isinstance(default, bool) else default
+        rows.append((flag, f"{meaning} [default: {shown}]".strip()))
+    return rows
 
 
 @dataset_app.command(
@@ -110,7 +127,7 @@ class _ImportCommand(typer.core.TyperCommand):
 )
 def dataset_import_command(
     ctx: typer.Context,
-    format_name: Annotated[str, typer.Argument(metavar="FORMAT", help="Importer: beir, locomo, longmemeval, trec, sqlite (see 'recall-kit list importers').")],
+    format_name: Annotated[str, typer.Argument(metavar="FORMAT", help="Importer: a registered name (see 'recall-kit list importers').")],
     source: Annotated[Path, typer.Argument(metavar="SRC", help="The file or folder to import.")],
     output: Annotated[Path, typer.Argument(metavar="OUT", help="Dataset folder to write (absent or empty).")],
     force: Annotated[bool, typer.Option("--force", help="Replace a non-empty OUT.")] = False,
@@ -281,7 +298,7 @@ def dataset_lint_command(
 
 def pool_command(
     results: Annotated[list[Path], typer.Argument(help="Result JSON files of one dataset.")],
-    out: Annotated[Path, typer.Option("--output", "--out", metavar="PATH", help="Write the pool here (JSON lines, one per query).")],
+    out: Annotated[Path, typer.Option("--out", "--output", metavar="PATH", help="Write the pool here (JSON lines, one per query), for judge or label.")],
     depth: Annotated[int, typer.Option("--depth", help="Pool each system's top DEPTH ids.")] = 10,
     dataset: Annotated[Path | None, typer.Option("--dataset", "-d", help="Dataset folder (default: the path in the results).")] = None,
     with_text: Annotated[bool, typer.Option("--with-text", help="Add query and memory text (needs --dataset).")] = False,
@@ -291,7 +308,7 @@ def pool_command(
     from recall_kit.curate.pool import pool_files
     from recall_kit.fileio import check_outputs
 
-    check_outputs({"--output": out}, inputs={f"result {p}": p for p in results})
+    check_outputs({"--out": out}, inputs={f"result {p}": p for p in results})
     pool = pool_files(results, out, depth=depth, dataset_path=dataset, with_text=with_text)
     typer.echo(f"Wrote {out}", err=True)
     emit_report(pool.report(), report)
@@ -300,7 +317,7 @@ def pool_command(
 def judge_command(
     pool: Annotated[list[Path], typer.Argument(metavar="POOL", help="Pool file from 'recall-kit pool' (JSON lines: query_id, doc_ids); with --calibrate, the result files of the candidate systems.")],
     dataset: DatasetOption,
-    out: Annotated[Path, typer.Option("--output", "--out", metavar="PATH", help="Merged qrels file to write (a .journal file is kept beside it).")],
+    out: Annotated[Path, typer.Option("--out", "--output", metavar="PATH", help="Merged qrels file to write (a .journal file is kept beside it).")],
     model: Annotated[str | None, typer.Option("--model", help="Grade with this model (its `llm` name) through a registered judge, not in the terminal.")] = None,
     judge_name: Annotated[str | None, typer.Option("--judge", metavar="NAME", help="The registered judge --model uses, when several are (see 'recall-kit list judges').")] = None,
     allow_remote: Annotated[bool, typer.Option("--allow-remote", help="Let --model be a remote model: memory text leaves this machine.")] = False,

@@ -66,8 +66,9 @@ ReportOption = Annotated[str, typer.Option("--report", metavar="NAME", callback=
 TestOption = Annotated[str, typer.Option("--test", metavar="NAME", autocompletion=complete_test, help="The p-value's test: randomisation, bootstrap, t-test, wilcoxon or tukey.")]
 OutputOption = Annotated[Path | None, typer.Option("--output", metavar="PATH", help="Write the report to this file instead of stdout.")]
 LatencySampleOption = Annotated[int, typer.Option("--latency-sample", metavar="INTEGER", callback=_check_latency_sample, help="Queries timed one at a time (0: none, -1: all).")]
-#: ablate and sweep write one result file per variant into a folder; `--out` is the old spelling.
-OutDirOption = Annotated[Path, typer.Option("--out-dir", "--out", metavar="DIR", help="Folder for every variant's result JSON and a summary JSON (--out: the old spelling).")]
+#: ablate and sweep write one result file per variant into a folder; `--out`, its old spelling, is
+#: hidden and noted (cli/style.py OLD_SPELLINGS): `--out` is now a data file (pool, judge, label).
+OutDirOption = Annotated[Path, typer.Option("--out-dir", "--out", metavar="DIR", help="Folder for every variant's result JSON and a summary JSON.")]
 ProgressOption = Annotated[bool | None, typer.Option("--progress/--no-progress", help="Progress on stderr: a live line on a terminal, a plain line every 10 s otherwise (RECALL_KIT_PROGRESS_INTERVAL).")]
 ForceRunOption = Annotated[bool, typer.Option("--force", help="Replace another run's files in --out-dir (refused without it).")]
 ExecutorOption = Annotated[str, typer.Option("--executor", metavar="NAME", help="Where the leg searches and scoring run: local (this process) or ray (a Ray cluster; pip install 'recall-kit[ray]').")]

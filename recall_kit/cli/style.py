@@ -1,5 +1,5 @@
 """Help in click's conventions for every command: argument metavars, option placeholders, old
-spellings hidden, --report listing the registered reporters."""
+spellings hidden (and noted when used), --report listing the registered reporters."""
 
 from __future__ import annotations
 
@@ -42,6 +42,8 @@ def _click_style(command: Any) -> Any:
     """Help in click's conventions, the same in every command: an argument is its metavar alone
     (OUT, RESULTS...), an option's value a placeholder (PATH, TEXT, INTEGER, NAME, LIST), and
     --report lists the registered reporters. Plain values are coerced without pydantic (`coercion`)."""
+    if isinstance(command, typer.core.TyperGroup) and not isinstance(command, ClickStyleGroup):
+        command.__class__ = ClickStyleGroup  # a plugin's group (remote): its commands styled too
     if hasattr(command, "parse_args") and not hasattr(command, "_coerces_plainly"):
         command._coerces_plainly = True
         command.parse_args = _coercing_plainly(command, command.parse_args)
@@ -53,7 +55,7 @@ def _click_style(command: Any) -> Any:
             param.__class__ = _ClickStyleArgument
         elif not getattr(param, "is_flag", False) and param.metavar is None:
             param.metavar = _click_metavar(param)
-        old = _OLD_SPELLINGS | _OLD_SPELLINGS_OF.get(param.name, frozenset())
+        old = frozenset(old_spellings(command.name)) | TREC_EVAL_SPELLINGS.get(param.name, frozenset())
         if any(opt in old for opt in getattr(param, "opts", ())) and not hasattr(param, "_hides_old"):
             param._hides_old = True
             param.get_help_record = _hiding_old_spellings(param, param.get_help_record, old)
@@ -68,6 +70,8 @@ def _coercing_plainly(command: Any, parse_args: Any) -> Any:
 
     def parse_plainly(ctx: Any, args: list[str]) -> list[str]:
         _coerce_plainly(command.get_params(ctx))
+        if not hasattr(command, "list_commands"):  # a group's args are its sub-command's
+            _noting_old_spellings(command.name, args)
         return parse_args(ctx, args)
 
     return parse_plainly
@@ -84,13 +88,46 @@ def _coerce_plainly(params: list[Any]) -> None:
         fast_coercion(param)
 
 
-#: Spellings kept working for scripts, but not shown in --help: one spelling per idea is documented
-#: (--output for a file a command writes, --out-dir for a folder of files, --resamples for the
-#: bootstrap's and randomisation test's resamples).
-_OLD_SPELLINGS = frozenset({"--out", "--bootstrap", "--samples"})
-#: Old spellings of one option only, by its parameter name: `-c` is --config everywhere, and
-#: score's --complete (trec_eval's -c) keeps it only as a hidden alias.
-_OLD_SPELLINGS_OF = {"complete": frozenset({"-c"})}
+#: One spelling per meaning, in every command (tests/cli/test_option_walk.py walks them all):
+#: `--output PATH` the report (what the command prints, as --report renders it) written to a file;
+#: `--out PATH` a data file a later command reads (pool's pool, judge's qrels, label's grades);
+#: `--json PATH` the command's numbers as a JSON document (printed instead, as a flag, by the
+#: listing commands: plugins, list, dataset stats, dataset lint); `--out-dir DIR` a folder of data
+#: files; `-q` is --per-query; `-c` is --config.
+#:
+#: Old spellings, by command name ("*": every command): still parsed for one release, hidden from
+#: --help, and a one-line note on stderr names the new spelling when one is used.
+OLD_SPELLINGS: dict[str, dict[str, str]] = {
+    "*": {"--bootstrap": "--resamples", "--samples": "--resamples"},
+    "ablate": {"--out": "--out-dir"},
+    "sweep": {"--out": "--out-dir"},
+    "generate": {"--out": "--out-dir"},
+    "pool": {"--output": "--out"},
+    "judge": {"--output": "--out"},
+    "probe": {"-q": "--query"},
+}
+#: trec_eval's own short flags a command keeps, hidden, with no note (trec_eval users type them):
+#: by parameter name. score's --complete is trec_eval's -c; `-c` shown is --config everywhere.
+TREC_EVAL_SPELLINGS = {"complete": frozenset({"-c"})}
+
+
+def old_spellings(command_name: str | None) -> dict[str, str]:
+    """The old spellings `command_name` still parses: old -> the one spelling."""
+    return {**OLD_SPELLINGS["*"], **OLD_SPELLINGS.get(command_name or "", {})}
+
+
+def _noting_old_spellings(command_name: str | None, args: list[str]) -> None:
+    """One line on stderr for each old spelling in `args` (before a `--`): the spelling to use."""
+    import sys
+
+    old = old_spellings(command_name)
+    for arg in args:
+        if arg == "--":
+            return
+        spelling = arg.partition("=")[0] if arg.startswith("--") else arg
+        if spelling in old:
+            print(f"recall-kit: {command_name} {spelling} is now {old[spelling]} (the old spelling goes in "
+                  "the next release).", file=sys.stderr)
 
 
 def _hiding_old_spellings(param: Any, get_help_record: Any, old: frozenset[str]) -> Any:

@@ -160,7 +160,7 @@ def calibrate(judge: RelevanceJudge, dataset_path: str | Path, result_paths: Seq
     from recall_kit.measure.result import load_results
 
     if not result_paths:
-        raise OptionError("--calibrate needs the result files of the candidate systems (recall-kit eval ... --output R.json): "
+        raise OptionError("--calibrate needs the result files of the candidate systems (recall-kit eval ... --json R.json): "
                           "their top-ranked non-relevant memories are the hard negatives.")
     out = Path(out)
     judge.prepare()

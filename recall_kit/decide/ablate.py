@@ -10,7 +10,7 @@ from typing import Any
 
 from recall_kit.dataset import Dataset
 from recall_kit.decide.compare import ALPHA, DIAGNOSTIC, Comparison, SavedComparison, compare_results
-from recall_kit.decide.compare_report import family_note, tradeoffs
+from recall_kit.decide.compare_report import family_note, holm_p, tradeoffs
 from recall_kit.document_reader import read_saved
 from recall_kit.errors import SpecError
 from recall_kit.fileio import atomic_batch, check_run_folder, file_name, write_json_atomic
@@ -128,7 +128,7 @@ class Ablation:
         best = max(rows, key=lambda row: row.delta)
 
         def shown(row: Any) -> str:
-            p = "" if row.p_holm is None else f", Holm p {row.p_holm:.4f}"
+            p = "" if row.p_holm is None else f", {holm_p(comparison, row)}"
             return f"{row.value:.4f}, {row.delta:+.4f} [{row.ci_low:+.4f}, {row.ci_high:+.4f}]{p}"
 
         if best.significant and best.delta > 0:

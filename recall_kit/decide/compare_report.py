@@ -59,6 +59,14 @@ def _verdict(row: ComparisonRow) -> str:
     return "yes" if row.significant else "no"
 
 
+def holm_p(comparison: Comparison, row: ComparisonRow) -> str:
+    """A row's Holm-adjusted p with the family it was adjusted in: "Holm p 0.3183 among 6 primary
+    rows". One pair gets another p in a family of another size (an ablation's 6 variants against
+    a compare of 3), so the number is never shown without it."""
+    size = sum(1 for other in comparison.rows if other.family == row.family)
+    return f"Holm p {_p(row.p_holm if row.p_holm is not None else float('nan'))} among {size} {row.family} rows"
+
+
 def family_note(comparison: Comparison) -> str:
     """One sentence on which rows Holm's correction ran over, and which decide."""
     count = {family: sum(1 for row in comparison.rows if row.family == family)
@@ -196,7 +204,8 @@ def _recall_curve(comparison: Comparison) -> Chart | None:
 
 def verdict_sentences(comparison: Comparison) -> list[str]:
     """The answer in words, one sentence per challenger, on the decision metric over all queries:
-    "bm25+dense does not beat bm25 on recall@5: +0.0130 [-0.0050, +0.0310], 984 queries"."""
+    "bm25+dense does not beat bm25 on recall@5: +0.0130 [-0.0050, +0.0310], 984 queries, Holm p
+    0.2000 among 3 primary rows"."""
     metric = comparison.primary[0] if comparison.primary else comparison.metrics[0]
     sentences = []
     for row in comparison.rows:
@@ -208,7 +217,7 @@ def verdict_sentences(comparison: Comparison) -> list[str]:
             verb = "is worse than"
         else:
             verb = "does not beat"
-        held = "" if row.p_holm is None else f", Holm p {_p(row.p_holm)}"
+        held = "" if row.p_holm is None else f", {holm_p(comparison, row)}"
         sentences.append(f"{row.system} {verb} {comparison.baseline} on {metric}: {_signed(row.delta)} "
                          f"[{_signed(row.ci_low)}, {_signed(row.ci_high)}], {row.n} queries{held}.")
     return sentences
@@ -295,4 +304,4 @@ def _shared_details(comparison: Comparison) -> list[tuple[str, str]]:
     return [("options every system shares", "; ".join(f"{part}.{key}={value}" for part, key, value in shared))] if shared else []
 
 
-__all__ = ["answer_table", "comparison_charts", "comparison_provenance", "comparison_report", "delta_table", "family_note", "four_places", "pairwise_table", "scores_table", "shared_options", "tradeoff_sentence", "tradeoffs", "verdict_sentences"]
+__all__ = ["answer_table", "comparison_charts", "comparison_provenance", "comparison_report", "delta_table", "family_note", "four_places", "holm_p", "pairwise_table", "scores_table", "shared_options", "tradeoff_sentence", "tradeoffs", "verdict_sentences"]

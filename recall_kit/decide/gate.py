@@ -73,8 +73,9 @@ class GateOutcome:
                   f"negative and fails below -allowed; for latency: relative change of "
                   f"{self.settings['latency_stat']}, failing above +allowed).")]
         if self.settings["significant"]:
+            tested = sum(1 for check in self.checks if check.p_holm is not None)
             notes.append(f"--significant: a drop fails only when the paired randomisation test, Holm-adjusted "
-                         f"over the gated metrics, gives p < {ALPHA}.")
+                         f"over the {tested} gated rows (one family), gives p < {ALPHA}.")
         tables = []
         if self.regressions:
             tables.append(ReportTable(title="Regressions", headers=headers,

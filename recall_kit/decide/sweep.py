@@ -112,7 +112,7 @@ class GuardCheck:
         return self.delta < 0 and self.p_holm < ALPHA
 
     def __str__(self) -> str:
-        return f"{self.delta:+.4f} (p {self.p_holm:.3g})" + (" FAIL" if self.fails else "")
+        return f"{self.delta:+.4f} (Holm p {self.p_holm:.3g})" + (" FAIL" if self.fails else "")
 
 
 def guard_checks(
@@ -200,8 +200,9 @@ class Sweep:
         barred = [p.label for p in self.points if not p.eligible]
         notes = [(
             f"Guards {', '.join(self.guards)}: a setting is eligible only if, on the tuning queries, it is not "
-            f"significantly worse than the default on any of them (paired randomisation test, Holm within the "
-            f"guards, p < {ALPHA}); {len(barred)} of {len(self.points)} settings ruled out."
+            f"significantly worse than the default on any of them (paired randomisation test; each cell's Holm p "
+            f"is adjusted within that setting's {len(self.guards)} guards, p < {ALPHA}); {len(barred)} of "
+            f"{len(self.points)} settings ruled out."
         )]
         if not any(p.eligible for p in self.points):
             notes.append("No setting passed the guards: the best on the target is shown, and it costs a guard "

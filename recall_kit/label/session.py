@@ -78,8 +78,9 @@ def study_folder(path: str | Path) -> Path:
 def study_material(path: str | Path, assessor: str) -> Material:
     """A study's evaluation set, labels, rankings and decision, read from its folder; its scale from
     its study.toml (when given); the other assessors' files in STUDY/labels/."""
-    from recall_kit import load_dataset, load_result
     from recall_kit.curate.judge import read_pool
+    from recall_kit.dataset import load_dataset
+    from recall_kit.measure.result import load_result
     from recall_kit.study.result import StudyResult
 
     folder = study_folder(path)
@@ -114,8 +115,8 @@ def other_assessors(folder: Path, assessor: str) -> dict[str, Grades]:
 
 def pool_material(pool_path: str | Path, dataset_path: str | Path) -> Material:
     """A pool file (`recall-kit pool`'s) over a dataset: no decision, the pool's order."""
-    from recall_kit import load_dataset
     from recall_kit.curate.judge import read_pool
+    from recall_kit.dataset import load_dataset
 
     dataset = load_dataset(dataset_path)
     pool = [(q, d) for q, docs in read_pool(pool_path) for d in docs]

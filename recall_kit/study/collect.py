@@ -30,8 +30,9 @@ from recall_kit.study.result import (
 )
 
 if TYPE_CHECKING:
-    from recall_kit import BenchmarkResult, Dataset
+    from recall_kit.dataset import Dataset
     from recall_kit.decide.compare import SavedComparison
+    from recall_kit.measure.result import BenchmarkResult
     from recall_kit.study.declare import Artefacts
     from recall_kit.study.reads import DocumentReads
 
@@ -184,8 +185,8 @@ def head_to_head(comparison: SavedComparison, baseline: str) -> list[HeadToHead]
 def ablation_summary(graph: Artefacts, hook_k: int, decision: Sequence[str],
                      saturated: Collection[str] = ()) -> AblationSummary:
     """The ablation's variants (means, deltas against the full system) and the full system's leg reach."""
-    from recall_kit import load_result
     from recall_kit.decide.ablate import SavedAblation
+    from recall_kit.measure.result import load_result
 
     folder = graph.path("ablation")
     if (folder / "skipped.json").exists():
@@ -224,8 +225,9 @@ def agreement_summary(data: Mapping[str, Any], threshold: float) -> AgreementSum
 
 def collect(reads: DocumentReads, artefacts: Artefacts) -> StudyResult:
     """Read every step's artefacts into the typed study result; apply the rules; run the detectors."""
-    from recall_kit import load_dataset, load_result
+    from recall_kit.dataset import load_dataset
     from recall_kit.decide.compare import SavedComparison
+    from recall_kit.measure.result import load_result
     from recall_kit.study.rules import recommend, recommend_simplest
     from recall_kit.study.threats import detect
 

@@ -31,7 +31,7 @@ def make_corpus(reads: CorpusReads, _: Artefacts, folder: Path) -> None:
     "not sensitive": it refuses the store, naming the row, before anything is written."""
     path = Path(reads.path)
     if reads.kind == "sqlite":
-        from recall_kit import registry
+        import recall_kit.registry as registry
         from recall_kit.study.init import importer_options
 
         importer = registry.importers.create("sqlite", importer_options(reads.columns))

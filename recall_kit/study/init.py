@@ -60,6 +60,7 @@ def _sqlite_lines(source: Path, columns: dict[str, str]) -> tuple[list[str], dic
     be none), after reading the table; the facts `init` reports (counts and column names, never text)."""
     import recall_kit.registry as registry
 
+    columns, created = _created_at(source, columns)
     importer = registry.importers.create("sqlite", importer_options(columns))
     memories, counts = importer.read_memories(source)  # checks the table and every named column
     facts = {"memories": len(memories), "sensitive": counts["dropped"].get("rows_sensitive", 0),
@@ -70,13 +71,34 @@ def _sqlite_lines(source: Path, columns: dict[str, str]) -> tuple[list[str], dic
         mapped["sensitive_col"] = counts["sensitive_column"].rsplit(" (", 1)[0]
     lines = [f"# {facts['memories']} memories ({facts['sensitive']} sensitive rows left out).",
              "# The sqlite importer's column mapping; rows whose sensitive column is true never leave the store.",
-             " ".join(f"# Sensitive column: {facts['sensitive_column']}. Columns not mapped: "
+             " ".join(f"# Sensitive column: {facts['sensitive_column']}. {created} Columns not mapped: "
                       f"{facts['unmapped_columns']}.".split())]  # a column name holding a line break stays a comment
     for key, value in mapped.items():
         comment = ("  # none: --no-sensitive-col said the table has no sensitivity flag"
                    if key == "sensitive_col" and value == "" else "")
         lines.append(f"{key} = {_value(value)}{comment}")
     return lines, facts
+
+
+def _created_at(source: Path, columns: dict[str, str]) -> tuple[dict[str, str], str]:
+    """`columns` with the creation-time column mapped when the table has one it recognises (a
+    date-like name and type: `created_at_columns`) and none was named; and the sentence that says
+    what was mapped, or which flag maps a column that looks like one."""
+    import recall_kit.registry as registry
+    from recall_kit.curate.importers.sqlite import created_at_columns
+
+    if columns.get("created_at_col"):
+        return columns, f"Created-at column: {columns['created_at_col']} (named)."
+    table = columns.get("table") or registry.importers.get("sqlite").obj.Options().table
+    recognised, named_only = created_at_columns(source, table)
+    if len(recognised) == 1:
+        return ({**columns, "created_at_col": recognised[0]},
+                f"Created-at column: {recognised[0]} (detected; --created-at-col names another).")
+    looking = recognised + named_only
+    if looking:
+        return columns, (f"Not mapped, though it looks like a creation time: {', '.join(looking)} "
+                         f"(--created-at-col {looking[0]}, or created_at_col = \"{looking[0]}\" below, maps it).")
+    return columns, "Created-at column: none."
 
 
 def _store_lines(kind: str, source: Path, columns: dict[str, str], base: Path) -> tuple[list[str], dict[str, Any]]:

@@ -19,8 +19,9 @@ DATASET_FILES = ("corpus.jsonl", "queries.jsonl", "qrels.jsonl")
 
 def make_pool(reads: PoolReads, artefacts: Artefacts, folder: Path) -> None:
     """`recall-kit pool`: every system's unjudged ids at the pool depth; and the holes at the hook's k."""
-    from recall_kit import load_dataset, load_result
     from recall_kit.curate.pool import pool_unjudged
+    from recall_kit.dataset import load_dataset
+    from recall_kit.measure.result import load_result
 
     dataset = load_dataset(artefacts.path("evaluation-set"))
     named = [(name, load_result(artefacts.path(f"run/{name}") / "result.json")) for name in reads.systems]

@@ -152,8 +152,9 @@ def decision_bounds(reads: BoundsReads, artefacts: Artefacts) -> tuple[list[Any]
     """The bounds of every decision row: each candidate against the baseline on each decision metric
     with a rank cutoff, overall and per stratum (one Holm family, as the comparison); and the best
     candidate against each simpler one, overall (their own family, as the compare-down step)."""
-    from recall_kit import load_dataset, load_result
+    from recall_kit.dataset import load_dataset
     from recall_kit.decide.holes import Holes, boundable, decision_contrasts
+    from recall_kit.measure.result import load_result
 
     dataset = load_dataset(artefacts.path("judgments") / "dataset")
     names = list(dict.fromkeys([*reads.systems, *reads.simpler]))

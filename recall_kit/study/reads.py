@@ -243,7 +243,7 @@ def compare_reads(config: StudyConfig) -> CompareReads:
 
 def best_of(candidates: list[str], metric: str, artefacts: Artefacts) -> str:
     """The candidate with the best mean on `metric` over all queries (the first listed on a tie)."""
-    from recall_kit import load_result
+    from recall_kit.measure.result import load_result
 
     means = {name: load_result(artefacts.path(f"eval/{name}") / "result.json").mean(metric) for name in candidates}
     return max(candidates, key=lambda name: (means[name], -candidates.index(name)))

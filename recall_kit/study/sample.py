@@ -22,9 +22,10 @@ BATCH = 25
 def ordered_pairs(reads: SampleReads, artefacts: Artefacts) -> list[tuple[str, str]]:
     """The unjudged pairs in the order a person would be asked them: those that can move a decision
     row that can flip (heaviest first), then the rest of the pool in its order."""
-    from recall_kit import load_dataset, load_result
     from recall_kit.curate.judge import read_pool
+    from recall_kit.dataset import load_dataset
     from recall_kit.decide.holes import Holes, boundable, decision_contrasts
+    from recall_kit.measure.result import load_result
 
     dataset = load_dataset(artefacts.path("evaluation-set"))
     names = reads.systems
@@ -61,8 +62,8 @@ def stratified(pairs: Sequence[tuple[str, str]], stratum_of: dict[str, str], siz
 def judge_sample(reads: SampleReads, artefacts: Artefacts, judge: Any, grades_path: Path, folder: Path) -> None:
     """Grade `[judging] sample` ordered pairs with `judge`, in batches; sample.json says how many,
     how long each took and how long the rest should take, after every batch."""
-    from recall_kit import load_dataset
     from recall_kit.curate.judge import judge_with
+    from recall_kit.dataset import load_dataset
     from recall_kit.fileio import write_json_atomic, write_jsonl_atomic
     from recall_kit.progress import stage
 

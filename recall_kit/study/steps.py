@@ -75,7 +75,8 @@ def renderer_hash() -> str:
 
 
 def _benchmark(reads: RunReads, dataset: Path, folder: Path) -> None:
-    from recall_kit import load_dataset, run_benchmark
+    from recall_kit.dataset import load_dataset
+    from recall_kit.measure.run.runner import run_benchmark
 
     result = run_benchmark(reads.system.spec(), load_dataset(dataset), k=reads.k, metrics=reads.metrics,
                            latency_sample=reads.latency_sample, seed=reads.seed, show_progress=False)
@@ -117,7 +118,8 @@ def run_command(dataset: str) -> Callable[[RunReads, Path], str]:
 def make_compare(reads: CompareReads, artefacts: Artefacts, folder: Path) -> None:
     """`recall-kit compare`: every system against the first, Holm over the decision rows (per stratum
     too when `reads.strata`)."""
-    from recall_kit import compare_results, load_result
+    from recall_kit.decide.compare import compare_results
+    from recall_kit.measure.result import load_result
 
     if len(reads.systems) < 2:
         write_json_atomic(folder / "skipped.json", {"why": "no other system to compare with"})
@@ -143,7 +145,8 @@ def make_ablation(reads: AblationReads, artefacts: Artefacts, folder: Path) -> N
     if reads.system is None:
         write_json_atomic(folder / "skipped.json", {"why": "no candidate has two legs or more"})
         return
-    from recall_kit import load_dataset, run_ablation
+    from recall_kit.dataset import load_dataset
+    from recall_kit.decide.ablate import run_ablation
 
     run_ablation(reads.system.spec(), load_dataset(artefacts.path("judgments") / "dataset"), k=reads.k,
                  metrics=reads.metrics, out=folder / "ablation", n_resamples=reads.resamples, seed=reads.seed,
@@ -171,7 +174,8 @@ def make_sweep(reads: SweepReads, artefacts: Artefacts, folder: Path) -> None:
     if reads.system is None:
         write_json_atomic(folder / "skipped.json", {"why": "no [sweep] system and grid configured"})
         return
-    from recall_kit import load_dataset, run_sweep
+    from recall_kit.dataset import load_dataset
+    from recall_kit.decide.sweep import run_sweep
 
     run_sweep(reads.system.spec(), load_dataset(artefacts.path("judgments") / "dataset"),
               grid=reads.grid, target=reads.target, k=reads.k, metrics=reads.metrics,

@@ -39,7 +39,7 @@ def one_line(result) -> str:  # type: ignore[no-untyped-def]
     ["sweep", "-d", "DATA", "-r", "fts5+bm25", "--grid", "bm25=0.5,1", "-t", "recall@5", "--out-dir", "OUT"],
     ["compare", "a.json", "b.json"],
     ["gate", "--baseline", "a.json", "--current", "b.json"],
-    ["pool", "a.json", "--output", "OUT"],
+    ["pool", "a.json", "--out", "OUT"],
 ])
 def test_report_trec_eval_is_refused_before_anything_runs_where_it_does_not_render(
     tmp_path: Path, command: list[str]
@@ -86,7 +86,8 @@ def test_agreement_takes_the_old_spelling_still(tmp_path: Path) -> None:
     (tmp_path / "b.jsonl").write_text(row)
     new = invoke("agreement", str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl"), "--resamples", "0")
     old = invoke("agreement", str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl"), "--samples", "0")
-    assert new.exit_code == old.exit_code == 0 and new.output == old.output
+    assert new.exit_code == old.exit_code == 0 and new.stdout == old.stdout
+    assert old.stderr == "recall-kit: agreement --samples is now --resamples (the old spelling goes in the next release).\n"
 
 
 def test_agreement_checks_its_output_before_it_runs(tmp_path: Path) -> None:

@@ -80,7 +80,7 @@ def test_cli_prints_warns_and_writes_json(tmp_path):
     person.write_text('{"query_id": "q1", "relevance": {"1": 3, "2": 1}}\n'
                       '{"query_id": "q2", "relevant_ids": [5]}\n')
     out = tmp_path / "agreement.json"
-    result = runner.invoke(app, ["agreement", str(model), str(person), "--json", str(out), "--samples", "200"])
+    result = runner.invoke(app, ["agreement", str(model), str(person), "--json", str(out), "--resamples", "200"])
     assert result.exit_code == 0, result.output
     data = json.loads(out.read_text())
     # Pairs judged by both: (q1,1) 3/3, (q1,2) 0/1, (q2,5) 0/1 -> n = 3; only A: (q1,3), (q2,4).

@@ -248,7 +248,7 @@ def test_cli_end_to_end_generates_a_valid_dataset(tmp_path: Path) -> None:
     out = tmp_path / "generated"
     run = subprocess.run(
         [sys.executable, "-m", "recall_kit", "dataset", "generate", str(source), "--exact", "4", "--seed", "2",
-         "--out", str(out)], capture_output=True, text=True, cwd=ROOT, env=env, timeout=120, check=False,
+         "--out-dir", str(out)], capture_output=True, text=True, cwd=ROOT, env=env, timeout=120, check=False,
     )
     assert run.returncode == 0, run.stderr
     assert "exact: 4 of 4 queries written" in run.stdout

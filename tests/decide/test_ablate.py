@@ -74,8 +74,8 @@ def ablation(tmp_path_factory) -> tuple[Path, Path, subprocess.CompletedProcess[
     (folder / "ablate_overlap.py").write_text(OVERLAP)
     out = folder / "out"
     done = _cli(["ablate", "-d", str(EXAMPLE), "-r", "fts5+bm25+ablate_overlap:Overlap", "-f", "rrf",
-                 "--weights", "ablate_overlap:Overlap=0.5", "-m", "recall@10,ndcg@10", "--out", str(out),
-                 "--bootstrap", "2000", "--latency-sample", "5"], folder)
+                 "--weights", "ablate_overlap:Overlap=0.5", "-m", "recall@10,ndcg@10", "--out-dir", str(out),
+                 "--resamples", "2000", "--latency-sample", "5"], folder)
     assert done.returncode == 0, done.stderr
     return folder, out, done
 
@@ -116,7 +116,7 @@ def test_ablation_numbers_are_reproduced_by_eval(ablation):
 
 
 def test_ablate_refuses_a_single_leg(tmp_path):
-    done = _cli(["ablate", "-d", str(EXAMPLE), "-r", "bm25", "--out", str(tmp_path / "o")], tmp_path)
+    done = _cli(["ablate", "-d", str(EXAMPLE), "-r", "bm25", "--out-dir", str(tmp_path / "o")], tmp_path)
     assert done.returncode == 2 and "two legs or more" in done.stderr
 
 
@@ -199,7 +199,7 @@ def test_ablate_takes_primary_relevance_level_and_judged_only(tiny_dataset):
 def test_ablate_cli_passes_primary_level_and_judged_only(tmp_path):
     out = tmp_path / "out"
     done = _cli(["ablate", "-d", str(EXAMPLE), "-r", "fts5+bm25", "-f", "rrf", "-m", "recall@10,mrr",
-                 "--primary", "mrr", "-l", "2", "-J", "--out", str(out), "--bootstrap", "200",
+                 "--primary", "mrr", "-l", "2", "-J", "--out-dir", str(out), "--resamples", "200",
                  "--latency-sample", "0", "--brief"], tmp_path)
     assert done.returncode == 0, done.stderr
     index = json.loads((out / "ablation.json").read_text())

@@ -204,7 +204,7 @@ def bm25_results(tmp_path_factory) -> tuple[Path, Path]:
 def test_compare_end_to_end(bm25_results, tmp_path):
     plain, stemmed = bm25_results
     out = tmp_path / "cmp.json"
-    done = _cli("compare", str(plain), str(stemmed), "--bootstrap", "2000", "--json", str(out))
+    done = _cli("compare", str(plain), str(stemmed), "--resamples", "2000", "--json", str(out))
     assert done.returncode == 0, done.stderr
     assert "significant" in done.stdout and "W/T/L" in done.stdout
     data = json.loads(out.read_text())
@@ -219,7 +219,7 @@ def test_compare_end_to_end(bm25_results, tmp_path):
     assert {r["scope"] for r in data["rows"]} == {"overall", "exact", "paraphrase", "multihop"}
     # Seeded: the same inputs give the same numbers.
     again = tmp_path / "again.json"
-    assert _cli("compare", str(plain), str(stemmed), "--bootstrap", "2000", "--json", str(again)).returncode == 0
+    assert _cli("compare", str(plain), str(stemmed), "--resamples", "2000", "--json", str(again)).returncode == 0
     assert json.loads(again.read_text())["rows"] == data["rows"]
 
 

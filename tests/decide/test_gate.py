@@ -65,6 +65,9 @@ def test_significant_passes_a_drop_the_test_does_not_support(tmp_path):
     assert not run_gate(base, cur, max_drop=0.02, n_resamples=2000).passed
     lenient = run_gate(base, cur, max_drop=0.02, significant=True, n_resamples=2000)
     assert lenient.passed and lenient.checks[0].note == "drop not significant"
+    tested = sum(1 for check in lenient.checks if check.p_holm is not None)
+    assert tested >= 1 and any(f"Holm-adjusted over the {tested} gated rows (one family)" in note
+                               for table in lenient.report().tables for note in table.notes)
     # Every query dropping is supported by the test: --significant still fails it.
     worse = write_result(tmp_path / "worse.json", [0.9] * 40)
     assert not run_gate(base, worse, max_drop=0.02, significant=True, n_resamples=2000).passed
@@ -81,7 +84,7 @@ def test_cli_exit_codes_and_latency(tmp_path):
     # The rise as a percentage of the baseline and the latencies in ms (was "+0.3000" and "10.0000").
     latency_row = next(line for line in done.stdout.splitlines() if line.startswith("latency p95 ms"))
     assert latency_row.split()[4:8] == ["10.00", "13.00", "+30.0%", "20.0%"]
-    done = _gate("--baseline", str(base), "--current", str(worse), "--bootstrap", "500")
+    done = _gate("--baseline", str(base), "--current", str(worse), "--resamples", "500")
     assert done.returncode == 1 and "REGRESSED" in done.stdout
     done = _gate("--baseline", str(base), "--current", str(tmp_path / "missing.json"))
     assert done.returncode == 2 and "no such result file" in done.stderr
@@ -101,5 +104,5 @@ def test_gate_end_to_end_on_the_example(tmp_path):
     # The stemmed system is the better one: gating it against the plain one passes ...
     assert _gate("--baseline", str(paths["plain"]), "--current", str(paths["stem"])).returncode == 0
     # ... and the other way round it is a regression of recall@10 beyond 0.02.
-    done = _gate("--baseline", str(paths["stem"]), "--current", str(paths["plain"]), "--bootstrap", "2000")
+    done = _gate("--baseline", str(paths["stem"]), "--current", str(paths["plain"]), "--resamples", "2000")
     assert done.returncode == 1 and "recall@10" in done.stdout

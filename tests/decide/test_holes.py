@@ -202,7 +202,7 @@ def test_compare_bounds_end_to_end(tmp_path):
         assert done.returncode == 0, done.stderr
         paths.append(path)
     out = tmp_path / "cmp.json"
-    done = _cli("compare", *map(str, paths), "--bounds", str(example / "qrels.jsonl"), "--bootstrap", "500",
+    done = _cli("compare", *map(str, paths), "--bounds", str(example / "qrels.jsonl"), "--resamples", "500",
                 "--primary", "recall@5", "--json", str(out))
     assert done.returncode == 0, done.stderr
     assert "What the unjudged top hits can do" in done.stdout and "flip" in done.stdout
@@ -231,6 +231,6 @@ def test_compare_bounds_with_no_cutoff_metric_is_one_line(tmp_path):
         assert _cli("eval", "-d", str(example), "-r", name, "-m", "mrr", "--json", str(path),
                     "--latency-sample", "1").returncode == 0
         paths.append(path)
-    done = _cli("compare", *map(str, paths), "--bounds", str(example / "qrels.jsonl"), "--bootstrap", "100")
+    done = _cli("compare", *map(str, paths), "--bounds", str(example / "qrels.jsonl"), "--resamples", "100")
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and "reads a top k" in done.stderr

@@ -132,7 +132,7 @@ def test_score_files_json_is_what_score_json_writes(tmp_path):
     b = _write_run(tmp_path / "B.run", RUN_B, "B")
     out = tmp_path / "score.json"
     done = CliRunner().invoke(app, ["score", "--qrels", str(tmp_path / "qrels.trec"), "--run", str(a), "--run", str(b),
-                                    "-m", "mrr", "--bootstrap", "300", "--json", str(out)])
+                                    "-m", "mrr", "--resamples", "300", "--json", str(out)])
     assert done.exit_code == 0, done.output
     scored = score_files(tmp_path / "qrels.trec", [a, b], ["mrr"], n_resamples=300)
     written = json.loads(out.read_text())

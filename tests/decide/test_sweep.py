@@ -69,7 +69,7 @@ def sweep_out(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess[str]]
     out = tmp_path_factory.mktemp("sweep_e2e") / "out"
     done = _cli("sweep", "-d", str(EXAMPLE), "-r", "fts5+bm25", "-f", "rrf", "--grid", "bm25=0,1",
                 "--grid", "rrf.k=10,60", "--grid", "bm25.k1=1.2,1.5", "--target", "ndcg@10", "--holdout", "0.5",
-                "--bootstrap", "2000", "--latency-sample", "0", "--out", str(out))
+                "--resamples", "2000", "--latency-sample", "0", "--out-dir", str(out))
     assert done.returncode == 0, done.stderr
     return out, done
 
@@ -120,8 +120,8 @@ def test_sweep_without_holdout_says_it_is_optimistic():
 def test_sweep_on_one_stratum_tunes_and_tests_on_its_queries_only(tmp_path):
     out = tmp_path / "out"
     done = _cli("sweep", "-d", str(EXAMPLE), "-r", "fts5+bm25", "-f", "rrf", "--grid", "bm25=0.25,1",
-                "--target", "recall@10", "--holdout", "0.5", "--stratum", "multihop", "--bootstrap", "500",
-                "--latency-sample", "0", "--out", str(out))
+                "--target", "recall@10", "--holdout", "0.5", "--stratum", "multihop", "--resamples", "500",
+                "--latency-sample", "0", "--out-dir", str(out))
     assert done.returncode == 0, done.stderr
     dataset = load_dataset(EXAMPLE)
     strata = {q.query_id: q.stratum for q in dataset.queries}
@@ -170,8 +170,8 @@ def test_guard_checks_rule_out_a_significant_loss_only():
 def test_sweep_with_guards_reports_them(tmp_path):
     out = tmp_path / "out"
     done = _cli("sweep", "-d", str(EXAMPLE), "-r", "fts5+bm25", "-f", "rrf", "--grid", "bm25=0.25,1",
-                "--target", "recall@10", "--guard", "ndcg@10,mrr", "--holdout", "0.5", "--bootstrap", "500",
-                "--latency-sample", "0", "--out", str(out))
+                "--target", "recall@10", "--guard", "ndcg@10,mrr", "--holdout", "0.5", "--resamples", "500",
+                "--latency-sample", "0", "--out-dir", str(out))
     assert done.returncode == 0, done.stderr
     index = json.loads((out / "sweep.json").read_text())
     assert index["guards"] == ["ndcg@10", "mrr"]

@@ -153,9 +153,26 @@ def _scratch(tmp_path: Path) -> Path:
     return clone
 
 
+def _written_in_repository() -> set[str]:
+    """What git sees new or changed, ignored files included, in the folders the scratch clone links
+    to this repository (a documented command writing through a link writes into the checkout);
+    byte-code and build metadata aside. Empty outside a git checkout."""
+    done = subprocess.run(["git", "status", "--porcelain", "--ignored", "--untracked-files=all", "--",
+                           "examples", "plugins", "benchmarks"], cwd=REPO, capture_output=True, text=True)
+    return {line for line in done.stdout.splitlines()
+            if "__pycache__" not in line and ".egg-info" not in line and not line.endswith(".pyc")}
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("page", RUNNABLE, ids=lambda page: page.relative_to(REPO).as_posix())
 def test_shell_blocks_run_as_written(page: Path, tmp_path: Path) -> None:
+    before = _written_in_repository()
+    _run_page(page, tmp_path)
+    # A documented command writes only into the page's scratch folder, never into the checkout.
+    assert _written_in_repository() - before == set(), page
+
+
+def _run_page(page: Path, tmp_path: Path) -> None:
     fast = os.environ.get("RECALL_KIT_DOC_TESTS") == "fast"
     clone = _scratch(tmp_path)
     state = tmp_path / "state"

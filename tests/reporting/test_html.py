@@ -114,7 +114,7 @@ def test_compare_cli_writes_html(tmp_path):
     b.write_text(json.dumps(_result("B", [0.2, 0.5, 1.0], ["s"] * 3).to_dict()))
     out = tmp_path / "c.html"
     done = subprocess.run([sys.executable, "-m", "recall_kit", "compare", str(a), str(b), "--report", "html",
-                           "--output", str(out), "--bootstrap", "200"], check=False, cwd=ROOT, capture_output=True, text=True,
+                           "--output", str(out), "--resamples", "200"], check=False, cwd=ROOT, capture_output=True, text=True,
                           env={**os.environ, "RECALL_KIT_LOAD_PLUGINS": ""}, timeout=120)
     assert done.returncode == 0, done.stderr
     assert out.read_text().startswith("<!DOCTYPE html>") and "B vs A (baseline)" in out.read_text()

@@ -154,7 +154,7 @@ def test_every_reproduce_line_gives_the_documents_numbers(example_study: tuple[P
                     _same(next(r for r in saved_ablation.comparison.decision_rows("overall")
                                if (r.system, r.metric) == (row.system, row.metric)), row)
             elif kind == "sweep":
-                _run_line(line, ["--out", str(out)])
+                _run_line(line, ["--out-dir", str(out)])
                 saved_sweep = SavedSweep.load(out / "sweep.json")
                 assert saved_sweep.comparison is not None
                 for row in study.sweep.held_out:  # type: ignore[attr-defined]

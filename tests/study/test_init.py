@@ -328,3 +328,28 @@ def test_labels_of_sensitive_memories_are_dropped_and_counted(tmp_path: Path, ca
     assert all(f"{doc}" not in json.dumps([json.loads(line).get("relevant_ids") for line in judged.splitlines()])
                for doc in sensitive[:2])
     assert str(qrels[1]["query_id"]) not in (evaluation / "queries.jsonl").read_text()
+
+
+def _store_with(path: Path, created: str) -> Path:
+    """A store whose table has a creation-time column declared `created` ("created_at TIMESTAMP")."""
+    db = sqlite3.connect(path)
+    db.execute(f"CREATE TABLE memories (id INTEGER, content TEXT, {created})")
+    db.execute("INSERT INTO memories VALUES (1, 'the kestrel project', '2026-01-02 10:00:00')")
+    db.commit()
+    db.close()
+    return path
+
+
+def test_init_maps_a_creation_time_column_it_recognises_or_names_the_flag(tmp_path: Path) -> None:
+    # "Columns not mapped: created_at" though the importer has --created-at-col.
+    store = _store_with(tmp_path / "store.db", "created_at TIMESTAMP")
+    assert init_cli(["study", "init", str(tmp_path / "s.toml"), "--sqlite", str(store)]).exit_code == 0
+    text = (tmp_path / "s.toml").read_text()
+    assert 'created_at_col = "created_at"' in text and "Created-at column: created_at (detected" in text
+    assert "Columns not mapped: none." in text
+    assert load_study(tmp_path / "s.toml").store.columns["created_at_col"] == "created_at"
+    odd = _store_with(tmp_path / "odd.db", "createdAt BLOB")
+    assert init_cli(["study", "init", str(tmp_path / "o.toml"), "--sqlite", str(odd)]).exit_code == 0
+    text = (tmp_path / "o.toml").read_text()
+    assert "created_at_col" not in text.split("Columns not mapped")[1]
+    assert "--created-at-col createdAt" in text and "Columns not mapped: createdAt." in text

@@ -136,7 +136,7 @@ def _pool(tmp_path: Path) -> tuple[Path, Path]:
 def test_model_judge_writes_graded_qrels_with_provenance_and_resumes(llm_home, scripted_model, tmp_path):
     dataset, pool = _pool(tmp_path)
     out = tmp_path / "model.jsonl"
-    args = ["judge", str(pool), "-d", str(dataset), "--output", str(out), "--model", "recall-test"]
+    args = ["judge", str(pool), "-d", str(dataset), "--out", str(out), "--model", "recall-test"]
     result = invoke_cli(args)
     assert result.exit_code == 0, result.output
     rows = _rows(out)
@@ -164,7 +164,7 @@ def test_judge_with_a_model_that_answers_nonsense_is_a_failure_and_writes_nothin
     # no qrels file and no journal; each pair was asked its `tries` times (2 x 12 calls).
     dataset, pool = _pool(tmp_path)
     out = tmp_path / "echo.jsonl"
-    result = invoke_cli(["judge", str(pool), "-d", str(dataset), "--output", str(out), "--model", "echo",
+    result = invoke_cli(["judge", str(pool), "-d", str(dataset), "--out", str(out), "--model", "echo",
                                  "-o", "llm.tries=2"])
     assert result.exit_code == 2, result.output
     assert "The judge gave no usable answer for any of the 12 pairs it was asked" in result.output
@@ -175,7 +175,7 @@ def test_judge_with_a_model_that_answers_nonsense_is_a_failure_and_writes_nothin
 def test_judge_unknown_model_leaves_no_file(llm_home, tmp_path):
     dataset, pool = _pool(tmp_path)
     out = tmp_path / "q.jsonl"
-    result = invoke_cli(["judge", str(pool), "-d", str(dataset), "--output", str(out), "--model", "nope"])
+    result = invoke_cli(["judge", str(pool), "-d", str(dataset), "--out", str(out), "--model", "nope"])
     assert result.exit_code == 2 and "Unknown model 'nope'" in result.output
     assert not out.exists() and not Path(str(out) + ".journal").exists()
 
@@ -224,7 +224,7 @@ def test_judge_failing_with_the_prompt_in_its_error_prints_no_memory_or_query_te
     try:
         dataset, pool = _pool(tmp_path)
         out = tmp_path / "quoting.jsonl"
-        result = invoke_cli(["judge", str(pool), "-d", str(dataset), "--output", str(out), "--model", "recall-quoting"])
+        result = invoke_cli(["judge", str(pool), "-d", str(dataset), "--out", str(out), "--model", "recall-quoting"])
     finally:
         pm.unregister(name="recall-kit-quoting-model")
     assert result.exit_code == 2 and "ValueError" in result.output, result.output

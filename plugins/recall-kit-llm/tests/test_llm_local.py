@@ -118,7 +118,7 @@ def test_judge_with_the_local_model_grades_every_pair_in_range(local_model, tmp_
     pool.write_text(json.dumps({"query_id": "q1", "doc_ids": [1, 3]}) + "\n"
                     + json.dumps({"query_id": "q2", "doc_ids": [4, 2]}) + "\n")
     out = tmp_path / "grades.jsonl"
-    args = ["judge", str(pool), "-d", str(store), "--output", str(out), "--model", MODEL]
+    args = ["judge", str(pool), "-d", str(store), "--out", str(out), "--model", MODEL]
     result = invoke_cli(args)
     assert result.exit_code == 0, result.output
     rows = [json.loads(line) for line in out.read_text().splitlines()]

@@ -1,16 +1,19 @@
 """The embedded PostgreSQL server: pgserver's binaries (PostgreSQL 16 + pgvector), a throwaway
 cluster in a temporary folder, stopped and deleted when the process ends (also on Ctrl-C, SIGTERM
-and errors)."""
+and errors). As root it runs as `postgres` (or `nobody`): binaries in a folder that user cannot
+enter are linked or copied once where it can (`reachable_binaries`)."""
 
 from __future__ import annotations
 
 import atexit
+import hashlib
 import importlib.util
 import os
 import pwd
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 import threading
@@ -69,6 +72,100 @@ def _server_user() -> str | None:
     raise PostgresError("The embedded PostgreSQL server cannot run as root and no 'postgres' or 'nobody' user exists.")
 
 
+#: Folder name prefix of a copy of a package's binaries that the server's user can reach.
+INSTALL_PREFIX = "recall-kit-pginstall-"
+
+
+def unreachable(path: Path, user: str) -> Path | None:
+    """The first folder on the way to `path` that `user` may not enter (no search permission for
+    it: owner, group or other, as the kernel decides, ACLs aside), or None."""
+    entry = pwd.getpwnam(user)
+    groups = set(os.getgrouplist(user, entry.pw_gid))
+    for folder in [*reversed(path.parents), path]:
+        try:
+            info = os.stat(folder)
+        except OSError:
+            return folder
+        if not stat.S_ISDIR(info.st_mode):
+            continue
+        bit = stat.S_IXUSR if info.st_uid == entry.pw_uid else stat.S_IXGRP if info.st_gid in groups else stat.S_IXOTH
+        if not info.st_mode & bit:
+            return folder
+    return None
+
+
+def reachable_binaries(bindir: Path, user: str) -> Path:
+    """`bindir`, or where `user` can run it from: root runs the server as another user (PostgreSQL
+    refuses root), who cannot enter a private folder (a clone in a `mktemp -d` folder, /root). Then
+    the installation (bin, lib, share) is linked or copied once into the temporary folder, owned by
+    root and read-only to others, and reused while the original is unchanged."""
+    blocked = unreachable(bindir, user)
+    if blocked is None:
+        return bindir
+    install = bindir.parent.resolve()  # the wheel's layout, where a link led to it
+    parent = Path(tempfile.gettempdir())
+    fix = (f"chmod o+x {blocked}, or install recall-kit outside it, or pass a server with "
+           "-o <leg>.dsn=postgresql://USER@HOST/DB or RECALL_KIT_PG_DSN")
+    if unreachable(parent, user) is not None:
+        raise PostgresError(f"The embedded PostgreSQL server runs as {user!r} (PostgreSQL refuses root), who cannot "
+                            f"enter {blocked} nor the temporary folder {parent}: {fix}.")
+    version = (install / "bin" / "postgres").stat()
+    digest = hashlib.sha256(f"{install.resolve()}:{version.st_mtime_ns}:{version.st_size}".encode()).hexdigest()[:16]
+    target = parent / f"{INSTALL_PREFIX}{digest}"
+    if not _trusted_copy(target):
+        try:
+            _copy_install(install.parent, target)
+        except OSError as error:
+            raise PostgresError(f"The embedded PostgreSQL server runs as {user!r} (PostgreSQL refuses root), who cannot "
+                                f"enter {blocked}; copying its binaries to {parent} failed ({first_line(error)}): "
+                                f"{fix}.") from None
+    return target / install.parent.name / install.name / "bin"
+
+
+def _trusted_copy(target: Path) -> bool:
+    """Whether `target` is a finished copy that only this user (root) could have written."""
+    try:
+        info = os.lstat(target)
+    except OSError:
+        return False
+    return (stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid() and not info.st_mode & 0o022
+            and (target / ".complete").is_file())
+
+
+def _copy_install(package: Path, target: Path) -> None:
+    """The package's installation into `target` as the wheel lays it out (hard links where one file
+    system holds both, else copies): PACKAGE/pginstall/{bin,lib,share}, and PACKAGE.libs beside it,
+    which the binaries' RPATH ($ORIGIN/../../../PACKAGE.libs) names. Made in a private folder beside
+    `target` and renamed into place when whole."""
+    building = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
+    try:
+        for part in ("bin", "lib", "share"):
+            if (package / "pginstall" / part).is_dir():
+                shutil.copytree(package / "pginstall" / part, building / package.name / "pginstall" / part,
+                                symlinks=True, copy_function=_link_or_copy)
+        libraries = package.parent / f"{package.name}.libs"
+        if libraries.is_dir():
+            shutil.copytree(libraries, building / libraries.name, symlinks=True, copy_function=_link_or_copy)
+        (building / ".complete").write_text("")
+        for folder in [building, *(path for path in building.rglob("*") if path.is_dir() and not path.is_symlink())]:
+            os.chmod(folder, 0o755)
+        try:
+            os.rename(building, target)
+        except OSError:
+            if not _trusted_copy(target):  # another process's copy won the race: use it, else fail
+                shutil.rmtree(target, ignore_errors=True)
+                os.rename(building, target)
+    finally:
+        shutil.rmtree(building, ignore_errors=True)
+
+
+def _link_or_copy(source: str, destination: str) -> None:
+    try:
+        os.link(source, destination)
+    except OSError:
+        shutil.copy2(source, destination)
+
+
 class EmbeddedServer:
     """One throwaway PostgreSQL cluster: `start()` runs initdb and the postmaster; `stop()` stops it
     and deletes its folder. The postmaster runs in a session of its own, so a Ctrl-C at the
@@ -90,6 +187,14 @@ class EmbeddedServer:
         """Start the server; return its DSN. On failure: one line, and nothing left behind."""
         bindir = binaries(self.package)
         user = _server_user()
+        if user is not None:
+            temporary = Path(tempfile.gettempdir())
+            blocked = unreachable(temporary, user)
+            if blocked is not None:
+                raise PostgresError(f"The embedded PostgreSQL server runs as {user!r} (PostgreSQL refuses root), who "
+                                    f"cannot enter {blocked}, on the way to its data folder in {temporary}: set TMPDIR "
+                                    "to a folder it can enter (such as /tmp).")
+            bindir = reachable_binaries(bindir, user)
         try:
             self._start(bindir, user)
         except PostgresError:

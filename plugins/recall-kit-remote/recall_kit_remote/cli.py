@@ -23,7 +23,7 @@ def probe(
 ) -> None:
     """Call the system once with --query and print the answer's shape, the candidate paths for the
     hits' ids, text and scores, and the -o options that would read them (ids and numbers shown,
-    never a memory's text)."""
+    never a memory's text). Exits 2 when the answer holds no list of hits with ids."""
     from recall_kit.plugin import Corpus, OptionError, build_options
     from recall_kit_remote.probe import report
 
@@ -47,7 +47,12 @@ def probe(
         where = getattr(getattr(retriever, "_session", None), "where", None) or f"{adapter} {options.url}"
     finally:
         retriever.close()
-    lines, _ = report(where, payloads, adapter)
+    lines, found = report(where, payloads, adapter)
+    if not found:  # the answer's shape on stdout, the reason on stderr, and exit 2: nothing to read
+        for line in lines[:-1]:
+            typer.echo(line)
+        typer.echo(lines[-1], err=True)
+        raise typer.Exit(2)
     for line in lines:
         typer.echo(line)
 

@@ -131,7 +131,7 @@ def test_ablate_and_sweep_refuse_a_failing_leg_and_keep_no_failed_checkpoint(tmp
     folder = dataset_with(tmp_path, sample_folder, {3: "status500"})
     with SearchServer(MemoryStore.from_dataset(str(sample_folder)), faults=True) as server:
         legs = ["--dataset", str(folder), "-r", "fts5+http", "--fusion", "rrf", "-o", f"http.url={server.url}",
-                "-o", "http.tries=1", "--latency-sample", "0", "--no-progress", "--bootstrap", "100"]
+                "-o", "http.tries=1", "--latency-sample", "0", "--no-progress", "--resamples", "100"]
         ablation = run_cli("ablate", *legs, "--out-dir", str(tmp_path / "ab"))
         _refused(ablation, tmp_path / "ab" / "ablation.json", "http")
         sweep = run_cli("sweep", *legs, "-g", "fts5=0.5,1", "-t", "ndcg@10", "--out-dir", str(tmp_path / "sw"))

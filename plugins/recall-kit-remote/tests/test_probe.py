@@ -89,7 +89,19 @@ def test_an_unknown_adapter_and_an_empty_answer_are_one_line() -> None:
     assert done.returncode == 2 and "choose mcp or http" in done.stderr and "Traceback" not in done.stderr
     with SearchServer(MemoryStore()) as server:
         done = run_cli("remote", "probe", "http", "--query", "nothing", "-o", f"http.url={server.url}")
-    assert done.returncode == 0 and "No list of hits with ids found" in done.stdout
+    # nothing to read: the answer's shape on stdout, the reason as one line on stderr, and exit 2
+    assert done.returncode == 2 and "answered 1 part" in done.stdout, done
+    assert done.stderr.strip().splitlines() == [
+        "No list of hits with ids found: ask a query the system has memories for (--query)."]
+
+
+def test_dash_q_is_an_old_spelling_of_query_noted_on_stderr() -> None:
+    # -q is --per-query in eval and score: probe's -q still works for one release, with a note.
+    with SearchServer(MemoryStore.from_dataset(str(EXAMPLE))) as server:
+        done = run_cli("remote", "probe", "http", "-q", "coffee", "-o", f"http.url={server.url}")
+    assert done.returncode == 0 and "options: " in done.stdout, done
+    assert "recall-kit: probe -q is now --query (the old spelling goes in the next release)." in done.stderr
+    assert "-q," not in run_cli("remote", "probe", "--help").stdout
 
 
 def test_describe_reads_paths_orders_and_patterns() -> None:

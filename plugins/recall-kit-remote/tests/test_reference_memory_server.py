@@ -56,7 +56,7 @@ def test_evaluated_and_compared_with_fts5_through_the_cli(tmp_path: Path) -> Non
     done = run_cli("eval", *common, "-r", "fts5", "--json", str(tmp_path / "fts5.json"))
     assert done.returncode == 0, done.stderr
     compared = run_cli("compare", str(tmp_path / "fts5.json"), str(tmp_path / "mcp.json"),
-                       "--metrics", "recall@10,mrr", "--bootstrap", "1000")
+                       "--metrics", "recall@10,mrr", "--resamples", "1000")
     assert compared.returncode == 0, compared.stderr
     reference, fts5 = load_result(tmp_path / "mcp.json"), load_result(tmp_path / "fts5.json")
     found = sum(1 for ranking in reference.rankings().values() if ranking)

@@ -55,6 +55,37 @@ def sensitive_column(source: Path, table: str, columns: list[str], named: str, n
     return "", "none"
 
 
+#: Words of a column's name that say it holds when a row was made; and the declared types a time
+#: is stored in (SQLite keeps times as text, numbers or a DATE/DATETIME/TIMESTAMP declaration).
+CREATED_WORDS = frozenset({"created", "creation", "inserted", "added", "timestamp", "date", "datetime", "time"})
+TIME_TYPES = frozenset({"", "TEXT", "INTEGER", "INT", "REAL", "NUMERIC", "FLOAT", "DOUBLE", "VARCHAR"})
+
+
+def created_at_columns(source: Path, table: str) -> tuple[list[str], list[str]]:
+    """The table's columns that look like a creation time: by name (a word of CREATED_WORDS:
+    created_at, createdAt, inserted_date) and declared type (a time type, or one a time is kept
+    in), and those with such a name but another type (a BLOB named created)."""
+    import sqlite3
+
+    connection = sqlite3.connect(f"{source.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        described = connection.execute(f"PRAGMA table_info({quote_identifier(table)})").fetchall()
+    except sqlite3.Error:
+        return [], []
+    finally:
+        connection.close()
+    recognised: list[str] = []
+    named_only: list[str] = []
+    for _, column, declared, *_ in described:
+        words = set(re.split(r"[^a-z0-9]+", re.sub(r"([a-z])([A-Z])", r"\1_\2", column).lower()))
+        if not words & CREATED_WORDS:
+            continue
+        kind = re.sub(r"\(.*", "", str(declared or "")).strip().upper()
+        time_type = any(word in kind for word in ("DATE", "TIME")) or kind in TIME_TYPES
+        (recognised if time_type else named_only).append(column)
+    return recognised, named_only
+
+
 def _sensitive(value: Any, column: str, doc_id: str, source: str, table: str) -> bool:
     """A row's sensitivity flag: NULL, 0 and "false" are not sensitive, 1 and "true" are; anything
     else ('maybe') refuses the store, naming the row: an unreadable flag never passes as "not sensitive"."""

@@ -5,7 +5,7 @@ each leg's run are shared once; finished tasks are kept in the output folder's c
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -37,15 +37,37 @@ def describe_leg(leg: Leg) -> str:
     """A leg and its options as a person reads them in an error or the progress line:
     `bm25 (k1=0.9, b=0.4, context.window=2)`: its own options, then its context expansion's (a
     sweep's grid over `LEG.context.*` tells its variants apart by these; defaults left out)."""
-    options = options_to_dict(leg.options) or {}
-    context = {}
-    if leg.context is not None:  # only what differs from no expansion
-        default = options_to_dict(type(leg.context)()) or {}
-        context = {name: value for name, value in (options_to_dict(leg.context) or {}).items()
-                   if default.get(name) != value}
-    listed = ", ".join([f"{name}={value}" for name, value in options.items()]
-                       + [f"context.{name}={value}" for name, value in context.items()])
+    listed = ", ".join(f"{name}={value}" for name, value in _settings(leg).items())
     return f"{leg.name} ({listed})" if listed else leg.name
+
+
+def step_names(legs: Mapping[str, Leg]) -> dict[str, str]:
+    """What the progress line calls each leg search: the leg's name, and only the options that tell
+    it from the other searches of a leg of that name (a sweep's variants), never the whole list
+    (a dense leg's options are some 600 characters, and the line repeats them every few seconds)."""
+    settings = {key: _settings(leg) for key, leg in legs.items()}
+    names = {}
+    for key, leg in legs.items():
+        others = [settings[other] for other, peer in legs.items() if other != key and peer.name == leg.name]
+        differing = [f"{name}={value}" for name, value in settings[key].items()
+                     if any(other.get(name) != value for other in others)]
+        names[key] = f"{leg.name} ({', '.join(differing)})" if differing else leg.name
+    return names
+
+
+def _settings(leg: Leg) -> dict[str, Any]:
+    """A leg's options and its context expansion's (`context.NAME`, only where it differs from no
+    expansion), masked, by name."""
+    return {**(options_to_dict(leg.options) or {}),
+            **{f"context.{name}": value for name, value in _context_set(leg).items()}}
+
+
+def _context_set(leg: Leg) -> dict[str, Any]:
+    """The options of a leg's context expansion that differ from no expansion."""
+    if leg.context is None:
+        return {}
+    default = options_to_dict(type(leg.context)()) or {}
+    return {name: value for name, value in (options_to_dict(leg.context) or {}).items() if default.get(name) != value}
 
 
 def gpus_for(leg: Leg) -> float:
@@ -111,7 +133,8 @@ def search_legs(executor: Executor | None, dataset: Dataset, legs: dict[str, Leg
         return _kept_whole({key: done[task.key] for key, task in tasks.items()}, tasks, checkpoint)
     # In this process one display says which leg search of how many is running, and its stages.
     with progress_display(show_progress), steps(len(tasks), "leg search") as begin:
-        labelled = [replace(task, function=_begun(begin, task.label, task.function)) for task in tasks.values()]
+        named = step_names(legs)
+        labelled = [replace(task, function=_begun(begin, named[key], task.function)) for key, task in tasks.items()]
         done = executor.run(labelled, "leg searches", checkpoint)
     return _kept_whole({key: done[task.key] for key, task in tasks.items()}, tasks, checkpoint)
 
@@ -194,4 +217,4 @@ def run_systems(
     return results
 
 
-__all__ = ["describe_leg", "distinct_legs", "gpus_for", "leg_key", "leg_runs_for", "run_systems", "score_system", "score_systems", "search_leg", "search_legs"]
+__all__ = ["describe_leg", "distinct_legs", "gpus_for", "leg_key", "leg_runs_for", "run_systems", "score_system", "score_systems", "search_leg", "search_legs", "step_names"]

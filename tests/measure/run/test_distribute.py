@@ -40,3 +40,16 @@ def test_only_an_accelerator_device_asks_for_a_gpu():
     assert gpus_for(leg) == 1.0
     Options.device = "cpu"
     assert gpus_for(leg) == 0.0
+
+
+def test_a_progress_step_names_the_leg_and_only_what_tells_its_searches_apart():
+    # The progress line repeated a dense leg's whole options list (about 600 characters) each time.
+    from recall_kit.measure.run.distribute import step_names
+
+    alone = _leg({"boost": "0.5"})
+    assert "boost=0.5" in describe_leg(alone)  # an error still names every option
+    assert step_names({"a": alone}) == {"a": "overlap"}
+    variants = {"a": _leg({"boost": "0.5"}), "b": _leg({"boost": "2"}),
+                "c": _leg({"boost": "2", "context.window": "1"})}
+    assert step_names(variants) == {"a": "overlap (boost=0.5)", "b": "overlap (boost=2.0)",
+                                    "c": "overlap (boost=2.0, context.window=1)"}
