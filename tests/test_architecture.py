@@ -650,12 +650,10 @@ call_each("on_index_built", {"leg": name, "stats": {"build_seconds": seconds, "s
 # reaches past a module's public face. recall_kit/__init__.py is the facade itself; the scaffold's
 # templates are plugin code, which imports the declared API (see above).
 
-#: Facade imports still pending in study/ and label/, which are being redrawn (issue 61's study and
-#: label part): file -> the names it takes from `recall_kit`. Pending, not accepted: remove each
-#: entry when its module imports from the defining module.
+#: Facade imports and private names imported across modules that are pending (none now): file -> the
+#: names. Pending, not accepted: an entry is removed when its module imports from the defining one.
 FACADE_IMPORTS_PENDING: dict[str, set[str]] = {}
-#: Private names imported across modules, pending in study/ (as above): file -> the names.
-PRIVATE_IMPORTS_PENDING = {"recall_kit/study/init_live.py": {"_value"}}
+PRIVATE_IMPORTS_PENDING: dict[str, set[str]] = {}
 #: `import recall_kit` where a module reads the facade's own attribute, not a re-exported name.
 BARE_FACADE_IMPORTS = {"recall_kit/cli/__init__.py"}  # `recall_kit.__version__` for --version
 

@@ -37,13 +37,13 @@ def _packaged_candidates() -> list[str]:
         lines += ["", f"# Installed here: {model}, a stronger embedder than the default at several times",
                   "# its compute (docs/models.md). Uncomment to weigh it as a candidate:",
                   "# [[systems]]", f'# name = "dense-{model}"', '# retriever = "dense"',
-                  f"# options = {{ dense = {{ model = {_value(model)} }} }}"]
+                  f"# options = {{ dense = {{ model = {toml_value(model)} }} }}"]
     return lines
 
 
-def _value(value: Any) -> str:
+def toml_value(value: Any) -> str:
     return json.dumps(value) if not isinstance(value, dict) else (
-        "{ " + ", ".join(f"{k} = {_value(v)}" for k, v in value.items()) + " }")
+        "{ " + ", ".join(f"{k} = {toml_value(v)}" for k, v in value.items()) + " }")
 
 
 def importer_options(columns: dict[str, str]) -> dict[str, Any]:
@@ -76,7 +76,7 @@ def _sqlite_lines(source: Path, columns: dict[str, str]) -> tuple[list[str], dic
     for key, value in mapped.items():
         comment = ("  # none: --no-sensitive-col said the table has no sensitivity flag"
                    if key == "sensitive_col" and value == "" else "")
-        lines.append(f"{key} = {_value(value)}{comment}")
+        lines.append(f"{key} = {toml_value(value)}{comment}")
     return lines, facts
 
 
@@ -104,7 +104,7 @@ def _created_at(source: Path, columns: dict[str, str]) -> tuple[dict[str, str], 
 def _store_lines(kind: str, source: Path, columns: dict[str, str], base: Path) -> tuple[list[str], dict[str, Any]]:
     """The [store] table, after checking the store opens (and the columns exist); counts, never text."""
     relative = os.path.relpath(source.resolve(), base.resolve())
-    lines = ["[store]", f"{kind} = {_value(relative)}"]
+    lines = ["[store]", f"{kind} = {toml_value(relative)}"]
     facts: dict[str, Any] = {}
     if kind == "sqlite":
         mapping, facts = _sqlite_lines(source, columns)
@@ -138,8 +138,8 @@ def _evaluation_lines(facts: dict[str, Any], queries: tuple[Path, Path] | None, 
     """[evaluation_set]: the store's own queries, the user's files (--queries/--qrels), or generated ones."""
     if queries is not None:
         return ["[evaluation_set]",
-                f"queries = {_value(os.path.relpath(queries[0].resolve(), base.resolve()))}   # your queries",
-                f"qrels = {_value(os.path.relpath(queries[1].resolve(), base.resolve()))}     # your labels of the store's ids",
+                f"queries = {toml_value(os.path.relpath(queries[0].resolve(), base.resolve()))}   # your queries",
+                f"qrels = {toml_value(os.path.relpath(queries[1].resolve(), base.resolve()))}     # your labels of the store's ids",
                 "exact = 0                          # N exact queries from the corpus alone (no system in the loop)",
                 "min_queries = 50"]
     with_queries = bool(facts.get("queries"))
@@ -177,13 +177,13 @@ def render_study(kind: str, source: Path, out: Path, columns: dict[str, str] | N
         "# nothing changed does nothing; change one system and only it and what depends on it run again.",
         "",
         "[study]",
-        f"name = {_value(name or source.stem)}",
-        f"folder = {_value(default_folder(out))}          # named after this file: each study its own folder",
+        f"name = {toml_value(name or source.stem)}",
+        f"folder = {toml_value(default_folder(out))}          # named after this file: each study its own folder",
         "seed = 0",
         f"hook_k = {hook_k}                       # the top k your product reads (its memory hook)",
         f"decision_metrics = [\"recall@{hook_k}\", \"mrr@{hook_k}\"]   # decided at the hook's k",
         'exploratory_metrics = ["recall@10", "ndcg@10"]',
-        f"baseline = {_value(baseline)}                # the system in production today",
+        f"baseline = {toml_value(baseline)}                # the system in production today",
         "resamples = 2000",
         "",
         *store,
@@ -197,13 +197,13 @@ def render_study(kind: str, source: Path, out: Path, columns: dict[str, str] | N
         "",
         "# The candidates: the baseline first, then recipes (examples/systems/ holds tuned ones).",
         "[[systems]]",
-        f"name = {_value(baseline)}",
-        f"retriever = {_value(baseline)}",
+        f"name = {toml_value(baseline)}",
+        f"retriever = {toml_value(baseline)}",
     ]
     for candidate in CANDIDATES:
         if candidate["name"] == baseline:
             continue
-        lines += ["", "[[systems]]"] + [f"{key} = {_value(value)}" for key, value in candidate.items()]
+        lines += ["", "[[systems]]"] + [f"{key} = {toml_value(value)}" for key, value in candidate.items()]
     lines += _packaged_candidates()
     lines += [
         "",
@@ -217,7 +217,7 @@ def render_study(kind: str, source: Path, out: Path, columns: dict[str, str] | N
         'guards = ["ndcg@10"]',
         "",
         "[production]                       # what production runs: named so the study can say where it differs",
-        f"substrate = {_value(baseline)}",
+        f"substrate = {toml_value(baseline)}",
         '# embedding_model = "sentence-transformers/all-MiniLM-L6-v2"',
         '# priors = ["importance"]          # priors production ranks with ([] for none)',
         "",

@@ -20,9 +20,9 @@ LIVE_NAME = "live"
 
 
 def _options_table(leg: str, options: dict[str, Any]) -> list[str]:
-    from recall_kit.study.init import _value
+    from recall_kit.study.init import toml_value
 
-    return [f"[systems.options.{leg}]", *(f"{key} = {_value(value)}" for key, value in options.items())]
+    return [f"[systems.options.{leg}]", *(f"{key} = {toml_value(value)}" for key, value in options.items())]
 
 
 def init_live_study(out: str | Path, retriever: str, options: list[str] | None = None, *,
