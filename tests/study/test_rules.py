@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+from typing import Any
 
 import pytest
 from study.test_threats import clean_study  # tests/ is on sys.path (conftest.py)
@@ -164,9 +165,12 @@ def test_the_typed_result_round_trips_through_json() -> None:
     assert isinstance(back.recommendation.comparisons[1].rows[0], HeadToHead)  # type: ignore[union-attr]
 
 
-def _at_ceiling(row: HeadToHead) -> HeadToHead:
-    return dataclasses.replace(row, baseline=1.0, value=1.0, delta=0.0, ci_low=0.0, ci_high=0.0, p_value=1.0,
-                               p_holm=1.0, significant=False)
+def _at_ceiling(row: Any) -> Any:
+    """A head-to-head or saved comparison row with both systems at the ceiling."""
+    at = {"baseline": 1.0, "value": 1.0, "delta": 0.0, "ci_low": 0.0, "ci_high": 0.0, "p_value": 1.0, "p_holm": 1.0}
+    if "significant" in {field.name for field in dataclasses.fields(row)}:
+        at["significant"] = False
+    return dataclasses.replace(row, **at)
 
 
 def test_a_saturated_evaluation_set_cannot_show_a_difference_rather_than_a_delta_of_zero() -> None:
