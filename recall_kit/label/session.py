@@ -15,15 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from recall_kit.curate.assessor import AssessorFile
+from recall_kit.curate.assessor import GRADES, AssessorFile
 from recall_kit.errors import DatasetError, OptionError
 
 if TYPE_CHECKING:
     from recall_kit.dataset import Dataset
     from recall_kit.decide.holes import Holes
 
-#: Grades a key can give (0 not relevant ... 3 highly relevant), as the qrels read them.
-GRADES = (0, 1, 2, 3)
 #: How many of a query's judged memories the page shows beside the one being labelled.
 JUDGED_SHOWN = 8
 #: How many queries the contrast view shows.
@@ -128,6 +126,10 @@ class LabelSession:
         self.advance()
 
     # -- the queue ---------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Release the assessor file's lock (a session ends with its server)."""
+        self.out.close()
 
     def offerable(self, query: str, doc: str) -> bool:
         """A pair the page may show: a known query, a memory the corpus holds that is not sensitive."""
@@ -266,7 +268,8 @@ def _rank_distance(a: Sequence[str], b: Sequence[str]) -> float:
 def open_session(source: str | Path | None, assessor: str, out: str | Path | None = None,
                  pool: str | Path | None = None, dataset: str | Path | None = None) -> LabelSession:
     """A session over a study (`source`) or a pool file with its dataset; the assessor's file is
-    `out`, else STUDY/labels/ASSESSOR.jsonl (a study) or ASSESSOR.jsonl beside the pool file."""
+    `out`, else STUDY/labels/ASSESSOR.jsonl (a study) or ASSESSOR.jsonl beside the pool file. The
+    file is locked until `session.close()`: a second session on it is refused."""
     if pool is not None:
         if dataset is None:
             raise OptionError("--pool needs --dataset (the memories and queries the pool is of).")
@@ -280,4 +283,11 @@ def open_session(source: str | Path | None, assessor: str, out: str | Path | Non
     path = Path(out) if out is not None else default
     if path.exists() and not path.is_file():
         raise DatasetError(f"{path}: not a file")
-    return LabelSession(material, AssessorFile.open(path, assessor))
+    # the study's own folder: nothing written through a link out of it (a path the user typed is followed)
+    inside = material.folder if out is None and pool is None else None
+    grades = AssessorFile.open_for_writing(path, assessor, inside=inside)
+    try:
+        return LabelSession(material, grades)
+    except BaseException:
+        grades.close()
+        raise

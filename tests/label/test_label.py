@@ -40,6 +40,7 @@ def server(pool: Path) -> Iterator[LabelServer]:
     yield server
     server.shutdown()
     server.server_close()
+    session.close()
 
 
 def _call(url: str, body: dict | None = None, headers: dict | None = None):
@@ -109,6 +110,7 @@ def test_skip_back_and_resume(pool: Path) -> None:
     session.back()
     assert session.current == first
     session.grade(*first, 0)  # a new grade replaces the old one
+    session.close()  # the server stops (its lock goes with it)
     again = open_session(None, "alice", pool=pool, dataset=EXAMPLE)  # after Ctrl-C: the file resumes it
     assert len(again.out) == 1 and again.out.grades[first[0]][first[1]] == 0
     assert again.current == second

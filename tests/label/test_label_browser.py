@@ -74,6 +74,7 @@ class Served:
     def stop(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+        self.session.close()
 
 
 def _shown(browser: Chromium) -> str:
@@ -131,6 +132,7 @@ def test_twenty_pairs_with_the_keyboard_then_the_study_takes_them(study: Path, b
     # after a Ctrl-C: a new server resumes from the file
     resumed = open_session(study, "alice")
     assert len(resumed.out) == 20 and not resumed.out.has(*resumed.current)
+    resumed.close()
 
     with plugins("recall-kit-fts5", "recall-kit-bm25"):
         result, build = run_study(study)
