@@ -18,6 +18,9 @@ MAX_NAME_LENGTH = 100
 #: The hook's k and the pool's depth: how many memories a product reads, how deep each system's
 #: ranking is judged. Past this the pool is the corpus and the hook is no hook.
 MAX_DEPTH = 1000
+#: Resamples of a paired test: a p-value to one in a million; past this a run takes hours or memory
+#: it cannot have (10**12 asked for 7 TiB).
+MAX_RESAMPLES = 1_000_000
 
 
 def _fail(config: StudyConfig, what: str) -> SpecError:
@@ -67,6 +70,9 @@ def check_study(config: StudyConfig, only: list[str] | None = None) -> None:
     for key, value in (("[study] hook_k", config.hook_k), ("[judging] pool_depth", config.pool_depth)):
         if value > MAX_DEPTH:
             raise _fail(config, f"{key} = {value} is past any ranking a study judges: at most {MAX_DEPTH}.")
+    if config.resamples > MAX_RESAMPLES:
+        raise _fail(config, f"[study] resamples = {config.resamples:,} is more than a p-value needs: at most "
+                            f"{MAX_RESAMPLES:,} (the default is 2,000).")
     _check_metrics(config)
     check_systems(config, only)
     _check_sweep(config)
@@ -116,10 +122,16 @@ def _check_metrics(config: StudyConfig) -> None:
                                     f"name one, e.g. {specs[0].name!r}.")
             if specs[0].name != name:
                 raise _fail(config, f"{key}: write {name!r} as {specs[0].name!r} (the name results use).")
+    from recall_kit.decide.holes import cutoff_problem
+
     for name in config.decision_metrics:
         if is_diagnostic(name):
             raise _fail(config, f"[study] decision_metrics: {name!r} is a diagnostic (how much of the ranking is "
                                 "judged), not a measure of retrieval: it cannot decide.")
+        problem = cutoff_problem(name)
+        if problem:
+            raise _fail(config, f"[study] decision_metrics: {problem}; a smaller [study] hook_k (the default "
+                                "metrics' k) or decision_metrics with a smaller k.")
 
 
 def _check_sweep(config: StudyConfig) -> None:
