@@ -239,7 +239,11 @@ class HTTPRetriever(RemoteRetriever):
             if decoder is None and declared.isdigit() and int(declared) > limit:
                 raise too_large
             body = bytearray()
+            received = 0
             for chunk in response.iter_raw():
+                received += len(chunk)
+                if received > limit:  # compressed bytes count too: bytes after a gzip member are kept, not inflated
+                    raise too_large
                 if decoder is None:
                     body += chunk
                 else:  # never more than what is left below the cap (+1 to see it crossed)
@@ -279,6 +283,10 @@ def _parsed(text: str, as_text: bool) -> Any:
     """An answer's body as JSON, or as the text it is when an id pattern reads it."""
     try:
         return json.loads(text)
+    except RecursionError:
+        if as_text:
+            return text
+        raise AnswerMisread("the answer is JSON nested deeper than recall-kit reads") from None
     except ValueError:
         if as_text:
             return text
