@@ -135,12 +135,24 @@ def _check_metrics(config: StudyConfig) -> None:
 
 
 def _check_sweep(config: StudyConfig) -> None:
+    """The grid's axes against the swept system, and each value built into it (`bm25.k1=abc`
+    fails here, not at the sweep step); a grid without a system is refused, not ignored."""
+    if config.sweep_grid and not config.sweep_system:
+        raise _fail(config, "[sweep] grid is given but [sweep] system is not: name the system to sweep "
+                            "(one of the [[systems]]), or remove the grid.")
     if not config.sweep_system or not config.sweep_grid:
         return
-    from recall_kit.decide.sweep import parse_grid
+    from dataclasses import replace
+
+    from recall_kit import build_system
+    from recall_kit.decide.sweep import grid_specs, parse_grid
 
     spec = config.system(config.sweep_system).spec()
-    _reworded(config, "[sweep] grid", lambda: parse_grid(config.sweep_grid, spec), flag="--grid")
+    axes = _reworded(config, "[sweep] grid", lambda: parse_grid(config.sweep_grid, spec), flag="--grid")
+    for axis in axes:
+        for value in axis.values:
+            _, variant = grid_specs(spec, [replace(axis, values=(value,))])[0]
+            _reworded(config, f"[sweep] grid {axis.name}={value}", partial(build_system, variant))
 
 
 def _check_registered(config: StudyConfig) -> None:

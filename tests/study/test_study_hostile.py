@@ -87,3 +87,15 @@ def test_a_k_the_bounds_always_take_passes_the_check(tmp_path: Path) -> None:
     path = tmp_path / "study.toml"
     path.write_text(study_text('hook_k = 6\ndecision_metrics = ["recall@6", "ndcg@6", "mrr"]'))
     assert check_study_file(path).hook_k == 6
+
+
+@pytest.mark.parametrize(("sweep", "said"), [
+    ('[sweep]\nsystem = "bm25"\ngrid = ["bm25.k1=abc,def"]', "[sweep] grid bm25.k1=abc: "),
+    ('[sweep]\ngrid = ["bm25.k1=1.2"]', "[sweep] grid is given but [sweep] system is not"),
+])
+def test_a_sweep_grid_that_cannot_run_is_refused_up_front(tmp_path: Path, sweep: str, said: str) -> None:
+    """Before: `bm25.k1=abc,def` passed the check and failed at step 15; a grid without a system
+    was ignored without a word."""
+    path = tmp_path / "study.toml"
+    path.write_text(study_text() + "\n" + sweep + "\n")
+    assert said in refused(path)
