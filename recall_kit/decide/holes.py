@@ -1,12 +1,15 @@
 """What the holes in the labels can do to a paired comparison, and which labels to give first.
 
 The *holes* of a comparison are the ids in either system's top k that no label judges (scored as
-not relevant). For each query every labelling of them (each hole relevant or not) is scored with
-the registered metric itself, so the bounds are exact for any metric with a rank cutoff:
+not relevant). For each query every labelling of them (each hole relevant or not; for a metric
+that reads grades, each hole graded 0-3: see `labellings`) is scored with the registered metric
+itself, so the bounds are exact for any metric with a rank cutoff (a metric that reads grades
+outside the DCG family: up to `ALL_GRADES_HOLES` holes, refused past that). Queries of one shape
+(`_shape`) are scored once.
 
 - ``low``/``high``: the lowest and highest paired delta (candidate - baseline) any labelling of the
   holes gives; each query is labelled independently, so both ends are labellings that could be true;
-- ``all_relevant``: the delta with every hole relevant; ``delta`` itself is the one with none;
+- ``all_relevant``: the delta with every hole relevant (grade 1); ``delta`` itself is the one with none;
 - the paired test's verdict at each end (``better``, ``worse``, ``no difference``); a comparison
   whose verdict is the same at both ends as now *cannot flip*;
 - the judged-only (condensed, trec_eval ``-J``) score of each system.
