@@ -9,6 +9,7 @@ import gzip
 import json
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -24,8 +25,9 @@ MEMORIES = ["grandma", "divorce", "chemotherapy"]
 class RawServer:
     """A real HTTP server on 127.0.0.1 that answers every request with `answer()`'s bytes, as given."""
 
-    def __init__(self, answer: Callable[[], bytes]) -> None:
+    def __init__(self, answer: Callable[[], bytes], trickle: float = 0.0) -> None:
         self.answer = answer
+        self.trickle = trickle  # seconds between two bytes of the search's answer (0: all at once)
         self.socket = socket.create_server(("127.0.0.1", 0))
         self.port = self.socket.getsockname()[1]
         self.thread = threading.Thread(target=self._serve, daemon=True)
@@ -56,7 +58,12 @@ class RawServer:
                         return
                     data += chunk
             try:
-                connection.sendall(self.answer())
+                if not self.trickle:
+                    connection.sendall(self.answer())
+                    return
+                for byte in self.answer():
+                    connection.sendall(bytes([byte]))
+                    time.sleep(self.trickle)
             except OSError:
                 pass
 
@@ -76,8 +83,8 @@ def _http(status: str, body: bytes, headers: str = "Content-Type: application/js
 def serve() -> Iterator[Callable[[Callable[[], bytes]], RawServer]]:
     servers: list[RawServer] = []
 
-    def start(answer: Callable[[], bytes]) -> RawServer:
-        servers.append(RawServer(answer))
+    def start(answer: Callable[[], bytes], trickle: float = 0.0) -> RawServer:
+        servers.append(RawServer(answer, trickle))
         return servers[-1]
 
     yield start
@@ -156,3 +163,12 @@ def test_bytes_after_a_gzip_member_count_against_the_cap(serve) -> None:
     server = serve(lambda: _http("200 OK", body, "Content-Encoding: gzip\r\nContent-Type: application/json\r\n"))
     code, _, err = _probe(server.url(secrets=False), "-o", "http.max_bytes=100000", "-o", "http.tries=1")
     assert code == 2 and "larger than http.max_bytes (100000)" in err, err
+
+
+def test_the_timeout_covers_the_headers_not_only_each_read(serve) -> None:
+    """Before: one header byte a second kept `-o http.timeout=5` running past 150 s."""
+    server = serve(lambda: _http("200 OK", _hits()), trickle=0.5)
+    started = time.monotonic()
+    code, _, err = _probe(server.url(secrets=False), "-o", "http.timeout=1", "-o", "http.tries=1")
+    assert code == 2 and "no answer within 1 s" in err, err
+    assert time.monotonic() - started < 15  # the interpreter's start, and 1 s; the headers alone take 40 s
