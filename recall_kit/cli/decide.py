@@ -99,7 +99,6 @@ def compare_command(
         from recall_kit.curate.agreement import read_judgments
         from recall_kit.decide.holes import bounds_of_comparison
         from recall_kit.decide.holes_report import bound_sentence, bounds_table
-
         from recall_kit.progress import progress_display
 
         with progress_display():

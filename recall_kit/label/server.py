@@ -78,8 +78,8 @@ class _Handler(BaseHTTPRequestHandler):
     sys_version = ""
 
     def setup(self) -> None:
-        self.timeout = self.server.read_timeout  # every read of the connection: a stalled client is dropped
         super().setup()
+        self.connection.settimeout(self.server.read_timeout)  # every read: a stalled client is dropped
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002  (the base class's name)
         """Silent: a request line holds the token."""

@@ -78,7 +78,7 @@ class _Backend(httpcore.NetworkBackend):
 def with_deadline(transport: Any) -> Any:
     """`transport` (an `httpx.HTTPTransport`) whose connections honour `within`; unchanged where
     its pool is not the one this httpx version builds (the per-read timeout still holds)."""
-    pool = getattr(transport, "_pool", None)
+    pool: Any = getattr(transport, "_pool", None)
     backend = getattr(pool, "_network_backend", None)
     if isinstance(backend, httpcore.NetworkBackend):
         pool._network_backend = _Backend(backend)  # noqa: SLF001 - httpcore's extension point, set after build
