@@ -123,6 +123,7 @@ class LabelSession:
         self.history: list[tuple[str, str]] = []
         self.current: tuple[str, str] | None = None
         self.given = 0  # grades in this session
+        self._pairs: set[tuple[str, str]] | None = None  # what the page can show (`on_page`)
         self.advance()
 
     # -- the queue ---------------------------------------------------------------------------------
@@ -134,6 +135,18 @@ class LabelSession:
     def offerable(self, query: str, doc: str) -> bool:
         """A pair the page may show: a known query, a memory the corpus holds that is not sensitive."""
         return query in self.queries and doc in self.memories and doc not in self.sensitive
+
+    def on_page(self, query: str, doc: str) -> bool:
+        """A pair the page can show (offerable, and in the pool, a judged pair, or in a system's top
+        k): `api/grade` and `api/open` take no other, so a request cannot write grades of pairs no
+        one was shown."""
+        if not self.offerable(query, doc):
+            return False
+        if self._pairs is None:
+            m = self.material
+            tops = {(q, d) for ranking in m.rankings.values() for q, docs in ranking.items() for d in docs[:m.hook_k]}
+            self._pairs = tops | set(m.pool)
+        return (query, doc) in self._pairs or self.grade_of(query, doc) is not None
 
     def judged(self, query: str, doc: str) -> bool:
         return self.out.has(query, doc) or self.base.get(query, {}).get(doc, -1) >= 0
@@ -159,8 +172,8 @@ class LabelSession:
         """Take a grade of `query`/`doc` (the pair shown, or one opened from the contrast view)."""
         if grade not in GRADES:
             raise OptionError(f"grade {grade!r}: one of {', '.join(map(str, GRADES))}")
-        if not self.offerable(query, doc):
-            raise OptionError(f"({query!r}, {doc!r}) is not a pair this page offers")
+        if not self.on_page(query, doc):
+            raise OptionError(f"({query[:100]!r}, {doc[:100]!r}) is not a pair this page offers")
         self.out.grade(query, doc, grade)
         self.given += 1
         if self.holes is not None:
@@ -183,8 +196,8 @@ class LabelSession:
 
     def open(self, query: str, doc: str) -> None:
         """Show one pair now (an unjudged hit clicked in the contrast view)."""
-        if not self.offerable(query, doc):
-            raise OptionError(f"({query!r}, {doc!r}) is not a pair this page offers")
+        if not self.on_page(query, doc):
+            raise OptionError(f"({query[:100]!r}, {doc[:100]!r}) is not a pair this page offers")
         if self.current is not None:
             self.history.append(self.current)
         self.current = (query, doc)

@@ -263,3 +263,19 @@ def test_ctrl_c_while_grades_are_written_leaves_no_temporary(pool: Path) -> None
         leftovers = [p.name for p in pool.parent.iterdir() if p.name.endswith(".tmp")]
         assert not leftovers, leftovers
         assert AssessorFile.open(out, "alice").grades  # whole and readable
+
+
+def test_a_grade_of_a_pair_the_page_never_shows_is_refused(pool: Path) -> None:
+    """Before: `api/grade` took any known, non-sensitive pair (not in the pool, nowhere on the page)."""
+    from recall_kit.errors import OptionError
+
+    session = open_session(None, "alice", pool=pool, dataset=EXAMPLE)
+    try:
+        with pytest.raises(OptionError, match="is not a pair this page offers"):
+            session.grade("exact_003", "10", 1)  # a known query and memory, in no pool row
+        with pytest.raises(OptionError, match="is not a pair this page offers"):
+            session.open("exact_003", "10")
+        session.grade("exact_001", "11", 2)  # in the pool
+    finally:
+        session.close()
+    assert AssessorFile.open(pool.with_name("alice.jsonl"), "alice").grades == {"exact_001": {"11": 2}}
