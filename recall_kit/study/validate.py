@@ -75,7 +75,7 @@ def check_study(config: StudyConfig, only: list[str] | None = None) -> None:
                             f"{MAX_RESAMPLES:,} (the default is 2,000).")
     _check_metrics(config)
     check_systems(config, only)
-    _check_sweep(config)
+    _check_sweep(config, build=only is None or config.sweep_system in only)
     _check_registered(config)
     _check_production(config)
 
@@ -134,9 +134,10 @@ def _check_metrics(config: StudyConfig) -> None:
                                 "metrics' k) or decision_metrics with a smaller k.")
 
 
-def _check_sweep(config: StudyConfig) -> None:
-    """The grid's axes against the swept system, and each value built into it (`bm25.k1=abc`
-    fails here, not at the sweep step); a grid without a system is refused, not ignored."""
+def _check_sweep(config: StudyConfig, build: bool = True) -> None:
+    """The grid's axes against the swept system, and (with `build`: the system is one being
+    checked) each value built into it (`bm25.k1=abc` fails here, not at the sweep step); a grid
+    without a system is refused, not ignored."""
     if config.sweep_grid and not config.sweep_system:
         raise _fail(config, "[sweep] grid is given but [sweep] system is not: name the system to sweep "
                             "(one of the [[systems]]), or remove the grid.")
@@ -149,7 +150,7 @@ def _check_sweep(config: StudyConfig) -> None:
 
     spec = config.system(config.sweep_system).spec()
     axes = _reworded(config, "[sweep] grid", lambda: parse_grid(config.sweep_grid, spec), flag="--grid")
-    for axis in axes:
+    for axis in axes if build else ():
         for value in axis.values:
             _, variant = grid_specs(spec, [replace(axis, values=(value,))])[0]
             _reworded(config, f"[sweep] grid {axis.name}={value}", partial(build_system, variant))
