@@ -176,15 +176,22 @@ def atomic_open(path: str | Path, mode: str = "w", private: bool = False,
         raise OutputError(f"{target}: is a folder; give a file path to write.")
     batch_folders = _created_folders.get()
     created: list[Path] = []
+    temporary: str | None = None
     try:
         created = make_parents(target)
         if batch_folders is not None:
             batch_folders.extend(created)
-        handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    except OSError as error:
+        with _signals_held():  # a Ctrl-C between the temporary's creation and its name kept here would leave it
+            handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except BaseException as error:
+        if temporary is not None:  # the held signal arrived as the block ended
+            os.close(handle)
+            _unlink(temporary)
         if batch_folders is None:
             _remove_created(created)
-        raise OutputError(f"{target}: cannot write ({error.strerror or type(error).__name__}).") from None
+        if isinstance(error, OSError):
+            raise OutputError(f"{target}: cannot write ({error.strerror or type(error).__name__}).") from None
+        raise
     try:
         if not private:
             os.chmod(temporary, user_mode())
@@ -322,8 +329,8 @@ def _holds_chunks(value: Any) -> bool:
     return False
 
 
-def write_jsonl_atomic(path: str | Path, rows: Any) -> None:
-    with atomic_open(path) as stream:
+def write_jsonl_atomic(path: str | Path, rows: Any, follow_links: bool = True) -> None:
+    with atomic_open(path, follow_links=follow_links) as stream:
         for row in rows:
             stream.write(json.dumps(row, ensure_ascii=False) + "\n")
 

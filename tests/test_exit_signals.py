@@ -88,3 +88,59 @@ def test_a_ctrl_c_that_escapes_the_command_exits_130_not_by_the_signal() -> None
                           preexec_fn=_default_signals)
     assert done.returncode == 130, done.stderr  # before: -2, Python ending itself by SIGINT
     assert "Traceback" not in done.stderr, done.stderr
+
+
+TEARDOWN_SCRIPT = """
+import atexit, os, signal, time
+import recall_kit.cli as cli
+
+def teardown():
+    # What Python's teardown does after the last atexit callback (CPython's signal finalisation):
+    # a handler Python installed, other than SIG_IGN, goes back to the default; then a Ctrl-C.
+    if signal.getsignal(signal.SIGINT) not in (signal.SIG_IGN, signal.SIG_DFL):
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(0.2)
+
+atexit.register(teardown)  # registered before main's own callback: it runs after it, as the teardown does
+
+def command():
+    raise SystemExit(130)  # as after a first Ctrl-C
+
+cli._main = command
+cli.main()
+"""
+
+
+def test_a_ctrl_c_during_pythons_teardown_keeps_the_exit_status() -> None:
+    """Issue 60: a second Ctrl-C 5-50 ms after the first, during `study run`'s exit, ended -2 (5 of
+    5): it arrived after the last atexit callback, when Python had put the default handler back."""
+    done = subprocess.run([sys.executable, "-c", TEARDOWN_SCRIPT], capture_output=True, text=True, timeout=60,
+                          preexec_fn=_default_signals)
+    assert done.returncode == 130, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+
+
+def test_two_ctrl_c_in_quick_succession_during_a_study_run_exit_130(tmp_path) -> None:
+    import os
+    import time
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "memories"
+    study = tmp_path / "study.toml"
+    study.write_text(f'[study]\nname = "t"\nfolder = "out"\nresamples = 50\n\n[store]\ndataset = "{example.as_posix()}"\n'
+                     '\n[[systems]]\nname = "fts5"\nretriever = "fts5"\n\n[[systems]]\nname = "bm25"\nretriever = "bm25"\n')
+    env = {**os.environ, "RECALL_KIT_LOAD_PLUGINS": "recall-kit-bm25,recall-kit-fts5"}
+    for gap in (0.01, 0.03):
+        process = subprocess.Popen([sys.executable, "-m", "recall_kit", "study", "run", str(study)], env=env,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                   preexec_fn=_default_signals)
+        time.sleep(1.0)
+        process.send_signal(signal.SIGINT)
+        time.sleep(gap)
+        if process.poll() is None:
+            process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=120)
+        if process.returncode == 0 and "computed" in err:
+            continue  # the study finished before the first Ctrl-C: nothing to interrupt
+        assert process.returncode == 130, err

@@ -261,9 +261,16 @@ _EXIT_SIGNALS = (signal.SIGINT, signal.SIGTERM, *((signal.SIGHUP,) if hasattr(si
 
 def _exit_for_late_signal() -> None:
     """Registered with atexit before anything else, so it runs last: when a signal arrived during
-    the exit, the process ends 128 + that signal (130 for Ctrl-C) once every cleanup has run."""
+    the exit, the process ends 128 + that signal (130 for Ctrl-C) once every cleanup has run.
+    Otherwise the signals are ignored from here: Python's own teardown, which follows, puts the
+    default handlers back, and a Ctrl-C there (tens of milliseconds after a first) killed the
+    process by the signal (exit -2) instead of the status already decided."""
     if not _late_signals:
-        return
+        for number in _EXIT_SIGNALS:
+            if signal.getsignal(number) is _remember_signal:
+                signal.signal(number, signal.SIG_IGN)
+        if not _late_signals:  # one that arrived just now: remembered, handled below
+            return
     import os
 
     for stream in (sys.stdout, sys.stderr):

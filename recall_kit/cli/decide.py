@@ -99,8 +99,10 @@ def compare_command(
         from recall_kit.curate.agreement import read_judgments
         from recall_kit.decide.holes import bounds_of_comparison
         from recall_kit.decide.holes_report import bound_sentence, bounds_table
+        from recall_kit.progress import progress_display
 
-        found = bounds_of_comparison(comparison, read_judgments(bounds))
+        with progress_display():
+            found = bounds_of_comparison(comparison, read_judgments(bounds), source=f"--bounds {bounds}")
         shown_report.tables.append(bounds_table(found))
         shown_report.summary.extend(bound_sentence(b) for b in found if b.scope == "overall")
         document["bounds"] = [b.to_dict() for b in found]

@@ -21,8 +21,9 @@ def label_command(
     """Open a page on 127.0.0.1 (a random token in its URL) to grade (query, memory) pairs with the
     keyboard, the pairs that can flip a verdict first; grades are written to your file as you give
     them, so closing the tab or Ctrl-C loses nothing. Rerun the study to take them."""
-    from recall_kit.label.server import serve
+    from recall_kit.label.server import check_port, serve
     from recall_kit.label.session import open_session
 
+    check_port(port)
     session = open_session(study, assessor, out=out, pool=pool, dataset=dataset, scale=scale)
     serve(session, port, announce=lambda line: typer.echo(line, err=True))

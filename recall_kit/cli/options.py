@@ -22,7 +22,7 @@ from recall_kit.cli.completion import (
     complete_test,
     reporters_for,
 )
-from recall_kit.errors import OptionError
+from recall_kit.errors import OptionError, RecallKitError
 
 
 def _check_reporter(ctx: typer.Context, value: str | None) -> str | None:
@@ -208,8 +208,13 @@ def streaming_reporter(reporter_name: str) -> Callable[[Any, Path | None], None]
         from recall_kit.fileio import atomic_open
 
         if output is None:
-            stdout = sys.stdout  # the reporter's own prints go to stderr while it runs (Registration.call)
-            registration.call("write", write, report, _Echo(stdout))
+            stdout = _Echo(sys.stdout)  # the reporter's own prints go to stderr while it runs (Registration.call)
+            try:
+                registration.call("write", write, report, stdout)
+            except RecallKitError:
+                if stdout.closed_by_reader:  # `| head`: not the reporter's failure (exit 141, quietly)
+                    raise BrokenPipeError from None
+                raise
             return
         with atomic_open(output) as stream:
             registration.call("write", write, report, stream)
@@ -224,9 +229,15 @@ class _Echo:
 
     def __init__(self, stream: Any) -> None:
         self._stream = stream
+        #: Whether a write found the stream's reader gone (`| head`).
+        self.closed_by_reader = False
 
     def write(self, text: str) -> None:
-        typer.echo(text, file=self._stream, nl=False)
+        try:
+            typer.echo(text, file=self._stream, nl=False)
+        except BrokenPipeError:
+            self.closed_by_reader = True
+            raise
 
 
 def write_report(text: str, output: Path | None = None) -> None:

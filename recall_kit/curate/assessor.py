@@ -1,5 +1,9 @@
 """One assessor's grades: a qrels JSONL file (one row per query) with the assessor and the time of
-each grade, rewritten atomically after every grade, so a closed tab or a Ctrl-C loses nothing."""
+each grade, rewritten atomically after every grade, so a closed tab or a Ctrl-C loses nothing.
+
+A file opened for writing (`AssessorFile.open_for_writing`) is locked (`.NAME.lock` beside it) so
+that two label servers never write one file; inside a study folder it is never written through a
+link (the study folder's rule)."""
 
 from __future__ import annotations
 
@@ -8,8 +12,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from recall_kit.errors import DatasetError, OptionError
+from recall_kit.errors import DatasetError, OptionError, OutputError
+from recall_kit.locking import HeldLock, take_lock
 
+#: Grades an assessor gives (0 not relevant ... 3 highly relevant), as the qrels read them.
+GRADES = (0, 1, 2, 3)
 _ASSESSOR = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
@@ -31,6 +38,9 @@ class AssessorFile:
     #: The assessor's own words on a pair, and the pairs they flagged (a doubt, a broken memory).
     notes: dict[str, dict[str, str]] = field(default_factory=dict)
     flagged: dict[str, list[str]] = field(default_factory=dict)
+    #: Whether a link at `path` is written through (a path the user typed) or replaced (a study's own).
+    follow_links: bool = True
+    lock: HeldLock | None = None
 
     @classmethod
     def open(cls, path: str | Path, assessor: str) -> AssessorFile:
@@ -41,23 +51,64 @@ class AssessorFile:
         if not found.path.exists():
             return found
         for number, row in read_jsonl(found.path):
-            owner = row.get("assessor")
-            if owner != assessor:
-                raise DatasetError(f"{found.path.name}:{number}: graded by {owner!r}, not {assessor!r}; "
-                                   "each assessor has a file of their own.")
-            relevance = row.get("relevance")
-            if not isinstance(relevance, dict) or "query_id" not in row:
-                raise DatasetError(f'{found.path.name}:{number}: expected {{"query_id": ..., "relevance": {{...}}}}')
-            query = str(row["query_id"])
-            for doc, grade in relevance.items():
-                if isinstance(grade, bool) or not isinstance(grade, int):
-                    raise DatasetError(f"{found.path.name}:{number}: grade of id {str(doc)[:40]!r} is not a whole number")
-                found.grades.setdefault(query, {})[str(doc)] = grade
-            times = row.get("judged_at") or {}
-            found.times[query] = {str(doc): str(value) for doc, value in times.items()}
-            found.notes[query] = {str(doc): str(value) for doc, value in (row.get("notes") or {}).items()}
-            found.flagged[query] = [str(doc) for doc in row.get("flagged") or []]
+            found._take(f"{found.path.name}:{number}", row)
         return found
+
+    def _take(self, where: str, row: object) -> None:
+        """One row of the file, checked: this assessor's, a relevance map of grades 0-3, its times."""
+        if not isinstance(row, dict):
+            raise DatasetError(f'{where}: expected {{"query_id": ..., "relevance": {{...}}}}')
+        owner = row.get("assessor")
+        if owner != self.assessor:
+            raise DatasetError(f"{where}: graded by {str(owner)[:64]!r}, not {self.assessor!r}; "
+                               "each assessor has a file of their own.")
+        relevance = row.get("relevance")
+        if not isinstance(relevance, dict) or "query_id" not in row:
+            raise DatasetError(f'{where}: expected {{"query_id": ..., "relevance": {{...}}}}')
+        times = row.get("judged_at") or {}
+        if not isinstance(times, dict):
+            raise DatasetError(f'{where}: "judged_at" is not an object of id -> time')
+        query = str(row["query_id"])
+        for doc, grade in relevance.items():
+            if isinstance(grade, bool) or not isinstance(grade, int) or grade not in GRADES:
+                shown = "a number" if isinstance(grade, int) and abs(grade) > 10**6 else repr(grade)[:20]
+                raise DatasetError(f"{where}: grade of id {str(doc)[:40]!r} is {shown}, not one of "
+                                   f"{', '.join(map(str, GRADES))}")
+            self.grades.setdefault(query, {})[str(doc)] = grade
+        self.times[query] = {str(doc): str(value)[:64] for doc, value in times.items()}
+        notes, flagged = row.get("notes") or {}, row.get("flagged") or []
+        if not isinstance(notes, dict) or not isinstance(flagged, list):
+            raise DatasetError(f'{where}: "notes" is not an object of id -> text, or "flagged" not a list of ids')
+        self.notes[query] = {str(doc): str(value) for doc, value in notes.items()}
+        self.flagged[query] = [str(doc) for doc in flagged]
+
+    @classmethod
+    def open_for_writing(cls, path: str | Path, assessor: str, inside: Path | None = None) -> AssessorFile:
+        """`open`, holding the file's lock until `close` (a second writer is refused, naming the
+        holder); with `inside` (the study folder it lies in) a link on its way is refused and the
+        file, when written, replaces a link rather than writing through it."""
+        target = Path(path)
+        if inside is not None:
+            _refuse_links(target, inside)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise OutputError(f"{target}: cannot write ({error.strerror or type(error).__name__}).") from None
+        lock = take_lock(target.with_name(f".{target.name}.lock"), lambda holder: OutputError(
+            f"{target}: another label server ({holder}) is writing this assessor's grades; use its page, "
+            "or stop it first." if holder != "a link" else f"{target}: its lock file is a link; remove it."))
+        try:
+            found = cls.open(target, assessor)
+        except BaseException:
+            lock.release()
+            raise
+        found.lock, found.follow_links = lock, inside is None
+        return found
+
+    def close(self) -> None:
+        """Release the lock `open_for_writing` took (nothing when there is none)."""
+        if self.lock is not None:
+            self.lock.release()
 
     def grade(self, query: str, doc: str, grade: int) -> None:
         """Record one grade (replacing an earlier one of the same pair) and write the file whole."""
@@ -82,7 +133,7 @@ class AssessorFile:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         queries = dict.fromkeys([*self.grades, *(q for q, n in self.notes.items() if n),
                                  *(q for q, f in self.flagged.items() if f)])
-        write_jsonl_atomic(self.path, (self._row(query) for query in queries))
+        write_jsonl_atomic(self.path, follow_links=self.follow_links, rows=(self._row(query) for query in queries))
 
     def _row(self, query: str) -> dict[str, object]:
         row: dict[str, object] = {"query_id": query, "relevance": self.grades.get(query, {}),
@@ -98,3 +149,15 @@ class AssessorFile:
 
     def has(self, query: str, doc: str) -> bool:
         return doc in self.grades.get(query, {})
+
+
+def _refuse_links(path: Path, inside: Path) -> None:
+    """Refuse `path` (under the study folder `inside`) when it, or a folder between, is a link:
+    nothing is written through a link out of a study folder."""
+    relative = path.relative_to(inside) if path.is_relative_to(inside) else Path(path.name)
+    step = inside
+    for part in relative.parts:
+        step = step / part
+        if step.is_symlink():
+            raise OutputError(f"{step}: is a link; a study folder's files are never written through a link: "
+                              "remove it (or give --out PATH).")

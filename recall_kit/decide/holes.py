@@ -1,12 +1,15 @@
 """What the holes in the labels can do to a paired comparison, and which labels to give first.
 
 The *holes* of a comparison are the ids in either system's top k that no label judges (scored as
-not relevant). For each query every labelling of them (each hole relevant or not) is scored with
-the registered metric itself, so the bounds are exact for any metric with a rank cutoff:
+not relevant). For each query every labelling of them (each hole relevant or not; for a metric
+that reads grades, each hole graded 0-3: see `labellings`) is scored with the registered metric
+itself, so the bounds are exact for any metric with a rank cutoff (a metric that reads grades
+outside the DCG family: up to `ALL_GRADES_HOLES` holes, refused past that). Queries of one shape
+(`_shape`) are scored once.
 
 - ``low``/``high``: the lowest and highest paired delta (candidate - baseline) any labelling of the
   holes gives; each query is labelled independently, so both ends are labellings that could be true;
-- ``all_relevant``: the delta with every hole relevant; ``delta`` itself is the one with none;
+- ``all_relevant``: the delta with every hole relevant (grade 1); ``delta`` itself is the one with none;
 - the paired test's verdict at each end (``better``, ``worse``, ``no difference``); a comparison
   whose verdict is the same at both ends as now *cannot flip*;
 - the judged-only (condensed, trec_eval ``-J``) score of each system.
@@ -23,7 +26,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
+from itertools import product
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -35,6 +39,13 @@ if TYPE_CHECKING:
 
 #: At most this many holes in one query's two tops: every labelling (2**n) is scored.
 MAX_HOLES = 12
+#: The grades a person gives (`recall-kit label`'s 0-3): a metric that reads grades is bounded over them.
+GRADES = (0, 1, 2, 3)
+#: A metric that reads grades is bounded over every grade of at most this many holes (4**5 labellings) ...
+ALL_GRADES_HOLES = 5
+#: ... and beyond, exactly, when it is of the DCG family: a sum of gain(grade) x rank discount
+#: (log2), over a normaliser fixed by how many documents have each grade.
+ARRANGED = frozenset({"ndcg", "ndcg_exp", "dcg"})
 ALPHA = 0.05
 BETTER, WORSE, NO_DIFFERENCE = "better", "worse", "no difference"
 
@@ -81,24 +92,103 @@ def labelling_values(
     holes: Sequence[str],
     relevance_level: int = 1,
 ) -> dict[str, np.ndarray]:
-    """Each metric of `specs` for each ranking under every labelling of `holes`.
+    """Each metric of `specs` for each ranking under every labelling `labellings` gives of `holes`.
 
-    Labelling ``i`` makes hole ``j`` relevant (grade `relevance_level`) when bit ``j`` of ``i`` is
-    set, else judged not relevant (grade 0). Returns metric name -> array (len(rankings), 2**len(holes)),
-    scored by the registered metric through the same join as `eval`.
+    Returns metric name -> array (len(rankings), number of labellings), scored by the registered
+    metric through the same join as `eval`; the first ``2**len(holes)`` columns are the binary
+    labellings in code order (column ``i`` makes hole ``j`` relevant, grade `relevance_level`, when
+    bit ``j`` of ``i`` is set, else grade 0).
     """
+    return _score(specs, rankings, judgments, holes, labellings(specs, rankings, holes, relevance_level),
+                  relevance_level)
+
+
+def labellings(specs: Sequence[MetricSpec], rankings: Sequence[Sequence[str]], holes: Sequence[str],
+               relevance_level: int = 1) -> np.ndarray:
+    """The labellings of `holes` that hold the extremes of every metric of `specs`: (m, len(holes)) grades.
+
+    Every binary labelling (each hole 0 or `relevance_level`: 2**n, exact for a metric that reads
+    relevance alone), then, when a metric reads grades (`reads_grades`): every labelling with
+    grades 0-3 for at most `ALL_GRADES_HOLES` holes, else, for the DCG family (`ARRANGED`), for
+    each count of holes at each grade the two arrangements that put the highest grades where the
+    candidate's discount most exceeds the baseline's, and the reverse (exact: with the grades'
+    counts fixed the ideal DCG is fixed and the delta's numerator is a sum of gain x discount
+    difference, largest and smallest by the rearrangement inequality)."""
+    n = len(holes)
+    if n > MAX_HOLES:
+        raise BoundsError(f"{', '.join(spec.name for spec in specs)}: {n} unjudged ids in one query's two tops: bounds "
+                          f"enumerate every labelling and take at most {MAX_HOLES}; use a smaller k (k <= 6 always fits).")
+    codes = np.arange(1 << n)
+    binary = ((codes[:, None] >> np.arange(n)) & 1).astype(np.int64) * relevance_level
+    graded = [spec for spec in specs if reads_grades(spec)]
+    if not graded or n == 0:
+        return binary
+    if n <= ALL_GRADES_HOLES:
+        every = np.array(list(product(GRADES, repeat=n)), dtype=np.int64).reshape(-1, n)
+        return np.concatenate([binary, every])
+    other = [spec.name for spec in graded if spec.metric.name not in ARRANGED]
+    if other:
+        raise BoundsError(f"{other[0]} reads grades 0-3: its bounds enumerate every grade of at most "
+                          f"{ALL_GRADES_HOLES} unjudged ids in one query's two tops, and a query has {n}; use a smaller k.")
+    return np.concatenate([binary, _arrangements(rankings, holes)])
+
+
+def _arrangements(rankings: Sequence[Sequence[str]], holes: Sequence[str]) -> np.ndarray:
+    """For each count of holes at each grade, the grades sorted by discount advantage, both ways."""
+    def discount(ranking: Sequence[str], doc: str) -> float:
+        return 1.0 / np.log2(list(ranking).index(doc) + 2) if doc in ranking else 0.0
+
+    baseline, candidate = rankings[0], rankings[-1]
+    advantage = np.array([discount(candidate, doc) - discount(baseline, doc) for doc in holes])
+    order = np.argsort(-advantage, kind="stable")
+    n, top = len(holes), max(GRADES)
+    rows = []
+    for counts in _compositions(n, top + 1):  # counts[g]: how many holes get grade g
+        grades = np.repeat(np.arange(top, -1, -1), counts[::-1])  # highest first
+        for ranked in (order, order[::-1]):
+            row = np.empty(n, dtype=np.int64)
+            row[ranked] = grades
+            rows.append(row)
+    return np.array(rows, dtype=np.int64)
+
+
+def _compositions(total: int, parts: int) -> list[tuple[int, ...]]:
+    """Every way to write `total` as `parts` counts >= 0 (in order)."""
+    if parts == 1:
+        return [(total,)]
+    return [(first, *rest) for first in range(total + 1) for rest in _compositions(total - first, parts - 1)]
+
+
+@lru_cache(maxsize=256)
+def _reads_grades(metric: object, cutoff: int | None) -> bool:
+    from recall_kit.measure.score.join import judge_rankings
+    from recall_kit.measure.score.metric_names import MetricSpec
+
+    spec = MetricSpec(name="probe", metric=metric, cutoff=cutoff)  # type: ignore[arg-type]
+    ranking = ["a", "b", "c"]
+    variants = [{"a": 1, "b": 1, "d": 1}, {"a": 1, "b": 3, "d": 1}, {"a": 3, "b": 1, "d": 2}, {"a": 2, "b": 2, "d": 3}]
+    qrels = {str(i): qrel for i, qrel in enumerate(variants)}
+    data = judge_rankings(list(qrels), [ranking] * len(qrels), qrels, complete=True)
+    values = spec.compute(data)
+    return bool(np.ptp(values) > 1e-12)
+
+
+def reads_grades(spec: MetricSpec) -> bool:
+    """Whether `spec`'s value changes with a relevant document's grade (nDCG does; recall does not):
+    probed once on a small ranking whose documents are relevant in each variant, at other grades."""
+    return _reads_grades(spec.metric, spec.cutoff)
+
+
+def _score(specs: Sequence[MetricSpec], rankings: Sequence[Sequence[str]], judgments: Mapping[str, int],
+           holes: Sequence[str], grades: np.ndarray, relevance_level: int) -> dict[str, np.ndarray]:
     from recall_kit.measure.score.join import judge_rankings
 
-    if len(holes) > MAX_HOLES:
-        raise BoundsError(f"{len(holes)} unjudged ids in one query's two tops: bounds enumerate every labelling "
-                          f"and take at most {MAX_HOLES}; use a smaller k.")
-    count = 1 << len(holes)
+    count = len(grades)
     base = {doc: grade for doc, grade in judgments.items() if grade >= 0 and doc not in holes}
     qrels: dict[str, dict[str, int]] = {}
     for code in range(count):
         labelled = dict(base)
-        for j, doc in enumerate(holes):
-            labelled[doc] = relevance_level if code >> j & 1 else 0
+        labelled.update(zip(holes, map(int, grades[code]), strict=True))
         for r in range(len(rankings)):
             qrels[f"{r}:{code}"] = labelled
     ids = [f"{r}:{code}" for r in range(len(rankings)) for code in range(count)]
@@ -107,13 +197,33 @@ def labelling_values(
     return {spec.name: spec.compute(data).reshape(len(rankings), count) for spec in specs}
 
 
+def _shape(judgments: Mapping[str, int], tops: Sequence[Sequence[str]], holes: Sequence[str]) -> tuple[object, ...]:
+    """What a query's labelling values depend on, ids left out: each top as hole numbers and
+    (judged number, grade), and the grades judged outside the tops. Two queries of one shape have
+    the same values under the same labellings, so one is scored for both."""
+    hole_number = {doc: i for i, doc in enumerate(holes)}
+    judged_number: dict[str, int] = {}
+    shown = []
+    for top in tops:
+        row: list[tuple[object, ...]] = []
+        for doc in top:
+            if doc in hole_number:
+                row.append(("h", hole_number[doc]))
+            else:
+                row.append(("j", judged_number.setdefault(doc, len(judged_number)), judgments[doc]))
+        shown.append(tuple(row))
+    outside = tuple(sorted(grade for doc, grade in judgments.items() if grade >= 0 and doc not in judged_number))
+    return (*shown, outside)
+
+
 @dataclass(frozen=True)
 class QueryHoles:
-    """One query of one comparison: its holes and both systems' value under every labelling of them."""
+    """One query of one comparison: its holes and both systems' value under each labelling of them
+    (`labellings`: the binary ones first, in code order, then any graded ones)."""
 
     query_id: str
     holes: tuple[str, ...]
-    #: (2**len(holes),) the baseline's and the candidate's metric value under each labelling.
+    #: (number of labellings,) the baseline's and the candidate's metric value under each labelling.
     baseline: np.ndarray
     candidate: np.ndarray
 
@@ -130,16 +240,23 @@ class QueryHoles:
     def high(self) -> int:
         return int(np.argmax(self.delta))
 
+    @property
+    def all_relevant(self) -> int:
+        """The binary labelling with every hole relevant."""
+        return (1 << len(self.holes)) - 1
+
     def weights(self) -> dict[str, float]:
-        """Hole -> how far its label alone moves this query's delta at either end."""
+        """Hole -> how far its label alone (relevant or not) moves this query's delta at either end
+        of the binary labellings."""
         return self._weights
 
     @cached_property
     def _weights(self) -> dict[str, float]:
-        delta = self.delta
+        delta = self.delta[: 1 << len(self.holes)]
+        ends = (int(np.argmin(delta)), int(np.argmax(delta)))
         out = {}
         for j, doc in enumerate(self.holes):
-            out[doc] = max(abs(float(delta[end] - delta[end ^ (1 << j)])) for end in (self.low, self.high))
+            out[doc] = max(abs(float(delta[end] - delta[end ^ (1 << j)])) for end in ends)
         return out
 
 
@@ -264,10 +381,17 @@ class Holes:
                     raise BoundsError(f"System {system!r} has no ranking for query {missing[0]!r}.")
         #: (baseline, candidate, query) -> metric -> QueryHoles
         self._tables: dict[tuple[str, str, str], dict[str, QueryHoles]] = {}
+        #: (metric names, the shape of a query's two tops) -> the values of every labelling.
+        self._shapes: dict[tuple[object, ...], dict[str, np.ndarray]] = {}
         self._ends = [_Ends() for _ in self.contrasts]
-        for baseline, candidate, query in sorted({(c.baseline, c.candidate, q) for c in self.contrasts
-                                                  for q in c.query_ids}):
-            self._build(baseline, candidate, query)
+        pending = sorted({(c.baseline, c.candidate, q) for c in self.contrasts for q in c.query_ids})
+        from recall_kit.progress import progress_bar
+
+        with progress_bar(len(pending), f"bounds: every labelling of the unjudged top-k ids of {len(pending):,} "
+                                        "(pair, query)") as advance:
+            for baseline, candidate, query in pending:
+                self._build(baseline, candidate, query)
+                advance(1)
         self._refresh()
 
     # -- tables ------------------------------------------------------------------------------------
@@ -276,7 +400,8 @@ class Holes:
         return list(dict.fromkeys(c.metric for c in self.contrasts if (c.baseline, c.candidate) == (baseline, candidate)))
 
     def _build(self, baseline: str, candidate: str, query: str) -> None:
-        """(Re)score every labelling of `query`'s holes for the pair, one call per cutoff."""
+        """(Re)score every labelling of `query`'s holes for the pair, one call per cutoff; a query
+        of the same shape as one scored before (`_shape`) reuses its values."""
         judgments = self.qrels.get(query, {})
         by_cutoff: dict[int, list[MetricSpec]] = {}
         for name in self._pair_metrics(baseline, candidate):
@@ -286,7 +411,14 @@ class Holes:
         for cutoff, specs in by_cutoff.items():
             tops = [list(self.rankings[baseline][query])[:cutoff], list(self.rankings[candidate][query])[:cutoff]]
             holes = holes_of(judgments, *tops)
-            values = labelling_values(specs, tops, judgments, holes, self.relevance_level)
+            key = (tuple(spec.name for spec in specs), *_shape(judgments, tops, holes))
+            values = self._shapes.get(key)
+            if values is None:
+                try:
+                    values = labelling_values(specs, tops, judgments, holes, self.relevance_level)
+                except BoundsError as error:
+                    raise BoundsError(f"query {query!r}: {error}") from None
+                self._shapes[key] = values
             for spec in specs:
                 tables[spec.name] = QueryHoles(query, holes, values[spec.name][0], values[spec.name][1])
         self._tables[(baseline, candidate, query)] = tables
@@ -322,7 +454,7 @@ class Holes:
         "base": lambda t: t.baseline[0], "cand": lambda t: t.candidate[0],
         "base_low": lambda t: t.baseline[t.low], "cand_low": lambda t: t.candidate[t.low],
         "base_high": lambda t: t.baseline[t.high], "cand_high": lambda t: t.candidate[t.high],
-        "all": lambda t: t.delta[-1],
+        "all": lambda t: t.delta[t.all_relevant],
     }
 
     def _refresh(self) -> None:
@@ -463,9 +595,32 @@ def boundable(metrics: Sequence[str]) -> list[str]:
     return out
 
 
-def bounds_of_comparison(comparison: object, qrels: Mapping[str, Mapping[str, int]]) -> list[PairedBounds]:
+def cutoff_problem(name: str) -> str | None:
+    """Why the bounds of `name` may fail on some query (its k lets two tops hold more holes than
+    bounds enumerate), or None: a metric without a rank cutoff (not bounded) or a k that always fits."""
+    from recall_kit.decide.compare import is_diagnostic
+
+    try:
+        spec = metric_spec(name)
+    except BoundsError:
+        return None
+    if is_diagnostic(name):
+        return None
+    every_grade = reads_grades(spec) and spec.metric.name not in ARRANGED
+    limit = (ALL_GRADES_HOLES if every_grade else MAX_HOLES) // 2
+    k = int(spec.rank_cutoff or 0)
+    if k <= limit:
+        return None
+    what = f"every grade 0-3 of at most {ALL_GRADES_HOLES}" if every_grade else f"every labelling of at most {MAX_HOLES}"
+    return (f"{name!r} reads a top {k}: the bounds of a verdict enumerate {what} unjudged ids in two systems' tops, "
+            f"so its k is at most {limit} ({spec.metric.name}@{limit})")
+
+
+def bounds_of_comparison(comparison: object, qrels: Mapping[str, Mapping[str, int]],
+                         source: str = "the judgments") -> list[PairedBounds]:
     """The bounds of every row of a `compare_results` comparison that has a rank cutoff, with its
-    settings (test, resamples, seed, Holm family)."""
+    settings (test, resamples, seed, Holm family). `qrels` must be the judgments the results were
+    scored with (`source` names them in the error when they are not: `check_scored_with`)."""
     from recall_kit.decide.compare import Comparison
 
     if not isinstance(comparison, Comparison):
@@ -486,7 +641,35 @@ def bounds_of_comparison(comparison: object, qrels: Mapping[str, Mapping[str, in
                  for row in comparison.rows if row.metric in metrics and row.scope in scopes]
     holes = Holes(rankings, qrels, contrasts, test=comparison.test, n_resamples=comparison.n_resamples,
                   seed=comparison.seed)
+    check_scored_with(holes, {label: result.per_query for label, result in
+                              zip(comparison.labels, comparison.results, strict=True)}, source)
     return holes.bounds()
+
+
+#: Result files round their values; a difference past this is another set of judgments.
+_SCORED_TOLERANCE = 1e-5
+
+
+def check_scored_with(holes: Holes, per_query: Mapping[str, object], source: str) -> None:
+    """Refuse judgments the results were not scored with: with every hole not relevant each
+    system's value of each query must be the one its result holds (`per_query`: system ->
+    ``metric -> {query: value}``). Raises `BoundsError` naming the first query that differs and
+    how many do."""
+    differ: list[tuple[str, str, str, float, float]] = []
+    for contrast in holes.contrasts:
+        if contrast.scope != "overall":
+            continue
+        for system, column in ((contrast.baseline, "baseline"), (contrast.candidate, "candidate")):
+            stored = per_query[system](contrast.metric)  # type: ignore[operator]
+            for query in contrast.query_ids:
+                now = float(getattr(holes.table(contrast, query), column)[0])
+                if abs(now - float(stored[query])) > _SCORED_TOLERANCE:
+                    differ.append((system, contrast.metric, query, float(stored[query]), now))
+    if differ:
+        system, metric, query, stored_value, now = differ[0]
+        raise BoundsError(f"{source} are not the judgments the results were scored with: {metric} of query {query!r} "
+                          f"is {stored_value:.4f} in {system!r}'s result and {now:.4f} with them ({len(differ)} "
+                          "values differ); give the qrels of the dataset the results ran on.")
 
 
 def decision_contrasts(

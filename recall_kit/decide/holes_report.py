@@ -51,7 +51,8 @@ def bounds_table(bounds: Sequence[PairedBounds]) -> ReportTable:
                  "verdict", "verdict at low / high end", "unjudged pairs", "can move it",
                  f"{baseline} judged only", "judged only", "flip"],
         rows=rows,
-        notes=["Each unjudged id in either system's top k is labelled relevant or not in every way; the range is "
+        notes=["Each unjudged id in either system's top k is labelled relevant or not in every way (graded 0-3 for a "
+               "metric that reads grades, such as nDCG); the range is "
                "the lowest and highest delta, the verdict the paired test's at each end (Holm as the comparison). "
                "'judged only' drops unjudged ids before scoring (trec_eval -J)."],
     )

@@ -5,12 +5,19 @@ Routes, all under ``/TOKEN/``: ``""`` the page, ``page.js`` and ``page.css``; ``
 ``api/grade``, ``api/skip``, ``api/back``, ``api/open``, ``api/note`` (POST, JSON bodies); ``api/contrast``
 (GET). What they answer is `recall_kit.label.view`'s.
 Anything else, a wrong token, or a Host header other than this server's answers 404 or 403.
+
+Hostile requests are answered, never crash a handler: a Content-Length that is not a whole number
+of at most `MAX_BODY` bytes is 400 or 413 (the body unread, the connection closed); a body that is
+not a JSON object (too deep, a number over 4,300 digits) is 400; a client that stops sending is
+dropped after `READ_TIMEOUT` seconds; at most `MAX_CONNECTIONS` are served at once.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import secrets
+import socket
 import threading
 from collections.abc import Callable
 from http import HTTPStatus
@@ -18,7 +25,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib.resources import files
 from typing import Any
 
-from recall_kit.errors import RecallKitError
+from recall_kit.errors import OptionError, RecallKitError
 from recall_kit.label import view
 from recall_kit.label.session import LabelSession, Pair
 
@@ -28,6 +35,11 @@ CONTENT_SECURITY_POLICY = ("default-src 'none'; script-src 'self'; style-src 'se
 STATIC = {"": ("page.html", "text/html; charset=utf-8"), "page.js": ("page.js", "text/javascript; charset=utf-8"),
           "page.css": ("page.css", "text/css; charset=utf-8")}
 MAX_BODY = 64 * 1024
+#: Seconds a connection may wait between two reads before it is dropped (a half-sent request).
+READ_TIMEOUT = 10.0
+#: Connections served at once; more are closed at once (each holds a thread).
+MAX_CONNECTIONS = 32
+_LENGTH = re.compile(r"^[0-9]{1,12}$")
 
 
 class LabelServer(ThreadingHTTPServer):
@@ -35,11 +47,27 @@ class LabelServer(ThreadingHTTPServer):
 
     daemon_threads = True
 
-    def __init__(self, session: LabelSession, port: int = 0, token: str | None = None) -> None:
+    def __init__(self, session: LabelSession, port: int = 0, token: str | None = None,
+                 read_timeout: float = READ_TIMEOUT) -> None:
         self.session = session
+        self.read_timeout = read_timeout
         self.token = token or secrets.token_urlsafe(24)
         self.lock = threading.Lock()
+        self.slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
         super().__init__(("127.0.0.1", port), _Handler)
+
+    def process_request(self, request: socket.socket | tuple[bytes, socket.socket], client_address: Any) -> None:
+        """Serve the connection on a thread of its own, or close it when `MAX_CONNECTIONS` are busy."""
+        if not self.slots.acquire(blocking=False):
+            self.shutdown_request(request)
+            return
+        super().process_request(request, client_address)
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.release()
 
     @property
     def url(self) -> str:
@@ -50,6 +78,10 @@ class _Handler(BaseHTTPRequestHandler):
     server: LabelServer
     server_version = "recall-kit-label"
     sys_version = ""
+
+    def setup(self) -> None:
+        super().setup()
+        self.connection.settimeout(self.server.read_timeout)  # every read: a stalled client is dropped
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002  (the base class's name)
         """Silent: a request line holds the token."""
@@ -88,13 +120,19 @@ class _Handler(BaseHTTPRequestHandler):
         if self.headers.get("Content-Type", "").split(";")[0].strip() != "application/json":
             self._json({"error": "expected application/json"}, HTTPStatus.UNSUPPORTED_MEDIA_TYPE)
             return None
-        length = int(self.headers.get("Content-Length") or 0)
+        given = (self.headers.get("Content-Length") or "0").strip()
+        if not _LENGTH.match(given):
+            self.close_connection = True  # the body's end is unknown: nothing more is read from this connection
+            self._json({"error": "Content-Length is not a whole number of bytes"}, HTTPStatus.BAD_REQUEST)
+            return None
+        length = int(given)
         if length > MAX_BODY:
+            self.close_connection = True
             self._json({"error": "body too large"}, HTTPStatus.REQUEST_ENTITY_TOO_LARGE)
             return None
         try:
             data = json.loads(self.rfile.read(length) or b"{}")
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON, too deep, a number of over 4,300 digits
             data = None
         if not isinstance(data, dict):
             self._json({"error": "expected a JSON object"}, HTTPStatus.BAD_REQUEST)
@@ -124,12 +162,12 @@ class _Handler(BaseHTTPRequestHandler):
         if route is None:
             return
         actions: dict[str, Callable[[LabelSession, dict[str, Any]], None]] = {
-            "api/grade": lambda s, b: s.grade(str(b.get("query_id")), str(b.get("doc_id")), _grade(b.get("grade")),
+            "api/grade": lambda s, b: s.grade(_id(b.get("query_id")), _id(b.get("doc_id")), _grade(b.get("grade")),
                                               then=_pair(b.get("then"))),
             "api/skip": lambda s, b: s.skip(),
             "api/back": lambda s, b: s.back(),
-            "api/open": lambda s, b: s.open(str(b.get("query_id")), str(b.get("doc_id"))),
-            "api/note": lambda s, b: s.note(str(b.get("query_id")), str(b.get("doc_id")), _text(b.get("note")),
+            "api/open": lambda s, b: s.open(_id(b.get("query_id")), _id(b.get("doc_id"))),
+            "api/note": lambda s, b: s.note(_id(b.get("query_id")), _id(b.get("doc_id")), _text(b.get("note")),
                                             b.get("flagged") is True),
         }
         if route not in actions:
@@ -151,12 +189,10 @@ def _pair(value: Any) -> Pair | None:
     """The pair a grade's `then` names (the one the page shows next), or None."""
     if not isinstance(value, dict):
         return None
-    return str(value.get("query_id")), str(value.get("doc_id"))
+    return _id(value.get("query_id")), _id(value.get("doc_id"))
 
 
 def _text(value: Any) -> str:
-    from recall_kit.errors import OptionError
-
     if value is None:
         return ""
     if not isinstance(value, str):
@@ -164,21 +200,40 @@ def _text(value: Any) -> str:
     return value
 
 
-def _grade(value: Any) -> int:
-    from recall_kit.errors import OptionError
+def _id(value: Any) -> str:
+    """An id from a request body: ids are at most 512 characters, so a longer value is no id (and is
+    not echoed whole in the error)."""
+    return str(value)[:513] if isinstance(value, (str, int)) and not isinstance(value, bool) else "(not an id)"
 
+
+def check_port(port: int) -> int:
+    """A port to listen on: 0 (any free one) to 65535."""
+    if not 0 <= port <= 65535:
+        raise OptionError(f"--port {port}: a port is 0 to 65535 (0: any free one).")
+    return port
+
+
+def _grade(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise OptionError(f"grade {value!r} is not a whole number")
+        raise OptionError(f"grade {str(value)[:20]!r} is not a whole number")
+    if not -1000 <= value <= 1000:
+        raise OptionError("grade: a number far outside 0-3")
     return value
 
 
 def serve(session: LabelSession, port: int = 0, announce: Callable[[str], None] = print) -> None:
     """Serve the page until Ctrl-C; every grade is already on disk, so stopping loses nothing."""
-    server = LabelServer(session, port)
+    try:
+        server = LabelServer(session, port)
+    except OSError as error:
+        session.close()
+        raise OptionError(f"--port {port}: cannot listen on 127.0.0.1 ({error.strerror or type(error).__name__}).") from None
     announce(f"Label at {server.url}  (Ctrl-C stops; grades go to {session.out.path} as you give them)")
     try:
         server.serve_forever()
     except KeyboardInterrupt:
-        announce(f"Stopped: {len(session.out)} grades in {session.out.path}.")
+        with server.lock:  # a grade being written finishes (no temporary left); none starts after
+            announce(f"Stopped: {len(session.out)} grades in {session.out.path}.")
     finally:
         server.server_close()
+        session.close()

@@ -189,9 +189,14 @@ class LabelSession:
         #: The current group's checks: its own, and the check group that follows it (`_plan`).
         self.plan_own: list[Pair] = []
         self.plan_apart: list[Pair] = []
+        self._pairs: set[tuple[str, str]] | None = None  # what the page can show (`on_page`)
         self.advance()
 
     # -- the queue ---------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Release the assessor file's lock (a session ends with its server)."""
+        self.out.close()
 
     def offerable(self, query: str, doc: str) -> bool:
         """A pair the page may show: a known query, a memory the corpus holds that is not sensitive."""
@@ -199,6 +204,18 @@ class LabelSession:
 
     def already_judged(self, query: str, doc: str) -> bool:
         return self.known.get(query, {}).get(doc, -1) >= 0
+
+    def on_page(self, query: str, doc: str) -> bool:
+        """A pair the page can show (offerable, and in the pool, a judged pair, or in a system's top
+        k): `api/grade` and `api/open` take no other, so a request cannot write grades of pairs no
+        one was shown."""
+        if not self.offerable(query, doc):
+            return False
+        if self._pairs is None:
+            m = self.material
+            tops = {(q, d) for ranking in m.rankings.values() for q, docs in ranking.items() for d in docs[:m.hook_k]}
+            self._pairs = tops | set(m.pool)
+        return (query, doc) in self._pairs or self.grade_of(query, doc) is not None
 
     def judged(self, query: str, doc: str) -> bool:
         return self.out.has(query, doc) or self.already_judged(query, doc)
@@ -383,8 +400,8 @@ class LabelSession:
         self.out.note(query, doc, text.strip(), flagged)
 
     def _check(self, query: str, doc: str) -> None:
-        if not self.offerable(query, doc):
-            raise OptionError(f"({query!r}, {doc!r}) is not a pair this page offers")
+        if not self.on_page(query, doc):
+            raise OptionError(f"({query[:100]!r}, {doc[:100]!r}) is not a pair this page offers")
 
     # -- what the assessor has done ----------------------------------------------------------------
 
@@ -405,7 +422,8 @@ def open_session(source: str | Path | None, assessor: str, out: str | Path | Non
                  scale: str | None = None) -> LabelSession:
     """A session over a study (`source`) or a pool file with its dataset; the assessor's file is
     `out`, else STUDY/labels/ASSESSOR.jsonl (a study) or ASSESSOR.jsonl beside the pool file;
-    `scale` overrides the study's `[judging] scale`."""
+    `scale` overrides the study's `[judging] scale`. The file is locked until `session.close()`: a
+    second session on it is refused."""
     if pool is not None:
         if dataset is None:
             raise OptionError("--pool needs --dataset (the memories and queries the pool is of).")
@@ -422,4 +440,11 @@ def open_session(source: str | Path | None, assessor: str, out: str | Path | Non
     path = Path(out) if out is not None else default
     if path.exists() and not path.is_file():
         raise DatasetError(f"{path}: not a file")
-    return LabelSession(material, AssessorFile.open(path, assessor))
+    # the study's own folder: nothing written through a link out of it (a path the user typed is followed)
+    inside = material.folder if out is None and pool is None else None
+    grades = AssessorFile.open_for_writing(path, assessor, inside=inside)
+    try:
+        return LabelSession(material, grades)
+    except BaseException:
+        grades.close()
+        raise

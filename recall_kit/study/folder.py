@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -87,49 +85,18 @@ def study_reference(folder: Path, study_file: Path) -> str:
 # -- the lock ---------------------------------------------------------------------------------------
 
 
-def _holder(handle: int) -> str:
-    """Who holds the lock, as its holder wrote it ("process 123 on host, since ..."), read from `handle`."""
-    for _ in range(20):  # the holder writes its line just after it takes the lock
-        os.lseek(handle, 0, os.SEEK_SET)
-        text = os.read(handle, 4096).decode("utf-8", "replace")
-        try:
-            data = json.loads(text)
-        except ValueError:
-            time.sleep(0.05)
-            continue
-        if isinstance(data, dict):
-            return f"process {data.get('pid')} on {data.get('host')}, since {data.get('started')}"
-    return "a process that has not said which"
-
-
 @contextmanager
 def study_lock(folder: Path) -> Iterator[None]:
-    """Hold the folder's lock for the block: one `study run` writes a study folder at a time.
+    """Hold the folder's lock for the block: one `study run` writes a study folder at a time
+    (`recall_kit.locking`: released when its process ends however it ends; a live holder is named)."""
+    from recall_kit.locking import exclusive_lock
 
-    An advisory lock (`flock`) on `.recall-kit-study.lock`: the system releases it when its process
-    ends however it ends, so a lock left by a killed run is simply taken. A lock a live process holds
-    is refused, naming that process. (Where the system has no `fcntl`, as on Windows, no lock is taken.)"""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - Windows
+    def refuse(holder: str) -> StudyFolderError:
+        if holder == "a link":
+            return StudyFolderError(f"{folder / LOCK_FILE}: is a link; remove it (the study's lock is a plain file "
+                                    "in its folder).")
+        return StudyFolderError(f"{folder}: another study run ({holder}) is writing this study folder; wait for it "
+                                "to finish, or stop it.")
+
+    with exclusive_lock(folder / LOCK_FILE, refuse):
         yield
-        return
-    path = folder / LOCK_FILE
-    if path.is_symlink():
-        raise StudyFolderError(f"{path}: is a link; remove it (the study's lock is a plain file in its folder).")
-    handle = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
-    try:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            raise StudyFolderError(f"{folder}: another study run ({_holder(handle)}) is writing this study "
-                                   "folder; wait for it to finish, or stop it.") from None
-        os.ftruncate(handle, 0)
-        os.write(handle, json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
-                                     "started": time.strftime("%Y-%m-%dT%H:%M:%S")}).encode())
-        try:
-            yield
-        finally:
-            os.ftruncate(handle, 0)
-    finally:
-        os.close(handle)  # closing releases the lock

@@ -206,6 +206,8 @@ class StudyGraph:
             return False
         folder = self.path(name)
         root = self.folder.resolve()
+        if not record.files or not folder.is_dir():  # a step writes files: none recorded is a forged record
+            return False
         # A file reached through a link out of the study folder is never opened: not intact.
         return all((folder / rel).resolve().is_relative_to(root) and (folder / rel).is_file()
                    and file_hash(folder / rel) == digest for rel, digest in record.files.items())

@@ -18,6 +18,9 @@ MAX_NAME_LENGTH = 100
 #: The hook's k and the pool's depth: how many memories a product reads, how deep each system's
 #: ranking is judged. Past this the pool is the corpus and the hook is no hook.
 MAX_DEPTH = 1000
+#: Resamples of a paired test: a p-value to one in a million; past this a run takes hours or memory
+#: it cannot have (10**12 asked for 7 TiB).
+MAX_RESAMPLES = 1_000_000
 
 
 def _fail(config: StudyConfig, what: str) -> SpecError:
@@ -67,9 +70,12 @@ def check_study(config: StudyConfig, only: list[str] | None = None) -> None:
     for key, value in (("[study] hook_k", config.hook_k), ("[judging] pool_depth", config.pool_depth)):
         if value > MAX_DEPTH:
             raise _fail(config, f"{key} = {value} is past any ranking a study judges: at most {MAX_DEPTH}.")
+    if config.resamples > MAX_RESAMPLES:
+        raise _fail(config, f"[study] resamples = {config.resamples:,} is more than a p-value needs: at most "
+                            f"{MAX_RESAMPLES:,} (the default is 2,000).")
     _check_metrics(config)
     check_systems(config, only)
-    _check_sweep(config)
+    _check_sweep(config, build=only is None or config.sweep_system in only)
     _check_registered(config)
     _check_production(config)
 
@@ -116,19 +122,38 @@ def _check_metrics(config: StudyConfig) -> None:
                                     f"name one, e.g. {specs[0].name!r}.")
             if specs[0].name != name:
                 raise _fail(config, f"{key}: write {name!r} as {specs[0].name!r} (the name results use).")
+    from recall_kit.decide.holes import cutoff_problem
+
     for name in config.decision_metrics:
         if is_diagnostic(name):
             raise _fail(config, f"[study] decision_metrics: {name!r} is a diagnostic (how much of the ranking is "
                                 "judged), not a measure of retrieval: it cannot decide.")
+        problem = cutoff_problem(name)
+        if problem:
+            raise _fail(config, f"[study] decision_metrics: {problem}; a smaller [study] hook_k (the default "
+                                "metrics' k) or decision_metrics with a smaller k.")
 
 
-def _check_sweep(config: StudyConfig) -> None:
+def _check_sweep(config: StudyConfig, build: bool = True) -> None:
+    """The grid's axes against the swept system, and (with `build`: the system is one being
+    checked) each value built into it (`bm25.k1=abc` fails here, not at the sweep step); a grid
+    without a system is refused, not ignored."""
+    if config.sweep_grid and not config.sweep_system:
+        raise _fail(config, "[sweep] grid is given but [sweep] system is not: name the system to sweep "
+                            "(one of the [[systems]]), or remove the grid.")
     if not config.sweep_system or not config.sweep_grid:
         return
-    from recall_kit.decide.sweep import parse_grid
+    from dataclasses import replace
+
+    from recall_kit.measure.systems.system import build_system
+    from recall_kit.decide.sweep import grid_specs, parse_grid
 
     spec = config.system(config.sweep_system).spec()
-    _reworded(config, "[sweep] grid", lambda: parse_grid(config.sweep_grid, spec), flag="--grid")
+    axes = _reworded(config, "[sweep] grid", lambda: parse_grid(config.sweep_grid, spec), flag="--grid")
+    for axis in axes if build else ():
+        for value in axis.values:
+            _, variant = grid_specs(spec, [replace(axis, values=(value,))])[0]
+            _reworded(config, f"[sweep] grid {axis.name}={value}", partial(build_system, variant))
 
 
 def _check_registered(config: StudyConfig) -> None:

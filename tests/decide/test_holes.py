@@ -16,6 +16,7 @@ from recall_kit.decide.holes import (
     holes_of,
     labelling_values,
     metric_spec,
+    reads_grades,
     verdict_of,
 )
 from recall_kit.measure.score.evaluation import judge_rankings
@@ -85,12 +86,14 @@ def test_verdict_of():
 
 
 def _brute_force(rankings, qrels, metric, k):
-    """min and max mean delta over every joint labelling of every unjudged id either ranking holds."""
+    """min and max mean delta over every joint labelling of every unjudged id either ranking holds
+    (each 0 or 1; each 0-3 for a metric that reads grades), and the deltas with none and all at 1."""
     spec = metric_spec(metric)
     queries = sorted(rankings["A"])
     unjudged = sorted({(q, d) for q in queries for s in "AB" for d in rankings[s][q] if qrels[q].get(d, -1) < 0})
     deltas = []
-    for bits in itertools.product((0, 1), repeat=len(unjudged)):
+    grades = (0, 1, 2, 3) if reads_grades(spec) else (0, 1)
+    for bits in itertools.product(grades, repeat=len(unjudged)):
         labelled = {q: dict(qrels[q]) for q in queries}
         for (q, d), bit in zip(unjudged, bits, strict=True):
             labelled[q][d] = bit
@@ -99,7 +102,8 @@ def _brute_force(rankings, qrels, metric, k):
             data = judge_rankings(queries, [rankings[s][q] for q in queries], labelled, complete=True)
             values[s] = spec.compute(data)
         deltas.append(float((values["B"] - values["A"]).mean()))
-    return min(deltas), max(deltas), deltas[0], deltas[-1]
+    every = deltas[sum(grades.index(1) * len(grades) ** i for i in range(len(unjudged)))]
+    return min(deltas), max(deltas), deltas[0], every
 
 
 @pytest.mark.parametrize("metric", ["precision@3", "recall@3", "mrr@3", "ndcg@3", "hit@3", "map@3"])
@@ -120,6 +124,43 @@ def test_bounds_agree_with_brute_force(metric, seed):
     low, high, none, every = _brute_force(cut, qrels, metric, k)
     assert bound.low == pytest.approx(low) and bound.high == pytest.approx(high)
     assert bound.delta == pytest.approx(none) and bound.all_relevant == pytest.approx(every)
+
+
+@pytest.mark.parametrize("metric", ["ndcg@5", "ndcg_exp@5", "dcg@5"])
+@pytest.mark.parametrize("seed", range(4))
+def test_graded_bounds_are_the_true_extremes_with_many_holes(metric, seed):
+    """nDCG with the page's grades 0-3 and 6-8 holes in one query's two tops (past every-grade
+    enumeration): the bounds equal every 0-3 labelling brute-forced (issue 60: [-0.1066, +0.1066]
+    reported where the labellings reach [-0.1480, +0.1451])."""
+    rng = random.Random(seed)
+    docs = [f"d{i}" for i in range(8)]
+    a = rng.sample(docs[:5], 5)
+    b = rng.sample(rng.sample(a, 2) + docs[5:], 5)
+    judged = {rng.choice(sorted(set(a) | set(b))): rng.choice([0, 1, 2, 3]),
+              "elsewhere": rng.choice([1, 2, 3])}  # relevant, in neither top: it sits in the ideal DCG
+    holes = _holes({"A": {"q": a}, "B": {"q": b}}, {"q": judged}, metric)
+    assert len(holes.table(holes.contrasts[0], "q").holes) == 7
+    unjudged = [d for d in dict.fromkeys(a + b) if d not in judged]
+    labelled = {f"{i}": {**judged, **dict(zip(unjudged, grades, strict=True))}
+                for i, grades in enumerate(itertools.product((0, 1, 2, 3), repeat=len(unjudged)))}
+    spec = metric_spec(metric)
+    deltas = (spec.compute(judge_rankings(list(labelled), [b] * len(labelled), labelled, complete=True))
+              - spec.compute(judge_rankings(list(labelled), [a] * len(labelled), labelled, complete=True)))
+    low, high = deltas.min(), deltas.max()
+    bound = holes.bound(0)
+    assert bound.low == pytest.approx(low) and bound.high == pytest.approx(high)
+    assert bound.delta == pytest.approx(deltas[0])
+
+
+def test_grade_reading_is_probed_not_listed():
+    assert reads_grades(metric_spec("ndcg@5")) and reads_grades(metric_spec("err@5"))
+    assert not any(reads_grades(metric_spec(m)) for m in ("recall@5", "precision@5", "mrr@5", "hit@5", "map@5"))
+
+
+def test_a_graded_metric_outside_the_dcg_family_with_many_holes_is_refused_naming_it():
+    ranking_a, ranking_b = [f"a{i}" for i in range(5)], [f"b{i}" for i in range(5)]
+    with pytest.raises(BoundsError, match="err@5 reads grades 0-3: .* at most 5 .* a query has 10"):
+        _holes({"A": {"q": ranking_a}, "B": {"q": ranking_b}}, {"q": {}}, "err@5")
 
 
 def test_labels_narrow_the_bounds_until_settled():

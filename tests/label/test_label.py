@@ -40,6 +40,7 @@ def server(pool: Path) -> Iterator[LabelServer]:
     yield server
     server.shutdown()
     server.server_close()
+    session.close()
 
 
 def _call(url: str, body: dict | None = None, headers: dict | None = None):
@@ -113,6 +114,7 @@ def test_skip_back_and_resume(pool: Path) -> None:
     session.back()
     assert session.current == first
     session.grade(*first, 0)  # a new grade replaces the old one
+    session.close()  # the server stops (its lock goes with it)
     again = open_session(None, "alice", pool=pool, dataset=EXAMPLE)  # after Ctrl-C: the file resumes it
     assert len(again.out) == 1 and again.out.grades[first[0]][first[1]] == 0
     assert again.current == second
@@ -176,9 +178,13 @@ def test_the_scale_is_binary_unless_asked_and_a_note_and_flag_are_kept(pool: Pat
     with pytest.raises(OptionError, match="grade 2: one of 0, 1"):
         session.grade("exact_001", "10", 2)
     session.note("exact_001", "10", "  which release?  ", flagged=True)
+    session.close()
     again = open_session(None, "alice", pool=pool, dataset=EXAMPLE, scale="graded")
-    assert again.out.notes == {"exact_001": {"10": "which release?"}} and again.out.flagged == {"exact_001": ["10"]}
-    again.grade("exact_001", "10", 3)
+    try:
+        assert again.out.notes == {"exact_001": {"10": "which release?"}} and again.out.flagged == {"exact_001": ["10"]}
+        again.grade("exact_001", "10", 3)
+    finally:
+        again.close()
     with pytest.raises(OptionError, match="scale"):
         open_session(None, "alice", pool=pool, dataset=EXAMPLE, scale="stars")
 

@@ -95,6 +95,7 @@ class Served:
     def stop(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+        self.session.close()
 
 
 def _visible(browser: Chromium, element: str) -> dict | None:
@@ -316,6 +317,7 @@ def test_back_skip_reload_and_resume_then_the_study_takes_the_labels(second_stud
     assert sum(len(row["relevance"]) for row in rows) == 20 and {row["assessor"] for row in rows} == {"carol"}
     resumed = open_session(study, "carol")  # after a Ctrl-C: a new server resumes from the file
     assert len(resumed.out) == 20 and not resumed.out.has(*resumed.current)
+    resumed.close()
 
     with plugins("recall-kit-fts5", "recall-kit-bm25"):
         result, build = run_study(study)

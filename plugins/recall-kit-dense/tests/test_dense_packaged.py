@@ -152,6 +152,38 @@ def test_an_incomplete_folder_from_an_interrupted_run_is_replaced(
     assert (folder / "modules.json").read_bytes() == b"[]"
 
 
+@pytest.mark.parametrize("keep_time", [False, True])
+def test_a_damaged_assembled_file_is_named_and_assembled_again(
+        tiny: tuple[PackagedModel, list[str], Path], capsys: pytest.CaptureFixture[str], keep_time: bool) -> None:
+    """Issue 60: 40 MB of the cached model.safetensors zeroed (same size) was used silently, every
+    ranking changed. Every load checks the sizes and sha256 the assembly recorded."""
+    model, path, cache = tiny
+    folder = model_folder(model, cache, path)
+    weights = folder / "weights.bin"
+    before = weights.stat()
+    weights.write_bytes(bytes(before.st_size))  # zeroed, same size
+    if keep_time:  # a disk error changes no time stamp: a new process hashes every file
+        os.utime(weights, ns=(before.st_atime_ns, before.st_mtime_ns))
+        packaged._CHECKED.clear()
+    assert model_folder(model, cache, path) == folder
+    assert weights.read_bytes() == MEMBERS["tiny/weights.bin"]
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "the assembled model 'tiny'" in err and "(tiny/weights.bin changed)" in err
+    model_folder(model, cache, path)
+    assert capsys.readouterr().err == ""  # intact now: nothing said
+
+
+def test_a_damaged_assembled_file_without_its_parts_is_refused_not_used(
+        tiny: tuple[PackagedModel, list[str], Path]) -> None:
+    model, path, cache = tiny
+    folder = model_folder(model, cache, path)
+    (folder / "config.json").write_bytes(b"{}")
+    for part in model.parts:
+        (Path(path[0]) / part.file).unlink()
+    with pytest.raises(PackagedModelError, match="not installed"):
+        model_folder(model, cache, path)
+
+
 def test_the_real_catalogue_pins_five_mpnet_parts() -> None:
     (mpnet,) = [model for model in PACKAGED_MODELS if model.name == "all-mpnet-base-v2"]
     assert [part.distribution for part in mpnet.parts] == [

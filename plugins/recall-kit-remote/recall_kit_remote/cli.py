@@ -24,7 +24,8 @@ def probe(
     """Call the system once with --query and print the answer's shape, the candidate paths for the
     hits' ids, text and scores, and the -o options that would read them (ids and numbers shown,
     never a memory's text). Exits 2 when the answer holds no list of hits with ids."""
-    from recall_kit.plugin import Corpus, OptionError, build_options
+    from recall_kit.plugin import Corpus, OptionError, PluginRunError, build_options, mask_secrets
+    from recall_kit_remote.base import QueryFailed
     from recall_kit_remote.probe import report
 
     retriever_class = _adapter(adapter)
@@ -43,8 +44,11 @@ def probe(
     retriever = retriever_class(options)
     try:
         retriever.build_index(Corpus([]))
-        payloads = retriever.raw_answers(query, k)
-        where = getattr(getattr(retriever, "_session", None), "where", None) or f"{adapter} {options.url}"
+        where = mask_secrets(getattr(getattr(retriever, "_session", None), "where", None) or f"{adapter} {options.url}")
+        try:
+            payloads = retriever.raw_answers(query, k)
+        except QueryFailed as failure:  # a timeout, an HTTP status, an oversize answer, the tool's error
+            raise PluginRunError(f"remote probe: {where}: the search failed: {failure}.") from None
     finally:
         retriever.close()
     lines, found = report(where, payloads, adapter)

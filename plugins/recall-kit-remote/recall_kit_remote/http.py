@@ -115,9 +115,15 @@ class HTTPRetriever(RemoteRetriever):
             headers[options.auth_header] = options.auth_prefix + value
         self._scope = corpus[0].scope if len(corpus) else None
         limits = httpx.Limits(max_connections=options.concurrency, max_keepalive_connections=options.concurrency)
-        self._client = httpx.Client(headers=headers, timeout=options.timeout, limits=limits)
+        from recall_kit_remote.deadline import with_deadline
+
+        transport = with_deadline(httpx.HTTPTransport(limits=limits))  # headers and body within http.timeout
+        self._client = httpx.Client(headers=headers, timeout=options.timeout, transport=transport)
+        from recall_kit_remote.deadline import within
+
         try:
-            self._client.request("HEAD", options.url)
+            with within(options.timeout):
+                self._client.request("HEAD", options.url)
         except httpx.HTTPError as error:
             self.close()
             raise PluginRunError(f"Cannot reach {mask_secrets(options.url)}: {type(error).__name__}.") from None
@@ -211,9 +217,12 @@ class HTTPRetriever(RemoteRetriever):
             request["params"] = params
         else:
             request["json"] = fill_template(json.loads(options.body), values)
+        from recall_kit_remote.deadline import within
+
         started = time.perf_counter()
         try:
-            body: bytes = self._read(options.method, request, started + options.timeout)
+            with within(options.timeout):
+                body: bytes = self._read(options.method, request, started + options.timeout)
         except httpx.TimeoutException:
             raise QueryFailed(f"no answer within {options.timeout:g} s") from None
         except httpx.TransportError as error:
@@ -239,7 +248,11 @@ class HTTPRetriever(RemoteRetriever):
             if decoder is None and declared.isdigit() and int(declared) > limit:
                 raise too_large
             body = bytearray()
+            received = 0
             for chunk in response.iter_raw():
+                received += len(chunk)
+                if received > limit:  # compressed bytes count too: bytes after a gzip member are kept, not inflated
+                    raise too_large
                 if decoder is None:
                     body += chunk
                 else:  # never more than what is left below the cap (+1 to see it crossed)
@@ -279,6 +292,10 @@ def _parsed(text: str, as_text: bool) -> Any:
     """An answer's body as JSON, or as the text it is when an id pattern reads it."""
     try:
         return json.loads(text)
+    except RecursionError:
+        if as_text:
+            return text
+        raise AnswerMisread("the answer is JSON nested deeper than recall-kit reads") from None
     except ValueError:
         if as_text:
             return text

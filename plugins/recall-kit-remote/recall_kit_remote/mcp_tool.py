@@ -88,7 +88,7 @@ def _texts(result: Any) -> tuple[list[Any], list[str]]:
         if isinstance(text, str):
             try:
                 parsed.append(json.loads(text))
-            except json.JSONDecodeError:
+            except (ValueError, RecursionError):  # not JSON, or nested past what a reader goes
                 plain.append(text)
     return parsed, plain
 
@@ -273,6 +273,11 @@ class MCPSession:
             self._loop.close()
 
 
+#: Tools listed before the listing is given up (the calls then say what is wrong), and named in a message.
+MAX_LISTED_TOOLS = 10_000
+SHOWN_TOOLS = 30
+
+
 async def _tool_names(session: Any) -> list[str] | None:
     """Every tool the server lists (all pages); None when it will not list them."""
     names: list[str] = []
@@ -282,6 +287,8 @@ async def _tool_names(session: Any) -> list[str] | None:
             listed = await (session.list_tools(cursor=cursor) if cursor else session.list_tools())
             names += [tool.name for tool in listed.tools]
             cursor = _field(listed, "next_cursor", "nextCursor")
+            if len(names) > MAX_LISTED_TOOLS:  # no memory server has this many: no check, no more pages
+                return None
             if not cursor:
                 return names
     except Exception:  # noqa: BLE001 - a server without tools/list: calls will say what is wrong
@@ -424,7 +431,9 @@ class MCPRetriever(RemoteRetriever):
         for option, tool in (("mcp.tool", self.options.tool), ("mcp.add_tool", self.options.add_tool),
                              ("mcp.sensitive_listing", listing.get("tool", ""))):
             if tool and tool not in session.tools:
-                listed = ", ".join(sorted(session.tools)) or "(none)"
+                names = sorted(session.tools)
+                listed = ", ".join(names[:SHOWN_TOOLS]) + (f" and {len(names) - SHOWN_TOOLS} more"
+                                                           if len(names) > SHOWN_TOOLS else "") or "(none)"
                 raise PluginRunError(f"{session.where} has no tool {tool!r} ({option}). Available: {listed}.")
 
     def _listed_sensitive(self) -> set[str]:

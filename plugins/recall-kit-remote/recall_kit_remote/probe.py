@@ -28,7 +28,7 @@ class Finding:
     shape: str
     results: str | None = None
     count: int = 0
-    ids: list[tuple[str, str]] = field(default_factory=list)  # (path or pattern, an example id)
+    ids: list[tuple[str, str]] = field(default_factory=list)  # (path or pattern, an example id as shown)
     texts: list[str] = field(default_factory=list)
     scores: list[tuple[str, str]] = field(default_factory=list)  # (path or pattern, order)
     text_answer: bool = False
@@ -69,16 +69,24 @@ def shape_of(value: Any, depth: int = 0) -> str:
     return "null" if value is None else type(value).__name__
 
 
-def _lists(value: Any, path: str = "") -> list[tuple[str, list[Any]]]:
-    """Every non-empty list in a JSON value with its path (`[]` for each element on the way)."""
+#: How deep the probe looks for the hit list (an answer nested deeper holds it nowhere a path reads).
+MAX_DEPTH = 8
+
+
+def _lists(value: Any, path: str = "", depth: int = 0) -> list[tuple[str, list[Any]]]:
+    """Every non-empty list in a JSON value with its path (`[]` for each element on the way),
+    `MAX_DEPTH` levels deep."""
     found: list[tuple[str, list[Any]]] = []
+    if depth > MAX_DEPTH:
+        return found
     if isinstance(value, dict):
         for key, item in value.items():
-            found += _lists(item, f"{path}.{key}" if path else str(key))
+            found += _lists(item, f"{path}.{key}" if path else str(key), depth + 1)
     elif isinstance(value, list) and value:
         found.append((path, value))
         if isinstance(value[0], dict):
-            found += [(inner, items) for inner, items in _lists(value[0], f"{path}[]") if "[]" not in inner[len(path) + 2:]]
+            found += [(inner, items) for inner, items in _lists(value[0], f"{path}[]", depth + 1)
+                      if "[]" not in inner[len(path) + 2:]]
     return found
 
 
@@ -131,13 +139,13 @@ def describe_json(payload: Any) -> Finding:
     finding.results, finding.count = path, len(items)
     if not isinstance(items[0], dict):
         if all(_id_like(item) for item in items):
-            finding.results, finding.ids = path, [("", str(items[0]))]
+            finding.results, finding.ids = path, [("", example(path, str(items[0])))]
         return finding
     leaves = [_leaves(item) for item in items]
     keys = [key for key in leaves[0] if all(key in leaf for leaf in leaves)]
-    ids = [key for key in keys if all(_id_like(leaf[key]) for leaf in leaves)
+    ids = [key for key in keys if all(_id_like(leaf[key]) for leaf in leaves) and not _text_named(key)
            and len({str(leaf[key]) for leaf in leaves}) == len(leaves)]
-    finding.ids = [(key, str(leaves[0][key])) for key in sorted(ids, key=lambda key: _preference(key, ID_NAMES))]
+    finding.ids = [(key, example(key, str(leaves[0][key]))) for key in sorted(ids, key=lambda key: _preference(key, ID_NAMES))]
     texts = [key for key in keys if all(isinstance(leaf[key], (str, list)) for leaf in leaves) and key not in ids]
     finding.texts = sorted(texts, key=lambda key: _preference(key, TEXT_NAMES))
     scores = [key for key in keys if all(isinstance(leaf[key], (int, float)) and not isinstance(leaf[key], bool)
@@ -159,25 +167,39 @@ def describe_text(text: str) -> Finding:
     ids: list[tuple[int, int, str, str]] = []  # (preference, -matches, pattern, an example)
     scores: list[tuple[int, str, str]] = []  # (preference, pattern, order)
     for label, values in labelled.items():
-        distinct_ids = len(set(values)) == len(values) and all(_id_like(value) for value in values)
+        distinct_ids = (len(set(values)) == len(values) and all(_id_like(value) for value in values)
+                        and not _text_named(label))
         if distinct_ids and _preference(label, ID_NAMES) < len(ID_NAMES):  # "id: 12" is an id, not a score
-            ids.append((_preference(label, ID_NAMES), -len(values), _labelled(label, ID_GROUP), values[0]))
+            ids.append((_preference(label, ID_NAMES), -len(values), _labelled(label, ID_GROUP), example(label, values[0])))
         elif all(re.fullmatch(_NUMBER, value) for value in values):
             numbers = [float(value) for value in values]
             order = _order(numbers)
             if order != "unordered" and (_preference(label, SCORE_NAMES) < len(SCORE_NAMES) or len(set(numbers)) > 1):
                 scores.append((_preference(label, SCORE_NAMES), _labelled(label, f"({_NUMBER})"), order))
         elif distinct_ids:
-            ids.append((_preference(label, ID_NAMES), -len(values), _labelled(label, ID_GROUP), values[0]))
+            ids.append((_preference(label, ID_NAMES), -len(values), _labelled(label, ID_GROUP), example(label, values[0])))
     for pattern in (r"\b([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b", r"\b([0-9a-f]{16,})\b"):
         found = re.findall(pattern, text)
         if found and len(set(found)) == len(found):
-            ids.append((len(ID_NAMES) + 1, -len(found), pattern, found[0]))
+            ids.append((len(ID_NAMES) + 1, -len(found), pattern, repr(found[0])))  # hex: no text
     ids.sort()
     finding.ids = [(pattern, example) for _, _, pattern, example in ids]
     finding.scores = [(pattern, order) for _, pattern, order in sorted(scores)]
     finding.count = -ids[0][1] if ids else 0
     return finding
+
+
+def _text_named(path: str) -> bool:
+    """A key or label named as text is (`content`, `memory`, ...): a one-word memory there is no id."""
+    return _preference(path, TEXT_NAMES) < len(TEXT_NAMES)
+
+
+def example(name: str, value: str) -> str:
+    """An id as the probe shows it: itself where its key or label `name` says it is an id, else
+    only its length: a value under another name may be a memory's text."""
+    if _preference(name, ID_NAMES) < len(ID_NAMES):
+        return repr(value)
+    return f"a {len(value)}-character value, not shown: {(name.rsplit('.', 1)[-1] or 'each entry')!r} is no id's name"
 
 
 def _labelled(label: str, group: str) -> str:
@@ -200,7 +222,7 @@ def report(where: str, payloads: list[Any], prefix: str) -> tuple[list[str], lis
     what = "patterns" if chosen.text_answer else "paths"
     if not chosen.text_answer:
         lines.append(f"hits: {chosen.results or '(the answer itself)'} ({chosen.count} entries)")
-    lines.append(f"id {what}:    " + "; ".join(f"{path or '(each entry)'} (e.g. {example!r})" for path, example in chosen.ids))
+    lines.append(f"id {what}:    " + "; ".join(f"{path or '(each entry)'} (e.g. {shown})" for path, shown in chosen.ids))
     if chosen.texts:
         lines.append(f"text {what}:  " + "; ".join(chosen.texts) + " (not shown)")
     lines.append(f"score {what}: " + ("; ".join(f"{path} ({order})" for path, order in chosen.scores)

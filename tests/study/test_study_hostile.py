@@ -1,0 +1,101 @@
+"""A study against a forged manifest and values that would fail, or run for hours, only after many
+steps: a forged step is never `done`, and the up-front check refuses what the bounds step or the
+paired tests could not do."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from study_support import LEXICAL_PAIR, plugins
+
+from recall_kit.study import run_study, study_status
+from recall_kit.testing import invoke_cli
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "memories"
+
+
+def study_text(study: str = "") -> str:
+    return (f'[study]\nname = "t"\nfolder = "out"\nresamples = 50\n{study}\n[store]\ndataset = "{EXAMPLE.as_posix()}"\n'
+            '[evaluation_set]\nqueries = "dataset"\n' + LEXICAL_PAIR)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def registered() -> Iterator[None]:
+    with plugins("recall-kit-fts5", "recall-kit-bm25"):
+        yield
+
+
+@pytest.fixture(scope="module")
+def done_study(tmp_path_factory: pytest.TempPathFactory, registered: None) -> Path:
+    path = tmp_path_factory.mktemp("done") / "study.toml"
+    path.write_text(study_text())
+    run_study(path)
+    return path
+
+
+def test_a_forged_step_with_no_files_and_no_folder_is_not_done_and_the_run_rebuilds_it(
+        tmp_path: Path, done_study: Path) -> None:
+    """Before: `files: {}` with the step's folder removed was reported `done`, and every run failed."""
+    folder = tmp_path / "study"
+    shutil.copytree(done_study.parent, folder, symlinks=True)
+    manifest = folder / "out" / "manifest.json"
+    data = json.loads(manifest.read_text())
+    data["steps"]["lint"]["files"] = {}
+    manifest.write_text(json.dumps(data))
+    shutil.rmtree(folder / "out" / "steps" / "lint")
+    states = {state.name: state.state for state in study_status(folder / "study.toml")}
+    assert states["lint"] == "stale"
+    with plugins("recall-kit-fts5", "recall-kit-bm25"):
+        _, build = run_study(folder / "study.toml")
+    assert "lint" in build.computed and (folder / "out" / "steps" / "lint").is_dir()
+
+
+def refused(path: Path) -> str:
+    result = invoke_cli(["study", "run", str(path)])
+    assert result.exit_code == 2, result.output
+    assert result.output.strip().count("\n") == 0 and "unexpected" not in result.output, result.output
+    assert not (path.parent / "out").exists()  # refused before any step
+    return result.output
+
+
+@pytest.mark.parametrize(("study", "said"), [
+    ("hook_k = 10", "[study] decision_metrics: 'recall@10' reads a top 10: the bounds of a verdict enumerate every "
+                    "labelling of at most 12 unjudged ids in two systems' tops, so its k is at most 6 (recall@6)"),
+    ('decision_metrics = ["recall@50"]', "'recall@50' reads a top 50"),
+    ('decision_metrics = ["err@5"]', "its k is at most 2 (err@2)"),
+    ("resamples = 1000000000000", "[study] resamples = 1,000,000,000,000 is more than a p-value needs: at most 1,000,000"),
+])
+def test_what_would_fail_or_run_for_hours_after_many_steps_is_refused_up_front(
+        tmp_path: Path, study: str, said: str) -> None:
+    """Before: hook_k = 10 failed at the bounds step after 18 steps; resamples = 10**12 after 11
+    steps with "unexpected MemoryError (7.28 TiB)"."""
+    path = tmp_path / "study.toml"
+    text = study_text(study)
+    if "resamples =" in study:
+        text = text.replace("resamples = 50\n", "")
+    path.write_text(text)
+    assert said in refused(path)
+
+
+def test_a_k_the_bounds_always_take_passes_the_check(tmp_path: Path) -> None:
+    from recall_kit.study.validate import check_study_file
+
+    path = tmp_path / "study.toml"
+    path.write_text(study_text('hook_k = 6\ndecision_metrics = ["recall@6", "ndcg@6", "mrr"]'))
+    assert check_study_file(path).hook_k == 6
+
+
+@pytest.mark.parametrize(("sweep", "said"), [
+    ('[sweep]\nsystem = "bm25"\ngrid = ["bm25.k1=abc,def"]', "[sweep] grid bm25.k1=abc: "),
+    ('[sweep]\ngrid = ["bm25.k1=1.2"]', "[sweep] grid is given but [sweep] system is not"),
+])
+def test_a_sweep_grid_that_cannot_run_is_refused_up_front(tmp_path: Path, sweep: str, said: str) -> None:
+    """Before: `bm25.k1=abc,def` passed the check and failed at step 15; a grid without a system
+    was ignored without a word."""
+    path = tmp_path / "study.toml"
+    path.write_text(study_text() + "\n" + sweep + "\n")
+    assert said in refused(path)
