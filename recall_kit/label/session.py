@@ -1,6 +1,8 @@
 """What a person labels, in which order, and what each label changes: the state behind the page.
 
-Over a study (its folder, or its study.toml) the queue is the unjudged (query, memory) pairs in the
+Over a study (its folder, or its study.toml) the queue is first the holes of the study's seeded
+random sample of open queries (`recall_kit.study.intervals.sample_pairs`: their labels make the
+hole-aware intervals), then the unjudged (query, memory) pairs in the
 order of how much their label can move a verdict (`recall_kit.decide.holes.Holes`), then the rest of
 the study's pool; over a pool file it is the pool's order. Each grade goes to the assessor's own
 file at once (`AssessorFile`), so a closed tab or a Ctrl-C loses nothing and a restart resumes.
@@ -46,6 +48,8 @@ class Material:
     seed: int = 0
     #: Every candidate of the study: the Holm family of the decision rows holds all of them.
     candidates: list[str] = field(default_factory=list)
+    #: The holes of the study's seeded sample of open queries, in order (study/intervals.py): offered first.
+    sample: list[tuple[str, str]] = field(default_factory=list)
 
 
 def study_folder(path: str | Path) -> Path:
@@ -67,6 +71,7 @@ def study_material(path: str | Path) -> Material:
     from recall_kit.curate.judge import read_pool
 
     folder = study_folder(path)
+    from recall_kit.study.intervals import sample_pairs
     from recall_kit.study.result import StudyResult
 
     study = StudyResult.from_dict(json.loads((folder / "study.json").read_text(encoding="utf-8")))
@@ -79,7 +84,7 @@ def study_material(path: str | Path) -> Material:
     return Material(dataset=dataset, rankings=rankings, baseline=study.baseline, challenger=study.challenger,
                     metrics=list(study.decision_metrics), hook_k=int(study.hook_k), pool=pool, folder=folder,
                     resamples=int(study.resamples), seed=int(study.seed),
-                    candidates=[n for n in names if n != study.baseline])
+                    candidates=[n for n in names if n != study.baseline], sample=sample_pairs(folder))
 
 
 def pool_material(pool_path: str | Path, dataset_path: str | Path) -> Material:
@@ -137,10 +142,12 @@ class LabelSession:
         return self.out.has(query, doc) or self.base.get(query, {}).get(doc, -1) >= 0
 
     def queue(self) -> list[tuple[str, str]]:
-        """The pairs still to offer, in order: those that can move a verdict, then the pool."""
-        order: list[tuple[str, str]] = []
+        """The pairs still to offer, in order: the holes of the study's random sample of open queries
+        (their labels make the hole-aware intervals), those that can move a verdict, then the pool."""
+        order = list(self.material.sample)
         if self.holes is not None:
-            order = [(q, d) for q, d, _ in self.holes.order()]
+            order += [(q, d) for q, d, _ in self.holes.order()]
+        order = list(dict.fromkeys(order))
         seen = set(order)
         order += [pair for pair in self.material.pool if pair not in seen]
         return [pair for pair in order

@@ -13,6 +13,7 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from recall_kit.study.intervals import attach_intervals
 from recall_kit.study.labels import attach_bounds
 from recall_kit.study.result import (
     AblationSummary,
@@ -269,6 +270,7 @@ def collect(config: StudyConfig, graph: StudyGraph, ablated: str | None = None) 
                                               margin=config.margin)
     attach_bounds(study, read_json(graph.path("bounds") / "bounds.json"), judgments.get("people"),
                   read_json(graph.path("agreement") / "agreement.json").get("people"))
+    attach_intervals(study, graph)
     study.threats, study.clear = detect(study, min_queries=config.min_queries)
     study.commands = commands(config, graph, ablated)
     study.timings = {name: round(record.seconds, 1) for name, record in graph.records.items()}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from recall_kit.study.intervals import interval_line, intervals_table
 from recall_kit.study.result import StudyResult
 from recall_kit.study.rules import RULES, SIMPLICITY_RULES
 from recall_kit.types import Chart, Report, ReportTable
@@ -37,6 +38,8 @@ def bottom_line(study: StudyResult) -> list[str]:
         lines += [f"What the {kind} leg buys: {words}." for kind, words in recommendation.legs.items()]
     lines.append(f"{overall.verdict.capitalize()}: {overall.system} against {study.baseline} over all queries "
                  f"({overall.because})." + (" (provisional)" if overall.provisional else ""))
+    holes = interval_line(study)
+    lines += [holes] if holes else []
     lines += [f"Stratum {v.scope}: {v.verdict}." for v in study.verdicts[1:]]
     lines.append(f"{len(study.threats)} threat(s) to validity detected from the study's own data "
                  f"({', '.join(t.key for t in study.threats) or 'none'}); read them before acting.")
@@ -182,7 +185,7 @@ def study_report(study: StudyResult) -> Report:
     from recall_kit.study.labels import bounds_table
 
     tables = [table for table in (simplest_table(study), verdict_table(study), bounds_table(study),
-                                  head_to_head_table(study)) if table]
+                                  intervals_table(study), head_to_head_table(study)) if table]
     tables += [table for table in (ablation_table(study), sweep_table(study), cost_table(study),
                                    threats_table(study)) if table is not None]
     tables.append(ReportTable("Reproduce (from the study folder)", ["step", "command"],
@@ -210,7 +213,7 @@ def render_markdown(study: StudyResult) -> str:
     parts += section(verdict_table(study))
     from recall_kit.study.labels import bounds_table
 
-    parts += section(bounds_table(study))
+    parts += section(bounds_table(study)) + section(intervals_table(study))
     parts += ["## Threats to validity", ""]
     for threat in study.threats:
         parts += [f"### {threat.title}", ""] + [f"- evidence: {line}" for line in threat.evidence]

@@ -199,6 +199,33 @@ class HoleBounds:
 
 
 @dataclass
+class HoleInterval:
+    """One decision row's hole-aware interval (the intervals step; decide/ppi.py): prediction-powered
+    from people's labels on a seeded random sample of the open queries (None until at least two are
+    labelled), and the labels an interval as narrow as the scored delta's bootstrap would need."""
+
+    candidate: str
+    metric: str
+    scope: str
+    open: int
+    labelled: int
+    #: decide.ppi.Interval.to_dict() (method, delta, low, high, n, decided, open, labelled, labels, ...).
+    interval: dict[str, Any] | None
+    #: {"width", "queries", "labels", "everything"}: ppi-python's power analysis.
+    plan: dict[str, Any]
+
+
+@dataclass
+class HoleIntervals:
+    """The intervals step's evidence: the challenger, the predictor, the sample (query ids in order)."""
+
+    challenger: str | None
+    predictor: str
+    sample: list[str]
+    rows: list[HoleInterval] = field(default_factory=list)
+
+
+@dataclass
 class PeopleSummary:
     """People's labels: grades per assessor, how many joined the judged set, and Cohen's kappa between
     every two assessors and of each against a model judge (each {..., "kappa", "n", "interval"})."""
@@ -301,6 +328,8 @@ class StudyResult:
     bounds: list[PairedBounds] = field(default_factory=list)
     #: People's labels (`recall-kit label`'s files), None when nobody labelled.
     people: PeopleSummary | None = None
+    #: Hole-aware intervals of the challenger's decision rows (the intervals step), None before it ran.
+    intervals: HoleIntervals | None = None
     #: Step -> seconds it took when last computed (timings: not part of the evidence).
     timings: dict[str, float] = field(default_factory=dict)
 

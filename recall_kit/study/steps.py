@@ -20,6 +20,7 @@ from recall_kit.errors import DatasetError, SpecError
 from recall_kit.fileio import write_json_atomic, write_jsonl_atomic
 from recall_kit.study.config import StudyConfig
 from recall_kit.study.graph import Step, StudyGraph, file_hash
+from recall_kit.study.intervals import IntervalReads, make_intervals
 from recall_kit.study.labels import BoundsReads, make_bounds
 from recall_kit.study.validate import check_copied_queries, check_corpus_rows, check_generated
 
@@ -445,6 +446,13 @@ def bounds_reads(config: StudyConfig, graph: StudyGraph) -> BoundsReads:
     return BoundsReads(head.systems, simpler, list(config.decision_metrics), config.resamples, config.seed)
 
 
+def interval_reads(config: StudyConfig) -> IntervalReads:
+    """The intervals step's reads: the head-to-head's systems, the decision metrics, the judge, people's files."""
+    head = compare_reads(config)
+    return IntervalReads(head.systems, list(config.decision_metrics), config.judge, config.resamples, config.seed,
+                         people=_hashes(_people(config)))
+
+
 def declared(name: str, needs: list[str], kind: type, reads: Callable[[], Any],
              make: Callable[[Any, Path], None], common: dict[str, Any], after: list[str] | None = None) -> Step:
     """A step whose fingerprint covers exactly what it reads: `reads()` returns a `kind` (a frozen
@@ -556,6 +564,8 @@ def build_graph(config: StudyConfig) -> StudyGraph:
                  lambda reads, folder: make_compare(reads, graph, folder), common),
         declared("bounds", ["judgments", *evals], BoundsReads, lambda: bounds_reads(config, graph),
                  lambda reads, folder: make_bounds(reads, graph, folder), common),
+        declared("intervals", ["evaluation-set", "judgments", *evals], IntervalReads, lambda: interval_reads(config),
+                 lambda reads, folder: make_intervals(reads, graph, folder), common),
         Step("ablation", ["judgments"], lambda: _ablation_inputs(config, graph, scoring, common),
              lambda folder, inputs: make_ablation(config, graph, folder, inputs["chosen"]), after=evals),
         Step("sweep", ["judgments"],
