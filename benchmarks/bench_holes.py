@@ -26,7 +26,8 @@ Labels to settle: walking each seed's sample in `--step`-query strides, the labe
 interval (no judge) spends until it excludes 0 (all of the open queries' holes if it never does);
 N50 and N80 are the 50th and 80th percentiles over seeds. The last line:
 `bench_holes: coverage C over S seeds; labels to settle: N50 at 50%, N80 at 80%`, C the lowest
-coverage of the study's interval (PPI++, with or without the judge) over the sizes.
+coverage of the study's interval (PPI++, with or without the judge) over the sizes from which the
+study gives one (`recall_kit.decide.ppi.MIN_LABELLED` labelled queries).
 
 Bar (exit 1 when missed): C >= 0.93. Without --locomo (or when the file is absent) it says so and
 exits 0.
@@ -186,6 +187,8 @@ def summarise(results: list[dict], args: argparse.Namespace, target: float) -> f
           f"{np.mean([r['holes'] for r in results]):.0f}")
     line("today (bootstrap, holes not rel.)", [r["today"] for r in results])
     line("bounds (every labelling)", [r["bounds"] for r in results])
+    from recall_kit.decide.ppi import MIN_LABELLED
+
     study = []
     for size in args.sizes:
         print(f" {size} labelled open queries:")
@@ -195,7 +198,7 @@ def summarise(results: list[dict], args: argparse.Namespace, target: float) -> f
                 continue
             cover = line(name, [(low, high) for low, high, _ in found],
                          f"  labels {np.mean([n for _, _, n in found]):.0f}")
-            if name.startswith("ppi++"):
+            if name.startswith("ppi++") and size >= MIN_LABELLED:
                 study.append(cover)
     return min(study) if study else float("nan")
 
@@ -205,11 +208,12 @@ def main() -> int:
     parser.add_argument("--locomo", type=Path, help="a LoCoMo JSON file (locomo10.json format)")
     parser.add_argument("--seeds", type=int, default=200)
     parser.add_argument("--metric", default="hit@5")
-    parser.add_argument("--sizes", default="10,25,50,100,200", help="labelled open queries, comma-separated")
+    parser.add_argument("--sizes", default="10,20,30,50,100,200", help="labelled open queries, comma-separated")
     parser.add_argument("--step", type=int, default=10, help="queries added at a time while settling")
     parser.add_argument("--bootstrap", type=int, default=2000, help="resamples of today's interval")
     parser.add_argument("--judge", type=Path, help="a judge's grades (qrels JSONL, 0-3) as the predictor")
     parser.add_argument("--runs", type=Path, help="keep the imported data and result files here (reused)")
+    parser.add_argument("--save", type=Path, help="write every seed's intervals here (JSON)")
     parser.add_argument("--quick", action="store_true", help="for run_all.py: 20 seeds")
     args = parser.parse_args()
     if args.locomo is None or not args.locomo.is_file():
@@ -249,6 +253,8 @@ def main() -> int:
         results.append(one_seed(seed, args, data))
         if (seed + 1) % 20 == 0:
             print(f"  {seed + 1} seeds, {time.perf_counter() - started:.0f} s", flush=True)
+    if args.save is not None:
+        args.save.write_text(json.dumps({"truth": data["delta"], "seeds": results}), encoding="utf-8")
     coverage = summarise(results, args, data["delta"])
     spent = [r["settle"] for r in results]
     n50, n80 = (int(np.ceil(np.percentile(spent, p))) for p in (50, 80))

@@ -37,8 +37,10 @@ from recall_kit.decide.holes import QueryHoles
 from recall_kit.errors import RecallKitError
 
 ALPHA = 0.05
-#: Fewer labelled queries than this give no interval (the CLT's variance needs a few).
-MIN_LABELLED = 2
+#: Fewer labelled queries than this give no interval: the interval is a normal (CLT) one, and with
+#: per-query deltas of -1, 0 and 1 ten labelled queries held the truth in about 8 seeds of 10 on
+#: LoCoMo dev (benchmarks/bench_holes.py, docs/performance.md).
+MIN_LABELLED = 30
 #: A prediction's cost beside a person's label (1): near free, but not zero (the power analysis
 #: divides by it).
 PREDICTION_COST = 1e-3
@@ -116,7 +118,7 @@ class LabelPlan:
 
 def is_open(table: QueryHoles) -> bool:
     """Whether some labelling of the query's holes gives another delta."""
-    return bool(np.ptp(table.delta) > 0)
+    return bool(table.delta[table.high] > table.delta[table.low])
 
 
 def draw_sample(query_ids: Sequence[str], seed: int) -> list[str]:
@@ -136,9 +138,11 @@ def predicted_delta(table: QueryHoles, probability: Mapping[str, float]) -> floa
     independently; a 0/1 predictor gives the delta of its one labelling."""
     if not table.holes:
         return float(table.delta[0])
-    p = np.array([min(max(float(probability.get(doc, 0.0)), 0.0), 1.0) for doc in table.holes])
+    p = [min(max(float(probability.get(doc, 0.0)), 0.0), 1.0) for doc in table.holes]
+    if all(value in (0.0, 1.0) for value in p):  # one labelling: its column, without the expectation
+        return float(table.delta[sum(1 << j for j, value in enumerate(p) if value == 1.0)])
     bits = (np.arange(1 << len(p))[:, None] >> np.arange(len(p))) & 1
-    weights = np.where(bits == 1, p, 1.0 - p).prod(axis=1)
+    weights = np.where(bits == 1, np.array(p), 1.0 - np.array(p)).prod(axis=1)
     return float(weights @ table.delta)
 
 
@@ -276,20 +280,22 @@ def cross_predictions(features: Mapping[tuple[str, str], Sequence[float]], peopl
     assignment = fold_of(labelled, folds)
     pairs = list(features)
     matrix = np.array([list(features[p]) for p in pairs], dtype=float)
+    fold = np.array([assignment.get(q, -1) for q, _ in pairs])
+    grade = np.array([people.get(q, {}).get(d, -1) for q, d in pairs])
     out = []
-    for fold in range(folds):
-        train = [i for i, (q, d) in enumerate(pairs) if assignment.get(q, fold) != fold and d in people.get(q, {})]
-        target = np.array([people[pairs[i][0]][pairs[i][1]] >= relevance_level for i in train], dtype=int)
+    for index in range(folds):
+        train = np.flatnonzero((fold >= 0) & (fold != index) & (grade >= 0))
+        target = (grade[train] >= relevance_level).astype(int)
         if len(train) == 0:
             probability = np.zeros(len(pairs))
         elif target.min() == target.max():
             probability = np.full(len(pairs), float(target[0]))
         else:
-            model = LogisticRegression(random_state=seed, max_iter=1000).fit(matrix[train], target)
+            model = LogisticRegression(solver="liblinear", random_state=seed).fit(matrix[train], target)
             probability = model.predict_proba(matrix)[:, 1]
         fold_map: dict[str, dict[str, float]] = {}
-        for (query, doc), p in zip(pairs, probability, strict=True):
-            fold_map.setdefault(query, {})[doc] = float(p)
+        for (query, doc), p in zip(pairs, probability.tolist(), strict=True):
+            fold_map.setdefault(query, {})[doc] = p
         out.append(fold_map)
     return out
 

@@ -83,8 +83,9 @@ def make_intervals(reads: IntervalReads, graph: StudyGraph, folder: Path) -> Non
 
 def _row(holes: Any, contrast: Any, sample: list[str], people: dict[str, dict[str, int]],
          predictions: dict[str, dict[str, float]], predictor: str, reads: IntervalReads) -> dict[str, Any]:
-    """One decision row: its interval (None: too few labelled queries) and the labels one as narrow
-    as the bootstrap's of the delta as scored would need."""
+    """One decision row: its interval (None: too few labelled queries) and the labels one would need
+    that tells the delta as scored from 0 (width twice the delta), or, when the scored delta's own
+    bootstrap interval is wider (it does not tell it from 0 either), one as narrow as that."""
     from recall_kit.decide import ppi
     from recall_kit.decide.stats import paired_bootstrap
 
@@ -93,12 +94,14 @@ def _row(holes: Any, contrast: Any, sample: list[str], people: dict[str, dict[st
     found = ppi.interval(tables, order, people, predictions, predictor=predictor)
     scored = paired_bootstrap([t.baseline[0] for t in tables.values()], [t.candidate[0] for t in tables.values()],
                               n_resamples=reads.resamples, seed=reads.seed)
-    width = max(scored.high - scored.low, 1e-6)
+    target = "zero" if 2 * abs(scored.delta) >= scored.high - scored.low else "today"
+    width = max(2 * abs(scored.delta), scored.high - scored.low, 1e-6)
     plan = ppi.plan_labels(tables, order, people, width, predictions)
     return {"candidate": contrast.candidate, "metric": contrast.metric, "scope": contrast.scope,
             "interval": None if found is None else found.to_dict(),
-            "open": sum(1 for t in tables.values() if ppi.is_open(t)), "labelled": 0 if found is None else found.labelled,
-            "plan": {"width": width, "queries": plan.queries, "labels": plan.labels, "everything": plan.everything}}
+            "n": len(tables), "open": sum(1 for t in tables.values() if ppi.is_open(t)), "labelled": 0 if found is None else found.labelled,
+            "plan": {"width": width, "target": target, "queries": plan.queries, "labels": plan.labels,
+                     "everything": plan.everything}}
 
 
 def sample_pairs(folder: str | Path) -> list[tuple[str, str]]:
@@ -155,13 +158,17 @@ def interval_line(study: Any) -> str | None:
     need = max(rows, key=lambda row: row.plan["labels"])
     how = (f"labelling every open query's holes ({need.plan['labels']:,} labels)" if need.plan["everything"] else
            f"about {need.plan['labels']:,} labels ({need.plan['queries']} queries of the seeded sample)")
-    return (f"These intervals assume every unjudged hit is not relevant ({need.open} queries have a hole that can "
-            f"move their delta); {how} would give a prediction-powered interval as narrow that does not "
-            f"(ppi-python's power analysis; `recall-kit label` offers the sample first).")
+    goal = ("narrow enough to tell the delta as scored from 0, if it holds" if need.plan.get("target") == "zero"
+            else "as narrow as the printed one")
+    return (f"These intervals assume every unjudged hit is not relevant ({need.open} of {need.n}"
+            f" queries have a hole that can move their {need.metric} delta). A prediction-powered interval "
+            f"that does not, {goal} (width {need.plan['width']:.3f}), needs {how} (ppi-python's power "
+            f"analysis; `recall-kit label` offers the sample first).")
 
 
 def intervals_table(study: Any) -> Any:
     """The document's table: each of the challenger's decision rows with its hole-aware interval."""
+    from recall_kit.decide.ppi import MIN_LABELLED
     from recall_kit.types import ReportTable
 
     found = study.intervals
@@ -172,13 +179,13 @@ def intervals_table(study: Any) -> Any:
         iv = row.interval
         rows.append([row.scope, row.metric, row.open, row.labelled,
                      "" if iv is None else f"{iv['delta']:+.4f}",
-                     "not yet (fewer than 2 labelled)" if iv is None else f"[{iv['low']:+.4f}, {iv['high']:+.4f}]",
+                     f"not yet (fewer than {MIN_LABELLED} labelled)" if iv is None else f"[{iv['low']:+.4f}, {iv['high']:+.4f}]",
                      "" if iv is None else iv["method"], "" if iv is None else iv["labels"],
                      "all" if row.plan["everything"] else f"{row.plan['labels']:,} ({row.plan['queries']})"])
     return ReportTable(
         "Hole-aware intervals",
         ["scope", "metric", "open queries", "labelled", "delta", "95% interval", "method", "labels",
-         "labels (queries) for the scored interval's width"],
+         "labels (queries) for the planned width"],
         rows,
         [f"{found.challenger} against {study.baseline}. Prediction-powered inference (ppi-python, PPI++): a "
          f"person's labels on a seeded random sample of the open queries (a label can move their delta; the others "

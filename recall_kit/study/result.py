@@ -201,17 +201,20 @@ class HoleBounds:
 @dataclass
 class HoleInterval:
     """One decision row's hole-aware interval (the intervals step; decide/ppi.py): prediction-powered
-    from people's labels on a seeded random sample of the open queries (None until at least two are
-    labelled), and the labels an interval as narrow as the scored delta's bootstrap would need."""
+    from people's labels on a seeded random sample of the open queries (None until enough are
+    labelled), and the labels ppi-python's power analysis says an interval of the planned width needs."""
 
     candidate: str
     metric: str
     scope: str
+    #: Queries in the scope, and those with a hole that can move their delta.
+    n: int
     open: int
     labelled: int
     #: decide.ppi.Interval.to_dict() (method, delta, low, high, n, decided, open, labelled, labels, ...).
     interval: dict[str, Any] | None
-    #: {"width", "queries", "labels", "everything"}: ppi-python's power analysis.
+    #: {"width", "target" ("zero": twice the scored delta; "today": its bootstrap interval's width),
+    #: "queries", "labels", "everything"}: ppi-python's power analysis.
     plan: dict[str, Any]
 
 
