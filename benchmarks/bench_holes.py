@@ -148,11 +148,12 @@ def one_seed(seed: int, args: argparse.Namespace, data: dict) -> dict:
            "holes": sum(len(tables[q].holes) for q in sample), "sizes": {}}
     for size in args.sizes:
         people = {q: {d: truth.get(q, {}).get(d, 0) for d in tables[q].holes} for q in sample[:size]}
-        got = {"labelled only": ppi.interval(tables, sample, people, method=ppi.LABELLED),
-               "ppi++ no judge": ppi.interval(tables, sample, people),
-               "ppi++ judge": ppi.interval(tables, sample, people, data["judge"], predictor="judge")}
+        # every size shown, also those below the study's minimum (they say why it has one)
+        got = {"labelled only": ppi.interval(tables, sample, people, method=ppi.LABELLED, min_labelled=2),
+               "ppi++ no judge": ppi.interval(tables, sample, people, min_labelled=2),
+               "ppi++ judge": ppi.interval(tables, sample, people, data["judge"], predictor="judge", min_labelled=2)}
         folds = ppi.cross_predictions(data["features"], people, sample[:size], folds=5, seed=seed)
-        got["cross-ppi"] = ppi.interval(tables, sample, people, method=ppi.CROSS, cross=folds)
+        got["cross-ppi"] = ppi.interval(tables, sample, people, method=ppi.CROSS, cross=folds, min_labelled=2)
         out["sizes"][size] = {name: None if found is None else (found.low, found.high, found.labels)
                               for name, found in got.items()}
     out["settle"] = settle(tables, sample, truth, args.step, None)
@@ -191,7 +192,8 @@ def summarise(results: list[dict], args: argparse.Namespace, target: float) -> f
 
     study = []
     for size in args.sizes:
-        print(f" {size} labelled open queries:")
+        print(f" {size} labelled open queries" + ("" if size >= MIN_LABELLED else
+                                                   f" (below the study's minimum, {MIN_LABELLED}: no interval)") + ":")
         for name in METHODS:
             found = [r["sizes"][size][name] for r in results if r["sizes"][size][name] is not None]
             if not found:

@@ -71,7 +71,7 @@ def test_a_constant_predictor_gives_the_labelled_only_interval():
     tables = {f"q{i}": _table(f"q{i}", [0.0, 0.0], [0.0, 1.0], ("x",)) for i in range(100)}
     truth = {q: {"x": int(rng.random() < 0.3)} for q in tables}
     sample = ppi.draw_sample(list(tables), 4)
-    people = {q: truth[q] for q in sample[:30]}
+    people = {q: truth[q] for q in sample[:60]}
     blind = ppi.interval(tables, sample, people)
     alone = ppi.interval(tables, sample, people, method=ppi.LABELLED)
     assert (blind.low, blind.high) == pytest.approx((alone.low, alone.high))
@@ -100,6 +100,7 @@ def test_decided_queries_count_exactly_and_a_fully_labelled_frame_is_exact():
     assert found.method == ppi.EXACT and found.low == found.high == pytest.approx((1 + 0 + 0) / 3)
     assert (found.decided, found.open, found.labelled, found.labels) == (1, 2, 2, 2)
     assert ppi.interval(tables, ["c", "b"], {"c": {"y": 1}}) is None  # one labelled query: no interval
+    assert ppi.interval(tables, ["c", "b"], {"c": {"y": 1}}, min_labelled=1) is None  # never fewer than 2
     with pytest.raises(ppi.PPIError, match="'b'"):
         ppi.interval(tables, ["c"], {})
 
