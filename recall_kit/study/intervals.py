@@ -99,7 +99,8 @@ def _row(holes: Any, contrast: Any, sample: list[str], people: dict[str, dict[st
     plan = ppi.plan_labels(tables, order, people, width, predictions)
     return {"candidate": contrast.candidate, "metric": contrast.metric, "scope": contrast.scope,
             "interval": None if found is None else found.to_dict(),
-            "n": len(tables), "open": sum(1 for t in tables.values() if ppi.is_open(t)), "labelled": 0 if found is None else found.labelled,
+            "n": len(tables), "open": sum(1 for t in tables.values() if ppi.is_open(t)),
+            "labelled": len(ppi.labelled_prefix([q for q in order if ppi.is_open(tables[q])], tables, people)),
             "plan": {"width": width, "target": target, "queries": plan.queries, "labels": plan.labels,
                      "everything": plan.everything}}
 
