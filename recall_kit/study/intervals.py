@@ -86,6 +86,8 @@ def _row(holes: Any, contrast: Any, sample: list[str], people: dict[str, dict[st
     """One decision row: its interval (None: too few labelled queries) and the labels one would need
     that tells the delta as scored from 0 (width twice the delta), or, when the scored delta's own
     bootstrap interval is wider (it does not tell it from 0 either), one as narrow as that."""
+    import dataclasses
+
     from recall_kit.decide import ppi
     from recall_kit.decide.stats import paired_bootstrap
 
@@ -101,8 +103,7 @@ def _row(holes: Any, contrast: Any, sample: list[str], people: dict[str, dict[st
             "interval": None if found is None else found.to_dict(),
             "n": len(tables), "open": sum(1 for t in tables.values() if ppi.is_open(t)),
             "labelled": len(ppi.labelled_prefix([q for q in order if ppi.is_open(tables[q])], tables, people)),
-            "plan": {"width": width, "target": target, "queries": plan.queries, "labels": plan.labels,
-                     "everything": plan.everything}}
+            "plan": dataclasses.asdict(plan), "plan_target": target}
 
 
 def sample_pairs(folder: str | Path) -> list[tuple[str, str]]:
@@ -123,15 +124,13 @@ def attach_intervals(study: Any, graph: StudyGraph) -> None:
     """Put the intervals step's evidence on the study result (`study.intervals`)."""
     import json
 
-    from recall_kit.study.result import HoleInterval, HoleIntervals
+    from recall_kit.study.result import HoleIntervals
 
     path = graph.path("intervals") / FILE
     if not path.is_file():
         return
     data = json.loads(path.read_text(encoding="utf-8"))
-    study.intervals = HoleIntervals(challenger=data.get("challenger"), predictor=str(data["predictor"]),
-                                    sample=list(data["sample"]),
-                                    rows=[HoleInterval(**row) for row in data["rows"]])
+    study.intervals = HoleIntervals.from_dict(data)
 
 
 def _overall(study: Any) -> list[Any]:
@@ -150,20 +149,20 @@ def interval_line(study: Any) -> str | None:
     labelled = [row for row in rows if row.interval is not None]
     if labelled:
         first = labelled[0].interval
-        parts = [f"{row.metric} {row.interval['delta']:+.4f} [{row.interval['low']:+.4f}, {row.interval['high']:+.4f}]"
-                 + (" (includes 0)" if row.interval["low"] <= 0 <= row.interval["high"] else "")
+        parts = [f"{row.metric} {row.interval.delta:+.4f} [{row.interval.low:+.4f}, {row.interval.high:+.4f}]"
+                 + (" (includes 0)" if row.interval.low <= 0 <= row.interval.high else "")
                  for row in labelled]
         return (f"Hole-aware interval ({study.intervals.challenger} against {study.baseline}, prediction-powered: "
-                f"people's labels on {first['labelled']} of the {first['open']} open queries drawn at random, "
-                f"{first['labels']} labels; predictor: {predictor}): " + "; ".join(parts) + ".")
-    need = max(rows, key=lambda row: row.plan["labels"])
-    how = (f"labelling every open query's holes ({need.plan['labels']:,} labels)" if need.plan["everything"] else
-           f"about {need.plan['labels']:,} labels ({need.plan['queries']} queries of the seeded sample)")
-    goal = ("narrow enough to tell the delta as scored from 0, if it holds" if need.plan.get("target") == "zero"
+                f"people's labels on {first.labelled} of the {first.open} open queries drawn at random, "
+                f"{first.labels} labels; predictor: {predictor}): " + "; ".join(parts) + ".")
+    need = max(rows, key=lambda row: row.plan.labels)
+    how = (f"labelling every open query's holes ({need.plan.labels:,} labels)" if need.plan.everything else
+           f"about {need.plan.labels:,} labels ({need.plan.queries} queries of the seeded sample)")
+    goal = ("narrow enough to tell the delta as scored from 0, if it holds" if need.plan_target == "zero"
             else "as narrow as the printed one")
     return (f"These intervals assume every unjudged hit is not relevant ({need.open} of {need.n}"
             f" queries have a hole that can move their {need.metric} delta). A prediction-powered interval "
-            f"that does not, {goal} (width {need.plan['width']:.3f}), needs {how} (ppi-python's power "
+            f"that does not, {goal} (width {need.plan.width:.3f}), needs {how} (ppi-python's power "
             f"analysis; `recall-kit label` offers the sample first).")
 
 
@@ -179,10 +178,10 @@ def intervals_table(study: Any) -> Any:
     for row in found.rows:
         iv = row.interval
         rows.append([row.scope, row.metric, row.open, row.labelled,
-                     "" if iv is None else f"{iv['delta']:+.4f}",
-                     f"not yet (fewer than {MIN_LABELLED} labelled)" if iv is None else f"[{iv['low']:+.4f}, {iv['high']:+.4f}]",
-                     "" if iv is None else iv["method"], "" if iv is None else iv["labels"],
-                     "all" if row.plan["everything"] else f"{row.plan['labels']:,} ({row.plan['queries']})"])
+                     "" if iv is None else f"{iv.delta:+.4f}",
+                     f"not yet (fewer than {MIN_LABELLED} labelled)" if iv is None else f"[{iv.low:+.4f}, {iv.high:+.4f}]",
+                     "" if iv is None else iv.method, "" if iv is None else iv.labels,
+                     "all" if row.plan.everything else f"{row.plan.labels:,} ({row.plan.queries})"])
     return ReportTable(
         "Hole-aware intervals",
         ["scope", "metric", "open queries", "labelled", "delta", "95% interval", "method", "labels",

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from recall_kit.decide.holes import PairedBounds
+from recall_kit.decide.ppi import Interval, LabelPlan
 from recall_kit.measure.result import SavedDelta
 
 #: One tested difference (paired, Holm) as the study keeps it: a candidate against the baseline on one
@@ -211,11 +212,13 @@ class HoleInterval:
     n: int
     open: int
     labelled: int
-    #: decide.ppi.Interval.to_dict() (method, delta, low, high, n, decided, open, labelled, labels, ...).
-    interval: dict[str, Any] | None
-    #: {"width", "target" ("zero": twice the scored delta; "today": its bootstrap interval's width),
-    #: "queries", "labels", "everything"}: ppi-python's power analysis.
-    plan: dict[str, Any]
+    #: The interval (method, delta, low, high, labelled, labels, ...); None until enough are labelled.
+    interval: Interval | None
+    #: ppi-python's power analysis: the labels an interval of `plan.width` needs.
+    plan: LabelPlan
+    #: What the planned width is: "zero" (twice the scored delta: it would tell that delta from 0) or
+    #: "today" (the scored delta's bootstrap interval, when that already includes 0).
+    plan_target: str
 
 
 @dataclass
@@ -226,6 +229,11 @@ class HoleIntervals:
     predictor: str
     sample: list[str]
     rows: list[HoleInterval] = field(default_factory=list)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, object]) -> HoleIntervals:
+        """The intervals step's intervals.json (or study.json's `intervals`) read back."""
+        return _build(cls, data)  # type: ignore[no-any-return]
 
 
 @dataclass

@@ -38,7 +38,7 @@ def test_the_sample_is_offered_first_and_its_labels_make_the_interval(tmp_path: 
     rows = first.intervals.rows
     assert first.intervals.challenger == first.challenger and first.intervals.sample == saved["sample"]
     assert {(r.scope, r.metric) for r in rows} == {(v.scope, m) for v in first.verdicts for m in ("recall@5", "mrr@5")}
-    assert all(r.interval is None and r.labelled == 0 and r.plan["labels"] > 0 for r in rows)
+    assert all(r.interval is None and r.labelled == 0 and r.plan.labels > 0 for r in rows)
     line = next(x for x in first_bottom_line(first) if "assume every unjudged hit is not relevant" in x)
     assert "power analysis" in line and "labels" in line
 
@@ -73,9 +73,9 @@ def test_the_sample_is_offered_first_and_its_labels_make_the_interval(tmp_path: 
         if expected is None:  # fewer of this row's open queries among those labelled than an interval needs
             assert row.interval is None
             continue
-        assert row.interval["labelled"] == expected.labelled >= ppi.MIN_LABELLED
-        assert (row.interval["low"], row.interval["high"]) == pytest.approx((expected.low, expected.high))
-    assert overall[0].metric == "recall@5" and overall[0].interval["method"] == ppi.PPI
+        assert row.interval.labelled == expected.labelled >= ppi.MIN_LABELLED
+        assert (row.interval.low, row.interval.high) == pytest.approx((expected.low, expected.high))
+    assert overall[0].metric == "recall@5" and overall[0].interval.method == ppi.PPI
     assert any(x.startswith("Hole-aware interval (bm25 against fts5") for x in first_bottom_line(second))
     markdown = (folder / "study.md").read_text(encoding="utf-8")
     assert "## Hole-aware intervals" in markdown
