@@ -81,6 +81,7 @@ def study_material(path: str | Path, assessor: str) -> Material:
     from recall_kit.curate.judge import read_pool
     from recall_kit.dataset import load_dataset
     from recall_kit.measure.result import load_result
+    from recall_kit.study.intervals import sample_pairs
     from recall_kit.study.result import StudyResult
 
     folder = study_folder(path)
@@ -100,6 +101,7 @@ def study_material(path: str | Path, assessor: str) -> Material:
                     metrics=list(study.decision_metrics), hook_k=int(study.hook_k), pool=pool, folder=folder,
                     resamples=int(study.resamples), seed=int(study.seed),
                     candidates=[n for n in names if n != study.baseline], scale=scale,
+                    first=list(dict.fromkeys(query for query, _ in sample_pairs(folder))),
                     others=other_assessors(folder / "labels", assessor))
 
 

@@ -55,7 +55,7 @@ def why(session: LabelSession, query: str, doc: str) -> dict[str, Any]:
     if session.holes is not None and not session.already_judged(query, doc):
         moves = [{"metric": c.metric, "scope": c.scope, "candidate": c.candidate, "baseline": c.baseline}
                  for c in session.holes.moved_by(query, doc)]
-    return {"ranks": ranks, "moves": moves}
+    return {"ranks": ranks, "moves": moves, "sample": query in session.material.first}
 
 
 def progress(session: LabelSession) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from recall_kit.study.intervals import attach_intervals
 from recall_kit.study.labels import attach_bounds
 from recall_kit.study.result import (
     AblationSummary,
@@ -266,6 +267,7 @@ def collect(reads: DocumentReads, artefacts: Artefacts) -> StudyResult:
     study.verdicts = recommend(study)
     attach_bounds(study, read_json(artefacts.path("bounds") / "bounds.json"), judgments.get("people"),
                   agreement.get("people"))
+    attach_intervals(study, artefacts)
     study.threats, study.clear = detect(study, min_queries=reads.min_queries)
     study.commands = dict(reads.commands)
     study.timings = artefacts.seconds()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from recall_kit.study.intervals import interval_line, intervals_table
 from recall_kit.study.result import StudyResult
 from recall_kit.study.rules import RULES, SIMPLICITY_RULES
 from recall_kit.types import Chart, Report, ReportTable
@@ -41,6 +42,8 @@ def bottom_line(study: StudyResult) -> list[str]:
     if recommendation is not None and recommendation.system != overall.system:
         lines.append(f"The verdicts are about {overall.system}, the best candidate on {study.decision_metrics[0]}; "
                      f"the recommendation stays with {recommendation.system} for the reason above.")
+    holes = interval_line(study)
+    lines += [holes] if holes else []
     lines += [f"Stratum {v.scope}: {v.verdict}." + _flips(study, v) for v in study.verdicts[1:]]
     lines.append(f"{len(study.threats)} threat(s) to validity detected from the study's own data "
                  f"({', '.join(t.key for t in study.threats) or 'none'}); read them before acting.")
@@ -196,7 +199,7 @@ def study_report(study: StudyResult) -> Report:
     from recall_kit.study.labels import bounds_table
 
     tables = [table for table in (simplest_table(study), verdict_table(study), bounds_table(study),
-                                  head_to_head_table(study)) if table]
+                                  intervals_table(study), head_to_head_table(study)) if table]
     tables += [table for table in (ablation_table(study), sweep_table(study), cost_table(study),
                                    threats_table(study)) if table is not None]
     tables.append(ReportTable("Reproduce (from the study folder)", ["step", "command"],
@@ -224,7 +227,7 @@ def render_markdown(study: StudyResult) -> str:
     parts += section(verdict_table(study))
     from recall_kit.study.labels import bounds_table
 
-    parts += section(bounds_table(study))
+    parts += section(bounds_table(study)) + section(intervals_table(study))
     parts += ["## Threats to validity", ""]
     for threat in study.threats:
         parts += [f"### {threat.title}", ""] + [f"- evidence: {line}" for line in threat.evidence]

@@ -266,6 +266,26 @@ def bounds_reads(config: StudyConfig, artefacts: Artefacts) -> BoundsReads:
 
 
 @dataclass(frozen=True)
+class IntervalReads:
+    """What the intervals step reads: the baseline and candidates, the decision metrics, the judge
+    (its grades are the predictor), people's label files and their hashes, resamples and seed."""
+
+    systems: list[str]
+    decision: list[str]
+    judge: str
+    resamples: int
+    seed: int
+    people: dict[str, str | None] = field(default_factory=dict)
+
+
+def interval_reads(config: StudyConfig) -> IntervalReads:
+    """The intervals step's reads: the head-to-head's systems, the decision metrics, the judge, people's files."""
+    head = compare_reads(config)
+    return IntervalReads(head.systems, list(config.decision_metrics), config.judge, config.resamples, config.seed,
+                         people=hashes(people_paths(config)))
+
+
+@dataclass(frozen=True)
 class AblationReads:
     """The system taken apart (`[ablation] system`, else the best hybrid; None: no candidate has two
     legs), how it is scored and tested, and where its tasks run."""

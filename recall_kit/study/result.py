@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from recall_kit.decide.holes import PairedBounds
+from recall_kit.decide.ppi import Interval, LabelPlan
 
 if typing.TYPE_CHECKING:
     from recall_kit.decide.compare import ComparisonRow
@@ -234,6 +235,43 @@ class HoleBounds:
 
 
 @dataclass
+class HoleInterval:
+    """One decision row's hole-aware interval (the intervals step; decide/ppi.py): prediction-powered
+    from people's labels on a seeded random sample of the open queries (None until enough are
+    labelled), and the labels ppi-python's power analysis says an interval of the planned width needs."""
+
+    candidate: str
+    metric: str
+    scope: str
+    #: Queries in the scope, and those with a hole that can move their delta.
+    n: int
+    open: int
+    labelled: int
+    #: The interval (method, delta, low, high, labelled, labels, ...); None until enough are labelled.
+    interval: Interval | None
+    #: ppi-python's power analysis: the labels an interval of `plan.width` needs.
+    plan: LabelPlan
+    #: What the planned width is: "zero" (twice the scored delta: it would tell that delta from 0) or
+    #: "today" (the scored delta's bootstrap interval, when that already includes 0).
+    plan_target: str
+
+
+@dataclass
+class HoleIntervals:
+    """The intervals step's evidence: the challenger, the predictor, the sample (query ids in order)."""
+
+    challenger: str | None
+    predictor: str
+    sample: list[str]
+    rows: list[HoleInterval] = field(default_factory=list)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, object]) -> HoleIntervals:
+        """The intervals step's intervals.json (or study.json's `intervals`) read back."""
+        return from_json(cls, data)  # type: ignore[no-any-return]
+
+
+@dataclass
 class PeopleSummary:
     """People's labels: grades per assessor, how many joined the judged set, and Cohen's kappa between
     every two assessors, of each against a model judge and of each against the user's qrels (each
@@ -339,6 +377,8 @@ class StudyResult:
     bounds: list[PairedBounds] = field(default_factory=list)
     #: People's labels (`recall-kit label`'s files), None when nobody labelled.
     people: PeopleSummary | None = None
+    #: Hole-aware intervals of the challenger's decision rows (the intervals step), None before it ran.
+    intervals: HoleIntervals | None = None
     #: Step -> seconds it took when last computed (timings: not part of the evidence).
     timings: dict[str, float] = field(default_factory=dict)
 

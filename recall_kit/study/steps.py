@@ -21,6 +21,7 @@ from recall_kit.study.config import StudyConfig
 from recall_kit.study.dataset_steps import lint_command, make_corpus, make_evaluation_set, make_lint
 from recall_kit.study.declare import Artefacts, Rule
 from recall_kit.study.graph import StudyGraph, file_hash
+from recall_kit.study.intervals import make_intervals
 from recall_kit.study.judging_steps import (
     DATASET_FILES,
     agreement_command,
@@ -37,6 +38,7 @@ from recall_kit.study.reads import (
     CorpusReads,
     DocumentReads,
     EvaluationSetReads,
+    IntervalReads,
     JudgmentsReads,
     LintReads,
     PoolReads,
@@ -239,6 +241,8 @@ def rules(config: StudyConfig) -> list[Rule[Any]]:
         Rule("simpler", evals, CompareReads, lambda a: declared.simpler_reads(config, a), make_compare,
              compare_command),
         Rule("bounds", ["judgments", *evals], BoundsReads, lambda a: declared.bounds_reads(config, a), make_bounds),
+        Rule("intervals", ["evaluation-set", "judgments", *evals], IntervalReads,
+             lambda _: declared.interval_reads(config), make_intervals),
         Rule("ablation", ["judgments"], AblationReads, lambda a: declared.ablation_reads(config, a), make_ablation,
              ablation_command, after=evals),
         Rule("sweep", ["judgments"], SweepReads, lambda _: declared.sweep_reads(config), make_sweep, sweep_command),

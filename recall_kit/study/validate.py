@@ -145,8 +145,8 @@ def _check_sweep(config: StudyConfig, build: bool = True) -> None:
         return
     from dataclasses import replace
 
-    from recall_kit.measure.systems.system import build_system
     from recall_kit.decide.sweep import grid_specs, parse_grid
+    from recall_kit.measure.systems.system import build_system
 
     spec = config.system(config.sweep_system).spec()
     axes = _reworded(config, "[sweep] grid", lambda: parse_grid(config.sweep_grid, spec), flag="--grid")

@@ -127,7 +127,8 @@ def test_changing_one_candidate_reruns_only_it_and_its_dependents(tmp_path: Path
     _, build = run_study(path)
     # the pool is made from every run, the judgments from the pool (the same labels: nothing after them
     # changes but bm25's own evaluation), the comparisons and the bounds from every evaluation, the document from all
-    assert build.computed == ["run/bm25", "pool", "judgments", "eval/bm25", "compare", "simpler", "bounds", "document"]
+    assert build.computed == ["run/bm25", "pool", "judgments", "eval/bm25", "compare", "simpler", "bounds", "intervals",
+                              "document"]
 
 
 def test_status_says_missing_before_a_run(tmp_path: Path) -> None:

@@ -109,7 +109,13 @@ function renderWhy(item) {
     list.append(element("li", "", `Can move ${move.metric} ${move.scope === "overall" ? "overall" : "in " + move.scope}: `
       + `${move.candidate} against ${move.baseline}, a verdict that can still flip`));
   }
-  if (!item.why.moves.length) list.append(element("li", "", "Moves no verdict that can flip on its own: it completes the judged set."));
+  if (item.why.sample) {
+    list.append(element("li", "", "In the study's random sample of open queries: its labels make the hole-aware "
+      + "intervals, so every unjudged hit of this query is asked"));
+  }
+  if (!item.why.moves.length && !item.why.sample) {
+    list.append(element("li", "", "Moves no verdict that can flip on its own: it completes the judged set."));
+  }
 }
 
 function renderItem(item) {

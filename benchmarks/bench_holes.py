@@ -1,0 +1,274 @@
+"""Do the intervals hold the truth when half the evidence is hidden? Coverage and width of each
+interval the study could print, and the labels a verdict takes to settle, on LoCoMo dev.
+
+    python benchmarks/bench_holes.py --locomo ../shared/data/locomo-dev.json
+
+Steps: `recall-kit dataset import locomo PATH` into a temporary folder; `recall-kit eval --config
+examples/systems/lexical.toml` and `hybrid-mpnet.toml` (`make mpnet`), once each (`--runs DIR`
+keeps their result files for a rerun); then, for each of `--seeds` seeds, on the saved rankings:
+hide half of every question's evidence turns (seeded, as bench_labels.py), and compare
+hybrid-mpnet against lexical on `--metric` (hit@5: LoCoMo's success@5) over all questions. The
+truth is the delta with every evidence turn shown. A simulated person labels from the full
+evidence (an evidence turn is relevant, any other turn not). Intervals (95%):
+
+- today: the paired bootstrap of the delta with every unjudged hit not relevant;
+- bounds: the lowest and highest delta over every labelling of the unjudged hits (decide/holes.py);
+- for each number of labelled queries (`--sizes`), the first ones of a seeded random sample of the
+  open queries (those whose delta some label can move; decided ones count exactly), every hole of
+  each labelled: labelled only (ppi-python's classical_mean_ci), PPI++ with holes predicted not
+  relevant (ppi_mean_ci: the study's interval without a judge), PPI++ with a judge as the
+  predictor (`--judge FILE`, a qrels JSONL of grades 0-3, else the answer-overlap rule: a turn is
+  predicted relevant when it holds at least half the non-stop words of the question's gold
+  answer), and cross-prediction (crossppi_mean_ci, a logistic regression on each pair's reciprocal
+  ranks in both systems and its answer overlap, cross-fitted on the labelled pairs).
+
+Labels to settle: walking each seed's sample in `--step`-query strides, the labels the PPI++
+interval (no judge) spends until it excludes 0 (all of the open queries' holes if it never does);
+N50 and N80 are the 50th and 80th percentiles over seeds. The last line:
+`bench_holes: coverage C over S seeds; labels to settle: N50 at 50%, N80 at 80%`, C the lowest
+coverage of the study's interval (PPI++, with or without the judge) over the sizes from which the
+study gives one (`recall_kit.decide.ppi.MIN_LABELLED` labelled queries).
+
+Bar (exit 1 when missed): C >= 0.93. Without --locomo (or when the file is absent) it says so and
+exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import bench_labels
+import numpy as np
+from bench_labels import bar, hide_half, recall_kit
+
+ROOT = Path(__file__).resolve().parents[1]
+SYSTEMS = ("lexical", "hybrid-mpnet")
+METHODS = ("labelled only", "ppi++ no judge", "ppi++ judge", "cross-ppi")
+
+
+def run_systems(locomo: Path, runs: Path, metric: str) -> None:
+    """Import LoCoMo and evaluate both systems into `runs` (kept when already there)."""
+    if not (runs / "locomo" / "qrels.jsonl").is_file():
+        recall_kit("dataset", "import", "locomo", str(locomo), str(runs / "locomo"))
+    for name in SYSTEMS:
+        out = runs / f"{name}.json"
+        if not out.is_file():
+            started = time.perf_counter()
+            recall_kit("eval", "--config", str(ROOT / "examples" / "systems" / f"{name}.toml"), "--dataset",
+                       str(runs / "locomo"), "-k", "10", "--metrics", metric, "--json", str(out), "--no-progress")
+            print(f"eval {name}: {time.perf_counter() - started:.0f} s", flush=True)
+
+
+def answers_of(locomo: Path) -> dict[str, str]:
+    """Query id (as the locomo importer names it) -> LoCoMo's gold answer."""
+    out = {}
+    for conversation in json.loads(locomo.read_text(encoding="utf-8")):
+        for index, question in enumerate(conversation.get("qa", [])):
+            if isinstance(question, dict) and "answer" in question:
+                out[f"{conversation['sample_id']}:q{index}"] = str(question["answer"])
+    return out
+
+
+def overlap(answer: set[str], text: str) -> float:
+    from recall_kit.curate.text import content_words
+
+    return len(answer & content_words(text)) / len(answer) if answer else 0.0
+
+
+def judge_predictions(args: argparse.Namespace, queries: list[str], rankings: dict, texts: dict[str, str],
+                      answers: dict[str, set[str]]) -> tuple[dict[str, dict[str, float]], str]:
+    """The judge predictor on every top-5 pair: a grades file's, or the answer-overlap rule's."""
+    if args.judge is not None:
+        from recall_kit.dataset import read_qrels_jsonl
+
+        grades = read_qrels_jsonl(args.judge)
+        return ({q: {d: float(g >= 1) for d, g in grades.get(q, {}).items()} for q in queries},
+                f"grades file {args.judge.name}")
+    return ({q: {d: float(overlap(answers.get(q, set()), texts[d]) >= 0.5)
+                 for name in SYSTEMS for d in rankings[name][q][:5]} for q in queries},
+            "answer overlap >= 1/2 of the gold answer's non-stop words")
+
+
+def features_of(queries: list[str], rankings: dict, texts: dict[str, str],
+                answers: dict[str, set[str]]) -> dict[tuple[str, str], list[float]]:
+    """(query, id) -> reciprocal rank in each system's top 10, and the answer overlap."""
+    out = {}
+    for q in queries:
+        for d in dict.fromkeys(d for name in SYSTEMS for d in rankings[name][q][:5]):
+            ranks = [1.0 / (rankings[name][q][:10].index(d) + 1) if d in rankings[name][q][:10] else 0.0
+                     for name in SYSTEMS]
+            out[(q, d)] = [*ranks, overlap(answers.get(q, set()), texts[d])]
+    return out
+
+
+def tables_of(shown: dict, data: dict, metric: str) -> dict:
+    """Each question's table (decide/holes.py: both systems' value under every labelling of the
+    unjudged ids in the two tops), kept across seeds by what it depends on: the grades of the tops'
+    judged ids and the count of relevant ids outside them."""
+    from recall_kit.decide.holes import QueryHoles, holes_of, labelling_values, metric_spec
+
+    spec, cache = metric_spec(metric), data["tables"]
+    k = int(spec.rank_cutoff or 0)
+    out = {}
+    for q in data["queries"]:
+        judged = shown.get(q, {})
+        tops = [data["rankings"][name][q][:k] for name in SYSTEMS]
+        inside = set(tops[0]) | set(tops[1])
+        key = (q, tuple(sorted((d, g) for d, g in judged.items() if d in inside)),
+               sum(1 for d, g in judged.items() if d not in inside and g >= 1))
+        if key not in cache:
+            holes = holes_of(judged, *tops)
+            values = labelling_values([spec], tops, judged, holes)[spec.name]
+            cache[key] = QueryHoles(q, holes, values[0], values[1])
+        out[q] = cache[key]
+    return out
+
+
+def one_seed(seed: int, args: argparse.Namespace, data: dict) -> dict:
+    """Every interval of one seed's hidden evidence; the labels its PPI interval takes to settle."""
+    from recall_kit.decide import ppi
+    from recall_kit.decide.stats import paired_bootstrap
+
+    queries, truth = data["queries"], data["truth"]
+    tables = tables_of(hide_half(truth, seed), data, args.metric)
+    # the bounds: each question at its lowest / highest delta over the labellings (Holes.bound's ends)
+    bound = (float(np.mean([t.delta[t.low] for t in tables.values()])),
+             float(np.mean([t.delta[t.high] for t in tables.values()])))
+    today = paired_bootstrap([t.baseline[0] for t in tables.values()], [t.candidate[0] for t in tables.values()],
+                             n_resamples=args.bootstrap, seed=seed)
+    sample = ppi.draw_sample([q for q in queries if ppi.is_open(tables[q])], seed)
+    out = {"today": (today.low, today.high), "bounds": bound, "open": len(sample),
+           "holes": sum(len(tables[q].holes) for q in sample), "sizes": {}}
+    for size in args.sizes:
+        people = {q: {d: truth.get(q, {}).get(d, 0) for d in tables[q].holes} for q in sample[:size]}
+        # every size shown, also those below the study's minimum (they say why it has one)
+        got = {"labelled only": ppi.interval(tables, sample, people, method=ppi.LABELLED, min_labelled=2),
+               "ppi++ no judge": ppi.interval(tables, sample, people, min_labelled=2),
+               "ppi++ judge": ppi.interval(tables, sample, people, data["judge"], predictor="judge", min_labelled=2)}
+        folds = ppi.cross_predictions(data["features"], people, sample[:size], folds=5, seed=seed)
+        got["cross-ppi"] = ppi.interval(tables, sample, people, method=ppi.CROSS, cross=folds, min_labelled=2)
+        out["sizes"][size] = {name: None if found is None else (found.low, found.high, found.labels)
+                              for name, found in got.items()}
+    out["settle"] = settle(tables, sample, truth, args.step, None)
+    out["settle_judge"] = settle(tables, sample, truth, args.step, data["judge"])
+    return out
+
+
+def settle(tables: dict, sample: list[str], truth: dict, step: int, predictions: dict | None) -> int:
+    """Labels the PPI++ interval spends until it excludes 0 (`predictions` None: holes not relevant)."""
+    from recall_kit.decide import ppi
+
+    people: dict[str, dict[str, int]] = {}
+    for end in range(0, len(sample) + step, step):
+        for q in sample[max(end - step, 0):end]:
+            people[q] = {d: truth.get(q, {}).get(d, 0) for d in tables[q].holes}
+        found = ppi.interval(tables, sample, people, predictions)
+        if found is not None and (found.low > 0 or found.high < 0):
+            return found.labels
+    return sum(len(tables[q].holes) for q in sample)
+
+
+def summarise(results: list[dict], args: argparse.Namespace, target: float) -> float:
+    """Print each interval's coverage and mean width; return the study's interval's lowest coverage."""
+    def line(name: str, pairs: list[tuple[float, float]], labels: str = "") -> float:
+        cover = float(np.mean([low <= target <= high for low, high in pairs]))
+        width = float(np.mean([high - low for low, high in pairs]))
+        print(f"  {name:34s} coverage {cover:.3f}  width {width:.4f}{labels}")
+        return cover
+
+    print(f"\ntruth (every evidence turn shown): {args.metric} delta {target:+.4f}; {len(results)} seeds; "
+          f"open queries {np.mean([r['open'] for r in results]):.0f} on average, their holes "
+          f"{np.mean([r['holes'] for r in results]):.0f}")
+    line("today (bootstrap, holes not rel.)", [r["today"] for r in results])
+    line("bounds (every labelling)", [r["bounds"] for r in results])
+    from recall_kit.decide.ppi import MIN_LABELLED
+
+    study = []
+    for size in args.sizes:
+        print(f" {size} labelled open queries" + ("" if size >= MIN_LABELLED else
+                                                   f" (below the study's minimum, {MIN_LABELLED}: no interval)") + ":")
+        for name in METHODS:
+            found = [r["sizes"][size][name] for r in results if r["sizes"][size][name] is not None]
+            if not found:
+                continue
+            cover = line(name, [(low, high) for low, high, _ in found],
+                         f"  labels {np.mean([n for _, _, n in found]):.0f}")
+            if name.startswith("ppi++") and size >= MIN_LABELLED:
+                study.append(cover)
+    return min(study) if study else float("nan")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--locomo", type=Path, help="a LoCoMo JSON file (locomo10.json format)")
+    parser.add_argument("--seeds", type=int, default=200)
+    parser.add_argument("--metric", default="hit@5")
+    parser.add_argument("--sizes", default="10,20,30,50,100,200", help="labelled open queries, comma-separated")
+    parser.add_argument("--step", type=int, default=10, help="queries added at a time while settling")
+    parser.add_argument("--bootstrap", type=int, default=2000, help="resamples of today's interval")
+    parser.add_argument("--judge", type=Path, help="a judge's grades (qrels JSONL, 0-3) as the predictor")
+    parser.add_argument("--runs", type=Path, help="keep the imported data and result files here (reused)")
+    parser.add_argument("--save", type=Path, help="write every seed's intervals here (JSON)")
+    parser.add_argument("--quick", action="store_true", help="for run_all.py: 20 seeds")
+    args = parser.parse_args()
+    if args.locomo is None or not args.locomo.is_file():
+        print(f"bench_holes: no LoCoMo file ({args.locomo or 'none given'}); pass --locomo PATH. Skipped.")
+        return 0
+    if args.quick:
+        args.seeds = 20
+    args.sizes = [int(x) for x in args.sizes.split(",")]
+    from recall_kit import load_dataset, load_result
+    from recall_kit.measure.score.evaluation import judge_rankings
+    from recall_kit.measure.score.metric_names import resolve_metrics
+
+    print(f"load: {os.getloadavg()[0]:.2f} (1-minute average, {os.cpu_count()} cores)", flush=True)
+    scratch = Path(tempfile.mkdtemp(prefix="recall-kit-holes-")) if args.runs is None else args.runs
+    try:
+        run_systems(args.locomo, scratch, args.metric)
+        rankings = {name: load_result(scratch / f"{name}.json").rankings() for name in SYSTEMS}
+        dataset = load_dataset(scratch / "locomo")
+    finally:
+        if args.runs is None:
+            shutil.rmtree(scratch, ignore_errors=True)
+    from recall_kit.curate.text import content_words
+
+    queries = sorted(rankings[SYSTEMS[0]])
+    truth = {q: dict(j) for q, j in dataset.qrels.items()}
+    (spec,) = resolve_metrics([args.metric])
+    values = [spec.compute(judge_rankings(queries, [rankings[n][q] for q in queries], truth, complete=True))
+              for n in SYSTEMS]
+    texts = {m.id: m.content for m in dataset.corpus}
+    answers = {q: content_words(a) for q, a in answers_of(args.locomo).items()}
+    judge, judge_name = judge_predictions(args, queries, rankings, texts, answers)
+    data = {"queries": queries, "truth": truth, "rankings": rankings, "judge": judge, "tables": {}, "delta":
+            float((values[1] - values[0]).mean()), "features": features_of(queries, rankings, texts, answers)}
+    print(f"{len(queries)} questions; {SYSTEMS[1]} - {SYSTEMS[0]} {args.metric}; judge: {judge_name}", flush=True)
+    started, results = time.perf_counter(), []
+    for seed in range(args.seeds):
+        results.append(one_seed(seed, args, data))
+        if (seed + 1) % 20 == 0:
+            print(f"  {seed + 1} seeds, {time.perf_counter() - started:.0f} s", flush=True)
+    if args.save is not None:
+        args.save.write_text(json.dumps({"truth": data["delta"], "seeds": results}), encoding="utf-8")
+    coverage = summarise(results, args, data["delta"])
+    spent = [r["settle"] for r in results]
+    n50, n80 = (int(np.ceil(np.percentile(spent, p))) for p in (50, 80))
+    j50, j80 = (int(np.ceil(np.percentile([r["settle_judge"] for r in results], p))) for p in (50, 80))
+    print(f"labels to settle (PPI++, holes not relevant): {n50} at 50% of seeds, {n80} at 80% "
+          f"(of {np.mean([r['holes'] for r in results]):.0f} open-query holes)")
+    print(f"labels to settle (PPI++, the judge as predictor): {j50} at 50% of seeds, {j80} at 80%")
+    print(f"load after: {os.getloadavg()[0]:.2f}; {time.perf_counter() - started:.0f} s for {args.seeds} seeds")
+    bar("bench_holes study interval coverage", coverage, ">= 0.93", coverage >= 0.93)
+    print(f"bench_holes: coverage {coverage:.3f} over {args.seeds} seeds; labels to settle: {n50} at 50%, {n80} at 80%")
+    return 1 if bench_labels.MISSED else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
