@@ -26,7 +26,7 @@ from recall_kit.testing import registered_plugin
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 SYSTEMS = [f"run/{n}" for n in ("fts5", "lexical", "dense", "hybrid", "hybrid-graph")]
 EVALS = [name.replace("run/", "eval/") for name in SYSTEMS]
-DECIDING = ["compare", "simpler", "bounds"]
+DECIDING = ["compare", "simpler", "bounds", "intervals"]
 
 
 @dataclass(frozen=True)
@@ -184,10 +184,10 @@ def edits(study: Study) -> list[tuple[str, Callable[[], None], set[str]]]:
         ("[sweep] holdout", toml("holdout = 0.5", "holdout = 0.4"), {"sweep", "document"}),
         ("[sweep] guards", toml('guards = ["ndcg@10"]', "guards = []"), {"sweep", "document"}),
         ("[sweep] grid", toml('grid = ["dense=0.35,0.7,1.4"]', 'grid = ["dense=0.35,0.7"]'), {"sweep", "document"}),
-        ("a person's label added", label(study, 0, 2), {"judgments", "agreement"}),
-        ("a person's label changed", label(study, 0, 0), {"judgments", "agreement"}),
-        ("a second label added", label(study, 7, 3), {"judgments", "agreement"}),
-        ("a person's label removed", label(study, 0, None), {"judgments", "agreement"}),
+        ("a person's label added", label(study, 0, 2), {"judgments", "agreement", "intervals"}),
+        ("a person's label changed", label(study, 0, 0), {"judgments", "agreement", "intervals"}),
+        ("a second label added", label(study, 7, 3), {"judgments", "agreement", "intervals"}),
+        ("a person's label removed", label(study, 0, None), {"judgments", "agreement", "intervals"}),
         ("a recipe file (lexical.toml)", replace_in(lambda: study.shared / "systems" / "lexical.toml",
                                                     "b = 0.5", "b = 0.6"), {"run/lexical", "eval/lexical"}),
         ("a system's options in study.toml", toml('weight = 1\ndate = false\n\n[[systems]]\nname = "dense"',
@@ -199,7 +199,7 @@ def edits(study: Study) -> list[tuple[str, Callable[[], None], set[str]]]:
         ("[judging] pool_depth", toml("pool_depth = 10 ", "pool_depth = 12 "),
          {*SYSTEMS, *EVALS, "pool", "ablation", "sweep", "document"}),
         ("[cost] latency_sample", toml("latency_sample = 3", "latency_sample = 2"), {*SYSTEMS, *EVALS}),
-        ("[judging] judge", toml('judge = "qrels"', 'judge = "words"'), {"judgments", "agreement"}),
+        ("[judging] judge", toml('judge = "qrels"', 'judge = "words"'), {"judgments", "agreement", "intervals"}),
         ("a judge option", toml('judge = "words"', 'judge = "words"\noptions = {min_length = 6}'), {"judgments"}),
         ("[judging] sample", toml('judge = "words"', 'judge = "words"\nsample = 40'), {"judgments"}),
     ]
