@@ -23,6 +23,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "recall_kit.default_plugins.reporters",
     "recall_kit.default_plugins.importers",
     "recall_kit.default_plugins.generators",
+    "recall_kit.default_plugins.judges",
 )
 
 
