@@ -19,14 +19,32 @@ from recall_kit.plugin import (
     Query,
     RelevanceJudge,
     answer_overlap,
+    content_words,
 )
 from recall_kit_dense.models import DEFAULT_MODEL, load_model, resolve_model
 
 if TYPE_CHECKING:
     import numpy as np
 
-#: The signals the combined judge may use (its `signals` option names a subset).
-SIGNALS = ("answer", "similarity", "ranks")
+#: The signals the combined judge may use (its `signals` option names a subset): the answer's
+#: words in the memory, the question's words in it, similarities (question, answer, both, against
+#: the memory), and each system's rank and score and each leg's rank.
+SIGNALS = ("answer", "question", "similarity", "ranks")
+#: The default signals: the texts' alone. Ranks are opt-in: on a sample that adds the labelled
+#: relevant memories to the systems' top results, "not ranked" means "added because relevant".
+DEFAULT_SIGNALS = ("answer", "question", "similarity")
+#: Words compared by their first letters: a crude stemmer ("painted", "painting" -> "paint").
+STEM = 5
+
+
+def word_shares(wanted: str | None, text: str) -> tuple[float, float]:
+    """The share of `wanted`'s content words `text` holds, whole and by their first `STEM` letters."""
+    share = answer_overlap(wanted, text)
+    if share is None or wanted is None:
+        return 0.0, 0.0
+    stems = {word[:STEM] for word in content_words(wanted)} or {word[:STEM] for word in wanted.lower().split()}
+    found = {word[:STEM] for word in content_words(text)} | {word[:STEM] for word in text.lower().split()}
+    return share, len(stems & found) / len(stems) if stems else 0.0
 
 
 def grade_of(value: float, threshold: float) -> int:
@@ -61,37 +79,56 @@ class Similarity:
         return np.array([float(np.dot(self._vectors[a], self._vectors[b])) for a, b in pairs])
 
 
-class EmbeddingJudge(RelevanceJudge):
-    """Relevant when the cosine similarity of query and memory reaches `threshold`."""
+#: The embedding judge's default threshold for each text it compares with the memory: the one
+#: with the best kappa on LoCoMo's dev conversations (docs/models.md; chosen there, so optimistic there).
+THRESHOLDS = {"question": 0.475, "answer": 0.3}
 
-    description = "cosine similarity of query and memory under the dense model (bundled MiniLM) against a threshold"
+
+class EmbeddingJudge(RelevanceJudge):
+    """Relevant when the cosine similarity of the query (or its answer) and the memory reaches `threshold`."""
+
+    description = "cosine similarity of query (or its answer) and memory under the dense model (bundled MiniLM)"
 
     @dataclass(frozen=True)
     class Options:
         model: str = DEFAULT_MODEL
         device: str = "cpu"
-        #: The similarity from which a memory is relevant (docs/models.md: how it was chosen).
-        threshold: float = 0.45
+        #: What is compared with the memory: the query's "question" text, or its "answer" (queries
+        #: without one are left ungraded).
+        against: str = "question"
+        #: The similarity from which a memory is relevant (None: THRESHOLDS[against]).
+        threshold: float | None = None
+
+    @property
+    def threshold(self) -> float:
+        found = self.options.threshold
+        return THRESHOLDS[self.options.against] if found is None else float(found)
 
     def __init__(self, options: Any = None) -> None:
         super().__init__(options)
         self._similarity = Similarity(self.options.model, self.options.device)
 
     def prepare(self) -> None:
-        if not -1 <= self.options.threshold <= 1:
-            raise OptionError(f"embedding.threshold must lie in [-1, 1], got {self.options.threshold}.")
+        if self.options.against not in THRESHOLDS:
+            raise OptionError(f"embedding.against must be one of {', '.join(THRESHOLDS)}, got {self.options.against!r}.")
+        if not -1 <= self.threshold <= 1:
+            raise OptionError(f"embedding.threshold must lie in [-1, 1], got {self.threshold}.")
         self._similarity.check()
 
     def grade(self, query: Query, memory: Memory) -> int | None:
         return next(self.grade_many([(query, memory)]))
 
     def grade_many(self, pairs: Sequence[tuple[Query, Memory]]) -> Iterator[int | None]:
-        values = self._similarity.of([(query.text, memory.content) for query, memory in pairs])
-        for value in values:
-            yield grade_of(float(value), self.options.threshold)
+        by_answer = self.options.against == "answer"
+        texts = [query.answer if by_answer else query.text for query, _ in pairs]
+        kept = [(text, memory.content) for text, (_, memory) in zip(texts, pairs, strict=True) if text]
+        values = iter(self._similarity.of(kept))
+        for text in texts:
+            yield grade_of(float(next(values)), self.threshold) if text else None
 
     def provenance(self) -> Mapping[str, Any]:
-        return {"judge": "embedding", "judge_model": self.options.model, "judge_threshold": self.options.threshold}
+        return {"judge": "embedding", "judge_model": self.options.model, "judge_against": self.options.against,
+                "judge_threshold": self.threshold}
 
 
 @dataclass
@@ -118,7 +155,7 @@ class CombinedJudge(RelevanceJudge):
         folds: int = 5
         #: The signals used, comma-separated: answer, similarity, ranks (each system's rank and
         #: score and each leg's rank).
-        signals: str = ",".join(SIGNALS)
+        signals: str = ",".join(DEFAULT_SIGNALS)
 
     def __init__(self, options: Any = None) -> None:
         super().__init__(options)
@@ -149,10 +186,12 @@ class CombinedJudge(RelevanceJudge):
         assert context is not None
         columns: list[Any] = []
         if "answer" in self.signals:
-            shares = [answer_overlap(query.answer, memory.content) for query, memory in pairs]
-            columns += [[share or 0.0 for share in shares], [float(share is not None) for share in shares]]
+            columns += list(zip(*[word_shares(query.answer, memory.content) for query, memory in pairs], strict=True))
+            columns.append([float(bool(query.answer)) for query, _ in pairs])
+        if "question" in self.signals:
+            columns += list(zip(*[word_shares(query.text, memory.content) for query, memory in pairs], strict=True))
         if "similarity" in self.signals:
-            columns.append(self._similarity.of([(query.text, memory.content) for query, memory in pairs]))
+            columns += self._similarities(pairs)
         if "ranks" in self.signals:
             found = [context.evidence.get((query.query_id, memory.id), PairEvidence()) for query, memory in pairs]
             for system in context.systems:
@@ -161,6 +200,19 @@ class CombinedJudge(RelevanceJudge):
             for leg in context.legs:
                 columns.append([1 / item.leg_ranks[leg] if leg in item.leg_ranks else 0.0 for item in found])
         return np.column_stack([np.asarray(column, dtype=float) for column in columns])
+
+    def _similarities(self, pairs: Sequence[tuple[Query, Memory]]) -> list[Any]:
+        """Cosine similarity with the memory of the question, of its answer, and of both (0 without an answer)."""
+        import numpy as np
+
+        columns = [self._similarity.of([(query.text, memory.content) for query, memory in pairs])]
+        answered = [index for index, (query, _) in enumerate(pairs) if query.answer]
+        for text in (lambda query: query.answer, lambda query: f"{query.text} {query.answer}"):
+            column = np.zeros(len(pairs))
+            if answered:
+                column[answered] = self._similarity.of([(text(pairs[i][0]), pairs[i][1].content) for i in answered])
+            columns.append(column)
+        return columns
 
     def fit(self, context: JudgingContext) -> None:
         """Fit one model per fold on the other folds' labelled queries, and one on them all (for
