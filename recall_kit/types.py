@@ -566,6 +566,8 @@ class GeneratedQuery:
     :param scope: the scope the query searches (usually the relevant memory's), or None.
     :param provenance: how it was made (written as ``_``-prefixed, unscored query fields); never
         put memory text here.
+    :param answer: the answer the query was made from (the query's ``answer`` field, what the
+        ``answer`` judge looks for), or None.
     """
 
     text: str
@@ -573,6 +575,7 @@ class GeneratedQuery:
     stratum: str | None = None
     scope: str | None = None
     provenance: Mapping[str, Any] = field(default_factory=dict)
+    answer: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.text, str) or not self.text.strip():
