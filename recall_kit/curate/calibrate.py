@@ -42,8 +42,8 @@ class CalibrationPair:
 
 def pooled_sample(dataset: Dataset, rankings: Sequence[dict[str, list[str]]], labels: Qrels | None,
                   depth: int) -> list[CalibrationPair]:
-    """Every pair a judge meets in a pool, with its label: per query with a relevant label, the top
-    `depth` of every ranking and the labelled relevant ids (the issue's 4,514 LoCoMo pairs are each
+    """Every pair a judge meets in a pool, with its label: per query with labels, the top `depth`
+    of every ranking and the labelled relevant ids (the issue's 4,514 LoCoMo pairs are each
     question's bm25 top 5 and its evidence turns). Labels as in `calibration_sample`: a person's
     (unlabelled pairs left out) or the dataset's qrels taken as complete."""
     if depth < 1:
@@ -52,7 +52,7 @@ def pooled_sample(dataset: Dataset, rankings: Sequence[dict[str, list[str]]], la
     sample: list[CalibrationPair] = []
     for query in dataset.queries:
         grades = reference.get(query.query_id, {})
-        if not any(grade >= 1 for grade in grades.values()):
+        if not grades:
             continue
         best: dict[str, int] = {}
         for ranking in rankings:

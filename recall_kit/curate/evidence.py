@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from recall_kit.curate.agreement import BinaryMeasures, binary_measures
 from recall_kit.dataset import Dataset
-from recall_kit.types import DocId, JudgingContext, PairEvidence, Qrels
+from recall_kit.types import DocId, JudgingContext, PairEvidence, Qrels, RelevanceJudge
 
 if TYPE_CHECKING:
     from recall_kit.measure.result import BenchmarkResult
@@ -49,3 +50,18 @@ def judging_context(dataset: Dataset, named: Sequence[tuple[str, BenchmarkResult
     return JudgingContext(labels=labels, queries={query.query_id: query for query in dataset.queries},
                           corpus={memory.id: memory for memory in dataset.corpus}, evidence=evidence, systems=tuple(name for name, _ in named),
                           legs=tuple(legs), seed=seed)
+
+
+def measured_on_labels(judge: RelevanceJudge, context: JudgingContext, samples: int = 2000,
+                       seed: int = 0) -> BinaryMeasures | None:
+    """A fitted learning judge's grades of the labelled pairs it learnt from, against their labels.
+    Honest only for a cross-fitted judge (`combined`: each labelled pair graded by a model fitted on
+    other queries). None when no labelled pair is in the dataset."""
+    pairs = [(context.queries[query], context.corpus[doc], grade)
+             for query, grades in sorted(context.labels.items()) if query in context.queries
+             for doc, grade in sorted(grades.items()) if doc in context.corpus]
+    if not pairs:
+        return None
+    graded = list(judge.grade_many([(query, memory) for query, memory, _ in pairs]))
+    kept = [(grade, found) for (_, _, grade), found in zip(pairs, graded, strict=True) if found is not None]
+    return binary_measures([grade for grade, _ in kept], [found for _, found in kept], samples, seed=seed) if kept else None

@@ -295,6 +295,16 @@ def _judge_for_model(names: list[str], model: str | None) -> str:
     return with_model[0]
 
 
+def _fit(judge: RelevanceJudge, context: JudgingContext | None) -> None:
+    """Fit a judge that learns on `context`; refuse one without labels to learn from."""
+    if not judge.learns:
+        return
+    if context is None:
+        raise OptionError(f"The {judge.provenance().get('judge', 'chosen')} judge learns from labelled pairs: "
+                          "measure it with --calibrate, or give it labels (a study's [judging]).")
+    judge.fit(context)
+
+
 def _grades_so_far(out: Path, journal: Path) -> tuple[Qrels, set[str]]:
     """The grades `out` and its journal hold (an interrupted run's included), and the queries the
     judge graded: its rows carry its provenance, others are kept as found."""
@@ -325,11 +335,7 @@ def judge_with(judge: RelevanceJudge, pool_path: str | Path, dataset_path: str |
     out = Path(out)
     check_outputs({"--out": out, "journal": journal_path(out)}, inputs={"pool": pool_path})
     judge.prepare()
-    if judge.learns:
-        if context is None:
-            raise OptionError(f"The {judge.provenance().get('judge', 'chosen')} judge learns from labelled pairs: "
-                              "measure it with --calibrate, or give it labels (a study's [judging]).")
-        judge.fit(context)
+    _fit(judge, context)
     dataset = load_dataset(dataset_path)
     pool = read_pool(pool_path)
     journal = journal_path(out)

@@ -214,6 +214,16 @@ def sweep_summary(graph: StudyGraph, system: str) -> SweepSummary:
                         held_out=held_out)
 
 
+def labels_summary(judgments: dict[str, Any], pool: dict[str, Any]) -> LabelsSummary:
+    """How the labels were made (judgments.json, pool.json), with a learning judge's measured kappa."""
+    measured = judgments.get("judge_measured") or {}
+    interval = measured.get("kappa_ci")
+    return LabelsSummary(str(judgments["source"]), int(judgments["pooled_labels"]), int(pool["depth"]),
+                         int(pool["ids"]), int(pool["queries"]), judge_kappa=measured.get("kappa"),
+                         judge_kappa_ci=(interval[0], interval[1]) if interval else None,
+                         judge_pairs=int(measured.get("n") or 0))
+
+
 def agreement_summary(data: Mapping[str, Any], threshold: float) -> AgreementSummary:
     """The agreement step's artefact as the study keeps it."""
     return AgreementSummary(measured=bool(data.get("measured")), kappa=data.get("kappa"), n=data.get("n"),
@@ -245,8 +255,7 @@ def collect(config: StudyConfig, graph: StudyGraph, ablated: str | None = None) 
         resamples=config.resamples,
         corpus=CorpusSummary(str(corpus["source"]), int(corpus["memories"]), int(corpus["sensitive_dropped"]),
                              float(corpus.get("importance_share", 0.0))),
-        strata=[], labels=LabelsSummary(str(judgments["source"]), int(judgments["pooled_labels"]), int(pool["depth"]),
-                                        int(pool["ids"]), int(pool["queries"])),
+        strata=[], labels=labels_summary(judgments, pool),
         agreement=agreement_summary(read_json(graph.path("agreement") / "agreement.json"), config.min_kappa), systems=systems,
         head_to_head=head_to_head(comparison, config.baseline),
         ablation=ablation_summary(graph, config.hook_k, config.decision_metrics, full),

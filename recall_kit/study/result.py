@@ -115,6 +115,11 @@ class LabelsSummary:
     #: Unjudged ids pooled from every system's top `pool_depth`, and over how many queries.
     pool_ids: int
     pool_queries: int
+    #: A judge that learns, measured on the labelled pairs it learnt from (cross-fitted: each graded
+    #: by a model fitted on other queries): kappa, its interval and the pairs; None otherwise.
+    judge_kappa: float | None = None
+    judge_kappa_ci: tuple[float, float] | None = None
+    judge_pairs: int = 0
 
 
 @dataclass

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -278,9 +278,15 @@ def make_judgments(config: StudyConfig, graph: StudyGraph, folder: Path) -> None
 
         judge = build_judge(config.judge, {config.judge: config.judge_options} if config.judge_options else None)
         grades_path = folder / "model-grades.jsonl"
-        _judge_pool(config, graph, judge, grades_path, folder)
+        context = _judging_context(config, graph, layers[0] if people else {}) if judge.learns else None
+        _judge_pool(config, graph, judge, grades_path, folder, context)
         layers.append(read_qrels_file(grades_path) if grades_path.exists() else {})
         info = {"source": config.judge, "pooled_labels": 0, "provenance": judge.provenance()}
+        if context is not None:  # cross-fitted: its grades of the labelled pairs are out of fold
+            from recall_kit.curate.evidence import measured_on_labels
+
+            measured = measured_on_labels(judge, context, config.resamples, config.seed)
+            info["judge_measured"] = measured.to_dict() if measured is not None else None
     if layers:
         merged, added = merge_labels(_read_rows(evaluation / "qrels.jsonl"), *layers)
         write_jsonl_atomic(out / "qrels.jsonl", merged)
@@ -290,7 +296,24 @@ def make_judgments(config: StudyConfig, graph: StudyGraph, folder: Path) -> None
     write_json_atomic(folder / "judgments.json", info)
 
 
-def _judge_pool(config: StudyConfig, graph: StudyGraph, judge: Any, grades_path: Path, folder: Path) -> None:
+def _judging_context(config: StudyConfig, graph: StudyGraph, people: Mapping[str, Mapping[str, int]]) -> Any:
+    """What a judge that learns (`combined`) is fitted on: the user's qrels and people's grades, taken
+    as complete over the systems' runs (a ranked id neither lists counts as not relevant), and
+    the runs' ranks and scores. It is cross-fitted: no pair is graded by a model fitted on its query."""
+    from recall_kit import load_dataset, load_result
+    from recall_kit.curate.evidence import complete_labels, judging_context, pair_evidence
+
+    dataset = load_dataset(graph.path("evaluation-set"))
+    named = [(system.name, load_result(graph.path(f"run/{system.name}") / "result.json")) for system in config.systems]
+    labels = {query: dict(grades) for query, grades in dataset.qrels.items()}
+    for query, grades in people.items():
+        for doc, grade in grades.items():
+            labels.setdefault(query, {}).setdefault(doc, grade)
+    return judging_context(dataset, named, complete_labels(labels, pair_evidence(named)), config.seed)
+
+
+def _judge_pool(config: StudyConfig, graph: StudyGraph, judge: Any, grades_path: Path, folder: Path,
+                context: Any = None) -> None:
     """A model judge over the pool, or over `[judging] sample` pairs of it (study/sample.py)."""
     from recall_kit.curate.judge import judge_with
 
@@ -298,9 +321,10 @@ def _judge_pool(config: StudyConfig, graph: StudyGraph, judge: Any, grades_path:
     if config.sample:
         from recall_kit.study.sample import judge_sample
 
-        judge_sample(config, graph, judge, grades_path, folder)
+        judge_sample(config, graph, judge, grades_path, folder, context)
         return
-    judge_with(judge, graph.path("pool") / "pool.jsonl", evaluation, grades_path, show=lambda line: None)
+    judge_with(judge, graph.path("pool") / "pool.jsonl", evaluation, grades_path, show=lambda line: None,
+               context=context)
 
 
 @dataclass(frozen=True)

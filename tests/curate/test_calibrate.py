@@ -166,7 +166,7 @@ def test_pooled_sample_takes_every_top_pair_and_the_relevant_ones(tmp_path):
     # A person's labels: only the pairs they labelled.
     person = {"q0": {"p0": 2, "n1": 0}, "q1": {"n0": 0}}
     pairs = [(p.query_id, p.doc_id, p.label) for p in pooled_sample(dataset, rankings, person, depth=2)]
-    assert pairs == [("q0", "n1", 0), ("q0", "p0", 1)]  # q1 has no relevant label: out
+    assert pairs == [("q0", "n1", 0), ("q0", "p0", 1), ("q1", "n0", 0)]  # q1: its one labelled pair
 
 
 def _answered(folder: Path) -> Path:

@@ -15,17 +15,16 @@ from recall_kit.study.config import load_study
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 #: What a hand check of the example store finds (examples/memories/README.md and the study's files):
-#: - holes / unpooled-labels: its qrels name the relevant memories (and 10 graded distractors) and
-#:   were never pooled, so most of any system's top 5 is unjudged;
-#: - judge-agreement: one judge (the hand-written qrels), never measured against another;
+#: - no holes, no unpooled-labels: the `combined` judge grades the whole pool (every system's top 10);
+#: - judge-agreement: the combined judge's grades were never compared with a person's (its kappa
+#:   against the qrels it learnt from, cross-fitted, is in the labels line, below 0.6);
 #: - small-strata: 40 queries a stratum, under 50;
 #: - one-relevant: exact 1.27 and paraphrase 1.12 relevant ids a query on average (README);
 #: - unreachable-leg: hybrid-graph's graph leg at weight 0.25 in a min-max convex fusion;
 #: - production-prior: every memory carries an importance, and no candidate ranks with it.
 #: Not threats here: no circular stratum (exact is a corpus rule, lint-clean), decisions at the hook's
 #: k 5, the sweep has a holdout, no nDCG headline, production's fts5 and MiniLM are evaluated.
-EXPECTED = ["holes", "unpooled-labels", "judge-agreement", "small-strata", "one-relevant", "unreachable-leg",
-            "production-prior"]
+EXPECTED = ["judge-agreement", "small-strata", "one-relevant", "unreachable-leg", "production-prior"]
 
 
 @pytest.fixture(scope="module")
@@ -46,6 +45,17 @@ def example_study(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, objec
 def test_the_example_study_lists_exactly_the_threats_a_hand_check_finds(example_study: tuple[Path, object]) -> None:
     _, study = example_study
     assert [threat.key for threat in study.threats] == EXPECTED  # type: ignore[attr-defined]
+
+
+@pytest.mark.slow
+def test_the_example_study_names_its_judges_measured_kappa(example_study: tuple[Path, object]) -> None:
+    path, study = example_study
+    labels = study.labels  # type: ignore[attr-defined]
+    assert labels.source == "combined" and labels.judge_pairs > 0
+    low, high = labels.judge_kappa_ci
+    assert 0 < low <= labels.judge_kappa <= high
+    markdown = (load_study(path).folder / "study.md").read_text(encoding="utf-8")
+    assert f"at kappa {labels.judge_kappa:.3f} [{low:.3f}, {high:.3f}] (cross-fitted" in markdown
 
 
 @pytest.mark.slow
