@@ -91,7 +91,9 @@ class EmbeddingJudge(RelevanceJudge):
 
     @dataclass(frozen=True)
     class Options:
-        model: str = DEFAULT_MODEL
+        #: The sentence-transformers model (a name or folder, as `-o dense.model=`); not `model`,
+        #: which `--model` fills for a language-model judge.
+        embedder: str = DEFAULT_MODEL
         device: str = "cpu"
         #: What is compared with the memory: the query's "question" text, or its "answer" (queries
         #: without one are left ungraded).
@@ -106,7 +108,7 @@ class EmbeddingJudge(RelevanceJudge):
 
     def __init__(self, options: Any = None) -> None:
         super().__init__(options)
-        self._similarity = Similarity(self.options.model, self.options.device)
+        self._similarity = Similarity(self.options.embedder, self.options.device)
 
     def prepare(self) -> None:
         if self.options.against not in THRESHOLDS:
@@ -127,7 +129,7 @@ class EmbeddingJudge(RelevanceJudge):
             yield grade_of(float(next(values)), self.threshold) if text else None
 
     def provenance(self) -> Mapping[str, Any]:
-        return {"judge": "embedding", "judge_model": self.options.model, "judge_against": self.options.against,
+        return {"judge": "embedding", "judge_model": self.options.embedder, "judge_against": self.options.against,
                 "judge_threshold": self.threshold}
 
 
@@ -149,7 +151,9 @@ class CombinedJudge(RelevanceJudge):
 
     @dataclass(frozen=True)
     class Options:
-        model: str = DEFAULT_MODEL
+        #: The sentence-transformers model (a name or folder, as `-o dense.model=`); not `model`,
+        #: which `--model` fills for a language-model judge.
+        embedder: str = DEFAULT_MODEL
         device: str = "cpu"
         #: Folds of the cross-fitting (queries split among them at random, by the context's seed).
         folds: int = 5
@@ -159,7 +163,7 @@ class CombinedJudge(RelevanceJudge):
 
     def __init__(self, options: Any = None) -> None:
         super().__init__(options)
-        self._similarity = Similarity(self.options.model, self.options.device)
+        self._similarity = Similarity(self.options.embedder, self.options.device)
         self._context: JudgingContext | None = None
         self._fold_of: dict[str, int] = {}
         self._fitted: dict[int, _Fitted] = {}
@@ -249,7 +253,7 @@ class CombinedJudge(RelevanceJudge):
             yield grade_of(float(fitted.model.predict_proba(row[None, :])[0, 1]), fitted.threshold)
 
     def provenance(self) -> Mapping[str, Any]:
-        return {"judge": "combined", "judge_model": self.options.model, "judge_signals": self.options.signals,
+        return {"judge": "combined", "judge_model": self.options.embedder, "judge_signals": self.options.signals,
                 "judge_folds": self.options.folds}
 
 
