@@ -42,6 +42,7 @@ SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     "bench_pgvector.py": (["--quick"], []),
     "bench_quality.py": ([], []),
     "bench_labels.py": (["--quick"], []),
+    "bench_judges.py": (["--quick"], []),
     "bench_distributed.py": (["--memories", "5000", "--queries", "100"], []),
 }
 
@@ -82,7 +83,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes: a few minutes")
     parser.add_argument("--only", help="comma-separated short names: eval,bm25,ann,scale,startup,...")
-    parser.add_argument("--locomo", help="a LoCoMo JSON file for bench_quality.py and bench_labels.py (skipped without)")
+    parser.add_argument("--locomo", help="a LoCoMo JSON file for bench_quality.py, bench_labels.py and bench_judges.py (skipped without)")
     args = parser.parse_args()
 
     present = sorted(path.name for path in HERE.glob("bench_*.py"))
@@ -94,7 +95,7 @@ def main() -> int:
     summary = []
     for script in order:
         command = [sys.executable, str(HERE / script), *arguments(script, args.quick)]
-        if script in ("bench_quality.py", "bench_labels.py") and args.locomo:
+        if script in ("bench_quality.py", "bench_labels.py", "bench_judges.py") and args.locomo:
             command += ["--locomo", args.locomo]
         print(f"\n=== {script} {' '.join(command[2:])}", flush=True)
         started = time.perf_counter()

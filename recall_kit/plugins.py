@@ -259,6 +259,8 @@ PROVIDED_BY: dict[str, str] = {
     "llm-paraphrase": "recall-kit-llm",
     "llm-multihop": "recall-kit-llm",
     "llm": "recall-kit-llm",
+    "embedding": "recall-kit-dense",
+    "combined": "recall-kit-dense",
 }
 
 
