@@ -145,7 +145,7 @@ class CombinedJudge(RelevanceJudge):
     """A logistic regression over the answer overlap, the similarity and the systems' ranks and
     scores, fitted on the labelled pairs by cross-fitting over queries."""
 
-    description = ("a calibrated logistic regression over answer overlap, similarity and the systems' ranks, "
+    description = ("a logistic regression over answer and question words, similarity (and the systems' ranks), "
                    "cross-fitted on labelled pairs")
     learns = True
 
@@ -157,8 +157,8 @@ class CombinedJudge(RelevanceJudge):
         device: str = "cpu"
         #: Folds of the cross-fitting (queries split among them at random, by the context's seed).
         folds: int = 5
-        #: The signals used, comma-separated: answer, similarity, ranks (each system's rank and
-        #: score and each leg's rank).
+        #: The signals used, comma-separated: answer, question, similarity, ranks (each system's
+        #: rank and score and each leg's rank; opt-in, see DEFAULT_SIGNALS).
         signals: str = ",".join(DEFAULT_SIGNALS)
 
     def __init__(self, options: Any = None) -> None:
@@ -247,10 +247,16 @@ class CombinedJudge(RelevanceJudge):
     def grade_many(self, pairs: Sequence[tuple[Query, Memory]]) -> Iterator[int | None]:
         if self._context is None:
             raise OptionError("The combined judge grades only after it was fitted on labelled pairs.")
+        import numpy as np
+
         rows = self.features(pairs)
-        for (query, _), row in zip(pairs, rows, strict=True):
-            fitted = self._fitted[self._fold_of.get(query.query_id, -1)]
-            yield grade_of(float(fitted.model.predict_proba(row[None, :])[0, 1]), fitted.threshold)
+        models = np.array([self._fold_of.get(query.query_id, -1) for query, _ in pairs])
+        grades = np.zeros(len(pairs), dtype=int)
+        for key in np.unique(models):  # each pair by its query's fold model; unlabelled queries by the model of all
+            fitted, chosen = self._fitted[int(key)], models == key
+            grades[chosen] = [grade_of(float(value), fitted.threshold)
+                              for value in fitted.model.predict_proba(rows[chosen])[:, 1]]
+        yield from (int(grade) for grade in grades)
 
     def provenance(self) -> Mapping[str, Any]:
         return {"judge": "combined", "judge_model": self.options.embedder, "judge_signals": self.options.signals,
