@@ -152,6 +152,10 @@ def test_calibrate_refusals_are_one_line(tmp_path, recall_kit_plugin):
     assert odd.exit_code == 2 and "--pairs must be an even number" in odd.output
     stray = runner.invoke(app, ["judge", str(result), "-d", str(data), "--out", str(out), "--pairs", "4"])
     assert stray.exit_code == 2 and "go with --calibrate" in stray.output
+    both = runner.invoke(app, [*base, "--model", "m", "--pairs", "2", "--depth", "2"])
+    assert both.exit_code == 2 and "give one" in both.output and len(both.output.strip().splitlines()) == 1
+    shallow = runner.invoke(app, [*base, "--judge", "answer", "--depth", "0"])
+    assert shallow.exit_code == 2 and "--depth must be at least 1" in shallow.output
 
 
 def test_pooled_sample_takes_every_top_pair_and_the_relevant_ones(tmp_path):
