@@ -43,6 +43,7 @@ SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     "bench_quality.py": ([], []),
     "bench_labels.py": (["--quick"], []),
     "bench_holes.py": (["--quick"], []),
+    "bench_judges.py": (["--quick"], []),
     "bench_distributed.py": (["--memories", "5000", "--queries", "100"], []),
 }
 
@@ -83,8 +84,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes: a few minutes")
     parser.add_argument("--only", help="comma-separated short names: eval,bm25,ann,scale,startup,...")
-    parser.add_argument("--locomo", help="a LoCoMo JSON file for bench_quality.py, bench_labels.py and bench_holes.py "
-                                         "(skipped without)")
+    parser.add_argument("--locomo", help="a LoCoMo JSON file for bench_quality.py, bench_labels.py, bench_holes.py "
+                                         "and bench_judges.py (skipped without)")
     args = parser.parse_args()
 
     present = sorted(path.name for path in HERE.glob("bench_*.py"))
@@ -96,7 +97,7 @@ def main() -> int:
     summary = []
     for script in order:
         command = [sys.executable, str(HERE / script), *arguments(script, args.quick)]
-        if script in ("bench_quality.py", "bench_labels.py", "bench_holes.py") and args.locomo:
+        if script in ("bench_quality.py", "bench_labels.py", "bench_holes.py", "bench_judges.py") and args.locomo:
             command += ["--locomo", args.locomo]
         print(f"\n=== {script} {' '.join(command[2:])}", flush=True)
         started = time.perf_counter()

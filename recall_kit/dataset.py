@@ -421,7 +421,8 @@ def read_queries(root: Path, problems: list[Problem]) -> tuple[list[Query], dict
         here = Problem(QUERIES_FILE, number, "")
         stratum = _optional_text(row, "stratum", here, problems) or "all"
         query_lines[query_id] = number
-        queries.append(Query(query_id, text, stratum, _optional_text(row, "scope", here, problems)))
+        queries.append(Query(query_id, text, stratum, _optional_text(row, "scope", here, problems),
+                             _optional_text(row, "answer", here, problems)))
     return queries, query_lines
 
 

@@ -83,11 +83,13 @@ def register_query_generators(register: Register) -> None:
 
 @hookspec
 def register_judges(register: Register) -> None:
-    """Register relevance judges for ``recall-kit judge POOL --model NAME``.
+    """Register relevance judges for ``recall-kit judge POOL --judge NAME`` (``--model NAME`` for
+    a model judge).
 
     :param register: call ``register(name, cls)`` with a subclass of
         :class:`recall_kit.RelevanceJudge`; ``grade(query, memory)`` returns a grade 0-3 (or
-        None when no usable answer came). ``--judge NAME`` picks one when several are registered.
+        None when no usable answer came). A judge with ``learns = True`` is fitted first
+        (``fit(context)``, a :class:`recall_kit.plugin.JudgingContext` of labelled pairs).
     :returns: nothing; every implementation is called.
     """
 

@@ -34,9 +34,11 @@ from recall_kit.types import (
     Hit,
     Importer,
     JudgedRankings,
+    JudgingContext,
     Memory,
     Metric,
     NoOptions,
+    PairEvidence,
     Qrels,
     Query,
     QueryGenerator,
@@ -51,6 +53,7 @@ from recall_kit.types import (
 )
 
 if TYPE_CHECKING:
+    from recall_kit.curate.answer import answer_overlap
     from recall_kit.curate.text import content_words, word_overlap
     from recall_kit.dataset import SENSITIVE_IDS_FILE, Dataset, load_dataset, read_jsonl, sensitive_flag
     from recall_kit.fileio import atomic_batch, atomic_open, user_cache_folder
@@ -79,6 +82,9 @@ def __getattr__(name: str) -> Any:
     if name == "Registry":
         import recall_kit.registry as registry
         return registry.Registry
+    if name == "answer_overlap":
+        from recall_kit.curate import answer
+        return answer.answer_overlap
     if name in ("content_words", "word_overlap"):
         from recall_kit.curate import text
         return getattr(text, name)
@@ -90,9 +96,9 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "Corpus", "Dataset", "DatasetError", "EmbedsInBatches", "FailedSearch", "Fusion", "FusionRequest", "GeneratedQuery", "Hit", "Importer",
-    "JudgedRankings", "Memory", "Metric", "NoOptions", "OptionError", "PluginRunError", "Qrels", "Query",
+    "JudgedRankings", "JudgingContext", "Memory", "Metric", "NoOptions", "OptionError", "PairEvidence", "PluginRunError", "Qrels", "Query",
     "QueryGenerator", "RelevanceJudge", "RecallKitError", "Register", "Registry", "Report", "ReportTable", "Reporter",
     "Retriever", "SENSITIVE_IDS_FILE", "UnknownNameError", "atomic_batch", "atomic_open", "build_options", "build_retriever", "hookimpl", "lazy_attributes",
     "load_dataset", "progress_bar", "read_jsonl", "id_ranks", "sort_hits", "stage", "top_hits",
-    "content_words", "user_cache_folder", "word_overlap", "mask_secrets", "debug_enabled", "sensitive_flag",
+    "answer_overlap", "content_words", "user_cache_folder", "word_overlap", "mask_secrets", "debug_enabled", "sensitive_flag",
 ]

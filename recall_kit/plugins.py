@@ -23,6 +23,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "recall_kit.default_plugins.reporters",
     "recall_kit.default_plugins.importers",
     "recall_kit.default_plugins.generators",
+    "recall_kit.default_plugins.judges",
 )
 
 
@@ -258,6 +259,8 @@ PROVIDED_BY: dict[str, str] = {
     "llm-paraphrase": "recall-kit-llm",
     "llm-multihop": "recall-kit-llm",
     "llm": "recall-kit-llm",
+    "embedding": "recall-kit-dense",
+    "combined": "recall-kit-dense",
 }
 
 

@@ -251,7 +251,7 @@ generators: Registry[type[QueryGenerator]] = Registry(
     "query generator", "register_query_generators", _check_generator, errors.UnknownGeneratorError
 )
 
-#: Every relevance judge registered through ``register_judges`` (``judge --model``).
+#: Every relevance judge registered through ``register_judges`` (``judge --judge NAME``).
 judges: Registry[type[RelevanceJudge]] = Registry(
     "judge", "register_judges", _subclass_check(RelevanceJudge), errors.UnknownJudgeError
 )

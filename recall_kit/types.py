@@ -52,6 +52,9 @@ class Query:
     text: str
     stratum: str = "all"
     scope: str | None = None
+    #: The answer the query was written for (LoCoMo's gold answer, a generator's seed fact), when
+    #: the evaluation set carries one: what the `answer` judge looks for in a memory.
+    answer: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -563,6 +566,8 @@ class GeneratedQuery:
     :param scope: the scope the query searches (usually the relevant memory's), or None.
     :param provenance: how it was made (written as ``_``-prefixed, unscored query fields); never
         put memory text here.
+    :param answer: the answer the query was made from (the query's ``answer`` field, what the
+        ``answer`` judge looks for), or None.
     """
 
     text: str
@@ -570,6 +575,7 @@ class GeneratedQuery:
     stratum: str | None = None
     scope: str | None = None
     provenance: Mapping[str, Any] = field(default_factory=dict)
+    answer: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.text, str) or not self.text.strip():
@@ -606,8 +612,43 @@ class QueryGenerator(ABC):
         """Return at most `count` queries over `corpus`, reproducibly for `seed`."""
 
 
+@dataclass(frozen=True)
+class PairEvidence:
+    """What the candidate systems said about one (query, memory) pair: a judge's signals beside
+    the texts. Keys are system names (``ranks``, ``scores``) and leg names (``leg_ranks``)."""
+
+    #: System -> the rank (1 = best) it gave the memory; systems that did not return it are absent.
+    ranks: Mapping[str, int] = field(default_factory=dict)
+    #: System -> its (fused) score for the memory.
+    scores: Mapping[str, float] = field(default_factory=dict)
+    #: Leg -> the best rank any system's leg of that name gave the memory in its own list.
+    leg_ranks: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class JudgingContext:
+    """What a judge that learns (``RelevanceJudge.learns``) is given before it grades: labelled
+    pairs to fit on, and the systems' evidence about every pair it may be asked about.
+
+    ``labels`` are a person's grades (or a dataset's qrels taken as complete): ``grade >= 1``
+    relevant, 0 not. A judge fitted on them must never grade a labelled pair with a model that
+    saw that pair's label (cross-fitting)."""
+
+    labels: Qrels
+    queries: Mapping[str, Query]
+    corpus: Mapping[DocId, Memory]
+    #: (query id, memory id) -> what the systems said about it; pairs no system ranked are absent.
+    evidence: Mapping[tuple[str, DocId], PairEvidence] = field(default_factory=dict)
+    #: The systems (names) the evidence comes from, in a fixed order: a judge's features.
+    systems: tuple[str, ...] = ()
+    #: The legs (names) the evidence's leg ranks come from, in a fixed order.
+    legs: tuple[str, ...] = ()
+    #: Seed of anything random in the fit (the folds).
+    seed: int = 0
+
+
 class RelevanceJudge(ABC):
-    """Grades (query, memory) pairs of a pool without a person: `recall-kit judge --model NAME`.
+    """Grades (query, memory) pairs of a pool without a person: `recall-kit judge --judge NAME`.
 
     Register a subclass through ``register_judges``. The host owns the session (which pairs are
     left, the journal, the qrels file written atomically, resuming); the judge only grades.
@@ -615,6 +656,9 @@ class RelevanceJudge(ABC):
 
     #: One line shown in listings and ``--help``.
     description: ClassVar[str] = ""
+    #: True for a judge fitted on labelled pairs: the host calls ``fit(context)`` before grading,
+    #: and refuses to run it without labels.
+    learns: ClassVar[bool] = False
     #: A frozen dataclass of its options (``-o NAME.KEY=VALUE``); ``--model`` and
     #: ``--allow-remote`` fill its ``model`` and ``allow_remote`` fields when it has them.
     Options: ClassVar[type] = NoOptions
@@ -625,6 +669,10 @@ class RelevanceJudge(ABC):
     def prepare(self) -> None:
         """Check everything a run needs (the model exists, its key is set, it may receive
         memory text) before any file is written; raise a RecallKitError saying what to do."""
+
+    def fit(self, context: JudgingContext) -> None:
+        """Learn from ``context.labels`` (a judge with ``learns``; others ignore it). Called once,
+        after ``prepare`` and before the first ``grade``; the context stays valid while grading."""
 
     @abstractmethod
     def grade(self, query: Query, memory: Memory) -> int | None:

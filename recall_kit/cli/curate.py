@@ -319,7 +319,7 @@ def judge_command(
     dataset: DatasetOption,
     out: Annotated[Path, typer.Option("--out", "--output", metavar="PATH", help="Merged qrels file to write (a .journal file is kept beside it).")],
     model: Annotated[str | None, typer.Option("--model", help="Grade with this model (its `llm` name) through a registered judge, not in the terminal.")] = None,
-    judge_name: Annotated[str | None, typer.Option("--judge", metavar="NAME", help="The registered judge --model uses, when several are (see 'recall-kit list judges').")] = None,
+    judge_name: Annotated[str | None, typer.Option("--judge", metavar="NAME", help="The registered judge that grades (see 'recall-kit list judges').")] = None,
     allow_remote: Annotated[bool, typer.Option("--allow-remote", help="Let --model be a remote model: memory text leaves this machine.")] = False,
     option: Annotated[list[str] | None, typer.Option("--option", "-o", help="NAME.KEY=VALUE for the judge: llm.retries=5.")] = None,
     concurrency: ConcurrencyOption = None,
@@ -328,12 +328,15 @@ def judge_command(
     pairs: Annotated[int | None, typer.Option("--pairs", metavar="N", help="With --calibrate: sample N pairs (N/2 queries; default: every query).")] = None,
     seed: Annotated[int, typer.Option("--seed", help="With --calibrate: seed of the sample and the bootstrap.")] = 0,
     json_out: Annotated[Path | None, typer.Option("--json", metavar="PATH", help="With --calibrate: also write the numbers as JSON here.")] = None,
+    depth: Annotated[int | None, typer.Option("--depth", metavar="N", help="With --calibrate: every pair of the systems' top N and the labelled relevant ones, instead of the balanced sample.")] = None,
 ) -> None:
     """Judge pooled candidates in the terminal, one at a time (0-3, s skip, q quit, ? help).
     Saved after every answer; run it again to resume. Shows memory text, locally, by necessity.
-    With --model, a registered judge grades every pair instead (its grades only go to --out).
-    With --calibrate, the judge grades a balanced sample of labelled pairs (each query's relevant
-    memory and the non-relevant one the systems rank highest) and is measured against the labels."""
+    With --judge NAME (or --model for a model judge), a registered judge grades every pair instead
+    (its grades only go to --out; 'recall-kit list judges'). With --calibrate, the judge grades a
+    balanced sample of labelled pairs (each query's relevant memory and the non-relevant one the
+    systems rank highest; with --depth N, every pair of their top N and the relevant ones) and is
+    measured against the labels: kappa, sensitivity and specificity, per stratum."""
     from recall_kit.curate.judge import build_judge, judge, judge_with
 
     if calibrate:
@@ -343,12 +346,13 @@ def judge_command(
         from recall_kit.measure.systems.system import parse_option_assignments
 
         if model is None and judge_name is None:
-            raise RecallKitError("--calibrate measures a model judge: pass --model NAME (or --judge NAME).")
+            raise RecallKitError("--calibrate measures a registered judge: pass --judge NAME "
+                                 "('recall-kit list judges'), or --model NAME for a model judge.")
         if json_out is not None:
             check_outputs({"--json": json_out}, inputs={f"result {p}": p for p in pool})
         made = build_judge(judge_name, parse_option_assignments(option or []), model, allow_remote)
         found = run_calibration(made, dataset, pool, out, labels_path=labels, pairs=pairs, seed=seed,
-                                show=lambda line: typer.echo(line, err=True))
+                                show=lambda line: typer.echo(line, err=True), depth=depth)
         for line in found.lines():
             typer.echo(line)
         for warning in found.warnings:
@@ -356,8 +360,8 @@ def judge_command(
         if json_out is not None:
             write_calibration_json(found, json_out)
         return
-    if labels is not None or pairs is not None or json_out is not None:
-        raise RecallKitError("--labels, --pairs and --json go with --calibrate.")
+    if labels is not None or pairs is not None or json_out is not None or depth is not None:
+        raise RecallKitError("--labels, --pairs, --depth and --json go with --calibrate.")
     if len(pool) != 1:
         raise RecallKitError(f"judge takes one POOL file, got {len(pool)} (several files go with --calibrate).")
     if model is not None or judge_name is not None:

@@ -149,14 +149,17 @@ def agreement_command(
     samples: Annotated[int, typer.Option("--resamples", "--samples", metavar="INTEGER", help="Bootstrap resamples for the intervals (0: none).")] = 2000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")] = 0,
     json_out: Annotated[Path | None, typer.Option("--json", metavar="PATH", help="Also write the numbers as JSON here.")] = None,
+    dataset: Annotated[Path | None, typer.Option("--dataset", "-d", metavar="PATH", help="The dataset the pairs come from: B against A per stratum of its queries.")] = None,
 ) -> None:
     """How far two judges agree on the pairs both judged: Cohen's kappa, linearly weighted kappa,
-    bootstrap intervals, the confusion matrix. Warns below 0.6. Ids and numbers only."""
+    bootstrap intervals, the confusion matrix; and B's relevant / not calls against A's as the
+    reference (a person's labels as A, a judge as B): kappa, sensitivity and specificity with
+    intervals, per stratum with --dataset. Warns below 0.6. Ids and numbers only."""
     from recall_kit.curate.agreement import agreement_files
     from recall_kit.fileio import check_outputs, write_json_atomic
 
     check_outputs({"--json": json_out}, inputs={"A": first, "B": second})  # before the bootstrap
-    result = agreement_files(first, second, binary=binary, samples=samples, seed=seed)
+    result = agreement_files(first, second, dataset, binary=binary, samples=samples, seed=seed)
     for line in result.lines():
         typer.echo(line)
     for warning in result.warnings:

@@ -50,6 +50,98 @@ def cohen_kappa(confusion: Sequence[Sequence[float]], weighted: bool = False,
     return 1.0 - observed / expected
 
 
+@dataclass(frozen=True)
+class BinaryMeasures:
+    """A judge's binary calls (grade >= 1) against reference labels: Cohen's kappa with its
+    bootstrap interval, sensitivity (the share of relevant pairs it calls relevant) and
+    specificity (the share of non-relevant pairs it calls not relevant), each with a Wilson
+    interval: what a prediction-powered interval's predictor is judged by."""
+
+    n: int
+    #: Pairs the reference calls relevant.
+    positives: int
+    kappa: float
+    kappa_ci: tuple[float, float] | None
+    sensitivity: float
+    sensitivity_ci: tuple[float, float] | None
+    specificity: float
+    specificity_ci: tuple[float, float] | None
+
+    def to_dict(self) -> dict[str, Any]:
+        def number(value: float) -> float | None:
+            return None if math.isnan(value) else round(value, 6)
+
+        def interval(ci: tuple[float, float] | None) -> list[float] | None:
+            return None if ci is None else [round(ci[0], 6), round(ci[1], 6)]
+
+        return {"n": self.n, "positives": self.positives, "kappa": number(self.kappa),
+                "kappa_ci": interval(self.kappa_ci), "sensitivity": number(self.sensitivity),
+                "sensitivity_ci": interval(self.sensitivity_ci), "specificity": number(self.specificity),
+                "specificity_ci": interval(self.specificity_ci)}
+
+    def line(self, name: str) -> str:
+        def show(value: float, ci: tuple[float, float] | None) -> str:
+            if math.isnan(value):
+                return "n/a"
+            return f"{value:.3f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
+
+        return (f"{name}: n {self.n} ({self.positives} relevant), kappa {show(self.kappa, self.kappa_ci)}, "
+                f"sensitivity {show(self.sensitivity, self.sensitivity_ci)}, "
+                f"specificity {show(self.specificity, self.specificity_ci)}")
+
+
+def wilson_interval(successes: int, total: int, level: float = 0.95) -> tuple[float, float] | None:
+    """Wilson's score interval of a proportion (Wilson 1927; Brown, Cai & DasGupta 2001 recommend
+    it over the normal one for small counts). None when `total` is 0."""
+    from statistics import NormalDist
+
+    if total == 0:
+        return None
+    z = NormalDist().inv_cdf(1 - (1 - level) / 2)
+    share = successes / total
+    centre = (share + z * z / (2 * total)) / (1 + z * z / total)
+    half = z * math.sqrt(share * (1 - share) / total + z * z / (4 * total * total)) / (1 + z * z / total)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def binary_measures(reference: Sequence[int], judged: Sequence[int], samples: int = 2000, level: float = 0.95,
+                    seed: int = 0) -> BinaryMeasures:
+    """`judged`'s binary calls measured against `reference`'s (grades; >= 1 is relevant), pair by pair."""
+    truth = [int(grade >= 1) for grade in reference]
+    calls = [int(grade >= 1) for grade in judged]
+    confusion = _confusion(truth, calls, [0, 1])
+    kappa = cohen_kappa(confusion)
+    kappa_ci = None
+    if samples and not math.isnan(kappa):
+        kappa_ci = _bootstrap(truth, calls, [0, 1], samples, level, seed)[0]
+    (true_negative, false_positive), (false_negative, true_positive) = confusion
+    positives, negatives = true_positive + false_negative, true_negative + false_positive
+    return BinaryMeasures(
+        n=len(truth), positives=positives, kappa=kappa, kappa_ci=kappa_ci,
+        sensitivity=true_positive / positives if positives else math.nan,
+        sensitivity_ci=wilson_interval(true_positive, positives, level),
+        specificity=true_negative / negatives if negatives else math.nan,
+        specificity_ci=wilson_interval(true_negative, negatives, level))
+
+
+def measures_by_stratum(reference: Qrels, judged: Qrels, strata: dict[str, str], samples: int = 2000,
+                        level: float = 0.95, seed: int = 0) -> dict[str, BinaryMeasures]:
+    """`binary_measures` over the pairs both judged, overall ("all") and per stratum of their query
+    (`strata`: query id -> stratum; queries not in it fall under "unknown"; empty: overall only)."""
+    groups: dict[str, tuple[list[int], list[int]]] = {"all": ([], [])}
+    for query_id, grades in sorted(reference.items()):
+        found = judged.get(query_id, {})
+        names = ("all", strata.get(query_id, "unknown")) if strata else ("all",)
+        for doc, grade in sorted(grades.items()):
+            if doc in found:
+                for name in names:
+                    groups.setdefault(name, ([], []))[0].append(grade)
+                    groups[name][1].append(found[doc])
+    return {name: binary_measures(truth, calls, samples, level, seed)
+            for name, (truth, calls) in sorted(groups.items(), key=lambda item: (item[0] != "all", item[0]))
+            if truth}
+
+
 @dataclass
 class Agreement:
     """Two judges compared on the (query, id) pairs both judged."""
@@ -72,6 +164,9 @@ class Agreement:
     samples: int = 2000
     binary: bool = False
     warnings: list[str] = field(default_factory=list)
+    #: B's binary calls against A's taken as the reference, overall ("all") and per stratum
+    #: (when the dataset's strata are known).
+    strata: dict[str, BinaryMeasures] = field(default_factory=dict)
 
     @property
     def n(self) -> int:
@@ -99,6 +194,7 @@ class Agreement:
             "n": self.n, "only_a": self.only_a, "only_b": self.only_b,
             "share_both": round(self.share_both, 6), "binary": self.binary,
             "labels": self.labels, "confusion": self.confusion, "warnings": self.warnings,
+            "binary_against_a": {name: found.to_dict() for name, found in self.strata.items()},
         }
 
     def lines(self) -> list[str]:
@@ -119,6 +215,9 @@ class Agreement:
         ]
         for label, row in zip(self.labels, self.confusion):
             out.append(f"  {label:>4} " + "".join(f"{count:>6}" for count in row))
+        if self.strata:
+            out.append("B against A taken as the reference (relevant: grade >= 1; Wilson intervals):")
+            out += ["  " + found.line(name) for name, found in self.strata.items()]
         return out
 
 
@@ -172,8 +271,9 @@ def _bootstrap(grades_a: Sequence[int], grades_b: Sequence[int], labels: Sequenc
 
 
 def agreement(a: Qrels, b: Qrels, binary: bool = False, samples: int = 2000, level: float = 0.95,
-              seed: int = 0, path_a: str = "A", path_b: str = "B") -> Agreement:
-    """Compare two judges' qrels on the pairs both judged."""
+              seed: int = 0, path_a: str = "A", path_b: str = "B", strata: dict[str, str] | None = None) -> Agreement:
+    """Compare two judges' qrels on the pairs both judged; B's binary calls are also measured
+    against A's (kappa, sensitivity, specificity), per stratum of `strata` (query id -> stratum)."""
     if samples < 0:
         raise OptionError("--resamples must be at least 0.")
     if not 0 < level < 1:
@@ -193,7 +293,8 @@ def agreement(a: Qrels, b: Qrels, binary: bool = False, samples: int = 2000, lev
     if samples and not math.isnan(kappa):
         kappa_ci, weighted_ci = _bootstrap(grades_a, grades_b, labels, samples, level, seed)
     result = Agreement(path_a, path_b, labels, confusion, kappa, weighted, kappa_ci, weighted_ci,
-                       only_a, only_b, level, samples, binary)
+                       only_a, only_b, level, samples, binary,
+                       strata=measures_by_stratum(a, b, strata or {}, samples, level, seed))
     for name, value in (("kappa", kappa), ("weighted kappa", weighted)):
         if not math.isnan(value) and value < WARN_BELOW:
             result.warnings.append(
@@ -224,11 +325,17 @@ def read_judgments(path: Path) -> Qrels:
     return read_qrels(path)
 
 
-def agreement_files(path_a: str | Path, path_b: str | Path, **settings: Any) -> Agreement:
-    """`recall-kit agreement A B`: read two qrels files and compare them."""
+def agreement_files(path_a: str | Path, path_b: str | Path, dataset_path: str | Path | None = None,
+                    **settings: Any) -> Agreement:
+    """`recall-kit agreement A B`: read two qrels files and compare them (per stratum of the
+    dataset's queries, when `dataset_path` is given)."""
     read = []
     for path in (Path(path_a), Path(path_b)):
         if not path.is_file():
             raise DatasetError(f"{path}: no such qrels file.")
         read.append(read_judgments(path))
+    if dataset_path is not None:
+        from recall_kit.dataset import load_dataset
+
+        settings["strata"] = {query.query_id: query.stratum for query in load_dataset(dataset_path).queries}
     return agreement(read[0], read[1], path_a=str(path_a), path_b=str(path_b), **settings)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import random
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +38,32 @@ class CalibrationPair:
     label: int
     #: The best rank any candidate system gave it (None: no system ranked it).
     rank: int | None
+
+
+def pooled_sample(dataset: Dataset, rankings: Sequence[dict[str, list[str]]], labels: Qrels | None,
+                  depth: int) -> list[CalibrationPair]:
+    """Every pair a judge meets in a pool, with its label: per query with labels, the top `depth`
+    of every ranking and the labelled relevant ids (the issue's 4,514 LoCoMo pairs are each
+    question's bm25 top 5 and its evidence turns). Labels as in `calibration_sample`: a person's
+    (unlabelled pairs left out) or the dataset's qrels taken as complete."""
+    if depth < 1:
+        raise OptionError(f"--depth must be at least 1, got {depth}.")
+    reference = labels if labels is not None else dataset.qrels
+    sample: list[CalibrationPair] = []
+    for query in dataset.queries:
+        grades = reference.get(query.query_id, {})
+        if not grades:
+            continue
+        best: dict[str, int] = {}
+        for ranking in rankings:
+            for rank, doc in enumerate(ranking.get(query.query_id, ())[:depth], start=1):
+                best[str(doc)] = min(best.get(str(doc), rank), rank)
+        candidates = list(best) + sorted(doc for doc, grade in grades.items() if grade >= 1 and doc not in best)
+        for doc in candidates:
+            if doc not in dataset.corpus or (labels is not None and doc not in grades):
+                continue
+            sample.append(CalibrationPair(query.query_id, doc, int(grades.get(doc, 0) >= 1), best.get(doc)))
+    return sample
 
 
 def calibration_sample(dataset: Dataset, rankings: Sequence[dict[str, list[str]]], labels: Qrels | None = None,
@@ -94,6 +121,10 @@ class Calibration:
     graded: int
     skipped: int
     warnings: list[str] = field(default_factory=list)
+    #: Seconds the judge took to fit and grade the sample (None: every grade was already on file).
+    seconds: float | None = None
+    #: How the sample was drawn: "balanced" (a positive and a hard negative a query) or "pool@N".
+    sample_kind: str = "balanced"
 
     @property
     def share_positive(self) -> float:
@@ -132,21 +163,32 @@ class Calibration:
             "judge": self.judge, "label_source": self.label_source, "pairs": len(self.pairs),
             "graded": self.graded, "skipped": self.skipped,
             "share_positive": number(self.share_positive), "judge_share_positive": number(self.judge_share_positive),
-            "stand_in_kappa": STAND_IN_KAPPA, "verdict": self.verdict,
+            "stand_in_kappa": STAND_IN_KAPPA, "verdict": self.verdict, "sample": self.sample_kind,
             "agreement": self.agreement.to_dict() if self.agreement else None, "warnings": self.warnings,
+            "seconds": None if self.seconds is None else round(self.seconds, 3),
+            "seconds_per_1000_pairs": self.seconds_per_1000(),
         }
+
+    def seconds_per_1000(self) -> float | None:
+        """The judge's time per 1,000 pairs graded (fitting included), when it graded any."""
+        if self.seconds is None or not self.graded:
+            return None
+        return round(self.seconds / self.graded * 1000, 3)
 
     def lines(self) -> list[str]:
         queries = len({pair.query_id for pair in self.pairs})
         out = [
-            f"calibration sample: {len(self.pairs)} pairs over {queries} queries ({self.label_source}); "
+            f"calibration sample ({self.sample_kind}): {len(self.pairs)} pairs over {queries} queries ({self.label_source}); "
             f"share labelled relevant {self.share_positive:.1%}",
             f"graded by the judge: {self.graded}" + (f" ({self.skipped} without a usable answer)" if self.skipped else ""),
         ]
         if self.agreement is not None:
             out.append(f"judge calls relevant: {self.judge_share_positive:.1%}")
             out += [line.replace("rows: A, columns: B", "rows: labels, columns: judge")
+                    .replace("B against A taken as the reference", "the judge against the labels")
                     for line in self.agreement.lines() if not line.startswith("weighted kappa")]
+        if self.seconds_per_1000() is not None:
+            out.append(f"time: {self.seconds:.1f} s, {self.seconds_per_1000():.2f} s per 1,000 pairs")
         out.append(f"verdict: {self.verdict}")
         out.append(f"rule: a judge stands in for a person when the lower end of kappa's interval is >= {STAND_IN_KAPPA}.")
         return out
@@ -154,14 +196,20 @@ class Calibration:
 
 def calibrate(judge: RelevanceJudge, dataset_path: str | Path, result_paths: Sequence[str | Path], out: str | Path,
               labels_path: str | Path | None = None, pairs: int | None = None, seed: int = 0, samples: int = 2000,
-              show: Callable[[str], None] = print) -> Calibration:
+              show: Callable[[str], None] = print, depth: int | None = None) -> Calibration:
     """`recall-kit judge --calibrate`: sample, grade with `judge` (its grades in `out`, resumable,
-    the sample beside it in OUT.sample.jsonl), compare with the labels."""
+    the sample beside it in OUT.sample.jsonl), compare with the labels. `depth`: every pair of
+    the systems' top `depth` and the labelled relevant ones (`pooled_sample`) instead of the
+    balanced sample. A judge that learns is fitted on the sample's labels, cross-fitted (it
+    never grades a pair with a model that saw its label)."""
+    from recall_kit.curate.evidence import judging_context
     from recall_kit.measure.result import load_results
 
     if not result_paths:
         raise OptionError("--calibrate needs the result files of the candidate systems (recall-kit eval ... --json R.json): "
                           "their top-ranked non-relevant memories are the hard negatives.")
+    if depth is not None and pairs is not None:
+        raise OptionError("--pairs draws a balanced sample; --depth takes every pair of the top N: give one.")
     out = Path(out)
     judge.prepare()
     dataset = load_dataset(dataset_path)
@@ -172,40 +220,59 @@ def calibrate(judge: RelevanceJudge, dataset_path: str | Path, result_paths: Seq
     labels = read_qrels_file(Path(labels_path)) if labels_path is not None else None
     if labels_path is not None and not labels:
         raise DatasetError(f"{labels_path}: holds no judgments.")
-    sample = calibration_sample(dataset, [result.rankings() for _, result in named], labels, pairs, seed)
+    rankings = [result.rankings() for _, result in named]
+    sample = (pooled_sample(dataset, rankings, labels, depth) if depth is not None
+              else calibration_sample(dataset, rankings, labels, pairs, seed))
     if not sample:
         raise DatasetError("No query has both a relevant and a non-relevant labelled memory among the systems' rankings: "
                            "nothing to calibrate on" + (" (judge some of the systems' top results yourself)" if labels is not None else "") + ".")
+    reference = _reference(sample)
+    sample_path = out.with_name(out.name + ".sample.jsonl")
+    _write_sample(sample, sample_path)
+    context = judging_context(dataset, [(str(name), result) for name, result in named], reference, seed) \
+        if judge.learns else None
+    started = time.monotonic()
+    counts = judge_with(judge, sample_path, dataset_path, out, show=show, context=context)
+    seconds = time.monotonic() - started if counts["graded"] else None
+    model = _grades_on(read_qrels_file(out), reference)
     source = (f"labels from {labels_path}" if labels_path is not None
               else "the dataset's qrels, taken as complete: unlisted ids count as not relevant")
-    sample_path = out.with_name(out.name + ".sample.jsonl")
-    rows: dict[str, dict[str, Any]] = {}
-    for pair in sample:
-        row = rows.setdefault(pair.query_id, {"query_id": pair.query_id, "doc_ids": [], "labels": {}})
-        row["doc_ids"].append(pair.doc_id)
-        row["labels"][pair.doc_id] = pair.label
-    write_jsonl_atomic(sample_path, list(rows.values()))
-    counts = judge_with(judge, sample_path, dataset_path, out, show=show)
-    grades = read_qrels_file(out)
-    wanted = {(pair.query_id, pair.doc_id) for pair in sample}
-    model: Qrels = {}
-    for query_id, found in grades.items():
-        for doc, grade in found.items():
-            if (query_id, doc) in wanted:
-                model.setdefault(query_id, {})[doc] = grade
-    reference: Qrels = {}
-    for pair in sample:
-        reference.setdefault(pair.query_id, {})[pair.doc_id] = pair.label
+    strata = {query.query_id: query.stratum for query in dataset.queries}
     compared = agreement(reference, model, binary=True, samples=samples, seed=seed, path_a="labels",
-                         path_b=str(out)) if model else None
+                         path_b=str(out), strata=strata) if model else None
     calibration = Calibration(judge=dict(judge.provenance()), label_source=source, pairs=sample, agreement=compared,
-                              graded=sum(len(found) for found in model.values()), skipped=counts["skipped"])
+                              graded=sum(len(found) for found in model.values()), skipped=counts["skipped"],
+                              seconds=seconds, sample_kind="balanced" if depth is None else f"pool@{depth}")
     if compared is not None:
         calibration.warnings = [w for w in compared.warnings if not w.startswith("weighted kappa")]
     if len(sample) < 100:
         calibration.warnings.append(f"{len(sample)} pairs give a wide interval: 100 or more are needed for a verdict "
                                     "that can be trusted.")
     return calibration
+
+
+def _reference(sample: Sequence[CalibrationPair]) -> Qrels:
+    """The sample's labels as qrels."""
+    reference: Qrels = {}
+    for pair in sample:
+        reference.setdefault(pair.query_id, {})[pair.doc_id] = pair.label
+    return reference
+
+
+def _write_sample(sample: Sequence[CalibrationPair], path: Path) -> None:
+    """The sample as a pool file (query_id, doc_ids) with each pair's label beside it."""
+    rows: dict[str, dict[str, Any]] = {}
+    for pair in sample:
+        row = rows.setdefault(pair.query_id, {"query_id": pair.query_id, "doc_ids": [], "labels": {}})
+        row["doc_ids"].append(pair.doc_id)
+        row["labels"][pair.doc_id] = pair.label
+    write_jsonl_atomic(path, list(rows.values()))
+
+
+def _grades_on(grades: Qrels, reference: Qrels) -> Qrels:
+    """The judge's grades of the pairs in `reference` (the file may hold more)."""
+    return {query_id: kept for query_id, found in grades.items()
+            if (kept := {doc: grade for doc, grade in found.items() if doc in reference.get(query_id, {})})}
 
 
 def write_calibration_json(calibration: Calibration, path: str | Path) -> None:

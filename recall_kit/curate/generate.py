@@ -164,6 +164,7 @@ class ExactPhraseGenerator(QueryGenerator):
                     relevance={unit: 1},
                     scope=memory.scope,
                     provenance={"source_id": memory.id, "idf": round(phrase.score, 3)},
+                    answer=phrase.text,  # the phrase is what the query asks for
                 )
             )
         return queries
@@ -409,6 +410,8 @@ def _query_row(query_id: str, query: GeneratedQuery, name: str, stratum: str, se
     row: dict[str, Any] = {"query_id": query_id, "text": query.text, "stratum": query.stratum or stratum}
     if query.scope is not None:
         row["scope"] = query.scope
+    if query.answer:
+        row["answer"] = query.answer
     row["_generator"] = name
     row["_seed"] = seed
     for key, value in query.provenance.items():

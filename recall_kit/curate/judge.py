@@ -16,7 +16,7 @@ from typing import Any
 from recall_kit.dataset import Dataset, load_dataset, parse_grade, read_jsonl
 from recall_kit.errors import DatasetError, OptionError, PluginRunError
 from recall_kit.fileio import keep_on_interrupt, write_jsonl_atomic
-from recall_kit.types import DocId, Qrels, RelevanceJudge
+from recall_kit.types import DocId, JudgingContext, Qrels, RelevanceJudge
 
 GRADES = (0, 1, 2, 3)
 
@@ -260,13 +260,7 @@ def build_judge(name: str | None, options: Mapping[str, Mapping[str, Any]] | Non
     from recall_kit.registry import judges
 
     if name is None:
-        names = judges.names()
-        if not names:
-            raise OptionError("No model judge is registered: install one (pip install recall-kit-llm, "
-                              "or plugins/recall-kit-llm from a checkout), or drop --model to judge yourself.")
-        if len(names) > 1:
-            raise OptionError(f"Several judges are registered ({', '.join(names)}): choose one with --judge NAME.")
-        name = names[0]
+        name = _judge_for_model(judges.names(), model)
     others = sorted(set(options or {}) - {name})
     if others:
         raise OptionError(f"Options for {', '.join(others)} given, but the judge is {name!r} (-o {name}.KEY=VALUE).")
@@ -283,6 +277,34 @@ def build_judge(name: str | None, options: Mapping[str, Mapping[str, Any]] | Non
     return judges.create(name, raw)  # type: ignore[no-any-return]
 
 
+def _judge_for_model(names: list[str], model: str | None) -> str:
+    """The judge `--model` goes to when no `--judge` is named: the only registered one that takes a model."""
+    from recall_kit.registry import judges
+
+    def takes_model(name: str) -> bool:
+        options = judges.get(name).obj.Options
+        return dataclasses.is_dataclass(options) and "model" in {item.name for item in dataclasses.fields(options)}
+
+    with_model = [name for name in names if takes_model(name)] if model is not None else names
+    if not with_model:
+        raise OptionError("No judge that takes --model is registered: install one (pip install recall-kit-llm, "
+                          "or plugins/recall-kit-llm from a checkout), or name one with --judge NAME "
+                          f"({', '.join(names) or 'none registered'}).")
+    if len(with_model) > 1:
+        raise OptionError(f"Several judges are registered ({', '.join(with_model)}): choose one with --judge NAME.")
+    return with_model[0]
+
+
+def _fit(judge: RelevanceJudge, context: JudgingContext | None) -> None:
+    """Fit a judge that learns on `context`; refuse one without labels to learn from."""
+    if not judge.learns:
+        return
+    if context is None:
+        raise OptionError(f"The {judge.provenance().get('judge', 'chosen')} judge learns from labelled pairs: "
+                          "measure it with --calibrate, or give it labels (a study's [judging]).")
+    judge.fit(context)
+
+
 def _grades_so_far(out: Path, journal: Path) -> tuple[Qrels, set[str]]:
     """The grades `out` and its journal hold (an interrupted run's included), and the queries the
     judge graded: its rows carry its provenance, others are kept as found."""
@@ -296,7 +318,7 @@ def _grades_so_far(out: Path, journal: Path) -> tuple[Qrels, set[str]]:
 
 
 def judge_with(judge: RelevanceJudge, pool_path: str | Path, dataset_path: str | Path, out: str | Path,
-               show: Callable[[str], None] = print) -> dict[str, int]:
+               show: Callable[[str], None] = print, context: JudgingContext | None = None) -> dict[str, int]:
     """`recall-kit judge --model`: grade every pair of the pool that `out` (and its journal) does
     not hold yet with `judge`, each grade appended to the journal as it comes (fsynced at least
     once a second and at the end: a machine crash loses at most the last second's grades, which
@@ -305,13 +327,15 @@ def judge_with(judge: RelevanceJudge, pool_path: str | Path, dataset_path: str |
     (not the dataset's qrels), so `recall-kit agreement` compares judges on the pool alone.
 
     `judge.prepare()` runs before anything is written: an unknown model or a missing key leaves
-    no file, and so does a judge that gives no usable answer at all (`PluginRunError`). Returns
+    no file, and so does a judge that gives no usable answer at all (`PluginRunError`). A judge
+    that learns (`judge.learns`) is fitted on `context` first, and refused without one. Returns
     counts: graded, skipped (no usable answer), left, total, not_in_dataset."""
     from recall_kit.fileio import check_outputs
 
     out = Path(out)
     check_outputs({"--out": out, "journal": journal_path(out)}, inputs={"pool": pool_path})
     judge.prepare()
+    _fit(judge, context)
     dataset = load_dataset(dataset_path)
     pool = read_pool(pool_path)
     journal = journal_path(out)

@@ -217,6 +217,17 @@ def sweep_summary(graph: Artefacts, system: str) -> SweepSummary:
                         held_out=held_out)
 
 
+def labels_summary(judgments: dict[str, Any], pool: dict[str, Any], left: int) -> LabelsSummary:
+    """How the labels were made (judgments.json, pool.json), with a learning judge's measured kappa
+    and the pooled pairs still without a label (`left`)."""
+    measured = judgments.get("judge_measured") or {}
+    interval = measured.get("kappa_ci")
+    return LabelsSummary(str(judgments["source"]), int(judgments["pooled_labels"]), int(pool["depth"]),
+                         int(pool["ids"]), int(pool["queries"]), judge_kappa=measured.get("kappa"),
+                         judge_kappa_ci=(interval[0], interval[1]) if interval else None,
+                         judge_pairs=int(measured.get("n") or 0), unjudged_left=left)
+
+
 def agreement_summary(data: Mapping[str, Any], threshold: float) -> AgreementSummary:
     """The agreement step's artefact as the study keeps it."""
     return AgreementSummary(measured=bool(data.get("measured")), kappa=data.get("kappa"), n=data.get("n"),
@@ -249,9 +260,7 @@ def collect(reads: DocumentReads, artefacts: Artefacts) -> StudyResult:
         resamples=reads.resamples,
         corpus=CorpusSummary(str(corpus["source"]), int(corpus["memories"]), int(corpus["sensitive_dropped"]),
                              float(corpus.get("importance_share", 0.0))),
-        strata=[], labels=LabelsSummary(str(judgments["source"]), int(judgments["pooled_labels"]), int(pool["depth"]),
-                                        int(pool["ids"]), int(pool["queries"]),
-                                        unjudged_left=unjudged_left(dataset, results, int(pool["depth"]))),
+        strata=[], labels=labels_summary(judgments, pool, unjudged_left(dataset, results, int(pool["depth"]))),
         agreement=agreement_summary(agreement, reads.min_kappa), systems=systems,
         head_to_head=head_to_head(comparison, reads.baseline),
         ablation=ablation_summary(artefacts, reads.hook_k, reads.decision, full),

@@ -70,7 +70,12 @@ def methodology(study: StudyResult) -> list[tuple[str, str]]:
                                     + (", ".join(f"{n} {kind}" for kind, n in s.lint.items()) or "clean"))
               for s in study.strata]
     source = "the user's qrels" if labels.source == "qrels" else f"the user's qrels plus the judge {labels.source!r}"
-    items.append(("labels", f"{source}; {labels.pooled_labels} labels added from the pool"))
+    items.append(("labels", f"{source}; {labels.pooled_labels} labels added from the pool"
+                            + (f"; the judge agrees with the {labels.judge_pairs} labelled pairs it learnt from at kappa "
+                               f"{labels.judge_kappa:.3f}" + (f" [{labels.judge_kappa_ci[0]:.3f}, {labels.judge_kappa_ci[1]:.3f}]"
+                                                              if labels.judge_kappa_ci else "")
+                               + " (cross-fitted: each pair graded by a model fitted on other queries)"
+                               if labels.judge_kappa is not None else "")))
     items.append(("pool", f"depth {labels.pool_depth} from every system: {labels.pool_ids} unjudged ids "
                           f"over {labels.pool_queries} queries; share of each top {study.hook_k} judged: "
                           + ", ".join(f"{s.name} {1 - s.unjudged_share:.0%}" for s in study.systems)))

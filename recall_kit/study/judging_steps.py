@@ -5,6 +5,7 @@ declared reads (study/reads.py) and the artefacts it needs."""
 from __future__ import annotations
 
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ from recall_kit.errors import DatasetError
 from recall_kit.fileio import write_json_atomic, write_jsonl_atomic
 from recall_kit.study.dataset_steps import read_rows
 from recall_kit.study.declare import Artefacts
-from recall_kit.study.reads import AgreementReads, JudgmentsReads, PoolReads
+from recall_kit.study.reads import AgreementReads, JudgmentsReads, LearningReads, PoolReads
 
 DATASET_FILES = ("corpus.jsonl", "queries.jsonl", "qrels.jsonl")
 
@@ -61,9 +62,16 @@ def make_judgments(reads: JudgmentsReads, artefacts: Artefacts, folder: Path) ->
 
         judge = build_judge(reads.judge, {reads.judge: reads.options} if reads.options else None)
         grades_path = folder / "model-grades.jsonl"
-        _judge_pool(reads, artefacts, judge, grades_path, folder)
+        learning = reads.learning if judge.learns else None
+        context = _judging_context(learning, artefacts, layers[0] if people else {}) if learning else None
+        _judge_pool(reads, artefacts, judge, grades_path, folder, context)
         layers.append(read_qrels_file(grades_path) if grades_path.exists() else {})
         info = {"source": reads.judge, "pooled_labels": 0, "provenance": judge.provenance()}
+        if learning is not None and context is not None:  # cross-fitted: its grades of the labelled pairs are out of fold
+            from recall_kit.curate.evidence import measured_on_labels
+
+            measured = measured_on_labels(judge, context, learning.resamples, learning.seed)
+            info["judge_measured"] = measured.to_dict() if measured is not None else None
     if layers:
         merged, added = merge_labels(read_rows(evaluation / "qrels.jsonl"), *layers)
         write_jsonl_atomic(out / "qrels.jsonl", merged)
@@ -73,17 +81,35 @@ def make_judgments(reads: JudgmentsReads, artefacts: Artefacts, folder: Path) ->
     write_json_atomic(folder / "judgments.json", info)
 
 
-def _judge_pool(reads: JudgmentsReads, artefacts: Artefacts, judge: Any, grades_path: Path, folder: Path) -> None:
+def _judging_context(learning: LearningReads, artefacts: Artefacts, people: Mapping[str, Mapping[str, int]]) -> Any:
+    """What a judge that learns (`combined`) is fitted on: the user's qrels and people's grades, taken
+    as complete over the systems' runs (a ranked id neither lists counts as not relevant), and
+    the runs' ranks and scores. It is cross-fitted: no pair is graded by a model fitted on its query."""
+    from recall_kit.curate.evidence import complete_labels, judging_context, pair_evidence
+    from recall_kit.dataset import load_dataset
+    from recall_kit.measure.result import load_result
+
+    dataset = load_dataset(artefacts.path("evaluation-set"))
+    named = [(name, load_result(artefacts.path(f"run/{name}") / "result.json")) for name in learning.systems]
+    labels = {query: dict(grades) for query, grades in dataset.qrels.items()}
+    for query, grades in people.items():
+        for doc, grade in grades.items():
+            labels.setdefault(query, {}).setdefault(doc, grade)
+    return judging_context(dataset, named, complete_labels(labels, pair_evidence(named)), learning.seed)
+
+
+def _judge_pool(reads: JudgmentsReads, artefacts: Artefacts, judge: Any, grades_path: Path, folder: Path,
+                context: Any = None) -> None:
     """A model judge over the pool, or over `[judging] sample` pairs of it (study/sample.py)."""
     from recall_kit.curate.judge import judge_with
 
     if reads.sample is not None:
         from recall_kit.study.sample import judge_sample
 
-        judge_sample(reads.sample, artefacts, judge, grades_path, folder)
+        judge_sample(reads.sample, artefacts, judge, grades_path, folder, context)
         return
     judge_with(judge, artefacts.path("pool") / "pool.jsonl", artefacts.path("evaluation-set"), grades_path,
-               show=lambda line: None)
+               show=lambda line: None, context=context)
 
 
 def make_agreement(reads: AgreementReads, artefacts: Artefacts, folder: Path) -> None:

@@ -176,15 +176,36 @@ class SampleReads:
 
 
 @dataclass(frozen=True)
+class LearningReads:
+    """What a judge that learns (`RelevanceJudge.learns`: `combined`) is fitted on besides the labels:
+    the systems' runs (their ranks and scores), and the seed and resamples of its cross-fitting and
+    of the kappa measured on the labelled pairs."""
+
+    systems: list[str]
+    resamples: int
+    seed: int
+
+
+@dataclass(frozen=True)
 class JudgmentsReads:
     """The labels: people's files (and their hashes), and a model judge with its options and sample
-    (None where judge = "qrels": neither is read then)."""
+    (None where judge = "qrels": neither is read then), and what a learning judge is fitted on."""
 
     study_file: str
     judge: str
     people: dict[str, str | None]
     options: dict[str, Any] | None = None
     sample: SampleReads | None = None
+    learning: LearningReads | None = None
+
+
+def judge_learns(name: str) -> bool:
+    """Whether the registered judge `name` learns from labelled pairs (False for "qrels" or unknown)."""
+    import recall_kit.registry as registry
+
+    if name == "qrels" or name not in registry.judges.names():
+        return False
+    return bool(getattr(registry.judges.get(name).obj, "learns", False))
 
 
 def judgments_reads(config: StudyConfig) -> JudgmentsReads:
@@ -192,8 +213,10 @@ def judgments_reads(config: StudyConfig) -> JudgmentsReads:
     sample = (SampleReads(config.sample, [s.name for s in config.systems], config.baseline,
                           list(config.decision_metrics), config.resamples, config.seed)
               if model and config.sample else None)
+    learning = (LearningReads([s.name for s in config.systems], config.resamples, config.seed)
+                if judge_learns(config.judge) else None)
     return JudgmentsReads(config.source.name, config.judge, hashes(people_paths(config)),
-                          dict(config.judge_options) if model else None, sample)
+                          dict(config.judge_options) if model else None, sample, learning)
 
 
 def people_paths(config: StudyConfig) -> list[Path]:

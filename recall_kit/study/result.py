@@ -151,6 +151,11 @@ class LabelsSummary:
     #: Pairs in some system's top `pool_depth` that the labels (every layer: the user's qrels, people's,
     #: a model judge's) still do not judge.
     unjudged_left: int = 0
+    #: A judge that learns, measured on the labelled pairs it learnt from (cross-fitted: each graded
+    #: by a model fitted on other queries): kappa, its interval and the pairs; None otherwise.
+    judge_kappa: float | None = None
+    judge_kappa_ci: tuple[float, float] | None = None
+    judge_pairs: int = 0
 
 
 @dataclass

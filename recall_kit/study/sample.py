@@ -59,9 +59,11 @@ def stratified(pairs: Sequence[tuple[str, str]], stratum_of: dict[str, str], siz
     return [pair for pair in pairs if pair in chosen]
 
 
-def judge_sample(reads: SampleReads, artefacts: Artefacts, judge: Any, grades_path: Path, folder: Path) -> None:
-    """Grade `[judging] sample` ordered pairs with `judge`, in batches; sample.json says how many,
-    how long each took and how long the rest should take, after every batch."""
+def judge_sample(reads: SampleReads, artefacts: Artefacts, judge: Any, grades_path: Path, folder: Path,
+                 context: Any = None) -> None:
+    """Grade `[judging] sample` ordered pairs with `judge` (fitted on `context` when it learns), in
+    batches; sample.json says how many, how long each took and how long the rest should take, after
+    every batch."""
     from recall_kit.curate.judge import judge_with
     from recall_kit.dataset import load_dataset
     from recall_kit.fileio import write_json_atomic, write_jsonl_atomic
@@ -78,7 +80,7 @@ def judge_sample(reads: SampleReads, artefacts: Artefacts, judge: Any, grades_pa
         for query, doc in sample[:done]:
             rows.setdefault(query, []).append(doc)
         write_jsonl_atomic(pool_file, [{"query_id": q, "doc_ids": docs} for q, docs in rows.items()])
-        judge_with(judge, pool_file, evaluation, grades_path, show=lambda line: None)
+        judge_with(judge, pool_file, evaluation, grades_path, show=lambda line: None, context=context)
         per_pair = (time.perf_counter() - started) / done
         estimate = per_pair * (len(sample) - done)
         stage(f"judging a sample: {done} of {len(sample)} pairs, about {estimate:.0f} s left")

@@ -225,7 +225,8 @@ def rules(config: StudyConfig) -> list[Rule[Any]]:
     ]
     found += [Rule(f"run/{n}", ["evaluation-set"], RunReads, _reads_of(config, n), make_run,
                    run_command(EVALUATION)) for n in names]
-    sample = declared.judgments_reads(config).sample is not None
+    judging = declared.judgments_reads(config)
+    sample = judging.sample is not None or judging.learning is not None  # both read the runs
     found += [
         Rule("pool", ["evaluation-set", *runs], PoolReads, lambda _: declared.pool_reads(config), make_pool,
              pool_command),

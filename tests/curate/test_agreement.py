@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from recall_kit.cli import app
-from recall_kit.curate.agreement import agreement, cohen_kappa, paired_grades
+from recall_kit.curate.agreement import agreement, binary_measures, cohen_kappa, paired_grades, wilson_interval
 
 runner = CliRunner()
 
@@ -100,3 +100,44 @@ def test_cli_no_common_pairs_is_one_line(tmp_path):
     result = runner.invoke(app, ["agreement", str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl")])
     assert result.exit_code == 2
     assert "no (query, id) pair in common" in result.output
+
+
+def test_sensitivity_specificity_and_wilson_by_hand():
+    # Reference (A): 4 relevant, 6 not. Judge (B): finds 3 of the 4, calls 1 of the 6 relevant.
+    reference = [1, 2, 3, 1, 0, 0, 0, 0, 0, 0]
+    judged = [2, 3, 0, 1, 1, 0, 0, 0, 0, 0]
+    found = binary_measures(reference, judged, samples=200)
+    assert (found.n, found.positives) == (10, 4)
+    assert found.sensitivity == pytest.approx(3 / 4) and found.specificity == pytest.approx(5 / 6)
+    assert found.kappa == pytest.approx(cohen_kappa([[5, 1], [1, 3]]))
+    # Wilson (z = 1.96) for 3 of 4: centre (0.75 + z^2/8) / (1 + z^2/4), half-width
+    # z * sqrt(0.75 * 0.25 / 4 + z^2 / 64) / (1 + z^2/4).
+    z = 1.959964
+    centre = (0.75 + z * z / 8) / (1 + z * z / 4)
+    half = z * math.sqrt(0.75 * 0.25 / 4 + z * z / 64) / (1 + z * z / 4)
+    low, high = wilson_interval(3, 4)
+    assert low == pytest.approx(centre - half, abs=1e-5) and high == pytest.approx(centre + half, abs=1e-5)
+    assert found.sensitivity_ci == (low, high)
+    assert wilson_interval(0, 0) is None
+
+
+def test_cli_measures_b_against_a_per_stratum(tmp_path):
+    from recall_kit.testing import write_sample_dataset
+
+    dataset = write_sample_dataset(tmp_path / "sample")
+    person = tmp_path / "person.jsonl"
+    model = tmp_path / "model.jsonl"
+    person.write_text('{"query_id": "exact_keys", "relevance": {"1": 1, "2": 0}}\n'
+                      '{"query_id": "para_coffee", "relevance": {"3": 2, "4": 0}}\n')
+    model.write_text('{"query_id": "exact_keys", "relevance": {"1": 2, "2": 0}}\n'
+                     '{"query_id": "para_coffee", "relevance": {"3": 0, "4": 0}}\n')
+    out = tmp_path / "a.json"
+    result = runner.invoke(app, ["agreement", str(person), str(model), "-d", str(dataset), "--json", str(out),
+                                 "--samples", "50"])
+    assert result.exit_code == 0, result.output
+    strata = json.loads(out.read_text())["binary_against_a"]
+    assert sorted(strata) == ["all", "exact", "paraphrase"]
+    assert strata["exact"]["sensitivity"] == 1.0 and strata["exact"]["specificity"] == 1.0
+    assert strata["paraphrase"]["sensitivity"] == 0.0 and strata["paraphrase"]["specificity"] == 1.0
+    assert strata["all"]["sensitivity"] == 0.5 and strata["all"]["n"] == 4
+    assert "paraphrase: n 2 (1 relevant)" in result.output

@@ -101,6 +101,7 @@ def test_exact_queries_are_unique_to_their_memory_small_corpus(tmp_path: Path) -
     assert "9" not in relevant and "7a" not in relevant and "7b" not in relevant
     assert len(relevant) == written  # one query per memory
     assert all(q["_source_id"] != "9" for q in queries)
+    assert all(q["answer"] == q["text"] for q in queries)  # an exact query's answer is its phrase
     assert (out / "corpus.jsonl").read_bytes() == (source / "corpus.jsonl").read_bytes()
     dataset, problems = read_dataset(out)
     assert problems == [] and dataset is not None

@@ -1,4 +1,5 @@
-"""recall-kit-dense: the `dense` retriever (sentence-transformers), offline by default."""
+"""recall-kit-dense: the `dense` retriever (sentence-transformers), offline by default, and the
+`embedding` and `combined` relevance judges, which use its model."""
 
 from __future__ import annotations
 
@@ -22,3 +23,12 @@ def register_retrievers(register: Register) -> None:
     from recall_kit_dense.retriever import DenseRetriever
 
     register("dense", DenseRetriever)
+
+
+@hookimpl
+def register_judges(register: Register) -> None:
+    """Register `embedding` and `combined`."""
+    from recall_kit_dense.judges import CombinedJudge, EmbeddingJudge
+
+    register("embedding", EmbeddingJudge)
+    register("combined", CombinedJudge)

@@ -16,34 +16,37 @@ from typing import Any
 from recall_kit.plugin import Corpus, GeneratedQuery, Memory, Query, QueryGenerator, content_words, word_overlap
 from recall_kit_llm.models import JsonAsker, ModelOptions, asker, cost_line
 
-PARAPHRASE_VERSION = "paraphrase-1"
-MULTIHOP_VERSION = "multihop-1"
+PARAPHRASE_VERSION = "paraphrase-2"
+MULTIHOP_VERSION = "multihop-2"
 #: Output-token caps: a one-question JSON object needs a few dozen.
 QUESTION_MAX_TOKENS = 120
 
 QUESTION_SCHEMA = {
     "type": "object",
-    "properties": {"question": {"type": "string"}},
+    "properties": {"question": {"type": "string"}, "answer": {"type": "string"}},
     "required": ["question"],
 }
 
 PARAPHRASE_SYSTEM = (
     "You write search questions for testing a memory store. Given one memory, write one question "
     "a person might ask whose answer is that memory, in different words: no distinctive word of "
-    "the memory may appear (use synonyms and descriptions instead of its names and terms)."
+    "the memory may appear (use synonyms and descriptions instead of its names and terms). "
+    "Also give its answer: the few words of the memory that answer it."
 )
 MULTIHOP_SYSTEM = (
     "You write search questions for testing a memory store. Given several memories that share a "
     "person, place or event, write one question that can only be answered by combining all of "
-    "them: each memory must hold a part of the answer. Do not copy their wording."
+    "them: each memory must hold a part of the answer. Do not copy their wording. Also give "
+    "its answer: the few words of the memories that answer it."
 )
 
 
 def question_check(memories: Sequence[Memory], max_overlap: float,
                    rejected: Counter[str] | None = None,
-                   taken: set[str] | None = None) -> Callable[[dict[str, Any]], tuple[str, float] | None]:
+                   taken: set[str] | None = None) -> Callable[[dict[str, Any]], tuple[str, float, str | None] | None]:
     """A validator of a model's answer: its `question` (at least two content words), kept with its
-    largest word Jaccard against `memories` when that is at most `max_overlap`. Each rejection is
+    largest word Jaccard against `memories` when that is at most `max_overlap`, and the `answer`
+    the model gave with it (None when it gave none: the answer judge then leaves the query alone). Each rejection is
     counted in `rejected` by reason (`too_short`, `too_close`, `duplicate`: the same text, case
     and spacing aside, as a question in `taken`)."""
 
@@ -51,7 +54,7 @@ def question_check(memories: Sequence[Memory], max_overlap: float,
         if rejected is not None:
             rejected[reason] += 1
 
-    def check(answer: dict[str, Any]) -> tuple[str, float] | None:
+    def check(answer: dict[str, Any]) -> tuple[str, float, str | None] | None:
         question = answer.get("question")
         if not isinstance(question, str):
             return None
@@ -67,7 +70,9 @@ def question_check(memories: Sequence[Memory], max_overlap: float,
         if reason is not None:
             reject(reason)
             return None
-        return question, overlap
+        given = answer.get("answer")
+        given = " ".join(given.split())[:200] if isinstance(given, str) else ""
+        return question, overlap, given or None
 
     return check
 
@@ -131,7 +136,7 @@ class ParaphraseGenerator(QueryGenerator):
             if found is None:
                 failed += 1
                 continue
-            question, overlap = found
+            question, overlap, answer = found
             grade = judge.grade(Query(f"seed-{memory.id}", question), memory) if judge else None
             if judge and (grade is None or grade < options.min_grade):
                 rejected["unjudged" if grade is None else "not_about_its_memory"] += 1
@@ -149,7 +154,7 @@ class ParaphraseGenerator(QueryGenerator):
             if len(sample) < options.sample_size:
                 sample.append({"kept": True, "grade": grade, "question": question, "memory_id": memory.id,
                                "memory": memory.content})
-            queries.append(GeneratedQuery(text=question, relevance={unit: 1}, scope=memory.scope,
+            queries.append(GeneratedQuery(text=question, relevance={unit: 1}, scope=memory.scope, answer=answer,
                                           provenance=provenance))
         checked = sum(rejected[reason] for reason in ("too_short", "too_close", "duplicate"))
         rejected["malformed"] = ask.stats.malformed - checked  # not JSON, or off the schema
@@ -267,10 +272,10 @@ class MultihopGenerator(QueryGenerator):
             if used & set(units) or found is None:
                 continue  # each memory seeds one question: no stratum dominated by a few memories
             used.update(units)
-            question, overlap = found
+            question, overlap, answer = found
             queries.append(GeneratedQuery(
                 text=question, relevance={unit: 1 for unit in units},
-                scope=first.scope,
+                scope=first.scope, answer=answer,
                 provenance={"model": ask.model.model_id, "prompt_version": MULTIHOP_VERSION,
                             "seed_ids": [first.id, second.id], "overlap": round(overlap, 4)},
             ))

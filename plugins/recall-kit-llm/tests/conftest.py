@@ -61,7 +61,8 @@ class ScriptedModel(llm.Model):
             if is_off_topic(memory):
                 yield json.dumps({"question": OFF_TOPIC})
                 return
-            yield json.dumps({"question": f"What are the {_FRESH[int(tag, 16) % 6]} of {_FRESH[(int(tag, 16) + 1) % 6]} {tag}?"})
+            yield json.dumps({"question": f"What are the {_FRESH[int(tag, 16) % 6]} of {_FRESH[(int(tag, 16) + 1) % 6]} {tag}?",
+                              "answer": f"  {tag} \n"})
         elif "search questions" in system:
             tag = hashlib.sha256(text.encode()).hexdigest()[:6]
             yield "Here it is:\n```json\n" + json.dumps({"question": f"How do the particulars of {tag} connect?"}) + "\n```"

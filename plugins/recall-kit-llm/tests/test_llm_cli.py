@@ -53,6 +53,9 @@ def test_generate_paraphrase_and_multihop_with_provenance_and_a_free_rerun(llm_h
         assert query["_overlap"] <= (0.18 if query["stratum"] == "paraphrase" else 0.35)
         assert [str(i) for i in qrels[query["query_id"]]] == [str(i) for i in query["_seed_ids"]]
     assert all(len(q["_seed_ids"]) == 2 for q in multihop)
+    # The answer the model gave with its question (whitespace tidied) is the query's; none given, none kept.
+    assert all(q["answer"] and q["answer"] in q["text"] and q["answer"] == q["answer"].strip() for q in paraphrase)
+    assert not any("answer" in q for q in multihop)
     # Each kept paraphrase was judged about its memory by the model judge (the scripted one: 3).
     assert all(q["_about_grade"] == 3 and q["_about_judge"] == "recall-test" for q in paraphrase)
     assert not any(q["text"] == scripted_model.off_topic for q in queries)

@@ -181,6 +181,9 @@ class LocomoImporter(Importer):
             counts.note("questions_unknown_category")
             stratum = "unknown"
         query_id = f"{sample_id}:q{index}"
-        queries.append({"query_id": query_id, "text": question["question"], "stratum": stratum,
-                        "scope": sample_id})
+        row = {"query_id": query_id, "text": question["question"], "stratum": stratum, "scope": sample_id}
+        answer = question.get("answer")  # adversarial (category 5) questions have none
+        if isinstance(answer, (str, int, float)) and not isinstance(answer, bool) and str(answer).strip():
+            row["answer"] = str(answer).strip()
+        queries.append(row)
         qrels.append(qrels_row(query_id, dict.fromkeys(relevant, 1)))

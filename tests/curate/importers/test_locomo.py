@@ -96,6 +96,9 @@ def test_locomo_counts_and_validates(tmp_path: Path) -> None:
         "conv-1:q6": "adversarial", "conv-1:q9": "unknown", "conv-2:q1": "single-hop",
     }
     assert by_id["conv-2:q1"].scope == "conv-2"
+    # The gold answer is kept (the answer judge's); adversarial questions have none.
+    assert by_id["conv-1:q1"].answer == "dog" and by_id["conv-2:q1"].answer == "Hello"
+    assert by_id["conv-1:q6"].answer is None
     assert dataset.qrels["conv-1:q3"] == {"conv-1:D1:2": 1, "conv-1:D2:1": 1, "conv-1:D2:2": 1}
     assert dataset.qrels["conv-1:q2"] == {"conv-1:D1:1": 1, "conv-1:D1:3": 1}
     assert dataset.qrels["conv-1:q6"] == {"conv-1:D2:1": 1}

@@ -1,0 +1,83 @@
+"""The `embedding` and `combined` judges: the real bundled MiniLM's similarity against a
+threshold; the combined judge's cross-fitting (no labelled pair graded by a model that saw it)."""
+
+from __future__ import annotations
+
+import pytest
+import recall_kit_dense
+from recall_kit_dense.judges import CombinedJudge, EmbeddingJudge, grade_of
+
+from recall_kit.plugin import JudgingContext, Memory, OptionError, PairEvidence, Query
+from recall_kit.testing import registered_plugin, registries
+
+
+def test_registered_as_embedding_and_combined() -> None:
+    with registered_plugin(recall_kit_dense):
+        judges = registries()["judges"]
+        assert judges.get("embedding").obj is EmbeddingJudge and judges.get("combined").obj is CombinedJudge
+
+
+def test_grade_of_splits_at_the_threshold() -> None:
+    assert [grade_of(value, 0.4) for value in (0.1, 0.4, 0.69, 0.7, 1.0)] == [0, 2, 2, 3, 3]
+
+
+def test_embedding_judge_calls_the_similar_memory_relevant() -> None:
+    judge = EmbeddingJudge()
+    judge.prepare()
+    query = Query("q", "where does the cat sleep?", answer="on the windowsill")
+    near = Memory("1", "The cat sleeps on the warm windowsill every afternoon.")
+    far = Memory("2", "Quarterly revenue grew eight percent, driven by subscription sales.")
+    assert list(judge.grade_many([(query, near), (query, far)])) == [2, 0]  # relevant, not
+    by_answer = EmbeddingJudge(EmbeddingJudge.Options(against="answer"))
+    assert by_answer.threshold == 0.3
+    assert list(by_answer.grade_many([(query, far), (Query("r", "no answer"), near)])) == [0, None]
+    with pytest.raises(OptionError, match="embedding.against"):
+        EmbeddingJudge(EmbeddingJudge.Options(against="memory")).prepare()
+
+
+def _context(queries: int) -> tuple[JudgingContext, list[tuple[Query, Memory]]]:
+    """Each query's answer "teal <i>"; its memory p<i> holds it, n<i> does not. The systems rank n<i> first."""
+    qs = {f"q{i}": Query(f"q{i}", f"which colour is number {i}", answer=f"teal {i}") for i in range(queries)}
+    corpus = {f"p{i}": Memory(f"p{i}", f"it was teal {i}, I think") for i in range(queries)}
+    corpus.update({f"n{i}": Memory(f"n{i}", f"a long walk by the river {i}") for i in range(queries)})
+    labels = {f"q{i}": {f"p{i}": 1, f"n{i}": 0} for i in range(queries)}
+    evidence = {(f"q{i}", f"n{i}"): PairEvidence({"bm25": 1}, {"bm25": 2.0}, {"bm25": 1}) for i in range(queries)}
+    evidence.update({(f"q{i}", f"p{i}"): PairEvidence({"bm25": 2}, {"bm25": 1.0}, {"bm25": 2}) for i in range(queries)})
+    context = JudgingContext(labels=labels, queries=qs, corpus=corpus, evidence=evidence, systems=("bm25",),
+                             legs=("bm25",), seed=3)
+    pairs = [(qs[f"q{i}"], corpus[f"{kind}{i}"]) for i in range(queries) for kind in "pn"]
+    return context, pairs
+
+
+def test_combined_judge_is_cross_fitted_over_queries() -> None:
+    context, pairs = _context(10)
+    judge = CombinedJudge(CombinedJudge.Options(signals="answer,question,ranks", folds=5))
+    judge.prepare()
+    judge.fit(context)
+    folds = judge._fold_of
+    assert sorted(folds) == sorted(context.queries) and sorted(set(folds.values())) == [0, 1, 2, 3, 4]
+    for k in range(5):
+        held_out = sum(2 for fold in folds.values() if fold == k)
+        # Each fold's model saw every labelled pair but its own fold's (2 pairs a query).
+        assert judge._fitted[k].model[0].n_samples_seen_ == 20 - held_out
+    assert judge._fitted[-1].model[0].n_samples_seen_ == 20
+    assert list(judge.grade_many(pairs)) == [3 if memory.id.startswith("p") else 0 for _, memory in pairs]
+    # A labelled pair is graded by its query's fold model; an unlabelled query's by the model of all.
+    rows = judge.features(pairs[:1])
+    fold_model = judge._fitted[folds["q0"]]
+    expected = grade_of(float(fold_model.model.predict_proba(rows)[0, 1]), fold_model.threshold)
+    assert next(judge.grade_many(pairs[:1])) == expected
+    assert judge.provenance()["judge_signals"] == "answer,question,ranks"
+
+
+def test_combined_judge_refusals() -> None:
+    context, _ = _context(3)
+    one_kind = JudgingContext(labels={"q0": {"p0": 1}, "q1": {"p1": 1}}, queries=context.queries,
+                              corpus=context.corpus)
+    judge = CombinedJudge(CombinedJudge.Options(signals="answer"))
+    with pytest.raises(OptionError, match="both kinds"):
+        judge.fit(one_kind)
+    with pytest.raises(OptionError, match="unknown colour"):
+        CombinedJudge(CombinedJudge.Options(signals="answer,colour")).prepare()
+    with pytest.raises(OptionError, match="only after it was fitted"):
+        next(CombinedJudge(CombinedJudge.Options(signals="answer")).grade_many(_context(1)[1]))
