@@ -74,7 +74,9 @@ class Study:
         text = re.sub(r'config = "systems/', f'config = "{(shared / "systems").as_posix()}/', text)
         text = text.replace("resamples = 2000", "resamples = 300")
         text = text.replace("latency_sample = 40", "latency_sample = 3")
-        text = text.replace('judge = "qrels"', f'judge = "qrels"\npeople = ["{(shared / "labels").as_posix()}/*.jsonl"]')
+        # the store's labels alone (the example's combined judge would grade every pair: no label to edit)
+        text = re.sub(r'^judge = .*$', f'judge = "qrels"\npeople = ["{(shared / "labels").as_posix()}/*.jsonl"]', text,
+                      count=1, flags=re.M)
         self.file = root / "inc" / "study.toml"
         self.file.parent.mkdir()
         self.file.write_text(text, encoding="utf-8")
