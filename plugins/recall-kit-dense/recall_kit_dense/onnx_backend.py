@@ -178,7 +178,7 @@ def load_onnx_model(source: ModelSource, max_seq_length: int | None, threads: in
     """The model at `source` on ONNX Runtime, exported on first use (that once, through
     sentence-transformers and torch); None, said once on stderr, when it cannot be exported."""
     _require_runtime()
-    from recall_kit_dense.onnx_export import OnnxExportError, export, export_folder, read_manifest
+    from recall_kit_dense.onnx_export import OnnxExportError, export_folder, read_manifest, remember
 
     signature = weights_signature(source.folder)
     folder = export_folder(source, signature)
@@ -188,20 +188,31 @@ def load_onnx_model(source: ModelSource, max_seq_length: int | None, threads: in
             return _LOADED[key]
         manifest = read_manifest(folder, signature)
         if manifest is None:
-            from recall_kit.plugin import stage
-            from recall_kit_dense.models import load_model
-
-            stage(f"dense: exporting {source.name} to ONNX (once)")
             try:
-                manifest = export(load_model(source, "cpu", None, False, allow_download), folder)
+                manifest = _exported(source, signature, folder, allow_download)
             except OnnxExportError as error:
                 if source.identity not in _SAID:
                     _SAID.add(source.identity)
                     print(f"recall-kit-dense: {error}; it cannot run on ONNX Runtime, using torch.",
                           file=sys.stderr)
                 return None
+        remember(signature, folder)
         _LOADED[key] = _loaded(source, signature, folder, manifest, max_seq_length, threads)
         return _LOADED[key]
+
+
+def _exported(source: ModelSource, signature: str, folder: Path, allow_download: bool) -> dict[str, Any]:
+    """The manifest of `source`'s export into `folder`: a copy of one this process has seen, else
+    a new export (sentence-transformers and torch, once)."""
+    from recall_kit.plugin import stage
+    from recall_kit_dense.models import load_model
+    from recall_kit_dense.onnx_export import copy_seen, export
+
+    copied = copy_seen(signature, folder, source.name)
+    if copied is not None:
+        return copied
+    stage(f"dense: exporting {source.name} to ONNX (once)")
+    return export(load_model(source, "cpu", None, False, allow_download), folder)
 
 
 def _loaded(source: ModelSource, signature: str, folder: Path, manifest: dict[str, Any],

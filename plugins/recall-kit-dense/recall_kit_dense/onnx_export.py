@@ -20,6 +20,7 @@ import re
 import shutil
 import threading
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,9 @@ TOLERANCE = 1e-4
 PROBES = ("an example query", "Two words", "query: where did Melanie paint the sunrise last year?",
           " ".join(["a long memory that runs past the model's window"] * 80))
 _LOCK = threading.Lock()
+#: Complete exports this process made or read, by weights signature: another cache folder gets a
+#: copy (hard links where it can) of one of these rather than a new export of the same weights.
+_SEEN: dict[str, Path] = {}
 
 
 class OnnxExportError(DenseModelError):
@@ -77,32 +81,67 @@ def read_manifest(folder: Path, signature: str) -> dict[str, Any] | None:
 def export(loaded: LoadedModel, folder: Path) -> dict[str, Any]:
     """Export `loaded` (a sentence-transformers model on the CPU) into `folder`, atomically, and
     return its manifest; OnnxExportError when the model cannot be exported or the export is off."""
+    transformer, pooling = supported_modules(loaded)
+    return _into_place(folder, loaded.signature, loaded.source.name,
+                       lambda work: _write_export(loaded, transformer, pooling, work))
+
+
+def copy_seen(signature: str, folder: Path, name: str) -> dict[str, Any] | None:
+    """`folder` made a copy of an export of the same weights that this process has seen
+    complete elsewhere (another cache folder; hard links where the file system allows), and its
+    manifest; None when there is none to copy."""
+    seen = _SEEN.get(signature)
+    if seen is None or seen == folder or read_manifest(seen, signature) is None:
+        return None
+    return _into_place(folder, signature, name, lambda work: _copy(seen, work, signature))
+
+
+def remember(signature: str, folder: Path) -> None:
+    """Note a complete export of these weights, for `copy_seen`."""
+    _SEEN[signature] = folder
+
+
+def _into_place(folder: Path, signature: str, name: str,
+                fill: Callable[[Path], dict[str, Any] | None]) -> dict[str, Any]:
+    """`fill` a work folder beside `folder`, then move it into place whole (a complete export
+    already there is kept); OnnxExportError when it cannot be written."""
     with _LOCK:
-        manifest = read_manifest(folder, loaded.signature)
+        manifest = read_manifest(folder, signature)
         if manifest is not None:  # another thread exported it meanwhile
             return manifest
-        transformer, pooling = supported_modules(loaded)
         work = folder.parent / f".{folder.name}.{os.getpid()}.{threading.get_ident()}.partial"
         try:
             folder.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             shutil.rmtree(work, ignore_errors=True)
             work.mkdir(mode=0o700)
-            manifest = _write_export(loaded, transformer, pooling, work)
+            manifest = fill(work)
+            if manifest is None:
+                raise OnnxExportError(f"the copied export of {name!r} is incomplete")
             if folder.exists():  # an incomplete or stale export (a complete one returned above)
                 shutil.rmtree(folder)
             try:
                 os.replace(work, folder)
             except OSError:
-                if read_manifest(folder, loaded.signature) is None:  # another process moved its copy in
+                if read_manifest(folder, signature) is None:  # another process moved its copy in
                     raise
         except OSError as error:  # a full disk or an unwritable cache: the run goes on, on torch
             raise OnnxExportError(
-                f"could not write the ONNX export of {loaded.source.name!r} under {folder.parent} "
+                f"could not write the ONNX export of {name!r} under {folder.parent} "
                 f"({type(error).__name__}: {error.strerror or error})"
             ) from None
         finally:
             shutil.rmtree(work, ignore_errors=True)
+        remember(signature, folder)
         return manifest
+
+
+def _copy(seen: Path, work: Path, signature: str) -> dict[str, Any] | None:
+    for name in (MODEL_FILE, TOKENIZER_FILE, MANIFEST):
+        try:
+            os.link(seen / name, work / name)
+        except OSError:
+            shutil.copy2(seen / name, work / name)
+    return read_manifest(work, signature)
 
 
 def supported_modules(loaded: LoadedModel) -> tuple[Any, str]:

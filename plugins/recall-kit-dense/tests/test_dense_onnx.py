@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import recall_kit_dense
+from recall_kit_dense import onnx_export
 from recall_kit_dense.onnx_export import MANIFEST, MODEL_FILE, TOLERANCE
 from recall_kit_dense.retriever import DenseRetriever, resolve_model
 
@@ -48,6 +49,7 @@ def test_the_export_is_made_once_whole_and_checked(tmp_path: Path, monkeypatch: 
     """A fresh cache: the export is written beside its place and moved in whole, its manifest last
     (each file's size and sha256, the probe texts' largest difference from torch); a second
     retriever reuses it, and its memory and query embeddings are torch's."""
+    monkeypatch.setattr(onnx_export, "_SEEN", {})  # no export this process saw before: a new one
     onnx_side = built(tmp_path, monkeypatch, backend="onnx", cache=False)
     torch_side = built(tmp_path, monkeypatch, backend="torch", cache=False)
     (folder,) = (tmp_path / "dense" / "onnx").iterdir()
@@ -62,7 +64,11 @@ def test_the_export_is_made_once_whole_and_checked(tmp_path: Path, monkeypatch: 
     np.testing.assert_allclose(onnx_side.embeddings, torch_side.embeddings, atol=1e-5)
     np.testing.assert_allclose(onnx_side._embed_queries(QUERIES), torch_side._embed_queries(QUERIES), atol=1e-5)
     modified = (folder / MODEL_FILE).stat().st_mtime_ns
-    built(tmp_path / "elsewhere", monkeypatch, backend="onnx")  # another cache: its own export
+    elsewhere = built(tmp_path / "elsewhere", monkeypatch, backend="onnx")  # another cache: a copy (links)
+    (copied,) = (tmp_path / "elsewhere" / "dense" / "onnx").iterdir()
+    assert copied.name == folder.name and (copied / MODEL_FILE).read_bytes() == (folder / MODEL_FILE).read_bytes()
+    assert elsewhere.embeddings is not None
+    np.testing.assert_array_equal(elsewhere.embeddings, onnx_side.embeddings)
     built(tmp_path, monkeypatch, backend="onnx", max_seq_length=128)
     assert (folder / MODEL_FILE).stat().st_mtime_ns == modified  # reused, not exported again
 
