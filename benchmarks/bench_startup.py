@@ -128,6 +128,8 @@ def cpu_seconds(command: list[str], env: dict[str, str]) -> float:
 def dense_startup(runs: int, env: dict[str, str]) -> None:
     """The dense eval's CPU on a warm cache against `import sentence_transformers`'s, and its
     rankings against the torch path's."""
+    from recall_kit import load_result
+
     python = sys.executable
     env = {key: value for key, value in env.items() if key != "PYTHONDONTWRITEBYTECODE"}
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
@@ -149,7 +151,7 @@ def dense_startup(runs: int, env: dict[str, str]) -> None:
             eval_cpu.append(cpu_seconds(dense, env))
             import_cpu.append(cpu_seconds(importing, env))
         torch_cpu = cpu_seconds([*dense, "-o", "dense.backend=torch", "--json", str(Path(folder) / "torch.json")], env)
-        rankings = [{q["query_id"]: q["ranking"][:10] for q in json.loads((Path(folder) / f"{name}.json").read_text())["queries"]}
+        rankings = [{query.query_id: query.ranking[:10] for query in load_result(Path(folder) / f"{name}.json").queries}
                     for name in ("onnx", "torch")]
     seconds, floor = statistics.median(eval_cpu), statistics.median(import_cpu)
     print(f"recall-kit eval -d examples/memories -r dense (warm)   CPU median of {runs}: {seconds:6.2f} s")

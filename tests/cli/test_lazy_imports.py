@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from recall_kit import load_result
+
 REPO = Path(__file__).resolve().parents[2]
 HEAVY = ("torch", "transformers", "sentence_transformers", "onnxruntime")
 EXAMPLE = REPO / "examples" / "memories"
@@ -43,11 +45,11 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
         subprocess.run([sys.executable, "-m", "recall_kit", "eval", "--dataset", str(EXAMPLE), "--retriever", name,
                         "--json", str(folder / f"{name}.json"), "--no-progress"], check=True, capture_output=True,
                        env={**os.environ, "RECALL_KIT_LOAD_PLUGINS": f"recall-kit-{name}"}, timeout=300)
-        result = json.loads((folder / f"{name}.json").read_text(encoding="utf-8"))
+        result = load_result(folder / f"{name}.json")
         with (folder / f"{name}.run").open("w", encoding="utf-8") as run:
-            for query in result["queries"]:
-                for rank, memory in enumerate(query["ranking"], start=1):
-                    run.write(f"{query['query_id']} Q0 {memory} {rank} {1.0 / rank:.6f} {name}\n")
+            for query in result.queries:
+                for rank, memory in enumerate(query.ranking, start=1):
+                    run.write(f"{query.query_id} Q0 {memory} {rank} {1.0 / rank:.6f} {name}\n")
     with (folder / "qrels.txt").open("w", encoding="utf-8") as qrels:
         for line in (EXAMPLE / "qrels.jsonl").read_text(encoding="utf-8").splitlines():
             row = json.loads(line)

@@ -63,7 +63,7 @@ class OnnxModel:
         from recall_kit_dense.onnx_export import TOKENIZER_FILE
 
         self.folder = folder
-        self.manifest = manifest
+        self.settings = manifest
         self.threads = threads
         self.max_seq_length = max_seq_length or manifest.get("max_seq_length")
         self._pooling = str(manifest["pooling"])
@@ -116,7 +116,7 @@ class OnnxModel:
         of `batch_size` texts taken longest first (padding is per batch, as sentence-transformers
         does), on `threads` intra-op threads (default: the model's). `watch` (truncation.Watch)
         is told each batch's texts and attention mask."""
-        dimension = int(self.manifest["dimension"])
+        dimension = int(self.settings["dimension"])
         if not texts:
             return np.zeros((0, dimension), dtype=np.float32)
         session = self.session(self.model_path(quantize), threads or self.threads)
@@ -139,9 +139,9 @@ class OnnxModel:
         """input_ids, attention_mask and token_type_ids of `texts`, cut at the window, padded."""
         encodings = self._tokenizer.encode_batch(texts, add_special_tokens=True)
         width = max(len(encoding) for encoding in encodings)
-        ids = np.full((len(texts), width), int(self.manifest.get("pad_id") or 0), dtype=np.int64)
+        ids = np.full((len(texts), width), int(self.settings.get("pad_id") or 0), dtype=np.int64)
         mask = np.zeros((len(texts), width), dtype=np.int64)
-        types = np.full((len(texts), width), int(self.manifest.get("pad_type_id") or 0), dtype=np.int64)
+        types = np.full((len(texts), width), int(self.settings.get("pad_type_id") or 0), dtype=np.int64)
         for row, encoding in enumerate(encodings):
             length = len(encoding)
             ids[row, :length] = encoding.ids
@@ -212,7 +212,8 @@ def _exported(source: ModelSource, signature: str, folder: Path, allow_download:
     if copied is not None:
         return copied
     stage(f"dense: exporting {source.name} to ONNX (once)")
-    return export(load_model(source, "cpu", None, False, allow_download), folder)
+    return export(load_model(source, "cpu", None, False, allow_download), folder,
+                  lambda work, settings, texts: OnnxModel(work, settings, threads=1).encode(texts))
 
 
 def _loaded(source: ModelSource, signature: str, folder: Path, manifest: dict[str, Any],

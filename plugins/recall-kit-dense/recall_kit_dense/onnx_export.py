@@ -78,12 +78,17 @@ def read_manifest(folder: Path, signature: str) -> dict[str, Any] | None:
     return manifest
 
 
-def export(loaded: LoadedModel, folder: Path) -> dict[str, Any]:
+#: Embeds texts with an export in a folder (its manifest given): unit-length float32 rows.
+ExportEncoder = Callable[[Path, dict[str, Any], list[str]], Any]
+
+
+def export(loaded: LoadedModel, folder: Path, encode: ExportEncoder) -> dict[str, Any]:
     """Export `loaded` (a sentence-transformers model on the CPU) into `folder`, atomically, and
-    return its manifest; OnnxExportError when the model cannot be exported or the export is off."""
+    return its manifest; `encode` embeds the probe texts with the export, to check it against
+    torch. OnnxExportError when the model cannot be exported or the export is off."""
     transformer, pooling = supported_modules(loaded)
     return _into_place(folder, loaded.signature, loaded.source.name,
-                       lambda work: _write_export(loaded, transformer, pooling, work))
+                       lambda work: _write_export(loaded, transformer, pooling, work, encode))
 
 
 def copy_seen(signature: str, folder: Path, name: str) -> dict[str, Any] | None:
@@ -164,7 +169,8 @@ def supported_modules(loaded: LoadedModel) -> tuple[Any, str]:
     return modules[0], mode
 
 
-def _write_export(loaded: LoadedModel, transformer: Any, pooling: str, work: Path) -> dict[str, Any]:
+def _write_export(loaded: LoadedModel, transformer: Any, pooling: str, work: Path,
+                  encode: ExportEncoder) -> dict[str, Any]:
     tokenizer = transformer.tokenizer
     input_names = [name for name in ("input_ids", "attention_mask", "token_type_ids")
                    if name in tokenizer.model_input_names]
@@ -193,7 +199,7 @@ def _write_export(loaded: LoadedModel, transformer: Any, pooling: str, work: Pat
         "files": {name: {"size": (work / name).stat().st_size, "sha256": _sha256(work / name)}
                   for name in (MODEL_FILE, TOKENIZER_FILE)},
     }
-    manifest["probe_max_abs_difference"] = _check(loaded, work, manifest)
+    manifest["probe_max_abs_difference"] = _check(loaded, encode(work, manifest, list(PROBES)))
     (work / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True), encoding="utf-8")
     return manifest
 
@@ -226,14 +232,11 @@ def _export_graph(transformer: Any, input_names: list[str], path: Path) -> None:
         raise OnnxExportError(f"torch.onnx.export failed ({type(error).__name__})") from None
 
 
-def _check(loaded: LoadedModel, work: Path, manifest: dict[str, Any]) -> float:
-    """The largest difference between the export's and sentence-transformers' embeddings of the
-    probe texts; OnnxExportError above TOLERANCE (the export is then not kept)."""
+def _check(loaded: LoadedModel, exported: Any) -> float:
+    """The largest difference between the export's embeddings of the probe texts (`exported`)
+    and sentence-transformers'; OnnxExportError above TOLERANCE (the export is then not kept)."""
     import numpy as np
 
-    from recall_kit_dense.onnx_backend import OnnxModel
-
-    exported = OnnxModel(work, manifest, threads=1).encode(list(PROBES))
     with loaded.lock:
         reference = loaded.model.encode(list(PROBES), normalize_embeddings=True, convert_to_numpy=True,
                                         show_progress_bar=False)

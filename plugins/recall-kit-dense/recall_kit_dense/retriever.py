@@ -87,10 +87,10 @@ def _made_by(loaded: LoadedModel) -> dict[str, str]:
 
     if loaded.backend != "onnx":
         return {"sentence_transformers": metadata.version("sentence-transformers")}
-    manifest = loaded.model.manifest
-    return {"sentence_transformers": str(manifest["sentence_transformers"]),
+    settings = loaded.model.settings  # the export's manifest
+    return {"sentence_transformers": str(settings["sentence_transformers"]),
             "onnxruntime": metadata.version("onnxruntime"),
-            "onnx_export": str(manifest["files"]["model.onnx"]["sha256"])[:16]}
+            "onnx_export": str(settings["files"]["model.onnx"]["sha256"])[:16]}
 
 
 #: Why a cache entry that was there is not used, by its lookup status (a miss says nothing).

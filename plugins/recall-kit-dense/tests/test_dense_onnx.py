@@ -19,7 +19,7 @@ from recall_kit_dense import onnx_export
 from recall_kit_dense.onnx_export import MANIFEST, MODEL_FILE, TOLERANCE
 from recall_kit_dense.retriever import DenseRetriever, resolve_model
 
-from recall_kit import load_dataset
+from recall_kit import load_dataset, load_result
 from recall_kit.plugin import Corpus, Memory
 from recall_kit.testing import check_top_k_of, invoke_cli, registered_plugin
 
@@ -120,9 +120,9 @@ def test_same_rankings_as_torch_on_the_example(tmp_path: Path, monkeypatch: pyte
             done = invoke_cli(["eval", "--dataset", str(ROOT / "examples" / "memories"), "-r", "dense", "-k", "10",
                                "-o", f"dense.backend={backend}", "--latency-sample", "0", "--json", str(out)])
             assert done.exit_code == 0, done.output
-            results[backend] = json.loads(out.read_text(encoding="utf-8"))
-    assert results["auto"]["index"]["legs"]["dense"]["backend"] == "onnx"
-    rankings = {backend: {q["query_id"]: q["ranking"] for q in result["queries"]} for backend, result in results.items()}
+            results[backend] = load_result(out)
+    assert results["auto"].index.legs["dense"].stats["backend"] == "onnx"
+    rankings = {backend: {q.query_id: q.ranking for q in result.queries} for backend, result in results.items()}
     differing = [query for query in dataset.queries if rankings["auto"][query.query_id] != rankings["torch"][query.query_id]]
     assert len(rankings["auto"]) == 120 and len(differing) <= 2
     backends = {}
