@@ -96,6 +96,7 @@ def main() -> int:
     parser.add_argument("--models", default="all-MiniLM-L6-v2,all-mpnet-base-v2")
     parser.add_argument("--locomo", type=Path, help="a LoCoMo JSON file (locomo10.json's format)")
     parser.add_argument("--conversations", type=int, default=5)
+    parser.add_argument("--no-example", action="store_true", help="LoCoMo only, not examples/memories")
     parser.add_argument("--quick", action="store_true", help="MiniLM on examples/memories only")
     args = parser.parse_args()
     from recall_kit import load_dataset
@@ -105,7 +106,7 @@ def main() -> int:
     print(f"{os.cpu_count()} CPUs, load average {load:.2f}; exports under {os.environ['RECALL_KIT_CACHE']}")
     models = ["all-MiniLM-L6-v2"] if args.quick else args.models.split(",")
     with tempfile.TemporaryDirectory(prefix="bench-onnx-rankings-") as folder:
-        datasets = {"examples/memories": load_dataset(ROOT / "examples" / "memories")}
+        datasets = {} if args.no_example else {"examples/memories": load_dataset(ROOT / "examples" / "memories")}
         if args.locomo is not None and not args.quick:
             datasets[f"LoCoMo ({args.conversations} conversations)"] = locomo(args.locomo, args.conversations, Path(folder))
         for model in models:
