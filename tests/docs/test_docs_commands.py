@@ -155,15 +155,16 @@ def _scratch(tmp_path: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def onnx_exports(tmp_path_factory: pytest.TempPathFactory) -> Path | None:
-    """The bundled MiniLM's ONNX export (recall-kit-dense), made once for the session by the
-    plugin itself; None without the plugin. Each page's cache starts with links to it, as a
+    """The bundled MiniLM's ONNX export (recall-kit-dense), made once for the run by the plugin
+    itself, in the run's cache folder; None without the plugin. Each page's cache starts with links to it, as a
     reader's cache holds it after their first dense command: a page pays for its own embeddings,
     not for exporting the model again."""
     import importlib.util
 
     if importlib.util.find_spec("recall_kit_dense") is None:
         return None
-    cache = tmp_path_factory.mktemp("onnx-exports")
+    # The run's cache folder (the root conftest's, shared by the xdist workers): one export a run.
+    cache = Path(os.environ["RECALL_KIT_CACHE"]) if os.environ.get("RECALL_KIT_CACHE") else tmp_path_factory.mktemp("onnx-exports")
     code = ("from recall_kit_dense.models import DEFAULT_MODEL, resolve_model\n"
             "from recall_kit_dense.onnx_backend import load_onnx_model\n"
             "assert load_onnx_model(resolve_model(DEFAULT_MODEL), None, 1) is not None\n")
@@ -177,7 +178,9 @@ def _page_cache(folder: Path, exports: Path | None) -> Path:
     if exports is not None:
         import shutil
 
-        shutil.copytree(exports, folder / "dense" / "onnx", copy_function=os.link)
+        for export in exports.iterdir():  # complete exports only: a `.partial` one is being written
+            if not export.name.startswith("."):
+                shutil.copytree(export, folder / "dense" / "onnx" / export.name, copy_function=os.link)
     return folder
 
 

@@ -1,7 +1,7 @@
-"""The bundled model's ONNX export, made once for the test session (a real export, through
-sentence-transformers and torch), and linked into the cache folders the tests make: a test with a
-cache folder of its own starts from the export a user has after the first run, not from nothing
-(test_dense_onnx.py exports afresh where the export itself is tested)."""
+"""The bundled model's ONNX export, made once for the test run (a real export, through
+sentence-transformers and torch, into the run's cache folder), and linked into the cache folders
+the tests make: a test with a cache folder of its own starts from the export a user has after the
+first run, not from nothing (test_dense_onnx.py exports afresh where the export itself is tested)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,10 @@ from pathlib import Path
 
 import pytest
 
+#: The run's cache folder (the root conftest's, shared by the xdist workers), read at import,
+#: before any test points RECALL_KIT_CACHE elsewhere: the export is made there once for the run.
+RUN_CACHE = os.environ.get("RECALL_KIT_CACHE")
+
 
 @pytest.fixture(scope="session")
 def onnx_exports(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -19,7 +23,7 @@ def onnx_exports(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from recall_kit_dense.onnx_backend import load_onnx_model
     from recall_kit_dense.retriever import DenseRetriever, resolve_model
 
-    cache = tmp_path_factory.mktemp("onnx-exports")
+    cache = Path(RUN_CACHE) if RUN_CACHE else tmp_path_factory.mktemp("onnx-exports")
     saved = os.environ.get("RECALL_KIT_CACHE")
     os.environ["RECALL_KIT_CACHE"] = str(cache)
     try:
@@ -40,8 +44,8 @@ def with_exports(onnx_exports: Path) -> Callable[[Path], Path]:
     def seed(cache: Path) -> Path:
         target = cache / "dense" / "onnx"
         target.mkdir(parents=True, exist_ok=True)
-        for folder in onnx_exports.iterdir():
-            if not (target / folder.name).exists():
+        for folder in onnx_exports.iterdir():  # complete exports only: a `.partial` one is being written
+            if not folder.name.startswith(".") and not (target / folder.name).exists():
                 shutil.copytree(folder, target / folder.name, copy_function=os.link)
         return cache
 
