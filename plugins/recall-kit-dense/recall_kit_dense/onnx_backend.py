@@ -174,7 +174,7 @@ def _quantize(source: Path, path: Path) -> None:
 
 
 def load_onnx_model(source: ModelSource, max_seq_length: int | None, threads: int,
-                    allow_download: bool = False) -> LoadedModel | None:
+                    allow_download: bool = False, trust_remote_code: bool = False) -> LoadedModel | None:
     """The model at `source` on ONNX Runtime, exported on first use (that once, through
     sentence-transformers and torch); None, said once on stderr, when it cannot be exported."""
     _require_runtime()
@@ -189,7 +189,7 @@ def load_onnx_model(source: ModelSource, max_seq_length: int | None, threads: in
         manifest = read_manifest(folder, signature)
         if manifest is None:
             try:
-                manifest = _exported(source, signature, folder, allow_download)
+                manifest = _exported(source, signature, folder, allow_download, trust_remote_code)
             except OnnxExportError as error:
                 if source.identity not in _SAID:
                     _SAID.add(source.identity)
@@ -201,7 +201,8 @@ def load_onnx_model(source: ModelSource, max_seq_length: int | None, threads: in
         return _LOADED[key]
 
 
-def _exported(source: ModelSource, signature: str, folder: Path, allow_download: bool) -> dict[str, Any]:
+def _exported(source: ModelSource, signature: str, folder: Path, allow_download: bool,
+              trust_remote_code: bool) -> dict[str, Any]:
     """The manifest of `source`'s export into `folder`: a copy of one this process has seen, else
     a new export (sentence-transformers and torch, once)."""
     from recall_kit.plugin import stage
@@ -212,7 +213,7 @@ def _exported(source: ModelSource, signature: str, folder: Path, allow_download:
     if copied is not None:
         return copied
     stage(f"dense: exporting {source.name} to ONNX (once)")
-    return export(load_model(source, "cpu", None, False, allow_download), folder,
+    return export(load_model(source, "cpu", None, trust_remote_code, allow_download), folder,
                   lambda work, settings, texts: OnnxModel(work, settings, threads=1).encode(texts))
 
 

@@ -232,7 +232,7 @@ class DenseRetriever(Retriever):
                 from recall_kit_dense.onnx_backend import load_onnx_model
 
                 loaded = load_onnx_model(source, options.max_seq_length, self._memory_threads(),
-                                         options.allow_download)
+                                         options.allow_download, options.trust_remote_code)
             self._loaded = loaded or load_model(
                 source, self._device or options.device, options.max_seq_length, options.trust_remote_code,
                 options.allow_download,
