@@ -37,12 +37,12 @@ def bar(name: str, value: float, target: str, ok: bool) -> None:
         MISSED.append(name)
 
 
-def locomo(path: Path, count: int, folder: Path) -> Any:
-    """The first `count` conversations of a LoCoMo file, imported and loaded."""
+def locomo(path: Path, count: int, folder: Path, first: int = 0) -> Any:
+    """`count` conversations of a LoCoMo file from the `first`'th (0: the first), imported and loaded."""
     from recall_kit import import_dataset, load_dataset
 
     subset = folder / "locomo.json"
-    subset.write_text(json.dumps(json.loads(path.read_text(encoding="utf-8"))[:count]), encoding="utf-8")
+    subset.write_text(json.dumps(json.loads(path.read_text(encoding="utf-8"))[first:first + count]), encoding="utf-8")
     import_dataset("locomo", subset, folder / "dataset")
     return load_dataset(folder / "dataset")
 
@@ -96,6 +96,7 @@ def main() -> int:
     parser.add_argument("--models", default="all-MiniLM-L6-v2,all-mpnet-base-v2")
     parser.add_argument("--locomo", type=Path, help="a LoCoMo JSON file (locomo10.json's format)")
     parser.add_argument("--conversations", type=int, default=5)
+    parser.add_argument("--first", type=int, default=0, help="skip this many conversations first")
     parser.add_argument("--no-example", action="store_true", help="LoCoMo only, not examples/memories")
     parser.add_argument("--quick", action="store_true", help="MiniLM on examples/memories only")
     args = parser.parse_args()
@@ -108,7 +109,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="bench-onnx-rankings-") as folder:
         datasets = {} if args.no_example else {"examples/memories": load_dataset(ROOT / "examples" / "memories")}
         if args.locomo is not None and not args.quick:
-            datasets[f"LoCoMo ({args.conversations} conversations)"] = locomo(args.locomo, args.conversations, Path(folder))
+            datasets[f"LoCoMo (conversations {args.first + 1}-{args.first + args.conversations})"] = locomo(
+                args.locomo, args.conversations, Path(folder), args.first)
         for model in models:
             for name, dataset in datasets.items():
                 row = compare(model.strip(), dataset)
