@@ -1,7 +1,7 @@
 """The dense leg on ONNX Runtime (fp32 export) against torch: the same top 10 for every query?
 
     python benchmarks/bench_dense_onnx_rankings.py [--models all-MiniLM-L6-v2,all-mpnet-base-v2]
-        [--locomo ../shared/data/locomo-dev.json] [--conversations 5]
+        [--locomo ../shared/data/locomo-dev.json] [--conversations 5] [--first 0] [--no-example]
 
 For each model and each dataset (examples/memories; with --locomo, the LoCoMo conversations
 imported as `study` imports them, one scope per conversation): every scope's memories embedded by
