@@ -3,7 +3,7 @@ queries embedded by the model's fp32 ONNX export (`onnx_export`, made once from 
 with onnxruntime and tokenizers, as fastembed does: no torch, no transformers, once exported.
 
 Tokenization, pooling and normalisation are sentence-transformers' own: each text (prompt first)
-stripped, lower-cased where the model says so, cut at the model's window, padded per batch; mean
+lower-cased where the model says so, cut at the model's window, padded per batch; mean
 pooling over the attention mask (or the CLS token), then unit length. int8 dynamic quantisation of
 the query model on request (`-o dense.quantize=true`); the memories stay fp32.
 
