@@ -1,9 +1,9 @@
 """The dense query path on ONNX Runtime against torch: same rankings, and how much faster.
 
 Runs `recall-kit eval -r dense` on a dataset once per backend (torch; onnx; onnx with int8
-dynamic quantisation), every query also timed alone (`--latency-sample -1`), each as a process,
-with one warm-up eval first so the corpus embeddings (torch, shared by all three) and the ONNX
-exports are cached (RECALL_KIT_CACHE points at a folder under the temp dir). From each result:
+dynamic quantisation of the query model), every query also timed alone (`--latency-sample -1`),
+each as a process, with one warm-up eval first so the corpus embeddings and the ONNX exports are
+cached (RECALL_KIT_CACHE points at a folder under the temp dir). From each result:
 recall@10 and the single-query latency p50 (`latency_ms.p50`: embedding the query + search).
 
     python benchmarks/bench_dense_onnx.py [--dataset examples/memories] [--threads 1] [--latency-sample N]
@@ -24,7 +24,7 @@ from pathlib import Path
 from recall_kit import BenchmarkResult, load_result
 
 ROOT = Path(__file__).resolve().parents[1]
-BACKENDS = {"torch": [], "onnx": ["-o", "dense.backend=onnx"],
+BACKENDS = {"torch": ["-o", "dense.backend=torch"], "onnx": ["-o", "dense.backend=onnx"],
             "onnx-int8": ["-o", "dense.backend=onnx", "-o", "dense.quantize=true"]}
 MISSED: list[str] = []
 

@@ -98,7 +98,7 @@ def cost_table(result: BenchmarkResult) -> ReportTable:
     qps = result.throughput.queries_per_second
     timed = (f"single-query latency over {latency.n} queries" if latency.measured
              else "single-query latency not measured (--latency-sample 0)")
-    notes = [f"{timed}; batch throughput {qps} queries/s"]
+    notes = [f"{timed}; batch throughput {qps} queries/s{_throughput_measures(result)}"]
     for name, stats in latency.legs.items():
         if stats.wait is not None and stats.wait.measured and stats.overhead is not None:
             # a leg that waits on an outside system
@@ -110,6 +110,22 @@ def cost_table(result: BenchmarkResult) -> ReportTable:
         rows=rows,
         notes=notes,
     )
+
+
+def _throughput_measures(result: BenchmarkResult) -> str:
+    """What the batch throughput measured, for the legs that say how many of the batch's query
+    embeddings came from a cache (`cached_query_embeddings`, dense's query cache): a cache read is
+    not the model's speed."""
+    said = {name: leg.stats["cached_query_embeddings"] for name, leg in result.index.legs.items()
+            if isinstance(leg.stats.get("cached_query_embeddings"), int)}
+    if not said:
+        return ""
+    cached = {name: count for name, count in said.items() if count > 0}
+    if not cached:
+        return " (cold: every query embedded)"
+    legs = ", ".join(f"{name} {count} of {result.throughput.queries}" for name, count in cached.items())
+    return (f" (with the query-embedding cache: {legs} read from it; "
+            "-o dense.query_cache=false measures it cold)")
 
 
 def attribution_table(result: BenchmarkResult) -> ReportTable | None:

@@ -163,16 +163,47 @@ def _written_in_repository() -> set[str]:
             if "__pycache__" not in line and ".egg-info" not in line and not line.endswith(".pyc")}
 
 
+@pytest.fixture(scope="session")
+def onnx_exports(tmp_path_factory: pytest.TempPathFactory) -> Path | None:
+    """The bundled MiniLM's ONNX export (recall-kit-dense), made once for the run by the plugin
+    itself, in the run's cache folder; None without the plugin. Each page's cache starts with links to it, as a
+    reader's cache holds it after their first dense command: a page pays for its own embeddings,
+    not for exporting the model again."""
+    import importlib.util
+
+    if importlib.util.find_spec("recall_kit_dense") is None:
+        return None
+    # The run's cache folder (the root conftest's, shared by the xdist workers): one export a run.
+    cache = Path(os.environ["RECALL_KIT_CACHE"]) if os.environ.get("RECALL_KIT_CACHE") else tmp_path_factory.mktemp("onnx-exports")
+    code = ("from recall_kit_dense.models import DEFAULT_MODEL, resolve_model\n"
+            "from recall_kit_dense.onnx_backend import load_onnx_model\n"
+            "assert load_onnx_model(resolve_model(DEFAULT_MODEL), None, 1) is not None\n")
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, timeout=900,
+                   env={**os.environ, "RECALL_KIT_CACHE": str(cache)})
+    return cache / "dense" / "onnx"
+
+
+def _page_cache(folder: Path, exports: Path | None) -> Path:
+    """A page's own RECALL_KIT_CACHE, holding hard links to the session's ONNX exports."""
+    if exports is not None:
+        import shutil
+
+        for export in exports.iterdir():  # complete exports only: a `.partial` one is being written
+            if not export.name.startswith("."):
+                shutil.copytree(export, folder / "dense" / "onnx" / export.name, copy_function=os.link)
+    return folder
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("page", RUNNABLE, ids=lambda page: page.relative_to(REPO).as_posix())
-def test_shell_blocks_run_as_written(page: Path, tmp_path: Path) -> None:
+def test_shell_blocks_run_as_written(page: Path, tmp_path: Path, onnx_exports: Path | None) -> None:
     before = _written_in_repository()
-    _run_page(page, tmp_path)
+    _run_page(page, tmp_path, onnx_exports)
     # A documented command writes only into the page's scratch folder, never into the checkout.
     assert _written_in_repository() - before == set(), page
 
 
-def _run_page(page: Path, tmp_path: Path) -> None:
+def _run_page(page: Path, tmp_path: Path, onnx_exports: Path | None) -> None:
     fast = os.environ.get("RECALL_KIT_DOC_TESTS") == "fast"
     clone = _scratch(tmp_path)
     state = tmp_path / "state"
@@ -181,7 +212,7 @@ def _run_page(page: Path, tmp_path: Path) -> None:
     env = {key: value for key, value in os.environ.items()
            if key not in ("RECALL_KIT_LOAD_PLUGINS", "PYTHONPATH")}
     env["PATH"] = f"{bin_folder}{os.pathsep}{env.get('PATH', '')}"
-    env["RECALL_KIT_CACHE"] = str(tmp_path / "cache")
+    env["RECALL_KIT_CACHE"] = str(_page_cache(tmp_path / "cache", onnx_exports))
     (state / "env").write_text("")
     (state / "cwd").write_text(str(clone))
     ran = 0

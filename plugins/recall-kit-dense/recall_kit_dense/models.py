@@ -259,6 +259,8 @@ class LoadedModel:
     watch: Any = None
     #: Whether `truncation.watch_tokenization` has wrapped the first module.
     watched: bool = False
+    #: "torch" (`model` is a SentenceTransformer) or "onnx" (an `onnx_backend.OnnxModel`).
+    backend: str = "torch"
 
 
 _LOADED: dict[tuple[Any, ...], LoadedModel] = {}

@@ -1,90 +1,162 @@
-"""The query path on ONNX Runtime (`-o dense.backend=onnx`): the loaded model's transformer is
-exported to ONNX once, from the local weights (offline), and kept in the user's cache folder; int8
-dynamic quantisation on request; pooling and normalisation done here as sentence-transformers
-does them. Corpus embeddings stay on the torch path, so the embedding cache is unaffected.
+"""The dense path on ONNX Runtime (`-o dense.backend=onnx`, and `auto` on a CPU): memories and
+queries embedded by the model's fp32 ONNX export (`onnx_export`, made once from its own weights)
+with onnxruntime and tokenizers, as fastembed does: no torch, no transformers, once exported.
 
-Needs the plugin's `onnx` extra: ``pip install "recall-kit-dense[onnx]"`` (onnxruntime, onnx).
+Tokenization, pooling and normalisation are sentence-transformers' own: each text (prompt first)
+lower-cased where the model says so, cut at the model's window, padded per batch; mean
+pooling over the attention mask (or the CLS token), then unit length. int8 dynamic quantisation of
+the query model on request (`-o dense.quantize=true`); the memories stay fp32.
+
+Needs onnxruntime and tokenizers (dependencies of recall-kit-dense).
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import threading
-import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from recall_kit_dense.cache import cache_folder
-from recall_kit_dense.models import DenseModelError, LoadedModel
+from recall_kit_dense.errors import DenseModelError
+from recall_kit_dense.models import LoadedModel, ModelSource, weights_signature
 
-#: Bumped when the exported graph's inputs or outputs change.
-EXPORT_FORMAT = 1
 #: Bumped when the quantisation recipe changes (a new file name: an old int8 file is not reused).
 QUANTIZE_FORMAT = 2
-_EXPORT_LOCK = threading.Lock()
+_QUANTIZE_LOCK = threading.Lock()
+_LOADED: dict[tuple[Any, ...], LoadedModel] = {}
+_LOADED_LOCK = threading.Lock()
+#: Models already said to stay on torch in this process (said once each).
+_SAID: set[str] = set()
+
+
+def runtime_available() -> bool:
+    """Whether onnxruntime and tokenizers can be imported (found, not imported)."""
+    from importlib.util import find_spec
+
+    return find_spec("onnxruntime") is not None and find_spec("tokenizers") is not None
 
 
 def _require_runtime() -> Any:
+    # Set before the import: onnxruntime's telemetry otherwise writes a session file (.ses) into TMPDIR.
+    os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
     try:
         import onnxruntime
     except ImportError:
         raise DenseModelError(
-            "dense.backend=onnx needs ONNX Runtime: pip install \"recall-kit-dense[onnx]\" "
-            "(or use the default -o dense.backend=torch)."
+            "dense.backend=onnx needs ONNX Runtime: pip install onnxruntime tokenizers "
+            "(or use -o dense.backend=torch)."
         ) from None
     return onnxruntime
 
 
-def _modules(loaded: LoadedModel) -> tuple[Any, str]:
-    """(the transformer module, pooling mode) of a Transformer + Pooling [+ Normalize] model."""
-    modules = list(loaded.model)
-    kinds = [type(module).__name__ for module in modules]
-    if kinds[:2] != ["Transformer", "Pooling"] or any(kind != "Normalize" for kind in kinds[2:]):
-        raise DenseModelError(
-            f"dense.backend=onnx handles Transformer + Pooling models; {loaded.source.name!r} is "
-            f"{' + '.join(kinds)}: use -o dense.backend=torch."
-        )
-    pooling = modules[1]
-    mode = str(getattr(pooling, "pooling_mode", None) or pooling.get_config_dict().get("pooling_mode", ""))
-    if mode not in ("mean", "cls") or getattr(pooling, "include_prompt", True) is False:
-        raise DenseModelError(
-            f"dense.backend=onnx handles mean or CLS pooling; {loaded.source.name!r} uses "
-            f"{mode or 'another'} pooling: use -o dense.backend=torch."
-        )
-    return modules[0], mode
+class OnnxModel:
+    """An exported model loaded for embedding: a tokenizer, and ONNX Runtime sessions made on
+    first use, one per (file, intra-op thread count)."""
 
+    def __init__(self, folder: Path, manifest: dict[str, Any], threads: int = 1,
+                 max_seq_length: int | None = None) -> None:
+        from tokenizers import Tokenizer
 
-def _export(transformer: Any, input_names: list[str], path: Path) -> None:
-    """Export the transformer (inputs -> last hidden state) to `path`, atomically."""
-    import torch
+        from recall_kit_dense.onnx_export import TOKENIZER_FILE
 
-    network = getattr(transformer, "auto_model", None) or transformer.model
+        self.folder = folder
+        self.settings = manifest
+        self.threads = threads
+        self.max_seq_length = max_seq_length or manifest.get("max_seq_length")
+        self._pooling = str(manifest["pooling"])
+        self._lower_case = bool(manifest.get("do_lower_case"))
+        self._inputs = list(manifest["input_names"])
+        #: Untruncated and unpadded: for counting tokens (`models.token_lengths`).
+        self.counter = Tokenizer.from_file(str(folder / TOKENIZER_FILE))
+        self.counter.no_truncation()
+        self.counter.no_padding()
+        # Cut at the window as the fast tokenizer's `longest_first` does for one text (special
+        # tokens kept); padded here, per batch.
+        self._tokenizer = Tokenizer.from_file(str(folder / TOKENIZER_FILE))
+        self._tokenizer.no_padding()
+        if self.max_seq_length is None:
+            self._tokenizer.no_truncation()
+        else:
+            self._tokenizer.enable_truncation(int(self.max_seq_length))
+        self._sessions: dict[tuple[str, int], Any] = {}
+        self._lock = threading.Lock()
 
-    class LastHiddenState(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.network = network
+    def session(self, path: Path, threads: int) -> Any:
+        """The ONNX Runtime session of `path` on `threads` intra-op threads (made once)."""
+        key = (str(path), threads)
+        with self._lock:
+            if key not in self._sessions:
+                runtime = _require_runtime()
+                options = runtime.SessionOptions()
+                options.intra_op_num_threads = threads
+                options.inter_op_num_threads = 1
+                self._sessions[key] = runtime.InferenceSession(
+                    str(path), options, providers=["CPUExecutionProvider"])
+            return self._sessions[key]
 
-        def forward(self, *inputs: Any) -> Any:
-            return self.network(**dict(zip(input_names, inputs, strict=True))).last_hidden_state
+    def model_path(self, quantize: bool = False) -> Path:
+        """The fp32 export, or its int8 quantisation (made on first use, atomically)."""
+        from recall_kit_dense.onnx_export import MODEL_FILE
 
-    example = transformer.tokenizer(["an example query", "two"], padding=True, return_tensors="pt")
-    axes = {name: {0: "batch", 1: "tokens"} for name in [*input_names, "last_hidden_state"]}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
-    try:
-        with warnings.catch_warnings(), torch.no_grad():
-            warnings.simplefilter("ignore")
-            torch.onnx.export(
-                LastHiddenState().eval(), tuple(example[name] for name in input_names), str(partial),
-                input_names=input_names, output_names=["last_hidden_state"], dynamic_axes=axes,
-                opset_version=17, dynamo=False,
-            )
-        os.replace(partial, path)
-    finally:
-        partial.unlink(missing_ok=True)
+        exported = self.folder / MODEL_FILE
+        if not quantize:
+            return exported
+        wanted = self.folder / f"model-q{QUANTIZE_FORMAT}-int8.onnx"
+        with _QUANTIZE_LOCK:
+            if not wanted.is_file():
+                _quantize(exported, wanted)
+        return wanted
+
+    def encode(self, texts: list[str], prompt: str = "", batch_size: int = 64, threads: int | None = None,
+               quantize: bool = False, watch: Any = None) -> np.ndarray:
+        """Unit-length float32 embeddings, one row per text (`prompt` put before each), in batches
+        of `batch_size` texts taken longest first (padding is per batch, as sentence-transformers
+        does), on `threads` intra-op threads (default: the model's). `watch` (truncation.Watch)
+        is told each batch's texts and attention mask."""
+        dimension = int(self.settings["dimension"])
+        if not texts:
+            return np.zeros((0, dimension), dtype=np.float32)
+        session = self.session(self.model_path(quantize), threads or self.threads)
+        prompted = [prompt + text for text in texts]
+        if self._lower_case:
+            prompted = [text.lower() for text in prompted]
+        order = sorted(range(len(prompted)), key=lambda i: -len(prompted[i]))
+        out = np.empty((len(prompted), dimension), dtype=np.float32)
+        for start in range(0, len(order), batch_size):
+            rows = order[start:start + batch_size]
+            batch = [prompted[i] for i in rows]
+            feed = self._feed(batch)
+            if watch is not None:
+                watch.note(batch, None, {"attention_mask": feed["attention_mask"]})
+            out[rows] = self._pool(session.run(None, {name: feed[name] for name in self._inputs})[0],
+                                   feed["attention_mask"])
+        return out
+
+    def _feed(self, texts: list[str]) -> dict[str, np.ndarray]:
+        """input_ids, attention_mask and token_type_ids of `texts`, cut at the window, padded."""
+        encodings = self._tokenizer.encode_batch(texts, add_special_tokens=True)
+        width = max(len(encoding) for encoding in encodings)
+        ids = np.full((len(texts), width), int(self.settings.get("pad_id") or 0), dtype=np.int64)
+        mask = np.zeros((len(texts), width), dtype=np.int64)
+        types = np.full((len(texts), width), int(self.settings.get("pad_type_id") or 0), dtype=np.int64)
+        for row, encoding in enumerate(encodings):
+            length = len(encoding)
+            ids[row, :length] = encoding.ids
+            mask[row, :length] = encoding.attention_mask
+            types[row, :length] = encoding.type_ids
+        return {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+
+    def _pool(self, hidden: np.ndarray, attention: np.ndarray) -> np.ndarray:
+        if self._pooling == "cls":
+            vectors = hidden[:, 0]
+        else:
+            mask = attention[..., None].astype(np.float32)
+            vectors = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return np.ascontiguousarray(vectors / np.clip(norms, 1e-12, None), dtype=np.float32)
 
 
 def _quantize(source: Path, path: Path) -> None:
@@ -101,61 +173,62 @@ def _quantize(source: Path, path: Path) -> None:
         partial.unlink(missing_ok=True)
 
 
-def model_file(loaded: LoadedModel, quantize: bool) -> Path:
-    """The cached ONNX file for `loaded` (exported, and quantised, on first use)."""
-    transformer, _ = _modules(loaded)
-    input_names = [name for name in ("input_ids", "attention_mask", "token_type_ids")
-                   if name in transformer.tokenizer.model_input_names]
-    stem = f"{loaded.signature[:24]}-v{EXPORT_FORMAT}"
-    folder = cache_folder() / "onnx"
-    exported = folder / f"{stem}.onnx"
-    wanted = folder / f"{stem}-q{QUANTIZE_FORMAT}-int8.onnx" if quantize else exported
-    with _EXPORT_LOCK:
-        if not exported.is_file():
-            _export(transformer, input_names, exported)
-        if quantize and not wanted.is_file():
-            _quantize(exported, wanted)
-    return wanted
+def load_onnx_model(source: ModelSource, max_seq_length: int | None, threads: int,
+                    allow_download: bool = False, trust_remote_code: bool = False) -> LoadedModel | None:
+    """The model at `source` on ONNX Runtime, exported on first use (that once, through
+    sentence-transformers and torch); None, said once on stderr, when it cannot be exported."""
+    _require_runtime()
+    from recall_kit_dense.onnx_export import OnnxExportError, export_folder, read_manifest, remember
+
+    signature = weights_signature(source.folder)
+    folder = export_folder(source, signature)
+    key = (str(folder), max_seq_length, threads)
+    with _LOADED_LOCK:
+        if key in _LOADED:
+            return _LOADED[key]
+        manifest = read_manifest(folder, signature)
+        if manifest is None:
+            try:
+                manifest = _exported(source, signature, folder, allow_download, trust_remote_code)
+            except OnnxExportError as error:
+                if source.identity not in _SAID:
+                    _SAID.add(source.identity)
+                    print(f"recall-kit-dense: {error}; it cannot run on ONNX Runtime, using torch.",
+                          file=sys.stderr)
+                return None
+        remember(signature, folder)
+        _LOADED[key] = _loaded(source, signature, folder, manifest, max_seq_length, threads)
+        return _LOADED[key]
 
 
-class OnnxQueryEncoder:
-    """Embeds texts with the ONNX export of a loaded sentence-transformers model.
+def _exported(source: ModelSource, signature: str, folder: Path, allow_download: bool,
+              trust_remote_code: bool) -> dict[str, Any]:
+    """The manifest of `source`'s export into `folder`: a copy of one this process has seen, else
+    a new export (sentence-transformers and torch, once)."""
+    from recall_kit.plugin import stage
+    from recall_kit_dense.models import load_model
+    from recall_kit_dense.onnx_export import copy_seen, export
 
-    `threads` is ONNX Runtime's intra-op thread count: 1 suits single queries on a busy machine.
-    """
+    copied = copy_seen(signature, folder, source.name)
+    if copied is not None:
+        return copied
+    stage(f"dense: exporting {source.name} to ONNX (once)")
+    return export(load_model(source, "cpu", None, trust_remote_code, allow_download), folder,
+                  lambda work, settings, texts: OnnxModel(work, settings, threads=1).encode(texts))
 
-    def __init__(self, loaded: LoadedModel, quantize: bool = False, threads: int = 1) -> None:
-        runtime = _require_runtime()
-        self._transformer, self._pooling = _modules(loaded)
-        self._max_length = loaded.max_seq_length
-        self._lower_case = bool(getattr(self._transformer, "do_lower_case", False))
-        self.path = model_file(loaded, quantize)
-        options = runtime.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        self._session = runtime.InferenceSession(str(self.path), options, providers=["CPUExecutionProvider"])
-        self._inputs = [node.name for node in self._session.get_inputs()]
 
-    def encode(self, texts: list[str], prompt: str = "", batch_size: int = 64) -> np.ndarray:
-        """Unit-length float32 embeddings, one row per text (`prompt` put before each), run in
-        batches of `batch_size` texts (padding is per batch, as sentence-transformers does)."""
-        parts = [self._encode_batch(texts[start:start + batch_size], prompt)
-                 for start in range(0, len(texts), batch_size)]
-        return np.vstack(parts) if parts else np.zeros((0, 0), dtype=np.float32)
-
-    def _encode_batch(self, texts: list[str], prompt: str) -> np.ndarray:
-        texts = [prompt + text for text in texts]
-        if self._lower_case:
-            texts = [text.lower() for text in texts]
-        encoded = self._transformer.tokenizer(
-            texts, padding=True, truncation=True, max_length=self._max_length, return_tensors="np"
+def _loaded(source: ModelSource, signature: str, folder: Path, manifest: dict[str, Any],
+            max_seq_length: int | None, threads: int) -> LoadedModel:
+    limit = manifest.get("position_limit")
+    if max_seq_length is not None and isinstance(limit, int) and max_seq_length > limit:
+        raise DenseModelError(
+            f"dense.max_seq_length={max_seq_length} exceeds the {limit} positions of model "
+            f"{source.name!r}; use at most {limit}."
         )
-        feed = {name: np.asarray(encoded[name], dtype=np.int64) for name in self._inputs}
-        hidden = self._session.run(None, feed)[0]
-        if self._pooling == "cls":
-            vectors = hidden[:, 0]
-        else:
-            mask = feed["attention_mask"][..., None].astype(np.float32)
-            vectors = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
-        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        return np.ascontiguousarray(vectors / np.clip(norms, 1e-12, None), dtype=np.float32)
+    model = OnnxModel(folder, manifest, threads, max_seq_length)
+    return LoadedModel(
+        model=model, source=source, device="cpu", signature=signature,
+        max_seq_length=model.max_seq_length, dimension=int(manifest["dimension"]),
+        prompts={str(k): str(v) for k, v in (manifest.get("prompts") or {}).items()},
+        lock=threading.Lock(), counter=model.counter, backend="onnx",
+    )

@@ -1,8 +1,10 @@
-"""The `dense` retriever: sentence-transformers embeddings, cosine by inner product, exact or ANN."""
+"""The `dense` retriever: sentence-transformers embeddings (on ONNX Runtime or torch), cosine by
+inner product, exact or ANN."""
 
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import sys
 import time
@@ -78,6 +80,19 @@ def _in_corpus_order(order: list[int] | None, matrix: np.ndarray) -> np.ndarray:
     return unsorted
 
 
+def _made_by(loaded: LoadedModel) -> dict[str, str]:
+    """The software versions an embedding cache key names: sentence-transformers' (read from its
+    package metadata, not imported), and on ONNX Runtime the export's and onnxruntime's."""
+    from importlib import metadata
+
+    if loaded.backend != "onnx":
+        return {"sentence_transformers": metadata.version("sentence-transformers")}
+    settings = loaded.model.settings  # the export's manifest
+    return {"sentence_transformers": str(settings["sentence_transformers"]),
+            "onnxruntime": metadata.version("onnxruntime"),
+            "onnx_export": str(settings["files"]["model.onnx"]["sha256"])[:16]}
+
+
 #: Why a cache entry that was there is not used, by its lookup status (a miss says nothing).
 _DAMAGE = {
     "corrupt": "failed its check (unreadable, a checksum, NaN or all-zero vectors)",
@@ -106,7 +121,8 @@ class _Description:
 
         states = installed_models()
         packaged = "; ".join(f"{name} ({state})" for name, state in states.items())
-        return ("Dense embeddings (sentence-transformers), cosine similarity; offline by default. "
+        return ("Dense embeddings (sentence-transformers models, on ONNX Runtime or torch), cosine "
+                "similarity; offline by default. "
                 f"Models: all-MiniLM-L6-v2 (default, bundled); packaged: {packaged or 'none'}.")
 
 
@@ -146,9 +162,11 @@ class DenseRetriever(Retriever):
         allow_download: bool = False
         #: Run code that ships with a model (some models, e.g. nomic-embed, need it).
         trust_remote_code: bool = False
-        #: The query path: torch, or onnx (ONNX Runtime; the `onnx` extra). Memories use torch.
-        backend: Literal["torch", "onnx"] = "torch"
-        #: With backend=onnx: int8 dynamic quantisation of the query model.
+        #: What embeds memories and queries: onnx (ONNX Runtime on the model's fp32 export, made
+        #: once; no torch after that), torch (sentence-transformers), or auto: onnx on the CPU
+        #: when onnxruntime is installed, else torch. A model that cannot be exported uses torch.
+        backend: Literal["auto", "torch", "onnx"] = "auto"
+        #: With backend=onnx: int8 dynamic quantisation of the query model (memories stay fp32).
         quantize: bool = False
         #: Intra-op threads for embedding a single query (ONNX Runtime's, or torch's).
         threads: int = 1
@@ -171,6 +189,8 @@ class DenseRetriever(Retriever):
                 raise ValueError("threads must be at least 1")
             if self.quantize and self.backend != "onnx":
                 raise ValueError("quantize needs backend=onnx")
+            if self.backend == "onnx" and self.device not in ("cpu", "auto"):
+                raise ValueError(f"backend=onnx runs on the CPU; use device=cpu or backend=torch (got {self.device!r})")
 
     options: Options
 
@@ -193,7 +213,8 @@ class DenseRetriever(Retriever):
         self._ann_bytes = 0
         self._stats: dict[str, Any] = {}
         self._ann_recall: dict[tuple[str, int], tuple[int, int]] = {}
-        self._onnx: Any = None
+        #: Queries of the batch path whose embeddings were read from the query cache.
+        self._cached_queries = 0
         #: Where the model loads when not where the options say (a driver that only plans batches).
         self._device: str | None = None
 
@@ -206,7 +227,13 @@ class DenseRetriever(Retriever):
             options = self.options
             stage(f"dense: loading the model {options.model}")
             source = resolve_model(options.model, options.allow_download)
-            self._loaded = load_model(
+            loaded = None
+            if self._backend() == "onnx":
+                from recall_kit_dense.onnx_backend import load_onnx_model
+
+                loaded = load_onnx_model(source, options.max_seq_length, self._memory_threads(),
+                                         options.allow_download, options.trust_remote_code)
+            self._loaded = loaded or load_model(
                 source, self._device or options.device, options.max_seq_length, options.trust_remote_code,
                 options.allow_download,
             )
@@ -215,13 +242,37 @@ class DenseRetriever(Retriever):
             )
         return self._loaded
 
-    def _encode(self, texts: list[str], prefix: str) -> np.ndarray:
+    def _backend(self) -> str:
+        """The backend the options ask for, `auto` decided: onnx on the CPU where onnxruntime and
+        tokenizers are installed and the model runs no code of its own, else torch."""
+        options = self.options
+        if options.backend != "auto":
+            return options.backend
+        from recall_kit_dense.onnx_backend import runtime_available
+
+        on_cpu = (self._device or options.device) == "cpu"
+        return "onnx" if on_cpu and not options.trust_remote_code and runtime_available() else "torch"
+
+    @staticmethod
+    def _memory_threads() -> int:
+        """ONNX Runtime's intra-op threads for memories and query batches: the CPUs this process may use."""
+        affinity = getattr(os, "sched_getaffinity", None)
+        return len(affinity(0)) if affinity is not None else (os.cpu_count() or 1)
+
+    def _encode(self, texts: list[str], prefix: str, threads: int | None = None,
+                quantize: bool = False) -> np.ndarray:
+        """`texts` embedded with `prefix` before each; on ONNX Runtime, on `threads` intra-op
+        threads (default: `_memory_threads`) and with the int8 query model when `quantize`."""
         import numpy as np
 
         loaded = self._model()
         if not texts:
             return np.zeros((0, loaded.dimension), dtype=np.float32)
         texts = [_encodable(text) for text in texts]
+        if loaded.backend == "onnx":
+            with loaded.lock:
+                return loaded.model.encode(texts, prefix, self.options.batch_size, threads=threads,
+                                           quantize=quantize, watch=loaded.watch)
         with loaded.lock:
             vectors = loaded.model.encode(
                 texts, prompt=prefix or None, batch_size=self.options.batch_size,
@@ -273,12 +324,9 @@ class DenseRetriever(Retriever):
         other for one short text, and on a busy machine they make it many times slower.
         """
         assert self._prefixes is not None
-        if self.options.backend == "onnx":
-            if self._onnx is None:
-                from recall_kit_dense.onnx_backend import OnnxQueryEncoder
-
-                self._onnx = OnnxQueryEncoder(self._model(), self.options.quantize, self.options.threads)
-            return self._onnx.encode(texts, self._prefixes.query, self.options.batch_size)
+        if self._model().backend == "onnx":
+            threads = self.options.threads if len(texts) == 1 else None
+            return self._encode(texts, self._prefixes.query, threads, self.options.quantize)
         if len(texts) == 1 and self._model().device == "cpu":
             import torch
 
@@ -294,8 +342,6 @@ class DenseRetriever(Retriever):
         """Everything a batch of query embeddings depends on; the texts only as a digest."""
         loaded = self._model()
         assert self._prefixes is not None
-        import sentence_transformers
-
         from recall_kit_dense.cache import CACHE_FORMAT
 
         return {
@@ -304,13 +350,13 @@ class DenseRetriever(Retriever):
             "model": loaded.source.identity,
             "weights": loaded.signature,
             "query_prefix": self._prefixes.query,
-            "backend": self.options.backend,
+            "backend": loaded.backend,
             "quantize": self.options.quantize,
             "normalize": True,
             "max_seq_length": loaded.max_seq_length,
             "dtype": "float32",
             "queries": hashlib.sha256("\x00".join(texts).encode("utf-8", "surrogatepass")).hexdigest(),
-            "sentence_transformers": sentence_transformers.__version__,
+            **_made_by(loaded),
         }
 
     def _cached_query_vectors(self, texts: list[str]) -> np.ndarray:
@@ -323,6 +369,7 @@ class DenseRetriever(Retriever):
         key = self.query_cache_key(texts)
         lookup = cache.load(key)
         if lookup.hit and lookup.array is not None and lookup.array.shape[0] == len(texts):
+            self._cached_queries += len(texts)
             return lookup.array
         _say_damaged("mismatch" if lookup.hit else lookup.status, "these queries", cache.folder)
         vectors = self._embed_queries(texts)
@@ -335,8 +382,6 @@ class DenseRetriever(Retriever):
         """Everything the corpus embeddings depend on (see the README's "Embedding cache")."""
         loaded = self._model()
         assert self._prefixes is not None
-        import sentence_transformers
-
         from recall_kit_dense.cache import CACHE_FORMAT
 
         return {
@@ -351,7 +396,8 @@ class DenseRetriever(Retriever):
             "corpus": corpus.fingerprint,
             # The fingerprint ignores order; the rows of the matrix follow it.
             "order": hashlib.sha256("\x00".join(corpus.ids).encode("utf-8", "surrogatepass")).hexdigest(),
-            "sentence_transformers": sentence_transformers.__version__,
+            **_made_by(loaded),
+            **({"backend": "onnx"} if loaded.backend == "onnx" else {}),
         }
 
     def build_index(self, corpus: Corpus) -> None:
@@ -396,6 +442,7 @@ class DenseRetriever(Retriever):
         self._ann = None
         self._ann_bytes = 0
         self._ann_recall = {}
+        self._cached_queries = 0
         if self.options.index != "exact" and len(self._ids) > 0:
             self._ann = build_ann(
                 self.options.index, matrix, self.options.ann_m,
@@ -406,6 +453,7 @@ class DenseRetriever(Retriever):
             "model": loaded.source.identity if loaded.source.origin != "folder" else loaded.source.name,
             "model_source": loaded.source.origin,
             "device": loaded.device,
+            "backend": loaded.backend,
             "dimension": loaded.dimension,
             "max_seq_length": loaded.max_seq_length,
             "prefixes": self._prefixes.source,
@@ -440,9 +488,12 @@ class DenseRetriever(Retriever):
         lookup = EmbeddingCache().load(self.cache_key(corpus))
         if lookup.hit and lookup.array is not None and lookup.array.shape == (len(corpus), loaded.dimension):
             return []
-        import torch
+        if loaded.backend == "onnx":
+            threads = self._memory_threads()
+        else:
+            import torch
 
-        threads = torch.get_num_threads()
+            threads = torch.get_num_threads()
         texts = [memory_text(memory, self.options.fields) for memory in corpus]
         return [(threads, part) for part in self._document_chunks(texts)[1]]
 
@@ -452,6 +503,8 @@ class DenseRetriever(Retriever):
         threads, texts = batch
         loaded = self._model()
         assert self._prefixes is not None
+        if loaded.backend == "onnx":
+            return self._encode(list(texts), self._prefixes.document, threads)
         if loaded.device != "cpu":
             return self._encode(list(texts), self._prefixes.document)
         import torch
@@ -585,6 +638,9 @@ class DenseRetriever(Retriever):
 
     def index_stats(self) -> dict[str, Any]:
         stats = dict(self._stats)
+        if self.options.cache and self.options.query_cache:
+            # How many of the batch's query embeddings were cache reads (the eval's throughput says so).
+            stats["cached_query_embeddings"] = self._cached_queries
         if self._ann is not None:
             stats["ann_bytes"] = self._ann_bytes
         if self.options.ann_recall_check and self._ann_recall:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -22,8 +23,8 @@ QUERIES = ["tomatoes in the vegetable bed", "filing the tax return", "running a 
 
 
 @pytest.fixture(autouse=True)
-def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("RECALL_KIT_CACHE", str(tmp_path / "cache"))
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, with_exports: Callable[[Path], Path]) -> None:
+    monkeypatch.setenv("RECALL_KIT_CACHE", str(with_exports(tmp_path / "cache")))
 
 
 def build(**options: object) -> DenseRetriever:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -32,8 +33,8 @@ class CountingRetriever(DenseRetriever):
 
 
 @pytest.fixture
-def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("RECALL_KIT_CACHE", str(tmp_path / "cache"))
+def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, with_exports: Callable[[Path], Path]) -> Path:
+    monkeypatch.setenv("RECALL_KIT_CACHE", str(with_exports(tmp_path / "cache")))
     return tmp_path / "cache" / "dense"
 
 
@@ -180,7 +181,8 @@ def test_the_query_prefix_does_not_invalidate_corpus_vectors(folder: Path) -> No
 def test_cache_off_writes_nothing(folder: Path) -> None:
     retriever = build(Corpus(MEMORIES), cache=False)
     assert retriever.index_stats()["cache"] == "disabled" and retriever.embedded == [3]
-    assert not folder.exists()
+    # No embeddings; the folder holds only the model's ONNX export (a model file, as assembled models are).
+    assert [path.name for path in folder.iterdir()] == ["onnx"]
 
 
 def test_an_unwritable_cache_folder_does_not_stop_the_run(
@@ -192,7 +194,10 @@ def test_an_unwritable_cache_folder_does_not_stop_the_run(
     retriever = build(Corpus(MEMORIES))
     assert retriever.index_stats()["cache"] == "miss (not written)"
     assert retriever.search("dentist", 1)[0].id == "10"
-    assert "could not write the embedding cache" in capsys.readouterr().err
+    said = capsys.readouterr().err
+    assert "could not write the embedding cache" in said
+    # Nor the model's ONNX export: said in one line, and the run is on torch.
+    assert retriever.index_stats()["backend"] == "torch" and "could not write the ONNX export" in said
 
 
 def test_store_leaves_no_temporary_files(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -84,11 +85,11 @@ def test_a_folder_that_is_not_a_model_is_one_line(tmp_path: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def example_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def example_runs(tmp_path_factory: pytest.TempPathFactory, with_exports: Callable[[Path], Path]) -> dict[str, Any]:
     if not (EXAMPLES / "corpus.jsonl").exists():
         pytest.skip("examples/memories is not there")
     folder = tmp_path_factory.mktemp("dense-e2e")
-    cache = folder / "cache"
+    cache = with_exports(folder / "cache")
     runs: dict[str, Any] = {}
     names = [("dense", "dense-first"), ("dense", "dense-second")]
     if has_distribution("recall-kit-fts5"):
@@ -125,8 +126,10 @@ def test_dense_beats_fts5_on_paraphrases(example_runs: dict[str, Any]) -> None:
     assert dense > fts5
 
 
-def test_a_dense_run_leaves_nothing_in_tmpdir(tmp_path: Path) -> None:
+@pytest.mark.parametrize("backend", ["onnx", "torch"])
+def test_a_dense_run_leaves_nothing_in_tmpdir(backend: str, tmp_path: Path, with_exports: Callable[[Path], Path]) -> None:
     # Issue 32: torch left `torchinductor_<user>` in TMPDIR; it now lives in recall-kit's cache.
+    # onnxruntime's telemetry wrote a session file (.ses) there; it is turned off.
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     data = tmp_path / "d"
@@ -134,7 +137,21 @@ def test_a_dense_run_leaves_nothing_in_tmpdir(tmp_path: Path) -> None:
     (data / "corpus.jsonl").write_text('{"id": 1, "content": "oat milk in coffee"}\n{"id": 2, "content": "door code"}\n')
     (data / "queries.jsonl").write_text('{"query_id": "q1", "text": "milk"}\n')
     (data / "qrels.jsonl").write_text('{"query_id": "q1", "relevant_ids": [1]}\n')
-    done = recall_kit(["eval", "-d", str(data), "-r", "dense", "--latency-sample", "1", "--metrics", "recall@5"],
-                      "recall-kit-dense", tmp_path / "cache", TMPDIR=str(scratch))
+    done = recall_kit(["eval", "-d", str(data), "-r", "dense", "--latency-sample", "1", "--metrics", "recall@5",
+                       "-o", f"dense.backend={backend}"], "recall-kit-dense", with_exports(tmp_path / "cache"),
+                      TMPDIR=str(scratch))
     assert done.returncode == 0, done.stderr
     assert list(scratch.iterdir()) == []
+
+
+def test_the_throughput_line_says_whether_query_embeddings_came_from_the_cache(example_runs: dict[str, Any]) -> None:
+    """The batch throughput of a second eval over the same questions is a cache read: the cost
+    table's line says so, and how to measure it cold; the first eval's line says it was cold."""
+    first, second = (example_runs[name] for name in ("dense-first", "dense-second"))
+    assert first.index.legs["dense"].stats["cached_query_embeddings"] == 0
+    assert second.index.legs["dense"].stats["cached_query_embeddings"] == 120
+    assert first.cost_table().notes[0].endswith("queries/s (cold: every query embedded)")
+    assert second.cost_table().notes[0].endswith(
+        "queries/s (with the query-embedding cache: dense 120 of 120 read from it; "
+        "-o dense.query_cache=false measures it cold)")
+    assert "cold" not in example_runs["fts5"].cost_table().notes[0]  # a leg that embeds nothing says nothing

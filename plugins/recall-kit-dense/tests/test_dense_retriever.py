@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
 import recall_kit_dense
 from recall_kit_dense.ann import top_k_rows
-from recall_kit_dense.models import DenseModelError, resolve_model, token_lengths
+from recall_kit_dense.models import DenseModelError, load_model, resolve_model, token_lengths
 from recall_kit_dense.retriever import DenseRetriever, memory_text
 
 from recall_kit.plugin import Corpus, Hit, Memory, OptionError, RecallKitError, build_options
@@ -29,8 +30,8 @@ MEMORIES = [
 
 
 @pytest.fixture(autouse=True)
-def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "cache"
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, with_exports: Callable[[Path], Path]) -> Path:
+    folder = with_exports(tmp_path / "cache")
     monkeypatch.setenv("RECALL_KIT_CACHE", str(folder))
     return folder / "dense"
 
@@ -289,21 +290,26 @@ def test_cuda_on_a_machine_without_one_is_one_clear_line() -> None:
     assert built(Corpus(MEMORIES[:1]), device="auto").index_stats()["device"] in ("cpu", "mps")
 
 
-def test_token_counts_through_the_private_tokenizer_are_the_models_tokenizers() -> None:
+@pytest.mark.parametrize("backend", ["torch", "onnx"])
+def test_token_counts_through_the_private_tokenizer_are_the_models_tokenizers(backend: str) -> None:
+    """The counting tokenizer (a private copy; on ONNX Runtime the export's tokenizer.json)
+    counts the tokens the model's own tokenizer makes, untruncated."""
     from recall_kit_dense.models import counting_tokenizer
 
-    loaded = DenseRetriever(Options())._model()
+    loaded = DenseRetriever(Options(backend=backend))._model()  # type: ignore[arg-type]
+    assert loaded.backend == backend
+    torch_loaded = DenseRetriever(Options(backend="torch"))._model()
     texts = [memory.content for memory in MEMORIES] + [
         "word " * 400, "é" * 300, "😀" * 50, " ", "\x00\t\n", "Ｆｕｌｌ　ｗｉｄｔｈ", "﷽" * 20, "McDonald's e-mail #42",
         "\ud800 a lone surrogate".encode("utf-16", "surrogatepass").decode("utf-16", "replace"),
     ]
     assert counting_tokenizer(loaded) is not None
-    expected = [len(ids) for ids in loaded.model.tokenizer(texts, truncation=False)["input_ids"]]
+    expected = [len(ids) for ids in torch_loaded.model.tokenizer(texts, truncation=False)["input_ids"]]
     assert token_lengths(loaded, texts) == token_lengths(loaded, texts, chunk=3) == expected
     assert max(expected) > 256  # untruncated
     # The model's own tokenizer, asked again, still truncates as encode set it: the copy changed nothing.
-    truncated = loaded.model.tokenize(["word " * 400])["input_ids"]
-    assert truncated.shape[1] == loaded.max_seq_length
+    truncated = torch_loaded.model.tokenize(["word " * 400])["input_ids"]
+    assert truncated.shape[1] == torch_loaded.max_seq_length
 
 
 def test_memories_past_one_encode_call_embed_in_length_order_and_land_on_their_own_rows() -> None:
@@ -319,9 +325,10 @@ def test_memories_past_one_encode_call_embed_in_length_order_and_land_on_their_o
     assert order is not None and [len(chunk) for chunk in chunks] == [8, 8, 8, 8, 5]
     lengths = [len(memories[i].content) for i in order]
     assert lengths == sorted(lengths, reverse=True)
-    loaded = retriever._model()
-    direct = loaded.model.encode([memory.content for memory in memories], batch_size=2,
-                                 normalize_embeddings=True, convert_to_numpy=True)
+    assert retriever._model().backend == "onnx"  # the default on a CPU; the reference is torch's
+    reference = load_model(resolve_model(Options().model), "cpu").model
+    direct = reference.encode([memory.content for memory in memories], batch_size=2,
+                              normalize_embeddings=True, convert_to_numpy=True)
     assert retriever.embeddings is not None
     np.testing.assert_allclose(retriever.embeddings, direct, atol=1e-5)
     stats = retriever.index_stats()

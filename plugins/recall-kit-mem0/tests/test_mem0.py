@@ -66,6 +66,26 @@ def test_ranks_as_cosine_over_the_same_model() -> None:
         assert [hit.score for hit in hits] == pytest.approx([float(cosine[i]) for i in order], abs=1e-5)
 
 
+def test_memories_are_embedded_in_batches_not_one_call_each(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Filling the index runs the model once per batch of memories (mem0 alone: once per memory);
+    a query is still embedded by mem0's own `embed`, and the embedder is left as it was."""
+    corpus = sample_corpus()
+    embedder = _Store.get(bundled_model_path(), "qdrant").memory.embedding_model
+    encode = embedder.model.encode
+    calls: list[int] = []
+
+    def counted(texts: Any, *args: Any, **kwargs: Any) -> Any:
+        calls.append(1 if isinstance(texts, str) else len(texts))
+        return encode(texts, *args, **kwargs)
+
+    monkeypatch.setattr(embedder.model, "encode", counted)
+    retriever = Mem0Retriever()
+    retriever.build_index(corpus)
+    assert len(corpus) > 1 and calls == [len({memory.content for memory in corpus})]
+    assert "embed" not in vars(embedder)
+    assert retriever.search("rotate the Driftwood API keys", 3)[0].id == "4" and calls[1:] == [1]
+
+
 def test_scopes_are_mem0_users(tmp_path: Path) -> None:
     """Two scopes, one index each: a query sees only its scope's memories."""
     write_scoped_dataset(tmp_path)

@@ -44,8 +44,8 @@ class VectorOptions:
     cache: bool = True
     allow_download: bool = False
     trust_remote_code: bool = False
-    #: The query encoder: torch, or onnx (as dense's `backend`, `quantize`, `threads`).
-    backend: Literal["torch", "onnx"] = "torch"
+    #: What embeds memories and queries: auto, onnx or torch (as dense's `backend`, `quantize`, `threads`).
+    backend: Literal["auto", "torch", "onnx"] = _DENSE.backend
     quantize: bool = False
     threads: int = _DENSE.threads
     #: Column type: vector (float4) or halfvec (float2, pgvector 0.7+).

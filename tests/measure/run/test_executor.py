@@ -216,9 +216,11 @@ def test_a_dense_leg_embeds_in_batch_tasks_and_equals_the_local_run(ray_cluster,
 
     recall_kit_plugin(recall_kit_dense, name="dense-for-executor-test")
     dataset = load_dataset(_small_dataset(tmp_path / "data", 24))
-    spec = SystemSpec("dense", [], {}, {"dense": {"batch_size": "2"}})  # 8 texts an encode call
+    # On torch, whose thread count the driver sets below (ONNX Runtime's is the process's CPUs, in
+    # the plan and in the batch tasks alike).
+    spec = SystemSpec("dense", [], {}, {"dense": {"batch_size": "2", "backend": "torch"}})  # 8 texts an encode call
     options = {"k": 10, "metrics": ["recall@10", "ndcg@10"], "latency_sample": 3, "show_progress": False}
-    batches = DenseRetriever(DenseRetriever.Options(batch_size=2, cache=True))
+    batches = DenseRetriever(DenseRetriever.Options(batch_size=2, cache=True, backend="torch"))
     monkeypatch.setenv("RECALL_KIT_CACHE", str(tmp_path / "local-cache"))
     assert [len(texts) for _, texts in batches.embedding_work(dataset.corpus)] == [8, 8, 8]
 
