@@ -180,7 +180,7 @@ def system_summary(name: str, result: BenchmarkResult, dataset: Dataset, hook_k:
 
 def head_to_head(comparison: SavedComparison, baseline: str) -> list[HeadToHead]:
     """The comparison's decision rows (every candidate, every scope): one Holm family."""
-    return [HeadToHead.of(row) for row in comparison.decision_rows() if row.system != baseline]
+    return [HeadToHead.of(row, comparison.rows) for row in comparison.decision_rows() if row.system != baseline]
 
 
 def ablation_summary(graph: Artefacts, hook_k: int, decision: Sequence[str],
@@ -198,7 +198,8 @@ def ablation_summary(graph: Artefacts, hook_k: int, decision: Sequence[str],
         system=saved.full,
         variants=[AblationVariant(v.name, v.kind, v.legs, {m: v.means[m] for m in decision if m in v.means})
                   for v in saved.variants],
-        rows=[HeadToHead.of(row) for row in saved.comparison.decision_rows("overall")], reach=leg_reach(full, hook_k, saturated))
+        rows=[HeadToHead.of(row, saved.comparison.rows) for row in saved.comparison.decision_rows("overall")],
+        reach=leg_reach(full, hook_k, saturated))
 
 
 def sweep_summary(graph: Artefacts, system: str) -> SweepSummary:
@@ -209,7 +210,8 @@ def sweep_summary(graph: Artefacts, system: str) -> SweepSummary:
     if (folder / "skipped.json").exists():
         return SweepSummary(skipped=str(read_json(folder / "skipped.json")["why"]))
     saved = SavedSweep.load(folder / "sweep" / "sweep.json")
-    held_out = ([HeadToHead.of(row) for row in saved.comparison.rows if row.scope == "overall"]
+    held_out = ([HeadToHead.of(row, saved.comparison.rows) for row in saved.comparison.rows
+                 if row.scope == "overall"]
                 if saved.comparison else [])
     return SweepSummary(system=system, target=saved.target, guards=saved.guards, holdout=saved.holdout,
                         tuning_queries=saved.tuning_queries, test_queries=saved.test_queries,
@@ -251,7 +253,8 @@ def collect(reads: DocumentReads, artefacts: Artefacts) -> StudyResult:
                              float(corpus.get("importance_share", 0.0))),
         strata=[], labels=LabelsSummary(str(judgments["source"]), int(judgments["pooled_labels"]), int(pool["depth"]),
                                         int(pool["ids"]), int(pool["queries"]),
-                                        unjudged_left=unjudged_left(dataset, results, int(pool["depth"]))),
+                                        unjudged_left=unjudged_left(dataset, results, int(pool["depth"])),
+                                        **sensitive_labels(artefacts, judgments)),
         agreement=agreement_summary(agreement, reads.min_kappa), systems=systems,
         head_to_head=head_to_head(comparison, reads.baseline),
         ablation=ablation_summary(artefacts, reads.hook_k, reads.decision, full),
@@ -288,6 +291,16 @@ def _strata(study: StudyResult, reads: DocumentReads, artefacts: Artefacts, data
     for stratum in study.strata:
         stratum.saturated = saturated.get(stratum.name, [])
     mark_reach(study.strata, len(study.head_to_head), reads.resamples)
+
+
+def sensitive_labels(artefacts: Artefacts, judgments: Mapping[str, Any]) -> dict[str, Any]:
+    """How many labels named a sensitive memory and were dropped, per file: the user's qrels (the
+    evaluation-set step's sensitive.json) and each person's grades (the judgments step's)."""
+    listed = artefacts.path("evaluation-set") / "sensitive.json"
+    own = read_json(listed) if listed.is_file() else {}
+    dropped = {str(own.get("file", "qrels.jsonl")): int(own["labels_dropped"])} if own.get("labels_dropped") else {}
+    dropped.update({str(k): int(v) for k, v in (judgments.get("people") or {}).get("sensitive_dropped", {}).items()})
+    return {"sensitive_dropped": dropped, "sensitive_queries_dropped": int(own.get("queries_dropped", 0))}
 
 
 def unjudged_left(dataset: Dataset, results: Mapping[str, BenchmarkResult], depth: int) -> int:

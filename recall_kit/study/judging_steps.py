@@ -46,14 +46,14 @@ def pool_command(reads: PoolReads, folder: Path) -> str:
 def make_judgments(reads: JudgmentsReads, artefacts: Artefacts, folder: Path) -> None:
     """The labels the study scores with: the user's qrels, then people's grades (`recall-kit label`'s
     files), then a model judge's grades of the pool, each only where nothing before it judged the pair."""
-    from recall_kit.study.labels import merge_labels, people_grades, read_people
+    from recall_kit.study.labels import merge_labels, people_grades
 
     evaluation = artefacts.path("evaluation-set")
     out = folder / "dataset"
     out.mkdir()
     for name in DATASET_FILES:
         shutil.copyfile(evaluation / name, out / name)
-    people = read_people([Path(path) for path in reads.people])
+    people, sensitive = screen_people([Path(path) for path in reads.people], evaluation)
     layers = [people_grades(people)] if people else []
     info: dict[str, Any] = {"source": "qrels", "pooled_labels": 0}
     if reads.judge != "qrels":
@@ -70,7 +70,48 @@ def make_judgments(reads: JudgmentsReads, artefacts: Artefacts, folder: Path) ->
         info["pooled_labels"] = sum(added)
         if people:
             info["people"] = {"assessors": sorted(people), "added": added[0]}
+            if sensitive:
+                info["people"]["sensitive_dropped"] = sensitive
     write_json_atomic(folder / "judgments.json", info)
+
+
+def screen_people(paths: list[Path], evaluation: Path) -> tuple[dict[str, dict[str, dict[str, int]]], dict[str, int]]:
+    """People's grades (assessor -> query -> id -> grade), each id checked against the evaluation set:
+    a grade of a memory the corpus step dropped as sensitive is dropped and counted per file (the
+    document says how many, from whose file); an id the corpus does not hold is refused, naming the
+    person's file and line (not the study's own merged qrels.jsonl)."""
+    from recall_kit.dataset import SENSITIVE_IDS_FILE
+    from recall_kit.study.labels import read_people
+
+    rows = read_rows(evaluation / "corpus.jsonl")
+    known = {str(row.get("id")) for row in rows} | {str(row["parent_id"]) for row in rows if row.get("parent_id")}
+    listed = evaluation / SENSITIVE_IDS_FILE
+    sensitive = set(listed.read_text(encoding="utf-8").split()) if listed.is_file() else set()
+    people: dict[str, dict[str, dict[str, int]]] = {}
+    dropped: dict[str, int] = {}
+    for path in paths:
+        for assessor, grades in read_people([path]).items():
+            for query, judged in grades.items():
+                unknown = sorted(doc for doc in judged if doc not in known and doc not in sensitive)
+                if unknown:
+                    raise DatasetError(f"{path}:{_line_of(path, query)}: id {unknown[0][:40]!r} (query "
+                                       f"{query[:40]!r}) is not in the study's corpus; remove the grade, or "
+                                       "label with this study's `recall-kit label`.")
+                gone = [doc for doc in judged if doc in sensitive]
+                for doc in gone:
+                    del judged[doc]
+                if gone:
+                    dropped[path.name] = dropped.get(path.name, 0) + len(gone)
+            people[assessor] = {query: judged for query, judged in grades.items() if judged}
+    return people, dropped
+
+
+def _line_of(path: Path, query: str) -> int:
+    """The line of a grades file that holds `query`'s row (0 when none does)."""
+    from recall_kit.dataset import read_jsonl
+
+    return next((number for number, row in read_jsonl(path)
+                 if isinstance(row, dict) and str(row.get("query_id")) == query), 0)
 
 
 def _judge_pool(reads: JudgmentsReads, artefacts: Artefacts, judge: Any, grades_path: Path, folder: Path) -> None:
