@@ -103,15 +103,17 @@ def methodology(study: StudyResult) -> list[tuple[str, str]]:
 
 
 def _sensitive(study: StudyResult) -> str:
-    """"; 119 labels naming sensitive memories dropped (119 from qrels.jsonl), 3 queries left without
-    labels dropped with them": what the sensitive rows took from the labels, and from whose file."""
+    """"; 3 labels naming sensitive memories dropped (2 from qrels.jsonl, 1 from alice.jsonl), 1 query
+    left without labels dropped with them": what the sensitive rows took from the labels, and from
+    whose file."""
     dropped = study.labels.sensitive_dropped
     if not dropped:
         return ""
-    queries = study.labels.sensitive_queries_dropped
-    return (f"; {sum(dropped.values())} labels naming sensitive memories dropped ("
+    queries, labels = study.labels.sensitive_queries_dropped, sum(dropped.values())
+    return (f"; {labels} label{'' if labels == 1 else 's'} naming sensitive memories dropped ("
             + ", ".join(f"{n} from {name}" for name, n in dropped.items()) + ")"
-            + (f", {queries} queries left without labels dropped with them" if queries else ""))
+            + (f", {queries} {'query' if queries == 1 else 'queries'} left without labels dropped with them"
+               if queries else ""))
 
 
 def head_to_head_table(study: StudyResult) -> ReportTable:

@@ -76,10 +76,11 @@ def make_judgments(reads: JudgmentsReads, artefacts: Artefacts, folder: Path) ->
 
 
 def screen_people(paths: list[Path], evaluation: Path) -> tuple[dict[str, dict[str, dict[str, int]]], dict[str, int]]:
-    """People's grades (assessor -> query -> id -> grade), each id checked against the evaluation set:
-    a grade of a memory the corpus step dropped as sensitive is dropped and counted per file (the
-    document says how many, from whose file); an id the corpus does not hold is refused, naming the
-    person's file and line (not the study's own merged qrels.jsonl)."""
+    """People's grades (assessor -> query -> id -> grade), each id checked against the evaluation set
+    (`screen_grades`): a grade of a memory the corpus step dropped as sensitive is dropped and counted
+    per file (the document says how many, from whose file); an id the corpus does not hold is
+    refused, naming the person's file and line (not the study's own merged qrels.jsonl)."""
+    from recall_kit.curate.assessor import screen_grades
     from recall_kit.dataset import SENSITIVE_IDS_FILE
     from recall_kit.study.labels import read_people
 
@@ -91,27 +92,11 @@ def screen_people(paths: list[Path], evaluation: Path) -> tuple[dict[str, dict[s
     dropped: dict[str, int] = {}
     for path in paths:
         for assessor, grades in read_people([path]).items():
-            for query, judged in grades.items():
-                unknown = sorted(doc for doc in judged if doc not in known and doc not in sensitive)
-                if unknown:
-                    raise DatasetError(f"{path}:{_line_of(path, query)}: id {unknown[0][:40]!r} (query "
-                                       f"{query[:40]!r}) is not in the study's corpus; remove the grade, or "
-                                       "label with this study's `recall-kit label`.")
-                gone = [doc for doc in judged if doc in sensitive]
-                for doc in gone:
-                    del judged[doc]
-                if gone:
-                    dropped[path.name] = dropped.get(path.name, 0) + len(gone)
-            people[assessor] = {query: judged for query, judged in grades.items() if judged}
+            gone = screen_grades(path, grades, known, sensitive)
+            if gone:
+                dropped[path.name] = dropped.get(path.name, 0) + gone
+            people[assessor] = grades
     return people, dropped
-
-
-def _line_of(path: Path, query: str) -> int:
-    """The line of a grades file that holds `query`'s row (0 when none does)."""
-    from recall_kit.dataset import read_jsonl
-
-    return next((number for number, row in read_jsonl(path)
-                 if isinstance(row, dict) and str(row.get("query_id")) == query), 0)
 
 
 def _judge_pool(reads: JudgmentsReads, artefacts: Artefacts, judge: Any, grades_path: Path, folder: Path) -> None:

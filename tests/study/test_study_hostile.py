@@ -123,7 +123,7 @@ def test_a_persons_grade_of_a_sensitive_memory_is_dropped_and_the_document_says_
         study, _ = run_study(path)
     assert study.labels.sensitive_dropped == {"alice.jsonl": 1}
     markdown = (path.parent / "out" / "study.md").read_text()
-    assert "1 labels naming sensitive memories dropped (1 from alice.jsonl)" in markdown
+    assert "1 label naming sensitive memories dropped (1 from alice.jsonl)" in markdown
 
 
 def test_a_persons_grade_of_an_unknown_id_names_their_file_and_line(tmp_path: Path, done_study: Path) -> None:
