@@ -6,6 +6,7 @@ the study folder and puts them together.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections import Counter
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from recall_kit.study.intervals import attach_intervals
 from recall_kit.study.labels import attach_bounds
+from recall_kit.study.outputs import AgreementOutput, JudgmentsOutput, PoolOutput, read_output
 from recall_kit.study.result import (
     AblationSummary,
     AblationVariant,
@@ -219,11 +221,10 @@ def sweep_summary(graph: Artefacts, system: str) -> SweepSummary:
                         held_out=held_out)
 
 
-def agreement_summary(data: Mapping[str, Any], threshold: float) -> AgreementSummary:
-    """The agreement step's artefact as the study keeps it."""
-    return AgreementSummary(measured=bool(data.get("measured")), kappa=data.get("kappa"), n=data.get("n"),
-                            kappa_ci=data.get("kappa_ci"), why=str(data.get("why") or ""),
-                            against=str(data.get("against") or ""), threshold=threshold)
+def agreement_summary(data: AgreementOutput, threshold: float) -> AgreementSummary:
+    """The agreement step's output as the study keeps it."""
+    return AgreementSummary(measured=data.measured, kappa=data.kappa, n=data.n, kappa_ci=data.kappa_ci,
+                            why=data.why or "", against=data.against or "", threshold=threshold)
 
 
 def collect(reads: DocumentReads, artefacts: Artefacts) -> StudyResult:
@@ -240,20 +241,17 @@ def collect(reads: DocumentReads, artefacts: Artefacts) -> StudyResult:
     saturated = saturation(results, reads.decision)
     full = {stratum for stratum, metrics in saturated.items() if metrics}
     systems = [system_summary(name, result, dataset, reads.hook_k, full) for name, result in results.items()]
-    pool = read_json(artefacts.path("pool") / "pool.json")
-    judgments = read_json(artefacts.path("judgments") / "judgments.json")
-    corpus = read_json(artefacts.path("corpus") / "corpus.json")
-    agreement = read_json(artefacts.path("agreement") / "agreement.json")
+    pool = read_output(PoolOutput, artefacts.path("pool") / "pool.json")
+    judgments = read_output(JudgmentsOutput, artefacts.path("judgments") / "judgments.json")
+    agreement = read_output(AgreementOutput, artefacts.path("agreement") / "agreement.json")
     production = reads.production
     study = StudyResult(
         name=reads.name, hook_k=reads.hook_k, decision_metrics=reads.decision,
         exploratory_metrics=reads.exploratory, baseline=reads.baseline, seed=reads.seed,
         resamples=reads.resamples,
-        corpus=CorpusSummary(str(corpus["source"]), int(corpus["memories"]), int(corpus["sensitive_dropped"]),
-                             float(corpus.get("importance_share", 0.0))),
-        strata=[], labels=LabelsSummary(str(judgments["source"]), int(judgments["pooled_labels"]), int(pool["depth"]),
-                                        int(pool["ids"]), int(pool["queries"]),
-                                        unjudged_left=unjudged_left(dataset, results, int(pool["depth"])),
+        corpus=read_output(CorpusSummary, artefacts.path("corpus") / "corpus.json"),
+        strata=[], labels=LabelsSummary(judgments.source, judgments.pooled_labels, pool.depth, pool.ids, pool.queries,
+                                        unjudged_left=unjudged_left(dataset, results, pool.depth),
                                         **sensitive_labels(artefacts, judgments)),
         agreement=agreement_summary(agreement, reads.min_kappa), systems=systems,
         head_to_head=head_to_head(comparison, reads.baseline),
@@ -268,8 +266,8 @@ def collect(reads: DocumentReads, artefacts: Artefacts) -> StudyResult:
                                               margin=reads.margin)
     _strata(study, reads, artefacts, dataset, results, saturated)
     study.verdicts = recommend(study)
-    attach_bounds(study, read_json(artefacts.path("bounds") / "bounds.json"), judgments.get("people"),
-                  agreement.get("people"))
+    attach_bounds(study, read_json(artefacts.path("bounds") / "bounds.json"),
+                  dataclasses.asdict(judgments.people) if judgments.people else None, agreement.people)
     attach_intervals(study, artefacts)
     study.threats, study.clear = detect(study, min_queries=reads.min_queries)
     study.commands = dict(reads.commands)
@@ -293,13 +291,13 @@ def _strata(study: StudyResult, reads: DocumentReads, artefacts: Artefacts, data
     mark_reach(study.strata, len(study.head_to_head), reads.resamples)
 
 
-def sensitive_labels(artefacts: Artefacts, judgments: Mapping[str, Any]) -> dict[str, Any]:
+def sensitive_labels(artefacts: Artefacts, judgments: JudgmentsOutput) -> dict[str, Any]:
     """How many labels named a sensitive memory and were dropped, per file: the user's qrels (the
     evaluation-set step's sensitive.json) and each person's grades (the judgments step's)."""
     listed = artefacts.path("evaluation-set") / "sensitive.json"
     own = read_json(listed) if listed.is_file() else {}
     dropped = {str(own.get("file", "qrels.jsonl")): int(own["labels_dropped"])} if own.get("labels_dropped") else {}
-    dropped.update({str(k): int(v) for k, v in (judgments.get("people") or {}).get("sensitive_dropped", {}).items()})
+    dropped.update(judgments.people.sensitive_dropped if judgments.people else {})
     return {"sensitive_dropped": dropped, "sensitive_queries_dropped": int(own.get("queries_dropped", 0))}
 
 

@@ -11,7 +11,9 @@ from typing import Any
 from recall_kit.errors import DatasetError
 from recall_kit.fileio import write_json_atomic, write_jsonl_atomic
 from recall_kit.study.declare import Artefacts
+from recall_kit.study.outputs import write_output
 from recall_kit.study.reads import CorpusReads, EvaluationSetReads, LintReads
+from recall_kit.study.result import CorpusSummary
 from recall_kit.study.validate import check_copied_queries, check_corpus_rows, check_generated
 
 
@@ -51,9 +53,8 @@ def make_corpus(reads: CorpusReads, _: Artefacts, folder: Path) -> None:
 
         (folder / SENSITIVE_IDS_FILE).write_text("".join(f"{doc}\n" for doc in sensitive), encoding="utf-8")
     importance = sum(1 for row in rows if row.get("importance") is not None)
-    write_json_atomic(folder / "corpus.json", {"source": reads.kind, "memories": len(rows),
-                                               "sensitive_dropped": dropped,
-                                               "importance_share": round(importance / len(rows), 4)})
+    write_output(folder / "corpus.json", CorpusSummary(source=reads.kind, memories=len(rows), sensitive_dropped=dropped,
+                                                       importance_share=round(importance / len(rows), 4)))
 
 
 def _readable_rows(source: Path) -> tuple[list[dict[str, Any]], list[str], int]:
