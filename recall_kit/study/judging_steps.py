@@ -64,7 +64,7 @@ def make_judgments(reads: JudgmentsReads, artefacts: Artefacts, folder: Path) ->
         grades_path = folder / "model-grades.jsonl"
         _judge_pool(reads, artefacts, judge, grades_path, folder)
         layers.append(read_qrels_file(grades_path) if grades_path.exists() else {})
-        info = JudgmentsOutput(source=reads.judge, pooled_labels=0, provenance=judge.provenance())
+        info = JudgmentsOutput(source=reads.judge, pooled_labels=0, provenance=dict(judge.provenance()))
     if layers:
         merged, added = merge_labels(read_rows(evaluation / "qrels.jsonl"), *layers)
         write_jsonl_atomic(out / "qrels.jsonl", merged)
