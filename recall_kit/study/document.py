@@ -26,12 +26,23 @@ def _f(value: float | None, places: int = 4) -> str:
 
 def holm_families(rows: Sequence[HeadToHead]) -> list[str]:
     """A table's note on its "p (Holm)" column: the families its rows were adjusted in ("p (Holm):
-    adjusted among 8 primary rows"), so no p is read without the size of its family; none for no rows."""
-    sizes = dict.fromkeys((row.family_rows, row.family) for row in rows if row.p_holm is not None)
+    adjusted among 8 primary rows"; with two families of different systems, whose rows are in which),
+    so no p is read without the size of its family; none for no rows."""
+    sizes: dict[tuple[int, str], list[str]] = {}
+    for row in rows:
+        if row.p_holm is not None:
+            systems = sizes.setdefault((row.family_rows, row.family), [])
+            systems += [] if row.system in systems else [row.system]
     if not sizes:
         return []
-    return ["p (Holm): adjusted among " + " or ".join(
-        f"{size} {family} row{'' if size == 1 else 's'}" if size else f"the {family} rows" for size, family in sizes)]
+    named = len(sizes) > 1 and len({tuple(systems) for systems in sizes.values()}) == len(sizes)
+
+    def family(size: int, name: str, systems: list[str]) -> str:
+        words = f"{size} {name} row{'' if size == 1 else 's'}" if size else f"the {name} rows"
+        return words + (f" ({', '.join(systems)})" if named else "")
+
+    return ["p (Holm): adjusted among " + " or ".join(family(size, name, systems)
+                                                      for (size, name), systems in sizes.items())]
 
 
 def bottom_line(study: StudyResult) -> list[str]:
