@@ -26,4 +26,7 @@ def label_command(
 
     check_port(port)
     session = open_session(study, assessor, out=out, pool=pool, dataset=dataset, scale=scale)
+    dropped = session.material.dropped_line()
+    if dropped:
+        typer.echo(dropped, err=True)
     serve(session, port, announce=lambda line: typer.echo(line, err=True))

@@ -8,6 +8,7 @@ link (the study folder's rule)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,6 +26,34 @@ def check_assessor(name: str) -> str:
     if not _ASSESSOR.match(name or ""):
         raise OptionError(f"--assessor {name!r}: use letters, digits, '.', '_' or '-' (it names the file).")
     return name
+
+
+def screen_grades(path: Path, grades: dict[str, dict[str, int]], known: Collection[str],
+                  sensitive: Collection[str], where: str = "the study's corpus") -> int:
+    """A grades file's grades checked against the memories they may name, in place: a grade of a
+    memory dropped as sensitive is dropped (how many is returned, for one line saying so); an id
+    neither known nor sensitive is refused, naming the file and the line of its query's row."""
+    dropped = 0
+    for query, judged in list(grades.items()):
+        unknown = sorted(doc for doc in judged if doc not in known and doc not in sensitive)
+        if unknown:
+            raise DatasetError(f"{path}:{_line_of(path, query)}: id {unknown[0][:40]!r} (query {query[:40]!r}) is "
+                               f"not in {where}; remove the grade, or label with this study's `recall-kit label`.")
+        gone = [doc for doc in judged if doc in sensitive]
+        for doc in gone:
+            del judged[doc]
+        dropped += len(gone)
+        if not judged:
+            del grades[query]
+    return dropped
+
+
+def _line_of(path: Path, query: str) -> int:
+    """The line of a grades file that holds `query`'s row (0 when none does)."""
+    from recall_kit.dataset import read_jsonl
+
+    return next((number for number, row in read_jsonl(path)
+                 if isinstance(row, dict) and str(row.get("query_id")) == query), 0)
 
 
 @dataclass

@@ -64,7 +64,14 @@ def holm_p(comparison: Comparison, row: ComparisonRow) -> str:
     rows". One pair gets another p in a family of another size (an ablation's 6 variants against
     a compare of 3), so the number is never shown without it."""
     size = sum(1 for other in comparison.rows if other.family == row.family)
-    return f"Holm p {_p(row.p_holm if row.p_holm is not None else float('nan'))} among {size} {row.family} rows"
+    return holm_among(row.p_holm, size, row.family)
+
+
+def holm_among(p_holm: float | None, size: int, family: str) -> str:
+    """"Holm p 0.3183 among 6 primary rows": a Holm-adjusted p beside the family it was adjusted in
+    (its size unknown, 0: the p alone, as a study.json written before the size was kept)."""
+    p = f"Holm p {_p(p_holm if p_holm is not None else float('nan'))}"
+    return f"{p} among {size} {family} row{'' if size == 1 else 's'}" if size else p
 
 
 def family_note(comparison: Comparison) -> str:

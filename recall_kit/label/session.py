@@ -60,6 +60,30 @@ class Material:
     first: list[str] = field(default_factory=list)
     #: Other people's grades of the same pairs (assessor -> grades): checks are drawn from them too.
     others: dict[str, Grades] = field(default_factory=dict)
+    #: Ids dropped as sensitive (a grades file's grades of them are left out, and counted here per file).
+    sensitive: set[str] = field(default_factory=set)
+    #: Grades file name -> its grades of sensitive memories left out (said once, at start).
+    sensitive_dropped: dict[str, int] = field(default_factory=dict)
+
+    def dropped_line(self) -> str | None:
+        """The one line said at start when grades files named sensitive memories (None: none did)."""
+        if not self.sensitive_dropped:
+            return None
+        return (f"label: {sum(self.sensitive_dropped.values())} grade(s) of memories dropped as sensitive left out ("
+                + ", ".join(f"{n} in {name}" for name, n in self.sensitive_dropped.items())
+                + "); the study drops them too.")
+
+    def screen(self, path: Path, grades: Grades) -> None:
+        """A grades file's grades checked as the study checks people's (`screen_grades`): an unknown
+        id refused naming the file and line, a sensitive memory's grade left out and counted."""
+        from recall_kit.curate.assessor import screen_grades
+
+        memories = self.dataset.corpus
+        known = {memory.id for memory in memories} | {m.parent_id for m in memories if m.parent_id is not None}
+        where = "the study's corpus" if self.folder is not None else "the dataset's corpus"
+        dropped = screen_grades(path, grades, known, self.sensitive | set(self.dataset.sensitive_ids), where)
+        if dropped:
+            self.sensitive_dropped[path.name] = self.sensitive_dropped.get(path.name, 0) + dropped
 
 
 def study_folder(path: str | Path) -> Path:
@@ -79,7 +103,7 @@ def study_material(path: str | Path, assessor: str) -> Material:
     """A study's evaluation set, labels, rankings and decision, read from its folder; its scale from
     its study.toml (when given); the other assessors' files in STUDY/labels/."""
     from recall_kit.curate.judge import read_pool
-    from recall_kit.dataset import load_dataset
+    from recall_kit.dataset import SENSITIVE_IDS_FILE, load_dataset
     from recall_kit.measure.result import load_result
     from recall_kit.study.intervals import sample_pairs
     from recall_kit.study.result import StudyResult
@@ -97,22 +121,31 @@ def study_material(path: str | Path, assessor: str) -> Material:
         from recall_kit.study.config import load_study
 
         scale = load_study(path).scale
-    return Material(dataset=dataset, rankings=rankings, baseline=study.baseline, challenger=study.challenger,
-                    metrics=list(study.decision_metrics), hook_k=int(study.hook_k), pool=pool, folder=folder,
-                    resamples=int(study.resamples), seed=int(study.seed),
-                    candidates=[n for n in names if n != study.baseline], scale=scale,
-                    first=list(dict.fromkeys(query for query, _ in sample_pairs(folder))),
-                    others=other_assessors(folder / "labels", assessor))
+    listed = steps / "evaluation-set" / SENSITIVE_IDS_FILE
+    material = Material(dataset=dataset, rankings=rankings, baseline=study.baseline, challenger=study.challenger,
+                        metrics=list(study.decision_metrics), hook_k=int(study.hook_k), pool=pool, folder=folder,
+                        resamples=int(study.resamples), seed=int(study.seed),
+                        candidates=[n for n in names if n != study.baseline], scale=scale,
+                        first=list(dict.fromkeys(query for query, _ in sample_pairs(folder))),
+                        sensitive=set(listed.read_text(encoding="utf-8").split()) if listed.is_file() else set())
+    material.others = other_assessors(folder / "labels", assessor, material)
+    return material
 
 
-def other_assessors(folder: Path, assessor: str) -> dict[str, Grades]:
-    """The grades in FOLDER/*.jsonl of every assessor but `assessor` (each file its first row's assessor)."""
+def other_assessors(folder: Path, assessor: str, material: Material) -> dict[str, Grades]:
+    """The grades in FOLDER/*.jsonl of every assessor but `assessor` (each file its first row's
+    assessor), screened as the study screens them (`Material.screen`)."""
     from recall_kit.study.labels import read_people
 
     if not folder.is_dir():
         return {}
-    people = read_people(sorted(folder.glob("*.jsonl")))
-    return {name: grades for name, grades in people.items() if name != assessor}
+    out: dict[str, Grades] = {}
+    for path in sorted(folder.glob("*.jsonl")):
+        for name, grades in read_people([path]).items():
+            if name != assessor:
+                material.screen(path, grades)
+                out[name] = grades
+    return out
 
 
 def pool_material(pool_path: str | Path, dataset_path: str | Path) -> Material:
@@ -446,6 +479,7 @@ def open_session(source: str | Path | None, assessor: str, out: str | Path | Non
     inside = material.folder if out is None and pool is None else None
     grades = AssessorFile.open_for_writing(path, assessor, inside=inside)
     try:
+        material.screen(path, {query: dict(judged) for query, judged in grades.grades.items()})  # the file kept as is
         return LabelSession(material, grades)
     except BaseException:
         grades.close()

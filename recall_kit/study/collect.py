@@ -6,6 +6,7 @@ the study folder and puts them together.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections import Counter
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from recall_kit.study.intervals import attach_intervals
 from recall_kit.study.labels import attach_bounds
+from recall_kit.study.outputs import AgreementOutput, JudgmentsOutput, PoolOutput, read_output
 from recall_kit.study.result import (
     AblationSummary,
     AblationVariant,
@@ -180,7 +182,7 @@ def system_summary(name: str, result: BenchmarkResult, dataset: Dataset, hook_k:
 
 def head_to_head(comparison: SavedComparison, baseline: str) -> list[HeadToHead]:
     """The comparison's decision rows (every candidate, every scope): one Holm family."""
-    return [HeadToHead.of(row) for row in comparison.decision_rows() if row.system != baseline]
+    return [HeadToHead.of(row, comparison.rows) for row in comparison.decision_rows() if row.system != baseline]
 
 
 def ablation_summary(graph: Artefacts, hook_k: int, decision: Sequence[str],
@@ -198,7 +200,8 @@ def ablation_summary(graph: Artefacts, hook_k: int, decision: Sequence[str],
         system=saved.full,
         variants=[AblationVariant(v.name, v.kind, v.legs, {m: v.means[m] for m in decision if m in v.means})
                   for v in saved.variants],
-        rows=[HeadToHead.of(row) for row in saved.comparison.decision_rows("overall")], reach=leg_reach(full, hook_k, saturated))
+        rows=[HeadToHead.of(row, saved.comparison.rows) for row in saved.comparison.decision_rows("overall")],
+        reach=leg_reach(full, hook_k, saturated))
 
 
 def sweep_summary(graph: Artefacts, system: str) -> SweepSummary:
@@ -209,7 +212,8 @@ def sweep_summary(graph: Artefacts, system: str) -> SweepSummary:
     if (folder / "skipped.json").exists():
         return SweepSummary(skipped=str(read_json(folder / "skipped.json")["why"]))
     saved = SavedSweep.load(folder / "sweep" / "sweep.json")
-    held_out = ([HeadToHead.of(row) for row in saved.comparison.rows if row.scope == "overall"]
+    held_out = ([HeadToHead.of(row, saved.comparison.rows) for row in saved.comparison.rows
+                 if row.scope == "overall"]
                 if saved.comparison else [])
     return SweepSummary(system=system, target=saved.target, guards=saved.guards, holdout=saved.holdout,
                         tuning_queries=saved.tuning_queries, test_queries=saved.test_queries,
@@ -217,22 +221,19 @@ def sweep_summary(graph: Artefacts, system: str) -> SweepSummary:
                         held_out=held_out)
 
 
-def labels_summary(judgments: dict[str, Any], pool: dict[str, Any], left: int) -> LabelsSummary:
-    """How the labels were made (judgments.json, pool.json), with a learning judge's measured kappa
-    and the pooled pairs still without a label (`left`)."""
-    measured = judgments.get("judge_measured") or {}
+def judge_measured(judgments: JudgmentsOutput) -> dict[str, Any]:
+    """A learning judge's kappa on the labelled pairs it learnt from (judgments.json), as
+    `LabelsSummary`'s fields; none for another judge."""
+    measured = judgments.judge_measured or {}
     interval = measured.get("kappa_ci")
-    return LabelsSummary(str(judgments["source"]), int(judgments["pooled_labels"]), int(pool["depth"]),
-                         int(pool["ids"]), int(pool["queries"]), judge_kappa=measured.get("kappa"),
-                         judge_kappa_ci=(interval[0], interval[1]) if interval else None,
-                         judge_pairs=int(measured.get("n") or 0), unjudged_left=left)
+    return {"judge_kappa": measured.get("kappa"), "judge_kappa_ci": (interval[0], interval[1]) if interval else None,
+            "judge_pairs": int(measured.get("n") or 0)}
 
 
-def agreement_summary(data: Mapping[str, Any], threshold: float) -> AgreementSummary:
-    """The agreement step's artefact as the study keeps it."""
-    return AgreementSummary(measured=bool(data.get("measured")), kappa=data.get("kappa"), n=data.get("n"),
-                            kappa_ci=data.get("kappa_ci"), why=str(data.get("why") or ""),
-                            against=str(data.get("against") or ""), threshold=threshold)
+def agreement_summary(data: AgreementOutput, threshold: float) -> AgreementSummary:
+    """The agreement step's output as the study keeps it."""
+    return AgreementSummary(measured=data.measured, kappa=data.kappa, n=data.n, kappa_ci=data.kappa_ci,
+                            why=data.why or "", against=data.against or "", threshold=threshold)
 
 
 def collect(reads: DocumentReads, artefacts: Artefacts) -> StudyResult:
@@ -249,18 +250,18 @@ def collect(reads: DocumentReads, artefacts: Artefacts) -> StudyResult:
     saturated = saturation(results, reads.decision)
     full = {stratum for stratum, metrics in saturated.items() if metrics}
     systems = [system_summary(name, result, dataset, reads.hook_k, full) for name, result in results.items()]
-    pool = read_json(artefacts.path("pool") / "pool.json")
-    judgments = read_json(artefacts.path("judgments") / "judgments.json")
-    corpus = read_json(artefacts.path("corpus") / "corpus.json")
-    agreement = read_json(artefacts.path("agreement") / "agreement.json")
+    pool = read_output(PoolOutput, artefacts.path("pool") / "pool.json")
+    judgments = read_output(JudgmentsOutput, artefacts.path("judgments") / "judgments.json")
+    agreement = read_output(AgreementOutput, artefacts.path("agreement") / "agreement.json")
     production = reads.production
     study = StudyResult(
         name=reads.name, hook_k=reads.hook_k, decision_metrics=reads.decision,
         exploratory_metrics=reads.exploratory, baseline=reads.baseline, seed=reads.seed,
         resamples=reads.resamples,
-        corpus=CorpusSummary(str(corpus["source"]), int(corpus["memories"]), int(corpus["sensitive_dropped"]),
-                             float(corpus.get("importance_share", 0.0))),
-        strata=[], labels=labels_summary(judgments, pool, unjudged_left(dataset, results, int(pool["depth"]))),
+        corpus=read_output(CorpusSummary, artefacts.path("corpus") / "corpus.json"),
+        strata=[], labels=LabelsSummary(judgments.source, judgments.pooled_labels, pool.depth, pool.ids, pool.queries,
+                                        unjudged_left=unjudged_left(dataset, results, pool.depth),
+                                        **judge_measured(judgments), **sensitive_labels(artefacts, judgments)),
         agreement=agreement_summary(agreement, reads.min_kappa), systems=systems,
         head_to_head=head_to_head(comparison, reads.baseline),
         ablation=ablation_summary(artefacts, reads.hook_k, reads.decision, full),
@@ -274,8 +275,8 @@ def collect(reads: DocumentReads, artefacts: Artefacts) -> StudyResult:
                                               margin=reads.margin)
     _strata(study, reads, artefacts, dataset, results, saturated)
     study.verdicts = recommend(study)
-    attach_bounds(study, read_json(artefacts.path("bounds") / "bounds.json"), judgments.get("people"),
-                  agreement.get("people"))
+    attach_bounds(study, read_json(artefacts.path("bounds") / "bounds.json"),
+                  dataclasses.asdict(judgments.people) if judgments.people else None, agreement.people)
     attach_intervals(study, artefacts)
     study.threats, study.clear = detect(study, min_queries=reads.min_queries)
     study.commands = dict(reads.commands)
@@ -297,6 +298,16 @@ def _strata(study: StudyResult, reads: DocumentReads, artefacts: Artefacts, data
     for stratum in study.strata:
         stratum.saturated = saturated.get(stratum.name, [])
     mark_reach(study.strata, len(study.head_to_head), reads.resamples)
+
+
+def sensitive_labels(artefacts: Artefacts, judgments: JudgmentsOutput) -> dict[str, Any]:
+    """How many labels named a sensitive memory and were dropped, per file: the user's qrels (the
+    evaluation-set step's sensitive.json) and each person's grades (the judgments step's)."""
+    listed = artefacts.path("evaluation-set") / "sensitive.json"
+    own = read_json(listed) if listed.is_file() else {}
+    dropped = {str(own.get("file", "qrels.jsonl")): int(own["labels_dropped"])} if own.get("labels_dropped") else {}
+    dropped.update(judgments.people.sensitive_dropped if judgments.people else {})
+    return {"sensitive_dropped": dropped, "sensitive_queries_dropped": int(own.get("queries_dropped", 0))}
 
 
 def unjudged_left(dataset: Dataset, results: Mapping[str, BenchmarkResult], depth: int) -> int:

@@ -11,7 +11,9 @@ from typing import Any
 from recall_kit.errors import DatasetError
 from recall_kit.fileio import write_json_atomic, write_jsonl_atomic
 from recall_kit.study.declare import Artefacts
+from recall_kit.study.outputs import write_output
 from recall_kit.study.reads import CorpusReads, EvaluationSetReads, LintReads
+from recall_kit.study.result import CorpusSummary
 from recall_kit.study.validate import check_copied_queries, check_corpus_rows, check_generated
 
 
@@ -51,9 +53,8 @@ def make_corpus(reads: CorpusReads, _: Artefacts, folder: Path) -> None:
 
         (folder / SENSITIVE_IDS_FILE).write_text("".join(f"{doc}\n" for doc in sensitive), encoding="utf-8")
     importance = sum(1 for row in rows if row.get("importance") is not None)
-    write_json_atomic(folder / "corpus.json", {"source": reads.kind, "memories": len(rows),
-                                               "sensitive_dropped": dropped,
-                                               "importance_share": round(importance / len(rows), 4)})
+    write_output(folder / "corpus.json", CorpusSummary(source=reads.kind, memories=len(rows), sensitive_dropped=dropped,
+                                                       importance_share=round(importance / len(rows), 4)))
 
 
 def _readable_rows(source: Path) -> tuple[list[dict[str, Any]], list[str], int]:
@@ -95,7 +96,7 @@ def make_evaluation_set(reads: EvaluationSetReads, artefacts: Artefacts, folder:
         shutil.copyfile(source, folder / name)
     if files:  # the user's queries and qrels, problems named in their files
         check_copied_queries(folder, dict(zip(("queries.jsonl", "qrels.jsonl"), files, strict=False)))
-        _drop_sensitive_labels(corpus, folder)
+        _drop_sensitive_labels(corpus, folder, files[1].name if len(files) > 1 else "qrels.jsonl")
     supplied = {row.get("stratum") or "all" for row in read_rows(folder / "queries.jsonl")} if files else set()
     built = {stratum: "supplied with the store's queries and qrels" if reads.queries == "dataset"
              else "supplied by the user (queries and qrels files)" for stratum in supplied}
@@ -133,11 +134,12 @@ def _generate(reads: EvaluationSetReads, folder: Path, supplied: set[str], built
         write_jsonl_atomic(folder / "queries.jsonl", rows)
 
 
-def _drop_sensitive_labels(corpus: Path, folder: Path) -> None:
+def _drop_sensitive_labels(corpus: Path, folder: Path, source: str) -> None:
     """Judgments of memories the corpus step dropped as sensitive are dropped too (a query left with
     none goes with them), and how many is said: the store's own labels may name them, and a label
     of a memory that was never indexed can be neither found nor scored. The ids go into the
-    evaluation set's sensitive_ids.txt (ids only), so a live system that returns one is named."""
+    evaluation set's sensitive_ids.txt (ids only), so a live system that returns one is named.
+    `source`: the name of the user's qrels file, which sensitive.json names for the document."""
     import sys
 
     from recall_kit.dataset import SENSITIVE_IDS_FILE, as_id
@@ -165,7 +167,7 @@ def _drop_sensitive_labels(corpus: Path, folder: Path) -> None:
             continue
         kept.append(row)
     write_json_atomic(folder / "sensitive.json", {"labels_dropped": dropped_labels,
-                                                  "queries_dropped": len(dropped_queries)})
+                                                  "queries_dropped": len(dropped_queries), "file": source})
     if not dropped_labels:
         return
     write_jsonl_atomic(folder / "qrels.jsonl", kept)

@@ -7,10 +7,11 @@ Computed nothing here: every number comes from the `StudyResult`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from recall_kit.study.intervals import interval_line, intervals_table
-from recall_kit.study.result import StudyResult
+from recall_kit.study.result import HeadToHead, StudyResult
 from recall_kit.study.rules import RULES, SIMPLICITY_RULES
 from recall_kit.types import Chart, Report, ReportTable
 
@@ -21,6 +22,27 @@ TIMINGS_TITLE = "Timings (seconds per step, this machine)"
 
 def _f(value: float | None, places: int = 4) -> str:
     return "n/a" if value is None else f"{value:.{places}f}"
+
+
+def holm_families(rows: Sequence[HeadToHead]) -> list[str]:
+    """A table's note on its "p (Holm)" column: the families its rows were adjusted in ("p (Holm):
+    adjusted among 8 primary rows"; with two families of different systems, whose rows are in which),
+    so no p is read without the size of its family; none for no rows."""
+    sizes: dict[tuple[int, str], list[str]] = {}
+    for row in rows:
+        if row.p_holm is not None:
+            systems = sizes.setdefault((row.family_rows, row.family), [])
+            systems += [] if row.system in systems else [row.system]
+    if not sizes:
+        return []
+    named = len(sizes) > 1 and len({tuple(systems) for systems in sizes.values()}) == len(sizes)
+
+    def family(size: int, name: str, systems: list[str]) -> str:
+        words = f"{size} {name} row{'' if size == 1 else 's'}" if size else f"the {name} rows"
+        return words + (f" ({', '.join(systems)})" if named else "")
+
+    return ["p (Holm): adjusted among " + " or ".join(family(size, name, systems)
+                                                      for (size, name), systems in sizes.items())]
 
 
 def bottom_line(study: StudyResult) -> list[str]:
@@ -75,7 +97,7 @@ def methodology(study: StudyResult) -> list[tuple[str, str]]:
                                f"{labels.judge_kappa:.3f}" + (f" [{labels.judge_kappa_ci[0]:.3f}, {labels.judge_kappa_ci[1]:.3f}]"
                                                               if labels.judge_kappa_ci else "")
                                + " (cross-fitted: each pair graded by a model fitted on other queries)"
-                               if labels.judge_kappa is not None else "")))
+                               if labels.judge_kappa is not None else "") + _sensitive(study)))
     items.append(("pool", f"depth {labels.pool_depth} from every system: {labels.pool_ids} unjudged ids "
                           f"over {labels.pool_queries} queries; share of each top {study.hook_k} judged: "
                           + ", ".join(f"{s.name} {1 - s.unjudged_share:.0%}" for s in study.systems)))
@@ -96,6 +118,20 @@ def methodology(study: StudyResult) -> list[tuple[str, str]]:
     return items
 
 
+def _sensitive(study: StudyResult) -> str:
+    """"; 3 labels naming sensitive memories dropped (2 from qrels.jsonl, 1 from alice.jsonl), 1 query
+    left without labels dropped with them": what the sensitive rows took from the labels, and from
+    whose file."""
+    dropped = study.labels.sensitive_dropped
+    if not dropped:
+        return ""
+    queries, labels = study.labels.sensitive_queries_dropped, sum(dropped.values())
+    return (f"; {labels} label{'' if labels == 1 else 's'} naming sensitive memories dropped ("
+            + ", ".join(f"{n} from {name}" for name, n in dropped.items()) + ")"
+            + (f", {queries} {'query' if queries == 1 else 'queries'} left without labels dropped with them"
+               if queries else ""))
+
+
 def head_to_head_table(study: StudyResult) -> ReportTable:
     rows = [[row.scope, row.system, row.metric, row.n, _f(row.baseline), _f(row.value), f"{row.delta:+.4f}",
              f"[{row.ci_low:+.4f}, {row.ci_high:+.4f}]", _f(row.p_holm), "yes" if row.significant else "no"]
@@ -103,7 +139,8 @@ def head_to_head_table(study: StudyResult) -> ReportTable:
     return ReportTable(f"Head-to-head against {study.baseline}, per stratum",
                        ["scope", "system", "metric", "n", study.baseline, "system value", "delta", "95% CI",
                         "p (Holm)", "significant"], rows,
-                       ["delta = system - baseline over the same queries; Holm over every row of this table."])
+                       ["delta = system - baseline over the same queries; Holm over every row of this table.",
+                        *holm_families(study.head_to_head)])
 
 
 def verdict_table(study: StudyResult) -> ReportTable:
@@ -126,6 +163,7 @@ def simplest_table(study: StudyResult) -> ReportTable | None:
              f"delta = the simpler system - {best} over the same queries, as the simpler step's Reproduce line "
              f"(`recall-kit compare` with {best} first) prints it; negative: {best} is ahead"
              + (f"; margin {recommendation.margin:g}" if recommendation.margin is not None else "; no margin set")]
+    notes += holm_families([r for c in recommendation.comparisons for r in c.rows])
     notes += [f"Rule: {rule}" for rule in SIMPLICITY_RULES]
     return ReportTable(f"Simplest adequate system: {best} against every simpler one",
                        ["simpler system", f"legs {best} adds", "metric", "delta", "95% CI", "p (Holm)",
@@ -139,7 +177,7 @@ def ablation_table(study: StudyResult) -> ReportTable | None:
     metrics = study.decision_metrics
     rows = [[v.name, v.kind, *(_f(v.means.get(m)) for m in metrics)] for v in ablation.variants]
     notes = [f"{r.system} vs the full system, {r.metric}: {r.delta:+.4f} [{r.ci_low:+.4f}, "
-             f"{r.ci_high:+.4f}], Holm p {_f(r.p_holm)}" for r in ablation.rows]
+             f"{r.ci_high:+.4f}], {r.holm()}" for r in ablation.rows]
     notes += [f"reach: leg {r.leg} (weight {r.weight:g}) put an id only it found in the fused top "
               f"{study.hook_k} in {r.queries_reached} of {r.queries} queries" for r in ablation.reach]
     return ReportTable(f"Ablation of {ablation.system}", ["variant", "kind", *metrics], rows, notes)
@@ -155,7 +193,8 @@ def sweep_table(study: StudyResult) -> ReportTable:
     notes = [f"{sweep.settings} settings, {sweep.eligible} eligible under the guards "
              f"({', '.join(sweep.guards) or 'none'}); best on the {sweep.tuning_queries} tuning queries "
              f"({sweep.target}): {best}; reported on {sweep.test_queries} held-out queries"
-             if sweep.holdout else f"{sweep.settings} settings chosen and reported on the same queries"]
+             if sweep.holdout else f"{sweep.settings} settings chosen and reported on the same queries",
+             *holm_families(sweep.held_out)]
     return ReportTable("Sweep (held-out half)", ["system", "metric", "delta", "95% CI", "p (Holm)", "significant"],
                        rows, notes)
 

@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from recall_kit.errors import DatasetError
-from recall_kit.fileio import write_json_atomic, write_jsonl_atomic
+from recall_kit.fileio import write_jsonl_atomic
 from recall_kit.study.dataset_steps import read_rows
 from recall_kit.study.declare import Artefacts
+from recall_kit.study.outputs import AgreementOutput, JudgmentsOutput, PeopleAdded, PoolOutput, write_output
 from recall_kit.study.reads import AgreementReads, JudgmentsReads, LearningReads, PoolReads
 
 DATASET_FILES = ("corpus.jsonl", "queries.jsonl", "qrels.jsonl")
@@ -34,9 +35,9 @@ def make_pool(reads: PoolReads, artefacts: Artefacts, folder: Path) -> None:
                if doc not in dataset.qrels.get(query_id, {})]
         returned = sum(len(ranking[:reads.hook_k]) for ranking in result.rankings().values())
         holes[name] = round(len(top) / returned, 4) if returned else 0.0
-    write_json_atomic(folder / "pool.json", {"depth": pool.depth, "counts": pool.counts,
-                                             "ids": sum(len(row["doc_ids"]) for row in pool.rows),
-                                             "queries": len(pool.rows), "unjudged_share_at_hook_k": holes})
+    write_output(folder / "pool.json", PoolOutput(depth=pool.depth, counts=pool.counts,
+                                                  ids=sum(len(row["doc_ids"]) for row in pool.rows),
+                                                  queries=len(pool.rows), unjudged_share_at_hook_k=holes))
 
 
 def pool_command(reads: PoolReads, folder: Path) -> str:
@@ -47,16 +48,16 @@ def pool_command(reads: PoolReads, folder: Path) -> str:
 def make_judgments(reads: JudgmentsReads, artefacts: Artefacts, folder: Path) -> None:
     """The labels the study scores with: the user's qrels, then people's grades (`recall-kit label`'s
     files), then a model judge's grades of the pool, each only where nothing before it judged the pair."""
-    from recall_kit.study.labels import merge_labels, people_grades, read_people
+    from recall_kit.study.labels import merge_labels, people_grades
 
     evaluation = artefacts.path("evaluation-set")
     out = folder / "dataset"
     out.mkdir()
     for name in DATASET_FILES:
         shutil.copyfile(evaluation / name, out / name)
-    people = read_people([Path(path) for path in reads.people])
+    people, sensitive = screen_people([Path(path) for path in reads.people], evaluation)
     layers = [people_grades(people)] if people else []
-    info: dict[str, Any] = {"source": "qrels", "pooled_labels": 0}
+    info = JudgmentsOutput(source="qrels", pooled_labels=0)
     if reads.judge != "qrels":
         from recall_kit.curate.judge import build_judge, read_qrels_file
 
@@ -66,19 +67,43 @@ def make_judgments(reads: JudgmentsReads, artefacts: Artefacts, folder: Path) ->
         context = _judging_context(learning, artefacts, layers[0] if people else {}) if learning else None
         _judge_pool(reads, artefacts, judge, grades_path, folder, context)
         layers.append(read_qrels_file(grades_path) if grades_path.exists() else {})
-        info = {"source": reads.judge, "pooled_labels": 0, "provenance": judge.provenance()}
+        info = JudgmentsOutput(source=reads.judge, pooled_labels=0, provenance=dict(judge.provenance()))
         if learning is not None and context is not None:  # cross-fitted: its grades of the labelled pairs are out of fold
             from recall_kit.curate.evidence import measured_on_labels
 
             measured = measured_on_labels(judge, context, learning.resamples, learning.seed)
-            info["judge_measured"] = measured.to_dict() if measured is not None else None
+            info.judge_measured = measured.to_dict() if measured is not None else None
     if layers:
         merged, added = merge_labels(read_rows(evaluation / "qrels.jsonl"), *layers)
         write_jsonl_atomic(out / "qrels.jsonl", merged)
-        info["pooled_labels"] = sum(added)
+        info.pooled_labels = sum(added)
         if people:
-            info["people"] = {"assessors": sorted(people), "added": added[0]}
-    write_json_atomic(folder / "judgments.json", info)
+            info.people = PeopleAdded(assessors=sorted(people), added=added[0], sensitive_dropped=sensitive)
+    write_output(folder / "judgments.json", info)
+
+
+def screen_people(paths: list[Path], evaluation: Path) -> tuple[dict[str, dict[str, dict[str, int]]], dict[str, int]]:
+    """People's grades (assessor -> query -> id -> grade), each id checked against the evaluation set
+    (`screen_grades`): a grade of a memory the corpus step dropped as sensitive is dropped and counted
+    per file (the document says how many, from whose file); an id the corpus does not hold is
+    refused, naming the person's file and line (not the study's own merged qrels.jsonl)."""
+    from recall_kit.curate.assessor import screen_grades
+    from recall_kit.dataset import SENSITIVE_IDS_FILE
+    from recall_kit.study.labels import read_people
+
+    rows = read_rows(evaluation / "corpus.jsonl")
+    known = {str(row.get("id")) for row in rows} | {str(row["parent_id"]) for row in rows if row.get("parent_id")}
+    listed = evaluation / SENSITIVE_IDS_FILE
+    sensitive = set(listed.read_text(encoding="utf-8").split()) if listed.is_file() else set()
+    people: dict[str, dict[str, dict[str, int]]] = {}
+    dropped: dict[str, int] = {}
+    for path in paths:
+        for assessor, grades in read_people([path]).items():
+            gone = screen_grades(path, grades, known, sensitive)
+            if gone:
+                dropped[path.name] = dropped.get(path.name, 0) + gone
+            people[assessor] = grades
+    return people, dropped
 
 
 def _judging_context(learning: LearningReads, artefacts: Artefacts, people: Mapping[str, Mapping[str, int]]) -> Any:
@@ -113,7 +138,7 @@ def _judge_pool(reads: JudgmentsReads, artefacts: Artefacts, judge: Any, grades_
 
 
 def make_agreement(reads: AgreementReads, artefacts: Artefacts, folder: Path) -> None:
-    write_json_atomic(folder / "agreement.json", measure_agreement(reads, artefacts))
+    write_output(folder / "agreement.json", measure_agreement(reads, artefacts))
 
 
 def agreement_command(reads: AgreementReads, folder: Path) -> str | None:
@@ -135,7 +160,7 @@ def agreement_against(reads: AgreementReads, artefacts: Artefacts) -> Path:
     return artefacts.path("judgments") / "model-grades.jsonl"
 
 
-def measure_agreement(reads: AgreementReads, artefacts: Artefacts) -> dict[str, Any]:
+def measure_agreement(reads: AgreementReads, artefacts: Artefacts) -> AgreementOutput:
     """The agreement step: a second judge's grades (`[judging] agreement`, qrels JSONL as `recall-kit
     judge` writes) against the labels the study used (a model judge's grades, or the user's own qrels):
     Cohen's kappa on the pairs both graded, as `recall-kit agreement` computes it."""
@@ -144,33 +169,33 @@ def measure_agreement(reads: AgreementReads, artefacts: Artefacts) -> dict[str, 
     if people is not None and (reads.agreement is None or not Path(reads.agreement).is_file()):
         if reads.judge != "qrels" and people["against_model"]:
             first = people["against_model"][0]
-            return {"measured": True, "against": f"{against}, by {first['assessor']}", "kappa": first["kappa"],
-                    "n": first["n"], "kappa_ci": first["interval"], "people": people}
+            return AgreementOutput(measured=True, against=f"{against}, by {first['assessor']}", kappa=first["kappa"],
+                                   n=first["n"], kappa_ci=first["interval"], people=people)
         found = [p for p in people["between"] + (people["against_qrels"] if reads.judge == "qrels" else [])
                  if p["kappa"] is not None]
         if found:  # the lowest kappa decides whether the verdicts are provisional
             low = min(found, key=lambda p: p["kappa"])
             where = (f"{against}, by {low['assessor']}" if "assessor" in low
                      else f"between assessors {low['a']} and {low['b']}")
-            return {"measured": True, "against": where + " (the lowest of the people's kappas)",
-                    "kappa": low["kappa"], "n": low["n"], "kappa_ci": low["interval"], "people": people}
-    if people is not None and (reads.agreement is None or not Path(reads.agreement).is_file()):
-        return {"measured": False, "people": people,
-                "why": f"people's grades joined ({', '.join(people['assessors'])}), but no kappa is defined on the "
-                       "pairs they share with each other or with the qrels (too few, or graded all alike)"}
+            return AgreementOutput(measured=True, against=where + " (the lowest of the people's kappas)",
+                                   kappa=low["kappa"], n=low["n"], kappa_ci=low["interval"], people=people)
+        return AgreementOutput(measured=False, people=people, why=(
+            f"people's grades joined ({', '.join(people['assessors'])}), but no kappa is defined on the pairs they "
+            "share with each other or with the qrels (too few, or graded all alike)"))
     if reads.agreement is None or not Path(reads.agreement).is_file():
         why = ("the labels come from one judge (the user's qrels) and [judging] agreement names no second one"
                if reads.judge == "qrels" else
                "the model judge's grades were never compared with a person's ([judging] agreement names none)")
-        return {"measured": False, "why": why, **({"people": people} if people is not None else {})}
+        return AgreementOutput(measured=False, why=why, people=people)
     from recall_kit.curate.agreement import agreement_files
 
     try:
         measured = agreement_files(reads.agreement, agreement_against(reads, artefacts), seed=reads.seed)
     except DatasetError as error:
-        return {"measured": False, "why": str(error).replace(str(artefacts.folder) + "/", "")}
-    return {"measured": True, "against": against, **measured.to_dict(),
-            **({"people": people} if people is not None else {})}
+        return AgreementOutput(measured=False, why=str(error).replace(str(artefacts.folder) + "/", ""))
+    detail = measured.to_dict()
+    return AgreementOutput(measured=True, against=against, kappa=detail["kappa"], n=detail["n"],
+                           kappa_ci=detail["kappa_ci"], people=people, detail=detail)
 
 
 def _people_agreement(reads: AgreementReads, artefacts: Artefacts) -> dict[str, Any] | None:

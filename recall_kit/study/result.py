@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,14 +47,22 @@ class HeadToHead:
     wins: int = 0
     ties: int = 0
     losses: int = 0
+    #: How many rows Holm's correction ran over in this row's family (0: not kept, an older study.json).
+    family_rows: int = 0
 
     @classmethod
-    def of(cls, row: ComparisonRow) -> HeadToHead:
-        """The study's copy of a comparison's row."""
+    def of(cls, row: ComparisonRow, rows: Sequence[ComparisonRow]) -> HeadToHead:
+        """The study's copy of a comparison's row; `rows`: every row of its comparison (the family's size)."""
         return cls(system=row.system, metric=row.metric, scope=row.scope, n=row.n, baseline=row.baseline,
                    value=row.value, delta=row.delta, ci_low=row.ci_low, ci_high=row.ci_high, p_value=row.p_value,
                    p_holm=row.p_holm, significant=row.significant, family=row.family, wins=row.wins,
-                   ties=row.ties, losses=row.losses)
+                   ties=row.ties, losses=row.losses, family_rows=sum(1 for r in rows if r.family == row.family))
+
+    def holm(self) -> str:
+        """"Holm p 0.0160 among 8 primary rows": the adjusted p with its family, as a reader meets it."""
+        from recall_kit.decide.compare_report import holm_among
+
+        return holm_among(self.p_holm, self.family_rows, self.family)
 
 
 @dataclass
@@ -156,6 +164,11 @@ class LabelsSummary:
     judge_kappa: float | None = None
     judge_kappa_ci: tuple[float, float] | None = None
     judge_pairs: int = 0
+    #: Labels naming a memory the corpus step dropped as sensitive, dropped in turn: the file that
+    #: held them (the user's qrels, a person's grades) -> how many.
+    sensitive_dropped: dict[str, int] = field(default_factory=dict)
+    #: Queries the user's qrels left without labels by that, dropped with them.
+    sensitive_queries_dropped: int = 0
 
 
 @dataclass

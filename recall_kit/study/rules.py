@@ -59,7 +59,7 @@ def _row(row: HeadToHead) -> str:
     if at_ceiling(row):
         return f"{row.metric}: cannot show a difference (both at the ceiling, 1.0000; n {row.n})"
     return (f"{row.metric} {row.delta:+.4f} [{row.ci_low:+.4f}, {row.ci_high:+.4f}], "
-            f"Holm p {row.p_holm:.4f}, n {row.n}")
+            f"{row.holm()}, n {row.n}")
 
 
 def verdict_subject(study: StudyResult) -> str | None:
@@ -184,7 +184,7 @@ def _pair_rows(study: StudyResult, best: str, other: str, simpler: SavedComparis
                 for r in study.head_to_head if r.system == best and r.scope == "overall"]
     if simpler is None:
         return []
-    return [HeadToHead.of(r) for r in simpler.decision_rows("overall")
+    return [HeadToHead.of(r, simpler.rows) for r in simpler.decision_rows("overall")
             if r.system == other and r.metric in study.decision_metrics]
 
 

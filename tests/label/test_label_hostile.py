@@ -279,3 +279,48 @@ def test_a_grade_of_a_pair_the_page_never_shows_is_refused(pool: Path) -> None:
     finally:
         session.close()
     assert AssessorFile.open(pool.with_name("alice.jsonl"), "alice").grades == {"exact_001": {"11": 1}}
+
+
+# -- ids the dataset does not hold ---------------------------------------------------------------
+
+
+def _grades_file(tmp_path: Path, assessor: str, relevance: dict[str, int]) -> Path:
+    """`assessor`'s grades: exact_001 on line 1, exact_002 graded with `relevance` on line 2."""
+    path = tmp_path / f"{assessor}.jsonl"
+    rows = [{"query_id": "exact_001", "assessor": assessor, "relevance": {"10": 1}},
+            {"query_id": "exact_002", "assessor": assessor, "relevance": relevance}]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+def test_a_grades_file_naming_an_unknown_id_is_refused_naming_its_line(tmp_path: Path, pool: Path) -> None:
+    """Issue 60: a grades file with unknown ids loaded silently; the study refuses it (naming the
+    person's file and line), and so does the label page."""
+    out = _grades_file(tmp_path, "alice", {"12": 1, "no-such-memory": 2})
+    with pytest.raises(DatasetError, match=r"alice.jsonl:2: id 'no-such-memory' \(query 'exact_002'\) is not in "
+                                           "the dataset's corpus"):
+        open_session(None, "alice", out=out, pool=pool, dataset=EXAMPLE)
+    _grades_file(tmp_path, "alice", {"12": 1})  # the grade removed, the file opens: the lock was released
+    open_session(None, "alice", out=out, pool=pool, dataset=EXAMPLE).close()
+
+
+def test_grades_of_sensitive_memories_are_left_out_and_said_once(tmp_path: Path, pool: Path) -> None:
+    """Memories 152 and 237 are sensitive in the example store: the session leaves their grades out of
+    what it reads and says so in one line (the assessor's own file is kept as it is)."""
+    from recall_kit.dataset import load_dataset
+    from recall_kit.label.session import Material, other_assessors
+
+    out = _grades_file(tmp_path, "alice", {"12": 1, "152": 2})
+    session = open_session(None, "alice", out=out, pool=pool, dataset=EXAMPLE)
+    try:
+        assert session.material.dropped_line() == ("label: 1 grade(s) of memories dropped as sensitive left out "
+                                                   "(1 in alice.jsonl); the study drops them too.")
+        assert '"152": 2' in out.read_text()
+    finally:
+        session.close()
+    labels = tmp_path / "labels"
+    labels.mkdir()
+    _grades_file(labels, "bob", {"12": 1, "152": 2, "237": 0})
+    material = Material(dataset=load_dataset(EXAMPLE), folder=tmp_path)
+    assert other_assessors(labels, "alice", material) == {"bob": {"exact_001": {"10": 1}, "exact_002": {"12": 1}}}
+    assert material.sensitive_dropped == {"bob.jsonl": 2}

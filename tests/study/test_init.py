@@ -322,8 +322,12 @@ def test_labels_of_sensitive_memories_are_dropped_and_counted(tmp_path: Path, ca
     with plugins("recall-kit-fts5", "recall-kit-bm25"):
         run_study(tmp_path / "study.toml")
     evaluation = tmp_path / "out" / "steps" / "evaluation-set"
-    assert json.loads((evaluation / "sensitive.json").read_text()) == {"labels_dropped": 2, "queries_dropped": 1}
+    assert json.loads((evaluation / "sensitive.json").read_text()) == {"labels_dropped": 2, "queries_dropped": 1,
+                                                                       "file": "qrels.jsonl"}
     assert "2 judgment(s) dropped because their memory is sensitive" in capfd.readouterr().err
+    # the document says it too (issue 60: "n=119 unexplained"), and from whose file
+    assert ("2 labels naming sensitive memories dropped (2 from qrels.jsonl), 1 query left without labels "
+            "dropped with them") in (tmp_path / "out" / "study.md").read_text()
     judged = (evaluation / "qrels.jsonl").read_text()
     assert all(f"{doc}" not in json.dumps([json.loads(line).get("relevant_ids") for line in judged.splitlines()])
                for doc in sensitive[:2])

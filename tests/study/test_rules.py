@@ -31,7 +31,8 @@ def _compared(system: str, baseline: str, metric: str, delta: float, significant
 
 def _row(system: str, baseline: str, metric: str, delta: float, significant: bool) -> HeadToHead:
     """The study's copy of `_compared`'s row."""
-    return HeadToHead.of(_compared(system, baseline, metric, delta, significant))
+    row = _compared(system, baseline, metric, delta, significant)
+    return HeadToHead.of(row, [row])
 
 
 def study_of(lexical: tuple[float, float], hybrid: tuple[float, float],
@@ -208,3 +209,26 @@ def test_the_verdicts_are_about_the_recommended_system_and_say_whether_the_holes
     adopt = next(line for line in lines if line.startswith("Adopt: "))
     assert adopt.startswith("Adopt: lexical against fts5")
     assert adopt.endswith("Unjudged pairs: recall@5 cannot flip; mrr@5 can flip.")
+
+
+def test_every_p_value_the_document_prints_names_the_size_of_its_family() -> None:
+    """Issue 63: "Holm p 0.0040" alone cannot be told from the same pair's p in another family; the
+    verdict, the ablation notes and every "p (Holm)" column name how many rows Holm ran over."""
+    import re
+
+    from recall_kit.study.document import render_markdown
+
+    study, simpler = study_of((-0.01, 0.01), (-0.05, -0.05), significant=(False, False))
+    compared = [_compared(name, "fts5", m, 0.25, True) for name in ("lexical", "hybrid-graph")
+                for m in ("recall@5", "mrr@5")]
+    study.head_to_head = [HeadToHead.of(row, compared) for row in compared]
+    study.strata = []
+    study.recommendation = rules.recommend_simplest(study, simpler)
+    study.verdicts = rules.recommend(study)
+    assert "recall@5 +0.2500 [+0.2200, +0.2800], Holm p 0.0040 among 4 primary rows, n 200" in study.verdicts[0].because
+    document = render_markdown(study)
+    assert "p (Holm): adjusted among 4 primary rows" in document.split("## Head-to-head")[1]
+    simplest = document.split("## Simplest adequate system")[1].split("## ")[0]
+    assert "p (Holm): adjusted among 4 primary rows" in simplest
+    printed = re.findall(r"Holm p [0-9.e-]+ ?[a-z]*", document)
+    assert printed and all(p.endswith(" among") for p in printed), printed

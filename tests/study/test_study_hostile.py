@@ -99,3 +99,37 @@ def test_a_sweep_grid_that_cannot_run_is_refused_up_front(tmp_path: Path, sweep:
     path = tmp_path / "study.toml"
     path.write_text(study_text() + "\n" + sweep + "\n")
     assert said in refused(path)
+
+
+def _labelled(tmp_path: Path, done_study: Path, relevance: dict[str, int]) -> Path:
+    """A copy of the done study with alice's grades file (as `recall-kit label` writes it):
+    exact_002 graded on line 2 with `relevance`."""
+    folder = tmp_path / "study"
+    shutil.copytree(done_study.parent, folder, symlinks=True)
+    labels = folder / "out" / "labels"
+    labels.mkdir(exist_ok=True)
+    rows = [{"query_id": "exact_001", "assessor": "alice", "relevance": {"275": 1}},
+            {"query_id": "exact_002", "assessor": "alice", "relevance": relevance}]
+    (labels / "alice.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return folder / "study.toml"
+
+
+def test_a_persons_grade_of_a_sensitive_memory_is_dropped_and_the_document_says_from_whose_file(
+        tmp_path: Path, done_study: Path) -> None:
+    """Issue 60: labels naming sensitive memories were dropped and counted, but the document never
+    said so. Memory 152 is one of the example store's three sensitive rows."""
+    path = _labelled(tmp_path, done_study, {"75": 1, "152": 2})
+    with plugins("recall-kit-fts5", "recall-kit-bm25"):
+        study, _ = run_study(path)
+    assert study.labels.sensitive_dropped == {"alice.jsonl": 1}
+    markdown = (path.parent / "out" / "study.md").read_text()
+    assert "1 label naming sensitive memories dropped (1 from alice.jsonl)" in markdown
+
+
+def test_a_persons_grade_of_an_unknown_id_names_their_file_and_line(tmp_path: Path, done_study: Path) -> None:
+    """Issue 60: it failed naming the study's own merged `qrels.jsonl:1`, not the person's file."""
+    path = _labelled(tmp_path, done_study, {"75": 1, "no-such-memory": 2})
+    outcome = invoke_cli(["study", "run", str(path)])
+    assert outcome.exit_code == 2
+    assert "alice.jsonl:2: id 'no-such-memory' (query 'exact_002') is not in the study's corpus" in outcome.output
+    assert "qrels.jsonl" not in outcome.output
