@@ -149,8 +149,10 @@ def interval_line(study: Any) -> str | None:
            f"about {need.plan.labels:,} labels ({need.plan.queries} queries of the seeded sample)")
     goal = ("narrow enough to tell the delta as scored from 0, if it holds" if need.plan_target == "zero"
             else "as narrow as the printed one")
-    return (f"These intervals assume every unjudged hit is not relevant ({need.open} of {need.n}"
-            f" queries have a hole that can move their {need.metric} delta). A prediction-powered interval "
+    assumed = ("every unjudged hit is not relevant" if predictor == NO_JUDGE else
+               f"{predictor}'s grades of the unjudged hits are right")
+    return (f"These intervals assume {assumed} ({need.open} of {need.n} queries have a hole in the"
+            f" store's own labels that can move their {need.metric} delta). A prediction-powered interval "
             f"that does not, {goal} (width {need.plan.width:.3f}), needs {how} (ppi-python's power "
             f"analysis; `recall-kit label` offers the sample first).")
 
