@@ -7,9 +7,12 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from recall_kit.errors import SpecError
+
+if TYPE_CHECKING:
+    from recall_kit.measure.systems.system import SystemSpec
 
 #: The store kinds `[store]` may name, and the keys each one takes.
 STORE_KEYS = {
@@ -61,7 +64,7 @@ class SystemConfig:
     def legs(self) -> list[str]:
         return [leg for leg in self.retriever.split("+") if leg]
 
-    def spec(self) -> Any:
+    def spec(self) -> SystemSpec:
         from recall_kit.measure.systems.system import SystemSpec
 
         return SystemSpec(retriever=self.retriever, fusions=list(self.fusions), weights=dict(self.weights),

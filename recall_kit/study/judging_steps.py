@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from recall_kit.errors import DatasetError
 from recall_kit.fileio import write_json_atomic, write_jsonl_atomic
 from recall_kit.study.dataset_steps import read_rows
 from recall_kit.study.declare import Artefacts
 from recall_kit.study.reads import AgreementReads, JudgmentsReads, PoolReads
+
+if TYPE_CHECKING:
+    from recall_kit.types import RelevanceJudge
 
 DATASET_FILES = ("corpus.jsonl", "queries.jsonl", "qrels.jsonl")
 
@@ -46,7 +49,7 @@ def pool_command(reads: PoolReads, folder: Path) -> str:
 def make_judgments(reads: JudgmentsReads, artefacts: Artefacts, folder: Path) -> None:
     """The labels the study scores with: the user's qrels, then people's grades (`recall-kit label`'s
     files), then a model judge's grades of the pool, each only where nothing before it judged the pair."""
-    from recall_kit.study.labels import merge_labels, people_grades, read_people
+    from recall_kit.study.people import merge_labels, people_grades, read_people
 
     evaluation = artefacts.path("evaluation-set")
     out = folder / "dataset"
@@ -73,7 +76,7 @@ def make_judgments(reads: JudgmentsReads, artefacts: Artefacts, folder: Path) ->
     write_json_atomic(folder / "judgments.json", info)
 
 
-def _judge_pool(reads: JudgmentsReads, artefacts: Artefacts, judge: Any, grades_path: Path, folder: Path) -> None:
+def _judge_pool(reads: JudgmentsReads, artefacts: Artefacts, judge: RelevanceJudge, grades_path: Path, folder: Path) -> None:
     """A model judge over the pool, or over `[judging] sample` pairs of it (study/sample.py)."""
     from recall_kit.curate.judge import judge_with
 
@@ -149,7 +152,7 @@ def measure_agreement(reads: AgreementReads, artefacts: Artefacts) -> dict[str, 
 
 def _people_agreement(reads: AgreementReads, artefacts: Artefacts) -> dict[str, Any] | None:
     """Kappa between the people who labelled, and of each against the model judge (None: nobody labelled)."""
-    from recall_kit.study.labels import people_agreement, read_people
+    from recall_kit.study.people import people_agreement, read_people
 
     people = read_people([Path(path) for path in reads.people])
     if not people:

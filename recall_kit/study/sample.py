@@ -8,11 +8,12 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from recall_kit.study.declare import Artefacts
     from recall_kit.study.reads import SampleReads
+    from recall_kit.types import RelevanceJudge
 
 #: Pairs judged before the first estimate, and per batch after it.
 FIRST_CALLS = 5
@@ -59,7 +60,7 @@ def stratified(pairs: Sequence[tuple[str, str]], stratum_of: dict[str, str], siz
     return [pair for pair in pairs if pair in chosen]
 
 
-def judge_sample(reads: SampleReads, artefacts: Artefacts, judge: Any, grades_path: Path, folder: Path) -> None:
+def judge_sample(reads: SampleReads, artefacts: Artefacts, judge: RelevanceJudge, grades_path: Path, folder: Path) -> None:
     """Grade `[judging] sample` ordered pairs with `judge`, in batches; sample.json says how many,
     how long each took and how long the rest should take, after every batch."""
     from recall_kit.curate.judge import judge_with
