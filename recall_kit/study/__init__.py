@@ -4,7 +4,7 @@
 the document; `study_status` says which steps are done, stale or missing. The pieces: config.py
 (study.toml), graph.py (fingerprints, the manifest), steps.py (the library calls), collect.py (the
 typed result from the artefacts), rules.py (the recommendation), threats.py (the detectors),
-document.py (markdown and HTML).
+people.py and bounds.py (people's labels, the bounds step), document.py (markdown and HTML).
 """
 
 from __future__ import annotations
