@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import re
 import tomllib
 from pathlib import Path
 
@@ -64,6 +65,24 @@ def test_every_index_line_is_needed_and_names_real_test_files():
         assert test_files, f"tests/index.toml: {pattern} names no test file"
         for test_file in test_files:
             assert (ROOT / test_file).is_file(), f"tests/index.toml: {pattern}: no file {test_file}"
+
+
+def dotted(module: str) -> str:
+    """`recall_kit/study/steps.py` -> `recall_kit.study.steps` (a package's `__init__.py`: the package)."""
+    return module.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+
+
+def test_study_and_label_modules_are_each_named_by_the_test_files_that_cover_them():
+    # A glob there would let a new study module in without a test; a file covering several modules
+    # names each (imports it or says its dotted name).
+    for pattern, test_files in index().items():
+        if not pattern.startswith(("recall_kit/study/", "recall_kit/label/")):
+            continue
+        assert not any(c in pattern for c in "*?["), f"tests/index.toml: {pattern}: name each study/label module"
+        for test_file in test_files:
+            text = (ROOT / test_file).read_text(encoding="utf-8")
+            assert re.search(rf"\b{re.escape(dotted(pattern))}(?!\.?\w)", text), (
+                f"tests/index.toml: {pattern} -> {test_file}, which does not name {dotted(pattern)}")
 
 
 def test_the_mirror_rule():

@@ -4,11 +4,14 @@
 # signatures at every start.
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from recall_kit.cli.style import ClickStyleGroup
+
+if TYPE_CHECKING:
+    from recall_kit.study.result import StudyResult
 
 study_app = typer.Typer(cls=ClickStyleGroup, help="Run a whole study: from a store to a decision document.",
                         no_args_is_help=True, rich_markup_mode=None)
@@ -94,10 +97,10 @@ def study_run(
     typer.echo(f"Document: {folder / 'study.md'} (also study.html, study.json)")
 
 
-def _bottom_line(result: object) -> list[str]:
+def _bottom_line(result: "StudyResult") -> list[str]:
     from recall_kit.study.document import bottom_line
 
-    return bottom_line(result)  # type: ignore[arg-type]
+    return bottom_line(result)
 
 
 @study_app.command("status")

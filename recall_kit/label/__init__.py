@@ -1,7 +1,9 @@
 """`recall-kit label`: a local page where a person grades the pairs that decide a study's verdicts.
 
-session.py holds what is labelled and in which order; server.py the page's small closed server;
-static/ the page itself. The assessor's file is recall_kit/curate/assessor.py's.
+session.py holds what is labelled; order.py the order the pairs are offered in; view.py what the
+page shows, as JSON; server.py the page's small closed server; static/ the page itself. The
+assessor's file is recall_kit/curate/assessor.py's; the study reads the labels through
+recall_kit/study/people.py.
 """
 
 from __future__ import annotations

@@ -135,7 +135,7 @@ def study_material(path: str | Path, assessor: str) -> Material:
 def other_assessors(folder: Path, assessor: str, material: Material) -> dict[str, Grades]:
     """The grades in FOLDER/*.jsonl of every assessor but `assessor` (each file its first row's
     assessor), screened as the study screens them (`Material.screen`)."""
-    from recall_kit.study.labels import read_people
+    from recall_kit.study.people import read_people
 
     if not folder.is_dir():
         return {}
@@ -175,7 +175,7 @@ def decision_holes(material: Material, qrels: Grades) -> Holes | None:
 
 def judged_by_others(base: Grades, others: dict[str, Grades]) -> Grades:
     """The grades already given before this assessor: the qrels', then other people's where the qrels say nothing."""
-    from recall_kit.study.labels import people_grades
+    from recall_kit.study.people import people_grades
 
     merged = {query: {doc: grade for doc, grade in docs.items() if grade >= 0} for query, docs in base.items()}
     for query, docs in people_grades(others).items():

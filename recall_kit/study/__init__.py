@@ -4,16 +4,20 @@
 the document; `study_status` says which steps are done, stale or missing. The pieces: config.py
 (study.toml), graph.py (fingerprints, the manifest), steps.py (the library calls), collect.py (the
 typed result from the artefacts), rules.py (the recommendation), threats.py (the detectors),
-document.py (markdown and HTML).
+people.py and bounds.py (people's labels, the bounds step), document.py (markdown and HTML).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from recall_kit.lazy import lazy_attributes
+
+if TYPE_CHECKING:
+    from recall_kit.study.graph import BuildLog, StepState, StudyGraph
+    from recall_kit.study.result import StudyResult
 
 _LAZY = {
     "init_study": "recall_kit.study.init",
@@ -24,7 +28,7 @@ _LAZY = {
 __getattr__ = lazy_attributes(__name__, _LAZY)
 
 
-def run_study(path: str | Path, log: Callable[[str], None] = lambda line: None) -> tuple[Any, Any]:
+def run_study(path: str | Path, log: Callable[[str], None] = lambda line: None) -> tuple[StudyResult, BuildLog]:
     """Run (or finish) the study of `path`: every step whose inputs changed, then the document.
 
     The study folder is checked first (new, empty or made by recall-kit for this study file; see
@@ -45,11 +49,11 @@ def run_study(path: str | Path, log: Callable[[str], None] = lambda line: None) 
         graph.claim(study_reference(config.folder, config.source))
         build = graph.run(log=log)
         _place_document(graph)
-    data = json.loads((graph.folder / "study.json").read_text(encoding="utf-8"))
-    return StudyResult.from_dict(data), build
+    path = graph.folder / "study.json"
+    return StudyResult.from_dict(json.loads(path.read_text(encoding="utf-8")), str(path)), build
 
 
-def _place_document(graph: Any) -> None:
+def _place_document(graph: StudyGraph) -> None:
     """The document beside the steps, where it is looked for; a link at its name is replaced, not followed."""
     from recall_kit.fileio import write_text_atomic
     from recall_kit.study.folder import DOCUMENT_FILES
@@ -61,7 +65,7 @@ def _place_document(graph: Any) -> None:
             write_text_atomic(target, text, follow_links=False)
 
 
-def study_status(path: str | Path) -> list[Any]:
+def study_status(path: str | Path) -> list[StepState]:
     """Each step of the study of `path`: done, stale (and why) or missing."""
     from recall_kit.study.config import load_study
     from recall_kit.study.steps import build_graph

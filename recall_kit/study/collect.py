@@ -14,8 +14,8 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from recall_kit.study.bounds import attach_bounds
 from recall_kit.study.intervals import attach_intervals
-from recall_kit.study.labels import attach_bounds
 from recall_kit.study.outputs import AgreementOutput, JudgmentsOutput, PoolOutput, read_output
 from recall_kit.study.result import (
     AblationSummary,

@@ -7,9 +7,12 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from recall_kit.errors import SpecError
+
+if TYPE_CHECKING:
+    from recall_kit.measure.systems.system import SystemSpec
 
 #: The store kinds `[store]` may name, and the keys each one takes.
 STORE_KEYS = {
@@ -61,7 +64,7 @@ class SystemConfig:
     def legs(self) -> list[str]:
         return [leg for leg in self.retriever.split("+") if leg]
 
-    def spec(self) -> Any:
+    def spec(self) -> SystemSpec:
         from recall_kit.measure.systems.system import SystemSpec
 
         return SystemSpec(retriever=self.retriever, fusions=list(self.fusions), weights=dict(self.weights),
@@ -283,24 +286,11 @@ def _production(path: Path, data: dict[str, Any]) -> dict[str, Any]:
 
 
 def load_study(path: str | Path) -> StudyConfig:
-    """Read and check `study.toml`; a mistake is one `SpecError` naming the file and the key."""
-    source = Path(path).resolve()
-    try:
-        data = tomllib.loads(source.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise SpecError(f"{path}: no such study file.") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-        raise SpecError(f"{path}: not valid TOML ({error}).") from None
-    for table in data:
-        if table not in _TABLES:
-            raise _fail(source, f"unknown table [{table}] (known: {', '.join(sorted(_TABLES))}).")
+    """Read and check `study.toml`; a mistake is one `SpecError` naming the file and the key (the
+    checks run in the file's order: [study], [[systems]], [evaluation_set], [judging], [sweep], ...)."""
+    source, data = _read_toml(path)
     study = _table(source, data, "study")
-    systems = [_system(source, index, entry) for index, entry in enumerate(data.get("systems") or [])]
-    if len(systems) < 2:
-        raise _fail(source, "a study compares at least two [[systems]] (the baseline and a candidate).")
-    names = [system.name for system in systems]
-    if len(set(names)) != len(names):
-        raise _fail(source, f"two [[systems]] share a name ({', '.join(sorted(n for n in names if names.count(n) > 1))}).")
+    systems = _systems(source, data)
     hook_k = _number(source, "[study] hook_k", study.get("hook_k", 5), 1)
     decision = _strings(source, "[study] decision_metrics",
                         study.get("decision_metrics", [f"recall@{hook_k}", f"mrr@{hook_k}"]))
@@ -317,37 +307,17 @@ def load_study(path: str | Path) -> StudyConfig:
                                               str)),
         store=_store(source, data),
         systems=systems,
-        baseline=_typed(source, "[study] baseline", study.get("baseline", names[0]), str),
+        baseline=_typed(source, "[study] baseline", study.get("baseline", systems[0].name), str),
         hook_k=hook_k,
         decision_metrics=decision,
         exploratory_metrics=_strings(source, "[study] exploratory_metrics", study.get("exploratory_metrics", [])),
         seed=_number(source, "[study] seed", study.get("seed", 0), 0),
         resamples=_number(source, "[study] resamples", study.get("resamples", 2000), 1),
         queries=queries,
-        qrels=_resolve(source.parent, evaluation["qrels"]) if "qrels" in evaluation else None,
-        exact=_number(source, "[evaluation_set] exact", evaluation.get("exact", 0), 0),
-        exact_options=_typed(source, "[evaluation_set] exact_options", evaluation.get("exact_options", {}), dict),
-        generate={str(name): _number(source, f"[evaluation_set] generate.{name}", count, 1)
-                  for name, count in _typed(source, "[evaluation_set] generate", evaluation.get("generate", {}),
-                                            dict).items()},
-        generate_options=_typed(source, "[evaluation_set] generate_options", evaluation.get("generate_options", {}),
-                                dict),
-        min_queries=_number(source, "[evaluation_set] min_queries", evaluation.get("min_queries", 50), 1),
-        pool_depth=_number(source, "[judging] pool_depth", judging.get("pool_depth", 10), 1),
-        judge=_typed(source, "[judging] judge", judging.get("judge", "qrels"), str),
-        judge_options=_typed(source, "[judging] options", judging.get("options", {}), dict),
-        agreement=_resolve(source.parent, judging["agreement"]) if judging.get("agreement") else None,
-        people=[str(_resolve(source.parent, p)) for p in _strings(source, "[judging] people", judging["people"])]
-        if "people" in judging else None,
-        sample=_number(source, "[judging] sample", judging.get("sample", 0), 0),
+        **_evaluation_set(source, evaluation),
+        **_judging(source, judging),
         ablation_system=_typed(source, "[ablation] system", _table(source, data, "ablation").get("system", ""), str),
-        sweep_system=_typed(source, "[sweep] system", sweep.get("system", ""), str),
-        sweep_grid=_strings(source, "[sweep] grid", sweep.get("grid", [])) if not isinstance(sweep.get("grid"), str)
-        else [sweep["grid"]],
-        sweep_holdout=None if sweep.get("holdout") in (None, 0) else _number(
-            source, "[sweep] holdout", sweep["holdout"], 0.0, integer=False),
-        sweep_guards=_strings(source, "[sweep] guards", sweep.get("guards", [])),
-        sweep_target=_typed(source, "[sweep] target", sweep.get("target", decision[0]), str),
+        **_sweep(source, sweep, decision[0]),
         production=_production(source, data),
         executor=_typed(source, "[study] executor", study.get("executor", "local"), str),
         executor_address=study.get("executor_address"),
@@ -359,6 +329,73 @@ def load_study(path: str | Path) -> StudyConfig:
     )
     _check_references(config)
     return config
+
+
+def _read_toml(path: str | Path) -> tuple[Path, dict[str, Any]]:
+    """The study file's resolved path and its tables, every table name known."""
+    source = Path(path).resolve()
+    try:
+        data = tomllib.loads(source.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SpecError(f"{path}: no such study file.") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise SpecError(f"{path}: not valid TOML ({error}).") from None
+    for table in data:
+        if table not in _TABLES:
+            raise _fail(source, f"unknown table [{table}] (known: {', '.join(sorted(_TABLES))}).")
+    return source, data
+
+
+def _systems(source: Path, data: dict[str, Any]) -> list[SystemConfig]:
+    """`[[systems]]`: at least two, each name once."""
+    systems = [_system(source, index, entry) for index, entry in enumerate(data.get("systems") or [])]
+    if len(systems) < 2:
+        raise _fail(source, "a study compares at least two [[systems]] (the baseline and a candidate).")
+    names = [system.name for system in systems]
+    if len(set(names)) != len(names):
+        raise _fail(source, f"two [[systems]] share a name ({', '.join(sorted(n for n in names if names.count(n) > 1))}).")
+    return systems
+
+
+def _evaluation_set(source: Path, evaluation: dict[str, Any]) -> dict[str, Any]:
+    """`[evaluation_set]`'s fields of the StudyConfig (its `queries` aside)."""
+    return {
+        "qrels": _resolve(source.parent, evaluation["qrels"]) if "qrels" in evaluation else None,
+        "exact": _number(source, "[evaluation_set] exact", evaluation.get("exact", 0), 0),
+        "exact_options": _typed(source, "[evaluation_set] exact_options", evaluation.get("exact_options", {}), dict),
+        "generate": {str(name): _number(source, f"[evaluation_set] generate.{name}", count, 1)
+                     for name, count in _typed(source, "[evaluation_set] generate", evaluation.get("generate", {}),
+                                               dict).items()},
+        "generate_options": _typed(source, "[evaluation_set] generate_options",
+                                   evaluation.get("generate_options", {}), dict),
+        "min_queries": _number(source, "[evaluation_set] min_queries", evaluation.get("min_queries", 50), 1),
+    }
+
+
+def _judging(source: Path, judging: dict[str, Any]) -> dict[str, Any]:
+    """`[judging]`'s fields of the StudyConfig (`min_kappa` and `scale` aside: checked last)."""
+    return {
+        "pool_depth": _number(source, "[judging] pool_depth", judging.get("pool_depth", 10), 1),
+        "judge": _typed(source, "[judging] judge", judging.get("judge", "qrels"), str),
+        "judge_options": _typed(source, "[judging] options", judging.get("options", {}), dict),
+        "agreement": _resolve(source.parent, judging["agreement"]) if judging.get("agreement") else None,
+        "people": [str(_resolve(source.parent, p)) for p in _strings(source, "[judging] people", judging["people"])]
+        if "people" in judging else None,
+        "sample": _number(source, "[judging] sample", judging.get("sample", 0), 0),
+    }
+
+
+def _sweep(source: Path, sweep: dict[str, Any], first_decision: str) -> dict[str, Any]:
+    """`[sweep]`'s fields of the StudyConfig (its target defaults to the first decision metric)."""
+    grid = sweep.get("grid", [])
+    return {
+        "sweep_system": _typed(source, "[sweep] system", sweep.get("system", ""), str),
+        "sweep_grid": [grid] if isinstance(grid, str) else _strings(source, "[sweep] grid", grid),
+        "sweep_holdout": None if sweep.get("holdout") in (None, 0) else _number(
+            source, "[sweep] holdout", sweep["holdout"], 0.0, integer=False),
+        "sweep_guards": _strings(source, "[sweep] guards", sweep.get("guards", [])),
+        "sweep_target": _typed(source, "[sweep] target", sweep.get("target", first_decision), str),
+    }
 
 
 def _scale(source: Path, value: Any) -> str:

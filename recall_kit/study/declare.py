@@ -84,4 +84,4 @@ class Rule(Generic[R]):
     def rebuild(self, values: dict[str, Any]) -> R:
         """The dataclass from its fingerprinted values (nested dataclasses included)."""
         fields = {f.name for f in dataclasses.fields(self.kind)}  # type: ignore[arg-type]
-        return from_json(self.kind, {key: value for key, value in values.items() if key in fields})  # type: ignore[no-any-return]
+        return from_json(self.kind, {key: value for key, value in values.items() if key in fields}, "the manifest")

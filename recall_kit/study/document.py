@@ -105,7 +105,7 @@ def methodology(study: StudyResult) -> list[tuple[str, str]]:
                                      + (f" ({agreement.against})" if agreement.against else "")
                                      + f"; verdicts are provisional below {agreement.threshold:g}"
                   if agreement.measured else f"not measured: {agreement.why}"))
-    from recall_kit.study.labels import people_line
+    from recall_kit.study.label_report import people_line
 
     people = people_line(study)
     if people:
@@ -240,7 +240,7 @@ def charts(study: StudyResult) -> list[Chart]:
 
 def study_report(study: StudyResult) -> Report:
     """The document as a `Report` (what the HTML page renders)."""
-    from recall_kit.study.labels import bounds_table
+    from recall_kit.study.label_report import bounds_table
 
     tables = [table for table in (simplest_table(study), verdict_table(study), bounds_table(study),
                                   intervals_table(study), head_to_head_table(study)) if table]
@@ -269,7 +269,7 @@ def render_markdown(study: StudyResult) -> str:
     parts += section(simplest_table(study)) + section(head_to_head_table(study))
     parts += section(ablation_table(study)) + section(sweep_table(study)) + section(cost_table(study))
     parts += section(verdict_table(study))
-    from recall_kit.study.labels import bounds_table
+    from recall_kit.study.label_report import bounds_table
 
     parts += section(bounds_table(study)) + section(intervals_table(study))
     parts += ["## Threats to validity", ""]

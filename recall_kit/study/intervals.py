@@ -17,13 +17,17 @@ from typing import TYPE_CHECKING, Any
 from recall_kit.study.reads import IntervalReads
 
 if TYPE_CHECKING:
+    from recall_kit.decide.holes import Contrast, Holes
+    from recall_kit.measure.result import BenchmarkResult
     from recall_kit.study.declare import Artefacts
+    from recall_kit.study.result import HoleInterval, StudyResult
+    from recall_kit.types import ReportTable
 
 FILE = "intervals.json"
 NO_JUDGE = "holes not relevant"
 
 
-def _challenger(reads: IntervalReads, results: dict[str, Any]) -> str:
+def _challenger(reads: IntervalReads, results: dict[str, BenchmarkResult]) -> str:
     """The study's challenger: the candidate with the best mean on the first decision metric."""
     candidates = reads.systems[1:]
     return max(candidates, key=lambda name: (results[name].mean(reads.decision[0]), -candidates.index(name)))
@@ -46,7 +50,7 @@ def make_intervals(reads: IntervalReads, graph: Artefacts, folder: Path) -> None
     from recall_kit.decide.holes import Holes, boundable, decision_contrasts
     from recall_kit.fileio import write_json_atomic
     from recall_kit.measure.result import load_result
-    from recall_kit.study.labels import people_grades, read_people
+    from recall_kit.study.people import people_grades, read_people
 
     metrics = boundable(reads.decision)
     if len(reads.systems) < 2 or not metrics:
@@ -70,7 +74,7 @@ def make_intervals(reads: IntervalReads, graph: Artefacts, folder: Path) -> None
                                       "pairs": [list(p) for p in pairs], "rows": rows})
 
 
-def _row(holes: Any, contrast: Any, sample: list[str], people: dict[str, dict[str, int]],
+def _row(holes: Holes, contrast: Contrast, sample: list[str], people: dict[str, dict[str, int]],
          predictions: dict[str, dict[str, float]], predictor: str, reads: IntervalReads) -> dict[str, Any]:
     """One decision row: its interval (None: too few labelled queries) and the labels one would need
     that tells the delta as scored from 0 (width twice the delta), or, when the scored delta's own
@@ -109,7 +113,7 @@ def sample_pairs(folder: str | Path) -> list[tuple[str, str]]:
 # -- what the document says -----------------------------------------------------------------------
 
 
-def attach_intervals(study: Any, graph: Artefacts) -> None:
+def attach_intervals(study: StudyResult, graph: Artefacts) -> None:
     """Put the intervals step's evidence on the study result (`study.intervals`)."""
     import json
 
@@ -119,29 +123,28 @@ def attach_intervals(study: Any, graph: Artefacts) -> None:
     if not path.is_file():
         return
     data = json.loads(path.read_text(encoding="utf-8"))
-    study.intervals = HoleIntervals.from_dict(data)
+    study.intervals = HoleIntervals.from_dict(data, str(path))
 
 
-def _overall(study: Any) -> list[Any]:
+def _overall(study: StudyResult) -> list[HoleInterval]:
     found = study.intervals
     return [] if found is None else [row for row in found.rows if row.scope == "overall"]
 
 
-def interval_line(study: Any) -> str | None:
+def interval_line(study: StudyResult) -> str | None:
     """The bottom line's sentence on the holes: the hole-aware interval of each overall decision row
     once people labelled enough of the sample, else what the printed intervals assume and how many
     labels would give one that does not. None when no row has a hole that can move it."""
-    rows = _overall(study)
-    if not rows or all(row.open == 0 for row in rows):
+    found, rows = study.intervals, _overall(study)
+    if found is None or not rows or all(row.open == 0 for row in rows):
         return None
-    predictor = study.intervals.predictor
-    labelled = [row for row in rows if row.interval is not None]
+    predictor = found.predictor
+    labelled = [(row.metric, row.interval) for row in rows if row.interval is not None]
     if labelled:
-        first = labelled[0].interval
-        parts = [f"{row.metric} {row.interval.delta:+.4f} [{row.interval.low:+.4f}, {row.interval.high:+.4f}]"
-                 + (" (includes 0)" if row.interval.low <= 0 <= row.interval.high else "")
-                 for row in labelled]
-        return (f"Hole-aware interval ({study.intervals.challenger} against {study.baseline}, prediction-powered: "
+        first = labelled[0][1]
+        parts = [f"{metric} {iv.delta:+.4f} [{iv.low:+.4f}, {iv.high:+.4f}]" + (" (includes 0)" if iv.low <= 0 <= iv.high else "")
+                 for metric, iv in labelled]
+        return (f"Hole-aware interval ({found.challenger} against {study.baseline}, prediction-powered: "
                 f"people's labels on {first.labelled} of the {first.open} open queries drawn at random, "
                 f"{first.labels} labels; predictor: {predictor}): " + "; ".join(parts) + ".")
     need = max(rows, key=lambda row: row.plan.labels)
@@ -157,7 +160,7 @@ def interval_line(study: Any) -> str | None:
             f"analysis; `recall-kit label` offers the sample first).")
 
 
-def intervals_table(study: Any) -> Any:
+def intervals_table(study: StudyResult) -> ReportTable | None:
     """The document's table: each of the challenger's decision rows with its hole-aware interval."""
     from recall_kit.decide.ppi import MIN_LABELLED
     from recall_kit.types import ReportTable

@@ -7,7 +7,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from recall_kit.errors import DatasetError
 from recall_kit.fileio import write_jsonl_atomic
@@ -15,6 +15,9 @@ from recall_kit.study.dataset_steps import read_rows
 from recall_kit.study.declare import Artefacts
 from recall_kit.study.outputs import AgreementOutput, JudgmentsOutput, PeopleAdded, PoolOutput, write_output
 from recall_kit.study.reads import AgreementReads, JudgmentsReads, LearningReads, PoolReads
+
+if TYPE_CHECKING:
+    from recall_kit.types import RelevanceJudge
 
 DATASET_FILES = ("corpus.jsonl", "queries.jsonl", "qrels.jsonl")
 
@@ -48,7 +51,7 @@ def pool_command(reads: PoolReads, folder: Path) -> str:
 def make_judgments(reads: JudgmentsReads, artefacts: Artefacts, folder: Path) -> None:
     """The labels the study scores with: the user's qrels, then people's grades (`recall-kit label`'s
     files), then a model judge's grades of the pool, each only where nothing before it judged the pair."""
-    from recall_kit.study.labels import merge_labels, people_grades
+    from recall_kit.study.people import merge_labels, people_grades
 
     evaluation = artefacts.path("evaluation-set")
     out = folder / "dataset"
@@ -89,7 +92,7 @@ def screen_people(paths: list[Path], evaluation: Path) -> tuple[dict[str, dict[s
     refused, naming the person's file and line (not the study's own merged qrels.jsonl)."""
     from recall_kit.curate.assessor import screen_grades
     from recall_kit.dataset import SENSITIVE_IDS_FILE
-    from recall_kit.study.labels import read_people
+    from recall_kit.study.people import read_people
 
     rows = read_rows(evaluation / "corpus.jsonl")
     known = {str(row.get("id")) for row in rows} | {str(row["parent_id"]) for row in rows if row.get("parent_id")}
@@ -123,7 +126,7 @@ def _judging_context(learning: LearningReads, artefacts: Artefacts, people: Mapp
     return judging_context(dataset, named, complete_labels(labels, pair_evidence(named)), learning.seed)
 
 
-def _judge_pool(reads: JudgmentsReads, artefacts: Artefacts, judge: Any, grades_path: Path, folder: Path,
+def _judge_pool(reads: JudgmentsReads, artefacts: Artefacts, judge: RelevanceJudge, grades_path: Path, folder: Path,
                 context: Any = None) -> None:
     """A model judge over the pool, or over `[judging] sample` pairs of it (study/sample.py)."""
     from recall_kit.curate.judge import judge_with
@@ -200,7 +203,7 @@ def measure_agreement(reads: AgreementReads, artefacts: Artefacts) -> AgreementO
 
 def _people_agreement(reads: AgreementReads, artefacts: Artefacts) -> dict[str, Any] | None:
     """Kappa between the people who labelled, and of each against the model judge (None: nobody labelled)."""
-    from recall_kit.study.labels import people_agreement, read_people
+    from recall_kit.study.people import people_agreement, read_people
 
     people = read_people([Path(path) for path in reads.people])
     if not people:

@@ -71,7 +71,7 @@ class AgreementOutput:
     kappa_ci: list[float] | None = None
     #: Why it was not measured.
     why: str | None = None
-    #: People's agreement, between them and with the judge or the qrels (study/labels.py `people_agreement`).
+    #: People's agreement, between them and with the judge or the qrels (study/people.py `people_agreement`).
     people: dict[str, Any] | None = None
     #: `recall-kit agreement`'s whole result, when `[judging] agreement` names a grades file.
     detail: dict[str, Any] | None = None

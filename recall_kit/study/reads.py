@@ -15,11 +15,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from recall_kit.errors import SpecError
+from recall_kit.study.bounds import BoundsReads
 from recall_kit.study.config import StudyConfig, SystemConfig
 from recall_kit.study.graph import file_hash
-from recall_kit.study.labels import BoundsReads, people_files
+from recall_kit.study.people import people_files
 
 if TYPE_CHECKING:
+    from recall_kit.measure.systems.system import SystemSpec
     from recall_kit.study.declare import Artefacts
 
 
@@ -46,7 +48,7 @@ class SystemReads:
         return cls(system.name, system.retriever, list(system.fusions), dict(system.weights),
                    dict(system.options), str(system.config) if system.config else None, list(system.overrides))
 
-    def spec(self) -> Any:
+    def spec(self) -> SystemSpec:
         """The `SystemSpec` that builds it (as `SystemConfig.spec`)."""
         return SystemConfig(self.name, self.retriever, list(self.fusions), dict(self.weights),
                             dict(self.options)).spec()

@@ -11,15 +11,17 @@ import types
 import typing
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from recall_kit.decide.holes import PairedBounds
 from recall_kit.decide.ppi import Interval, LabelPlan
+from recall_kit.errors import ResultFileError
 
 if typing.TYPE_CHECKING:
     from recall_kit.decide.compare import ComparisonRow
 
 SCHEMA = "recall-kit/study/2"
+
+_T = typing.TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -284,23 +286,59 @@ class HoleIntervals:
     rows: list[HoleInterval] = field(default_factory=list)
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, object]) -> HoleIntervals:
-        """The intervals step's intervals.json (or study.json's `intervals`) read back."""
-        return from_json(cls, data)  # type: ignore[no-any-return]
+    def from_dict(cls, data: Mapping[str, object], source: str = "study.json") -> HoleIntervals:
+        """The intervals step's intervals.json (or study.json's `intervals`) read back: its `pairs` (the
+        label page's) left out, no challenger where the step had no contrast to draw."""
+        return from_json(cls, {"challenger": None, **{k: v for k, v in data.items() if k != "pairs"}}, source)
+
+
+@dataclass
+class KappaBetween:
+    """Cohen's kappa (relevance binary) between two assessors on the pairs both graded."""
+
+    a: str
+    b: str
+    #: None when one side grades every shared pair alike (then `why` says so).
+    kappa: float | None
+    n: int
+    interval: list[float] | None
+    agreed: int | None = None
+    why: str | None = None
+
+
+@dataclass
+class KappaAgainst:
+    """Cohen's kappa (relevance binary) of one assessor against other labels (a model judge's, the
+    user's qrels) on the pairs both graded."""
+
+    assessor: str
+    kappa: float | None
+    n: int
+    interval: list[float] | None
+    agreed: int | None = None
+    why: str | None = None
 
 
 @dataclass
 class PeopleSummary:
     """People's labels: grades per assessor, how many joined the judged set, and Cohen's kappa between
-    every two assessors, of each against a model judge and of each against the user's qrels (each
-    {..., "kappa", "n", "interval"})."""
+    every two assessors, of each against a model judge and of each against the user's qrels."""
 
     assessors: dict[str, int]
     added: int | None = None
-    between: list[dict[str, Any]] = field(default_factory=list)
-    against_model: list[dict[str, Any]] = field(default_factory=list)
+    between: list[KappaBetween] = field(default_factory=list)
+    against_model: list[KappaAgainst] = field(default_factory=list)
     #: Each assessor against the user's qrels, on the judged pairs the label page mixed in.
-    against_qrels: list[dict[str, Any]] = field(default_factory=list)
+    against_qrels: list[KappaAgainst] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, object]:
+        """As study.json holds it: a kappa row's `why` only where kappa is undefined."""
+        def row(kappa: KappaBetween | KappaAgainst) -> dict[str, object]:
+            return {k: v for k, v in dataclasses.asdict(kappa).items() if k != "why" or v is not None}
+
+        return {"assessors": self.assessors, "added": self.added, "between": [row(p) for p in self.between],
+                "against_model": [row(p) for p in self.against_model],
+                "against_qrels": [row(p) for p in self.against_qrels]}
 
 
 @dataclass
@@ -416,28 +454,48 @@ class StudyResult:
         return max(others, key=lambda s: s.means.get("overall", {}).get(metric, float("-inf"))).name
 
     def to_dict(self) -> dict[str, object]:
-        return {"schema": SCHEMA, **dataclasses.asdict(self)}
+        data = dataclasses.asdict(self)
+        data["people"] = None if self.people is None else self.people.to_dict()
+        return {"schema": SCHEMA, **data}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, object]) -> StudyResult:
-        return from_json(cls, {key: value for key, value in data.items() if key != "schema"})
+    def from_dict(cls, data: Mapping[str, object], source: str = "study.json") -> StudyResult:
+        """study.json read back; a key it does not declare is one error naming the key (`from_json`)."""
+        return from_json(cls, {key: value for key, value in data.items() if key != "schema"}, source)
 
 
-def from_json(kind: Any, value: Any) -> Any:  # (JSON in, any dataclass out)
-    """`value` (JSON) as `kind`: dataclasses field by field, lists, dicts and optionals inside."""
+def from_json(kind: type[_T], value: Mapping[str, object], source: str = "study.json") -> _T:
+    """`value` (JSON) as the dataclass `kind`, field by field (lists, dicts and optionals inside). A key
+    no field declares, or a required field missing, is one `ResultFileError` naming the file and the key."""
+    return typing.cast(_T, _read(kind, value, source, kind.__name__))
+
+
+def _read(kind: object, value: object, source: str, where: str) -> object:
+    """One value as `kind` (`where`: its path in the document, for the error)."""
     origin = typing.get_origin(kind)
     if value is None:
         return None
     if origin in (typing.Union, types.UnionType):
-        return from_json(next(arg for arg in typing.get_args(kind) if arg is not type(None)), value)
-    if origin is list:
+        return _read(next(arg for arg in typing.get_args(kind) if arg is not type(None)), value, source, where)
+    if origin is list and isinstance(value, list):
         (item,) = typing.get_args(kind)
-        return [from_json(item, entry) for entry in value]
-    if origin is dict:
+        return [_read(item, entry, source, f"{where}[{index}]") for index, entry in enumerate(value)]
+    if origin is dict and isinstance(value, dict):
         _, item = typing.get_args(kind)
-        return {key: from_json(item, entry) for key, entry in value.items()}
-    if isinstance(kind, type) and dataclasses.is_dataclass(kind):
-        hints = typing.get_type_hints(kind)
-        names = {f.name for f in dataclasses.fields(kind) if f.init}
-        return kind(**{key: from_json(hints[key], entry) for key, entry in value.items() if key in names})
+        return {key: _read(item, entry, source, f"{where}.{key}") for key, entry in value.items()}
+    if isinstance(kind, type) and dataclasses.is_dataclass(kind) and isinstance(value, Mapping):
+        return _dataclass(kind, value, source, where)
     return value
+
+
+def _dataclass(kind: type, value: Mapping[str, object], source: str, where: str) -> object:
+    hints = typing.get_type_hints(kind)
+    fields = [f for f in dataclasses.fields(kind) if f.init]
+    names = {f.name for f in fields}
+    for key in value:
+        if key not in names:
+            raise ResultFileError(f"{source}: unknown key {where}.{key}; not a valid {SCHEMA} document.")
+    for f in fields:
+        if f.name not in value and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            raise ResultFileError(f"{source}: missing {where}.{f.name}; not a valid {SCHEMA} document.")
+    return kind(**{key: _read(hints[key], entry, source, f"{where}.{key}") for key, entry in value.items()})

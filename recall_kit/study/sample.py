@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from recall_kit.study.declare import Artefacts
     from recall_kit.study.reads import SampleReads
+    from recall_kit.types import RelevanceJudge
 
 #: Pairs judged before the first estimate, and per batch after it.
 FIRST_CALLS = 5
@@ -59,7 +60,7 @@ def stratified(pairs: Sequence[tuple[str, str]], stratum_of: dict[str, str], siz
     return [pair for pair in pairs if pair in chosen]
 
 
-def judge_sample(reads: SampleReads, artefacts: Artefacts, judge: Any, grades_path: Path, folder: Path,
+def judge_sample(reads: SampleReads, artefacts: Artefacts, judge: RelevanceJudge, grades_path: Path, folder: Path,
                  context: Any = None) -> None:
     """Grade `[judging] sample` ordered pairs with `judge` (fitted on `context` when it learns), in
     batches; sample.json says how many, how long each took and how long the rest should take, after

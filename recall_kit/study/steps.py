@@ -13,10 +13,11 @@ import shutil
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from recall_kit.fileio import write_json_atomic
 from recall_kit.study import reads as declared
+from recall_kit.study.bounds import BoundsReads, make_bounds
 from recall_kit.study.config import StudyConfig
 from recall_kit.study.dataset_steps import lint_command, make_corpus, make_evaluation_set, make_lint
 from recall_kit.study.declare import Artefacts, Rule
@@ -30,7 +31,6 @@ from recall_kit.study.judging_steps import (
     make_pool,
     pool_command,
 )
-from recall_kit.study.labels import BoundsReads, make_bounds
 from recall_kit.study.reads import (
     AblationReads,
     AgreementReads,
@@ -45,6 +45,9 @@ from recall_kit.study.reads import (
     RunReads,
     SweepReads,
 )
+
+if TYPE_CHECKING:
+    from recall_kit.measure.run.executor import Executor
 
 JUDGED, EVALUATION = "steps/judgments/dataset", "steps/evaluation-set"
 
@@ -164,7 +167,7 @@ def ablation_command(reads: AblationReads, folder: Path) -> str | None:
             "--latency-sample 0 --out-dir ablation-check")
 
 
-def _executor(executor: str, address: str | None) -> Any:
+def _executor(executor: str, address: str | None) -> Executor:
     """`--executor` for the ablation and the sweep (their results are the same wherever tasks run)."""
     from recall_kit.measure.run.executor import make_executor
 

@@ -7,10 +7,12 @@ import tomllib
 from collections.abc import Callable, Mapping
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from recall_kit.errors import RecallKitError, SpecError
 from recall_kit.study.config import StudyConfig, load_study
+
+_T = TypeVar("_T")
 
 #: A system's name names its step folders (`run/NAME`, `.NAME.partialPID-old`): kept well under the
 #: 255 bytes a file name may have.
@@ -94,7 +96,7 @@ def check_systems(config: StudyConfig, only: list[str] | None = None) -> None:
             raise SpecError(f"{config.source.name}: system {system.name!r}: {error}") from None
 
 
-def _reworded(config: StudyConfig, key: str, check: Callable[[], Any], flag: str = "") -> Any:
+def _reworded(config: StudyConfig, key: str, check: Callable[[], _T], flag: str = "") -> _T:
     """`check()`, its error said in study.toml's words: `key` first, the flag it names replaced."""
     try:
         return check()

@@ -262,9 +262,9 @@ def test_two_assessors_grade_by_keyboard_one_query_at_a_time(study: Path, browse
         result, _ = run_study(study)
     people = result.people
     assert people is not None and set(people.assessors) == {"alice", "bob"}
-    assert {row["assessor"] for row in people.against_qrels} == {"alice", "bob"}
-    assert people.between and people.between[0]["n"] > 0  # their checks overlap: kappa, or why it is undefined
-    assert next(row for row in people.against_qrels if row["assessor"] == "alice")["kappa"] is not None
+    assert {row.assessor for row in people.against_qrels} == {"alice", "bob"}
+    assert people.between and people.between[0].n > 0  # their checks overlap: kappa, or why it is undefined
+    assert next(row for row in people.against_qrels if row.assessor == "alice").kappa is not None
     assert result.agreement.measured and "one judge" not in result.agreement.why
     markdown = (study.parent / "out" / "study.md").read_text(encoding="utf-8")
     assert "kappa alice / bob " in markdown and "kappa bob / the user's qrels " in markdown

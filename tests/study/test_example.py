@@ -11,6 +11,7 @@ from study_support import plugins
 
 from recall_kit.study import run_study
 from recall_kit.study.config import load_study
+from recall_kit.study.result import StudyResult
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -28,7 +29,7 @@ EXPECTED = ["judge-agreement", "small-strata", "one-relevant", "unreachable-leg"
 
 
 @pytest.fixture(scope="module")
-def example_study(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, object]:
+def example_study(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, StudyResult]:
     folder = tmp_path_factory.mktemp("example-study")
     text = (EXAMPLES / "study.toml").read_text(encoding="utf-8")
     text = text.replace('folder = "study-out"', f'folder = "{(folder / "out").as_posix()}"')
@@ -42,15 +43,15 @@ def example_study(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, objec
 
 
 @pytest.mark.slow
-def test_the_example_study_lists_exactly_the_threats_a_hand_check_finds(example_study: tuple[Path, object]) -> None:
+def test_the_example_study_lists_exactly_the_threats_a_hand_check_finds(example_study: tuple[Path, StudyResult]) -> None:
     _, study = example_study
-    assert [threat.key for threat in study.threats] == EXPECTED  # type: ignore[attr-defined]
+    assert [threat.key for threat in study.threats] == EXPECTED
 
 
 @pytest.mark.slow
-def test_the_example_study_names_its_judges_measured_kappa(example_study: tuple[Path, object]) -> None:
+def test_the_example_study_names_its_judges_measured_kappa(example_study: tuple[Path, StudyResult]) -> None:
     path, study = example_study
-    labels = study.labels  # type: ignore[attr-defined]
+    labels = study.labels
     assert labels.source == "combined" and labels.judge_pairs > 0
     low, high = labels.judge_kappa_ci
     assert 0 < low <= labels.judge_kappa <= high
@@ -59,15 +60,15 @@ def test_the_example_study_names_its_judges_measured_kappa(example_study: tuple[
 
 
 @pytest.mark.slow
-def test_the_example_study_decides_at_the_hooks_k_with_every_candidate(example_study: tuple[Path, object]) -> None:
+def test_the_example_study_decides_at_the_hooks_k_with_every_candidate(example_study: tuple[Path, StudyResult]) -> None:
     path, study = example_study
     config = load_study(path)
     assert config.decision_metrics == ["recall@5", "mrr@5"]
-    assert [s.name for s in study.systems] == ["fts5", "lexical", "dense", "hybrid", "hybrid-graph"]  # type: ignore[attr-defined]
-    scopes = {row.scope for row in study.head_to_head}  # type: ignore[attr-defined]
+    assert [s.name for s in study.systems] == ["fts5", "lexical", "dense", "hybrid", "hybrid-graph"]
+    scopes = {row.scope for row in study.head_to_head}
     assert scopes == {"overall", "exact", "paraphrase", "multihop"}
-    assert [v.scope for v in study.verdicts] == ["overall", "exact", "paraphrase", "multihop"]  # type: ignore[attr-defined]
-    assert {v.verdict for v in study.verdicts} <= {"adopt", "do not adopt", "inconclusive"}  # type: ignore[attr-defined]
+    assert [v.scope for v in study.verdicts] == ["overall", "exact", "paraphrase", "multihop"]
+    assert {v.verdict for v in study.verdicts} <= {"adopt", "do not adopt", "inconclusive"}
     assert study.ablation.system == "bm25+dense"
     assert study.sweep.holdout == 0.5 and study.sweep.test_queries > 0
     markdown = (config.folder / "study.md").read_text()
@@ -75,7 +76,7 @@ def test_the_example_study_decides_at_the_hooks_k_with_every_candidate(example_s
 
 
 @pytest.mark.slow
-def test_the_example_stores_sensitive_rows_reach_no_artefact(example_study: tuple[Path, object]) -> None:
+def test_the_example_stores_sensitive_rows_reach_no_artefact(example_study: tuple[Path, StudyResult]) -> None:
     import json
 
     path, _ = example_study
@@ -86,7 +87,7 @@ def test_the_example_stores_sensitive_rows_reach_no_artefact(example_study: tupl
     assert files and not [file for file in files for text in sensitive if text.encode() in file.read_bytes()]
 
 
-def test_every_verdict_of_the_example_says_whether_the_holes_can_flip_it(example_study: tuple[Path, object]) -> None:
+def test_every_verdict_of_the_example_says_whether_the_holes_can_flip_it(example_study: tuple[Path, StudyResult]) -> None:
     path, result = example_study
     markdown = (load_study(path).folder / "study.md").read_text(encoding="utf-8")
     table = markdown.split("## What the unjudged pairs can do to each verdict", 1)[1].split("\n## ", 1)[0]
@@ -122,7 +123,7 @@ def _same(saved: object, shown: object) -> None:
 
 
 @pytest.mark.slow
-def test_every_reproduce_line_gives_the_documents_numbers(example_study: tuple[Path, object],
+def test_every_reproduce_line_gives_the_documents_numbers(example_study: tuple[Path, StudyResult],
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """Each line of the document's Reproduce section, run from the study folder as printed, gives the
     numbers the document shows (the run, the evaluations, the head-to-head, the simpler systems, the
@@ -137,11 +138,12 @@ def test_every_reproduce_line_gives_the_documents_numbers(example_study: tuple[P
     path, study = example_study
     folder = load_study(path).folder
     monkeypatch.chdir(folder)
-    commands = study.commands  # type: ignore[attr-defined]
+    commands = study.commands
     markdown = (folder / "study.md").read_text()
     assert all(f"`{line}`" in markdown for line in commands.values())
     assert {"lint", "pool", "compare", "simpler", "ablation", "sweep"} <= set(commands)
-    recommendation = study.recommendation  # type: ignore[attr-defined]
+    recommendation = study.recommendation
+    assert recommendation is not None
     with plugins("recall-kit-fts5", "recall-kit-bm25", "recall-kit-fusion", "recall-kit-dense", "recall-kit-graph"):
         for step, line in commands.items():
             kind, _, name = step.partition("/")
@@ -157,8 +159,8 @@ def test_every_reproduce_line_gives_the_documents_numbers(example_study: tuple[P
             elif kind in ("compare", "simpler"):
                 _run_line(line, ["--json", f"{out}.json"])
                 saved = SavedComparison.load(f"{out}.json")
-                rows = (study.head_to_head if kind == "compare"  # type: ignore[attr-defined]
-                        else [r for c in recommendation.comparisons if c.simpler != study.baseline for r in c.rows])  # type: ignore[attr-defined]
+                rows = (study.head_to_head if kind == "compare"
+                        else [r for c in recommendation.comparisons if c.simpler != study.baseline for r in c.rows])
                 assert rows
                 for row in rows:
                     _same(next(r for r in saved.rows if (r.system, r.metric, r.scope) == (row.system, row.metric,
@@ -166,14 +168,14 @@ def test_every_reproduce_line_gives_the_documents_numbers(example_study: tuple[P
             elif kind == "ablation":
                 _run_line(line, [])
                 saved_ablation = SavedAblation.load(Path("ablation-check") / "ablation.json")
-                for row in study.ablation.rows:  # type: ignore[attr-defined]
+                for row in study.ablation.rows:
                     _same(next(r for r in saved_ablation.comparison.decision_rows("overall")
                                if (r.system, r.metric) == (row.system, row.metric)), row)
             elif kind == "sweep":
                 _run_line(line, ["--out-dir", str(out)])
                 saved_sweep = SavedSweep.load(out / "sweep.json")
                 assert saved_sweep.comparison is not None
-                for row in study.sweep.held_out:  # type: ignore[attr-defined]
+                for row in study.sweep.held_out:
                     _same(next(r for r in saved_sweep.comparison.rows
                                if (r.system, r.metric, r.scope) == (row.system, row.metric, row.scope)), row)
             elif kind == "pool":

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from study.test_labels import write
+from study.test_people import write
 from study_support import plugins
 
 from recall_kit.curate.assessor import AssessorFile

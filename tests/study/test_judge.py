@@ -1,4 +1,5 @@
-"""A study with a model judge: the pool labelled, the candidates scored on it, agreement measured."""
+"""A study with a model judge: the pool labelled, the candidates scored on it, agreement measured
+(the judgments and agreement steps, recall_kit.study.judging_steps)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """The study with people's labels: bounds for every decision row and `can flip`/`cannot flip` for
 every verdict; assessors' files merged, their kappa, a rerun that runs no system again; a model
-judge on a stratified sample of the ordered pairs (study/labels.py, study/sample.py)."""
+judge on a stratified sample of the ordered pairs (recall_kit.study.people, recall_kit.study.bounds,
+recall_kit.study.label_report, recall_kit.study.sample)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from recall_kit import RelevanceJudge
 from recall_kit.curate.assessor import AssessorFile
 from recall_kit.errors import SpecError
 from recall_kit.study import run_study
-from recall_kit.study.labels import merge_labels, people_grades
+from recall_kit.study.people import merge_labels, people_grades
 from recall_kit.study.sample import stratified
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "memories"
@@ -119,7 +120,7 @@ def test_every_verdict_says_whether_it_can_flip_and_labels_rerun_only_what_they_
     assert second.labels.pooled_labels == len(pairs)
     people = second.people
     assert people.assessors == {"alice": len(pairs), "bob": len(pairs[::2])} and people.added == len(pairs)
-    assert people.between[0]["n"] == len(pairs[::2])
+    assert people.between[0].n == len(pairs[::2])
     assert second.agreement.measured and second.agreement.n == len(pairs[::2])
     markdown = (tmp_path / "out" / "study.md").read_text(encoding="utf-8")
     assert f"**people**: alice {len(pairs)} grades, bob {len(pairs[::2])} grades" in markdown
@@ -176,12 +177,12 @@ def test_a_model_judge_grades_a_sample_of_the_ordered_pairs(tmp_path: Path, reca
     again, build = run_study(path)
     assert "agreement" in build.computed and not [s for s in build.computed if s.startswith("run/")]
     against = again.people.against_model
-    assert [(row["assessor"], row["n"]) for row in against] == [("alice", 5)]
-    assert again.agreement.measured and again.agreement.kappa == against[0]["kappa"]
+    assert [(row.assessor, row.n) for row in against] == [("alice", 5)]
+    assert again.agreement.measured and again.agreement.kappa == against[0].kappa
 
 
 def test_each_assessor_is_measured_against_the_users_qrels_on_binary_relevance() -> None:
-    from recall_kit.study.labels import people_agreement
+    from recall_kit.study.people import people_agreement
 
     qrels = {"q": {"1": 2, "2": 0, "3": 1, "4": 0}}
     people = {"alice": {"q": {"1": 1, "2": 0, "3": 1, "4": 0, "9": 1}}, "bob": {"q": {"1": 1, "2": 1, "3": 0}}}

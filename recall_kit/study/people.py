@@ -1,0 +1,130 @@
+"""People's labels in the study: their files (`recall-kit label`'s), merged into the judged set, and
+Cohen's kappa between them, against a model judge and against the user's qrels.
+"""
+
+from __future__ import annotations
+
+import glob
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from recall_kit.errors import SpecError
+
+if TYPE_CHECKING:
+    from recall_kit.study.config import StudyConfig
+
+Grades = dict[str, dict[str, int]]
+
+
+def people_files(config: StudyConfig) -> list[Path]:
+    """The grade files of `[judging] people` (globs allowed), else every FOLDER/labels/*.jsonl."""
+    patterns = config.people if config.people is not None else [str(config.folder / "labels" / "*.jsonl")]
+    found: list[Path] = []
+    for pattern in patterns:
+        matches = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
+        for match in matches:
+            path = Path(match)
+            if not path.is_file():
+                raise SpecError(f"{config.source.name}: [judging] people names {match}, which is not a file.")
+            if path not in found:
+                found.append(path)
+    return found
+
+
+def read_people(paths: Sequence[Path]) -> dict[str, Grades]:
+    """Assessor -> their grades, each file read as `recall-kit label` writes it."""
+    from recall_kit.curate.assessor import AssessorFile
+
+    out: dict[str, Grades] = {}
+    for path in paths:
+        assessor = _assessor_of(path)
+        out[assessor] = AssessorFile.open(path, assessor).grades
+    return out
+
+
+def _assessor_of(path: Path) -> str:
+    """The assessor a file names on its first row (else its stem)."""
+    import json
+
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            if line.strip():
+                try:
+                    return str(json.loads(line).get("assessor") or path.stem)
+                except (json.JSONDecodeError, AttributeError):
+                    break
+    return path.stem
+
+
+def people_grades(people: Mapping[str, Grades]) -> Grades:
+    """One grade per pair from several people: the most common grade, the lower one on a tie."""
+    votes: dict[str, dict[str, Counter[int]]] = {}
+    for grades in people.values():
+        for query, judged in grades.items():
+            for doc, grade in judged.items():
+                votes.setdefault(query, {}).setdefault(doc, Counter())[grade] += 1
+    return {query: {doc: min(count, key=lambda g: (-count[g], g)) for doc, count in docs.items()}
+            for query, docs in votes.items()}
+
+
+def merge_labels(rows: Sequence[Mapping[str, Any]], *layers: Grades) -> tuple[list[dict[str, Any]], list[int]]:
+    """qrels rows with each layer's grades added where nothing before it judged the pair (the user's
+    qrels win, then each layer in turn); also how many grades each layer added."""
+    merged: list[dict[str, Any]] = []
+    added = [0] * len(layers)
+    seen: set[str] = set()
+    for row in rows:
+        query = str(row["query_id"])
+        seen.add(query)
+        relevance = {str(k): int(v) for k, v in (row.get("relevance") or
+                                                  {str(d): 1 for d in row.get("relevant_ids", [])}).items()}
+        for index, layer in enumerate(layers):
+            for doc, grade in layer.get(query, {}).items():
+                if doc not in relevance:
+                    relevance[doc] = grade
+                    added[index] += 1
+        merged.append({"query_id": row["query_id"], "relevance": relevance})
+    return merged, added
+
+
+def people_agreement(people: Mapping[str, Grades], model: Grades | None, seed: int = 0,
+                     qrels: Grades | None = None) -> dict[str, Any]:
+    """Cohen's kappa between every two assessors, of each against the model judge, and of each
+    against the user's `qrels` (the pairs the label page mixed in as checks), on the pairs both
+    graded; relevance binary (a grade of 1 or more), as the decisions read it."""
+    from recall_kit.curate.agreement import agreement, paired_grades
+
+    def measure(a: Grades, b: Grades) -> dict[str, Any] | None:
+        first, second, _, _ = paired_grades(a, b, binary=True)
+        if not first:
+            return None
+        agreed = sum(x == y for x, y in zip(first, second, strict=True))
+        if len(set(first)) == 1 or len(set(second)) == 1:  # one side grades them all alike: kappa says nothing
+            return {"kappa": None, "n": len(first), "interval": None, "agreed": agreed,
+                    "why": "one side grades every shared pair alike"}
+        found = agreement(a, b, binary=True, samples=500, seed=seed).to_dict()
+        return {"kappa": found.get("kappa"), "n": found.get("n"), "interval": found.get("kappa_ci"), "agreed": agreed}
+
+    names = sorted(people)
+    pairs = []
+    for i, first in enumerate(names):
+        for second in names[i + 1:]:
+            found = measure(people[first], people[second])
+            if found is not None:
+                pairs.append({"a": first, "b": second, **found})
+    against = []
+    if model is not None:
+        for name in names:
+            found = measure(people[name], model)
+            if found is not None:
+                against.append({"assessor": name, **found})
+    against_qrels = []
+    if qrels is not None:
+        for name in names:
+            found = measure(people[name], qrels)
+            if found is not None:
+                against_qrels.append({"assessor": name, **found})
+    return {"assessors": {name: sum(len(d) for d in people[name].values()) for name in names},
+            "between": pairs, "against_model": against, "against_qrels": against_qrels}
