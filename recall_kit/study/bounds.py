@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from recall_kit.decide.holes import PairedBounds
-    from recall_kit.study.declare import Artefacts
+    from recall_kit.study.build.declare import Artefacts
     from recall_kit.study.result import HoleBounds, StudyResult, Verdict
 
 

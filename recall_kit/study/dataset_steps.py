@@ -10,7 +10,7 @@ from typing import Any
 
 from recall_kit.errors import DatasetError
 from recall_kit.fileio import write_json_atomic, write_jsonl_atomic
-from recall_kit.study.declare import Artefacts
+from recall_kit.study.build.declare import Artefacts
 from recall_kit.study.outputs import write_output
 from recall_kit.study.reads import CorpusReads, EvaluationSetReads, LintReads
 from recall_kit.study.result import CorpusSummary

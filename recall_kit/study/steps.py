@@ -1,4 +1,4 @@
-"""The study's steps declared once (study/declare.py): each the library call a single recall-kit
+"""The study's steps declared once (study/build/declare.py): each the library call a single recall-kit
 command makes, with the dataclass of what it reads (study/reads.py) and its Reproduce line.
 
 corpus (the store, sensitive rows dropped) -> evaluation-set -> lint; run/NAME for every system;
@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any
 from recall_kit.fileio import write_json_atomic
 from recall_kit.study import reads as declared
 from recall_kit.study.bounds import BoundsReads, make_bounds
+from recall_kit.study.build.declare import Artefacts, Rule
+from recall_kit.study.build.graph import StudyGraph, file_hash
 from recall_kit.study.config import StudyConfig
 from recall_kit.study.dataset_steps import lint_command, make_corpus, make_evaluation_set, make_lint
-from recall_kit.study.declare import Artefacts, Rule
-from recall_kit.study.graph import StudyGraph, file_hash
 from recall_kit.study.intervals import make_intervals
 from recall_kit.study.judging_steps import (
     DATASET_FILES,

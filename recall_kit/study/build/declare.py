@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from recall_kit.errors import RecallKitError
-from recall_kit.study.graph import Step, StudyGraph
+from recall_kit.study.build.graph import Step, StudyGraph
 from recall_kit.study.result import from_json
 
 R = TypeVar("R")
