@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -147,9 +148,20 @@ def test_a_repeated_block_runs_later_on_its_page():
 def _scratch(tmp_path: Path) -> Path:
     clone = tmp_path / "clone"
     clone.mkdir()
-    for name in ("examples", "plugins", "benchmarks", ".venv"):
+    for name in ("plugins", "benchmarks", ".venv"):
         if (REPO / name).exists():
             (clone / name).symlink_to(REPO / name)
+    # examples/ is a folder of the clone's own, its files copied and its folders linked: what a
+    # documented command writes beside a file of it (a study's folder, `examples/study-out/`) lands
+    # in the scratch folder, as in a reader's fresh clone, never in this checkout.
+    (clone / "examples").mkdir()
+    for entry in sorted((REPO / "examples").iterdir()):
+        if entry.name == "study-out" or entry.name.startswith("."):
+            continue  # what an earlier run in this checkout left, not part of a fresh clone
+        if entry.is_dir():
+            (clone / "examples" / entry.name).symlink_to(entry)
+        else:
+            shutil.copyfile(entry, clone / "examples" / entry.name)
     return clone
 
 
