@@ -8,7 +8,7 @@ import dataclasses
 import json
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -354,8 +354,6 @@ def judge_with(judge: RelevanceJudge, pool_path: str | Path, dataset_path: str |
     counts = {"graded": 0, "skipped": 0, "left": 0, "total": len(pairs), "not_in_dataset": 0}
     pending = [(qid, doc) for qid, doc in pairs if doc not in grades.get(qid, {})]
     show(f"{len(pairs) - len(pending)} of {len(pairs)} pairs already judged; {len(pending)} to go.")
-    from recall_kit.progress import progress_bar
-
     journal.parent.mkdir(parents=True, exist_ok=True)  # check_outputs said it would be created
     keep_on_interrupt(journal, JOURNAL_HOLDS)
     memories = {doc: memory for _, doc in pending if (memory := dataset.corpus.get(doc)) is not None}
@@ -364,28 +362,7 @@ def judge_with(judge: RelevanceJudge, pool_path: str | Path, dataset_path: str |
     # The judge may grade concurrently; grades come back in pool order, so the files written are
     # the same at any concurrency.
     graded = judge.grade_many([(queries[qid], memories[doc]) for qid, doc in known])
-    synced = time.monotonic()
-    with progress_bar(len(known), "judge: grading pairs") as advance, journal.open("a", encoding="utf-8") as handle:
-        for (qid, doc), answer in zip(known, graded, strict=True):
-            advance(1)
-            if answer is None:
-                counts["skipped"] += 1
-                continue
-            grade = answer
-            if grade not in GRADES:
-                raise PluginRunError(f"Judge returned grade {grade!r} for query {qid}, id {doc}; grades are 0-3.")
-            handle.write(json.dumps({"query_id": qid, "doc_id": doc, "grade": grade}) + "\n")
-            handle.flush()  # in the OS at once; on disk within a second (an fsync a grade would
-            if time.monotonic() - synced >= 1.0:  # bound a fast judge to the disk's pace)
-                os.fsync(handle.fileno())
-                synced = time.monotonic()
-            grades.setdefault(qid, {})[doc] = grade
-            graded_here.add(qid)
-            counts["graded"] += 1
-            if counts["graded"] % 50 == 0:
-                write()
-        handle.flush()
-        os.fsync(handle.fileno())
+    _record(zip(known, graded, strict=True), len(known), journal, grades, graded_here, counts, write)
     if counts["skipped"] and not counts["graded"]:  # a model that answers nothing usable is a failure
         if journal.exists() and journal.stat().st_size == 0:  # opened by this run, nothing in it
             journal.unlink()
@@ -397,3 +374,34 @@ def judge_with(judge: RelevanceJudge, pool_path: str | Path, dataset_path: str |
          + (f" ({counts['skipped']} without a usable answer: run again to retry them)" if counts["skipped"] else "")
          + ".")
     return counts
+
+
+def _record(answers: Iterable[tuple[tuple[str, str], int | None]], total: int, journal: Path,
+            grades: dict[str, dict[str, int]], graded_here: set[str], counts: dict[str, int],
+            write: Callable[[], None]) -> None:
+    """Each of `total` answers as it comes (not before: a judge may grade as it goes): appended to the journal (in the OS at once, on disk within a
+    second), kept in `grades`, counted; the qrels file rewritten every 50 grades (`write`)."""
+    from recall_kit.progress import progress_bar
+
+    synced = time.monotonic()
+    with progress_bar(total, "judge: grading pairs") as advance, journal.open("a", encoding="utf-8") as handle:
+        for (qid, doc), answer in answers:
+            advance(1)
+            if answer is None:
+                counts["skipped"] += 1
+                continue
+            if answer not in GRADES:
+                raise PluginRunError(f"Judge returned grade {answer!r} for query {qid}, id {doc}; grades are 0-3.")
+            handle.write(json.dumps({"query_id": qid, "doc_id": doc, "grade": answer}) + "\n")
+            handle.flush()  # in the OS at once; on disk within a second (an fsync a grade would
+            if time.monotonic() - synced >= 1.0:  # bound a fast judge to the disk's pace)
+                os.fsync(handle.fileno())
+                synced = time.monotonic()
+            grades.setdefault(qid, {})[doc] = answer
+            graded_here.add(qid)
+            counts["graded"] += 1
+            if counts["graded"] % 50 == 0:
+                write()
+        handle.flush()
+        os.fsync(handle.fileno())
+
