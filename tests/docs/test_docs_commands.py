@@ -206,8 +206,21 @@ def _page_cache(folder: Path, exports: Path | None) -> Path:
     return folder
 
 
+def _installs_or_studies(page: Path) -> bool:
+    """A page that installs a plugin into the shared venv for a while (`cleanup=`), or that runs a
+    study: a study's fingerprints hold every installed recall-kit distribution's version, so a plugin
+    installed by another page between its `study run` and `study status` makes every step stale."""
+    return any("cleanup" in block.options or re.search(r"recall-kit study (run|status)", block.script)
+               for block in shell_blocks(page))
+
+
+#: Those pages run one after another on one worker (`--dist loadgroup`), never beside each other.
+PAGES_TO_RUN = [pytest.param(page, marks=[pytest.mark.xdist_group("installed-plugins")] if _installs_or_studies(page) else [])
+                for page in RUNNABLE]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("page", RUNNABLE, ids=lambda page: page.relative_to(REPO).as_posix())
+@pytest.mark.parametrize("page", PAGES_TO_RUN, ids=lambda page: page.relative_to(REPO).as_posix())
 def test_shell_blocks_run_as_written(page: Path, tmp_path: Path, onnx_exports: Path | None) -> None:
     before = _written_in_repository()
     _run_page(page, tmp_path, onnx_exports)
