@@ -4,11 +4,13 @@ the numbers a study document prints, read back by comparison."""
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import re
 from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -53,6 +55,17 @@ retriever = "bm25"
 [cost]
 latency_sample = 3
 """
+
+#: The example store, as a study's [store] dataset.
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "memories"
+
+
+def study_text(folder: str | None = "out", extra: str = "") -> str:
+    """A small study file over the example store: two lexical systems, 50 resamples, `extra` lines
+    in [study]; no `folder` line with `folder=None`."""
+    line = "" if folder is None else f"folder = {json.dumps(folder)}\n"
+    return (f'[study]\nname = "t"\n{line}resamples = 50\n{extra}\n[store]\ndataset = "{EXAMPLE.as_posix()}"\n'
+            '[evaluation_set]\nqueries = "dataset"\n' + LEXICAL_PAIR)
 
 
 # -- the numbers a study document prints ------------------------------------------------------

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from study_support import LEXICAL_PAIR, plugins
+from study_support import EXAMPLE, plugins, study_text
 
 from recall_kit.errors import RecallKitError, SpecError
 from recall_kit.fileio import write_text_atomic
@@ -21,14 +21,6 @@ from recall_kit.study import run_study, study_status
 from recall_kit.study.build.folder import LOCK_FILE, StudyFolderError
 from recall_kit.study.config import load_study
 from recall_kit.testing import invoke_cli
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "memories"
-
-
-def study_text(folder: str | None = "out", extra: str = "") -> str:
-    line = "" if folder is None else f"folder = {json.dumps(folder)}\n"
-    return (f'[study]\nname = "t"\n{line}resamples = 50\n{extra}\n[store]\ndataset = "{EXAMPLE.as_posix()}"\n'
-            '[evaluation_set]\nqueries = "dataset"\n' + LEXICAL_PAIR)
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -10,17 +10,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from study_support import LEXICAL_PAIR, plugins
+from study_support import plugins, study_text
 
 from recall_kit.study import run_study, study_status
 from recall_kit.testing import invoke_cli
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "memories"
-
-
-def study_text(study: str = "") -> str:
-    return (f'[study]\nname = "t"\nfolder = "out"\nresamples = 50\n{study}\n[store]\ndataset = "{EXAMPLE.as_posix()}"\n'
-            '[evaluation_set]\nqueries = "dataset"\n' + LEXICAL_PAIR)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -74,7 +67,7 @@ def test_what_would_fail_or_run_for_hours_after_many_steps_is_refused_up_front(
     """Before: hook_k = 10 failed at the bounds step after 18 steps; resamples = 10**12 after 11
     steps with "unexpected MemoryError (7.28 TiB)"."""
     path = tmp_path / "study.toml"
-    text = study_text(study)
+    text = study_text(extra=study)
     if "resamples =" in study:
         text = text.replace("resamples = 50\n", "")
     path.write_text(text)
@@ -85,7 +78,7 @@ def test_a_k_the_bounds_always_take_passes_the_check(tmp_path: Path) -> None:
     from recall_kit.study.validate import check_study_file
 
     path = tmp_path / "study.toml"
-    path.write_text(study_text('hook_k = 6\ndecision_metrics = ["recall@6", "ndcg@6", "mrr"]'))
+    path.write_text(study_text(extra='hook_k = 6\ndecision_metrics = ["recall@6", "ndcg@6", "mrr"]'))
     assert check_study_file(path).hook_k == 6
 
 
