@@ -17,10 +17,15 @@ evidence (an evidence turn is relevant, any other turn not). Intervals (95%):
   open queries (those whose delta some label can move; decided ones count exactly), every hole of
   each labelled: labelled only (ppi-python's classical_mean_ci), PPI++ with holes predicted not
   relevant (ppi_mean_ci: the study's interval without a judge), PPI++ with a judge as the
-  predictor (`--judge FILE`, a qrels JSONL of grades 0-3, else the answer-overlap rule: a turn is
-  predicted relevant when it holds at least half the non-stop words of the question's gold
-  answer), and cross-prediction (crossppi_mean_ci, a logistic regression on each pair's reciprocal
-  ranks in both systems and its answer overlap, cross-fitted on the labelled pairs).
+  predictor (`--judge combined`: the study's default judge, recall_kit_dense's `combined`, fitted
+  for each seed as the study fits it, on the judgments it can see taken as complete over the two
+  systems' top 10 (the visible evidence turns relevant, every other ranked turn not: the hidden
+  evidence counts as not relevant), cross-fitted over questions, and not refitted as the simulated
+  person's labels arrive (the study refits on them; this does not simulate that); `--judge FILE`, a
+  qrels JSONL of grades 0-3; else the answer-overlap rule: a turn is predicted relevant when it
+  holds at least half the non-stop words of the question's gold answer), and cross-prediction
+  (crossppi_mean_ci, a logistic regression on each pair's reciprocal ranks in both systems and its
+  answer overlap, cross-fitted on the labelled pairs).
 
 Labels to settle: walking each seed's sample in `--step`-query strides, the labels the PPI++
 interval (no judge) spends until it excludes 0 (all of the open queries' holes if it never does);
@@ -88,12 +93,63 @@ def judge_predictions(args: argparse.Namespace, queries: list[str], rankings: di
     if args.judge is not None:
         from recall_kit.dataset import read_qrels_jsonl
 
-        grades = read_qrels_jsonl(args.judge)
+        grades = read_qrels_jsonl(Path(args.judge))
         return ({q: {d: float(g >= 1) for d, g in grades.get(q, {}).items()} for q in queries},
-                f"grades file {args.judge.name}")
+                f"grades file {Path(args.judge).name}")
     return ({q: {d: float(overlap(answers.get(q, set()), texts[d]) >= 0.5)
                  for name in SYSTEMS for d in rankings[name][q][:5]} for q in queries},
             "answer overlap >= 1/2 of the gold answer's non-stop words")
+
+
+class FittedJudge:
+    """The `combined` judge, fitted for each seed on what that seed shows: `of(shown, seed)` -> the
+    predictor on every top-5 pair (1.0 relevant: a grade >= 1)."""
+
+    def __init__(self, dataset, results: dict, rankings: dict) -> None:
+        from recall_kit_dense.judges import CombinedJudge
+
+        from recall_kit.curate.evidence import judging_context
+
+        class Remembering(CombinedJudge):
+            """The combined judge, each pair's signals computed once for all seeds (they depend on
+            the texts only; the fit, on the labels)."""
+
+            rows: dict = {}
+
+            def features(self, pairs):
+                missing = [pair for pair in pairs if (pair[0].query_id, pair[1].id) not in self.rows]
+                if missing:
+                    for pair, row in zip(missing, super().features(missing), strict=True):
+                        self.rows[(pair[0].query_id, pair[1].id)] = row
+                return np.array([self.rows[(query.query_id, memory.id)] for query, memory in pairs])
+
+        self.judge_class = Remembering
+        self.context = judging_context(dataset, [(name, results[name]) for name in SYSTEMS], {})
+        # every ranked pair's signals, once (one fit on the full evidence, its models dropped)
+        self.fit(dataset.qrels, 0)
+        self.pairs = [(self.context.queries[q], self.context.corpus[d])
+                      for q in sorted(rankings[SYSTEMS[0]]) for d in dict.fromkeys(
+                          d for name in SYSTEMS for d in rankings[name][q][:5])]
+
+    def fit(self, shown: dict, seed: int):
+        """The judge as the study fits it: on the judgments shown, taken as complete over the runs."""
+        import dataclasses
+
+        from recall_kit.curate.evidence import complete_labels
+
+        visible = {q: grades for q, grades in shown.items() if grades}  # as a qrels file holds them
+        judge = self.judge_class()
+        judge.prepare()
+        judge.fit(dataclasses.replace(self.context, labels=complete_labels(visible, dict(self.context.evidence)),
+                                      seed=seed))
+        return judge
+
+    def of(self, shown: dict, seed: int) -> dict[str, dict[str, float]]:
+        judge = self.fit(shown, seed)
+        out: dict[str, dict[str, float]] = {}
+        for (query, memory), grade in zip(self.pairs, judge.grade_many(self.pairs), strict=True):
+            out.setdefault(query.query_id, {})[memory.id] = float(grade is not None and grade >= 1)
+        return out
 
 
 def features_of(queries: list[str], rankings: dict, texts: dict[str, str],
@@ -137,7 +193,9 @@ def one_seed(seed: int, args: argparse.Namespace, data: dict) -> dict:
     from recall_kit.decide.stats import paired_bootstrap
 
     queries, truth = data["queries"], data["truth"]
-    tables = tables_of(hide_half(truth, seed), data, args.metric)
+    shown = hide_half(truth, seed)
+    tables = tables_of(shown, data, args.metric)
+    judge = data["judge"] if data["fitted"] is None else data["fitted"].of(shown, seed)
     # the bounds: each question at its lowest / highest delta over the labellings (Holes.bound's ends)
     bound = (float(np.mean([t.delta[t.low] for t in tables.values()])),
              float(np.mean([t.delta[t.high] for t in tables.values()])))
@@ -151,14 +209,25 @@ def one_seed(seed: int, args: argparse.Namespace, data: dict) -> dict:
         # every size shown, also those below the study's minimum (they say why it has one)
         got = {"labelled only": ppi.interval(tables, sample, people, method=ppi.LABELLED, min_labelled=2),
                "ppi++ no judge": ppi.interval(tables, sample, people, min_labelled=2),
-               "ppi++ judge": ppi.interval(tables, sample, people, data["judge"], predictor="judge", min_labelled=2)}
+               "ppi++ judge": ppi.interval(tables, sample, people, judge, predictor="judge", min_labelled=2)}
         folds = ppi.cross_predictions(data["features"], people, sample[:size], folds=5, seed=seed)
         got["cross-ppi"] = ppi.interval(tables, sample, people, method=ppi.CROSS, cross=folds, min_labelled=2)
         out["sizes"][size] = {name: None if found is None else (found.low, found.high, found.labels)
                               for name, found in got.items()}
     out["settle"] = settle(tables, sample, truth, args.step, None)
-    out["settle_judge"] = settle(tables, sample, truth, args.step, data["judge"])
+    out["settle_judge"] = settle(tables, sample, truth, args.step, judge)
+    out["judge_on_holes"] = agreement(tables, sample, truth, judge)
     return out
+
+
+def agreement(tables: dict, sample: list[str], truth: dict, predictions: dict) -> tuple[float, float, float]:
+    """The predictor against the truth on the open queries' holes: kappa, sensitivity, specificity."""
+    from sklearn.metrics import cohen_kappa_score
+
+    pairs = [(int(truth.get(q, {}).get(d, 0) >= 1), int(predictions.get(q, {}).get(d, 0.0) >= 0.5))
+             for q in sample for d in tables[q].holes]
+    actual, said = np.array([a for a, _ in pairs]), np.array([b for _, b in pairs])
+    return (float(cohen_kappa_score(actual, said)), float(said[actual == 1].mean()), float(1 - said[actual == 0].mean()))
 
 
 def settle(tables: dict, sample: list[str], truth: dict, step: int, predictions: dict | None) -> int:
@@ -213,7 +282,8 @@ def main() -> int:
     parser.add_argument("--sizes", default="10,20,30,50,100,200", help="labelled open queries, comma-separated")
     parser.add_argument("--step", type=int, default=10, help="queries added at a time while settling")
     parser.add_argument("--bootstrap", type=int, default=2000, help="resamples of today's interval")
-    parser.add_argument("--judge", type=Path, help="a judge's grades (qrels JSONL, 0-3) as the predictor")
+    parser.add_argument("--judge", help="the predictor: `combined` (the study's default judge, fitted each seed) "
+                        "or a judge's grades (qrels JSONL, 0-3); default the answer-overlap rule")
     parser.add_argument("--runs", type=Path, help="keep the imported data and result files here (reused)")
     parser.add_argument("--save", type=Path, help="write every seed's intervals here (JSON)")
     parser.add_argument("--quick", action="store_true", help="for run_all.py: 20 seeds")
@@ -232,7 +302,8 @@ def main() -> int:
     scratch = Path(tempfile.mkdtemp(prefix="recall-kit-holes-")) if args.runs is None else args.runs
     try:
         run_systems(args.locomo, scratch, args.metric)
-        rankings = {name: load_result(scratch / f"{name}.json").rankings() for name in SYSTEMS}
+        results = {name: load_result(scratch / f"{name}.json") for name in SYSTEMS}
+        rankings = {name: result.rankings() for name, result in results.items()}
         dataset = load_dataset(scratch / "locomo")
     finally:
         if args.runs is None:
@@ -246,8 +317,13 @@ def main() -> int:
               for n in SYSTEMS]
     texts = {m.id: m.content for m in dataset.corpus}
     answers = {q: content_words(a) for q, a in answers_of(args.locomo).items()}
-    judge, judge_name = judge_predictions(args, queries, rankings, texts, answers)
-    data = {"queries": queries, "truth": truth, "rankings": rankings, "judge": judge, "tables": {}, "delta":
+    if args.judge == "combined":
+        fitted, judge, judge_name = FittedJudge(dataset, results, rankings), None, \
+            "combined (answer, question, similarity; fitted each seed on the visible judgments)"
+    else:
+        fitted, (judge, judge_name) = None, judge_predictions(args, queries, rankings, texts, answers)
+    data = {"queries": queries, "truth": truth, "rankings": rankings, "judge": judge, "fitted": fitted, "tables": {},
+            "delta":
             float((values[1] - values[0]).mean()), "features": features_of(queries, rankings, texts, answers)}
     print(f"{len(queries)} questions; {SYSTEMS[1]} - {SYSTEMS[0]} {args.metric}; judge: {judge_name}", flush=True)
     started, results = time.perf_counter(), []
@@ -264,6 +340,9 @@ def main() -> int:
     print(f"labels to settle (PPI++, holes not relevant): {n50} at 50% of seeds, {n80} at 80% "
           f"(of {np.mean([r['holes'] for r in results]):.0f} open-query holes)")
     print(f"labels to settle (PPI++, the judge as predictor): {j50} at 50% of seeds, {j80} at 80%")
+    kappa, sensitivity, specificity = np.mean([r["judge_on_holes"] for r in results], axis=0)
+    print(f"the judge on the open queries' holes (mean over seeds): kappa {kappa:.3f}, sensitivity "
+          f"{sensitivity:.3f}, specificity {specificity:.3f}")
     print(f"load after: {os.getloadavg()[0]:.2f}; {time.perf_counter() - started:.0f} s for {args.seeds} seeds")
     bar("bench_holes study interval coverage", coverage, ">= 0.93", coverage >= 0.93)
     print(f"bench_holes: coverage {coverage:.3f} over {args.seeds} seeds; labels to settle: {n50} at 50%, {n80} at 80%")

@@ -19,7 +19,9 @@ from recall_kit.testing import registered_plugin
 
 MODULES = {"recall-kit-fts5": "recall_kit_fts5", "recall-kit-bm25": "recall_kit_bm25",
            "recall-kit-fusion": "recall_kit_fusion", "recall-kit-dense": "recall_kit_dense",
-           "recall-kit-graph": "recall_kit_graph"}
+           "recall-kit-graph": "recall_kit_graph", "recall-kit-llm": "recall_kit_llm",
+           "recall-kit-postgres": "recall_kit_postgres", "recall-kit-mem0": "recall_kit_mem0",
+           "recall-kit-remote": "recall_kit_remote", "recall-kit-example": "recall_kit_example"}
 
 
 @contextmanager

@@ -52,17 +52,66 @@ if TYPE_CHECKING:
 JUDGED, EVALUATION = "steps/judgments/dataset", "steps/evaluation-set"
 
 
-@cache
-def versions() -> dict[str, str]:
-    """recall-kit and every installed recall-kit plugin distribution -> its version."""
-    from importlib.metadata import distributions
+def versions(config: StudyConfig) -> dict[str, str]:
+    """recall-kit's version, and those of the installed distributions that can change the study's
+    numbers: each whose code defines a plugin object the study names (a retriever, fusion, judge,
+    generator, importer, metric, or a name an option's value gives, such as a graph extractor), and
+    the recall-kit distributions those require. A plugin the study does not name (one installed to
+    try it) leaves every step fresh; an upgraded one the study uses makes its steps stale."""
+    import importlib.metadata
+    import re
 
-    found = {}
-    for distribution in distributions():
-        name = distribution.metadata["Name"] or ""
-        if name.lower().replace("_", "-").startswith("recall-kit"):
-            found[name.lower().replace("_", "-")] = distribution.version
+    from recall_kit.registry import registries
+
+    used = names_used(config)
+    wanted = ["recall-kit"]
+    for registry in registries().values():
+        for name, registration in registry.all().items():
+            if name in used:
+                obj = registration.obj
+                wanted += distributions_of((getattr(obj, "__module__", None) or type(obj).__module__).partition(".")[0])
+    found: dict[str, str] = {}
+    while wanted:
+        name = re.sub(r"[-_.]+", "-", wanted.pop()).lower()
+        if name in found or not name.startswith("recall-kit"):
+            continue
+        try:
+            found[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue  # an optional requirement not installed: it cannot change a number
+        if name != "recall-kit":  # the host's extras are the plugins themselves; a plugin's, what it runs on
+            wanted += [re.split(r"[^A-Za-z0-9_.-]", requirement.strip(), maxsplit=1)[0]
+                       for requirement in importlib.metadata.requires(name) or []]
     return dict(sorted(found.items()))
+
+
+@cache
+def distributions_of(package: str) -> list[str]:
+    """The installed distributions that hold the top-level `package`: by recall-kit's naming
+    (`recall_kit_fts5` in `recall-kit-fts5`) when that holds, else from every distribution's files."""
+    import importlib.metadata
+
+    named = package.replace("_", "-")
+    try:
+        importlib.metadata.version(named)
+        return [named]
+    except importlib.metadata.PackageNotFoundError:
+        return importlib.metadata.packages_distributions().get(package, [])
+
+
+def names_used(config: StudyConfig) -> set[str]:
+    """Every word of the study's choices that could name a plugin: the systems' legs, fusions and
+    option values, the judge, the generators, the store, the metrics, the sweep's grid."""
+    import re
+
+    words: list[str] = [config.judge, config.store.kind, config.queries, *config.generate, *config.judge_options,
+                        *config.metrics, *config.sweep_grid, *(["exact"] if config.exact else [])]
+    for system in config.systems:
+        words += [system.retriever, *system.fusions, *system.overrides]
+        words += [str(value) for values in system.options.values() for value in values.values()]
+    for options in [*config.judge_options.values(), *config.generate_options.values(), config.production]:
+        words += [str(value) for value in options.values()] if isinstance(options, dict) else []
+    return {word for text in words for word in re.split(r"[^A-Za-z0-9_-]+", str(text)) if word}
 
 
 @cache
@@ -261,7 +310,7 @@ def _reads_of(config: StudyConfig, name: str) -> Callable[[Artefacts], RunReads]
 def build_graph(config: StudyConfig) -> StudyGraph:
     """The study's steps in order, each with what its fingerprint covers (its declared reads)."""
     graph: StudyGraph
-    common = {"versions": versions()}
+    common = {"versions": versions(config)}
     steps = [rule.step(lambda: graph, common) for rule in rules(config)]
     before = [step.name for step in steps]
     document = Rule("document", before, DocumentReads,

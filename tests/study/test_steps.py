@@ -4,9 +4,11 @@ edit reaching exactly the steps that read it."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from study.test_run import write_study  # tests/ is on sys.path (conftest.py)
+from study_support import plugins
 
 from recall_kit.study.config import load_study
 from recall_kit.study.reads import CompareReads
@@ -26,10 +28,30 @@ def test_the_steps_come_in_order_each_after_what_it_needs(tmp_path: Path) -> Non
     assert graph.by_name["ablation"].after == ["eval/fts5", "eval/bm25", "eval/hybrid"]
 
 
-def test_every_step_fingerprints_the_installed_versions(tmp_path: Path) -> None:
-    graph = build_graph(load_study(write_study(tmp_path)))
-    assert "recall-kit" in versions()
-    assert graph.by_name["corpus"].inputs()["versions"] == versions()
+EVERY_PLUGIN = ("recall-kit-fts5", "recall-kit-bm25", "recall-kit-fusion", "recall-kit-dense", "recall-kit-graph",
+                "recall-kit-llm", "recall-kit-postgres", "recall-kit-mem0", "recall-kit-remote", "recall-kit-example")
+
+
+def test_every_step_fingerprints_the_versions_of_what_the_study_uses(tmp_path: Path) -> None:
+    # the host and the plugins that register a name the study uses; not a plugin it does not name
+    # (installing one to try it left every step stale before), nor one that only lists it
+    config = load_study(write_study(tmp_path))
+    with plugins(*EVERY_PLUGIN):
+        graph = build_graph(config)
+        assert sorted(versions(config)) == ["recall-kit", "recall-kit-bm25", "recall-kit-fts5", "recall-kit-fusion"]
+        assert graph.by_name["corpus"].inputs()["versions"] == versions(config)
+
+
+def test_a_plugin_the_study_names_brings_the_distributions_it_requires(tmp_path: Path) -> None:
+    # pgvector (recall-kit-postgres) embeds with recall-kit-dense's models; a graph extractor
+    # named in an option value (`llm`) brings the plugin that registers it
+    config = load_study(write_study(tmp_path, bm25_options='options = {bm25 = {k1 = 1.5}}'))
+    pgvector = dataclasses.replace(config.systems[0], retriever="pgvector", fusions=[], options={})
+    graph_llm = dataclasses.replace(config.systems[1], retriever="graph", options={"graph": {"extractor": "llm"}})
+    with plugins(*EVERY_PLUGIN):
+        found = versions(dataclasses.replace(config, systems=[pgvector, graph_llm]))
+    assert {"recall-kit-postgres", "recall-kit-dense", "recall-kit-graph", "recall-kit-llm"} <= set(found)
+    assert "recall-kit-example" not in found and "recall-kit-mem0" not in found
 
 
 def test_an_edit_to_one_system_changes_only_its_own_steps_inputs(tmp_path: Path) -> None:

@@ -268,7 +268,6 @@ def _fit(rows: np.ndarray, truth: np.ndarray) -> _Fitted:
     agree best (Cohen's kappa) with `truth` on the rows it was fitted on."""
     import numpy as np
     from sklearn.linear_model import LogisticRegression
-    from sklearn.metrics import cohen_kappa_score
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
@@ -278,5 +277,25 @@ def _fit(rows: np.ndarray, truth: np.ndarray) -> _Fitted:
     model.fit(rows, truth)
     probabilities = model.predict_proba(rows)[:, 1]
     candidates = np.unique(np.round(probabilities, 3))
-    best = max(candidates, key=lambda t: cohen_kappa_score(truth, (probabilities >= t).astype(int)))
-    return _Fitted(model, float(best))
+    kappas = kappas_at(truth, probabilities, candidates)
+    return _Fitted(model, float(candidates[int(np.argmax(kappas))]))
+
+
+def kappas_at(truth: np.ndarray, probabilities: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
+    """Cohen's kappa of `truth` (0/1) against ``probabilities >= t`` for each threshold t, in one
+    sort (sklearn's `cohen_kappa_score` per threshold took seconds on the 30,000 pairs of a study;
+    tests/test_dense_judges.py checks every value against it)."""
+    import numpy as np
+
+    order = np.sort(probabilities)
+    ranked = truth[np.argsort(probabilities, kind="stable")]
+    n, relevant = len(truth), float(truth.sum())
+    below = np.searchsorted(order, thresholds, side="left")  # predicted not relevant: probability < t
+    relevant_below = np.concatenate(([0.0], np.cumsum(ranked)))[below]
+    true_positive = relevant - relevant_below
+    predicted = n - below
+    true_negative = below - relevant_below
+    observed = (true_positive + true_negative) / n
+    expected = (predicted * relevant + below * (n - relevant)) / (n * n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(expected < 1, (observed - expected) / (1 - expected), 0.0)

@@ -3,9 +3,10 @@ threshold; the combined judge's cross-fitting (no labelled pair graded by a mode
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import recall_kit_dense
-from recall_kit_dense.judges import CombinedJudge, EmbeddingJudge, grade_of
+from recall_kit_dense.judges import CombinedJudge, EmbeddingJudge, grade_of, kappas_at
 
 from recall_kit.plugin import JudgingContext, Memory, OptionError, PairEvidence, Query
 from recall_kit.testing import registered_plugin, registries
@@ -81,3 +82,19 @@ def test_combined_judge_refusals() -> None:
         CombinedJudge(CombinedJudge.Options(signals="answer,colour")).prepare()
     with pytest.raises(OptionError, match="only after it was fitted"):
         next(CombinedJudge(CombinedJudge.Options(signals="answer")).grade_many(_context(1)[1]))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_threshold_kappas_agree_with_sklearn(seed: int) -> None:
+    # the combined judge's threshold search (one sort) against sklearn's cohen_kappa_score at each
+    # threshold, with ties and thresholds below, at and above every probability
+    from sklearn.metrics import cohen_kappa_score
+
+    rng = np.random.default_rng(seed)
+    truth = rng.integers(0, 2, 400)
+    probabilities = np.round(rng.random(400), 2)
+    thresholds = np.unique(np.concatenate([probabilities, [0.0, 0.005, 1.0, 1.5]]))
+    ours = kappas_at(truth, probabilities, thresholds)
+    theirs = [cohen_kappa_score(truth, (probabilities >= t).astype(int)) if 0 < (probabilities >= t).sum() < 400
+              else 0.0 for t in thresholds]
+    assert ours == pytest.approx(theirs, abs=1e-12)
