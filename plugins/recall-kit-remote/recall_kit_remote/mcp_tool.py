@@ -33,6 +33,7 @@ from recall_kit_remote.base import (
     server_id,
     split_command_line,
 )
+from recall_kit_remote.mcp_caps import DEFAULT_MAX_BYTES, CappedProcess, MessageCap, capped_client
 
 #: Seconds to connect and initialise a session, by default (`mcp.connect_timeout`).
 CONNECT_TIMEOUT_SECONDS = 60.0
@@ -46,14 +47,17 @@ EXIT_WAIT_SECONDS = 0.5
 #: How often a call in flight checks whether a stdio server has exited.
 EXIT_POLL_SECONDS = 0.25
 
-#: The processes the SDK starts in this task (a stdio server), so a session learns its exit status.
-_SPAWNED: contextvars.ContextVar[list[Any] | None] = contextvars.ContextVar("recall_kit_remote_spawned", default=None)
+#: The processes the SDK starts in this task (a stdio server), so a session learns its exit status,
+#: and the cap on each message (a line) the process's stdout carries.
+_SPAWNED: contextvars.ContextVar[tuple[list[Any], MessageCap] | None] = contextvars.ContextVar(
+    "recall_kit_remote_spawned", default=None)
 
 
 def _capture_processes() -> None:
     """Wrap the SDK's process creation (once) so that a session holds its stdio server's process:
-    a server that exits mid-run is then reported by its exit status, at once. An SDK without the
-    function leaves the session without it (the run then reports the closed connection)."""
+    a server that exits mid-run is then reported by its exit status, at once; and its stdout is
+    capped (`mcp.max_bytes` a line). An SDK without the function leaves the session without
+    either (the run then reports the closed connection)."""
     from mcp.client import stdio
 
     create = getattr(stdio, "_create_platform_compatible_process", None)
@@ -64,7 +68,8 @@ def _capture_processes() -> None:
         process = await create(*args, **kwargs)
         spawned = _SPAWNED.get()
         if spawned is not None:
-            spawned.append(process)
+            process = CappedProcess(process, spawned[1])
+            spawned[0].append(process)
         return process
 
     created.recall_kit_wrapped = True  # type: ignore[attr-defined]
@@ -135,10 +140,13 @@ class MCPSession:
     """One MCP client session held open on a background event loop, so that synchronous code can
     call tools; connection and teardown happen inside one task, as the SDK's transports require."""
 
-    def __init__(self, command: str, url: str, connect_timeout: float = CONNECT_TIMEOUT_SECONDS) -> None:
+    def __init__(self, command: str, url: str, connect_timeout: float = CONNECT_TIMEOUT_SECONDS,
+                 max_bytes: int = DEFAULT_MAX_BYTES, cap_option: str = "mcp.max_bytes") -> None:
         # Quoted in messages: a password in the URL or an --api-key on the command line is masked.
         self.where = f"MCP server {mask_secrets(url)}" if url else f"MCP server command {mask_secrets(command)!r}"
         self._command, self._url = command, url
+        #: The cap on each message the server sends, and what was being asked (named when it passes).
+        self._cap, self._asking = MessageCap(max_bytes, cap_option), "initialize"
         #: The server's tool names (None: it would not list them).
         self.tools: list[str] | None = None
         #: The stdio server's process (None over HTTP, or when the SDK hides it).
@@ -161,14 +169,15 @@ class MCPSession:
                                  f"{connect_timeout:g} s (mcp.connect_timeout).") from None
         except BaseException as error:
             self.close()
+            if self._cap.trips:
+                raise PluginRunError(f"{self.where}: {self._cap.reason(self._what())}.") from None
             raise PluginRunError(f"Cannot connect to {self.where}: {_describe(error)}.") from None
 
     async def _transport(self, stack: AsyncExitStack) -> tuple[Any, Any]:
         if self._url:
             from mcp.client import streamable_http
 
-            opener = getattr(streamable_http, "streamable_http_client", None) or streamable_http.streamablehttp_client
-            streams = await stack.enter_async_context(opener(self._url))
+            streams = await stack.enter_async_context(_capped_http(streamable_http, self._url, self._cap, stack))
         else:
             import os
 
@@ -178,7 +187,7 @@ class MCPSession:
             params = StdioServerParameters(command=argv[0], args=argv[1:], env=dict(os.environ))
             _capture_processes()
             spawned: list[Any] = []
-            _SPAWNED.set(spawned)
+            _SPAWNED.set((spawned, self._cap))
             with open(os.devnull, "w") as quiet:  # noqa: PTH123 - the server's stderr is not ours to print
                 streams = await stack.enter_async_context(stdio_client(params, errlog=quiet))
             self._process = spawned[0] if spawned else None
@@ -193,7 +202,10 @@ class MCPSession:
                 read, write = await self._transport(stack)
                 session = await stack.enter_async_context(ClientSession(read, write))
                 await session.initialize()
+                self._asking = "tools/list"
                 self.tools = await _tool_names(session)
+                if self._cap.trips:  # the listing passed the cap: said as such by __init__
+                    raise ConnectionAbortedError
                 self._session = session
                 ready.set_result(None)
                 await self._stop.wait()
@@ -210,6 +222,7 @@ class MCPSession:
         session is gone."""
         if self._held.done():
             raise self._gone()
+        trips = self._cap.trips
         future = asyncio.run_coroutine_threadsafe(self._session.call_tool(tool, arguments), self._loop)
         deadline = time.monotonic() + timeout
         try:
@@ -226,9 +239,14 @@ class MCPSession:
         except (QueryFailed, PluginRunError):
             raise
         except Exception as error:
-            if self._held.done() or self.exit_status(wait=EXIT_WAIT_SECONDS) is not None:
+            if self._cap.trips > trips and self._url:  # over HTTP only this request failed
+                raise QueryFailed(self._cap.reason("the answer")) from None
+            if self._cap.trips or self._held.done() or self.exit_status(wait=EXIT_WAIT_SECONDS) is not None:
                 raise self._gone() from None
             raise QueryFailed(f"the call failed ({type(error).__name__})") from None
+
+    def _what(self) -> str:
+        return f"the MCP server's {self._asking} answer"
 
     def exit_status(self, wait: float) -> int | None:
         """The stdio server's exit status, waiting at most `wait` seconds for it; None while it
@@ -251,7 +269,10 @@ class MCPSession:
             return None
 
     def _gone(self) -> PluginRunError:
-        """The run's end when the server is gone: its exit status when it exited (stdio)."""
+        """The run's end when the server is gone: a message past the cap that ended it (stdio),
+        its exit status when it exited."""
+        if self._cap.trips and not self._url:
+            return PluginRunError(f"{self.where}: {self._cap.reason('an answer')}; the session ended.")
         status = self.exit_status(wait=EXIT_WAIT_SECONDS)
         if status is not None:
             return PluginRunError(f"{self.where}: the server exited (status {status}) during the run.")
@@ -295,6 +316,26 @@ async def _tool_names(session: Any) -> list[str] | None:
         return None
 
 
+def _capped_http(streamable_http: Any, url: str, cap: MessageCap, stack: AsyncExitStack) -> Any:
+    """The SDK's streamable HTTP transport on a client whose answers are capped (`mcp.max_bytes`
+    a JSON body or an SSE event): mcp 2 takes the client (httpx2), mcp 1 a factory (httpx)."""
+    import inspect
+
+    opener = getattr(streamable_http, "streamable_http_client", None)
+    if opener is None:
+        import httpx
+
+        def factory(headers: Any = None, timeout: Any = None, auth: Any = None) -> Any:
+            return capped_client(httpx, cap, headers, timeout, auth)
+
+        return streamable_http.streamablehttp_client(url, httpx_client_factory=factory)
+    httpx_module = getattr(streamable_http, "httpx2", None) or streamable_http.httpx
+    client = capped_client(httpx_module, cap)
+    stack.push_async_callback(client.aclose)
+    extra = {"max_sse_event_size": cap.limit} if "max_sse_event_size" in inspect.signature(opener).parameters else {}
+    return opener(url, http_client=client, **extra)
+
+
 def _quiet_sdk_logs() -> None:
     """The SDK logs a server's garbage (a non-JSON-RPC line, a page that is not MCP) with a
     traceback and pydantic's many-line errors, which may quote what the server sent; the failure
@@ -328,7 +369,7 @@ def _describe(error: BaseException) -> str:
         error = error.exceptions[0]
     if _from_validation(error):
         return f"its answer is not MCP (JSON-RPC) ({type(error).__name__})"
-    text = str(error).splitlines()[0] if str(error) else ""
+    text = str(error).splitlines()[0].rstrip(".") if str(error) else ""
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
@@ -382,6 +423,9 @@ class MCPRetriever(RemoteRetriever):
         sensitive_listing: str = ""
         #: Seconds to connect and initialise the session (a stdio server started then).
         connect_timeout: float = CONNECT_TIMEOUT_SECONDS
+        #: The largest message read from the server, in bytes (a stdio line, an HTTP body, an SSE
+        #: event), checked as it arrives: a larger one fails what it answers, never read whole.
+        max_bytes: int = DEFAULT_MAX_BYTES
 
         def __post_init__(self) -> None:
             if bool(self.command) == bool(self.url):
@@ -394,6 +438,8 @@ class MCPRetriever(RemoteRetriever):
                 raise ValueError("tool and query_arg must be given")
             if not self.connect_timeout > 0:
                 raise ValueError("connect_timeout must be > 0")
+            if self.max_bytes < 1:
+                raise ValueError("max_bytes must be at least 1")
             super().__post_init__()
             parse_json_object(self.arguments, "mcp.arguments")
             parse_template(self.search_arguments, "mcp.search_arguments", SEARCH_FIELDS)
@@ -416,7 +462,7 @@ class MCPRetriever(RemoteRetriever):
         command = options.command
         if "{scope}" in command:  # filled in each word, so a scope needs no quoting of its own
             command = shlex.join(word.replace("{scope}", self._scope or "all") for word in shlex.split(command))
-        self._session = MCPSession(command, options.url, options.connect_timeout)
+        self._session = MCPSession(command, options.url, options.connect_timeout, options.max_bytes)
         self._check_tools(self._session)
         if options.add_tool:
             self.fill(corpus, self._add)

@@ -1,0 +1,171 @@
+"""A hand-written MCP server for the hostile tests: JSON-RPC over stdio (one message a line) or
+over streamable HTTP (a JSON body or one SSE event per POST), answering `initialize`, `tools/list`
+and `tools/call` with whatever a test asks for, including what no SDK server would send.
+
+    python raw_mcp_server.py [--http PORT] [--sse] [--tools N] [--list-mib M] [--call-mib M]
+                             [--answer-file PATH] [--trickle SECONDS] [--pid-file PATH]
+
+`--tools N`: tools/list answers N tools (`tool000001`, ... and `search`) in one message;
+`--list-mib M` / `--call-mib M`: tools/list / tools/call answers one message of M MiB, written a
+chunk at a time (the server holds one chunk, never the message); `--answer-file`: tools/call
+answers these bytes as they are (`__ID__` replaced by the request's id; no newline added, so a
+file can end mid-message); `--trickle`: seconds between two bytes of a tools/call answer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+CHUNK = 1 << 16
+
+
+def _tool(name: str) -> bytes:
+    return json.dumps({"name": name, "inputSchema": {"type": "object"}}).encode()
+
+
+def _huge(request_id: Any, key: bytes, mib: float, unit: bytes) -> Iterator[bytes]:
+    """One JSON-RPC answer of about `mib` MiB: a list under `key` of `unit` repeated, a chunk at a time."""
+    yield b'{"jsonrpc": "2.0", "id": ' + json.dumps(request_id).encode() + b', "result": {"' + key + b'": ['
+    per_chunk = max(1, CHUNK // (len(unit) + 1))
+    chunk = b",".join([unit] * per_chunk) + b","
+    for _ in range(int(mib * (1 << 20)) // len(chunk) + 1):
+        yield chunk
+    yield _tool("search") + b"]}}"
+
+
+class Answers:
+    """What the server answers each request with, as chunks of bytes (None: no answer)."""
+
+    def __init__(self, arguments: argparse.Namespace) -> None:
+        self.arguments = arguments
+
+    def __call__(self, message: dict[str, Any]) -> Iterator[bytes] | None:
+        method, request_id, arguments = message.get("method"), message.get("id"), self.arguments
+        if request_id is None:
+            return None  # a notification
+        if method == "initialize":
+            version = message.get("params", {}).get("protocolVersion", "2025-06-18")
+            return self._result(request_id, {"protocolVersion": version, "capabilities": {"tools": {}},
+                                             "serverInfo": {"name": "raw", "version": "0"}})
+        if method == "tools/list":
+            if arguments.list_mib:
+                return _huge(request_id, b"tools", arguments.list_mib, _tool("tool000000"))
+            names = [f"tool{number:06d}" for number in range(arguments.tools)] + ["search"]
+            return self._result(request_id, {"tools": [{"name": name, "inputSchema": {"type": "object"}}
+                                                       for name in names]})
+        if method == "tools/call":
+            if arguments.call_mib:
+                unit = b'{"type": "text", "text": "' + b"x" * 200 + b'"}'
+                return _huge(request_id, b"content", arguments.call_mib, unit)
+            if arguments.answer_file:
+                return iter([Path(arguments.answer_file).read_bytes().replace(b"__ID__", json.dumps(request_id).encode())])
+            return self._result(request_id, {"content": [], "structuredContent": {"results": [{"id": "m1"}]}})
+        return self._result(request_id, {})
+
+    @staticmethod
+    def _result(request_id: Any, result: dict[str, Any]) -> Iterator[bytes]:
+        return iter([json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}).encode()])
+
+
+def _written(chunks: Iterator[bytes], write: Callable[[bytes], Any], trickle: float) -> None:
+    for chunk in chunks:
+        if not trickle:
+            write(chunk)
+            continue
+        for byte in chunk:
+            write(bytes([byte]))
+            time.sleep(trickle)
+
+
+def serve_stdio(answers: Answers, trickle: float) -> None:
+    out = sys.stdout.buffer
+    for line in sys.stdin.buffer:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            continue
+        chunks = answers(message)
+        if chunks is None:
+            continue
+        slow = trickle if message.get("method") == "tools/call" else 0.0
+        try:
+            _written(chunks, lambda data: (out.write(data), out.flush()), slow)
+            out.write(b"\n")
+            out.flush()
+        except (BrokenPipeError, ValueError):
+            return
+
+
+def serve_http(answers: Answers, port: int, sse: bool, trickle: float) -> None:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def do_GET(self) -> None:  # noqa: N802 - no server-initiated stream
+            self.send_response(405)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def do_DELETE(self) -> None:  # noqa: N802
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def do_POST(self) -> None:  # noqa: N802
+            message = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
+            chunks = answers(message)
+            if chunks is None:
+                self.send_response(202)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream" if sse else "application/json")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            slow = trickle if message.get("method") == "tools/call" else 0.0
+            try:
+                if sse:
+                    self.wfile.write(b"event: message\ndata: ")
+                _written(chunks, self.wfile.write, slow)
+                if sse:
+                    self.wfile.write(b"\n\n")
+            except OSError:
+                pass
+            self.close_connection = True
+
+    ThreadingHTTPServer(("127.0.0.1", port), Handler).serve_forever()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--http", type=int, default=0, help="serve streamable HTTP on this port (0: stdio)")
+    parser.add_argument("--sse", action="store_true", help="over HTTP, answer each POST as one SSE event")
+    parser.add_argument("--tools", type=int, default=0)
+    parser.add_argument("--list-mib", type=float, default=0.0)
+    parser.add_argument("--call-mib", type=float, default=0.0)
+    parser.add_argument("--answer-file", default="")
+    parser.add_argument("--trickle", type=float, default=0.0)
+    parser.add_argument("--pid-file", default="")
+    arguments = parser.parse_args()
+    if arguments.pid_file:
+        Path(arguments.pid_file).write_text(str(os.getpid()))
+    answers = Answers(arguments)
+    if arguments.http:
+        serve_http(answers, arguments.http, arguments.sse, arguments.trickle)
+    else:
+        serve_stdio(answers, arguments.trickle)
+
+
+if __name__ == "__main__":
+    main()
