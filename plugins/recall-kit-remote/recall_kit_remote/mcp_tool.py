@@ -16,6 +16,7 @@ from typing import Any
 
 from recall_kit.plugin import Corpus, Hit, Memory, PluginRunError, RecallKitError, mask_secrets
 from recall_kit_remote.base import (
+    MAX_TIMEOUT,
     MEMORY_FIELDS,
     SEARCH_FIELDS,
     AnswerMisread,
@@ -147,6 +148,8 @@ class MCPSession:
         self._command, self._url = command, url
         #: The cap on each message the server sends, and what was being asked (named when it passes).
         self._cap, self._asking = MessageCap(max_bytes, cap_option), "initialize"
+        #: Messages from the server that were not MCP (JSON-RPC) at all: named when a call times out.
+        self._garbled = 0
         #: The server's tool names (None: it would not list them).
         self.tools: list[str] | None = None
         #: The stdio server's process (None over HTTP, or when the SDK hides it).
@@ -167,6 +170,9 @@ class MCPSession:
             self.close()
             raise PluginRunError(f"Cannot connect to {self.where}: no answer to initialize within "
                                  f"{connect_timeout:g} s (mcp.connect_timeout).") from None
+        except KeyboardInterrupt:  # Ctrl-C while connecting: the server ended, and 130 as anywhere
+            self.close()
+            raise
         except BaseException as error:
             self.close()
             if self._cap.trips:
@@ -184,7 +190,10 @@ class MCPSession:
             from mcp.client.stdio import StdioServerParameters, stdio_client
 
             argv = shlex.split(self._command)
-            params = StdioServerParameters(command=argv[0], args=argv[1:], env=dict(os.environ))
+            # Bytes that are no UTF-8 read as U+FFFD, as over HTTP (strict, the SDK's reader died and
+            # the call waited for its timeout).
+            params = StdioServerParameters(command=argv[0], args=argv[1:], env=dict(os.environ),
+                                           encoding_error_handler="replace")
             _capture_processes()
             spawned: list[Any] = []
             _SPAWNED.set((spawned, self._cap))
@@ -200,7 +209,7 @@ class MCPSession:
         try:
             async with AsyncExitStack() as stack:
                 read, write = await self._transport(stack)
-                session = await stack.enter_async_context(ClientSession(read, write))
+                session = await stack.enter_async_context(ClientSession(read, write, message_handler=self._heard))
                 await session.initialize()
                 self._asking = "tools/list"
                 self.tools = await _tool_names(session)
@@ -217,12 +226,18 @@ class MCPSession:
         finally:
             self._finished.set()
 
+    async def _heard(self, message: Any) -> None:
+        """The session's handler of what the server sends unasked: a transport's exception is a
+        message that was not MCP (a line of garbage, JSON that is no JSON-RPC, text not UTF-8)."""
+        if isinstance(message, Exception):
+            self._garbled += 1
+
     def call(self, tool: str, arguments: dict[str, Any], timeout: float) -> Any:
         """Call `tool`; raise QueryFailed on a timeout or a failed call, PluginRunError when the
         session is gone."""
         if self._held.done():
             raise self._gone()
-        trips = self._cap.trips
+        trips, garbled = self._cap.trips, self._garbled
         future = asyncio.run_coroutine_threadsafe(self._session.call_tool(tool, arguments), self._loop)
         deadline = time.monotonic() + timeout
         try:
@@ -235,7 +250,11 @@ class MCPSession:
                         raise self._gone() from None
                     if time.monotonic() >= deadline:
                         future.cancel()
-                        raise QueryFailed(f"no answer within {timeout:g} s") from None
+                        garbage = self._garbled - garbled
+                        raise QueryFailed(f"no answer within {timeout:g} s" + (
+                            f"; meanwhile the server sent {garbage} "
+                            + ("message that is" if garbage == 1 else "messages that are") + " not MCP (JSON-RPC)"
+                            if garbage else "")) from None
         except (QueryFailed, PluginRunError):
             raise
         except Exception as error:
@@ -436,8 +455,8 @@ class MCPRetriever(RemoteRetriever):
                 raise ValueError("command names no program")
             if not self.tool or not self.query_arg:
                 raise ValueError("tool and query_arg must be given")
-            if not self.connect_timeout > 0:
-                raise ValueError("connect_timeout must be > 0")
+            if not 0 < self.connect_timeout <= MAX_TIMEOUT:  # nan: not in range
+                raise ValueError(f"connect_timeout must be > 0 and at most {MAX_TIMEOUT:g} s")
             if self.max_bytes < 1:
                 raise ValueError("max_bytes must be at least 1")
             super().__post_init__()
@@ -477,8 +496,11 @@ class MCPRetriever(RemoteRetriever):
         for option, tool in (("mcp.tool", self.options.tool), ("mcp.add_tool", self.options.add_tool),
                              ("mcp.sensitive_listing", listing.get("tool", ""))):
             if tool and tool not in session.tools:
+                from recall_kit_remote.probe import name_like
+
                 names = sorted(session.tools)
-                listed = ", ".join(names[:SHOWN_TOOLS]) + (f" and {len(names) - SHOWN_TOOLS} more"
+                listed = ", ".join(name if name_like(name) else f"<a {len(name)}-character name, not shown>"
+                                   for name in names[:SHOWN_TOOLS]) + (f" and {len(names) - SHOWN_TOOLS} more"
                                                            if len(names) > SHOWN_TOOLS else "") or "(none)"
                 raise PluginRunError(f"{session.where} has no tool {tool!r} ({option}). Available: {listed}.")
 

@@ -3,13 +3,15 @@ over streamable HTTP (a JSON body or one SSE event per POST), answering `initial
 and `tools/call` with whatever a test asks for, including what no SDK server would send.
 
     python raw_mcp_server.py [--http PORT] [--sse] [--tools N] [--list-mib M] [--call-mib M]
-                             [--answer-file PATH] [--trickle SECONDS] [--pid-file PATH]
+                             [--answer-file PATH] [--trickle SECONDS] [--pid-file PATH] [--call-status N]
 
-`--tools N`: tools/list answers N tools (`tool000001`, ... and `search`) in one message;
+`--tools N`: tools/list answers N tools (`tool000001`, ... and `search`, and each `--extra-tool`) in one message;
 `--list-mib M` / `--call-mib M`: tools/list / tools/call answers one message of M MiB, written a
 chunk at a time (the server holds one chunk, never the message); `--answer-file`: tools/call
-answers these bytes as they are (`__ID__` replaced by the request's id; no newline added, so a
-file can end mid-message); `--trickle`: seconds between two bytes of a tools/call answer.
+answers these bytes as they are (`__ID__` replaced by the request's id; over stdio the server
+adds the newline that ends a message); `--trickle`: seconds between two bytes of a tools/call
+answer (`--slow-list`: of the tools/list answer too, over stdio); `--exit-after-call`: over stdio, exit once a tools/call answer is written, before its
+newline; `--call-status`: over HTTP, the status a tools/call answer comes with.
 """
 
 from __future__ import annotations
@@ -58,7 +60,7 @@ class Answers:
         if method == "tools/list":
             if arguments.list_mib:
                 return _huge(request_id, b"tools", arguments.list_mib, _tool("tool000000"))
-            names = [f"tool{number:06d}" for number in range(arguments.tools)] + ["search"]
+            names = [f"tool{number:06d}" for number in range(arguments.tools)] + ["search", *arguments.extra_tool]
             return self._result(request_id, {"tools": [{"name": name, "inputSchema": {"type": "object"}}
                                                        for name in names]})
         if method == "tools/call":
@@ -85,7 +87,7 @@ def _written(chunks: Iterator[bytes], write: Callable[[bytes], Any], trickle: fl
             time.sleep(trickle)
 
 
-def serve_stdio(answers: Answers, trickle: float) -> None:
+def serve_stdio(answers: Answers, trickle: float, cut: bool = False, slow_list: bool = False) -> None:
     out = sys.stdout.buffer
     for line in sys.stdin.buffer:
         try:
@@ -95,16 +97,18 @@ def serve_stdio(answers: Answers, trickle: float) -> None:
         chunks = answers(message)
         if chunks is None:
             continue
-        slow = trickle if message.get("method") == "tools/call" else 0.0
+        slow = trickle if message.get("method") in ("tools/call", *(["tools/list"] if slow_list else [])) else 0.0
         try:
             _written(chunks, lambda data: (out.write(data), out.flush()), slow)
+            if cut and message.get("method") == "tools/call":
+                os._exit(0)  # the answer as it is, no newline: the stream ends mid-message
             out.write(b"\n")
             out.flush()
         except (BrokenPipeError, ValueError):
             return
 
 
-def serve_http(answers: Answers, port: int, sse: bool, trickle: float) -> None:
+def serve_http(answers: Answers, port: int, sse: bool, trickle: float, call_status: int = 200) -> None:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
@@ -129,11 +133,12 @@ def serve_http(answers: Answers, port: int, sse: bool, trickle: float) -> None:
                 self.send_header("Content-Length", "0")
                 self.end_headers()
                 return
-            self.send_response(200)
+            is_call = message.get("method") == "tools/call"
+            self.send_response(call_status if is_call else 200)
             self.send_header("Content-Type", "text/event-stream" if sse else "application/json")
             self.send_header("Connection", "close")
             self.end_headers()
-            slow = trickle if message.get("method") == "tools/call" else 0.0
+            slow = trickle if is_call else 0.0
             try:
                 if sse:
                     self.wfile.write(b"event: message\ndata: ")
@@ -157,14 +162,18 @@ def main() -> None:
     parser.add_argument("--answer-file", default="")
     parser.add_argument("--trickle", type=float, default=0.0)
     parser.add_argument("--pid-file", default="")
+    parser.add_argument("--extra-tool", action="append", default=[], help="one more tool of this name")
+    parser.add_argument("--slow-list", action="store_true", help="over stdio, trickle the tools/list answer too")
+    parser.add_argument("--exit-after-call", action="store_true", help="over stdio, exit after a tools/call answer, before its newline")
+    parser.add_argument("--call-status", type=int, default=200, help="over HTTP, the status of a tools/call answer")
     arguments = parser.parse_args()
     if arguments.pid_file:
         Path(arguments.pid_file).write_text(str(os.getpid()))
     answers = Answers(arguments)
     if arguments.http:
-        serve_http(answers, arguments.http, arguments.sse, arguments.trickle)
+        serve_http(answers, arguments.http, arguments.sse, arguments.trickle, arguments.call_status)
     else:
-        serve_stdio(answers, arguments.trickle)
+        serve_stdio(answers, arguments.trickle, arguments.exit_after_call, arguments.slow_list)
 
 
 if __name__ == "__main__":
