@@ -104,8 +104,9 @@ def test_a_search_answer_of_300_mib_fails_the_search_in_bounded_memory(raw_serve
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_messages_within_the_cap_are_read_and_the_cap_is_an_option(raw_server, transport: str) -> None:
-    from recall_kit.cli import get_app
     from typer.testing import CliRunner
+
+    from recall_kit.cli import get_app
 
     reach = raw_server(transport)
     probe = ["remote", "probe", "mcp", "--query", "coffee", "-o", reach, "-o", "mcp.tool=search"]
@@ -118,8 +119,9 @@ def test_messages_within_the_cap_are_read_and_the_cap_is_an_option(raw_server, t
 
 @pytest.mark.parametrize("value", ["0", "-1", "abc", "1.5"])
 def test_a_cap_that_is_no_byte_count_is_one_line(value: str) -> None:
-    from recall_kit.cli import get_app
     from typer.testing import CliRunner
+
+    from recall_kit.cli import get_app
 
     done = CliRunner().invoke(get_app(), ["remote", "probe", "mcp", "--query", "x", "-o", "mcp.command=true",
                                           "-o", f"mcp.max_bytes={value}"])

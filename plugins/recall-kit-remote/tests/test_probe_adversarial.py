@@ -9,28 +9,22 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
-import signal
-import subprocess
-import sys
 import time
 import zlib
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import pytest
-from remote_helpers import ROOT, SYSTEMS, free_port, wait_for_port
 from test_probe_hostile import API_KEY, MEMORIES, PASSWORD, RawServer, _http
 
 #: A memory of several words, the text the probe must never print.
 SENTENCE = "my sister's chemotherapy ends in May"
-RAW_MCP = SYSTEMS / "raw_mcp_server.py"
 
 
 def invoke(*args: str) -> tuple[int, str, float]:
     """`recall-kit ARGS` in this process: exit status, stdout and stderr together, seconds."""
-    from recall_kit.cli import get_app
     from typer.testing import CliRunner
+
+    from recall_kit.cli import get_app
 
     started = time.monotonic()
     done = CliRunner().invoke(get_app(), list(args))
