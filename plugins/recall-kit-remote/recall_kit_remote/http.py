@@ -230,7 +230,7 @@ class HTTPRetriever(RemoteRetriever):
         except httpx.InvalidURL as error:  # a query too long for a URL, a port out of range
             raise QueryFailed(f"the request's URL is not one httpx can send ({_first_line(error)})") from None
         except zlib.error:
-            raise QueryFailed("the answer's compressed body is damaged (it does not decompress)") from None
+            raise QueryFailed(DAMAGED) from None
         finally:
             self.waited(started)
         return body
@@ -252,7 +252,7 @@ class HTTPRetriever(RemoteRetriever):
             limit = options.max_bytes
             declared = response.headers.get("content-length", "")
             too_large = QueryFailed(f"the answer is larger than http.max_bytes ({limit})")
-            decoder = _decoder(response.headers.get("content-encoding", ""))
+            decoder = content_decoder(response.headers.get("content-encoding", ""))
             if decoder is None and declared.isdigit() and int(declared) > limit:
                 raise too_large
             body = bytearray()
@@ -287,11 +287,14 @@ def _first_line(error: BaseException) -> str:
     return (str(error).splitlines() or [type(error).__name__])[0]
 
 
+#: A compressed body that does not decompress.
+DAMAGED = "the answer's compressed body is damaged (it does not decompress)"
+
 #: The encodings asked for, and read with a cap while they are decompressed.
 ACCEPTED_ENCODINGS = "gzip, deflate"
 
 
-def _decoder(encoding: str) -> Any:
+def content_decoder(encoding: str) -> Any:
     """A decompressor for an answer's `Content-Encoding` (None: identity); an encoding that was
     not asked for is a failed query, not a body read whole."""
     encoding = encoding.strip().lower()

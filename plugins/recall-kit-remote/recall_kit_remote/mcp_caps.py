@@ -8,12 +8,15 @@ request it answers fails, and the session says which."""
 from __future__ import annotations
 
 import re
+import zlib
 from collections.abc import AsyncIterator
 from signal import Signals
 from typing import Any
 
 import anyio
 import anyio.abc
+
+from recall_kit_remote.base import QueryFailed
 
 #: The largest message read from an MCP server by default (8 MiB): a search answer of 100 hits
 #: with their text is a few hundred KiB; the largest real tools/list, a few MiB.
@@ -32,13 +35,16 @@ class MessageCap:
     def __init__(self, limit: int, option: str = "mcp.max_bytes") -> None:
         self.limit, self.option = limit, option
         self.trips = 0
+        self._why = ""  # what the last refused message did
 
-    def trip(self) -> None:
+    def trip(self, why: str = "") -> None:
+        """A message refused: past the cap (`why` empty), or for the reason `why` gives."""
         self.trips += 1
+        self._why = why or f"exceeds {size_text(self.limit)} ({self.option})"
 
     def reason(self, what: str) -> str:
-        """`what` (the MCP server's tools/list answer) exceeds the cap, in words."""
-        return f"{what} exceeds {size_text(self.limit)} ({self.option})"
+        """`what` (the MCP server's tools/list answer) and why it was refused, in words."""
+        return f"{what} {self._why}"
 
 
 class _CappedLines(anyio.abc.ByteReceiveStream):
@@ -130,33 +136,68 @@ class CappedProcess(anyio.abc.Process):
 _EVENT_END = re.compile(rb"\r\n\r\n|\n\n|\r\r")
 
 
+async def _decoded(raw: Any, encoding: str, limit: int) -> AsyncIterator[bytes]:
+    """An answer's bytes as sent, decompressed (gzip or deflate, the encodings asked for) a
+    piece at a time, never more than `limit` + 1 bytes from one piece of input: a small gzip
+    member that inflates to gigabytes stops at the cap, never inflated whole."""
+    from recall_kit_remote.http import ACCEPTED_ENCODINGS, content_decoder
+
+    try:
+        decoder = content_decoder(encoding)
+    except QueryFailed:
+        raise _Unreadable(f"comes in content-encoding {encoding!r}, not one recall-kit asked for "
+                          f"({ACCEPTED_ENCODINGS})") from None
+    try:
+        async for chunk in raw:
+            if decoder is None:
+                yield chunk
+                continue
+            piece = decoder.decompress(chunk, limit + 1)
+            while True:
+                yield piece
+                if not decoder.unconsumed_tail:
+                    break
+                piece = decoder.decompress(decoder.unconsumed_tail, limit + 1)
+    except zlib.error:
+        raise _Unreadable("is compressed and does not decompress") from None
+
+
+class _Unreadable(Exception):
+    """An answer that cannot be read at all, and why (completing "the answer ...")."""
+
+
 def _capped_body(httpx: Any, cap: MessageCap) -> type:
     """A response body stream class of the SDK's httpx module that passes at most `cap.limit`
-    bytes a message (a JSON body whole; each SSE event), then fails as a stream error does:
-    the SDK then answers the request in flight with an error at once."""
+    bytes a message (a JSON body whole; each SSE event), decompressed here (the answer's
+    content-encoding is taken off, so httpx does not inflate it whole after), then fails as a
+    stream error does: the SDK then answers the request in flight with an error at once."""
 
-    class TooLarge(httpx.StreamError):  # type: ignore[misc, name-defined]
+    class Refused(httpx.StreamError):  # type: ignore[misc, name-defined]
         pass
 
     class Capped(httpx.AsyncByteStream):  # type: ignore[misc, name-defined]
-        def __init__(self, inner: Any, events: bool) -> None:
-            self._inner, self._events = inner, events
+        def __init__(self, inner: Any, events: bool, encoding: str) -> None:
+            self._inner, self._events, self._encoding = inner, events, encoding
 
         async def __aiter__(self) -> AsyncIterator[bytes]:
             run, tail = 0, b""  # bytes of the message being received; the last 3 bytes seen
-            async for chunk in self._inner:
-                seen = tail + chunk
-                begin = len(tail) - run  # where that message began in `seen` (negative: before it)
-                for end in _EVENT_END.finditer(seen) if self._events else ():
-                    if end.start() >= begin:
-                        if end.start() - begin > cap.limit:
-                            break
-                        begin = end.end()
-                run, tail = len(seen) - begin, seen[-3:]
-                if run > cap.limit:
-                    cap.trip()
-                    raise TooLarge(cap.reason("the answer"))
-                yield chunk
+            try:
+                async for chunk in _decoded(self._inner, self._encoding, cap.limit):
+                    seen = tail + chunk
+                    begin = len(tail) - run  # where that message began in `seen` (negative: before it)
+                    for end in _EVENT_END.finditer(seen) if self._events else ():
+                        if end.start() >= begin:
+                            if end.start() - begin > cap.limit:
+                                break
+                            begin = end.end()
+                    run, tail = len(seen) - begin, seen[-3:]
+                    if run > cap.limit:
+                        cap.trip()
+                        raise Refused(cap.reason("the answer"))
+                    yield chunk
+            except _Unreadable as why:  # an encoding not asked for, a body that does not decompress
+                cap.trip(str(why))
+                raise Refused(cap.reason("the answer")) from None
 
         async def aclose(self) -> None:
             await self._inner.aclose()
@@ -166,13 +207,18 @@ def _capped_body(httpx: Any, cap: MessageCap) -> type:
 
 def capped_client(httpx: Any, cap: MessageCap, headers: Any = None, timeout: Any = None, auth: Any = None) -> Any:
     """An `AsyncClient` of the SDK's httpx module (httpx2 in mcp 2, httpx before) with the SDK's
-    own timeouts (or those given), each answer's body capped as it streams in."""
+    own timeouts (or those given), asking for gzip or deflate only, each answer's body capped as
+    it streams in."""
+    from recall_kit_remote.http import ACCEPTED_ENCODINGS
+
     capped = _capped_body(httpx, cap)
 
     async def cap_body(response: Any) -> None:
         events = response.headers.get("content-type", "").lower().startswith("text/event-stream")
-        response.stream = capped(response.stream, events)
+        encoding = response.headers.pop("content-encoding", "")
+        response.stream = capped(response.stream, events, encoding)
 
     extra = {"auth": auth} if auth is not None else {}
     return httpx.AsyncClient(timeout=timeout or httpx.Timeout(30.0, read=300.0),  # the SDK's defaults
-                             headers=headers, event_hooks={"response": [cap_body]}, **extra)
+                             headers={**(headers or {}), "Accept-Encoding": ACCEPTED_ENCODINGS},
+                             event_hooks={"response": [cap_body]}, **extra)

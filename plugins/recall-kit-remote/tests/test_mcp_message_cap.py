@@ -3,6 +3,7 @@ hand-written server (systems/raw_mcp_server.py) that sends one message of hundre
 stdio, streamable HTTP with a JSON body and with an SSE event. Before the cap the SDK read the
 message whole and then parsed it: a tools/list of 200,000 tools (11 MiB) took 761 MiB and 4.6 s
 in the probe, one of 100 MiB 6.2 GB and no answer in 76 s (its line buffer grows by copying).
+A gzip member that inflates to 1,000 MiB took 3 GB (httpx inflated it whole).
 Measured here: the probe's own peak RSS (not the server's), in a process limited to 1.5 GiB of
 address space, so that the unfixed probe fails without taking the machine's memory."""
 
@@ -100,6 +101,15 @@ def test_a_search_answer_of_300_mib_fails_the_search_in_bounded_memory(raw_serve
     code, _, err, peak, seconds = probe_measured("-o", raw_server(transport, "--call-mib", "300"))
     assert code == 2 and err.count("\n") == 1 and err.endswith(says + "\n"), err
     assert peak < 250 and seconds < 30, (peak, seconds)
+
+
+@pytest.mark.parametrize("transport", ["http", "sse"])
+def test_a_gzip_bomb_is_cut_off_while_it_is_inflated(raw_server, transport: str) -> None:
+    """A 1 MB gzip member that inflates to 1,000 MiB. Before: the cap counted the bytes as sent,
+    and httpx inflated the body whole (3 GB of memory; out of its address space here)."""
+    code, _, err, peak, seconds = probe_measured("-o", raw_server(transport, "--gzip-bomb-mib", "1000"))
+    assert code == 2 and err.endswith("the search failed: the answer exceeds 8 MiB (mcp.max_bytes).\n"), err
+    assert peak < 250 and seconds < 30, (peak, seconds)  # measured: 90 MiB
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)

@@ -2,16 +2,19 @@
 over streamable HTTP (a JSON body or one SSE event per POST), answering `initialize`, `tools/list`
 and `tools/call` with whatever a test asks for, including what no SDK server would send.
 
-    python raw_mcp_server.py [--http PORT] [--sse] [--tools N] [--list-mib M] [--call-mib M]
-                             [--answer-file PATH] [--trickle SECONDS] [--pid-file PATH] [--call-status N]
+    python raw_mcp_server.py [--http PORT] [--sse] [--tools N] [--extra-tool NAME] [--list-mib M]
+                             [--call-mib M] [--answer-file PATH] [--trickle SECONDS] [--slow-list]
+                             [--exit-after-call] [--call-status N] [--gzip-bomb-mib M] [--pid-file PATH]
 
-`--tools N`: tools/list answers N tools (`tool000001`, ... and `search`, and each `--extra-tool`) in one message;
-`--list-mib M` / `--call-mib M`: tools/list / tools/call answers one message of M MiB, written a
-chunk at a time (the server holds one chunk, never the message); `--answer-file`: tools/call
-answers these bytes as they are (`__ID__` replaced by the request's id; over stdio the server
-adds the newline that ends a message); `--trickle`: seconds between two bytes of a tools/call
-answer (`--slow-list`: of the tools/list answer too, over stdio); `--exit-after-call`: over stdio, exit once a tools/call answer is written, before its
-newline; `--call-status`: over HTTP, the status a tools/call answer comes with.
+`--tools N`: tools/list answers N tools (`tool000001`, ..., `search` and each `--extra-tool`) in
+one message; `--list-mib M` / `--call-mib M`: tools/list / tools/call answers one message of M
+MiB, written a chunk at a time (the server holds one chunk, never the message); `--answer-file`:
+tools/call answers these bytes as they are (`__ID__` replaced by the request's id; over stdio the
+server adds the newline that ends a message); `--trickle`: seconds between two bytes of a
+tools/call answer (`--slow-list`: of the tools/list answer too, over stdio); `--exit-after-call`:
+over stdio, exit once a tools/call answer is written, before its newline; `--call-status`: over
+HTTP, the status a tools/call answer comes with; `--gzip-bomb-mib M`: over HTTP, tools/call
+answers a gzip member that inflates to M MiB.
 """
 
 from __future__ import annotations
@@ -108,7 +111,16 @@ def serve_stdio(answers: Answers, trickle: float, cut: bool = False, slow_list: 
             return
 
 
-def serve_http(answers: Answers, port: int, sse: bool, trickle: float, call_status: int = 200) -> None:
+def _gzip_bomb(mib: float, start: bytes) -> bytes:
+    """A gzip member that inflates to `start` and `mib` MiB of spaces (made a MiB at a time)."""
+    import zlib
+
+    packer = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    return packer.compress(start) + b"".join(packer.compress(b" " * (1 << 20)) for _ in range(int(mib))) + packer.flush()
+
+
+def serve_http(answers: Answers, port: int, sse: bool, trickle: float, call_status: int = 200,
+               bomb: float = 0.0) -> None:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
@@ -137,10 +149,13 @@ def serve_http(answers: Answers, port: int, sse: bool, trickle: float, call_stat
             self.send_response(call_status if is_call else 200)
             self.send_header("Content-Type", "text/event-stream" if sse else "application/json")
             self.send_header("Connection", "close")
+            if is_call and bomb:
+                self.send_header("Content-Encoding", "gzip")
+                chunks = iter([_gzip_bomb(bomb, b"event: message\ndata: " if sse else b"")])
             self.end_headers()
             slow = trickle if is_call else 0.0
             try:
-                if sse:
+                if sse and not (is_call and bomb):  # a bomb holds the event's start, compressed
                     self.wfile.write(b"event: message\ndata: ")
                 _written(chunks, self.wfile.write, slow)
                 if sse:
@@ -162,6 +177,7 @@ def main() -> None:
     parser.add_argument("--answer-file", default="")
     parser.add_argument("--trickle", type=float, default=0.0)
     parser.add_argument("--pid-file", default="")
+    parser.add_argument("--gzip-bomb-mib", type=float, default=0.0, help="over HTTP, answer tools/call with a gzip bomb")
     parser.add_argument("--extra-tool", action="append", default=[], help="one more tool of this name")
     parser.add_argument("--slow-list", action="store_true", help="over stdio, trickle the tools/list answer too")
     parser.add_argument("--exit-after-call", action="store_true", help="over stdio, exit after a tools/call answer, before its newline")
@@ -171,7 +187,8 @@ def main() -> None:
         Path(arguments.pid_file).write_text(str(os.getpid()))
     answers = Answers(arguments)
     if arguments.http:
-        serve_http(answers, arguments.http, arguments.sse, arguments.trickle, arguments.call_status)
+        serve_http(answers, arguments.http, arguments.sse, arguments.trickle, arguments.call_status,
+                   arguments.gzip_bomb_mib)
     else:
         serve_stdio(answers, arguments.trickle, arguments.exit_after_call, arguments.slow_list)
 
