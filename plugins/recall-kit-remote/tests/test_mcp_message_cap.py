@@ -114,25 +114,21 @@ def test_a_gzip_bomb_is_cut_off_while_it_is_inflated(raw_server, transport: str)
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
 def test_messages_within_the_cap_are_read_and_the_cap_is_an_option(raw_server, transport: str) -> None:
-    from typer.testing import CliRunner
-
-    from recall_kit.cli import get_app
+    from recall_kit.testing import invoke_cli
 
     reach = raw_server(transport)
     probe = ["remote", "probe", "mcp", "--query", "coffee", "-o", reach, "-o", "mcp.tool=search"]
-    done = CliRunner().invoke(get_app(), [*probe, "-o", "mcp.max_bytes=1000"])
+    done = invoke_cli([*probe, "-o", "mcp.max_bytes=1000"], plugin_commands=True)
     assert done.exit_code == 0 and "options: -o mcp.results=results -o mcp.id=id" in done.output, done.output
-    done = CliRunner().invoke(get_app(), [*probe, "-o", "mcp.max_bytes=100"])  # initialize's answer is longer
+    done = invoke_cli([*probe, "-o", "mcp.max_bytes=100"], plugin_commands=True)  # initialize's answer is longer
     assert done.exit_code == 2, done.output
     assert done.output.endswith("the MCP server's initialize answer exceeds 100 bytes (mcp.max_bytes).\n"), done.output
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "abc", "1.5"])
 def test_a_cap_that_is_no_byte_count_is_one_line(value: str) -> None:
-    from typer.testing import CliRunner
+    from recall_kit.testing import invoke_cli
 
-    from recall_kit.cli import get_app
-
-    done = CliRunner().invoke(get_app(), ["remote", "probe", "mcp", "--query", "x", "-o", "mcp.command=true",
-                                          "-o", f"mcp.max_bytes={value}"])
+    done = invoke_cli(["remote", "probe", "mcp", "--query", "x", "-o", "mcp.command=true",
+                       "-o", f"mcp.max_bytes={value}"], plugin_commands=True)
     assert done.exit_code == 2 and done.output.count("\n") == 1 and "max_bytes" in done.output, done.output

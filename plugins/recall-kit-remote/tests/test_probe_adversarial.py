@@ -22,12 +22,10 @@ SENTENCE = "my sister's chemotherapy ends in May"
 
 def invoke(*args: str) -> tuple[int, str, float]:
     """`recall-kit ARGS` in this process: exit status, stdout and stderr together, seconds."""
-    from typer.testing import CliRunner
-
-    from recall_kit.cli import get_app
+    from recall_kit.testing import invoke_cli
 
     started = time.monotonic()
-    done = CliRunner().invoke(get_app(), list(args))
+    done = invoke_cli(args, plugin_commands=True)
     return done.exit_code, done.output, time.monotonic() - started
 
 
