@@ -321,16 +321,17 @@ SHOWN_TOOLS = 30
 async def _tool_names(session: Any) -> list[str] | None:
     """Every tool the server lists (all pages); None when it will not list them."""
     names: list[str] = []
-    cursor = None
+    cursor, cursors = None, set()
     try:
         while True:
             listed = await (session.list_tools(cursor=cursor) if cursor else session.list_tools())
             names += [tool.name for tool in listed.tools]
             cursor = _field(listed, "next_cursor", "nextCursor")
-            if len(names) > MAX_LISTED_TOOLS:  # no memory server has this many: no check, no more pages
-                return None
+            if len(names) > MAX_LISTED_TOOLS or cursor in cursors:  # no memory server lists this many,
+                return None  # nor pages in a circle: no check, no more pages
             if not cursor:
                 return names
+            cursors.add(cursor)
     except Exception:  # noqa: BLE001 - a server without tools/list: calls will say what is wrong
         return None
 

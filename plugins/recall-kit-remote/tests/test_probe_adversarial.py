@@ -300,3 +300,13 @@ def test_numbers_past_what_python_prints_are_neither_ids_nor_scores() -> None:
     lines, options = report("test", [{"results": [{"id": 10**5000, "score": 10**5000, "key": "a"},
                                                   {"id": 2, "score": 1, "key": "b"}]}], "mcp")
     assert options == ["-o mcp.results=results", "-o mcp.id=key", "-o mcp.score="], lines
+
+
+@pytest.mark.parametrize("status", ["200 OK", "401 Unauthorized"])
+def test_the_auth_header_s_value_is_never_printed_even_when_echoed(serve, monkeypatch, status: str) -> None:
+    monkeypatch.setenv("RECALL_KIT_PROBE_TOKEN", API_KEY)
+    body = json.dumps({"results": [{"id": "m1", "echo": f"Bearer {API_KEY}"}, {"id": "m2", "echo": API_KEY}],
+                       "auth": API_KEY}).encode()
+    server = serve(lambda: _http(status, body))
+    code, output, seconds = probe_http(server, "-o", "http.auth_env=RECALL_KIT_PROBE_TOKEN")
+    held_to_the_rules(code, output, seconds)

@@ -229,3 +229,19 @@ def test_ctrl_c_while_a_server_holds_the_probe_exits_130_and_ends_the_server(ans
         while status.exists() and "zombie" not in status.read_text() and time.monotonic() < deadline:
             time.sleep(0.1)
         assert not status.exists() or "zombie" in status.read_text(), status.read_text()  # ended (a zombie awaits init)
+
+
+@pytest.mark.parametrize("sse", [False, True], ids=["json", "sse"])
+def test_an_mcp_url_s_secrets_are_never_printed(http_server, sse: bool) -> None:
+    reach = http_server(*(["--sse"] if sse else [])).replace("http://", f"http://alice:{PASSWORD}@")
+    code, output, seconds = probe_mcp(f"mcp.url={reach}?api_key={API_KEY}")
+    held_to_the_rules(code, output, seconds)
+    assert code == 0 and "MCP server http://alice:***@127.0.0.1:" in output and "api_key=***" in output, output
+
+
+def test_a_tools_list_that_pages_forever_is_given_up() -> None:
+    """Empty pages, each with a cursor to the next: the listing is given up (a cursor seen twice),
+    and the probe carries on with its call."""
+    code, output, seconds = probe_mcp(stdio("--endless-pages"))
+    held_to_the_rules(code, output, seconds, bound=15)
+    assert code == 0 and "options: " in output, output

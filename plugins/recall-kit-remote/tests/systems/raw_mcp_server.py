@@ -4,7 +4,8 @@ and `tools/call` with whatever a test asks for, including what no SDK server wou
 
     python raw_mcp_server.py [--http PORT] [--sse] [--tools N] [--extra-tool NAME] [--list-mib M]
                              [--call-mib M] [--answer-file PATH] [--trickle SECONDS] [--slow-list]
-                             [--exit-after-call] [--call-status N] [--gzip-bomb-mib M] [--pid-file PATH]
+                             [--exit-after-call] [--call-status N] [--gzip-bomb-mib M] [--endless-pages]
+                             [--pid-file PATH]
 
 `--tools N`: tools/list answers N tools (`tool000001`, ..., `search` and each `--extra-tool`) in
 one message; `--list-mib M` / `--call-mib M`: tools/list / tools/call answers one message of M
@@ -14,7 +15,8 @@ server adds the newline that ends a message); `--trickle`: seconds between two b
 tools/call answer (`--slow-list`: of the tools/list answer too, over stdio); `--exit-after-call`:
 over stdio, exit once a tools/call answer is written, before its newline; `--call-status`: over
 HTTP, the status a tools/call answer comes with; `--gzip-bomb-mib M`: over HTTP, tools/call
-answers a gzip member that inflates to M MiB.
+answers a gzip member that inflates to M MiB; `--endless-pages`: tools/list answers an empty page
+with a cursor to the next, forever.
 """
 
 from __future__ import annotations
@@ -61,6 +63,8 @@ class Answers:
             return self._result(request_id, {"protocolVersion": version, "capabilities": {"tools": {}},
                                              "serverInfo": {"name": "raw", "version": "0"}})
         if method == "tools/list":
+            if arguments.endless_pages:  # a page of no tools, and a cursor to the next, forever
+                return self._result(request_id, {"tools": [], "nextCursor": "again"})
             if arguments.list_mib:
                 return _huge(request_id, b"tools", arguments.list_mib, _tool("tool000000"))
             names = [f"tool{number:06d}" for number in range(arguments.tools)] + ["search", *arguments.extra_tool]
@@ -178,6 +182,7 @@ def main() -> None:
     parser.add_argument("--trickle", type=float, default=0.0)
     parser.add_argument("--pid-file", default="")
     parser.add_argument("--gzip-bomb-mib", type=float, default=0.0, help="over HTTP, answer tools/call with a gzip bomb")
+    parser.add_argument("--endless-pages", action="store_true", help="tools/list: empty pages, each with a next cursor")
     parser.add_argument("--extra-tool", action="append", default=[], help="one more tool of this name")
     parser.add_argument("--slow-list", action="store_true", help="over stdio, trickle the tools/list answer too")
     parser.add_argument("--exit-after-call", action="store_true", help="over stdio, exit after a tools/call answer, before its newline")
