@@ -9,11 +9,16 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+import signal
+import subprocess
+import sys
 import time
 import zlib
 from collections.abc import Callable, Iterator
 
 import pytest
+from remote_helpers import ROOT
 from test_probe_hostile import API_KEY, MEMORIES, PASSWORD, RawServer, _http
 
 #: A memory of several words, the text the probe must never print.
@@ -310,3 +315,16 @@ def test_the_auth_header_s_value_is_never_printed_even_when_echoed(serve, monkey
     server = serve(lambda: _http(status, body))
     code, output, seconds = probe_http(server, "-o", "http.auth_env=RECALL_KIT_PROBE_TOKEN")
     held_to_the_rules(code, output, seconds)
+
+
+def test_ctrl_c_while_an_http_answer_trickles_in_exits_130_in_one_line(serve) -> None:
+    server = serve(lambda: _http("200 OK", hits()), trickle=0.5)
+    environment = dict(os.environ, RECALL_KIT_LOAD_PLUGINS="recall-kit-remote")
+    process = subprocess.Popen([sys.executable, "-m", "recall_kit", "remote", "probe", "http", "--query", "x",
+                                "-o", f"http.url={server.url()}", "-o", "http.timeout=60"], cwd=ROOT, env=environment,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(4)  # the interpreter's start, and the answer's first bytes
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=30)
+    assert process.returncode == 130 and err.count("\n") == 1 and "Traceback" not in err, (process.returncode, err)
+    assert PASSWORD not in out + err and API_KEY not in out + err
