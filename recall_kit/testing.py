@@ -106,14 +106,15 @@ def registered_plugin(plugin: Any, name: str | None = None) -> Iterator[Any]:
         registration.unregister()
 
 
-def invoke_cli(args: Sequence[str]) -> Any:
+def invoke_cli(args: Sequence[str], plugin_commands: bool = False) -> Any:
     """Run ``recall-kit ARGS`` in this process (typer's ``CliRunner``), so plugins a test registered
-    are seen; returns click's ``Result`` (``exit_code``, ``output``)."""
+    are seen; returns click's ``Result`` (``exit_code``, ``output``). With `plugin_commands`, the
+    commands plugins add (`register_commands`: `remote probe`) are there too, as on the command line."""
     from typer.testing import CliRunner
 
-    from recall_kit.cli import app
+    from recall_kit.cli import app, get_app
 
-    return CliRunner().invoke(app, list(args))
+    return CliRunner().invoke(get_app() if plugin_commands else app, list(args))
 
 
 def judge_rankings(query_ids: Sequence[str], rankings: Sequence[Sequence[str]], qrels: Qrels) -> JudgedRankings:

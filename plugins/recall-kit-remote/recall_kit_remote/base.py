@@ -276,6 +276,10 @@ def in_order(hits: list[Hit], order: str, prefix: str) -> list[Hit]:
                          f"descending): read the ranks only with -o {prefix}.score=")
 
 
+#: The longest a remote call may be given (a day): past it a clock's deadline overflows (`inf`).
+MAX_TIMEOUT = 86_400.0
+
+
 @dataclass(frozen=True)
 class AnswerOptions:
     """The options every adapter shares: where the hits are in an answer, and how long to wait."""
@@ -296,7 +300,7 @@ class AnswerOptions:
     #: A file of ids the system uses that are sensitive (one a line, # comments): memories the
     #: server holds under its own ids, counted as sensitive hits whatever the dataset's ids are.
     sensitive_ids: str = ""
-    #: Seconds to wait for one answer.
+    #: Seconds to wait for one answer (at most MAX_TIMEOUT).
     timeout: float = 30.0
     #: Calls per query before it is scored as an empty ranking and named in the warnings.
     tries: int = 3
@@ -304,8 +308,8 @@ class AnswerOptions:
     concurrency: int = 4
 
     def __post_init__(self) -> None:
-        if self.timeout <= 0 or self.tries < 1 or self.concurrency < 1:
-            raise ValueError("timeout must be > 0, tries and concurrency at least 1")
+        if not 0 < self.timeout <= MAX_TIMEOUT or self.tries < 1 or self.concurrency < 1:  # nan: not in range
+            raise ValueError(f"timeout must be > 0 and at most {MAX_TIMEOUT:g} s, tries and concurrency at least 1")
         self.text_reading("")
         if self.sensitive_ids and not Path(self.sensitive_ids).is_file():
             raise ValueError(f"sensitive_ids names {self.sensitive_ids!r}, which is not a file")

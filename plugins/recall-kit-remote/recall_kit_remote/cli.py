@@ -38,6 +38,10 @@ def probe(
         raw[key] = value
     if k < 1:
         raise OptionError(f"--k must be at least 1, got {k}.")
+    try:  # bytes that are no UTF-8 in the shell's argument arrive as lone surrogates
+        query.encode("utf-8")
+    except UnicodeEncodeError:
+        raise OptionError("--query is not valid UTF-8 text (a byte in it is no character).") from None
     options = build_options(f"retriever {adapter!r}", retriever_class.Options, raw)
     # A probe adds nothing and lists nothing: one search call.
     options = replace(options, **{"add_tool" if adapter == "mcp" else "add_url": "", "sensitive_listing": ""})

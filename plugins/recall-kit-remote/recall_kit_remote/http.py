@@ -124,7 +124,7 @@ class HTTPRetriever(RemoteRetriever):
         try:
             with within(options.timeout):
                 self._client.request("HEAD", options.url)
-        except httpx.HTTPError as error:
+        except (httpx.HTTPError, httpx.InvalidURL) as error:
             self.close()
             raise PluginRunError(f"Cannot reach {mask_secrets(options.url)}: {type(error).__name__}.") from None
         if options.add_url:
@@ -227,6 +227,10 @@ class HTTPRetriever(RemoteRetriever):
             raise QueryFailed(f"no answer within {options.timeout:g} s") from None
         except httpx.TransportError as error:
             raise QueryFailed(f"{type(error).__name__} from {mask_secrets(options.url)}") from None
+        except httpx.InvalidURL as error:  # a query too long for a URL, a port out of range
+            raise QueryFailed(f"the request's URL is not one httpx can send ({_first_line(error)})") from None
+        except zlib.error:
+            raise QueryFailed(DAMAGED) from None
         finally:
             self.waited(started)
         return body
@@ -241,10 +245,14 @@ class HTTPRetriever(RemoteRetriever):
         with self._client.stream(method, **request) as response:
             if response.status_code >= 400:
                 raise QueryFailed(f"HTTP {response.status_code}")
+            if response.status_code in REDIRECTS:  # its body is no answer to the query
+                where = response.headers.get("location", "")
+                raise QueryFailed(f"HTTP {response.status_code}, a redirect" + (f" to {mask_secrets(where)}" if where else "")
+                                  + ", not followed: give the URL that answers as http.url")
             limit = options.max_bytes
             declared = response.headers.get("content-length", "")
             too_large = QueryFailed(f"the answer is larger than http.max_bytes ({limit})")
-            decoder = _decoder(response.headers.get("content-encoding", ""))
+            decoder = content_decoder(response.headers.get("content-encoding", ""))
             if decoder is None and declared.isdigit() and int(declared) > limit:
                 raise too_large
             body = bytearray()
@@ -271,11 +279,22 @@ class HTTPRetriever(RemoteRetriever):
             self._client = None
 
 
+#: The statuses whose answer is a redirect (and 304, which has no body): never read as hits.
+REDIRECTS = frozenset({300, 301, 302, 303, 304, 305, 307, 308})
+
+
+def _first_line(error: BaseException) -> str:
+    return (str(error).splitlines() or [type(error).__name__])[0]
+
+
+#: A compressed body that does not decompress.
+DAMAGED = "the answer's compressed body is damaged (it does not decompress)"
+
 #: The encodings asked for, and read with a cap while they are decompressed.
 ACCEPTED_ENCODINGS = "gzip, deflate"
 
 
-def _decoder(encoding: str) -> Any:
+def content_decoder(encoding: str) -> Any:
     """A decompressor for an answer's `Content-Encoding` (None: identity); an encoding that was
     not asked for is a failed query, not a body read whole."""
     encoding = encoding.strip().lower()

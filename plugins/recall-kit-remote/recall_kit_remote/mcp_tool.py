@@ -16,6 +16,7 @@ from typing import Any
 
 from recall_kit.plugin import Corpus, Hit, Memory, PluginRunError, RecallKitError, mask_secrets
 from recall_kit_remote.base import (
+    MAX_TIMEOUT,
     MEMORY_FIELDS,
     SEARCH_FIELDS,
     AnswerMisread,
@@ -33,6 +34,7 @@ from recall_kit_remote.base import (
     server_id,
     split_command_line,
 )
+from recall_kit_remote.mcp_caps import DEFAULT_MAX_BYTES, CappedProcess, MessageCap, capped_client
 
 #: Seconds to connect and initialise a session, by default (`mcp.connect_timeout`).
 CONNECT_TIMEOUT_SECONDS = 60.0
@@ -46,14 +48,17 @@ EXIT_WAIT_SECONDS = 0.5
 #: How often a call in flight checks whether a stdio server has exited.
 EXIT_POLL_SECONDS = 0.25
 
-#: The processes the SDK starts in this task (a stdio server), so a session learns its exit status.
-_SPAWNED: contextvars.ContextVar[list[Any] | None] = contextvars.ContextVar("recall_kit_remote_spawned", default=None)
+#: The processes the SDK starts in this task (a stdio server), so a session learns its exit status,
+#: and the cap on each message (a line) the process's stdout carries.
+_SPAWNED: contextvars.ContextVar[tuple[list[Any], MessageCap] | None] = contextvars.ContextVar(
+    "recall_kit_remote_spawned", default=None)
 
 
 def _capture_processes() -> None:
     """Wrap the SDK's process creation (once) so that a session holds its stdio server's process:
-    a server that exits mid-run is then reported by its exit status, at once. An SDK without the
-    function leaves the session without it (the run then reports the closed connection)."""
+    a server that exits mid-run is then reported by its exit status, at once; and its stdout is
+    capped (`mcp.max_bytes` a line). An SDK without the function leaves the session without
+    either (the run then reports the closed connection)."""
     from mcp.client import stdio
 
     create = getattr(stdio, "_create_platform_compatible_process", None)
@@ -64,7 +69,8 @@ def _capture_processes() -> None:
         process = await create(*args, **kwargs)
         spawned = _SPAWNED.get()
         if spawned is not None:
-            spawned.append(process)
+            process = CappedProcess(process, spawned[1])
+            spawned[0].append(process)
         return process
 
     created.recall_kit_wrapped = True  # type: ignore[attr-defined]
@@ -135,10 +141,15 @@ class MCPSession:
     """One MCP client session held open on a background event loop, so that synchronous code can
     call tools; connection and teardown happen inside one task, as the SDK's transports require."""
 
-    def __init__(self, command: str, url: str, connect_timeout: float = CONNECT_TIMEOUT_SECONDS) -> None:
+    def __init__(self, command: str, url: str, connect_timeout: float = CONNECT_TIMEOUT_SECONDS,
+                 max_bytes: int = DEFAULT_MAX_BYTES, cap_option: str = "mcp.max_bytes") -> None:
         # Quoted in messages: a password in the URL or an --api-key on the command line is masked.
         self.where = f"MCP server {mask_secrets(url)}" if url else f"MCP server command {mask_secrets(command)!r}"
         self._command, self._url = command, url
+        #: The cap on each message the server sends, and what was being asked (named when it passes).
+        self._cap, self._asking = MessageCap(max_bytes, cap_option), "initialize"
+        #: Messages from the server that were not MCP (JSON-RPC) at all: named when a call times out.
+        self._garbled = 0
         #: The server's tool names (None: it would not list them).
         self.tools: list[str] | None = None
         #: The stdio server's process (None over HTTP, or when the SDK hides it).
@@ -159,26 +170,33 @@ class MCPSession:
             self.close()
             raise PluginRunError(f"Cannot connect to {self.where}: no answer to initialize within "
                                  f"{connect_timeout:g} s (mcp.connect_timeout).") from None
+        except KeyboardInterrupt:  # Ctrl-C while connecting: the server ended, and 130 as anywhere
+            self.close()
+            raise
         except BaseException as error:
             self.close()
+            if self._cap.trips:
+                raise PluginRunError(f"{self.where}: {self._cap.reason(self._what())}.") from None
             raise PluginRunError(f"Cannot connect to {self.where}: {_describe(error)}.") from None
 
     async def _transport(self, stack: AsyncExitStack) -> tuple[Any, Any]:
         if self._url:
             from mcp.client import streamable_http
 
-            opener = getattr(streamable_http, "streamable_http_client", None) or streamable_http.streamablehttp_client
-            streams = await stack.enter_async_context(opener(self._url))
+            streams = await stack.enter_async_context(_capped_http(streamable_http, self._url, self._cap, stack))
         else:
             import os
 
             from mcp.client.stdio import StdioServerParameters, stdio_client
 
             argv = shlex.split(self._command)
-            params = StdioServerParameters(command=argv[0], args=argv[1:], env=dict(os.environ))
+            # Bytes that are no UTF-8 read as U+FFFD, as over HTTP (strict, the SDK's reader died and
+            # the call waited for its timeout).
+            params = StdioServerParameters(command=argv[0], args=argv[1:], env=dict(os.environ),
+                                           encoding_error_handler="replace")
             _capture_processes()
             spawned: list[Any] = []
-            _SPAWNED.set(spawned)
+            _SPAWNED.set((spawned, self._cap))
             with open(os.devnull, "w") as quiet:  # noqa: PTH123 - the server's stderr is not ours to print
                 streams = await stack.enter_async_context(stdio_client(params, errlog=quiet))
             self._process = spawned[0] if spawned else None
@@ -191,9 +209,12 @@ class MCPSession:
         try:
             async with AsyncExitStack() as stack:
                 read, write = await self._transport(stack)
-                session = await stack.enter_async_context(ClientSession(read, write))
+                session = await stack.enter_async_context(ClientSession(read, write, message_handler=self._heard))
                 await session.initialize()
+                self._asking = "tools/list"
                 self.tools = await _tool_names(session)
+                if self._cap.trips:  # the listing passed the cap: said as such by __init__
+                    raise ConnectionAbortedError
                 self._session = session
                 ready.set_result(None)
                 await self._stop.wait()
@@ -205,11 +226,18 @@ class MCPSession:
         finally:
             self._finished.set()
 
+    async def _heard(self, message: Any) -> None:
+        """The session's handler of what the server sends unasked: a transport's exception is a
+        message that was not MCP (a line of garbage, JSON that is no JSON-RPC, text not UTF-8)."""
+        if isinstance(message, Exception):
+            self._garbled += 1
+
     def call(self, tool: str, arguments: dict[str, Any], timeout: float) -> Any:
         """Call `tool`; raise QueryFailed on a timeout or a failed call, PluginRunError when the
         session is gone."""
         if self._held.done():
             raise self._gone()
+        trips, garbled = self._cap.trips, self._garbled
         future = asyncio.run_coroutine_threadsafe(self._session.call_tool(tool, arguments), self._loop)
         deadline = time.monotonic() + timeout
         try:
@@ -222,13 +250,22 @@ class MCPSession:
                         raise self._gone() from None
                     if time.monotonic() >= deadline:
                         future.cancel()
-                        raise QueryFailed(f"no answer within {timeout:g} s") from None
+                        garbage = self._garbled - garbled
+                        raise QueryFailed(f"no answer within {timeout:g} s" + (
+                            f"; meanwhile the server sent {garbage} "
+                            + ("message that is" if garbage == 1 else "messages that are") + " not MCP (JSON-RPC)"
+                            if garbage else "")) from None
         except (QueryFailed, PluginRunError):
             raise
         except Exception as error:
-            if self._held.done() or self.exit_status(wait=EXIT_WAIT_SECONDS) is not None:
+            if self._cap.trips > trips and self._url:  # over HTTP only this request failed
+                raise QueryFailed(self._cap.reason("the answer")) from None
+            if self._cap.trips or self._held.done() or self.exit_status(wait=EXIT_WAIT_SECONDS) is not None:
                 raise self._gone() from None
             raise QueryFailed(f"the call failed ({type(error).__name__})") from None
+
+    def _what(self) -> str:
+        return f"the MCP server's {self._asking} answer"
 
     def exit_status(self, wait: float) -> int | None:
         """The stdio server's exit status, waiting at most `wait` seconds for it; None while it
@@ -251,7 +288,10 @@ class MCPSession:
             return None
 
     def _gone(self) -> PluginRunError:
-        """The run's end when the server is gone: its exit status when it exited (stdio)."""
+        """The run's end when the server is gone: a message past the cap that ended it (stdio),
+        its exit status when it exited."""
+        if self._cap.trips and not self._url:
+            return PluginRunError(f"{self.where}: {self._cap.reason('an answer')}; the session ended.")
         status = self.exit_status(wait=EXIT_WAIT_SECONDS)
         if status is not None:
             return PluginRunError(f"{self.where}: the server exited (status {status}) during the run.")
@@ -281,18 +321,39 @@ SHOWN_TOOLS = 30
 async def _tool_names(session: Any) -> list[str] | None:
     """Every tool the server lists (all pages); None when it will not list them."""
     names: list[str] = []
-    cursor = None
+    cursor, cursors = None, set()
     try:
         while True:
             listed = await (session.list_tools(cursor=cursor) if cursor else session.list_tools())
             names += [tool.name for tool in listed.tools]
             cursor = _field(listed, "next_cursor", "nextCursor")
-            if len(names) > MAX_LISTED_TOOLS:  # no memory server has this many: no check, no more pages
-                return None
+            if len(names) > MAX_LISTED_TOOLS or cursor in cursors:  # no memory server lists this many,
+                return None  # nor pages in a circle: no check, no more pages
             if not cursor:
                 return names
+            cursors.add(cursor)
     except Exception:  # noqa: BLE001 - a server without tools/list: calls will say what is wrong
         return None
+
+
+def _capped_http(streamable_http: Any, url: str, cap: MessageCap, stack: AsyncExitStack) -> Any:
+    """The SDK's streamable HTTP transport on a client whose answers are capped (`mcp.max_bytes`
+    a JSON body or an SSE event): mcp 2 takes the client (httpx2), mcp 1 a factory (httpx)."""
+    import inspect
+
+    opener = getattr(streamable_http, "streamable_http_client", None)
+    if opener is None:
+        import httpx
+
+        def factory(headers: Any = None, timeout: Any = None, auth: Any = None) -> Any:
+            return capped_client(httpx, cap, headers, timeout, auth)
+
+        return streamable_http.streamablehttp_client(url, httpx_client_factory=factory)
+    httpx_module = getattr(streamable_http, "httpx2", None) or streamable_http.httpx
+    client = capped_client(httpx_module, cap)
+    stack.push_async_callback(client.aclose)
+    extra = {"max_sse_event_size": cap.limit} if "max_sse_event_size" in inspect.signature(opener).parameters else {}
+    return opener(url, http_client=client, **extra)
 
 
 def _quiet_sdk_logs() -> None:
@@ -328,7 +389,7 @@ def _describe(error: BaseException) -> str:
         error = error.exceptions[0]
     if _from_validation(error):
         return f"its answer is not MCP (JSON-RPC) ({type(error).__name__})"
-    text = str(error).splitlines()[0] if str(error) else ""
+    text = str(error).splitlines()[0].rstrip(".") if str(error) else ""
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
@@ -382,6 +443,9 @@ class MCPRetriever(RemoteRetriever):
         sensitive_listing: str = ""
         #: Seconds to connect and initialise the session (a stdio server started then).
         connect_timeout: float = CONNECT_TIMEOUT_SECONDS
+        #: The largest message read from the server, in bytes (a stdio line, an HTTP body, an SSE
+        #: event), checked as it arrives: a larger one fails what it answers, never read whole.
+        max_bytes: int = DEFAULT_MAX_BYTES
 
         def __post_init__(self) -> None:
             if bool(self.command) == bool(self.url):
@@ -392,8 +456,10 @@ class MCPRetriever(RemoteRetriever):
                 raise ValueError("command names no program")
             if not self.tool or not self.query_arg:
                 raise ValueError("tool and query_arg must be given")
-            if not self.connect_timeout > 0:
-                raise ValueError("connect_timeout must be > 0")
+            if not 0 < self.connect_timeout <= MAX_TIMEOUT:  # nan: not in range
+                raise ValueError(f"connect_timeout must be > 0 and at most {MAX_TIMEOUT:g} s")
+            if self.max_bytes < 1:
+                raise ValueError("max_bytes must be at least 1")
             super().__post_init__()
             parse_json_object(self.arguments, "mcp.arguments")
             parse_template(self.search_arguments, "mcp.search_arguments", SEARCH_FIELDS)
@@ -416,7 +482,7 @@ class MCPRetriever(RemoteRetriever):
         command = options.command
         if "{scope}" in command:  # filled in each word, so a scope needs no quoting of its own
             command = shlex.join(word.replace("{scope}", self._scope or "all") for word in shlex.split(command))
-        self._session = MCPSession(command, options.url, options.connect_timeout)
+        self._session = MCPSession(command, options.url, options.connect_timeout, options.max_bytes)
         self._check_tools(self._session)
         if options.add_tool:
             self.fill(corpus, self._add)
@@ -431,8 +497,11 @@ class MCPRetriever(RemoteRetriever):
         for option, tool in (("mcp.tool", self.options.tool), ("mcp.add_tool", self.options.add_tool),
                              ("mcp.sensitive_listing", listing.get("tool", ""))):
             if tool and tool not in session.tools:
+                from recall_kit_remote.probe import name_like
+
                 names = sorted(session.tools)
-                listed = ", ".join(names[:SHOWN_TOOLS]) + (f" and {len(names) - SHOWN_TOOLS} more"
+                listed = ", ".join(name if name_like(name) else f"<a {len(name)}-character name, not shown>"
+                                   for name in names[:SHOWN_TOOLS]) + (f" and {len(names) - SHOWN_TOOLS} more"
                                                            if len(names) > SHOWN_TOOLS else "") or "(none)"
                 raise PluginRunError(f"{session.where} has no tool {tool!r} ({option}). Available: {listed}.")
 

@@ -51,12 +51,27 @@ class Finding:
         return [f"-o {shlex.quote(f'{prefix}.{key}={value}')}" for key, value in chosen.items()]
 
 
+#: The longest key the probe prints: a field's name or an id, not a text.
+KEY_LENGTH = 64
+
+
+def name_like(key: str) -> bool:
+    """Whether an answer's key may be printed: a field's name or an id (printable, no space, at
+    most `KEY_LENGTH` characters). A server may key a map by a memory's text, or put terminal
+    escapes in a key; such a key is never printed, and no path through it is offered."""
+    return 0 < len(key) <= KEY_LENGTH and key.isprintable() and not any(char.isspace() for char in key)
+
+
+def _shown_key(key: str) -> str:
+    return key if name_like(key) else f"<a {len(key)}-character key, not shown>"
+
+
 def shape_of(value: Any, depth: int = 0) -> str:
     """A value's shape, types and lengths only: `{entities: list[3] of {name: str, ...}}`."""
     if depth > 4:
         return "..."
     if isinstance(value, dict):
-        inner = ", ".join(f"{key}: {shape_of(item, depth + 1)}" for key, item in list(value.items())[:12])
+        inner = ", ".join(f"{_shown_key(key)}: {shape_of(item, depth + 1)}" for key, item in list(value.items())[:12])
         return "{" + inner + (", ..." if len(value) > 12 else "") + "}"
     if isinstance(value, list):
         return f"list[{len(value)}]" + (f" of {shape_of(value[0], depth + 1)}" if value else "")
@@ -81,7 +96,8 @@ def _lists(value: Any, path: str = "", depth: int = 0) -> list[tuple[str, list[A
         return found
     if isinstance(value, dict):
         for key, item in value.items():
-            found += _lists(item, f"{path}.{key}" if path else str(key), depth + 1)
+            if name_like(key):
+                found += _lists(item, f"{path}.{key}" if path else str(key), depth + 1)
     elif isinstance(value, list) and value:
         found.append((path, value))
         if isinstance(value[0], dict):
@@ -96,6 +112,8 @@ def _leaves(entry: Any, path: str = "", depth: int = 0) -> dict[str, Any]:
         return {}
     found: dict[str, Any] = {}
     for key, value in entry.items():
+        if not name_like(key):
+            continue
         where = f"{path}.{key}" if path else str(key)
         if isinstance(value, dict):
             found |= _leaves(value, where, depth + 1)
@@ -109,12 +127,23 @@ def _preference(path: str, names: tuple[str, ...]) -> int:
     return names.index(last) if last in names else len(names)
 
 
+#: The most bits an integer id has (about 120 digits); a longer one is neither shown nor read
+#: as a number (Python will not print an int of more than 4,300 digits, nor make a float of it).
+ID_BITS = 400
+
+
 def _id_like(value: Any) -> bool:
     if isinstance(value, bool):
         return False
     if isinstance(value, int):
-        return True
+        return value.bit_length() <= ID_BITS
     return isinstance(value, str) and 0 < len(value) <= ID_LENGTH and not any(char.isspace() for char in value)
+
+
+def _number(value: Any) -> bool:
+    """A score's value: a float, or an int a float can hold."""
+    return isinstance(value, float) or (isinstance(value, int) and not isinstance(value, bool)
+                                        and value.bit_length() <= 1000)
 
 
 def _order(values: list[float]) -> str:
@@ -148,8 +177,7 @@ def describe_json(payload: Any) -> Finding:
     finding.ids = [(key, example(key, str(leaves[0][key]))) for key in sorted(ids, key=lambda key: _preference(key, ID_NAMES))]
     texts = [key for key in keys if all(isinstance(leaf[key], (str, list)) for leaf in leaves) and key not in ids]
     finding.texts = sorted(texts, key=lambda key: _preference(key, TEXT_NAMES))
-    scores = [key for key in keys if all(isinstance(leaf[key], (int, float)) and not isinstance(leaf[key], bool)
-                                          for leaf in leaves) and key not in ids]
+    scores = [key for key in keys if all(_number(leaf[key]) for leaf in leaves) and key not in ids]
     finding.scores = [(key, _order([float(leaf[key]) for leaf in leaves]))
                       for key in sorted(scores, key=lambda key: _preference(key, SCORE_NAMES))]
     finding.scores = [score for score in finding.scores if score[1] != "unordered"] or []

@@ -138,6 +138,10 @@ def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
             handle.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 
+#: A listing of a whole store in one message: 256 MiB (about 250,000 memories of 1 KiB).
+SNAPSHOT_MAX_BYTES = 256 << 20
+
+
 class MCPSnapshotImporter(Importer):
     """`dataset import mcp SRC OUT --command "..." --tool read_graph`: the corpus is what an MCP
     tool lists (defaults: the reference memory server's `read_graph`, each entity's `name` as the
@@ -158,6 +162,9 @@ class MCPSnapshotImporter(Importer):
         memories: str = "entities"
         id: str = "name"
         content: str = "observations"
+        #: The largest message read from the server, in bytes (a listing of the whole store may
+        #: come as one): a larger one fails the import, never read whole.
+        max_bytes: int = SNAPSHOT_MAX_BYTES
 
     def run(self, source: Path, destination: Path) -> dict[str, Any]:
         from recall_kit_remote.mcp_tool import MCPSession, read_tool_answer
@@ -166,7 +173,7 @@ class MCPSnapshotImporter(Importer):
         if bool(options.command) == bool(options.url):
             raise OptionError('The mcp importer needs one of --command "node server.js" or --url http://host:port/mcp.')
         arguments = parse_json_object(options.arguments, "--arguments")
-        session = MCPSession(options.command, options.url)
+        session = MCPSession(options.command, options.url, max_bytes=options.max_bytes, cap_option="--max-bytes")
 
         def fetch(paging: dict[str, Any]) -> Any:
             try:
