@@ -283,8 +283,8 @@ def _exit_for_late_signal() -> None:
 
 
 #: OpenBLAS's idle threads spin-wait 2**28 cycles (about 0.1 s) after every call they work on, and
-#: after numpy's import, before they sleep: on the dense eval of the example 0.12 s of a 0.8 s run,
-#: half of `import numpy`'s CPU, and a core taken from the model meanwhile. 2**20 cycles (about
+#: after numpy's import, before they sleep: on the dense eval of the example about 0.19 s of a 0.88 s
+#: run's CPU, half of `import numpy`'s, and a core taken from the model meanwhile. 2**20 cycles (about
 #: 0.3 ms) keeps them awake between back-to-back calls; docs/performance.md. A user's own value wins.
 BLAS_THREAD_TIMEOUT = "20"
 
