@@ -15,14 +15,24 @@ DEMO_DATA := examples/memories
 
 .PHONY: setup node-servers local-model local-model-source mpnet demo test bench bench-full lint wheels clean
 
+# The installer for everything after torch: uv (from PyPI, into the venv) where it installs, else
+# pip. Same packages, same versions, each compiled to bytecode (measured: 155 packages, the same
+# `pip freeze`): pip 93 s, uv 51 s on 2 cores at load 3 (docs/performance.md, set-up).
+UV_VERSION := 0.13.9
+INSTALL = if [ -x $(VENV)/bin/uv ]; then $(VENV)/bin/uv pip install --quiet --python $(PY) --compile-bytecode $(1); \
+	else $(PIP) install --quiet $(1); fi
+
 $(STAMP): pyproject.toml $(wildcard plugins/*/pyproject.toml) $(wildcard examples/recall-kit-example/pyproject.toml)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	# The CPU build of torch that these machines carry, pinned first so no dependency pulls a CUDA build.
-	# Not --no-compile: it saves pip's byte-compiling (torch alone 49 s -> 14 s), but where
+	# The CPU build of torch that these machines carry, pinned first so no dependency pulls a CUDA build
+	# (by pip, which reads the machine's pip configuration: where that build lies); the installers
+	# after it keep the torch installed. Byte-compiled (not --no-compile, nor uv without
+	# --compile-bytecode): it saves the compiling (torch alone 49 s -> 14 s), but where
 	# PYTHONDONTWRITEBYTECODE is set (as on these machines) every process then compiles what it
 	# imports, every time (`import torch` 3.5 s -> 7.3 s), and the tests start hundreds of processes.
 	$(PIP) install --quiet torch==$(TORCH_VERSION)
-	$(PIP) install --quiet -e ".[test]" $(foreach p,$(PLUGINS) $(EXAMPLE_PLUGIN),-e "$(p)[test]")
+	$(PIP) install --quiet uv==$(UV_VERSION) || echo "uv did not install: pip installs the rest"
+	$(call INSTALL,-e ".[test]" $(foreach p,$(PLUGINS) $(EXAMPLE_PLUGIN),-e "$(p)[test]"))
 	touch $(STAMP)
 
 setup: $(STAMP)
@@ -33,7 +43,7 @@ setup: $(STAMP)
 # machine, 51 at load 8: what kept a fresh `make test` past 25 minutes). `make local-model-source`
 # builds llama-cpp-python portably instead, for those who want it; the plugin uses it when present.
 $(LOCAL_STAMP): $(STAMP)
-	$(PIP) install --quiet -e "plugins/recall-kit-llm[local]"
+	$(call INSTALL,-e "plugins/recall-kit-llm[local]")
 	touch $(LOCAL_STAMP)
 
 # llama-cpp-python built portably (GGML_NATIVE=OFF, AMX off: a native build on an Intel CPU with

@@ -34,6 +34,22 @@ if "PYTEST_XDIST_WORKER" not in os.environ:
     os.environ["RECALL_KIT_CACHE"] = _RUN_CACHE
 
 
+#: The thread pools of the numeric libraries (torch's OpenMP, OpenBLAS, MKL), held to one thread in
+#: a parallel run, before any worker starts: with one worker a core, a second thread per library
+#: only waits, spinning, for a core the other worker holds (`test_same_rankings_as_torch_on_the_example`:
+#: 21.4 -> 16.5 s of CPU, 39.5 -> 22.4 s at load 4; docs/performance.md, the test suite). A value set
+#: outside is kept; ONNX Runtime's threads are the code's own (`dense.threads`).
+ONE_THREAD = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    workers = getattr(config.option, "numprocesses", None)  # -n auto: a number by now (xdist's cmdline_main)
+    if "PYTEST_XDIST_WORKER" not in os.environ and isinstance(workers, int) and workers > 1:
+        for name in ONE_THREAD:
+            os.environ.setdefault(name, "1")
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     if _RUN_CACHE is not None:
         shutil.rmtree(_RUN_CACHE, ignore_errors=True)

@@ -6,9 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from recall_kit.curate.stats import dataset_stats
-from recall_kit.dataset import load_dataset, read_dataset
+from recall_kit.dataset import load_dataset, read_dataset, summarise
 from recall_kit.errors import DatasetError
 
 
@@ -126,3 +128,31 @@ def test_string_and_bool_grades_are_refused(tmp_path, grade):
         load_dataset(write(tmp_path / "d", CORPUS, QUERIES, qrels))
     ok = [QRELS[0], {"query_id": "2", "relevance": {"two": 2, "1": -1.0}}]
     assert load_dataset(write(tmp_path / "e", CORPUS, QUERIES, ok)).qrels["2"] == {"two": 2, "1": -1}
+
+
+@settings(max_examples=300)
+@given(values=st.lists(st.floats(min_value=0, max_value=1e6, allow_nan=False) | st.integers(0, 10_000).map(float),
+                       min_size=1, max_size=60),
+       q=st.sampled_from([0.0, 1.0, 25.0, 50.0, 90.0, 95.0, 99.0, 100.0]) | st.floats(0, 100))
+def test_percentile_is_numpys_to_the_bit(values: list[float], q: float) -> None:
+    """`summarise`'s percentiles (a latency's p50, p95, p99) are numpy.percentile's, bit for bit,
+    without its first call's import of numpy.ma."""
+    import numpy as np
+
+    from recall_kit.dataset import percentile
+
+    expected = float(np.percentile(np.asarray(values), q))
+    assert percentile(sorted(values), q) == expected
+    assert summarise(values, ("p50", "p95", "p99")) == {
+        key: round(float(np.percentile(np.asarray(values), float(key[1:]))), 4) for key in ("p50", "p95", "p99")}
+
+
+def test_percentiles_import_no_numpy_ma() -> None:
+    """numpy.percentile's first call imports numpy.ma (15 ms); `summarise` does not."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom recall_kit.dataset import summarise\n"
+            "assert summarise([3.0, 1.0, 2.0], ('p50', 'p95'))['p50'] == 2.0\nprint('numpy.ma' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.strip() == "False"

@@ -282,9 +282,18 @@ def _exit_for_late_signal() -> None:
     os._exit(128 + _late_signals[0])
 
 
+#: OpenBLAS's idle threads spin-wait 2**28 cycles (about 0.1 s) after every call they work on, and
+#: after numpy's import, before they sleep: on the dense eval of the example about 0.19 s of a 0.88 s
+#: run's CPU, half of `import numpy`'s, and a core taken from the model meanwhile. 2**20 cycles (about
+#: 0.3 ms) keeps them awake between back-to-back calls; docs/performance.md. A user's own value wins.
+BLAS_THREAD_TIMEOUT = "20"
+
+
 def main() -> None:
     import atexit
+    import os
 
+    os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", BLAS_THREAD_TIMEOUT)  # read when numpy loads OpenBLAS
     atexit.register(_exit_for_late_signal)
     try:
         _main()

@@ -69,3 +69,36 @@ def test_a_lexical_command_imports_no_torch(command: str, runs: Path) -> None:
         "compare": ["compare", str(runs / "fts5.json"), str(runs / "bm25.json")],
     }[command]
     assert heavy_imports(argv, runs) == []
+
+
+BLAS_PROBE = """
+import os, sys
+seen = []
+class Watch:
+    def find_spec(self, name, path=None, target=None):
+        if name == "numpy" and not seen:
+            seen.append(os.environ.get("OPENBLAS_THREAD_TIMEOUT"))
+sys.meta_path.insert(0, Watch())
+sys.argv = ["recall-kit", "eval", "--dataset", {dataset!r}, "-r", "fts5", "--no-progress"]
+from recall_kit.cli import main
+try:
+    main()
+except SystemExit as exit:
+    assert not exit.code, exit.code
+print("AT NUMPY", seen)
+"""
+
+
+@pytest.mark.parametrize(("given", "expected"), [(None, "20"), ("28", "28")])
+def test_openblas_idle_threads_sleep_soon_unless_the_user_says(given: str | None, expected: str) -> None:
+    """When numpy (and with it OpenBLAS, which reads it once) is imported, the command has asked
+    OpenBLAS's idle threads to sleep after 2**20 cycles rather than spin 2**28 (docs/performance.md);
+    a value the user set is kept."""
+    env = {key: value for key, value in os.environ.items() if key != "OPENBLAS_THREAD_TIMEOUT"}
+    env["RECALL_KIT_LOAD_PLUGINS"] = "recall-kit-fts5"
+    if given is not None:
+        env["OPENBLAS_THREAD_TIMEOUT"] = given
+    done = subprocess.run([sys.executable, "-c", BLAS_PROBE.format(dataset=str(EXAMPLE))], capture_output=True,
+                          text=True, env=env, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert f"AT NUMPY [{expected!r}]" in done.stdout

@@ -202,7 +202,9 @@ def _page_cache(folder: Path, exports: Path | None) -> Path:
 
         for export in exports.iterdir():  # complete exports only: a `.partial` one is being written
             if not export.name.startswith("."):
-                shutil.copytree(export, folder / "dense" / "onnx" / export.name, copy_function=os.link)
+                # A file being written (`.NAME.partial`: ONNX Runtime's rewrite of the graph) is left out.
+                shutil.copytree(export, folder / "dense" / "onnx" / export.name, copy_function=os.link,
+                                ignore=shutil.ignore_patterns(".*"))
     return folder
 
 

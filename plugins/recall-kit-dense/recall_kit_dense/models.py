@@ -364,7 +364,9 @@ def counting_tokenizer(loaded: LoadedModel) -> Any | None:
     if loaded.counter is None:
         backend: Any = getattr(getattr(loaded.model, "tokenizer", None), "backend_tokenizer", None)
         counter: Any = False
-        if backend is not None:
+        if hasattr(loaded.model, "new_counter"):  # an onnx_backend.OnnxModel: its tokenizer file
+            counter = loaded.model.new_counter()
+        elif backend is not None:
             try:
                 from tokenizers import Tokenizer
 

@@ -46,7 +46,9 @@ def with_exports(onnx_exports: Path) -> Callable[[Path], Path]:
         target.mkdir(parents=True, exist_ok=True)
         for folder in onnx_exports.iterdir():  # complete exports only: a `.partial` one is being written
             if not folder.name.startswith(".") and not (target / folder.name).exists():
-                shutil.copytree(folder, target / folder.name, copy_function=os.link)
+                # A file being written (`.NAME.partial`: ONNX Runtime's rewrite of the graph) is left out.
+                shutil.copytree(folder, target / folder.name, copy_function=os.link,
+                                ignore=shutil.ignore_patterns(".*"))
         return cache
 
     return seed

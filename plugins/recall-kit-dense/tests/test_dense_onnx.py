@@ -13,9 +13,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+import onnxruntime
 import pytest
 import recall_kit_dense
-from recall_kit_dense import onnx_export
+from recall_kit_dense import onnx_backend, onnx_export
 from recall_kit_dense.onnx_export import MANIFEST, MODEL_FILE, TOLERANCE
 from recall_kit_dense.retriever import DenseRetriever, resolve_model
 
@@ -53,7 +54,8 @@ def test_the_export_is_made_once_whole_and_checked(tmp_path: Path, monkeypatch: 
     onnx_side = built(tmp_path, monkeypatch, backend="onnx", cache=False)
     torch_side = built(tmp_path, monkeypatch, backend="torch", cache=False)
     (folder,) = (tmp_path / "dense" / "onnx").iterdir()
-    assert sorted(path.name for path in folder.iterdir()) == sorted([MANIFEST, MODEL_FILE, "tokenizer.json"])
+    rewrite = f"model.ort-{onnxruntime.__version__}.onnx"  # the runtime's rewrite, made by the export's check
+    assert sorted(path.name for path in folder.iterdir()) == sorted([MANIFEST, MODEL_FILE, rewrite, "tokenizer.json"])
     assert not [path for path in folder.parent.iterdir() if path.name.startswith(".")]  # nothing partial
     manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
     assert manifest["files"][MODEL_FILE]["size"] == (folder / MODEL_FILE).stat().st_size
@@ -85,6 +87,45 @@ def test_a_damaged_export_is_not_used_but_made_again(tmp_path: Path, monkeypatch
     manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
     assert model.stat().st_size == manifest["files"][MODEL_FILE]["size"]
     assert retriever.search(QUERIES[0], 1)[0].id == "3"
+
+
+def test_the_runtime_rewrite_is_saved_once_and_embeds_alike(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           with_exports: Callable[[Path], Path]) -> None:
+    """The export's graph as ONNX Runtime rewrites it (fused) is saved once beside it, named by the
+    runtime's version (another version's is removed), and read by later sessions: the memories'
+    and the queries' embeddings are a session of the export's own, bit for bit. Where the rewrite
+    cannot be written, the export serves as it is."""
+    cache = tmp_path / "cache"
+    shutil.copytree(with_exports(tmp_path / "seed") / "dense", cache / "dense")  # a copy, not links
+    (folder,) = (cache / "dense" / "onnx").iterdir()
+    for saved in folder.glob("model.ort-*.onnx"):
+        saved.unlink()
+    (folder / "model.ort-0.0.1.onnx").write_bytes(b"another runtime's rewrite")
+    rewrite = folder / f"model.ort-{onnxruntime.__version__}.onnx"
+    rewriting = onnx_backend._rewritten
+
+    def embedded(**patched: object) -> tuple[np.ndarray, np.ndarray]:
+        monkeypatch.setattr(onnx_backend, "_LOADED", {})  # a new process: new sessions
+        for name, value in patched.items():
+            monkeypatch.setattr(onnx_backend, name, value)
+        retriever = built(cache, monkeypatch, backend="onnx", cache=False)
+        assert retriever.index_stats()["backend"] == "onnx" and retriever.embeddings is not None
+        return retriever.embeddings.copy(), np.stack([retriever._embed_queries([query])[0] for query in QUERIES])
+
+    first = embedded()
+    assert [path.name for path in folder.glob("model.ort-*.onnx")] == [rewrite.name]
+    made = rewrite.stat().st_mtime_ns
+    again = embedded()
+    assert rewrite.stat().st_mtime_ns == made  # read, not made again
+    plain = embedded(_rewritten=lambda runtime, path: None)  # sessions of the export itself
+    for vectors in (again, plain):
+        np.testing.assert_array_equal(vectors[0], first[0])
+        np.testing.assert_array_equal(vectors[1], first[1])
+    rewrite.unlink()
+    rewrite.mkdir()  # where the rewrite cannot be written
+    unwritten = embedded(_rewritten=rewriting)
+    np.testing.assert_array_equal(unwritten[1], first[1])
+    assert rewrite.is_dir() and not [path for path in folder.iterdir() if path.name.startswith(".")]
 
 
 def test_a_model_the_onnx_path_cannot_reproduce_says_so_and_uses_torch(
