@@ -19,8 +19,9 @@ DEMO_DATA := examples/memories
 # pip. Same packages, same versions, each compiled to bytecode (measured: 155 packages, the same
 # `pip freeze`): pip 93 s, uv 51 s on 2 cores at load 3 (docs/performance.md, set-up).
 UV_VERSION := 0.13.9
-INSTALL = if [ -x $(VENV)/bin/uv ]; then $(VENV)/bin/uv pip install --quiet --python $(PY) --compile-bytecode $(1); \
-	else $(PIP) install --quiet $(1); fi
+# uv reads PyPI, not pip's configuration: where it cannot install (no network to PyPI), pip does.
+INSTALL = if [ -x $(VENV)/bin/uv ] && $(VENV)/bin/uv pip install --quiet --python $(PY) --compile-bytecode $(1); \
+	then :; else $(PIP) install --quiet $(1); fi
 
 $(STAMP): pyproject.toml $(wildcard plugins/*/pyproject.toml) $(wildcard examples/recall-kit-example/pyproject.toml)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
