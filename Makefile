@@ -19,7 +19,8 @@ DEMO_DATA := examples/memories
 # pip. Same packages, same versions, each compiled to bytecode (measured: 155 packages, the same
 # `pip freeze`): pip 93 s, uv 51 s on 2 cores at load 3 (docs/performance.md, set-up).
 UV_VERSION := 0.13.9
-# uv reads PyPI, not pip's configuration: where it cannot install (no network to PyPI), pip does.
+# uv reads PyPI, not pip's configuration: torch is named again at its pin (the installed CPU build
+# meets it, so nothing pulls another), and where uv cannot install (no network to PyPI), pip does.
 INSTALL = if [ -x $(VENV)/bin/uv ] && $(VENV)/bin/uv pip install --quiet --python $(PY) --compile-bytecode $(1); \
 	then :; else $(PIP) install --quiet $(1); fi
 
@@ -33,7 +34,7 @@ $(STAMP): pyproject.toml $(wildcard plugins/*/pyproject.toml) $(wildcard example
 	# imports, every time (`import torch` 3.5 s -> 7.3 s), and the tests start hundreds of processes.
 	$(PIP) install --quiet torch==$(TORCH_VERSION)
 	$(PIP) install --quiet uv==$(UV_VERSION) || echo "uv did not install: pip installs the rest"
-	$(call INSTALL,-e ".[test]" $(foreach p,$(PLUGINS) $(EXAMPLE_PLUGIN),-e "$(p)[test]"))
+	$(call INSTALL,torch==$(TORCH_VERSION) -e ".[test]" $(foreach p,$(PLUGINS) $(EXAMPLE_PLUGIN),-e "$(p)[test]"))
 	touch $(STAMP)
 
 setup: $(STAMP)
@@ -44,7 +45,7 @@ setup: $(STAMP)
 # machine, 51 at load 8: what kept a fresh `make test` past 25 minutes). `make local-model-source`
 # builds llama-cpp-python portably instead, for those who want it; the plugin uses it when present.
 $(LOCAL_STAMP): $(STAMP)
-	$(call INSTALL,-e "plugins/recall-kit-llm[local]")
+	$(call INSTALL,torch==$(TORCH_VERSION) -e "plugins/recall-kit-llm[local]")
 	touch $(LOCAL_STAMP)
 
 # llama-cpp-python built portably (GGML_NATIVE=OFF, AMX off: a native build on an Intel CPU with
