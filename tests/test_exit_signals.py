@@ -121,6 +121,30 @@ def test_a_ctrl_c_during_pythons_teardown_keeps_the_exit_status() -> None:
     assert "Traceback" not in done.stderr, done.stderr
 
 
+ESCAPING_SCRIPT = """
+from recall_kit import cli
+
+def command():
+    try:
+        raise SystemExit(130)  # the command handled a first Ctrl-C ...
+    finally:
+        raise KeyboardInterrupt  # ... and a second arrived in `_main`'s own handler, before the hold
+
+cli._main = command
+cli.main()
+"""
+
+
+def test_a_ctrl_c_escaping_the_commands_handler_still_exits_130() -> None:
+    """A second Ctrl-C in the moment after the command handled the first, before the handlers that
+    hold later signals are in place, escaped `main` and ended the process by the signal (-2): seen
+    once in `test_two_ctrl_c_in_quick_succession_during_a_study_run_exit_130` at load 8."""
+    done = subprocess.run([sys.executable, "-c", ESCAPING_SCRIPT], capture_output=True, text=True, timeout=60,
+                          preexec_fn=_default_signals)
+    assert done.returncode == 130, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+
+
 def test_two_ctrl_c_in_quick_succession_during_a_study_run_exit_130(tmp_path) -> None:
     import os
     import time

@@ -296,9 +296,12 @@ def main() -> None:
     os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", BLAS_THREAD_TIMEOUT)  # read when numpy loads OpenBLAS
     atexit.register(_exit_for_late_signal)
     try:
-        _main()
-    finally:
-        _hold_signals_for_exit()
+        try:
+            _main()
+        finally:
+            _hold_signals_for_exit()
+    except KeyboardInterrupt:  # a Ctrl-C in the moment between `_main`'s own handling and the hold: 130, not -2
+        raise SystemExit(130) from None
 
 
 def _main() -> None:
