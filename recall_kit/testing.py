@@ -112,9 +112,9 @@ def invoke_cli(args: Sequence[str], plugin_commands: bool = False) -> Any:
     commands plugins add (`register_commands`: `remote probe`) are there too, as on the command line."""
     from typer.testing import CliRunner
 
-    from recall_kit.cli import app, get_app
+    from recall_kit.cli import app, app_with_plugin_commands
 
-    return CliRunner().invoke(get_app() if plugin_commands else app, list(args))
+    return CliRunner().invoke(app_with_plugin_commands() if plugin_commands else app, list(args))
 
 
 def judge_rankings(query_ids: Sequence[str], rankings: Sequence[Sequence[str]], qrels: Qrels) -> JudgedRankings:

@@ -451,3 +451,24 @@ def test_check_top_k_of_allows_near_ties_in_either_order_and_nothing_else():
         check_top_k_of([Hit("a", 9.0), Hit("z", 7.6292554221497655)], reference, 2)
     with pytest.raises(AssertionError, match="hits, expected"):
         check_top_k_of([Hit("a", 9.0)], reference, 2)
+
+
+class _GreetPlugin:
+    @hookimpl
+    def register_commands(self, app: typer.Typer) -> None:
+        @app.command("greet-for-test")
+        def greet() -> None:
+            print("hello from a plugin command")
+
+
+def test_invoke_cli_sees_the_commands_of_a_plugin_registered_after_the_app_was_built() -> None:
+    # before: the first `get_app()` in a process fixed the plugin commands, so a plugin test that
+    # ran after any CLI test on the same pytest worker got "No such command" (57 failures in make test)
+    from recall_kit.cli import get_app
+    from recall_kit.testing import invoke_cli
+
+    get_app()
+    with registered_plugin(_GreetPlugin(), name="greet-for-test"):
+        done = invoke_cli(["greet-for-test"], plugin_commands=True)
+        assert done.exit_code == 0 and "hello from a plugin command" in done.output, done.output
+    assert invoke_cli(["greet-for-test"], plugin_commands=True).exit_code == 2  # gone with its plugin

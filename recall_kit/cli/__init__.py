@@ -222,20 +222,37 @@ for _name, _command in (
 
 
 _commands_registered = False
+#: The app's own commands and groups, before any plugin added to them (set by the first `get_app`).
+_own: tuple[list[Any], list[Any]] | None = None
 
 
 def get_app() -> typer.Typer:
     """The app with every plugin's commands added (once)."""
-    global _commands_registered
+    global _commands_registered, _own
     if not _commands_registered:
-        from recall_kit.plugins import load_plugins
+        from recall_kit.plugins import add_plugin_commands, load_plugins
 
         _commands_registered = True
-        from recall_kit.plugins import add_plugin_commands
-
+        _own = list(app.registered_commands), list(app.registered_groups)
         load_plugins()
         add_plugin_commands(app)
     return app
+
+
+def app_with_plugin_commands() -> typer.Typer:
+    """A copy of the app with the commands of the plugins registered now: for a test that registers
+    a plugin for a while (`recall_kit.testing.invoke_cli`), whatever an earlier `get_app` in the
+    same process added."""
+    import copy
+
+    from recall_kit.plugins import add_plugin_commands, load_plugins
+
+    commands, groups = _own if _own is not None else (app.registered_commands, app.registered_groups)
+    fresh = copy.copy(app)
+    fresh.registered_commands, fresh.registered_groups = list(commands), list(groups)
+    load_plugins()
+    add_plugin_commands(fresh)
+    return fresh
 
 
 #: Signals that arrived while recall-kit was exiting, in order: remembered, not raised, so the

@@ -21,9 +21,11 @@ from remote_helpers import ROOT, SYSTEMS, free_port, wait_for_port
 
 RAW_SERVER = SYSTEMS / "raw_mcp_server.py"
 #: recall-kit in this process, its peak RSS (MiB) printed last on stderr.
-MEASURED = ("import atexit, resource, runpy, sys\n"
-            "atexit.register(lambda: print(f'PEAK_RSS_MIB {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024}',"
-            " file=sys.stderr))\n"
+#: VmHWM, not getrusage's ru_maxrss: Linux carries ru_maxrss across exec, so a child of a pytest
+#: worker that had grown to 8 GB reported 8 GB.
+MEASURED = ("import atexit, re, runpy, sys\n"
+            "hwm = lambda: int(re.search(r'VmHWM:\\s*(\\d+)', open('/proc/self/status').read()).group(1)) // 1024\n"
+            "atexit.register(lambda: print(f'PEAK_RSS_MIB {hwm()}', file=sys.stderr))\n"
             "sys.argv = ['recall-kit', *sys.argv[1:]]\n"
             "runpy.run_module('recall_kit', run_name='__main__')\n")
 ADDRESS_SPACE = 1536 << 20
