@@ -18,6 +18,7 @@ import json
 import re
 import secrets
 import socket
+import sys
 import threading
 from collections.abc import Callable
 from http import HTTPStatus
@@ -182,7 +183,17 @@ class _Handler(BaseHTTPRequestHandler):
             except RecallKitError as error:
                 self._json({"error": str(error)}, HTTPStatus.BAD_REQUEST)
                 return
+            except Exception as error:  # a bug: answered, said in one line, never a traceback
+                self._failed(route, error)
+                return
             self._json(view.state(self.server.session))
+
+    def _failed(self, route: str, error: Exception) -> None:
+        """Answer 500 and say on stderr which route failed, by the error's type alone (its message
+        may quote memory text)."""
+        print(f"label: {route} failed ({type(error).__name__}); the grades file holds every grade answered 200.",
+              file=sys.stderr)
+        self._json({"error": f"{route} failed ({type(error).__name__})"}, HTTPStatus.INTERNAL_SERVER_ERROR)
 
 
 def _pair(value: Any) -> Pair | None:

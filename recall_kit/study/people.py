@@ -45,16 +45,12 @@ def read_people(paths: Sequence[Path]) -> dict[str, Grades]:
 
 
 def _assessor_of(path: Path) -> str:
-    """The assessor a file names on its first row (else its stem)."""
-    import json
+    """The assessor a file names on its first row (else its stem); a file that cannot be read (not a
+    regular file, not UTF-8, not JSON) is refused by `read_jsonl`, naming it and the line."""
+    from recall_kit.dataset import read_jsonl
 
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            if line.strip():
-                try:
-                    return str(json.loads(line).get("assessor") or path.stem)
-                except (json.JSONDecodeError, AttributeError):
-                    break
+    for _, row in read_jsonl(path):
+        return str(row.get("assessor") or path.stem)
     return path.stem
 
 

@@ -324,3 +324,78 @@ def test_grades_of_sensitive_memories_are_left_out_and_said_once(tmp_path: Path,
     material = Material(dataset=load_dataset(EXAMPLE), folder=tmp_path)
     assert other_assessors(labels, "alice", material) == {"bob": {"exact_001": {"10": 1}, "exact_002": {"12": 1}}}
     assert material.sensitive_dropped == {"bob.jsonl": 2}
+
+
+# -- text the file cannot hold, grades files the parser cannot read ------------------------------
+
+
+def test_a_note_that_is_not_text_is_refused_and_every_later_grade_is_kept(server: LabelServer) -> None:
+    """Before: a note holding a lone surrogate (``"\\ud800"``, valid JSON) was kept in memory, its
+    write failed with a traceback and no answer, and so did every later grade's: all lost."""
+    note = b'{"query_id": "exact_001", "doc_id": "10", "note": "\\ud800"}'
+    answer = _post(server, note, route="api/note")
+    assert _status(answer) == 400 and b"not text" in answer
+    grade = json.dumps({"query_id": "exact_001", "doc_id": "11", "grade": 1}).encode()
+    assert _status(_post(server, grade)) == 200
+    assert AssessorFile.open(server.session.out.path, "alice").grades == {"exact_001": {"11": 1}}
+
+
+def test_a_grade_whose_write_fails_is_not_kept_as_given(tmp_path: Path) -> None:
+    """A write that fails (here: the folder replaced by a file) leaves the grades in memory as they
+    are on disk, so the page never counts a grade the file does not hold."""
+    grades = AssessorFile.open_for_writing(tmp_path / "labels" / "alice.jsonl", "alice")
+    try:
+        grades.grade("q", "1", 2)
+        (tmp_path / "labels").rename(tmp_path / "moved")
+        (tmp_path / "labels").write_text("a file where the folder was", encoding="utf-8")
+        with pytest.raises(OutputError):
+            grades.grade("q", "2", 3)
+        with pytest.raises(OutputError):
+            grades.note("q", "1", "a note", True)
+        assert grades.grades == {"q": {"1": 2}} and len(grades) == 1
+        assert not grades.notes.get("q") and not grades.flagged.get("q")
+    finally:
+        grades.close()
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    (b'{"query_id": "exact_001", "relevance": {"10": 1' + b"0" * 5000 + b'}, "assessor": "bob"}\n', "not valid JSON"),
+    (b"[" * 100_000 + b"\n", "nested too deeply"),
+    (b'{"query_id": "exact_001", "relevance": {"10": 1}, "assessor": "b\xffob"}\n', "not UTF-8 text"),
+], ids=["5001-digit grade", "deep", "not UTF-8"])
+def test_a_grades_file_the_parser_cannot_read_is_refused_naming_it(tmp_path: Path, text: bytes, says: str) -> None:
+    """Before: "unexpected ValueError" (a 5,001-digit grade), "unexpected RecursionError",
+    "unexpected UnicodeDecodeError" when such a file lay in STUDY/labels/."""
+    from recall_kit.dataset import load_dataset
+    from recall_kit.label.session import Material, other_assessors
+
+    (tmp_path / "labels").mkdir()
+    (tmp_path / "labels" / "bob.jsonl").write_bytes(text)
+    with pytest.raises(DatasetError, match=f"bob.jsonl:1: .*{says}"):
+        other_assessors(tmp_path / "labels", "alice", Material(dataset=load_dataset(EXAMPLE), folder=tmp_path))
+
+
+def test_a_named_pipe_in_the_labels_folder_is_refused_not_waited_on(tmp_path: Path) -> None:
+    """Before: `recall-kit label` waited for ever on STUDY/labels/bob.jsonl when it was a named pipe."""
+    from recall_kit.dataset import load_dataset
+    from recall_kit.label.session import Material, other_assessors
+
+    (tmp_path / "labels").mkdir()
+    pipe = tmp_path / "labels" / "bob.jsonl"
+    os.mkfifo(pipe)
+    material = Material(dataset=load_dataset(EXAMPLE), folder=tmp_path)
+    said: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            other_assessors(tmp_path / "labels", "alice", material)
+        except BaseException as error:  # noqa: BLE001  (the error is the result)
+            said.append(error)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(10)
+    if reader.is_alive():  # unblock the reader before failing
+        os.close(os.open(pipe, os.O_WRONLY | os.O_NONBLOCK))
+    assert not reader.is_alive() and said and isinstance(said[0], DatasetError), said
+    assert "bob.jsonl" in str(said[0]) and "not a regular file" in str(said[0])
