@@ -43,7 +43,7 @@ def check_shapes(path: Path) -> None:
     array of tables, a file path is text."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError):
         return  # load_study says what is wrong with the file itself
     source = path.resolve()
     systems = data.get("systems")
