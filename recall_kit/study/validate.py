@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from recall_kit.errors import RecallKitError, SpecError
+from recall_kit.decide.stats import MAX_RESAMPLES
 from recall_kit.study.config import StudyConfig, load_study
 
 _T = TypeVar("_T")
@@ -20,9 +21,6 @@ MAX_NAME_LENGTH = 100
 #: The hook's k and the pool's depth: how many memories a product reads, how deep each system's
 #: ranking is judged. Past this the pool is the corpus and the hook is no hook.
 MAX_DEPTH = 1000
-#: Resamples of a paired test: a p-value to one in a million; past this a run takes hours or memory
-#: it cannot have (10**12 asked for 7 TiB).
-MAX_RESAMPLES = 1_000_000
 
 
 def _fail(config: StudyConfig, what: str) -> SpecError:
