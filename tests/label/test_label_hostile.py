@@ -399,3 +399,68 @@ def test_a_named_pipe_in_the_labels_folder_is_refused_not_waited_on(tmp_path: Pa
         os.close(os.open(pipe, os.O_WRONLY | os.O_NONBLOCK))
     assert not reader.is_alive() and said and isinstance(said[0], DatasetError), said
     assert "bob.jsonl" in str(said[0]) and "not a regular file" in str(said[0])
+
+
+# -- a study folder whose files are damaged, a pool query of 100,000 ids ------------------------
+
+
+@pytest.fixture(scope="module")
+def done_study(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from study_support import plugins, study_text
+
+    from recall_kit.study import run_study
+
+    path = tmp_path_factory.mktemp("done") / "study.toml"
+    path.write_text(study_text())
+    with plugins("recall-kit-fts5", "recall-kit-bm25"):
+        run_study(path)
+    return path
+
+
+def _edited(study: dict[str, object], key: str, value: object) -> str:
+    return json.dumps({**study, key: value})
+
+
+@pytest.mark.parametrize(("damage", "says"), [
+    ("study.json:nope", "study.json: not as `recall-kit study run` writes it (JSONDecodeError)"),
+    ("study.json:" + "[" * 100_000, "study.json: not as `recall-kit study run` writes it (RecursionError)"),
+    ("study.json:[]", "study.json: not as `recall-kit study run` writes it (AttributeError)"),
+    ("baseline=nope", "(its baseline or challenger is none of its systems)"),
+    ("hook_k=x", "study.json: not as `recall-kit study run` writes it (ValueError)"),
+    ("resamples=1000000000000", "(--resamples 1,000,000,000,000 is more than a p-value needs"),
+    ("steps/intervals/intervals.json:nope", "intervals.json: not as the study's intervals step writes it"),
+    ("steps/evaluation-set/sensitive_ids.txt:\xff", "sensitive_ids.txt: not UTF-8 text"),
+], ids=["not JSON", "deep", "a list", "baseline", "hook_k", "resamples", "intervals", "sensitive ids"])
+def test_a_study_whose_files_are_damaged_is_refused_in_one_line_naming_the_file(
+        tmp_path: Path, done_study: Path, damage: str, says: str) -> None:
+    """Before: "unexpected JSONDecodeError / RecursionError / AttributeError / KeyError / ValueError /
+    UnicodeDecodeError"; resamples = 10**12 hung at start."""
+    import shutil
+
+    folder = tmp_path / "study"
+    shutil.copytree(done_study.parent, folder, symlinks=True)
+    out = folder / "out"
+    if ":" in damage:
+        name, text = damage.split(":", 1)
+        target = out / name
+        assert target.is_file(), sorted(p.name for p in target.parent.iterdir())
+        target.write_bytes(text.encode("latin-1"))
+    else:
+        key, value = damage.split("=", 1)
+        data = json.loads((out / "study.json").read_text())
+        (out / "study.json").write_text(_edited(data, key, int(value) if value.isdigit() else value))
+    with pytest.raises(DatasetError) as refused:
+        open_session(folder / "study.toml", "alice")
+    assert says in str(refused.value) and "\n" not in str(refused.value)
+
+
+def test_a_pool_query_of_100000_ids_orders_in_well_under_a_second() -> None:
+    """Before: `label_order` kept each query's ids in lists (`doc not in docs`): a pool query of
+    100,000 ids took 67 s a call, 203 s before the page opened."""
+    from recall_kit.label.order import label_order
+
+    pool = [("q", str(n)) for n in range(100_000)]
+    started = time.monotonic()
+    order = label_order([("q", "5", 1.0)], pool)
+    assert time.monotonic() - started < 2
+    assert order[0] == ("q", "5") and len(order) == 100_000
