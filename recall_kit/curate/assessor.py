@@ -96,6 +96,8 @@ class AssessorFile:
         relevance = row.get("relevance")
         if not isinstance(relevance, dict) or "query_id" not in row:
             raise DatasetError(f'{where}: expected {{"query_id": ..., "relevance": {{...}}}}')
+        if isinstance(row["query_id"], bool) or not isinstance(row["query_id"], (str, int)):
+            raise DatasetError(f'{where}: "query_id" is {type(row["query_id"]).__name__}, not an id (text or a whole number)')
         times = row.get("judged_at") or {}
         if not isinstance(times, dict):
             raise DatasetError(f'{where}: "judged_at" is not an object of id -> time')

@@ -167,6 +167,8 @@ def test_a_port_in_use_is_one_line(pool: Path) -> None:
     ({"query_id": "q", "relevance": {"1": 1}, "assessor": "alice", "judged_at": [1]}, '"judged_at" is not an object'),
     ({"query_id": "q", "relevance": {"1": 99999}, "assessor": "alice"}, "grade of id '1' is 99999, not one of 0, 1, 2, 3"),
     ({"query_id": "q", "relevance": {"1": -4}, "assessor": "alice"}, "is -4, not one of"),
+    ({"query_id": None, "relevance": {"1": 1}, "assessor": "alice"}, '"query_id" is NoneType, not an id'),  # was "None"
+    ({"query_id": {"a": 1}, "relevance": {"1": 1}, "assessor": "alice"}, '"query_id" is dict, not an id'),
 ])
 def test_a_bad_grades_row_is_refused_naming_the_line(tmp_path: Path, row: object, says: str) -> None:
     path = tmp_path / "alice.jsonl"
