@@ -174,12 +174,14 @@ def _listed_ids(path: Path) -> set[str]:
 def other_assessors(folder: Path, assessor: str, material: Material) -> dict[str, Grades]:
     """The grades in FOLDER/*.jsonl of every assessor but `assessor` (each file its first row's
     assessor), screened as the study screens them (`Material.screen`)."""
-    from recall_kit.study.people import read_people
+    from recall_kit.study.people import check_people_count, read_people
 
     if not folder.is_dir():
         return {}
+    paths = sorted(folder.glob("*.jsonl"))
+    check_people_count(paths, str(folder))
     out: dict[str, Grades] = {}
-    for path in sorted(folder.glob("*.jsonl")):
+    for path in paths:
         for name, grades in read_people([path]).items():
             if name != assessor:
                 material.screen(path, grades)

@@ -73,6 +73,9 @@ def check_study(config: StudyConfig, only: list[str] | None = None) -> None:
     if config.resamples > MAX_RESAMPLES:
         raise _fail(config, f"[study] resamples = {config.resamples:,} is more than a p-value needs: at most "
                             f"{MAX_RESAMPLES:,} (the default is 2,000).")
+    from recall_kit.study.people import check_people_count, people_files
+
+    check_people_count(people_files(config), f"{config.source}: [judging] people")
     _check_metrics(config)
     check_systems(config, only)
     _check_sweep(config, build=only is None or config.sweep_system in only)

@@ -160,3 +160,17 @@ def test_a_persons_labels_file_the_parser_cannot_read_is_one_line_naming_it(
     outcome = invoke_cli(["study", "run", str(path)])
     assert outcome.exit_code == 2 and "unexpected" not in outcome.output, outcome.output
     assert f"alice.jsonl:1: {says}" in outcome.output
+
+
+def test_more_people_than_pairwise_agreement_can_take_are_refused_up_front(tmp_path: Path, done_study: Path) -> None:
+    """Before: 2,000 people's files (one grade each) ran 8 minutes, the agreement between every two
+    people (2 million pairs) filling the document; 400 took 53 s."""
+    path = _labelled(tmp_path, done_study, {"75": 1})
+    labels = path.parent / "out" / "labels"
+    for number in range(201):
+        row = {"query_id": "exact_001", "relevance": {"275": number % 2}, "assessor": f"p{number}"}
+        (labels / f"p{number}.jsonl").write_text(json.dumps(row) + "\n")
+    outcome = invoke_cli(["study", "run", str(path)])
+    assert outcome.exit_code == 2 and outcome.output.count("\n") == 1, outcome.output
+    assert "[judging] people: 202 people's grades files; a study measures agreement between every two people, so " \
+           "it takes at most 200" in outcome.output
