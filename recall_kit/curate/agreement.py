@@ -274,9 +274,8 @@ def agreement(a: Qrels, b: Qrels, binary: bool = False, samples: int = 2000, lev
               seed: int = 0, path_a: str = "A", path_b: str = "B", strata: dict[str, str] | None = None) -> Agreement:
     """Compare two judges' qrels on the pairs both judged; B's binary calls are also measured
     against A's (kappa, sensitivity, specificity), per stratum of `strata` (query id -> stratum)."""
-    from recall_kit.decide.stats import check_resamples
-
-    check_resamples(samples, minimum=0)
+    if samples < 0:
+        raise OptionError("--resamples must be at least 0.")
     if not 0 < level < 1:
         raise OptionError("--level must lie between 0 and 1.")
     grades_a, grades_b, only_a, only_b = paired_grades(a, b, binary)
