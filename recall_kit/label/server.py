@@ -114,6 +114,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """http.server's own refusals (a bad request line, 414, 431, 501) with this server's headers
+        and a short body that echoes nothing of the request."""
+        status = HTTPStatus(code)
+        self.close_connection = True
+        self._send(status, f"{status.value} {status.phrase}\n".encode(), "text/plain; charset=utf-8")
+
     def _json(self, data: Any, status: HTTPStatus = HTTPStatus.OK) -> None:
         self._send(status, json.dumps(data, ensure_ascii=False).encode("utf-8"), "application/json; charset=utf-8")
 

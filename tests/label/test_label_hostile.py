@@ -466,3 +466,12 @@ def test_a_pool_query_of_100000_ids_orders_in_well_under_a_second() -> None:
     order = label_order([("q", "5", 1.0)], pool)
     assert time.monotonic() - started < 2
     assert order[0] == ("q", "5") and len(order) == 100_000
+
+
+@pytest.mark.parametrize("request_line", [b"PUT /x HTTP/1.1", b"GET /<script> HTTP/1.1\r\nX: " + b"y" * 70_000])
+def test_the_standard_librarys_refusals_carry_the_policy_and_echo_nothing(server: LabelServer, request_line: bytes) -> None:
+    """Before: http.server's own error page (501, 431) had no Content-Security-Policy and quoted the request."""
+    answer = _raw(server, request_line + b"\r\n\r\n")
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert _status(answer) in (431, 501) and b"Content-Security-Policy: default-src 'none'" in head
+    assert body in (b"431 Request Header Fields Too Large\n", b"501 Not Implemented\n")
