@@ -47,6 +47,9 @@ class LabelServer(ThreadingHTTPServer):
     """An HTTP server on 127.0.0.1 over one `LabelSession`; `url` carries the token."""
 
     daemon_threads = True
+    #: The listen backlog: a burst of connections waits in it, not for the client's SYN retries
+    #: (the default of 5 held the 6th connection a second, later ones up to 8 s).
+    request_queue_size = 2 * MAX_CONNECTIONS
 
     def __init__(self, session: LabelSession, port: int = 0, token: str | None = None,
                  read_timeout: float = READ_TIMEOUT) -> None:
