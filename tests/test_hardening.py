@@ -520,6 +520,8 @@ def test_pool_of_results_that_share_no_query_with_the_dataset_is_refused(tmp_pat
 @pytest.mark.parametrize(("args", "message"), [
     (["--resamples", "0"], "--resamples must be at least 1, got 0."),
     (["--bootstrap", "-5"], "--resamples must be at least 1, got -5."),  # the old spelling, hidden
+    (["--resamples", "1000000000000"],  # before: "unexpected MemoryError (7.28 TiB)"
+     "--resamples 1,000,000,000,000 is more than a p-value needs: at most 1,000,000."),
 ])
 def test_gate_bootstrap_below_one_is_bad_input(tmp_path, args, message):
     baseline = _result_file(tmp_path)
@@ -1134,3 +1136,11 @@ def test_a_leg_run_checkpoint_keeps_every_field_a_live_leg_sets():
     back = decode(json.loads(json.dumps(encode(run))))
     assert back == run
     assert {field.name for field in dataclasses.fields(LegRun)} == set(encode(run)["data"])
+
+
+def test_agreement_resamples_past_a_million_are_bad_input():
+    """Before: "unexpected MemoryError" after the pairs were read."""
+    qrels = str(Path(__file__).resolve().parents[1] / "examples" / "memories" / "qrels.jsonl")
+    result = invoke("agreement", qrels, qrels, "--resamples", "1000000000000")
+    assert result.exit_code == 2
+    assert result.stderr == "Error: --resamples 1,000,000,000,000 is more than a p-value needs: at most 1,000,000.\n"

@@ -156,8 +156,10 @@ def agreement_command(
     reference (a person's labels as A, a judge as B): kappa, sensitivity and specificity with
     intervals, per stratum with --dataset. Warns below 0.6. Ids and numbers only."""
     from recall_kit.curate.agreement import agreement_files
+    from recall_kit.decide.stats import check_resamples
     from recall_kit.fileio import check_outputs, write_json_atomic
 
+    check_resamples(samples, minimum=0)  # 10**12 would ask for terabytes
     check_outputs({"--json": json_out}, inputs={"A": first, "B": second})  # before the bootstrap
     result = agreement_files(first, second, dataset, binary=binary, samples=samples, seed=seed)
     for line in result.lines():

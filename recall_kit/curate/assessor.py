@@ -8,7 +8,9 @@ link (the study folder's rule)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager
+from copy import deepcopy
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -94,6 +96,8 @@ class AssessorFile:
         relevance = row.get("relevance")
         if not isinstance(relevance, dict) or "query_id" not in row:
             raise DatasetError(f'{where}: expected {{"query_id": ..., "relevance": {{...}}}}')
+        if isinstance(row["query_id"], bool) or not isinstance(row["query_id"], (str, int)):
+            raise DatasetError(f'{where}: "query_id" is {type(row["query_id"]).__name__}, not an id (text or a whole number)')
         times = row.get("judged_at") or {}
         if not isinstance(times, dict):
             raise DatasetError(f'{where}: "judged_at" is not an object of id -> time')
@@ -141,25 +145,46 @@ class AssessorFile:
 
     def grade(self, query: str, doc: str, grade: int) -> None:
         """Record one grade (replacing an earlier one of the same pair) and write the file whole."""
-        self.grades.setdefault(query, {})[doc] = int(grade)
-        self.times.setdefault(query, {})[doc] = datetime.now(UTC).isoformat(timespec="seconds")
-        self.save()
+        with self._kept_only_when_written(query):
+            self.grades.setdefault(query, {})[doc] = int(grade)
+            self.times.setdefault(query, {})[doc] = datetime.now(UTC).isoformat(timespec="seconds")
 
     def note(self, query: str, doc: str, text: str, flagged: bool) -> None:
-        """Keep the assessor's note on a pair (an empty one removes it) and whether it is flagged."""
-        notes = self.notes.setdefault(query, {})
-        if text:
-            notes[doc] = text
-        else:
-            notes.pop(doc, None)
-        marks = [d for d in self.flagged.get(query, []) if d != doc]
-        self.flagged[query] = marks + [doc] if flagged else marks
-        self.save()
+        """Keep the assessor's note on a pair (an empty one removes it) and whether it is flagged; a
+        note that is not text (a lone surrogate, which UTF-8 cannot hold) is refused."""
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise OptionError("the note is not text: it holds a lone surrogate (\\ud800-\\udfff)") from None
+        with self._kept_only_when_written(query):
+            notes = self.notes.setdefault(query, {})
+            if text:
+                notes[doc] = text
+            else:
+                notes.pop(doc, None)
+            marks = [d for d in self.flagged.get(query, []) if d != doc]
+            self.flagged[query] = marks + [doc] if flagged else marks
+
+    @contextmanager
+    def _kept_only_when_written(self, query: str) -> Iterator[None]:
+        """Change `query`'s row in the block, then write the file; when the write fails the row is put
+        back as it was, so what the page counts is what the file holds."""
+        tables = (self.grades, self.times, self.notes, self.flagged)
+        before = [deepcopy(table.get(query)) for table in tables]
+        try:
+            yield
+            self.save()
+        except BaseException:
+            for table, kept in zip(tables, before, strict=True):
+                if kept is None:
+                    table.pop(query, None)
+                else:
+                    table[query] = kept  # type: ignore[assignment]
+            raise
 
     def save(self) -> None:
         from recall_kit.fileio import write_jsonl_atomic
 
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         queries = dict.fromkeys([*self.grades, *(q for q, n in self.notes.items() if n),
                                  *(q for q, f in self.flagged.items() if f)])
         write_jsonl_atomic(self.path, follow_links=self.follow_links, rows=(self._row(query) for query in queries))

@@ -14,6 +14,7 @@ import numpy as np
 from recall_kit.decide.stats import (
     PAIRED_TESTS,
     TIE_TOLERANCE,
+    check_resamples,
     effect_size_dz,
     holm,
     paired_comparison,
@@ -511,8 +512,7 @@ def compare_results(
     metric that is not a diagnostic). Results of different datasets or query sets, or scored with
     different relevance levels (``-l``) or judged-only settings (``-J``), are refused.
     """
-    if n_resamples < 1:  # user input (--resamples 0), not a bug
-        raise OptionError(f"--resamples must be at least 1, got {n_resamples}.")
+    check_resamples(n_resamples)  # user input (--resamples 0, 10**12), not a bug
     query_ids = check_comparable(named)
     check_scored_alike(named)
     names = shared_metrics(named, metrics)
@@ -554,8 +554,7 @@ def compare_files(
     """`recall-kit compare`: load the files and compare each with the first. `names` labels the
     results (one per file, in order; default: each system's label); `primary_strata` puts the
     primary metrics' per-stratum rows in the Holm family beside the overall ones (as a study does)."""
-    if n_resamples < 1:
-        raise ResultFileError(f"--resamples must be at least 1, got {n_resamples}.")
+    check_resamples(n_resamples)
     named = load_results(paths)
     if names is not None:
         named = [(name, result) for name, (_, result) in zip(_checked_names(names, len(paths)), named, strict=True)]

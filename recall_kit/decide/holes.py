@@ -640,7 +640,7 @@ def bounds_of_comparison(comparison: object, qrels: Mapping[str, Mapping[str, in
     contrasts = [Contrast(comparison.baseline, row.system, row.metric, row.scope, scopes[row.scope], family=row.family)
                  for row in comparison.rows if row.metric in metrics and row.scope in scopes]
     holes = Holes(rankings, qrels, contrasts, test=comparison.test, n_resamples=comparison.n_resamples,
-                  seed=comparison.seed)
+                  seed=comparison.seed, relevance_level=base.relevance_level)  # eval -l: as the results were scored
     check_scored_with(holes, {label: result.per_query for label, result in
                               zip(comparison.labels, comparison.results, strict=True)}, source)
     return holes.bounds()

@@ -441,8 +441,9 @@ def compare(
 
 
 def _check_resamples(n_resamples: int) -> None:
-    if n_resamples < 1:
-        raise RecallKitError(f"--resamples must be at least 1, got {n_resamples}.")
+    from recall_kit.decide.stats import check_resamples
+
+    check_resamples(n_resamples)
 
 
 def _wrap_value_error(function: Any, *args: Any, **kwargs: Any) -> Any:

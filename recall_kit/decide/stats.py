@@ -18,6 +18,21 @@ import numpy as np
 _CHUNK_CELLS = 2_000_000
 #: Two results whose per-query values differ by at most this much are a tie.
 TIE_TOLERANCE = 1e-9
+#: Resamples of a paired test or an interval: a p-value to one in a million; past this a run takes
+#: hours or memory it cannot have (10**12 asked for 7 TiB).
+MAX_RESAMPLES = 1_000_000
+
+
+def check_resamples(n_resamples: int, minimum: int = 1, flag: str = "--resamples") -> int:
+    """`n_resamples` as a user gave it, refused (`OptionError`, one line) below `minimum` or past
+    `MAX_RESAMPLES`."""
+    from recall_kit.errors import OptionError
+
+    if n_resamples < minimum:
+        raise OptionError(f"{flag} must be at least {minimum}, got {n_resamples}.")
+    if n_resamples > MAX_RESAMPLES:
+        raise OptionError(f"{flag} {n_resamples:,} is more than a p-value needs: at most {MAX_RESAMPLES:,}.")
+    return n_resamples
 
 
 def _paired_differences(baseline: Sequence[float] | np.ndarray, candidate: Sequence[float] | np.ndarray) -> np.ndarray:

@@ -35,24 +35,24 @@ def label_order(
     has pairs there: its group is finished before the next query shows. A query `done` (its group
     was shown and left) never comes back before phase 3: pairs of it that gained weight since wait
     there, ahead of the pool."""
-    weighted_docs: dict[str, list[str]] = {}
+    # ordered sets (dicts), so a query of 100,000 pooled ids costs no more than its ids
+    weighted_docs: dict[str, dict[str, None]] = {}
     heaviest: dict[str, float] = {}
     late = [(query, doc) for query, doc, _ in weighted if query in done and query != pinned]
     pool = [*late, *pool]
     for query, doc, weight in weighted:
         if query in done and query != pinned:
             continue
-        docs = weighted_docs.setdefault(query, [])
-        if doc not in docs:
-            docs.append(doc)
+        weighted_docs.setdefault(query, {})[doc] = None
         heaviest[query] = max(heaviest.get(query, weight), weight)
-    pool_docs: dict[str, list[str]] = {}
+    pool_docs: dict[str, dict[str, None]] = {}
     for query, doc in pool:
-        if doc not in weighted_docs.get(query, []) and doc not in pool_docs.setdefault(query, []):
-            pool_docs[query].append(doc)
-    sample = {query: [*weighted_docs.pop(query, []), *pool_docs.pop(query, [])] for query in dict.fromkeys(first)}
-    decisive = {query: weighted_docs[query] for query in sorted(weighted_docs, key=lambda q: (-heaviest[q], q))}
-    phases = [phase for phase in (sample, decisive, pool_docs) if any(phase.values())]
+        if doc not in weighted_docs.get(query, {}):
+            pool_docs.setdefault(query, {})[doc] = None
+    sample = {query: [*weighted_docs.pop(query, {}), *pool_docs.pop(query, {})] for query in dict.fromkeys(first)}
+    decisive = {query: list(weighted_docs[query]) for query in sorted(weighted_docs, key=lambda q: (-heaviest[q], q))}
+    rest = {query: list(docs) for query, docs in pool_docs.items()}
+    phases = [phase for phase in (sample, decisive, rest) if any(phase.values())]
     out: list[Pair] = []
     for number, phase in enumerate(phases):
         lead = [pinned] if pinned is not None and number == 0 and phase.get(pinned) else []

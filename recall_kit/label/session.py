@@ -20,12 +20,13 @@ from typing import TYPE_CHECKING
 
 from recall_kit.curate.assessor import AssessorFile
 from recall_kit.curate.scale import scale_named
-from recall_kit.errors import DatasetError, OptionError
+from recall_kit.errors import DatasetError, OptionError, RecallKitError
 from recall_kit.label.order import Pair, check_pairs, label_order
 
 if TYPE_CHECKING:
     from recall_kit.dataset import Dataset
     from recall_kit.decide.holes import Holes
+    from recall_kit.study.result import StudyResult
 
 Grades = dict[str, dict[str, int]]
 #: The share of already-judged pairs mixed into each query's pairs (unannounced checks).
@@ -106,10 +107,9 @@ def study_material(path: str | Path, assessor: str) -> Material:
     from recall_kit.dataset import SENSITIVE_IDS_FILE, load_dataset
     from recall_kit.measure.result import load_result
     from recall_kit.study.intervals import sample_pairs
-    from recall_kit.study.result import StudyResult
 
     folder = study_folder(path)
-    study = StudyResult.from_dict(json.loads((folder / "study.json").read_text(encoding="utf-8")))
+    study = study_result(folder)
     steps = folder / "steps"
     dataset = load_dataset(steps / "judgments" / "dataset")
     names = [system.name for system in study.systems]
@@ -127,20 +127,61 @@ def study_material(path: str | Path, assessor: str) -> Material:
                         resamples=int(study.resamples), seed=int(study.seed),
                         candidates=[n for n in names if n != study.baseline], scale=scale,
                         first=list(dict.fromkeys(query for query, _ in sample_pairs(folder))),
-                        sensitive=set(listed.read_text(encoding="utf-8").split()) if listed.is_file() else set())
+                        sensitive=_listed_ids(listed))
     material.others = other_assessors(folder / "labels", assessor, material)
     return material
+
+
+class _Damaged(ValueError):
+    """What is wrong with a study.json, in words that quote nothing from it."""
+
+
+def study_result(folder: Path) -> StudyResult:
+    """The study's study.json as the page reads it: its systems name folders of steps/eval/, its
+    baseline and challenger are among them, its numbers are in range; else one line naming it."""
+    from recall_kit.decide.stats import check_resamples
+    from recall_kit.study.result import StudyResult
+    from recall_kit.study.validate import MAX_DEPTH
+
+    path = folder / "study.json"
+    try:
+        study = StudyResult.from_dict(json.loads(path.read_text(encoding="utf-8")))
+        names = [system.name for system in study.systems]
+        if any(not name or Path(name).name != name or name in (".", "..") for name in names):
+            raise _Damaged("a system's name is no folder name")
+        if study.baseline not in names or (study.challenger is not None and study.challenger not in names):
+            raise _Damaged("its baseline or challenger is none of its systems")
+        if not 1 <= int(study.hook_k) <= MAX_DEPTH:
+            raise _Damaged(f"hook_k is not 1 to {MAX_DEPTH}")
+        check_resamples(int(study.resamples))
+        int(study.seed)
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError, RecallKitError) as error:
+        why = str(error) if isinstance(error, (_Damaged, RecallKitError)) else type(error).__name__
+        raise DatasetError(f"{path}: not as `recall-kit study run` writes it ({why}); run the study again.") from None
+    return study
+
+
+def _listed_ids(path: Path) -> set[str]:
+    """The ids a study's sensitive-ids file lists (none when there is no such file)."""
+    if not path.is_file():
+        return set()
+    try:
+        return set(path.read_text(encoding="utf-8").split())
+    except UnicodeDecodeError:
+        raise DatasetError(f"{path}: not UTF-8 text; run the study again.") from None
 
 
 def other_assessors(folder: Path, assessor: str, material: Material) -> dict[str, Grades]:
     """The grades in FOLDER/*.jsonl of every assessor but `assessor` (each file its first row's
     assessor), screened as the study screens them (`Material.screen`)."""
-    from recall_kit.study.people import read_people
+    from recall_kit.study.people import check_people_count, read_people
 
     if not folder.is_dir():
         return {}
+    paths = sorted(folder.glob("*.jsonl"))
+    check_people_count(paths, str(folder))
     out: dict[str, Grades] = {}
-    for path in sorted(folder.glob("*.jsonl")):
+    for path in paths:
         for name, grades in read_people([path]).items():
             if name != assessor:
                 material.screen(path, grades)
@@ -263,7 +304,8 @@ class LabelSession:
         order = [pair for pair in order if pair not in self.skipped and not self.judged(*pair) and self.offerable(*pair)]
         if pinned is not None and pinned == self.group_query:  # pairs that joined the group late wait at the end
             late = [pair for pair in order if pair[0] == pinned and pair not in self.group_pairs]
-            order = [pair for pair in order if pair not in late] + late
+            waiting = set(late)
+            order = [pair for pair in order if pair not in waiting] + late
         return order
 
     def _pin(self) -> None:

@@ -340,6 +340,8 @@ def _read_toml(path: str | Path) -> tuple[Path, dict[str, Any]]:
         raise SpecError(f"{path}: no such study file.") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise SpecError(f"{path}: not valid TOML ({error}).") from None
+    except RecursionError:
+        raise SpecError(f"{path}: not valid TOML (nested too deeply).") from None
     for table in data:
         if table not in _TABLES:
             raise _fail(source, f"unknown table [{table}] (known: {', '.join(sorted(_TABLES))}).")

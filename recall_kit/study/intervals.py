@@ -104,10 +104,15 @@ def sample_pairs(folder: str | Path) -> list[tuple[str, str]]:
     (empty before the intervals step ran)."""
     import json
 
+    from recall_kit.errors import DatasetError
+
     path = Path(folder) / "steps" / "intervals" / FILE
     if not path.is_file():
         return []
-    return [(str(q), str(d)) for q, d in json.loads(path.read_text(encoding="utf-8")).get("pairs", [])]
+    try:
+        return [(str(q), str(d)) for q, d in json.loads(path.read_text(encoding="utf-8")).get("pairs", [])]
+    except (ValueError, TypeError, AttributeError, RecursionError):  # not JSON, not pairs, too deep
+        raise DatasetError(f"{path}: not as the study's intervals step writes it; run the study again.") from None
 
 
 # -- what the document says -----------------------------------------------------------------------

@@ -33,6 +33,18 @@ def people_files(config: StudyConfig) -> list[Path]:
     return found
 
 
+#: People's grades files a study takes: it measures kappa between every two people, so the work and
+#: the document grow with the square of their number (2,000 files: 2 million pairs, 8 minutes).
+MAX_PEOPLE = 200
+
+
+def check_people_count(paths: Sequence[Path], where: str) -> None:
+    """Refuse, in one line naming `where`, more than `MAX_PEOPLE` people's grades files."""
+    if len(paths) > MAX_PEOPLE:
+        raise SpecError(f"{where}: {len(paths):,} people's grades files; a study measures agreement between every two "
+                        f"people, so it takes at most {MAX_PEOPLE}: put each person's grades in one file.")
+
+
 def read_people(paths: Sequence[Path]) -> dict[str, Grades]:
     """Assessor -> their grades, each file read as `recall-kit label` writes it."""
     from recall_kit.curate.assessor import AssessorFile
@@ -45,16 +57,12 @@ def read_people(paths: Sequence[Path]) -> dict[str, Grades]:
 
 
 def _assessor_of(path: Path) -> str:
-    """The assessor a file names on its first row (else its stem)."""
-    import json
+    """The assessor a file names on its first row (else its stem); a file that cannot be read (not a
+    regular file, not UTF-8, not JSON) is refused by `read_jsonl`, naming it and the line."""
+    from recall_kit.dataset import read_jsonl
 
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            if line.strip():
-                try:
-                    return str(json.loads(line).get("assessor") or path.stem)
-                except (json.JSONDecodeError, AttributeError):
-                    break
+    for _, row in read_jsonl(path):
+        return str(row.get("assessor") or path.stem)
     return path.stem
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from recall_kit.errors import RecallKitError, SpecError
+from recall_kit.decide.stats import MAX_RESAMPLES
 from recall_kit.study.config import StudyConfig, load_study
 
 _T = TypeVar("_T")
@@ -20,9 +21,6 @@ MAX_NAME_LENGTH = 100
 #: The hook's k and the pool's depth: how many memories a product reads, how deep each system's
 #: ranking is judged. Past this the pool is the corpus and the hook is no hook.
 MAX_DEPTH = 1000
-#: Resamples of a paired test: a p-value to one in a million; past this a run takes hours or memory
-#: it cannot have (10**12 asked for 7 TiB).
-MAX_RESAMPLES = 1_000_000
 
 
 def _fail(config: StudyConfig, what: str) -> SpecError:
@@ -43,7 +41,7 @@ def check_shapes(path: Path) -> None:
     array of tables, a file path is text."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError):
         return  # load_study says what is wrong with the file itself
     source = path.resolve()
     systems = data.get("systems")
@@ -75,6 +73,9 @@ def check_study(config: StudyConfig, only: list[str] | None = None) -> None:
     if config.resamples > MAX_RESAMPLES:
         raise _fail(config, f"[study] resamples = {config.resamples:,} is more than a p-value needs: at most "
                             f"{MAX_RESAMPLES:,} (the default is 2,000).")
+    from recall_kit.study.people import check_people_count, people_files
+
+    check_people_count(people_files(config), f"{config.source}: [judging] people")
     _check_metrics(config)
     check_systems(config, only)
     _check_sweep(config, build=only is None or config.sweep_system in only)

@@ -160,6 +160,9 @@ def test_config_file_drives_eval(overlap_plugin, tiny_dataset, tmp_path):
     bad.write_text("[system\n")
     broken = invoke("eval", "-d", str(tiny_dataset), "--config", str(bad))
     assert broken.exit_code == 2 and "bad.toml: not valid TOML" in broken.stderr
+    bad.write_text("x = " + "[" * 50_000 + "]" * 50_000 + "\n")  # before: "unexpected RecursionError"
+    broken = invoke("eval", "-d", str(tiny_dataset), "--config", str(bad))
+    assert broken.exit_code == 2 and "bad.toml: not valid TOML (nested too deeply)" in broken.stderr, broken.stderr
 
 
 def test_module_path_retriever_without_entry_point(tiny_dataset):

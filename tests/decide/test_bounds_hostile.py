@@ -145,3 +145,36 @@ def test_a_graded_metric_past_every_grade_enumeration_is_refused_naming_it() -> 
     rankings, qrels, _ = _synthetic(2, shared=True)
     with pytest.raises(BoundsError, match=r"query 'q0': err@6 reads grades 0-3"):
         Holes(rankings, qrels, [Contrast("a", "b", "err@6", "overall", ("q0", "q1"))])
+
+
+def test_resamples_past_a_million_are_refused_in_one_line(results: list[Path]) -> None:
+    """Before: `compare --resamples 1000000000000` said "unexpected MemoryError (7.28 TiB)"."""
+    done = _cli("compare", *map(str, results), "-m", "recall@5", "--bounds", str(EXAMPLE / "qrels.jsonl"),
+                "--resamples", "1000000000000")
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "--resamples 1,000,000,000,000 is more than a p-value needs: at most 1,000,000." in done.stderr
+
+
+def test_bounds_of_results_scored_at_a_relevance_level_use_that_level(tmp_path: Path) -> None:
+    """Before: results scored with `eval -l 2` and bounded with their own graded qrels were refused
+    as "not the judgments the results were scored with" (the bounds scored at level 1)."""
+    import shutil
+
+    dataset = tmp_path / "graded"
+    shutil.copytree(EXAMPLE, dataset)
+    rows = [json.loads(line) for line in (EXAMPLE / "qrels.jsonl").read_text(encoding="utf-8").splitlines() if line]
+    graded = [{"query_id": row["query_id"], "relevance": {str(doc): 1 + n % 3 for n, doc in enumerate(row.get("relevant_ids", row.get("relevance", {})))}}
+              for row in rows]
+    (dataset / "qrels.jsonl").write_text("".join(json.dumps(row) + "\n" for row in graded), encoding="utf-8")
+    paths = []
+    for name in ("fts5", "bm25"):
+        paths.append(tmp_path / f"{name}.json")
+        done = _cli("eval", "-d", str(dataset), "-r", name, "-m", "recall@5", "-l", "2", "--json", str(paths[-1]),
+                    "--latency-sample", "1")
+        assert done.returncode == 0, done.stderr
+    done = _cli("compare", *map(str, paths), "-m", "recall@5", "--bounds", str(dataset / "qrels.jsonl"),
+                "--resamples", "100", "--report", "json")
+    assert done.returncode == 0, done.stderr
+    (bound,) = [b for b in json.loads(done.stdout)["bounds"] if b["scope"] == "overall"]
+    assert bound["delta"] == pytest.approx(json.loads(_cli("compare", *map(str, paths), "-m", "recall@5", "--resamples",
+                                                            "100", "--report", "json").stdout)["rows"][0]["delta"])

@@ -106,7 +106,9 @@ def test_a_half_sent_request_is_dropped_after_the_read_timeout(server: LabelServ
 
 def test_idle_connections_hold_at_most_the_cap_of_threads(server: LabelServer) -> None:
     before = threading.active_count()
+    started = time.monotonic()
     held = [socket.create_connection(server.server_address, timeout=10) for _ in range(server_module.MAX_CONNECTIONS + 20)]
+    assert time.monotonic() - started < 3  # before: a backlog of 5, the rest waited for SYN retries (8 s)
     try:
         time.sleep(0.3)
         assert threading.active_count() - before <= server_module.MAX_CONNECTIONS
@@ -167,6 +169,8 @@ def test_a_port_in_use_is_one_line(pool: Path) -> None:
     ({"query_id": "q", "relevance": {"1": 1}, "assessor": "alice", "judged_at": [1]}, '"judged_at" is not an object'),
     ({"query_id": "q", "relevance": {"1": 99999}, "assessor": "alice"}, "grade of id '1' is 99999, not one of 0, 1, 2, 3"),
     ({"query_id": "q", "relevance": {"1": -4}, "assessor": "alice"}, "is -4, not one of"),
+    ({"query_id": None, "relevance": {"1": 1}, "assessor": "alice"}, '"query_id" is NoneType, not an id'),  # was "None"
+    ({"query_id": {"a": 1}, "relevance": {"1": 1}, "assessor": "alice"}, '"query_id" is dict, not an id'),
 ])
 def test_a_bad_grades_row_is_refused_naming_the_line(tmp_path: Path, row: object, says: str) -> None:
     path = tmp_path / "alice.jsonl"
@@ -324,3 +328,152 @@ def test_grades_of_sensitive_memories_are_left_out_and_said_once(tmp_path: Path,
     material = Material(dataset=load_dataset(EXAMPLE), folder=tmp_path)
     assert other_assessors(labels, "alice", material) == {"bob": {"exact_001": {"10": 1}, "exact_002": {"12": 1}}}
     assert material.sensitive_dropped == {"bob.jsonl": 2}
+
+
+# -- text the file cannot hold, grades files the parser cannot read ------------------------------
+
+
+def test_a_note_that_is_not_text_is_refused_and_every_later_grade_is_kept(server: LabelServer) -> None:
+    """Before: a note holding a lone surrogate (``"\\ud800"``, valid JSON) was kept in memory, its
+    write failed with a traceback and no answer, and so did every later grade's: all lost."""
+    note = b'{"query_id": "exact_001", "doc_id": "10", "note": "\\ud800"}'
+    answer = _post(server, note, route="api/note")
+    assert _status(answer) == 400 and b"not text" in answer
+    grade = json.dumps({"query_id": "exact_001", "doc_id": "11", "grade": 1}).encode()
+    assert _status(_post(server, grade)) == 200
+    assert AssessorFile.open(server.session.out.path, "alice").grades == {"exact_001": {"11": 1}}
+
+
+def test_a_grade_whose_write_fails_is_not_kept_as_given(tmp_path: Path) -> None:
+    """A write that fails (here: the folder replaced by a file) leaves the grades in memory as they
+    are on disk, so the page never counts a grade the file does not hold."""
+    grades = AssessorFile.open_for_writing(tmp_path / "labels" / "alice.jsonl", "alice")
+    try:
+        grades.grade("q", "1", 2)
+        (tmp_path / "labels").rename(tmp_path / "moved")
+        (tmp_path / "labels").write_text("a file where the folder was", encoding="utf-8")
+        with pytest.raises(OutputError):
+            grades.grade("q", "2", 3)
+        with pytest.raises(OutputError):
+            grades.note("q", "1", "a note", True)
+        assert grades.grades == {"q": {"1": 2}} and len(grades) == 1
+        assert not grades.notes.get("q") and not grades.flagged.get("q")
+    finally:
+        grades.close()
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    (b'{"query_id": "exact_001", "relevance": {"10": 1' + b"0" * 5000 + b'}, "assessor": "bob"}\n', "not valid JSON"),
+    (b"[" * 100_000 + b"\n", "nested too deeply"),
+    (b'{"query_id": "exact_001", "relevance": {"10": 1}, "assessor": "b\xffob"}\n', "not UTF-8 text"),
+], ids=["5001-digit grade", "deep", "not UTF-8"])
+def test_a_grades_file_the_parser_cannot_read_is_refused_naming_it(tmp_path: Path, text: bytes, says: str) -> None:
+    """Before: "unexpected ValueError" (a 5,001-digit grade), "unexpected RecursionError",
+    "unexpected UnicodeDecodeError" when such a file lay in STUDY/labels/."""
+    from recall_kit.dataset import load_dataset
+    from recall_kit.label.session import Material, other_assessors
+
+    (tmp_path / "labels").mkdir()
+    (tmp_path / "labels" / "bob.jsonl").write_bytes(text)
+    with pytest.raises(DatasetError, match=f"bob.jsonl:1: .*{says}"):
+        other_assessors(tmp_path / "labels", "alice", Material(dataset=load_dataset(EXAMPLE), folder=tmp_path))
+
+
+def test_a_named_pipe_in_the_labels_folder_is_refused_not_waited_on(tmp_path: Path) -> None:
+    """Before: `recall-kit label` waited for ever on STUDY/labels/bob.jsonl when it was a named pipe."""
+    from recall_kit.dataset import load_dataset
+    from recall_kit.label.session import Material, other_assessors
+
+    (tmp_path / "labels").mkdir()
+    pipe = tmp_path / "labels" / "bob.jsonl"
+    os.mkfifo(pipe)
+    material = Material(dataset=load_dataset(EXAMPLE), folder=tmp_path)
+    said: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            other_assessors(tmp_path / "labels", "alice", material)
+        except BaseException as error:  # noqa: BLE001  (the error is the result)
+            said.append(error)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(10)
+    if reader.is_alive():  # unblock the reader before failing
+        os.close(os.open(pipe, os.O_WRONLY | os.O_NONBLOCK))
+    assert not reader.is_alive() and said and isinstance(said[0], DatasetError), said
+    assert "bob.jsonl" in str(said[0]) and "not a regular file" in str(said[0])
+
+
+# -- a study folder whose files are damaged, a pool query of 100,000 ids ------------------------
+
+
+@pytest.fixture(scope="module")
+def done_study(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from study_support import plugins, study_text
+
+    from recall_kit.study import run_study
+
+    path = tmp_path_factory.mktemp("done") / "study.toml"
+    path.write_text(study_text())
+    with plugins("recall-kit-fts5", "recall-kit-bm25"):
+        run_study(path)
+    return path
+
+
+def _edited(study: dict[str, object], key: str, value: object) -> str:
+    return json.dumps({**study, key: value})
+
+
+@pytest.mark.parametrize(("damage", "says"), [
+    ("study.json:nope", "study.json: not as `recall-kit study run` writes it (JSONDecodeError)"),
+    ("study.json:" + "[" * 100_000, "study.json: not as `recall-kit study run` writes it (RecursionError)"),
+    ("study.json:[]", "study.json: not as `recall-kit study run` writes it (AttributeError)"),
+    ("baseline=nope", "(its baseline or challenger is none of its systems)"),
+    ("hook_k=x", "study.json: not as `recall-kit study run` writes it (ValueError)"),
+    ("resamples=1000000000000", "(--resamples 1,000,000,000,000 is more than a p-value needs"),
+    ("steps/intervals/intervals.json:nope", "intervals.json: not as the study's intervals step writes it"),
+    ("steps/evaluation-set/sensitive_ids.txt:\xff", "sensitive_ids.txt: not UTF-8 text"),
+], ids=["not JSON", "deep", "a list", "baseline", "hook_k", "resamples", "intervals", "sensitive ids"])
+def test_a_study_whose_files_are_damaged_is_refused_in_one_line_naming_the_file(
+        tmp_path: Path, done_study: Path, damage: str, says: str) -> None:
+    """Before: "unexpected JSONDecodeError / RecursionError / AttributeError / KeyError / ValueError /
+    UnicodeDecodeError"; resamples = 10**12 hung at start."""
+    import shutil
+
+    folder = tmp_path / "study"
+    shutil.copytree(done_study.parent, folder, symlinks=True)
+    out = folder / "out"
+    if ":" in damage:
+        name, text = damage.split(":", 1)
+        target = out / name
+        assert target.is_file(), sorted(p.name for p in target.parent.iterdir())
+        target.write_bytes(text.encode("latin-1"))
+    else:
+        key, value = damage.split("=", 1)
+        data = json.loads((out / "study.json").read_text())
+        (out / "study.json").write_text(_edited(data, key, int(value) if value.isdigit() else value))
+    with pytest.raises(DatasetError) as refused:
+        open_session(folder / "study.toml", "alice")
+    assert says in str(refused.value) and "\n" not in str(refused.value)
+
+
+def test_a_pool_query_of_100000_ids_orders_in_well_under_a_second() -> None:
+    """Before: `label_order` kept each query's ids in lists (`doc not in docs`): a pool query of
+    100,000 ids took 67 s a call, 203 s before the page opened."""
+    from recall_kit.label.order import label_order
+
+    pool = [("q", str(n)) for n in range(100_000)]
+    started = time.monotonic()
+    order = label_order([("q", "5", 1.0)], pool)
+    assert time.monotonic() - started < 2
+    assert order[0] == ("q", "5") and len(order) == 100_000
+
+
+@pytest.mark.parametrize("request_line", [b"PUT /x HTTP/1.1", b"GET /<script> HTTP/1.1\r\nX: " + b"y" * 70_000])
+def test_the_standard_librarys_refusals_carry_the_policy_and_echo_nothing(server: LabelServer, request_line: bytes) -> None:
+    """Before: http.server's own error page (501, 431) had no Content-Security-Policy and quoted the request."""
+    answer = _raw(server, request_line + b"\r\n\r\n")
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert _status(answer) in (431, 501) and b"Content-Security-Policy: default-src 'none'" in head
+    assert body in (b"431 Request Header Fields Too Large\n", b"501 Not Implemented\n")

@@ -126,3 +126,51 @@ def test_a_persons_grade_of_an_unknown_id_names_their_file_and_line(tmp_path: Pa
     assert outcome.exit_code == 2
     assert "alice.jsonl:2: id 'no-such-memory' (query 'exact_002') is not in the study's corpus" in outcome.output
     assert "qrels.jsonl" not in outcome.output
+
+
+def test_a_study_file_nested_too_deeply_is_one_line(tmp_path: Path) -> None:
+    """Before: "unexpected RecursionError"."""
+    path = tmp_path / "study.toml"
+    path.write_text("x = " + "[" * 50_000 + "]" * 50_000 + "\n")
+    assert "not valid TOML (nested too deeply)" in refused(path)
+
+
+def test_a_manifest_nested_too_deeply_is_refused_as_not_a_manifest(tmp_path: Path, done_study: Path) -> None:
+    """Before: `study status` and `study run` said "unexpected RecursionError"."""
+    folder = tmp_path / "study"
+    shutil.copytree(done_study.parent, folder, symlinks=True)
+    (folder / "out" / "manifest.json").write_text("[" * 100_000)
+    for command in ("status", "run"):
+        outcome = invoke_cli(["study", command, str(folder / "study.toml")])
+        assert outcome.exit_code == 2 and "unexpected" not in outcome.output, outcome.output
+        assert "holds files recall-kit did not make" in outcome.output or "not a recall-kit study manifest" in outcome.output
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    (b'{"query_id": "exact_001", "relevance": {"75": 1' + b"0" * 5000 + b'}, "assessor": "alice"}\n', "not valid JSON"),
+    (b"[" * 100_000 + b"\n", "not valid JSON (nested too deeply)"),
+    (b'{"query_id": "exact_001", "relevance": {"75": 1}, "assessor": "al\xffice"}\n', "not UTF-8 text"),
+], ids=["5001-digit grade", "deep", "not UTF-8"])
+def test_a_persons_labels_file_the_parser_cannot_read_is_one_line_naming_it(
+        tmp_path: Path, done_study: Path, text: bytes, says: str) -> None:
+    """Before: the judgments step failed with "unexpected ValueError", "unexpected RecursionError" or
+    "unexpected UnicodeDecodeError"."""
+    path = _labelled(tmp_path, done_study, {"75": 1})
+    (path.parent / "out" / "labels" / "alice.jsonl").write_bytes(text)
+    outcome = invoke_cli(["study", "run", str(path)])
+    assert outcome.exit_code == 2 and "unexpected" not in outcome.output, outcome.output
+    assert f"alice.jsonl:1: {says}" in outcome.output
+
+
+def test_more_people_than_pairwise_agreement_can_take_are_refused_up_front(tmp_path: Path, done_study: Path) -> None:
+    """Before: 2,000 people's files (one grade each) ran 8 minutes, the agreement between every two
+    people (2 million pairs) filling the document; 400 took 53 s."""
+    path = _labelled(tmp_path, done_study, {"75": 1})
+    labels = path.parent / "out" / "labels"
+    for number in range(201):
+        row = {"query_id": "exact_001", "relevance": {"275": number % 2}, "assessor": f"p{number}"}
+        (labels / f"p{number}.jsonl").write_text(json.dumps(row) + "\n")
+    outcome = invoke_cli(["study", "run", str(path)])
+    assert outcome.exit_code == 2 and outcome.output.count("\n") == 1, outcome.output
+    assert "[judging] people: 202 people's grades files; a study measures agreement between every two people, so " \
+           "it takes at most 200" in outcome.output

@@ -168,6 +168,8 @@ def load_config(path: Path) -> SystemSpec:
         raise SpecError(f"{path}: cannot read ({error.strerror}).") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise SpecError(f"{path}: not valid TOML ({error}).") from None
+    except RecursionError:
+        raise SpecError(f"{path}: not valid TOML (nested too deeply).") from None
     for table, value in data.items():
         if table not in _CONFIG_TABLES:
             raise _unknown_key(path, "table", table, list(_CONFIG_TABLES))

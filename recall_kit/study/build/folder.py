@@ -40,7 +40,7 @@ def read_manifest_data(folder: Path) -> dict[str, Any] | None:
         return None
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # RecursionError: nested too deeply
         return None
     return data if isinstance(data, dict) and data.get("schema") == MANIFEST_SCHEMA else None
 

@@ -170,7 +170,7 @@ class StudyGraph:
             records = {name: StepRecord(entry["fingerprint"], dict(entry["files"]), float(entry.get("seconds", 0)))
                        for name, entry in steps.items()}
             self.study = data.get("study") if isinstance(data.get("study"), str) else ""
-        except (ValueError, KeyError, TypeError, AttributeError):
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError):  # RecursionError: nested too deeply
             raise RecallKitError(refused) from None
         for name, record in records.items():
             outside = [rel for rel in [name, *(f"{name}/{file}" for file in record.files)] if not _inside(rel)]
