@@ -166,6 +166,9 @@ def main() -> int:
             rows.append(row)
     uptime = subprocess.run(["uptime"], capture_output=True, text=True, check=False).stdout.strip()
     print(f"end: {uptime}")
+    for row in rows:  # run_all.py's summary reads these lines
+        print(f"BAR study dense step / raw encode, {row['model']}: {row['ratio']} (target <= {args.max_ratio}) "
+              f"{'PASS' if row['ratio'] <= args.max_ratio else 'FAIL'}")
     failed = [row["model"] for row in rows if row["ratio"] > args.max_ratio]
     if failed:
         print(f"step / raw encode above {args.max_ratio} for: {', '.join(failed)}", file=sys.stderr)

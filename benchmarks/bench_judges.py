@@ -137,9 +137,13 @@ def main() -> int:
               for construction, judges in found.items() for name, calibration in judges.items()}
     best = max(kappas, key=kappas.__getitem__)
     ok = kappas[best] >= 0.6
+    if args.quick:  # the answer judge alone: the bar is the best judge's, judged by a full run
+        print(f"best offline judge's kappa in this quick run ({best[1]}, {best[0]}): {kappas[best]:.4g}; "
+              "the bar (>= 0.6) is judged by a full run, which measures every judge")
+        return 0
     print(f"BAR best offline judge's kappa ({best[1]}, {best[0]}): {kappas[best]:.4g} (target >= 0.6) "
           f"{'PASS' if ok else 'FAIL'}")
-    return 0 if ok or args.quick else 1
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

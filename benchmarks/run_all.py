@@ -24,6 +24,9 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+#: The scripts that measure on LoCoMo: given `--locomo FILE`, skipped without it (bench_dense_study
+#: requires it; run without, it failed on its usage line).
+LOCOMO_SCRIPTS = ("bench_quality.py", "bench_labels.py", "bench_holes.py", "bench_judges.py", "bench_dense_study.py")
 BAR_LINE = re.compile(r"^BAR (?P<name>.+?): (?P<value>\S+) \(target (?P<target>[^)]*)\) (?P<status>PASS|FAIL)$")
 
 # script -> (arguments with --quick, arguments for the full run). A script absent from this
@@ -43,6 +46,7 @@ SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     "bench_quality.py": ([], []),
     "bench_labels.py": (["--quick"], []),
     "bench_holes.py": (["--quick"], []),
+    "bench_dense_study.py": (["--conversations", "2", "--sessions", "4"], []),
     "bench_judges.py": (["--quick"], []),
     "bench_distributed.py": (["--memories", "5000", "--queries", "100"], []),
 }
@@ -84,8 +88,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes: a few minutes")
     parser.add_argument("--only", help="comma-separated short names: eval,bm25,ann,scale,startup,...")
-    parser.add_argument("--locomo", help="a LoCoMo JSON file for bench_quality.py, bench_labels.py, bench_holes.py "
-                                         "and bench_judges.py (skipped without)")
+    parser.add_argument("--locomo", help="a LoCoMo JSON file for bench_quality.py, bench_labels.py, bench_holes.py, "
+                                         "bench_judges.py and bench_dense_study.py (skipped without)")
     args = parser.parse_args()
 
     present = sorted(path.name for path in HERE.glob("bench_*.py"))
@@ -97,7 +101,10 @@ def main() -> int:
     summary = []
     for script in order:
         command = [sys.executable, str(HERE / script), *arguments(script, args.quick)]
-        if script in ("bench_quality.py", "bench_labels.py", "bench_holes.py", "bench_judges.py") and args.locomo:
+        if script in LOCOMO_SCRIPTS:
+            if not args.locomo:
+                print(f"\n=== {script}: skipped (it needs --locomo FILE)", flush=True)
+                continue
             command += ["--locomo", args.locomo]
         print(f"\n=== {script} {' '.join(command[2:])}", flush=True)
         started = time.perf_counter()
