@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 sys.path[:0] = [str(Path(__file__).parent), str(Path(__file__).parent / "systems")]
 
-from remote_helpers import EXAMPLE, SERVERS, SYSTEMS, free_port, wait_for_port  # noqa: E402
+from remote_helpers import EXAMPLE, SERVERS, SYSTEMS, RawServer, free_port, wait_for_port  # noqa: E402
 
 from recall_kit.testing import write_sample_dataset  # noqa: E402
 
@@ -63,3 +63,36 @@ def remote_plugins() -> Iterator[None]:
     with registered_plugin(recall_kit_remote), registered_plugin(recall_kit_fts5), \
             registered_plugin(recall_kit_fusion):
         yield
+
+
+@pytest.fixture()
+def raw_mcp_http() -> Iterator[Callable[..., str]]:
+    """Start `systems/raw_mcp_server.py` over streamable HTTP on a free port with these arguments
+    (`--sse`, `--answer-file F`, ...); returns its URL. Every server started is ended after the test."""
+    processes: list[subprocess.Popen[bytes]] = []
+
+    def start(*arguments: str) -> str:
+        port = free_port()
+        processes.append(subprocess.Popen([sys.executable, str(SYSTEMS / "raw_mcp_server.py"), "--http", str(port),
+                                           *arguments], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        wait_for_port(port, processes[-1])
+        return f"http://127.0.0.1:{port}/mcp"
+
+    yield start
+    for process in processes:
+        process.kill()
+        process.wait(timeout=10)
+
+
+@pytest.fixture()
+def serve() -> Iterator[Callable[..., RawServer]]:
+    """Start `RawServer`s (each answering every request with the bytes given); closed after the test."""
+    servers: list[RawServer] = []
+
+    def start(answer: Callable[[], bytes], trickle: float = 0.0) -> RawServer:
+        servers.append(RawServer(answer, trickle))
+        return servers[-1]
+
+    yield start
+    for server in servers:
+        server.close()

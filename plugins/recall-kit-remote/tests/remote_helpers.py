@@ -8,7 +8,9 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -87,3 +89,61 @@ def reference_server_command(memory_file: Path) -> str:
     import shlex
 
     return f"env MEMORY_FILE_PATH={shlex.quote(str(memory_file))} node {shlex.quote(str(REFERENCE_MEMORY_SERVER))}"
+
+
+#: Secrets a hostile test puts in URLs and headers: never printed.
+PASSWORD = "hunter2-secret"
+API_KEY = "sk-live-0123456789"
+
+
+class RawServer:
+    """A real HTTP server on 127.0.0.1 that answers every request with `answer()`'s bytes, as given."""
+
+    def __init__(self, answer: Callable[[], bytes], trickle: float = 0.0) -> None:
+        self.answer = answer
+        self.trickle = trickle  # seconds between two bytes of the search's answer (0: all at once)
+        self.socket = socket.create_server(("127.0.0.1", 0))
+        self.port = self.socket.getsockname()[1]
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                connection, _ = self.socket.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._answer, args=(connection,), daemon=True).start()
+
+    def _answer(self, connection: socket.socket) -> None:
+        with connection:
+            data = b""
+            while b"\r\n\r\n" not in data:
+                chunk = connection.recv(65536)
+                if not chunk:
+                    return
+                data += chunk
+            if data.startswith(b"HEAD"):
+                connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+                data = data.split(b"\r\n\r\n", 1)[1]
+                while b"\r\n\r\n" not in data:
+                    chunk = connection.recv(65536)
+                    if not chunk:
+                        return
+                    data += chunk
+            try:
+                if not self.trickle:
+                    connection.sendall(self.answer())
+                    return
+                for byte in self.answer():
+                    connection.sendall(bytes([byte]))
+                    time.sleep(self.trickle)
+            except OSError:
+                pass
+
+    def url(self, secrets: bool = True) -> str:
+        auth = f"alice:{PASSWORD}@" if secrets else ""
+        return f"http://{auth}127.0.0.1:{self.port}/search" + (f"?api_key={API_KEY}" if secrets else "")
+
+    def close(self) -> None:
+        self.socket.close()

@@ -14,10 +14,10 @@ import resource
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
-from remote_helpers import ROOT, SYSTEMS, free_port, wait_for_port
+from remote_helpers import ROOT, SYSTEMS
 
 RAW_SERVER = SYSTEMS / "raw_mcp_server.py"
 #: recall-kit in this process, its peak RSS (MiB) printed last on stderr.
@@ -51,25 +51,16 @@ def probe_measured(*options: str) -> tuple[int, str, str, int, float]:
 
 
 @pytest.fixture()
-def raw_server() -> Iterator[Callable[..., str]]:
+def raw_server(raw_mcp_http: Callable[..., str]) -> Callable[..., str]:
     """Start the hand-written server with these arguments: the `-o` option that reaches it
     (stdio: its command line; "http"/"sse" first: over streamable HTTP on a free port)."""
-    processes: list[subprocess.Popen[bytes]] = []
 
     def start(transport: str, *arguments: str) -> str:
         if transport == "stdio":
             return f"mcp.command={sys.executable} {RAW_SERVER} {' '.join(arguments)}"
-        port = free_port()
-        sse = ["--sse"] if transport == "sse" else []
-        processes.append(subprocess.Popen([sys.executable, str(RAW_SERVER), "--http", str(port), *sse, *arguments],
-                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        wait_for_port(port, processes[-1])
-        return f"mcp.url=http://127.0.0.1:{port}/mcp"
+        return "mcp.url=" + raw_mcp_http(*(["--sse"] if transport == "sse" else []), *arguments)
 
-    yield start
-    for process in processes:
-        process.kill()
-        process.wait(timeout=10)
+    return start
 
 
 TRANSPORTS = ["stdio", "http", "sse"]

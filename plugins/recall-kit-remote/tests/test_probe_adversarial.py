@@ -15,11 +15,11 @@ import subprocess
 import sys
 import time
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
-from remote_helpers import ROOT
-from test_probe_hostile import API_KEY, MEMORIES, PASSWORD, RawServer, _http
+from remote_helpers import API_KEY, PASSWORD, ROOT, RawServer
+from test_probe_hostile import MEMORIES, _http
 
 #: A memory of several words, the text the probe must never print.
 SENTENCE = "my sister's chemotherapy ends in May"
@@ -47,19 +47,6 @@ def held_to_the_rules(code: int, output: str, seconds: float, bound: float = 20.
 def hits(*, text: str = SENTENCE, **extra: object) -> bytes:
     return json.dumps({"results": [{"id": f"m{i}", "content": word if i else text, "score": 1 - i / 10, **extra}
                                    for i, word in enumerate(["", *MEMORIES])]}).encode()
-
-
-@pytest.fixture()
-def serve() -> Iterator[Callable[..., RawServer]]:
-    servers: list[RawServer] = []
-
-    def start(answer: Callable[[], bytes], trickle: float = 0.0) -> RawServer:
-        servers.append(RawServer(answer, trickle))
-        return servers[-1]
-
-    yield start
-    for server in servers:
-        server.close()
 
 
 def probe_http(server: RawServer, *options: str) -> tuple[int, str, float]:

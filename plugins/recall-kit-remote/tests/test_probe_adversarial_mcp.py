@@ -13,13 +13,12 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from remote_helpers import ROOT, SYSTEMS, free_port, wait_for_port
+from remote_helpers import API_KEY, PASSWORD, ROOT, SYSTEMS
 from test_probe_adversarial import SENTENCE, held_to_the_rules, invoke
-from test_probe_hostile import API_KEY, PASSWORD
 
 RAW_MCP = SYSTEMS / "raw_mcp_server.py"
 
@@ -79,23 +78,6 @@ def answer_file(tmp_path: Path) -> Callable[[bytes], str]:
     return write
 
 
-@pytest.fixture()
-def http_server() -> Iterator[Callable[..., str]]:
-    processes: list[subprocess.Popen[bytes]] = []
-
-    def start(*arguments: str) -> str:
-        port = free_port()
-        processes.append(subprocess.Popen([sys.executable, str(RAW_MCP), "--http", str(port), *arguments],
-                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
-        wait_for_port(port, processes[-1])
-        return f"http://127.0.0.1:{port}/mcp"
-
-    yield start
-    for process in processes:
-        process.kill()
-        process.wait(timeout=10)
-
-
 def probe_mcp(reach: str, *options: str) -> tuple[int, str, float]:
     return invoke("remote", "probe", "mcp", "--query", "coffee", "-o", reach, "-o", "mcp.tool=search",
                   "-o", "mcp.timeout=3", "-o", "mcp.tries=1", "-o", "mcp.connect_timeout=15", *options)
@@ -132,15 +114,15 @@ def test_tool_names_that_are_text_or_escapes_are_not_printed() -> None:
 @pytest.mark.parametrize("name", ["not JSON", "an error quoting secrets", "structured content 10,000 deep",
                                   "non-UTF-8 bytes", "a text answer with memories", "structured hits"])
 @pytest.mark.parametrize("sse", [False, True], ids=["json", "sse"])
-def test_any_http_answer_is_read_or_refused_in_one_line(http_server, answer_file, name: str, sse: bool) -> None:
-    reach = http_server("--answer-file", answer_file(ANSWERS[name]), *(["--sse"] if sse else []))
+def test_any_http_answer_is_read_or_refused_in_one_line(raw_mcp_http, answer_file, name: str, sse: bool) -> None:
+    reach = raw_mcp_http("--answer-file", answer_file(ANSWERS[name]), *(["--sse"] if sse else []))
     code, output, seconds = probe_mcp(f"mcp.url={reach}")
     held_to_the_rules(code, output, seconds)
 
 
 @pytest.mark.parametrize("status", [302, 400, 401, 404, 405, 500, 503])
-def test_any_http_status_of_a_call_is_one_line(http_server, answer_file, status: int) -> None:
-    reach = http_server("--answer-file", answer_file(b"<html>" + SENTENCE.encode() + b"</html>"),
+def test_any_http_status_of_a_call_is_one_line(raw_mcp_http, answer_file, status: int) -> None:
+    reach = raw_mcp_http("--answer-file", answer_file(b"<html>" + SENTENCE.encode() + b"</html>"),
                         "--call-status", str(status))
     code, output, seconds = probe_mcp(f"mcp.url={reach}")
     held_to_the_rules(code, output, seconds)
@@ -212,12 +194,12 @@ def _interrupted(argv: list[str], pid_file: Path | None, after: float) -> tuple[
 
 
 @pytest.mark.parametrize("where", ["stdio call", "stdio connect", "http call"])
-def test_ctrl_c_while_a_server_holds_the_probe_exits_130_and_ends_the_server(answer_file, http_server, tmp_path: Path,
+def test_ctrl_c_while_a_server_holds_the_probe_exits_130_and_ends_the_server(answer_file, raw_mcp_http, tmp_path: Path,
                                                                              where: str) -> None:
     pid_file = tmp_path / "server.pid"
     slow = ["--answer-file", answer_file(_text("id: m1")), "--trickle", "5", "--pid-file", str(pid_file)]
     reach = {"stdio call": stdio(*slow), "stdio connect": stdio("--list-mib", "1", "--pid-file", str(pid_file)),
-             "http call": f"mcp.url={http_server(*slow)}"}[where]
+             "http call": f"mcp.url={raw_mcp_http(*slow)}"}[where]
     if where == "stdio connect":  # a tools/list that never ends: the server trickles it
         reach = stdio("--list-mib", "1", "--trickle", "5", "--pid-file", str(pid_file), "--slow-list")
     code, err = _interrupted(["remote", "probe", "mcp", "--query", "coffee", "-o", reach, "-o", "mcp.tool=search",
@@ -232,8 +214,8 @@ def test_ctrl_c_while_a_server_holds_the_probe_exits_130_and_ends_the_server(ans
 
 
 @pytest.mark.parametrize("sse", [False, True], ids=["json", "sse"])
-def test_an_mcp_url_s_secrets_are_never_printed(http_server, sse: bool) -> None:
-    reach = http_server(*(["--sse"] if sse else [])).replace("http://", f"http://alice:{PASSWORD}@")
+def test_an_mcp_url_s_secrets_are_never_printed(raw_mcp_http, sse: bool) -> None:
+    reach = raw_mcp_http(*(["--sse"] if sse else [])).replace("http://", f"http://alice:{PASSWORD}@")
     code, output, seconds = probe_mcp(f"mcp.url={reach}?api_key={API_KEY}")
     held_to_the_rules(code, output, seconds)
     assert code == 0 and "MCP server http://alice:***@127.0.0.1:" in output and "api_key=***" in output, output

@@ -7,89 +7,19 @@ from __future__ import annotations
 
 import gzip
 import json
-import socket
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 from recall_kit_remote.probe import describe_json, describe_text, report
-from remote_helpers import run_cli
+from remote_helpers import API_KEY, PASSWORD, run_cli
 
-PASSWORD = "hunter2-secret"
-API_KEY = "sk-live-0123456789"
 #: One-word memories: a text an id-reader could take for an id.
 MEMORIES = ["grandma", "divorce", "chemotherapy"]
 
 
-class RawServer:
-    """A real HTTP server on 127.0.0.1 that answers every request with `answer()`'s bytes, as given."""
-
-    def __init__(self, answer: Callable[[], bytes], trickle: float = 0.0) -> None:
-        self.answer = answer
-        self.trickle = trickle  # seconds between two bytes of the search's answer (0: all at once)
-        self.socket = socket.create_server(("127.0.0.1", 0))
-        self.port = self.socket.getsockname()[1]
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                connection, _ = self.socket.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._answer, args=(connection,), daemon=True).start()
-
-    def _answer(self, connection: socket.socket) -> None:
-        with connection:
-            data = b""
-            while b"\r\n\r\n" not in data:
-                chunk = connection.recv(65536)
-                if not chunk:
-                    return
-                data += chunk
-            if data.startswith(b"HEAD"):
-                connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
-                data = data.split(b"\r\n\r\n", 1)[1]
-                while b"\r\n\r\n" not in data:
-                    chunk = connection.recv(65536)
-                    if not chunk:
-                        return
-                    data += chunk
-            try:
-                if not self.trickle:
-                    connection.sendall(self.answer())
-                    return
-                for byte in self.answer():
-                    connection.sendall(bytes([byte]))
-                    time.sleep(self.trickle)
-            except OSError:
-                pass
-
-    def url(self, secrets: bool = True) -> str:
-        auth = f"alice:{PASSWORD}@" if secrets else ""
-        return f"http://{auth}127.0.0.1:{self.port}/search" + (f"?api_key={API_KEY}" if secrets else "")
-
-    def close(self) -> None:
-        self.socket.close()
-
-
 def _http(status: str, body: bytes, headers: str = "Content-Type: application/json\r\n") -> bytes:
     return (f"HTTP/1.1 {status}\r\n{headers}Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode() + body
-
-
-@pytest.fixture()
-def serve() -> Iterator[Callable[[Callable[[], bytes]], RawServer]]:
-    servers: list[RawServer] = []
-
-    def start(answer: Callable[[], bytes], trickle: float = 0.0) -> RawServer:
-        servers.append(RawServer(answer, trickle))
-        return servers[-1]
-
-    yield start
-    for server in servers:
-        server.close()
 
 
 def _probe(url: str, *options: str) -> tuple[int, str, str]:
