@@ -291,6 +291,9 @@ def main() -> int:
     if args.locomo is None or not args.locomo.is_file():
         print(f"bench_holes: no LoCoMo file ({args.locomo or 'none given'}); pass --locomo PATH. Skipped.")
         return 0
+    if args.judge not in (None, "combined") and not Path(args.judge).is_file():
+        print(f"bench_holes: --judge {args.judge}: neither `combined` nor a grades file (qrels JSONL).", file=sys.stderr)
+        return 2
     if args.quick:
         args.seeds = 20
     args.sizes = [int(x) for x in args.sizes.split(",")]
