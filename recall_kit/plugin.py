@@ -59,6 +59,7 @@ if TYPE_CHECKING:
     from recall_kit.fileio import atomic_batch, atomic_open, user_cache_folder
     from recall_kit.measure.systems.system import build_retriever
     from recall_kit.options import build_options
+    from recall_kit.portable import GRID, fit_logistic, inner_products, on_grid, paired_inner_products, probabilities
     from recall_kit.progress import progress_bar, stage
     from recall_kit.registry import Registry
 
@@ -79,6 +80,9 @@ def __getattr__(name: str) -> Any:
     if name in ("progress_bar", "stage"):
         import recall_kit.progress as progress
         return getattr(progress, name)
+    if name in ("GRID", "fit_logistic", "inner_products", "on_grid", "paired_inner_products", "probabilities"):
+        import recall_kit.portable as portable
+        return getattr(portable, name)
     if name == "Registry":
         import recall_kit.registry as registry
         return registry.Registry
@@ -101,4 +105,5 @@ __all__ = [
     "Retriever", "SENSITIVE_IDS_FILE", "UnknownNameError", "atomic_batch", "atomic_open", "build_options", "build_retriever", "hookimpl", "lazy_attributes",
     "load_dataset", "progress_bar", "read_jsonl", "id_ranks", "sort_hits", "stage", "top_hits",
     "answer_overlap", "content_words", "user_cache_folder", "word_overlap", "mask_secrets", "debug_enabled", "sensitive_flag",
+    "GRID", "fit_logistic", "inner_products", "on_grid", "paired_inner_products", "probabilities",
 ]

@@ -7,7 +7,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from recall_kit.plugin import Hit, RecallKitError, id_ranks, sort_hits, top_hits
+from recall_kit.plugin import Hit, RecallKitError, id_ranks, inner_products, sort_hits, top_hits
 
 
 class MissingExtraError(RecallKitError):
@@ -31,15 +31,34 @@ def ann_recall_stats(checked: Mapping[Any, tuple[int, int]]) -> dict[str, Any]:
     }
 
 
-def top_k_rows(scores: np.ndarray, ids: list[str], k: int, id_rank: np.ndarray | None = None) -> list[list[Hit]]:
-    """The `k` best hits of each row of `scores` (queries x memories), in `sort_hits` order.
+def portable_top_k(matrix: np.ndarray, vectors: np.ndarray, scores: np.ndarray, ids: list[str], k: int,
+                   id_rank: np.ndarray | None = None) -> list[list[Hit]]:
+    """The `k` best hits of each query, scored the same on every CPU.
 
-    `recall_kit.top_hits` per row: every memory tied (at float32) with the k-th best stays until
-    the ids order them (higher id first), so where a partition cut decides nothing. `id_rank` is
-    `recall_kit.id_ranks(ids)`, kept with the index.
+    `scores` are the float32 inner products of `vectors` (queries) with the rows of `matrix`, as
+    BLAS or einsum summed them: their last bits depend on the CPU's kernel. They only pick the
+    candidates: every memory within `margin` of the k-th best, where `margin` is twice the
+    largest error a float32 sum of `dimension` products of unit vectors' entries can have
+    (dimension x float32's epsilon, at most 2.3e-5 for 384 dimensions); the candidates are then
+    scored again in float64 and put on `recall_kit.plugin.GRID` (`inner_products`), and ranked
+    by that score, ties by id (as `recall_kit.plugin.top_hits` orders them). So where a last bit would have ordered two
+    memories, the id does, on every machine.
     """
     rank = id_ranks(ids) if id_rank is None else id_rank
-    return [top_hits(row, ids, k, rank) for row in scores]
+    margin = 2 * matrix.shape[1] * float(np.finfo(np.float32).eps)
+    found = []
+    for row, vector in zip(scores, vectors, strict=True):
+        if k <= 0 or not len(row):
+            found.append([])
+            continue
+        candidates = np.arange(len(row))
+        if len(row) > k:
+            kth = np.partition(row, len(row) - k)[len(row) - k]
+            if not np.isnan(kth):
+                candidates = np.flatnonzero(row >= kth - margin)
+        exact = inner_products(matrix[candidates], vector[None, :])[:, 0]
+        found.append(top_hits(exact, ids, k, rank, candidates=candidates))
+    return found
 
 
 class AnnIndex(Protocol):

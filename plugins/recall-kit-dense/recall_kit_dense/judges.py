@@ -20,6 +20,9 @@ from recall_kit.plugin import (
     RelevanceJudge,
     answer_overlap,
     content_words,
+    fit_logistic,
+    paired_inner_products,
+    probabilities,
 )
 from recall_kit_dense.models import DEFAULT_MODEL, load_model, resolve_model
 
@@ -66,7 +69,8 @@ class Similarity:
         resolve_model(self.model)
 
     def of(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
-        """The cosine similarity of each (query text, memory text)."""
+        """The cosine similarity of each (query text, memory text), summed in float64 and on the
+        grid (`recall_kit.plugin.paired_inner_products`): the same on every CPU for the same embeddings."""
         import numpy as np
 
         missing = list(dict.fromkeys(text for pair in pairs for text in pair if text not in self._vectors))
@@ -76,7 +80,10 @@ class Similarity:
                 vectors = loaded.model.encode(missing, batch_size=64, normalize_embeddings=True,
                                               convert_to_numpy=True, show_progress_bar=False)
             self._vectors.update(zip(missing, vectors, strict=True))
-        return np.array([float(np.dot(self._vectors[a], self._vectors[b])) for a, b in pairs])
+        if not pairs:
+            return np.zeros(0)
+        return paired_inner_products(np.stack([self._vectors[a] for a, _ in pairs]),
+                                     np.stack([self._vectors[b] for _, b in pairs]))
 
 
 #: The embedding judge's default threshold for each text it compares with the memory: the one
@@ -255,7 +262,7 @@ class CombinedJudge(RelevanceJudge):
         for key in np.unique(models):  # each pair by its query's fold model; unlabelled queries by the model of all
             fitted, chosen = self._fitted[int(key)], models == key
             grades[chosen] = [grade_of(float(value), fitted.threshold)
-                              for value in fitted.model.predict_proba(rows[chosen])[:, 1]]
+                              for value in probabilities(fitted.model, rows[chosen])]
         yield from (int(grade) for grade in grades)
 
     def provenance(self) -> Mapping[str, Any]:
@@ -264,20 +271,18 @@ class CombinedJudge(RelevanceJudge):
 
 
 def _fit(rows: np.ndarray, truth: np.ndarray) -> _Fitted:
-    """A scaled logistic regression on `rows`, and the probability threshold at which its calls
-    agree best (Cohen's kappa) with `truth` on the rows it was fitted on."""
+    """A scaled logistic regression on `rows`, fitted to convergence, and the probability
+    threshold at which its calls agree best (Cohen's kappa) with `truth` on the rows it was fitted
+    on. Probabilities are compared on `recall_kit.plugin.GRID` and the fit converges whatever the
+    CPU's arithmetic (`fit_logistic`), so the grades are the same on every machine."""
     import numpy as np
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
 
-    model = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
     if len(set(truth.tolist())) < 2:  # a fold whose other folds hold one kind only
         raise OptionError("The combined judge's folds hold labels of one kind only: label more pairs, or fewer folds.")
-    model.fit(rows, truth)
-    probabilities = model.predict_proba(rows)[:, 1]
-    candidates = np.unique(np.round(probabilities, 3))
-    kappas = kappas_at(truth, probabilities, candidates)
+    model = fit_logistic(rows, truth)
+    fitted = probabilities(model, rows)
+    candidates = np.unique(np.round(fitted, 3))
+    kappas = kappas_at(truth, fitted, candidates)
     return _Fitted(model, float(candidates[int(np.argmax(kappas))]))
 
 

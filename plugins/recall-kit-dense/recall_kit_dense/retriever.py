@@ -575,7 +575,7 @@ class DenseRetriever(Retriever):
         return self._search(queries, k, cached=True)
 
     def _search(self, queries: Sequence[str], k: int, cached: bool) -> list[list[Hit]]:
-        from recall_kit_dense.ann import ann_hits, top_k_rows
+        from recall_kit_dense.ann import ann_hits, portable_top_k
 
         results: list[list[Hit]] = [[] for _ in queries]
         if self._matrix is None:
@@ -589,11 +589,11 @@ class DenseRetriever(Retriever):
             rows, scores = self._ann.query(vectors, k)
             answers = ann_hits(rows, scores, self._ids, k)
             if self.options.ann_recall_check:
-                exact = top_k_rows(self._similarities(vectors), self._ids, k, self._id_rank)
+                exact = portable_top_k(self._matrix, vectors, self._similarities(vectors), self._ids, k, self._id_rank)
                 for i, approximate, truth in zip(wanted, answers, exact, strict=True):
                     self._record_recall(queries[i], k, approximate, truth)
         else:
-            answers = top_k_rows(self._similarities(vectors), self._ids, k, self._id_rank)
+            answers = portable_top_k(self._matrix, vectors, self._similarities(vectors), self._ids, k, self._id_rank)
         for i, answer in zip(wanted, answers, strict=True):
             results[i] = answer
         return results

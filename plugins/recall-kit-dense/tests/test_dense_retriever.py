@@ -10,7 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import recall_kit_dense
-from recall_kit_dense.ann import top_k_rows
+from recall_kit_dense.ann import portable_top_k
+from recall_kit.plugin import GRID
 from recall_kit_dense.models import DenseModelError, load_model, resolve_model, token_lengths
 from recall_kit_dense.retriever import DenseRetriever, memory_text
 
@@ -123,14 +124,35 @@ def test_ties_are_ordered_as_sort_hits_orders_them() -> None:
     assert [hit.id for hit in retriever.search("boiler appointment", 1)] == ["b"]
 
 
-def test_top_k_rows_by_hand() -> None:
+def test_portable_top_k_by_hand() -> None:
     ids = ["1", "2", "3", "4", "5"]
-    scores = np.array([[0.1, 0.9, 0.5, 0.9, 0.2], [0.3, 0.3, 0.3, 0.3, 0.3]], dtype=np.float32)
-    first, second = top_k_rows(scores, ids, 2)
+    matrix = np.eye(5, dtype=np.float32)  # memory i's score is the query's i-th entry
+    queries = np.array([[0.1, 0.9, 0.5, 0.9, 0.2], [0.3, 0.3, 0.3, 0.3, 0.3]], dtype=np.float32)
+    first, second = portable_top_k(matrix, queries, queries @ matrix.T, ids, 2)
     assert [hit.id for hit in first] == ["4", "2"]  # 0.9 twice: id "4" > "2"
     assert [hit.id for hit in second] == ["5", "4"]  # all tied: highest ids
-    assert top_k_rows(scores, ids, 10)[0][-1] == Hit("1", pytest.approx(0.1))
-    assert top_k_rows(scores, ids, 0) == [[], []]
+    assert portable_top_k(matrix, queries, queries @ matrix.T, ids, 10)[0][-1] == Hit("1", pytest.approx(0.1, abs=GRID))
+    assert portable_top_k(matrix, queries, queries @ matrix.T, ids, 0) == [[], []]
+
+
+def test_portable_top_k_is_blind_to_last_bits_of_the_sum() -> None:
+    """Scores a last bit apart (as two CPUs' kernels sum them) pick the same memories in the same
+    order: the float32 scores only choose candidates; the float64 rescoring on the grid, ties by id,
+    ranks them."""
+    rng = np.random.default_rng(0)
+    matrix = rng.normal(size=(200, 384)).astype(np.float32)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    matrix[7] = matrix[3]  # an exact tie: two memories with one embedding
+    queries = matrix[[3, 11]] + np.float32(1e-3) * rng.normal(size=(2, 384)).astype(np.float32)
+    ids = [f"m{i:03d}" for i in range(200)]
+    scores = queries @ matrix.T
+    nudged = np.nextafter(scores, np.float32(np.inf) * np.sign(rng.normal(size=scores.shape)).astype(np.float32))
+    assert (nudged != scores).all()
+    first = portable_top_k(matrix, queries, scores, ids, 10)
+    again = portable_top_k(matrix, queries, nudged, ids, 10)
+    assert first == again
+    assert [hit.id for hit in first[0][:2]] == ["m007", "m003"]  # tied on the grid: the higher id first
+    assert first[0][0].score == first[0][1].score
 
 
 def test_fields_option_chooses_the_text(corpus: Corpus) -> None:
