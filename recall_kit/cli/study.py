@@ -114,7 +114,7 @@ def study_status_command(
 
     states = study_status(study)
     for state in states:
-        typer.echo(f"{state.state:8} {state.name}" + (f"  ({state.why})" if state.why and state.state != "done" else ""))
+        typer.echo(f"{state.state:8} {state.name}" + (f"  ({state.why})" if state.why else ""))
     sure = [state.name for state in states if state.state in ("stale", "missing")]
     maybe = [state.name for state in states if state.state == "pending"]
     if sure or maybe:

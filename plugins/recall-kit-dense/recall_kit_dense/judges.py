@@ -6,6 +6,7 @@ model fitted on other queries' labels."""
 
 from __future__ import annotations
 
+import os
 import random
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ from recall_kit.plugin import (
     paired_inner_products,
     probabilities,
 )
-from recall_kit_dense.models import DEFAULT_MODEL, load_model, resolve_model
+from recall_kit_dense.models import DEFAULT_MODEL, LoadedModel, load_model, resolve_model
 
 if TYPE_CHECKING:
     import numpy as np
@@ -68,6 +69,20 @@ class Similarity:
         """Find the model (an unknown name fails here, before any file is written)."""
         resolve_model(self.model)
 
+    def _loaded(self) -> LoadedModel:
+        """The model on ONNX Runtime on a CPU where it is installed (as the dense leg's `auto`
+        backend; 3-4x faster than torch here), else on torch."""
+        source = resolve_model(self.model)
+        if self.device == "cpu":
+            from recall_kit_dense.onnx_backend import load_onnx_model, runtime_available
+
+            if runtime_available():
+                threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+                loaded = load_onnx_model(source, None, threads)
+                if loaded is not None:
+                    return loaded
+        return load_model(source, self.device)
+
     def of(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
         """The cosine similarity of each (query text, memory text), summed in float64 and on the
         grid (`recall_kit.plugin.paired_inner_products`): the same on every CPU for the same embeddings."""
@@ -75,10 +90,13 @@ class Similarity:
 
         missing = list(dict.fromkeys(text for pair in pairs for text in pair if text not in self._vectors))
         if missing:
-            loaded = load_model(resolve_model(self.model), self.device)
+            loaded = self._loaded()
             with loaded.lock:
-                vectors = loaded.model.encode(missing, batch_size=64, normalize_embeddings=True,
-                                              convert_to_numpy=True, show_progress_bar=False)
+                if loaded.backend == "onnx":
+                    vectors = loaded.model.encode(missing, "", 64)
+                else:
+                    vectors = loaded.model.encode(missing, batch_size=64, normalize_embeddings=True,
+                                                  convert_to_numpy=True, show_progress_bar=False)
             self._vectors.update(zip(missing, vectors, strict=True))
         if not pairs:
             return np.zeros(0)

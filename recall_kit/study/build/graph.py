@@ -69,6 +69,8 @@ class StepRecord:
     fingerprint: str
     files: dict[str, str]
     seconds: float
+    #: The machine that computed it (`recall_kit.portable.machine_key`; "" in older manifests).
+    machine: str = ""
 
     @property
     def output(self) -> str:
@@ -77,7 +79,7 @@ class StepRecord:
 
     def to_dict(self) -> dict[str, Any]:
         return {"fingerprint": self.fingerprint, "output": self.output, "files": self.files,
-                "seconds": round(self.seconds, 3)}
+                "seconds": round(self.seconds, 3), **({"machine": self.machine} if self.machine else {})}
 
 
 @dataclass
@@ -144,6 +146,9 @@ class StudyGraph:
                     raise RecallKitError(f"study step {step.name!r} needs {need!r}, which does not come before it.")
         #: The study file, relative to the folder, as the manifest records it ("" before `claim`).
         self.study = ""
+        #: The machines that computed the recorded steps, by key (`recall_kit.portable.machine`).
+        self.machines: dict[str, dict[str, str]] = {}
+        self._here: str | None = None
         self.records = self._read_manifest()
 
     # -- where things are ---------------------------------------------------------------------
@@ -167,9 +172,14 @@ class StudyGraph:
             steps = data["steps"] if data.get("schema") == MANIFEST_SCHEMA else None
             if not isinstance(steps, dict):
                 raise ValueError("not a study manifest")
-            records = {name: StepRecord(entry["fingerprint"], dict(entry["files"]), float(entry.get("seconds", 0)))
+            records = {name: StepRecord(entry["fingerprint"], dict(entry["files"]), float(entry.get("seconds", 0)),
+                                        str(entry.get("machine", "")))
                        for name, entry in steps.items()}
             self.study = data.get("study") if isinstance(data.get("study"), str) else ""
+            machines = data.get("machines", {})
+            self.machines = {str(key): {str(k): str(v) for k, v in value.items()}
+                             for key, value in (machines.items() if isinstance(machines, dict) else ())
+                             if isinstance(value, dict)}
         except (ValueError, KeyError, TypeError, AttributeError, RecursionError):  # RecursionError: nested too deeply
             raise RecallKitError(refused) from None
         for name, record in records.items():
@@ -192,6 +202,8 @@ class StudyGraph:
             "schema": MANIFEST_SCHEMA,
             **({"study": self.study} if self.study else {}),
             "steps": {name: self.records[name].to_dict() for name in order},
+            "machines": {key: self.machines[key] for key in sorted({self.records[name].machine for name in order})
+                         if key in self.machines},
         }, follow_links=False)
 
     # -- fingerprints -------------------------------------------------------------------------
@@ -231,7 +243,28 @@ class StudyGraph:
         waiting = [need for need in [*step.needs, *step.after] if need not in done]
         if waiting:  # a run recomputes it only if what it reads comes out different
             return StepState(step.name, "pending", f"recomputed only if what {', '.join(waiting)} writes comes out different")
-        return StepState(step.name, "done")
+        return StepState(step.name, "done", self._elsewhere(self.records[step.name]))
+
+    def here(self) -> str:
+        """This machine's key, its description kept in `machines` (described once per graph)."""
+        if self._here is None:
+            from recall_kit.portable import machine, machine_key
+
+            described = machine()
+            self._here = machine_key(described)
+            self.machines.setdefault(self._here, described)
+        return self._here
+
+    def _elsewhere(self, record: StepRecord) -> str:
+        """For a step computed on another machine: which, and what that means for its numbers."""
+        if not record.machine or record.machine == self.here():
+            return ""
+        from recall_kit.portable import machine_summary
+
+        other = self.machines.get(record.machine)
+        where = machine_summary(other) if other else "a machine the manifest does not describe"
+        return (f"computed on another machine ({where}); its numbers are expected to match this machine's "
+                "to the grid (docs/study.md, \"Which numbers reproduce where\")")
 
     def status(self) -> list[StepState]:
         done: set[str] = set()
@@ -293,7 +326,8 @@ class StudyGraph:
             with heartbeat(step.name, log):
                 self._build(step, inputs)
             seconds = time.perf_counter() - started
-            self.records[step.name] = StepRecord(fingerprint, folder_hashes(self.path(step.name)), seconds)
+            self.records[step.name] = StepRecord(fingerprint, folder_hashes(self.path(step.name)), seconds,
+                                                 self.here())
             self._write_manifest()
             build.computed.append(step.name)
             build.seconds[step.name] = seconds
