@@ -115,6 +115,8 @@ def _timings_aside(text: str) -> str:
         line = re.sub(r"\b[0-9][0-9,]*\.[0-9]+ ms\b", "T ms", line)
         line = re.sub(r"\(x[0-9][0-9,.]*\)", "(xT)", line)
         line = re.sub(r"^(\| [a-z0-9/-]+ +\| +)[0-9.]+ \|$", r"\1T |", line)
+        if line.startswith("|"):  # a table's column widths follow its widest value, a timing's too
+            line = re.sub(r"-{3,}", "---", re.sub(r" {2,}", " ", line))
         kept.append(line)
     return "\n".join(kept)
 
