@@ -52,13 +52,12 @@ def _old_ways() -> dict[str, object]:
 def worker(proxy: str, dataset_path: str, out: str) -> None:
     """Under `proxy`: the rankings and grades, before and after, as JSON in `out`."""
     apply(proxy)
-    import numpy as np
-
-    from recall_kit import load_dataset
-    from recall_kit.plugin import JudgingContext, build_retriever, id_ranks, top_hits
     from recall_kit_dense import judges
     from recall_kit_dense.ann import portable_top_k
     from recall_kit_dense.retriever import DenseRetriever
+
+    from recall_kit import load_dataset
+    from recall_kit.plugin import JudgingContext, build_retriever, id_ranks, top_hits
 
     dataset = load_dataset(dataset_path)
     corpus = dataset.corpus

@@ -76,9 +76,8 @@ def apply(name: str) -> None:
 
 def _flip_every_embedding() -> None:
     """Wrap both encoders (ONNX Runtime's and sentence-transformers') so what they return is flipped."""
-    from sentence_transformers import SentenceTransformer
-
     from recall_kit_dense import onnx_backend
+    from sentence_transformers import SentenceTransformer
 
     onnx_encode = onnx_backend.OnnxModel.encode
     torch_encode = SentenceTransformer.encode

@@ -11,11 +11,10 @@ import numpy as np
 import pytest
 import recall_kit_dense
 from recall_kit_dense.ann import portable_top_k
-from recall_kit.plugin import GRID
 from recall_kit_dense.models import DenseModelError, load_model, resolve_model, token_lengths
 from recall_kit_dense.retriever import DenseRetriever, memory_text
 
-from recall_kit.plugin import Corpus, Hit, Memory, OptionError, RecallKitError, build_options
+from recall_kit.plugin import GRID, Corpus, Hit, Memory, OptionError, RecallKitError, build_options
 from recall_kit.testing import registered_plugin, registries
 
 Options = DenseRetriever.Options
