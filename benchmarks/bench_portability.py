@@ -65,7 +65,7 @@ def worker(proxy: str, dataset_path: str, out: str) -> None:
     queries = [query for query in dataset.queries if query.text.strip()]
     dense = DenseRetriever()
     dense.build_index(corpus)
-    matrix = dense.embeddings()
+    matrix = dense.embeddings
     vectors = dense._embed_queries([query.text for query in queries])
     scores = vectors @ matrix.T  # float32, as BLAS sums it under this proxy
     rank = id_ranks(ids)
