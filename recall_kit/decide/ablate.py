@@ -106,9 +106,11 @@ class Ablation:
         if not brief:
             tables += [delta_table(self.comparison, v.name, title=f"{v.name} vs {self.full} (full system)")
                        for v in self.variants[1:]]
-        notes = list(self.comparison.warnings)
-        for variant in self.variants:
-            notes += [f"{variant.name}: {warning}" for warning in variant.result.warnings]
+        from recall_kit.measure.run.diagnostics import merge_leg_warnings
+
+        notes = list(self.comparison.warnings)  # a leg above several hybrids: one warning, not one each
+        notes += merge_leg_warnings([(variant.name, warning) for variant in self.variants
+                                     for warning in variant.result.warnings])
         notes += self.skipped
         from recall_kit.decide.compare_report import comparison_charts
 

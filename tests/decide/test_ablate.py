@@ -299,3 +299,42 @@ def test_the_ablation_leads_with_its_verdict():
     assert "is within the noise" in noise.verdict()[0]
     highest = _synthetic_ablation({name: -0.05 for name in ("a", "b+c", "a+c", "a+b")})
     assert highest.verdict()[0].startswith("Verdict on recall@5: the full system a+b+c (")
+
+
+class _SecondWeakLeg:
+    """ReverseIdRetriever registered as `reverse`: a second weak leg beside helpers:ReverseIdRetriever."""
+
+    from recall_kit.plugin import hookimpl
+
+    @hookimpl
+    def register_retrievers(self, register):  # type: ignore[no-untyped-def]
+        from helpers import ReverseIdRetriever
+
+        register("reverse", ReverseIdRetriever)
+
+
+def test_a_warning_every_variant_gives_is_said_once(tiny_dataset):
+    # issue 70: make demo printed "Leg 'dense' alone scores ..." three times, once per hybrid.
+    from helpers import OverlapPlugin
+
+    from recall_kit.dataset import load_dataset
+    from recall_kit.decide.ablate import run_ablation
+    from recall_kit.testing import registered_plugin
+
+    recall_kit_fusion = pytest.importorskip("recall_kit_fusion")
+    spec = SystemSpec("overlap+reverse+helpers:ReverseIdRetriever", ["rrf"], {}, {})
+    with registered_plugin(OverlapPlugin(), name="overlap-plugin"), \
+            registered_plugin(_SecondWeakLeg(), name="reverse-plugin"), \
+            registered_plugin(recall_kit_fusion, name="fusion-for-ablate-test"):
+        ablation = run_ablation(spec, load_dataset(tiny_dataset), k=1, metrics=["recall@1"], n_resamples=200,
+                                latency_sample=0)
+    given = [(v.name, w) for v in ablation.variants for w in v.result.warnings]
+    beaten = [name for name, warning in given if warning.startswith("Leg 'overlap' alone scores")]
+    assert len(beaten) >= 2  # the case: one leg above several hybrids
+    notes = ablation.report(brief=True).notes
+    [said] = [note for note in notes if "Leg 'overlap' alone scores" in note]
+    assert said.startswith("Leg 'overlap' alone scores recall@1 0.6250, above every fused system holding it (")
+    assert all(f"{name} 0." in said for name in beaten)
+    empty = [note for note in notes if "Leg 'overlap' returned no hits" in note]
+    assert len(empty) == 1 and all(name in empty[0] for name, w in given if w.startswith("Leg 'overlap' returned"))
+    assert len(notes) == len(set(notes))
