@@ -142,8 +142,8 @@ def merge_leg_warnings(named: Sequence[tuple[str, str]]) -> list[str]:
     said: dict[tuple[str, ...], list[tuple[str, str]]] = {}
     for system, warning in named:
         match = _LEG_WARNING.match(warning)
-        key = ((match["leg"], match["metric"], match["alone"], match["fusion"], match["rest"]) if match
-               else (warning,))
+        key: tuple[str, ...] = ((match["leg"], match["metric"], match["alone"], match["fusion"], match["rest"])
+                                if match else (warning,))
         said.setdefault(key, []).append((system, match["fused"] if match else ""))
     lines = []
     for key, systems in said.items():
