@@ -338,3 +338,24 @@ def test_a_warning_every_variant_gives_is_said_once(tiny_dataset):
     empty = [note for note in notes if "Leg 'overlap' returned no hits" in note]
     assert len(empty) == 1 and all(name in empty[0] for name, w in given if w.startswith("Leg 'overlap' returned"))
     assert len(notes) == len(set(notes))
+
+
+def test_compare_on_an_ablations_files_leads_with_the_terminals_verdict(ablation, tmp_path):
+    # issue 70: make demo's page (compare over the ablation's files) opened with per-variant
+    # sentences; the terminal's one-line verdict was not on it.
+    import html
+
+    _, out, done = ablation
+    index = json.loads((out / "ablation.json").read_text())
+    files = [str(out / variant["file"]) for variant in index["variants"]]
+    page = tmp_path / "ablation.html"
+    compared = _cli(["compare", *files, "-m", "recall@10,ndcg@10", "--resamples", "2000", "--report", "html",
+                     "--output", str(page)], tmp_path)
+    assert compared.returncode == 0, compared.stderr
+    verdict = done.stdout.splitlines()[0]
+    assert verdict.startswith("Verdict on recall@10: ")
+    first = page.read_text().split('<p class="summary">', 1)[1].split("</p>", 1)[0]
+    assert html.unescape(first) == verdict
+    # any other set of files is compared as before: no ablation verdict
+    other = _cli(["compare", files[1], files[0], "-m", "recall@10"], tmp_path)
+    assert other.returncode == 0 and not other.stdout.startswith("Verdict on")
