@@ -13,7 +13,7 @@ from recall_kit.cli.style import ClickStyleGroup
 if TYPE_CHECKING:
     from recall_kit.study.result import StudyResult
 
-study_app = typer.Typer(cls=ClickStyleGroup, help="Run a whole study: from a store to a decision document.",
+study_app = typer.Typer(cls=ClickStyleGroup, help="Start here: from your store to a decision document.",
                         no_args_is_help=True, rich_markup_mode=None)
 
 
@@ -36,7 +36,7 @@ def study_init(
     importance_col: Annotated[str | None, typer.Option("--importance-col", help="With --sqlite: the importance column.")] = None,
     created_at_col: Annotated[str | None, typer.Option("--created-at-col", help="With --sqlite: the creation time column.")] = None,
     hook_k: Annotated[int, typer.Option("--hook-k", help="The top k your product reads: the decision metrics are recall@k and MRR@k.")] = 5,
-    baseline: Annotated[str, typer.Option("--baseline", help="The retriever in production today.")] = "fts5",
+    baseline: Annotated[str, typer.Option("--baseline", help="The system in production today: a retriever (fts5) or one of the candidates init writes (bm25, dense, hybrid, hybrid-graph).")] = "fts5",
     force: Annotated[bool, typer.Option("--force", help="Replace an existing study file.")] = False,
     retriever: Annotated[str | None, typer.Option("--retriever", help="A running system as the baseline: http, mcp or command (recall-kit-remote), with -o LEG.KEY=VALUE.")] = None,
     option: Annotated[list[str] | None, typer.Option("--option", "-o", help="With --retriever: its options, LEG.KEY=VALUE (e.g. http.url=...).")] = None,

@@ -21,6 +21,13 @@ CANDIDATES: list[dict[str, Any]] = [
 ]
 
 
+def baseline_system(baseline: str) -> dict[str, Any]:
+    """The system `--baseline NAME` names: one of the candidates `init` writes (`hybrid`: its
+    recipe), or else a retriever of that name (`fts5`, the default)."""
+    return next((dict(candidate) for candidate in CANDIDATES if candidate["name"] == baseline),
+                {"name": baseline, "retriever": baseline})
+
+
 def packaged_embedding_models() -> list[str]:
     """The embedding models installed as packages that the `dense` retriever loads by name, offline,
     beyond its default (its `packaged_models()`, when the registered retriever has one)."""
@@ -194,10 +201,10 @@ def render_study(kind: str, source: Path, out: Path, columns: dict[str, str] | N
         "",
         "# The candidates: the baseline first, then recipes (examples/systems/ holds tuned ones).",
         "[[systems]]",
-        f"name = {toml_value(baseline)}",
-        f"retriever = {toml_value(baseline)}",
+        *(f"{key} = {toml_value(value)}" for key, value in baseline_system(baseline).items()),
     ]
-    for candidate in CANDIDATES:
+    others = ([] if baseline == "fts5" else [{"name": "fts5", "retriever": "fts5"}]) + CANDIDATES
+    for candidate in others:
         if candidate["name"] == baseline:
             continue
         lines += ["", "[[systems]]"] + [f"{key} = {toml_value(value)}" for key, value in candidate.items()]
@@ -214,7 +221,7 @@ def render_study(kind: str, source: Path, out: Path, columns: dict[str, str] | N
         'guards = ["ndcg@10"]',
         "",
         "[production]                       # what production runs: named so the study can say where it differs",
-        f"substrate = {toml_value(baseline)}",
+        f"substrate = {toml_value(baseline_system(baseline)['retriever'].split('+')[0])}",
         '# embedding_model = "sentence-transformers/all-MiniLM-L6-v2"',
         '# priors = ["importance"]          # priors production ranks with ([] for none)',
         "",

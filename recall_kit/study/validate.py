@@ -260,10 +260,14 @@ def check_init_choices(baseline: str, hook_k: int) -> None:
     if not 1 <= hook_k <= MAX_DEPTH:
         raise OptionError(f"--hook-k must lie between 1 and {MAX_DEPTH}, got {hook_k}.")
     if len(baseline) > MAX_NAME_LENGTH or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", baseline):
-        raise OptionError(f"--baseline {baseline[:40]!r}: name one retriever (letters, digits, '.', '_', '-'; "
-                          f"at most {MAX_NAME_LENGTH} characters), e.g. fts5.")
+        raise OptionError(f"--baseline {baseline[:40]!r}: name one system (letters, digits, '.', '_', '-'; "
+                          f"at most {MAX_NAME_LENGTH} characters), e.g. fts5 or hybrid.")
+    from recall_kit.study.init import baseline_system
+
+    recipe = baseline_system(baseline)
     try:
-        build_system(SystemSpec(retriever=baseline))
+        build_system(SystemSpec(retriever=recipe["retriever"], fusions=[recipe["fusion"]] if "fusion" in recipe else [],
+                                weights=recipe.get("weights", {})))
     except RecallKitError as error:
         raise OptionError(f"--baseline {baseline!r}: {error}") from None
 

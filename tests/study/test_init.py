@@ -366,3 +366,18 @@ def test_init_maps_a_creation_time_column_it_recognises_or_names_the_flag(tmp_pa
     text = (tmp_path / "o.toml").read_text()
     assert "created_at_col" not in text.split("Columns not mapped")[1]
     assert "--created-at-col createdAt" in text and "Columns not mapped: createdAt." in text
+
+
+def test_baseline_names_a_system_one_of_the_candidates_or_a_retriever(tmp_path: Path) -> None:
+    # issue 70: `study init --baseline` took a retriever only; `--baseline hybrid` named none.
+    with plugins("recall-kit-fts5", "recall-kit-bm25", "recall-kit-dense", "recall-kit-fusion"):
+        result = invoke_cli(["study", "init", str(tmp_path / "h.toml"), "--dataset", str(EXAMPLE),
+                             "--baseline", "hybrid"])
+        assert result.exit_code == 0, result.output
+        config = load_study(tmp_path / "h.toml")
+        assert config.baseline == "hybrid" and config.systems[0].name == "hybrid"
+        assert config.systems[0].retriever == "bm25+dense" and config.systems[0].fusions == ["convex"]
+        assert [s.name for s in config.systems].count("hybrid") == 1 and "fts5" in [s.name for s in config.systems]
+        bad = invoke_cli(["study", "init", str(tmp_path / "x.toml"), "--dataset", str(EXAMPLE),
+                          "--baseline", "no-such-thing"])
+    assert bad.exit_code == 2 and "--baseline 'no-such-thing'" in bad.output and not (tmp_path / "x.toml").exists()
