@@ -33,6 +33,15 @@ def test_run_and_status_take_the_study_file_its_folder_or_the_study_folder(in_tm
         for given in ("mine", "mine/study.toml", "mine/results", str(in_tmp / "mine")):
             status = invoke_cli(["study", "status", given])
             assert status.exit_code == 0 and "done     document" in status.output, (given, status.output)
+    from recall_kit.label.session import open_session
+
+    for given in ("mine", "mine/study.toml", "mine/results"):  # recall-kit label takes the same
+        session = open_session(given, "alice")
+        try:
+            assert session.material.folder is not None and session.material.folder.resolve() == (
+                in_tmp / "mine" / "results").resolve()
+        finally:
+            session.close()
 
 
 def test_a_folder_with_one_other_study_file_is_taken_and_one_with_none_or_two_is_one_line(in_tmp: Path) -> None:
