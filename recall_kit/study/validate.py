@@ -241,11 +241,11 @@ def check_corpus_rows(source: Path) -> None:
         problems: list[Problem] = []
         memory = parse_memory_row(number, row, problems)
         if problems:
-            raise DatasetError(f"{source}:{number}: {problems[0].message}")
+            raise DatasetError(f"{shown_path(source)}:{number}: {problems[0].message}")
         memory_id = as_id(row.get("id"))
         if memory is not None and memory_id is not None:
             if memory_id in seen:
-                raise DatasetError(f"{source}:{number}: duplicate id {memory_id} (first on line {seen[memory_id]})")
+                raise DatasetError(f"{shown_path(source)}:{number}: duplicate id {memory_id} (first on line {seen[memory_id]})")
             seen[memory_id] = number
 
 

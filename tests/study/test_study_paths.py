@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from study_support import plugins, study_text
+from study_support import EXAMPLE, plugins, study_text
 
 from recall_kit.testing import invoke_cli
 
@@ -69,3 +69,12 @@ def test_a_study_files_mistakes_name_it_the_same_way_typed_relative_or_absolute(
                 for given in ("s/study.toml", str(in_tmp / "s" / "study.toml"), "s")}
     assert len(said) == 1, said
     assert said.pop().startswith(f"Error: {Path('s', 'study.toml')}: [study] resamples")
+
+
+def test_a_missing_store_is_named_relative_to_the_current_folder(in_tmp: Path) -> None:
+    (in_tmp / "s").mkdir()
+    (in_tmp / "s" / "study.toml").write_text(study_text().replace(EXAMPLE.as_posix(), "nowhere"))
+    with plugins("recall-kit-fts5", "recall-kit-bm25"):
+        said = {invoke_cli(["study", "run", given]).output.strip().splitlines()[-1]
+                for given in ("s/study.toml", str(in_tmp / "s" / "study.toml"))}
+    assert said == {f"Error: {Path('s', 'nowhere', 'corpus.jsonl')}: not found ([store] dataset in study.toml)."}, said
