@@ -359,3 +359,19 @@ def test_compare_on_an_ablations_files_leads_with_the_terminals_verdict(ablation
     # any other set of files is compared as before: no ablation verdict
     other = _cli(["compare", files[1], files[0], "-m", "recall@10"], tmp_path)
     assert other.returncode == 0 and not other.stdout.startswith("Verdict on")
+
+
+def test_ablate_without_out_dir_prints_the_table_and_writes_nothing(tmp_path, monkeypatch):
+    # issue 70: the study's ablation Reproduce line, run as printed, wrote ablation-check/ into the
+    # study folder; without --out-dir, ablate now prints and writes nothing.
+    from study_support import plugins
+
+    from recall_kit.testing import invoke_cli
+
+    monkeypatch.chdir(tmp_path)
+    with plugins("recall-kit-fts5", "recall-kit-bm25", "recall-kit-fusion"):
+        result = invoke_cli(["ablate", "-d", str(EXAMPLE), "-r", "fts5+bm25", "-f", "rrf", "-m", "recall@10",
+                             "--resamples", "200", "--latency-sample", "0", "--brief"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("Verdict on recall@10: ") and "Ablation of fts5+bm25" in result.stdout
+    assert list(tmp_path.iterdir()) == []
