@@ -151,9 +151,9 @@ def _id_candidates(table: Table) -> list[tuple[int, str]]:
             ranked.append((0, column.name))
         elif column.name.lower() == "id":
             ranked.append((1, column.name))
-        elif "uuid" in words or ("id" in words and words - {"id"} <= own):
+        elif words & {"id", "uuid"} and words - {"id", "uuid"} <= own:  # note_id, uuid, memory_id
             ranked.append((2, column.name))
-        elif "id" in words or "uuid" in words:
+        elif words & {"id", "uuid"}:  # another table's id (user_id): the last resort
             ranked.append((3, column.name))
     return ranked
 
