@@ -24,14 +24,15 @@ UV_VERSION := 0.13.9
 INSTALL = if [ -x $(VENV)/bin/uv ] && $(VENV)/bin/uv pip install --quiet --python $(PY) --compile-bytecode $(1); \
 	then :; else $(PIP) install --quiet $(1); fi
 
+# The CPU build of torch that these machines carry, pinned first so no dependency pulls a CUDA build
+# (by pip, which reads the machine's pip configuration: where that build lies); the installers
+# after it keep the torch installed. Byte-compiled (not --no-compile, nor uv without
+# --compile-bytecode): it saves the compiling (torch alone 49 s -> 14 s), but where
+# PYTHONDONTWRITEBYTECODE is set (as on these machines) every process then compiles what it
+# imports, every time (`import torch` 3.5 s -> 7.3 s), and the tests start hundreds of processes.
+# (Comments stay out of recipes: make echoes a recipe's comment lines as if they were commands.)
 $(STAMP): pyproject.toml $(wildcard plugins/*/pyproject.toml) $(wildcard examples/recall-kit-example/pyproject.toml)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	# The CPU build of torch that these machines carry, pinned first so no dependency pulls a CUDA build
-	# (by pip, which reads the machine's pip configuration: where that build lies); the installers
-	# after it keep the torch installed. Byte-compiled (not --no-compile, nor uv without
-	# --compile-bytecode): it saves the compiling (torch alone 49 s -> 14 s), but where
-	# PYTHONDONTWRITEBYTECODE is set (as on these machines) every process then compiles what it
-	# imports, every time (`import torch` 3.5 s -> 7.3 s), and the tests start hundreds of processes.
 	$(PIP) install --quiet torch==$(TORCH_VERSION)
 	$(PIP) install --quiet uv==$(UV_VERSION) || echo "uv did not install: pip installs the rest"
 	$(call INSTALL,torch==$(TORCH_VERSION) -e ".[test]" $(foreach p,$(PLUGINS) $(EXAMPLE_PLUGIN),-e "$(p)[test]"))

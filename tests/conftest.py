@@ -37,3 +37,23 @@ def conversations(tmp_path: Path) -> Path:
     from helpers import write_conversations
 
     return write_conversations(tmp_path / "conversations")
+
+
+def _installed() -> set[tuple[str, str]]:
+    """The distributions installed in this environment's site-packages (name, version)."""
+    import importlib.metadata
+    import sysconfig
+
+    folders = list(dict.fromkeys([sysconfig.get_path("purelib"), sysconfig.get_path("platlib")]))
+    return {(str(d.metadata["Name"]), d.version) for d in importlib.metadata.distributions(path=folders)}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def environment_left_as_make_made_it():
+    """Issue 70: `make test` leaves the environment as `make` made it. Every distribution
+    installed here when the session began is there at its end, at the same version, and nothing
+    was added (a test that installs does it in a throwaway environment: tests/docs)."""
+    before = _installed()
+    yield
+    after = _installed()
+    assert after == before, f"the tests changed this environment: removed {sorted(before - after)}, added {sorted(after - before)}"

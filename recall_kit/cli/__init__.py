@@ -39,6 +39,11 @@ class _Group(ClickStyleGroup):
             args = ["--debug", *(arg for i, arg in enumerate(args) if not (i < end and arg == "--debug"))]
         return super().parse_args(ctx, args)
 
+    def list_commands(self, ctx: Any) -> list[str]:
+        """`study` first, where the docs tell a user to start; then the others in their order."""
+        names = list(super().list_commands(ctx))
+        return sorted(names, key=lambda name: name != "study")
+
     def invoke(self, ctx: Any) -> Any:
         import recall_kit.errors as errors
 

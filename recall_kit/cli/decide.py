@@ -4,7 +4,7 @@
 # signatures at every start, and would otherwise compile each annotation string again.
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -23,6 +23,9 @@ from recall_kit.cli.options import (
     streaming_reporter,
     write_report,
 )
+
+if TYPE_CHECKING:
+    from recall_kit.decide.ablate import Variant
 
 
 def score_command(
@@ -90,10 +93,19 @@ def compare_command(
 
     inputs = {f"result {p}": p for p in results} | ({"--bounds": bounds} if bounds is not None else {})
     check_outputs({"--json": json_out, "--output": output}, inputs=inputs)
+    # An ablation's files (ablate --out-dir) are named as ablate names them, and the report leads
+    # with ablate's verdict: the page and the terminal say the same first line.
+    variants = _ablation_variants(results) if names is None else None
     comparison = compare_files(results, metrics=split_names(metrics), n_resamples=bootstrap, seed=seed,
                                primary=split_names(primary, "--primary"), test=test,
-                               names=None if names is None else names.split(","), primary_strata=primary_strata)
+                               names=names.split(",") if names is not None else
+                               [variant.name for variant in variants] if variants else None,
+                               primary_strata=primary_strata)
     shown_report = comparison_report(comparison)
+    if variants:
+        from recall_kit.decide.ablate import Ablation
+
+        shown_report.summary[:0] = Ablation(variants[0].name, variants, comparison).verdict()
     document = comparison.to_dict()
     if bounds is not None:
         from recall_kit.curate.agreement import read_judgments
@@ -112,6 +124,17 @@ def compare_command(
         write_json_atomic(json_out, document)
         typer.echo(f"Wrote {json_out}", err=True)
     write_report(shown, output)
+
+
+def _ablation_variants(results: list[Path]) -> "list[Variant] | None":
+    """The result files as an ablation's variants, when they are one (`ablation_variants`)."""
+    from recall_kit.decide.ablate import Variant, ablation_variants
+    from recall_kit.measure.result import load_results
+
+    loaded = [result for _, result in load_results(results)]
+    found = ablation_variants(loaded)
+    return None if found is None else [Variant(name, kind, legs, result)
+                                       for (name, kind, legs), result in zip(found, loaded, strict=True)]
 
 
 def gate_command(

@@ -173,8 +173,8 @@ def _joined_reports(reports: list[Any]) -> Any:
 @system_options()
 def ablate_command(
     dataset: DatasetOption,
-    out: OutDirOption,
     system: SystemFlags,
+    out: Annotated[Path | None, OutDirOption.__metadata__[0]] = None,
     k: KOption = 20,
     metrics: MetricsOption = None,
     primary: PrimaryOption = None,
@@ -186,14 +186,14 @@ def ablate_command(
     report: ReportOption = "table",
     output: OutputOption = None,
     progress: ProgressOption = None,
-    brief: Annotated[bool, typer.Option("--brief", help="Show the ablation table and each leg's contribution only (every comparison is still in --out-dir).")] = False,
+    brief: Annotated[bool, typer.Option("--brief", help="Show the ablation table and each leg's contribution only (every comparison is still in --out-dir, when given).")] = False,
     force: ForceRunOption = False,
     executor: ExecutorOption = "local",
     address: AddressOption = None,
     max_failed: MaxFailedOption = None,
 ) -> None:
     """Score every single leg, every leave-one-out and the full system (one search per leg), and
-    compare each with the full system; every variant's result is written to --out-dir."""
+    compare each with the full system; with --out-dir, every variant's result is written there."""
     from recall_kit.dataset import load_dataset
     from recall_kit.decide.ablate import run_ablation
     from recall_kit.fileio import check_outputs
@@ -209,7 +209,8 @@ def ablate_command(
                             latency_sample=None if latency_sample < 0 else latency_sample, show_progress=progress,
                             primary=split_names(primary, "--primary"), relevance_level=relevance_level, judged_only=judged_only,
                             force=force, executor=make_executor(executor, address), max_failed=accepted)
-    typer.echo(f"Wrote {len(ablation.variants)} results and ablation.json to {out}", err=True)
+    if out is not None:
+        typer.echo(f"Wrote {len(ablation.variants)} results and ablation.json to {out}", err=True)
     emit_report(ablation.report(brief=brief), report, output)
 
 

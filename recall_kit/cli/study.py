@@ -13,7 +13,7 @@ from recall_kit.cli.style import ClickStyleGroup
 if TYPE_CHECKING:
     from recall_kit.study.result import StudyResult
 
-study_app = typer.Typer(cls=ClickStyleGroup, help="Run a whole study: from a store to a decision document.",
+study_app = typer.Typer(cls=ClickStyleGroup, help="Start here: from your store to a decision document.",
                         no_args_is_help=True, rich_markup_mode=None)
 
 
@@ -36,7 +36,7 @@ def study_init(
     importance_col: Annotated[str | None, typer.Option("--importance-col", help="With --sqlite: the importance column.")] = None,
     created_at_col: Annotated[str | None, typer.Option("--created-at-col", help="With --sqlite: the creation time column.")] = None,
     hook_k: Annotated[int, typer.Option("--hook-k", help="The top k your product reads: the decision metrics are recall@k and MRR@k.")] = 5,
-    baseline: Annotated[str, typer.Option("--baseline", help="The retriever in production today.")] = "fts5",
+    baseline: Annotated[str, typer.Option("--baseline", help="The system in production today: a retriever (fts5) or one of the candidates init writes (bm25, dense, hybrid, hybrid-graph).")] = "fts5",
     force: Annotated[bool, typer.Option("--force", help="Replace an existing study file.")] = False,
     retriever: Annotated[str | None, typer.Option("--retriever", help="A running system as the baseline: http, mcp or command (recall-kit-remote), with -o LEG.KEY=VALUE.")] = None,
     option: Annotated[list[str] | None, typer.Option("--option", "-o", help="With --retriever: its options, LEG.KEY=VALUE (e.g. http.url=...).")] = None,
@@ -62,7 +62,7 @@ def study_init(
     if no_sensitive_col:
         columns["sensitive_col"] = ""
     path = init_study(out, sqlite=sqlite, dataset=dataset, jsonl=jsonl, columns=columns, hook_k=hook_k,
-                      baseline=baseline, force=force, queries=queries, qrels=qrels)
+                      baseline=baseline, force=force, queries=queries, qrels=qrels, log=typer.echo)
     typer.echo(f"Wrote {path}; next: recall-kit study run {path}")
 
 
@@ -83,18 +83,18 @@ def _init_live(out: Path, retriever: str, option: list[str] | None, dataset: Pat
 
 @study_app.command("run")
 def study_run(
-    study: Annotated[Path, typer.Argument(help="The study file (study.toml).")],
+    study: Annotated[Path, typer.Argument(help="The study file (study.toml), or its folder (or the study folder it writes).")],
 ) -> None:
     """Run the study: every step whose inputs changed, then the decision document (markdown, HTML,
     JSON) in the study folder. Interrupted, it finishes only what is missing when run again."""
     from recall_kit.study import run_study
-    from recall_kit.study.config import load_study
+    from recall_kit.study.config import load_study, shown_path
 
     result, _ = run_study(study, log=lambda line: typer.echo(line, err=True))
     folder = load_study(study).folder
     for line in _bottom_line(result):
         typer.echo(line)
-    typer.echo(f"Document: {folder / 'study.md'} (also study.html, study.json)")
+    typer.echo(f"Document: {shown_path(folder / 'study.md')} (also study.html, study.json)")
 
 
 def _bottom_line(result: "StudyResult") -> list[str]:
@@ -105,7 +105,7 @@ def _bottom_line(result: "StudyResult") -> list[str]:
 
 @study_app.command("status")
 def study_status_command(
-    study: Annotated[Path, typer.Argument(help="The study file (study.toml).")],
+    study: Annotated[Path, typer.Argument(help="The study file (study.toml), or its folder (or the study folder it writes).")],
 ) -> None:
     """Say, for each step, whether it is done, stale (and why), missing, or pending (a run recomputes
     it only if a step it reads comes out different). A run recomputes exactly the stale and missing

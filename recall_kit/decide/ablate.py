@@ -106,9 +106,11 @@ class Ablation:
         if not brief:
             tables += [delta_table(self.comparison, v.name, title=f"{v.name} vs {self.full} (full system)")
                        for v in self.variants[1:]]
-        notes = list(self.comparison.warnings)
-        for variant in self.variants:
-            notes += [f"{variant.name}: {warning}" for warning in variant.result.warnings]
+        from recall_kit.measure.run.diagnostics import merge_leg_warnings
+
+        notes = list(self.comparison.warnings)  # a leg above several hybrids: one warning, not one each
+        notes += merge_leg_warnings([(variant.name, warning) for variant in self.variants
+                                     for warning in variant.result.warnings])
         notes += self.skipped
         from recall_kit.decide.compare_report import comparison_charts
 
@@ -150,6 +152,23 @@ class Ablation:
 
     def _legs(self, name: str) -> list[str]:
         return next(v.legs for v in self.variants if v.name == name)
+
+
+def ablation_variants(results: Sequence[BenchmarkResult]) -> list[tuple[str, str, list[str]]] | None:
+    """(name, kind, legs) of each result when the results are an ablation's variants, as `ablate`
+    writes them: the first a system of two legs or more, every other a distinct proper subset of its
+    legs (a leave-one-out or a single leg), each named by its legs as `ablate` names it; None for any
+    other set. `compare` on an ablation's files thus leads with ablate's own verdict."""
+    specs = [result.system.spec for result in results]
+    if len(specs) < 2 or any(not spec for spec in specs):
+        return None
+    legs = [str(spec).split("+") for spec in specs]
+    kinds = {tuple(variant): kind for kind, variant in variant_legs(legs[0])} if len(legs[0]) > 1 else {}
+    if len({tuple(variant) for variant in legs}) != len(legs) or any(tuple(v) not in kinds for v in legs):
+        return None
+    if kinds[tuple(legs[0])] != "full":
+        return None
+    return [(str(spec), kinds[tuple(variant)], variant) for spec, variant in zip(specs, legs, strict=True)]
 
 
 def variant_legs(legs: Sequence[str]) -> list[tuple[str, list[str]]]:

@@ -507,6 +507,11 @@ def open_session(source: str | Path | None, assessor: str, out: str | Path | Non
         material = pool_material(pool, dataset)
         default = Path(pool).with_name(f"{assessor}.jsonl")
     elif source is not None:
+        if (Path(source).is_dir() and not (Path(source) / "study.json").is_file()
+                and any(Path(source).glob("*.toml"))):
+            from recall_kit.study.config import study_file
+
+            source = study_file(source)  # the folder holding the study file, as `study run` takes it
         material = study_material(source, assessor)
         default = (material.folder or Path(".")) / "labels" / f"{assessor}.jsonl"
     else:

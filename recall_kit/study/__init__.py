@@ -67,11 +67,12 @@ def _place_document(graph: StudyGraph) -> None:
 
 def study_status(path: str | Path) -> list[StepState]:
     """Each step of the study of `path`: done, stale (and why) or missing."""
-    from recall_kit.study.config import load_study
+    from recall_kit.study.config import load_study, study_file
     from recall_kit.study.steps import build_graph
     from recall_kit.study.validate import check_shapes
 
-    check_shapes(Path(path))
+    path = study_file(path)  # the file, or a folder's
+    check_shapes(path)
     return build_graph(load_study(path)).status()
 
 

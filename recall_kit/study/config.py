@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -141,7 +142,7 @@ class StudyConfig:
 
 
 def _fail(path: Path, what: str) -> SpecError:
-    return SpecError(f"{path}: {what}")
+    return SpecError(f"{shown_path(path)}: {what}")
 
 
 def _check_keys(path: Path, table: str, data: dict[str, Any], known: set[str]) -> None:
@@ -331,8 +332,55 @@ def load_study(path: str | Path) -> StudyConfig:
     return config
 
 
+def study_file(path: str | Path) -> Path:
+    """The study file a command was given: the file itself, or a folder's: the `study.toml` in it,
+    the study file a study folder's manifest names (`study-out/`), or the one `.toml` file in it
+    with a `[study]` table. A folder with none, or several, is one line naming them."""
+    given = Path(path)
+    if not given.is_dir():
+        return given
+    if (given / "study.toml").is_file():
+        return given / "study.toml"
+    manifest = given / "manifest.json"
+    if manifest.is_file():
+        import json
+
+        try:
+            named = json.loads(manifest.read_text(encoding="utf-8")).get("study")
+        except (OSError, ValueError, AttributeError):
+            named = None
+        if isinstance(named, str) and (given / named).is_file():
+            return given / named
+    found = sorted(candidate for candidate in given.glob("*.toml") if _has_study_table(candidate))
+    if len(found) == 1:
+        return found[0]
+    if found:
+        raise SpecError(f"{shown_path(given)}: a folder with {len(found)} study files "
+                        f"({', '.join(candidate.name for candidate in found)}); give one.")
+    raise SpecError(f"{shown_path(given)}: a folder with no study file (study.toml); give the study file, "
+                    "or write one: recall-kit study init.")
+
+
+def _has_study_table(path: Path) -> bool:
+    try:
+        return any(line.strip() == "[study]" for line in path.read_text(encoding="utf-8").splitlines())
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def shown_path(path: str | Path) -> str:
+    """A path as errors name it: relative to the current folder when it is inside it
+    (`examples/study.toml`), else absolute; the same whether the user typed it relative or not."""
+    absolute = Path(os.path.abspath(path))
+    try:
+        return str(absolute.relative_to(Path.cwd()))
+    except ValueError:
+        return str(absolute)
+
+
 def _read_toml(path: str | Path) -> tuple[Path, dict[str, Any]]:
     """The study file's resolved path and its tables, every table name known."""
+    path = shown_path(study_file(path))
     source = Path(path).resolve()
     try:
         data = tomllib.loads(source.read_text(encoding="utf-8"))

@@ -11,6 +11,7 @@ from typing import Any
 from recall_kit.errors import DatasetError
 from recall_kit.fileio import write_json_atomic, write_jsonl_atomic
 from recall_kit.study.build.declare import Artefacts
+from recall_kit.study.config import shown_path
 from recall_kit.study.outputs import write_output
 from recall_kit.study.reads import CorpusReads, EvaluationSetReads, LintReads
 from recall_kit.study.result import CorpusSummary
@@ -42,11 +43,11 @@ def make_corpus(reads: CorpusReads, _: Artefacts, folder: Path) -> None:
     else:
         source = path / "corpus.jsonl" if reads.kind == "dataset" else path
         if not source.is_file():
-            raise DatasetError(f"{source}: not found ([store] {reads.kind} in {reads.study_file}).")
+            raise DatasetError(f"{shown_path(source)}: not found ([store] {reads.kind} in {reads.study_file}).")
         check_corpus_rows(source)  # problems named in the user's file and line, not the copy's
         rows, sensitive, dropped = _readable_rows(source)
     if not rows:
-        raise DatasetError(f"{path}: holds no memories that may be studied.")
+        raise DatasetError(f"{shown_path(path)}: holds no memories that may be studied.")
     write_jsonl_atomic(folder / "corpus.jsonl", rows)
     if sensitive:
         from recall_kit.dataset import SENSITIVE_IDS_FILE
@@ -92,7 +93,7 @@ def make_evaluation_set(reads: EvaluationSetReads, artefacts: Artefacts, folder:
     files = [Path(file) for file in reads.files]
     for source, name in zip(files, ("queries.jsonl", "qrels.jsonl"), strict=False):
         if not source.is_file():
-            raise DatasetError(f"{source}: not found ([evaluation_set] in {reads.study_file}).")
+            raise DatasetError(f"{shown_path(source)}: not found ([evaluation_set] in {reads.study_file}).")
         shutil.copyfile(source, folder / name)
     if files:  # the user's queries and qrels, problems named in their files
         check_copied_queries(folder, dict(zip(("queries.jsonl", "qrels.jsonl"), files, strict=False)))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,13 @@ CANDIDATES: list[dict[str, Any]] = [
     {"name": "hybrid-graph", "retriever": "bm25+dense+graph", "fusion": "convex",
      "weights": {"bm25": 1.0, "dense": 0.7, "graph": 0.25}},
 ]
+
+
+def baseline_system(baseline: str) -> dict[str, Any]:
+    """The system `--baseline NAME` names: one of the candidates `init` writes (`hybrid`: its
+    recipe), or else a retriever of that name (`fts5`, the default)."""
+    return next((dict(candidate) for candidate in CANDIDATES if candidate["name"] == baseline),
+                {"name": baseline, "retriever": baseline})
 
 
 def packaged_embedding_models() -> list[str]:
@@ -55,59 +63,53 @@ def importer_options(columns: dict[str, str]) -> dict[str, Any]:
     return options
 
 
-def _sqlite_lines(source: Path, columns: dict[str, str]) -> tuple[list[str], dict[str, Any]]:
-    """[store]'s column mapping for an SQLite table (the sensitive column named, detected or said to
-    be none), after reading the table; the facts `init` reports (counts and column names, never text)."""
+def _sqlite_lines(source: Path, columns: dict[str, str], log: Callable[[str], None] | None = None,
+                  ) -> tuple[list[str], dict[str, Any]]:
+    """[store]'s column mapping for an SQLite table, after reading its tables and columns and choosing
+    the memory table and its columns (recall_kit.study.init_sqlite: the choices printed by `log`),
+    then reading the table; the facts `init` reports (counts and column names, never text)."""
     import recall_kit.registry as registry
+    from recall_kit.study.init_sqlite import choose_columns
 
-    columns, created = _created_at(source, columns)
+    mapping = choose_columns(source, columns)
+    if log is not None:
+        for line in mapping.lines(source):
+            log(line)
+    columns = mapping.columns
     importer = registry.importers.create("sqlite", importer_options(columns))
     memories, counts = importer.read_memories(source)  # checks the table and every named column
     facts = {"memories": len(memories), "sensitive": counts["dropped"].get("rows_sensitive", 0),
              "importance": any("importance" in m for m in memories),
-             "sensitive_column": counts["sensitive_column"], "unmapped_columns": counts["unmapped_columns"]}
-    mapped = dict(columns)
-    if counts["sensitive_column"].endswith("(detected)"):
-        mapped["sensitive_col"] = counts["sensitive_column"].rsplit(" (", 1)[0]
+             "sensitive_column": mapping.said("sensitive"), "unmapped_columns": counts["unmapped_columns"]}
+    created = next(choice for choice in mapping.choices if choice.role == "created-at")
+    if created.column:
+        created_said = f"Created-at column: {mapping.said('created-at')}; --created-at-col names another."
+    elif created.others:
+        created_said = (f"Not mapped, though it looks like a creation time: {', '.join(created.others)} "
+                        f"(--created-at-col {created.others[0]}, or created_at_col = \"{created.others[0]}\" below, "
+                        "maps it).")
+    else:
+        created_said = "Created-at column: none."
     lines = [f"# {facts['memories']} memories ({facts['sensitive']} sensitive rows left out).",
-             "# The sqlite importer's column mapping; rows whose sensitive column is true never leave the store.",
-             " ".join(f"# Sensitive column: {facts['sensitive_column']}. {created} Columns not mapped: "
+             "# The sqlite importer's column mapping (study init chose what no flag named; rows whose "
+             "sensitive column is true never leave the store).",
+             " ".join(f"# Sensitive column: {facts['sensitive_column']}. {created_said} Columns not mapped: "
                       f"{facts['unmapped_columns']}.".split())]  # a column name holding a line break stays a comment
-    for key, value in mapped.items():
+    for key, value in columns.items():
         comment = ("  # none: --no-sensitive-col said the table has no sensitivity flag"
                    if key == "sensitive_col" and value == "" else "")
         lines.append(f"{key} = {toml_value(value)}{comment}")
     return lines, facts
 
 
-def _created_at(source: Path, columns: dict[str, str]) -> tuple[dict[str, str], str]:
-    """`columns` with the creation-time column mapped when the table has one it recognises (a
-    date-like name and type: `created_at_columns`) and none was named; and the sentence that says
-    what was mapped, or which flag maps a column that looks like one."""
-    import recall_kit.registry as registry
-    from recall_kit.curate.importers.sqlite import created_at_columns
-
-    if columns.get("created_at_col"):
-        return columns, f"Created-at column: {columns['created_at_col']} (named)."
-    table = columns.get("table") or registry.importers.get("sqlite").obj.Options().table
-    recognised, named_only = created_at_columns(source, table)
-    if len(recognised) == 1:
-        return ({**columns, "created_at_col": recognised[0]},
-                f"Created-at column: {recognised[0]} (detected; --created-at-col names another).")
-    looking = recognised + named_only
-    if looking:
-        return columns, (f"Not mapped, though it looks like a creation time: {', '.join(looking)} "
-                         f"(--created-at-col {looking[0]}, or created_at_col = \"{looking[0]}\" below, maps it).")
-    return columns, "Created-at column: none."
-
-
-def _store_lines(kind: str, source: Path, columns: dict[str, str], base: Path) -> tuple[list[str], dict[str, Any]]:
+def _store_lines(kind: str, source: Path, columns: dict[str, str], base: Path,
+                 log: Callable[[str], None] | None = None) -> tuple[list[str], dict[str, Any]]:
     """The [store] table, after checking the store opens (and the columns exist); counts, never text."""
     relative = os.path.relpath(source.resolve(), base.resolve())
     lines = ["[store]", f"{kind} = {toml_value(relative)}"]
     facts: dict[str, Any] = {}
     if kind == "sqlite":
-        mapping, facts = _sqlite_lines(source, columns)
+        mapping, facts = _sqlite_lines(source, columns, log)
         lines[1:1] = mapping[:3]
         lines += mapping[3:]
     elif kind == "dataset":
@@ -165,12 +167,14 @@ def exact_default(facts: dict[str, Any]) -> int:
 
 
 def render_study(kind: str, source: Path, out: Path, columns: dict[str, str] | None = None, hook_k: int = 5,
-                 baseline: str = "fts5", name: str | None = None, queries: tuple[Path, Path] | None = None) -> str:
+                 baseline: str = "fts5", name: str | None = None, queries: tuple[Path, Path] | None = None,
+                 log: Callable[[str], None] | None = None) -> str:
     """The text of a commented study.toml for the store at `source` (`queries`: the user's queries
-    and qrels files, as the sqlite importer's --queries/--qrels)."""
+    and qrels files, as the sqlite importer's --queries/--qrels; `log`: where an SQLite store's
+    mapping is said)."""
     if hook_k < 1:
         raise OptionError(f"--hook-k must be at least 1, got {hook_k}.")
-    store, facts = _store_lines(kind, source, columns or {}, out.parent)
+    store, facts = _store_lines(kind, source, columns or {}, out.parent, log)
     lines = [
         f"# A recall-kit study of {source.name}: recall-kit study run {out.name}  (docs/study.md)",
         "# Every step is an artefact in the study folder with a fingerprint of its inputs: a rerun with",
@@ -197,10 +201,10 @@ def render_study(kind: str, source: Path, out: Path, columns: dict[str, str] | N
         "",
         "# The candidates: the baseline first, then recipes (examples/systems/ holds tuned ones).",
         "[[systems]]",
-        f"name = {toml_value(baseline)}",
-        f"retriever = {toml_value(baseline)}",
+        *(f"{key} = {toml_value(value)}" for key, value in baseline_system(baseline).items()),
     ]
-    for candidate in CANDIDATES:
+    others = ([] if baseline == "fts5" else [{"name": "fts5", "retriever": "fts5"}]) + CANDIDATES
+    for candidate in others:
         if candidate["name"] == baseline:
             continue
         lines += ["", "[[systems]]"] + [f"{key} = {toml_value(value)}" for key, value in candidate.items()]
@@ -217,7 +221,7 @@ def render_study(kind: str, source: Path, out: Path, columns: dict[str, str] | N
         'guards = ["ndcg@10"]',
         "",
         "[production]                       # what production runs: named so the study can say where it differs",
-        f"substrate = {toml_value(baseline)}",
+        f"substrate = {toml_value(baseline_system(baseline)['retriever'].split('+')[0])}",
         '# embedding_model = "sentence-transformers/all-MiniLM-L6-v2"',
         '# priors = ["importance"]          # priors production ranks with ([] for none)',
         "",
@@ -230,9 +234,10 @@ def render_study(kind: str, source: Path, out: Path, columns: dict[str, str] | N
 def init_study(out: str | Path, *, sqlite: str | Path | None = None, dataset: str | Path | None = None,
                jsonl: str | Path | None = None, columns: dict[str, str] | None = None, hook_k: int = 5,
                baseline: str = "fts5", force: bool = False, queries: str | Path | None = None,
-               qrels: str | Path | None = None) -> Path:
+               qrels: str | Path | None = None, log: Callable[[str], None] | None = None) -> Path:
     """Write a commented study.toml at `out` for one store; an existing file is kept unless `force`
-    (and a link standing at `out` is replaced, never written through)."""
+    (and a link standing at `out` is replaced, never written through). An SQLite store's tables and
+    columns are read first and the mapping chosen is said to `log` once the file is written."""
     from recall_kit.study.validate import check_init_choices, write_checked_study
 
     given = [(kind, Path(path)) for kind, path in (("sqlite", sqlite), ("dataset", dataset), ("jsonl", jsonl))
@@ -253,7 +258,11 @@ def init_study(out: str | Path, *, sqlite: str | Path | None = None, dataset: st
     if (target.exists() or target.is_symlink()) and not force:
         raise OptionError(f"{target}: exists; choose another path or pass --force.")
     kind, source = given[0]
-    text = render_study(kind, source, target, columns, hook_k, baseline, queries=pair)  # the store checked first
+    said: list[str] = []  # the mapping chosen, said once the file is written (a refusal is one line)
+    text = render_study(kind, source, target, columns, hook_k, baseline, queries=pair, log=said.append)  # the store checked first
     check_init_choices(baseline, hook_k)  # then the flags, in init's words
     write_checked_study(target, text, baseline)
+    if log is not None:
+        for line in said:
+            log(line)
     return target

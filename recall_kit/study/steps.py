@@ -213,7 +213,7 @@ def ablation_command(reads: AblationReads, folder: Path) -> str | None:
         return None
     return (f"recall-kit ablate --dataset {JUDGED} {reads.system.flags(folder)} {_scoring(reads)} "
             f"--primary {','.join(reads.decision)} --resamples {reads.resamples} --seed {reads.seed} "
-            "--latency-sample 0 --out-dir ablation-check")
+            "--latency-sample 0")  # prints the table; writes nothing into the study folder it is run from
 
 
 def _executor(executor: str, address: str | None) -> Executor:

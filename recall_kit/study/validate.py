@@ -9,9 +9,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
-from recall_kit.errors import RecallKitError, SpecError
 from recall_kit.decide.stats import MAX_RESAMPLES
-from recall_kit.study.config import StudyConfig, load_study
+from recall_kit.errors import RecallKitError, SpecError
+from recall_kit.study.config import StudyConfig, load_study, shown_path, study_file
 
 _T = TypeVar("_T")
 
@@ -24,13 +24,14 @@ MAX_DEPTH = 1000
 
 
 def _fail(config: StudyConfig, what: str) -> SpecError:
-    return SpecError(f"{config.source}: {what}")
+    return SpecError(f"{shown_path(config.source)}: {what}")
 
 
 def check_study_file(path: str | Path) -> StudyConfig:
     """Read `path` and check all of it (shapes, names, ranges, every system built); the first
     mistake is one `SpecError` naming the file and the key. Nothing is run or written."""
-    check_shapes(Path(path))
+    path = study_file(path)
+    check_shapes(path)
     config = load_study(path)
     check_study(config)
     return config
@@ -43,7 +44,7 @@ def check_shapes(path: Path) -> None:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError):
         return  # load_study says what is wrong with the file itself
-    source = path.resolve()
+    source = shown_path(path)
     systems = data.get("systems")
     if systems is not None and not isinstance(systems, list):
         raise SpecError(f"{source}: systems must be an array of tables ([[systems]] name = ... retriever = ...), "
@@ -75,7 +76,7 @@ def check_study(config: StudyConfig, only: list[str] | None = None) -> None:
                             f"{MAX_RESAMPLES:,} (the default is 2,000).")
     from recall_kit.study.people import check_people_count, people_files
 
-    check_people_count(people_files(config), f"{config.source}: [judging] people")
+    check_people_count(people_files(config), f"{shown_path(config.source)}: [judging] people")
     _check_metrics(config)
     check_systems(config, only)
     _check_sweep(config, build=only is None or config.sweep_system in only)
@@ -94,7 +95,7 @@ def check_systems(config: StudyConfig, only: list[str] | None = None) -> None:
         try:
             build_system(system.spec())
         except RecallKitError as error:
-            raise SpecError(f"{config.source.name}: system {system.name!r}: {error}") from None
+            raise SpecError(f"{shown_path(config.source)}: system {system.name!r}: {error}") from None
 
 
 def _reworded(config: StudyConfig, key: str, check: Callable[[], _T], flag: str = "") -> _T:
@@ -240,11 +241,11 @@ def check_corpus_rows(source: Path) -> None:
         problems: list[Problem] = []
         memory = parse_memory_row(number, row, problems)
         if problems:
-            raise DatasetError(f"{source}:{number}: {problems[0].message}")
+            raise DatasetError(f"{shown_path(source)}:{number}: {problems[0].message}")
         memory_id = as_id(row.get("id"))
         if memory is not None and memory_id is not None:
             if memory_id in seen:
-                raise DatasetError(f"{source}:{number}: duplicate id {memory_id} (first on line {seen[memory_id]})")
+                raise DatasetError(f"{shown_path(source)}:{number}: duplicate id {memory_id} (first on line {seen[memory_id]})")
             seen[memory_id] = number
 
 
@@ -259,10 +260,14 @@ def check_init_choices(baseline: str, hook_k: int) -> None:
     if not 1 <= hook_k <= MAX_DEPTH:
         raise OptionError(f"--hook-k must lie between 1 and {MAX_DEPTH}, got {hook_k}.")
     if len(baseline) > MAX_NAME_LENGTH or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", baseline):
-        raise OptionError(f"--baseline {baseline[:40]!r}: name one retriever (letters, digits, '.', '_', '-'; "
-                          f"at most {MAX_NAME_LENGTH} characters), e.g. fts5.")
+        raise OptionError(f"--baseline {baseline[:40]!r}: name one system (letters, digits, '.', '_', '-'; "
+                          f"at most {MAX_NAME_LENGTH} characters), e.g. fts5 or hybrid.")
+    from recall_kit.study.init import baseline_system
+
+    recipe = baseline_system(baseline)
     try:
-        build_system(SystemSpec(retriever=baseline))
+        build_system(SystemSpec(retriever=recipe["retriever"], fusions=[recipe["fusion"]] if "fusion" in recipe else [],
+                                weights=recipe.get("weights", {})))
     except RecallKitError as error:
         raise OptionError(f"--baseline {baseline!r}: {error}") from None
 

@@ -176,3 +176,11 @@ def test_out_dir_and_its_old_spelling(overlap_plugin, tiny_dataset, tmp_path):
                         flag, str(tmp_path / flag.strip("-")))
         # the option is accepted under both names (the spec error comes after parsing)
         assert "No such option" not in result.output
+
+
+def test_study_is_listed_first_and_says_start_here():
+    # issue 70: `study`, where the docs tell a user to start, was 16th of 17 commands in --help.
+    result = invoke("--help")
+    assert result.exit_code == 0, result.output
+    commands = result.stdout.split("Commands:", 1)[1].split()
+    assert commands[0] == "study" and commands[1:3] == ["Start", "here:"]

@@ -299,3 +299,79 @@ def test_the_ablation_leads_with_its_verdict():
     assert "is within the noise" in noise.verdict()[0]
     highest = _synthetic_ablation({name: -0.05 for name in ("a", "b+c", "a+c", "a+b")})
     assert highest.verdict()[0].startswith("Verdict on recall@5: the full system a+b+c (")
+
+
+class _SecondWeakLeg:
+    """ReverseIdRetriever registered as `reverse`: a second weak leg beside helpers:ReverseIdRetriever."""
+
+    from recall_kit.plugin import hookimpl
+
+    @hookimpl
+    def register_retrievers(self, register):  # type: ignore[no-untyped-def]
+        from helpers import ReverseIdRetriever
+
+        register("reverse", ReverseIdRetriever)
+
+
+def test_a_warning_every_variant_gives_is_said_once(tiny_dataset):
+    # issue 70: make demo printed "Leg 'dense' alone scores ..." three times, once per hybrid.
+    from helpers import OverlapPlugin
+
+    from recall_kit.dataset import load_dataset
+    from recall_kit.decide.ablate import run_ablation
+    from recall_kit.testing import registered_plugin
+
+    recall_kit_fusion = pytest.importorskip("recall_kit_fusion")
+    spec = SystemSpec("overlap+reverse+helpers:ReverseIdRetriever", ["rrf"], {}, {})
+    with registered_plugin(OverlapPlugin(), name="overlap-plugin"), \
+            registered_plugin(_SecondWeakLeg(), name="reverse-plugin"), \
+            registered_plugin(recall_kit_fusion, name="fusion-for-ablate-test"):
+        ablation = run_ablation(spec, load_dataset(tiny_dataset), k=1, metrics=["recall@1"], n_resamples=200,
+                                latency_sample=0)
+    given = [(v.name, w) for v in ablation.variants for w in v.result.warnings]
+    beaten = [name for name, warning in given if warning.startswith("Leg 'overlap' alone scores")]
+    assert len(beaten) >= 2  # the case: one leg above several hybrids
+    notes = ablation.report(brief=True).notes
+    [said] = [note for note in notes if "Leg 'overlap' alone scores" in note]
+    assert said.startswith("Leg 'overlap' alone scores recall@1 0.6250, above every fused system holding it (")
+    assert all(f"{name} 0." in said for name in beaten)
+    empty = [note for note in notes if "Leg 'overlap' returned no hits" in note]
+    assert len(empty) == 1 and all(name in empty[0] for name, w in given if w.startswith("Leg 'overlap' returned"))
+    assert len(notes) == len(set(notes))
+
+
+def test_compare_on_an_ablations_files_leads_with_the_terminals_verdict(ablation, tmp_path):
+    # issue 70: make demo's page (compare over the ablation's files) opened with per-variant
+    # sentences; the terminal's one-line verdict was not on it.
+    import html
+
+    _, out, done = ablation
+    index = json.loads((out / "ablation.json").read_text())
+    files = [str(out / variant["file"]) for variant in index["variants"]]
+    page = tmp_path / "ablation.html"
+    compared = _cli(["compare", *files, "-m", "recall@10,ndcg@10", "--resamples", "2000", "--report", "html",
+                     "--output", str(page)], tmp_path)
+    assert compared.returncode == 0, compared.stderr
+    verdict = done.stdout.splitlines()[0]
+    assert verdict.startswith("Verdict on recall@10: ")
+    first = page.read_text().split('<p class="summary">', 1)[1].split("</p>", 1)[0]
+    assert html.unescape(first) == verdict
+    # any other set of files is compared as before: no ablation verdict
+    other = _cli(["compare", files[1], files[0], "-m", "recall@10"], tmp_path)
+    assert other.returncode == 0 and not other.stdout.startswith("Verdict on")
+
+
+def test_ablate_without_out_dir_prints_the_table_and_writes_nothing(tmp_path, monkeypatch):
+    # issue 70: the study's ablation Reproduce line, run as printed, wrote ablation-check/ into the
+    # study folder; without --out-dir, ablate now prints and writes nothing.
+    from study_support import plugins
+
+    from recall_kit.testing import invoke_cli
+
+    monkeypatch.chdir(tmp_path)
+    with plugins("recall-kit-fts5", "recall-kit-bm25", "recall-kit-fusion"):
+        result = invoke_cli(["ablate", "-d", str(EXAMPLE), "-r", "fts5+bm25", "-f", "rrf", "-m", "recall@10",
+                             "--resamples", "200", "--latency-sample", "0", "--brief"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("Verdict on recall@10: ") and "Ablation of fts5+bm25" in result.stdout
+    assert list(tmp_path.iterdir()) == []

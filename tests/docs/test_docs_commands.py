@@ -18,8 +18,12 @@ A comment on the line before a fence says how to run it:
 - `<!-- doc-test: cwd=tmp -->`: run in a fresh empty folder (commands that create packages).
 - `<!-- doc-test: file=NAME -->` (before any block, e.g. ```python): the block is a file the
   reader is told to write; it is written as NAME in the current folder.
-- `<!-- doc-test: cleanup=DIST -->`: `pip uninstall DIST` after the block, whatever happened (a
-  block that installs a package it made).
+- `<!-- doc-test: cleanup=DIST -->`: a block that installs a package it made (DIST). It runs in a
+  throwaway virtual environment layered over this one (it sees everything installed here, and its
+  `pip` installs into it alone), dropped after the block: this environment is left as `make` made it
+  (`test_shell_blocks_run_as_written` compares `pip freeze` before and after such a page), and no
+  other test running beside it sees the package. A block that runs `pip install` or `pip uninstall`
+  needs this marker (checked).
 
 A synopsis (`recall-kit eval --dataset PATH ...`) is fenced ```text, not as a shell block.
 """
@@ -221,13 +225,66 @@ PAGES_TO_RUN = [pytest.param(page, marks=[pytest.mark.xdist_group("installed-plu
                 for page in RUNNABLE]
 
 
+_PIP_CHANGES = re.compile(r"\bpip3?\s+(install|uninstall)\b|-m\s+pip\s+(install|uninstall)\b")
+
+
+def test_every_block_that_installs_runs_in_a_throwaway_environment():
+    for page in PAGES:
+        for block in shell_blocks(page):
+            if {"skip", "file"} & set(block.options) or not _PIP_CHANGES.search(block.script):
+                continue
+            assert "cleanup" in block.options, (
+                f"{block.page}:{block.line}: runs pip install/uninstall; mark it doc-test: cleanup=DIST so it "
+                "runs in a throwaway environment, not the one make made")
+
+
+def _pip_freeze() -> list[str]:
+    done = subprocess.run([sys.executable, "-m", "pip", "freeze", "--all"], capture_output=True, text=True,
+                          timeout=300, check=True)
+    return sorted(line for line in done.stdout.splitlines() if line.strip())
+
+
+def _throwaway_environment(folder: Path) -> Path:
+    """A virtual environment at `folder` that sees every distribution installed here (a .pth adds
+    this environment's site-packages after its own) and installs into itself alone: its `bin/`
+    holds this environment's scripts (recall-kit, pytest, pip ...) run by its own interpreter."""
+    import sysconfig
+    import venv
+
+    venv.EnvBuilder(with_pip=False, symlinks=True).create(folder)
+    python = folder / "bin" / "python"
+    own = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                              capture_output=True, text=True, check=True, timeout=120).stdout.strip())
+    host = [sysconfig.get_path("purelib"), sysconfig.get_path("platlib")]
+    (own / "_host_environment.pth").write_text(
+        "import site; " + "; ".join(f"site.addsitedir({path!r})" for path in dict.fromkeys(host)) + "\n")
+    host_bin = Path(sys.executable).parent
+    for script in sorted(host_bin.iterdir()):
+        target = folder / "bin" / script.name
+        if target.exists() or target.is_symlink() or not script.is_file():
+            continue
+        try:
+            head, _, rest = script.read_bytes().partition(b"\n")
+        except OSError:
+            continue
+        if head.startswith(b"#!") and b"python" in head:  # a console script: the same, run by the throwaway python
+            target.write_bytes(b"#!" + str(python).encode() + b"\n" + rest)
+            target.chmod(0o755)
+    return folder
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("page", PAGES_TO_RUN, ids=lambda page: page.relative_to(REPO).as_posix())
 def test_shell_blocks_run_as_written(page: Path, tmp_path: Path, onnx_exports: Path | None) -> None:
     before = _written_in_repository()
+    installs = any("cleanup" in block.options for block in shell_blocks(page))
+    frozen = _pip_freeze() if installs else []
     _run_page(page, tmp_path, onnx_exports)
     # A documented command writes only into the page's scratch folder, never into the checkout.
     assert _written_in_repository() - before == set(), page
+    # and a page that installs a package leaves this environment as make made it (issue 70: the
+    # tutorial's cleanup had uninstalled recall-kit-example from .venv).
+    assert not installs or _pip_freeze() == frozen, page
 
 
 def _run_page(page: Path, tmp_path: Path, onnx_exports: Path | None) -> None:
@@ -256,15 +313,16 @@ def _run_page(page: Path, tmp_path: Path, onnx_exports: Path | None) -> None:
             cwd.mkdir()
         # The page's exports and cd carry over: load them, run the block, save them again.
         start = str(cwd) if cwd is not None else f"$(cat {state / 'cwd'})"
-        script = f'cd "{start}"\nsource {state / "env"}\nset -e\n{block.script}\nset +e\nexport -p > {state / "env"}\n'
+        enter = leave = ""
+        if "cleanup" in block.options:  # it installs: into a throwaway environment, never this one
+            throwaway = _throwaway_environment(tmp_path / f"venv{number}") / "bin"
+            enter = f'export PATH="{throwaway}{os.pathsep}$PATH" VIRTUAL_ENV="{throwaway.parent}"\n'
+            leave = f'export PATH="${{PATH#{throwaway}{os.pathsep}}}"\nunset VIRTUAL_ENV\n'  # the next blocks: this env
+        script = (f'cd "{start}"\nsource {state / "env"}\n{enter}set -e\n{block.script}\nset +e\n{leave}'
+                  f'export -p > {state / "env"}\n')
         if cwd is None:
             script += f"pwd > {state / 'cwd'}\n"
-        try:
-            done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env, timeout=900)
-        finally:
-            if block.options.get("cleanup"):  # what the block installed into the environment
-                subprocess.run([sys.executable, "-m", "pip", "uninstall", "-q", "-y", block.options["cleanup"]],
-                               capture_output=True, env=env, timeout=300)
+        done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env, timeout=900)
         expected = int(block.options.get("exit", "0") or 0)
         assert done.returncode == expected, (
             f"{block.page}:{block.line}: exit {done.returncode}, expected {expected}\n"

@@ -56,3 +56,17 @@ def test_the_tutorials_plugin_is_what_new_plugin_writes():
         for line in excerpt.splitlines():
             if line.strip() and not line.strip().startswith("#"):
                 assert line.strip() in lines or "hits = [Hit(doc_id" in line, line
+
+
+def _first_lines(text: str, *starts: str) -> list[int]:
+    lines = [line.strip() for line in text.splitlines()]
+    return [next(number for number, line in enumerate(lines) if line.startswith(start)) for start in starts]
+
+
+def test_the_tutorial_installs_before_it_tests_as_the_scaffolds_readme_says():
+    # issue 70: the tutorial ran pytest before pip install -e, the scaffold's README the other way.
+    tutorial = TUTORIAL.read_text(encoding="utf-8").split("recall-kit new-plugin overlap && cd", 1)[1]
+    readme = (ROOT / "recall_kit" / "templates" / "plugin" / "readme_tail.md").read_text(encoding="utf-8")
+    for text in (tutorial, readme):
+        install, test = _first_lines(text, "pip install -", "pytest")
+        assert install < test

@@ -166,8 +166,9 @@ def test_every_reproduce_line_gives_the_documents_numbers(example_study: tuple[P
                     _same(next(r for r in saved.rows if (r.system, r.metric, r.scope) == (row.system, row.metric,
                                                                                           row.scope)), row)
             elif kind == "ablation":
-                _run_line(line, [])
-                saved_ablation = SavedAblation.load(Path("ablation-check") / "ablation.json")
+                assert "--out-dir" not in line  # run as printed, it writes nothing into the study folder
+                _run_line(line, ["--out-dir", str(out)])
+                saved_ablation = SavedAblation.load(out / "ablation.json")
                 for row in study.ablation.rows:
                     _same(next(r for r in saved_ablation.comparison.decision_rows("overall")
                                if (r.system, r.metric) == (row.system, row.metric)), row)

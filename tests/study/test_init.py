@@ -221,20 +221,29 @@ def test_init_on_a_store_of_20_memories_writes_an_exact_count_the_run_accepts(tm
     assert study.corpus.memories == 20 and 0 < sum(s.queries for s in study.strata) <= 20
 
 
-def test_an_unnamed_look_alike_column_is_refused_naming_it_and_the_two_ways_on(tmp_path: Path) -> None:
+def test_an_unnamed_look_alike_flag_of_0s_and_1s_is_mapped_and_one_of_other_values_refused(tmp_path: Path) -> None:
+    # issue 70: `private` holding 0 and 1 is the flag (taking it drops rows, never keeps one): init
+    # and the importer map it; a look-alike holding other values is refused, naming the two ways on.
     store = write_flagged_store(tmp_path / "store.db", column="private")
     result = init_cli(["study", "init", str(tmp_path / "s.toml"), "--sqlite", str(store)])
-    assert result.exit_code == 2 and result.output.strip().count("\n") == 0
-    assert "'private'" in result.output and "--sensitive-col private" in result.output
-    assert "--no-sensitive-col" in result.output and not (tmp_path / "s.toml").exists()
+    assert result.exit_code == 0, result.output
+    assert "Sensitive column: private (detected)" in (tmp_path / "s.toml").read_text()
     imported = invoke_cli(["dataset", "import", "sqlite", str(store), str(tmp_path / "ds"),
                            "--queries", str(EXAMPLE / "queries.jsonl"), "--qrels", str(EXAMPLE / "qrels.jsonl")])
+    assert imported.exit_code == 0 and "sensitive_column: private (detected)" in imported.output
+    assert CANARY not in (tmp_path / "ds" / "corpus.jsonl").read_text()
+    levels = write_flagged_store(tmp_path / "levels.db", column="private", canary_flag="team-only")
+    refused = init_cli(["study", "init", str(tmp_path / "t.toml"), "--sqlite", str(levels)])
+    assert refused.exit_code == 2 and refused.output.strip().count("\n") == 0
+    assert "'private'" in refused.output and "--sensitive-col private" in refused.output
+    assert "--no-sensitive-col" in refused.output and not (tmp_path / "t.toml").exists()
+    imported = invoke_cli(["dataset", "import", "sqlite", str(levels), str(tmp_path / "ds2"),
+                           "--queries", str(EXAMPLE / "queries.jsonl"), "--qrels", str(EXAMPLE / "qrels.jsonl")])
     assert imported.exit_code == 2 and "--sensitive-col private" in imported.output
-    assert not (tmp_path / "ds").exists()
-    named = init_cli(["study", "init", str(tmp_path / "s.toml"), "--sqlite", str(store), "--sensitive-col",
-                        "private"])
-    assert named.exit_code == 0, named.output
-    assert "Sensitive column: private (named)" in (tmp_path / "s.toml").read_text()
+    assert not (tmp_path / "ds2").exists()
+    named = init_cli(["study", "init", str(tmp_path / "t.toml"), "--sqlite", str(levels), "--sensitive-col",
+                      "private"])
+    assert named.exit_code == 2 and "row id 9999" in named.output  # named, its unreadable value still refused
 
 
 def test_no_sensitive_col_says_the_table_has_none_and_unmapped_columns_are_reported(tmp_path: Path) -> None:
@@ -357,3 +366,18 @@ def test_init_maps_a_creation_time_column_it_recognises_or_names_the_flag(tmp_pa
     text = (tmp_path / "o.toml").read_text()
     assert "created_at_col" not in text.split("Columns not mapped")[1]
     assert "--created-at-col createdAt" in text and "Columns not mapped: createdAt." in text
+
+
+def test_baseline_names_a_system_one_of_the_candidates_or_a_retriever(tmp_path: Path) -> None:
+    # issue 70: `study init --baseline` took a retriever only; `--baseline hybrid` named none.
+    with plugins("recall-kit-fts5", "recall-kit-bm25", "recall-kit-dense", "recall-kit-fusion"):
+        result = invoke_cli(["study", "init", str(tmp_path / "h.toml"), "--dataset", str(EXAMPLE),
+                             "--baseline", "hybrid"])
+        assert result.exit_code == 0, result.output
+        config = load_study(tmp_path / "h.toml")
+        assert config.baseline == "hybrid" and config.systems[0].name == "hybrid"
+        assert config.systems[0].retriever == "bm25+dense" and config.systems[0].fusions == ["convex"]
+        assert [s.name for s in config.systems].count("hybrid") == 1 and "fts5" in [s.name for s in config.systems]
+        bad = invoke_cli(["study", "init", str(tmp_path / "x.toml"), "--dataset", str(EXAMPLE),
+                          "--baseline", "no-such-thing"])
+    assert bad.exit_code == 2 and "--baseline 'no-such-thing'" in bad.output and not (tmp_path / "x.toml").exists()

@@ -172,7 +172,7 @@ def test_a_bad_query_is_named_in_the_users_queries_file(tmp_path: Path) -> None:
 def test_init_refuses_a_baseline_run_would_refuse_and_writes_nothing(tmp_path: Path) -> None:
     out = tmp_path / "study.toml"
     for flags, said in ((["--baseline", "grph"], "--baseline 'grph': Unknown retriever 'grph'"),
-                        (["--baseline", "a b"], "--baseline 'a b': name one retriever"),
+                        (["--baseline", "a b"], "--baseline 'a b': name one system"),
                         (["--hook-k", "1000000000"], f"--hook-k must lie between 1 and {MAX_DEPTH}")):
         result = invoke_cli(["study", "init", str(out), "--dataset", str(EXAMPLE), *flags])
         assert result.exit_code == 2, result.output

@@ -13,7 +13,7 @@ def graph_explain(
     query_id: Annotated[str, typer.Option("--query-id", help="The query to explain.")],
     show_concepts: Annotated[bool, typer.Option("--show-concepts", help="Print concept names (they come from memory text).")] = False,
     k: Annotated[int, typer.Option("--k", "-k", help="How many memories to explain.")] = 10,
-    option: Annotated[list[str] | None, typer.Option("--option", "-o", help="KEY=VALUE option of the graph retriever: method=ppr, hops=3.")] = None,
+    option: Annotated[list[str] | None, typer.Option("--option", "-o", help="graph.KEY=VALUE, as every command takes a leg's option: graph.method=ppr, graph.hops=3 (KEY=VALUE alone works too).")] = None,
 ) -> None:
     """Print, for one query, the graph path that led to each returned memory (ids only unless
     --show-concepts)."""
@@ -23,10 +23,11 @@ def graph_explain(
     raw: dict[str, str] = {}
     for assignment in option or []:
         key, sep, value = assignment.partition("=")
-        key = key.strip().removeprefix("graph.")
-        if not sep or not key:
-            raise OptionError(f"Bad option {assignment!r}: expected KEY=VALUE (e.g. hops=3).")
-        raw[key] = value
+        leg, dot, name = key.strip().rpartition(".")
+        if not sep or not name or (dot and leg != "graph"):
+            raise OptionError(f"Bad option {assignment!r}: graph-explain explains the graph leg: expected "
+                              "graph.KEY=VALUE (e.g. -o graph.hops=3).")
+        raw[name] = value
     if k < 1:
         raise OptionError(f"--k must be at least 1, got {k}.")
     options = build_options("retriever 'graph'", GraphRetriever.Options, raw)

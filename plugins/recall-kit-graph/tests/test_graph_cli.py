@@ -56,9 +56,12 @@ def test_graph_explain_errors_are_one_line(tmp_path: Path) -> None:
     result = _run("graph-explain", "--dataset", str(dataset), "--query-id", "nope")
     assert result.returncode == 2
     assert result.stderr.strip() == f"Error: No query 'nope' in {dataset}."
-    bad = _run("graph-explain", "--dataset", str(dataset), "--query-id", "q1", "-o", "hops=0")
-    assert bad.returncode == 2
-    assert bad.stderr.strip() == "Error: Bad options for retriever 'graph': hops must be >= 1"
+    for spelled in ("graph.hops=0", "hops=0"):  # LEG.KEY=VALUE as every command takes it; KEY=VALUE too
+        bad = _run("graph-explain", "--dataset", str(dataset), "--query-id", "q1", "-o", spelled)
+        assert bad.returncode == 2
+        assert bad.stderr.strip() == "Error: Bad options for retriever 'graph': hops must be >= 1"
+    other = _run("graph-explain", "--dataset", str(dataset), "--query-id", "q1", "-o", "dense.model=x")
+    assert other.returncode == 2 and "expected graph.KEY=VALUE" in other.stderr
     zero = _run("graph-explain", "--dataset", str(dataset), "--query-id", "q1", "-k", "0")
     assert zero.returncode == 2
     assert zero.stderr.strip() == "Error: --k must be at least 1, got 0."

@@ -36,54 +36,50 @@ def looks_sensitive(column: str) -> bool:
 def sensitive_column(source: Path, table: str, columns: list[str], named: str, none: bool) -> tuple[str, str]:
     """The column whose true rows never leave the store, and how it was chosen ("named",
     "detected", "none"). A table with a column that looks sensitive, when the user named none and
-    did not say there is none, maps `is_sensitive`/`sensitive` when that is the only one, and is
-    otherwise refused in one line naming the column and the two ways on."""
+    did not say there is none, maps it when it is the only one and is named `is_sensitive` or
+    `sensitive`, or holds only values that read as true or false (a `private` of 0s and 1s: taking
+    it drops rows, never keeps one); it is otherwise refused in one line naming the columns and the
+    two ways on."""
     if named:
         return named, "named"
     if none:
         return "", "none"
     looking = [column for column in columns if looks_sensitive(column)]
-    if len(looking) == 1 and looking[0].lower() in SENSITIVE_NAMES:
+    if len(looking) == 1 and (looking[0].lower() in SENSITIVE_NAMES or holds_flags(source, table, looking[0])):
         return looking[0], "detected"
     if looking:
         shown = ", ".join(repr(column) for column in looking)
+        what = "columns that look" if len(looking) > 1 else "a column that looks"
+        holds = "" if len(looking) > 1 else " and holds values other than true and false"
         raise OptionError(
-            f"{source.name}: table {table!r} has a column that looks sensitive ({shown}) and none is named: "
+            f"{source}: table {table!r} has {what} sensitive ({shown}){holds}, and none is named: "
             f"give --sensitive-col {looking[0]} (rows true there never leave the store) or --no-sensitive-col "
             "(in study.toml: sensitive_col = \"COL\" or sensitive_col = \"\")."
         )
     return "", "none"
 
 
-#: Words of a column's name that say it holds when a row was made; and the declared types a time
-#: is stored in (SQLite keeps times as text, numbers or a DATE/DATETIME/TIMESTAMP declaration).
-CREATED_WORDS = frozenset({"created", "creation", "inserted", "added", "timestamp", "date", "datetime", "time"})
-TIME_TYPES = frozenset({"", "TEXT", "INTEGER", "INT", "REAL", "NUMERIC", "FLOAT", "DOUBLE", "VARCHAR"})
+#: A column with more distinct values than this is no flag.
+FLAG_VALUES = 8
 
 
-def created_at_columns(source: Path, table: str) -> tuple[list[str], list[str]]:
-    """The table's columns that look like a creation time: by name (a word of CREATED_WORDS:
-    created_at, createdAt, inserted_date) and declared type (a time type, or one a time is kept
-    in), and those with such a name but another type (a BLOB named created)."""
+def holds_flags(source: Path, table: str, column: str) -> bool:
+    """Whether every value of `column` reads as true or false (0/1, "yes", NULL): at most
+    FLAG_VALUES distinct values, each one `sensitive_flag` reads (the values of a flag are read,
+    never a memory's text)."""
     import sqlite3
 
     connection = sqlite3.connect(f"{source.resolve().as_uri()}?mode=ro", uri=True)
     try:
-        described = connection.execute(f"PRAGMA table_info({quote_identifier(table)})").fetchall()
+        values = connection.execute(f"SELECT DISTINCT {quote_identifier(column)} FROM {quote_identifier(table)} "
+                                    f"LIMIT {FLAG_VALUES + 1}").fetchall()
     except sqlite3.Error:
-        return [], []
+        return False
     finally:
         connection.close()
-    recognised: list[str] = []
-    named_only: list[str] = []
-    for _, column, declared, *_ in described:
-        words = set(re.split(r"[^a-z0-9]+", re.sub(r"([a-z])([A-Z])", r"\1_\2", column).lower()))
-        if not words & CREATED_WORDS:
-            continue
-        kind = re.sub(r"\(.*", "", str(declared or "")).strip().upper()
-        time_type = any(word in kind for word in ("DATE", "TIME")) or kind in TIME_TYPES
-        (recognised if time_type else named_only).append(column)
-    return recognised, named_only
+    return len(values) <= FLAG_VALUES and all(
+        sensitive_flag(value.decode("utf-8", "replace") if isinstance(value, bytes) else value) is not None
+        for (value,) in values)
 
 
 def _sensitive(value: Any, column: str, doc_id: str, source: str, table: str) -> bool:

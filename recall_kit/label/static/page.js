@@ -64,12 +64,19 @@ function duration(seconds) {
   return `${(seconds / 3600).toFixed(1)} h`;
 }
 
-function renderProgress() {
-  const p = state.progress;
+// The progress line: done, what is left, the time left at this pace; with nothing left, says so
+// (not "0 left · time left: after two grades").
+function progressWords(assessor, p) {
+  if (p.left === 0) return `${assessor}: ${p.done} done · nothing left to grade`;
+  if (p.to_settle === 0) return `${assessor}: ${p.done} done · every verdict settled · ${p.left} more in the pool if you wish`;
   const settle = p.to_settle === null ? `${p.left} left in the pool` : `${p.to_settle} left to settle every verdict`;
   const pace = p.seconds_left === null ? "time left: after two grades"
     : `about ${duration(p.seconds_left)} left at your pace (${p.seconds_per_pair} s a pair)`;
-  text($("progress"), `${state.assessor}: ${p.done} done · ${settle} · ${pace}`);
+  return `${assessor}: ${p.done} done · ${settle} · ${pace}`;
+}
+
+function renderProgress() {
+  text($("progress"), progressWords(state.assessor, state.progress));
   const decision = state.decision;
   if (decision) {
     const open = decision.verdicts.filter((v) => v.flip !== "cannot flip").length;

@@ -7,6 +7,7 @@ ranks the qrels judge. `recall_kit.measure.run.runner` runs the legs and calls t
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -126,6 +127,39 @@ def weaker_than_a_leg(
                 "a lower weight for the weaker leg, or dropping it (choose with 'recall-kit sweep --holdout')."
             )
     return warnings
+
+
+#: `weaker_than_a_leg`'s sentence, read back by `merge_leg_warnings`.
+_LEG_WARNING = re.compile(r"^Leg (?P<leg>'.*?') alone scores (?P<metric>\S+) (?P<alone>\S+), above the fused "
+                          r"(?P<fused>[0-9.]+) \((?P<fusion>[^)]*)\): (?P<rest>.*)$")
+
+
+def merge_leg_warnings(named: Sequence[tuple[str, str]]) -> list[str]:
+    """Several systems' warnings (an ablation's variants), each said once: a warning one system
+    gave is `SYSTEM: warning`; the same warning from several (a leg's own empty rankings, in every
+    variant holding it) names them after it; a leg that alone beats the fused ranking of several
+    systems is one warning naming each system's fused score."""
+    said: dict[tuple[str, ...], list[tuple[str, str]]] = {}
+    for system, warning in named:
+        match = _LEG_WARNING.match(warning)
+        key: tuple[str, ...] = ((match["leg"], match["metric"], match["alone"], match["fusion"], match["rest"])
+                                if match else (warning,))
+        said.setdefault(key, []).append((system, match["fused"] if match else ""))
+    lines = []
+    for key, systems in said.items():
+        if len(systems) == 1:
+            system, fused = systems[0]
+            lines.append(f"{system}: " + (key[0] if len(key) == 1 else
+                                          f"Leg {key[0]} alone scores {key[1]} {key[2]}, above the fused {fused} "
+                                          f"({key[3]}): {key[4]}"))
+        elif len(key) == 1:
+            lines.append(f"{key[0]} ({', '.join(system for system, _ in systems)})")
+        else:
+            leg, metric, alone, fusion, rest = key
+            fused = ", ".join(f"{system} {score}" for system, score in systems)
+            lines.append(f"Leg {leg} alone scores {metric} {alone}, above every fused system holding it "
+                         f"({fused}; {fusion}): {rest}")
+    return lines
 
 
 #: A leg that returns nothing for at least this share of the queries gets a warning.

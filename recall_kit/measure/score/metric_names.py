@@ -384,8 +384,16 @@ def _closest_name(text: str, entries: dict[str, Any], table: dict[str, str]) -> 
         for alias in (*registration.obj.aliases, f"{family}@{_ALIAS_CUTOFF}", family):
             if alias.lower() in table:
                 spelled[alias.replace(_ALIAS_CUTOFF, cutoff).lower()] = alias.replace(_ALIAS_CUTOFF, cutoff)
-    close = difflib.get_close_matches(text.lower(), list(spelled), n=1, cutoff=0.75)
-    return spelled[close[0]] if close else None
+    close = difflib.get_close_matches(text.lower(), list(spelled), n=max(1, len(spelled)), cutoff=0.75)
+    if not close:
+        return None
+
+    def ratio(key: str) -> float:
+        return difflib.SequenceMatcher(None, text.lower(), key).ratio()
+
+    # Equally close, the name the tool writes wins: `recall10` is `recall@10`, not `recall_10`.
+    tied = [key for key in close if ratio(key) == ratio(close[0])]
+    return spelled[next((key for key in tied if "@" in key), tied[0])]
 
 
 def _default_specs(registered: dict[str, Any]) -> list[MetricSpec]:

@@ -509,6 +509,9 @@ def test_unknown_name_lists_registered_families_and_points_at_aliases():
     assert "'recall-kit list metrics'" in message and "\n" not in message
     with pytest.raises(errors.UnknownMetricError, match="Did you mean 'precision@3'"):
         resolve_metrics(["precison@3"])
+    for typed in ("recall10", "recall-10", "Recall10"):  # issue 70: equally close, the name the tool writes
+        with pytest.raises(errors.UnknownMetricError, match="Did you mean 'recall@10'"):
+            resolve_metrics([typed])
     with pytest.raises(errors.UnknownMetricError) as caught:
         resolve_metrics(["xyz"])
     assert "Did you mean" not in str(caught.value)
