@@ -12,7 +12,8 @@ under that proxy embeds the memories and the queries with the dense leg's model 
   the ranking recall-kit made until this change) and **after** (`recall_kit_dense.ann.portable_top_k`:
   rescored in float64 on the grid, ties by id);
 - the combined judge's grade of every pair of the pool (every query's fts5 top 10 and its
-  qrels pairs), fitted on the qrels cross-fitted, **before** (scikit-learn's lbfgs at its default
+  qrels pairs), fitted on the qrels taken as complete over the pool, cross-fitted (as a study
+  fits it), **before** (scikit-learn's lbfgs at its default
   tolerance, float32 similarities, raw probabilities) and **after** (the judge as it is now).
 
 It prints, per proxy, how many rankings and grades differ from the default's. Bar (exit 1 when
@@ -78,8 +79,9 @@ def worker(proxy: str, dataset_path: str, out: str) -> None:
     pool = {q.query_id: dict.fromkeys([*(hit.id for hit in fts5.search(q.text, 10)), *dataset.qrels.get(q.query_id, {})])
             for q in queries}
     by_id = {memory.id: memory for memory in corpus}
-    context = JudgingContext(labels={q: dict(g) for q, g in dataset.qrels.items()},
-                             queries={q.query_id: q for q in queries}, corpus=by_id, seed=0)
+    # As a study fits it: the qrels taken as complete over the pool (a pooled id they do not list: 0)
+    labels = {q: {doc: int(dataset.qrels.get(q, {}).get(doc, 0)) for doc in docs} for q, docs in pool.items()}
+    context = JudgingContext(labels=labels, queries={q.query_id: q for q in queries}, corpus=by_id, seed=0)
     pairs = [(q, by_id[doc]) for q in queries for doc in pool[q.query_id] if doc in by_id]
     keys = [f"{q.query_id}\t{m.id}" for q, m in pairs]
     grades = {}
