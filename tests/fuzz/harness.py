@@ -82,7 +82,7 @@ class Target:
         """Valid inputs, the same mutated (bytes cut, inserted, replaced, lines doubled), and raw bytes."""
         raw = st.tuples(*[st.binary(max_size=400) for _ in self.names]).map(
             lambda blobs: unknown(dict(zip(self.names, blobs, strict=True))))
-        return st.one_of(self.valid, mutated(self.valid, self.names), raw)
+        return st.one_of(self.valid, mutated(self.valid, self.names), reshaped(self.valid, self.names), raw)
 
     def check(self, case: Case) -> None:
         """Hold one case to the contract (an AssertionError, or the stray exception, when it breaks)."""
@@ -176,6 +176,78 @@ def mutated(cases: st.SearchStrategy[Case], names: Sequence[str]) -> st.SearchSt
     return build()
 
 
+#: Values a valid input's value is replaced by (JSON and TOML alike; None is dropped from TOML).
+HOSTILE = st.sampled_from([None, True, False, 0, -1, 4, 1.5, 1e308, -1e308, 10**30, -(10**30), "", " ", "nan",
+                           "NaN", "inf", "1e999", "0.5", "x" * 600, "\n", "a\tb", "\u2028", "\x00", "\ud800", "..",
+                           "/etc", [], {}, [[]], {"": None}, [1, "1", 1.0], float("nan"), float("inf")])
+#: Fields a TREC line's field is replaced by.
+HOSTILE_FIELD = st.sampled_from(["nan", "NaN", "inf", "-inf", "1e999", "-0", "3.5", "1_0", "0x10", "#x", "é", "\x00",
+                                 "9" * 400, "1e-400", "+1", "--1", "١", "1.", ".5", "1e5", "2147483648"])
+
+
+def reshaped(cases: st.SearchStrategy[Case], names: Sequence[str]) -> st.SearchStrategy[Case]:
+    """A valid case with one value of one of its files replaced by a hostile one, or a key dropped,
+    or a row doubled, as the file's format writes it (JSON lines, JSON, TOML, TREC fields)."""
+
+    @st.composite
+    def build(draw: st.DrawFn) -> Case:
+        case = draw(cases)
+        files = dict(case.files)
+        name = draw(st.sampled_from(sorted(set(files) & set(names))))
+        try:
+            files[name] = _reshape(draw, name, files[name])
+        except (ValueError, TypeError, RecursionError):  # a file the format's own writer cannot write back
+            pass
+        return unknown(files)
+
+    return build()
+
+
+def _reshape(draw: st.DrawFn, name: str, data: bytes) -> bytes:
+    import json
+    import tomllib
+
+    if name.endswith(".txt"):
+        lines = data.decode("utf-8").split("\n")
+        index = draw(st.integers(0, max(len(lines) - 1, 0)))
+        fields = lines[index].split()
+        if fields:
+            fields[draw(st.integers(0, len(fields) - 1))] = draw(HOSTILE_FIELD)
+            lines[index] = " ".join(fields)
+        return "\n".join(lines).encode("utf-8", "surrogatepass")
+    if name.endswith(".jsonl"):
+        rows = [json.loads(line) for line in data.decode("utf-8").splitlines() if line.strip()]
+        if not rows:
+            return data
+        index = draw(st.integers(0, len(rows) - 1))
+        if draw(st.integers(0, 4)) == 0:
+            rows.insert(index, rows[index])  # a row twice
+        else:
+            rows[index] = _replace(draw, rows[index])
+        return "".join(json.dumps(row) + "\n" for row in rows).encode()
+    if name.endswith(".toml"):
+        from fuzz.targets import toml
+
+        return toml(_replace(draw, tomllib.loads(data.decode("utf-8")), toml=True))
+    return json.dumps(_replace(draw, json.loads(data))).encode()
+
+
+def _replace(draw: st.DrawFn, value: Any, toml: bool = False) -> Any:
+    """`value` with one node (anywhere in it) replaced by a hostile value, or one key dropped."""
+    if isinstance(value, dict) and value and draw(st.booleans()):
+        key = draw(st.sampled_from(sorted(value, key=str)))
+        if draw(st.integers(0, 3)) == 0:
+            return {k: v for k, v in value.items() if k != key}
+        return {**value, key: _replace(draw, value[key], toml)}
+    if isinstance(value, list) and value and draw(st.booleans()):
+        index = draw(st.integers(0, len(value) - 1))
+        return [*value[:index], _replace(draw, value[index], toml), *value[index + 1:]]
+    new = draw(HOSTILE)
+    if toml and (new is None or (isinstance(new, int) and abs(new) >= 2**63) or (isinstance(new, dict) and None in new.values())):
+        return "null"
+    return new
+
+
 def edit(data: bytes, kind: str, where: float, span: int, blob: bytes) -> bytes:
     at = int(where * len(data))
     if kind == "cut":
@@ -203,5 +275,7 @@ def run_for(target: Target, seconds: float, batch: int = 100) -> tuple[int, floa
         try:
             test()
         except Exception as error:  # noqa: BLE001 - hypothesis's report of the falsifying example
-            return target.tried, time.monotonic() - started, f"{type(error).__name__}: {error}"
+            import traceback
+
+            return target.tried, time.monotonic() - started, "".join(traceback.format_exception(error))
     return target.tried, time.monotonic() - started, None

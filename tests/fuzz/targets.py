@@ -46,7 +46,7 @@ def _toml_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float)):
-        return repr(value)
+        return repr(value)  # nan and inf are TOML's spellings too
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False)  # a TOML basic string (no control characters in it)
     if isinstance(value, list):
@@ -56,15 +56,25 @@ def _toml_value(value: Any) -> str:
     raise TypeError(type(value).__name__)
 
 
-def toml(tables: dict[str, Any]) -> bytes:
-    """A TOML document of `tables` (a list of tables is an array of tables)."""
+def toml(tables: Any) -> bytes:
+    """A TOML document of `tables`: a table per dict, an array of tables per list of dicts, and any
+    other value as a key at the top (as a hostile edit may leave one)."""
+    if not isinstance(tables, dict):
+        tables = {"value": tables}
+    top: list[str] = []
     out: list[str] = []
     for name, body in tables.items():
-        for table in body if isinstance(body, list) else [body]:
-            out.append(f"[[{name}]]" if isinstance(body, list) else f"[{name}]")
-            out.extend(f"{_toml_value(str(key))} = {_toml_value(value)}" for key, value in table.items())
-            out.append("")
-    return "\n".join(out).encode("utf-8")
+        if isinstance(body, dict):
+            out.append(f"[{_toml_value(str(name))}]")
+            out.extend(f"{_toml_value(str(key))} = {_toml_value(value)}" for key, value in body.items())
+        elif isinstance(body, list) and body and all(isinstance(table, dict) for table in body):
+            for table in body:
+                out.append(f"[[{_toml_value(str(name))}]]")
+                out.extend(f"{_toml_value(str(key))} = {_toml_value(value)}" for key, value in table.items())
+        else:
+            top.append(f"{_toml_value(str(name))} = {_toml_value(body)}")
+        out.append("")
+    return "\n".join([*top, *out]).encode("utf-8")
 
 
 # -- TREC run and qrels ----------------------------------------------------------------------------
@@ -309,7 +319,8 @@ def _recipes(draw: st.DrawFn) -> Case:
     tables: dict[str, Any] = {"system": system}
     if weights:
         tables["weights"] = weights
-    tables.update({f"options.{leg}": values for leg, values in options.items()})
+    if options:
+        tables["options"] = options
     expected = SystemSpec("+".join(legs), fusions, {k: float(v) for k, v in weights.items()}, options)
     return valid({"system.toml": toml(tables)}, expected)
 
@@ -389,7 +400,6 @@ NOT_A_TOOL_RESULT = "not a tool result (the MCP SDK refuses it)"
 def _read_mcp(root: Path) -> Any:
     import pydantic
     from mcp.types import CallToolResult
-
     from recall_kit_remote.mcp_tool import read_tool_answer
 
     options = _options(root)
@@ -442,7 +452,10 @@ def targets() -> list[Target]:
 RUN_EXAMPLES: list[Case] = []
 QRELS_EXAMPLES: list[Case] = []
 DATASET_EXAMPLES: list[Case] = []
-STUDY_EXAMPLES: list[Case] = []
+STUDY_EXAMPLES: list[Case] = [
+    # `systems = true` (not an array of tables): a TypeError from the loop over it (issue 72's first run).
+    unknown({"study.toml": b'"systems" = true\n["study"]\n"name" = "0"\n"seed" = 0\n\n["store"]\n"dataset" = "a"\n'}),
+]
 LABELS_EXAMPLES: list[Case] = []
 MANIFEST_EXAMPLES: list[Case] = []
 POOL_EXAMPLES: list[Case] = []
