@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 import os
+from pathlib import Path
 
 import pytest
 import pytrec_eval
