@@ -295,6 +295,15 @@ def parse_grade(value: Any) -> int | None:
     return None
 
 
+def _shown_grade(written: Any, parsed: int) -> str:
+    """A grade out of range as the file wrote it: 1e300 as "1e+300", never as its 301 digits; a long
+    integer by its length."""
+    if isinstance(written, float):
+        return repr(written)
+    text = str(parsed)
+    return text if len(text) <= 12 else f"of {len(text.lstrip('-'))} digits"
+
+
 def _parse_judgments(number: int, row: dict[str, Any], problems: list[Problem],
                      file: str = QRELS_FILE) -> dict[str, int] | None:
     """A qrels row's judgments {id: grade}, or None with a problem on line `number` of `file`."""
@@ -313,7 +322,7 @@ def _parse_judgments(number: int, row: dict[str, Any], problems: list[Problem],
                 problems.append(Problem(file, number, f"grade for id {doc_id} must be an integer"))
                 return None
             if not MIN_GRADE <= parsed <= MAX_GRADE:
-                problems.append(Problem(file, number, f"grade {_short(parsed)} for id {doc_id} "
+                problems.append(Problem(file, number, f"grade {_shown_grade(grade, parsed)} for id {doc_id} "
                                         f"is outside {MIN_GRADE}..{MAX_GRADE}"))
                 return None
             judgments[str(doc_id)] = parsed
