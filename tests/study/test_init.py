@@ -357,3 +357,16 @@ def test_init_maps_a_creation_time_column_it_recognises_or_names_the_flag(tmp_pa
     text = (tmp_path / "o.toml").read_text()
     assert "created_at_col" not in text.split("Columns not mapped")[1]
     assert "--created-at-col createdAt" in text and "Columns not mapped: createdAt." in text
+
+
+@pytest.mark.parametrize("where", ["/dev/null", "folder"])
+def test_init_refuses_a_target_that_is_no_regular_file_even_with_force(tmp_path: Path, where: str) -> None:
+    """Issue 72: `study init /dev/null --force` printed "Wrote /dev/null; next: recall-kit study run
+    /dev/null" and exited 0."""
+    target = where if where.startswith("/") else str(tmp_path / where)
+    if not where.startswith("/"):
+        (tmp_path / where).mkdir()
+    with plugins("recall-kit-fts5"):
+        result = invoke_cli(["study", "init", target, "--dataset", str(EXAMPLE), "--force"])
+    assert result.exit_code == 2 and "Wrote" not in result.output
+    assert f"{target}: is not a regular file" in result.stderr and len(result.stderr.strip().splitlines()) == 1
