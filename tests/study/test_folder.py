@@ -315,3 +315,24 @@ def test_the_lock_file_alone_does_not_make_a_folder_foreign(tmp_path: Path) -> N
 
     check_study_folder(out, tmp_path / "s.toml")  # no error
     os.remove(out / LOCK_FILE)
+
+
+def test_a_read_only_study_folder_is_said_to_be_read_only_not_busy(tmp_path: Path) -> None:
+    """Issue 72: a read-only study folder was reported as "another study run ... is writing this study
+    folder". A real read-only filesystem (a tmpfs mounted ro; root only, else skipped)."""
+    out = tmp_path / "out"
+    out.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "none", str(out)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip("cannot mount a read-only tmpfs here (not root)")
+    try:
+        path = tmp_path / "study.toml"
+        path.write_text(study_text())
+        result = invoke_cli(["study", "run", str(path)])
+        assert result.exit_code == 2
+        message = result.stderr.strip().splitlines()[-1]
+        assert message == (f"Error: {out}: cannot make the lock file {LOCK_FILE} there (Read-only file system); "
+                           "make the folder writable, or choose another."), message
+        assert "another study run" not in result.stderr
+    finally:
+        subprocess.run(["umount", str(out)], check=True)
