@@ -92,7 +92,11 @@ def _read_jsonl(path: Path, problems: list[Problem]) -> Iterator[tuple[int, dict
     try:
         handle = path.open(encoding="utf-8")
     except FileNotFoundError:
-        problems.append(Problem(name, 0, f"missing (expected {path})"))
+        if path.is_symlink():  # the name is there: what it points at is not
+            problems.append(Problem(name, 0, f"a link to {path.readlink()}, which does not exist (a dangling "
+                                             "link: remove it, or restore what it points at)"))
+        else:
+            problems.append(Problem(name, 0, f"missing (expected {path})"))
         return
     except OSError as error:
         problems.append(Problem(name, 0, f"cannot be read ({error.strerror})"))
