@@ -5,8 +5,8 @@ time that grows with the queries, with a progress line."""
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import subprocess
 import sys
 import time
