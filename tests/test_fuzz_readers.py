@@ -8,7 +8,7 @@ from fuzz.harness import Case, Target  # tests/ is on sys.path (conftest.py)
 from fuzz.targets import targets
 
 #: Fresh cases per target in the suite (the suite's time is tight; `make fuzz` runs thousands).
-EXAMPLES = 12
+EXAMPLES = 8
 TARGETS = targets()
 
 

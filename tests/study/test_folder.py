@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from study_support import EXAMPLE, plugins, study_text
+from study_support import EXAMPLE, plugins, study_text, tmpfs
 
 from recall_kit.errors import RecallKitError, SpecError
 from recall_kit.fileio import write_text_atomic
@@ -320,12 +320,7 @@ def test_the_lock_file_alone_does_not_make_a_folder_foreign(tmp_path: Path) -> N
 def test_a_read_only_study_folder_is_said_to_be_read_only_not_busy(tmp_path: Path) -> None:
     """Issue 72: a read-only study folder was reported as "another study run ... is writing this study
     folder". A real read-only filesystem (a tmpfs mounted ro; root only, else skipped)."""
-    out = tmp_path / "out"
-    out.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "none", str(out)], capture_output=True)
-    if mounted.returncode != 0:
-        pytest.skip("cannot mount a read-only tmpfs here (not root)")
-    try:
+    with tmpfs(tmp_path / "out", "ro,size=64k") as out:
         path = tmp_path / "study.toml"
         path.write_text(study_text())
         result = invoke_cli(["study", "run", str(path)])
@@ -334,5 +329,3 @@ def test_a_read_only_study_folder_is_said_to_be_read_only_not_busy(tmp_path: Pat
         assert message == (f"Error: {out}: cannot make the lock file {LOCK_FILE} there (Read-only file system); "
                            "make the folder writable, or choose another."), message
         assert "another study run" not in result.stderr
-    finally:
-        subprocess.run(["umount", str(out)], check=True)

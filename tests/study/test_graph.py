@@ -4,6 +4,7 @@ a step needing one that comes after it is refused."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -58,19 +59,12 @@ def test_a_step_needing_a_later_one_is_refused(tmp_path: Path) -> None:
 
 
 @pytest.fixture()
-def small_disk(tmp_path: Path):  # noqa: ANN201
-    """A 256 KB tmpfs at tmp_path/disk (root only: where it cannot be mounted, the test is skipped)."""
-    import subprocess
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 256 KB tmpfs at tmp_path/disk (root only: elsewhere the test is skipped)."""
+    from study_support import tmpfs
 
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "none", str(disk)], capture_output=True)
-    if mounted.returncode != 0:
-        pytest.skip("cannot mount a small tmpfs here (not root)")
-    try:
+    with tmpfs(tmp_path / "disk", "size=256k") as disk:
         yield disk
-    finally:
-        subprocess.run(["umount", str(disk)], check=True)
 
 
 def test_a_full_disk_in_a_step_names_the_step_folder(small_disk: Path) -> None:
