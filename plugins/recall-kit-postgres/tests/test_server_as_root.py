@@ -67,8 +67,10 @@ def test_root_starts_the_server_from_a_venv_that_is_a_link_into_a_private_folder
         open_folder.chmod(0o755)
         private = tmp_path / "private"
         private.mkdir(mode=0o700)
-        (private / "pginstall").symlink_to(server.binaries().parent, target_is_directory=True)
-        (open_folder / ".venv").symlink_to(private, target_is_directory=True)
+        inner = private / "venvs"  # open itself: only the folder above it is private
+        inner.mkdir(mode=0o755)
+        (inner / "pginstall").symlink_to(server.binaries().parent, target_is_directory=True)
+        (open_folder / ".venv").symlink_to(inner, target_is_directory=True)
         bindir = open_folder / ".venv" / "pginstall" / "bin"
         monkeypatch.setattr(server, "binaries", lambda package="pgserver": bindir)
         user = server._server_user()
