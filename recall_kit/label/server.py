@@ -47,7 +47,7 @@ _LENGTH = re.compile(r"^[0-9]{1,12}$")
 #: Characters of the pair's memory sent and shown at first; the rest comes with `api/memory`.
 MEMORY_SHOWN = 4000
 #: Characters of each memory in the judged list and in the contrast view's hits (a snippet).
-SNIPPET_SHOWN = 400
+SNIPPET_SHOWN = 240
 
 
 def cut(text: str, limit: int) -> tuple[str, int]:

@@ -395,7 +395,7 @@ def test_200_kb_memories_keep_the_page_fast_narrow_and_whole_on_demand(long_stud
             shown = _press_and_wait(browser, _grade_for(browser, lenient=False), shown)
         assert cut_seen, "no long memory among the pairs graded"
         switch = browser.evaluate("window.switchMs")
-        for _ in range(3):
+        for _ in range(5):
             browser.key("c")
             browser.wait_for("document.querySelectorAll('#contrast .hit').length > 0 && window.contrastMs.length > 0")
             _only_view(browser, "contrast")
