@@ -13,7 +13,7 @@ BENCH_STAMP := $(VENV)/.bench-installed
 RESULTS := results
 DEMO_DATA := examples/memories
 
-.PHONY: setup node-servers local-model local-model-source mpnet demo test bench bench-full lint wheels clean
+.PHONY: setup node-servers local-model local-model-source mpnet demo test fuzz bench bench-full lint wheels clean
 
 # The installer for everything after torch: uv (from PyPI, into the venv) where it installs, else
 # pip. Same packages, same versions, each compiled to bytecode (measured: 155 packages, the same
@@ -114,6 +114,13 @@ test: setup node-servers $(LOCAL_STAMP)
 	$(PY) -m compileall -q -j 0 recall_kit plugins $(EXAMPLE_PLUGIN)
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup \
 		tests $(foreach p,$(PLUGINS),$(p)/tests) $(foreach p,$(EXAMPLE_PLUGIN),$(p)/tests)
+
+# Every reader's fuzz target (tests/fuzz/targets.py: TREC run and qrels, a dataset, the study file, a
+# labels file, a manifest, a pool, a recipe, an HTTP and an MCP answer) on fresh random cases for
+# FUZZ_SECONDS each; `make test` runs each briefly from a fixed seed (docs/reliability.md, fuzzing).
+FUZZ_SECONDS ?= 60
+fuzz: setup
+	$(PY) tests/fuzz/run.py --seconds $(FUZZ_SECONDS)
 
 # The LoCoMo dev conversations, when the checkout sits beside the shared data (never committed).
 LOCOMO := $(wildcard ../shared/data/locomo-dev.json)

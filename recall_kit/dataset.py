@@ -92,7 +92,11 @@ def _read_jsonl(path: Path, problems: list[Problem]) -> Iterator[tuple[int, dict
     try:
         handle = path.open(encoding="utf-8")
     except FileNotFoundError:
-        problems.append(Problem(name, 0, f"missing (expected {path})"))
+        if path.is_symlink():  # the name is there: what it points at is not
+            problems.append(Problem(name, 0, f"a link to {path.readlink()}, which does not exist (a dangling "
+                                             "link: remove it, or restore what it points at)"))
+        else:
+            problems.append(Problem(name, 0, f"missing (expected {path})"))
         return
     except OSError as error:
         problems.append(Problem(name, 0, f"cannot be read ({error.strerror})"))
@@ -295,6 +299,15 @@ def parse_grade(value: Any) -> int | None:
     return None
 
 
+def _shown_grade(written: Any, parsed: int) -> str:
+    """A grade out of range as the file wrote it: 1e300 as "1e+300", never as its 301 digits; a long
+    integer by its length."""
+    if isinstance(written, float):
+        return repr(written)
+    text = str(parsed)
+    return text if len(text) <= 12 else f"of {len(text.lstrip('-'))} digits"
+
+
 def _parse_judgments(number: int, row: dict[str, Any], problems: list[Problem],
                      file: str = QRELS_FILE) -> dict[str, int] | None:
     """A qrels row's judgments {id: grade}, or None with a problem on line `number` of `file`."""
@@ -313,7 +326,7 @@ def _parse_judgments(number: int, row: dict[str, Any], problems: list[Problem],
                 problems.append(Problem(file, number, f"grade for id {doc_id} must be an integer"))
                 return None
             if not MIN_GRADE <= parsed <= MAX_GRADE:
-                problems.append(Problem(file, number, f"grade {_short(parsed)} for id {doc_id} "
+                problems.append(Problem(file, number, f"grade {_shown_grade(grade, parsed)} for id {doc_id} "
                                         f"is outside {MIN_GRADE}..{MAX_GRADE}"))
                 return None
             judgments[str(doc_id)] = parsed

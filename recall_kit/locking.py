@@ -50,7 +50,8 @@ class HeldLock:
 
 def take_lock(path: Path, refuse: Callable[[str], Exception]) -> HeldLock:
     """Take the lock on `path` now, or raise ``refuse(holder)`` (holder: "process 123 on host,
-    since ...") when a live process holds it, or ``refuse("a link")`` when `path` is a link."""
+    since ...") when a live process holds it, or ``refuse("a link")`` when `path` is a link; a lock
+    file that cannot be made (a read-only folder) is an `OutputError` naming the folder."""
     try:
         import fcntl
     except ImportError:  # pragma: no cover - Windows
@@ -59,8 +60,12 @@ def take_lock(path: Path, refuse: Callable[[str], Exception]) -> HeldLock:
         raise refuse("a link")
     try:
         handle = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
-    except OSError as error:
-        raise refuse(f"no lock file ({error.strerror or type(error).__name__})") from None
+    except OSError as error:  # a read-only folder or disk, a full one: no other process is named
+        from recall_kit.errors import OutputError
+
+        raise OutputError(f"{path.parent}: cannot make the lock file {path.name} there "
+                          f"({error.strerror or type(error).__name__}); make the folder writable, or choose "
+                          "another.") from None
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:

@@ -160,3 +160,20 @@ def read_numbers(markdown: str, study: Any) -> Numbers:
                 for metric, value in zip(metrics, row[2:], strict=True):
                     found.means[(ablated, "overall", metric)].add(value)
     return found
+
+
+@contextmanager
+def tmpfs(folder: Path, options: str) -> Iterator[Path]:
+    """A real tmpfs mounted at `folder` (made here) with mount `options` (``ro,size=64k``: a
+    read-only folder; ``size=256k``: a small disk), unmounted after; root only: elsewhere the test
+    is skipped."""
+    import subprocess
+
+    folder.mkdir(parents=True, exist_ok=True)
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "none", str(folder)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs ({options}) here (not root)")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", str(folder)], check=True)

@@ -156,3 +156,18 @@ def test_percentiles_import_no_numpy_ma() -> None:
             "assert summarise([3.0, 1.0, 2.0], ('p50', 'p95'))['p50'] == 2.0\nprint('numpy.ma' in sys.modules)\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_a_dangling_link_is_said_to_be_one_not_a_missing_file(tmp_path: Path) -> None:
+    """Issue 72: a dangling link in a study's labels/ stopped every assessor's page with "bar.jsonl:
+    missing (expected ...)"; the file is there, a link to something that is not."""
+    from recall_kit.dataset import read_jsonl
+    from recall_kit.errors import DatasetError
+
+    (tmp_path / "bar.jsonl").symlink_to(tmp_path / "gone.jsonl")
+    with pytest.raises(DatasetError) as refused:
+        list(read_jsonl(tmp_path / "bar.jsonl"))
+    assert str(refused.value) == (f"bar.jsonl: a link to {tmp_path / 'gone.jsonl'}, which does not exist (a dangling "
+                                  "link: remove it, or restore what it points at)")
+    with pytest.raises(DatasetError, match=r"^missing\.jsonl: missing \(expected "):
+        list(read_jsonl(tmp_path / "missing.jsonl"))

@@ -942,7 +942,7 @@ def test_agreement_reads_relevant_ids_as_every_command_does_and_takes_trec_qrels
 @pytest.mark.parametrize(("content", "message"), [
     ('{"query_id": "q1", "relevance": {"d": 1000000000}}\n', "a.jsonl:1: grade 1000000000 for id d is outside -1000..1000"),
     ('{"query_id": "q1", "relevance": {"d": -1000000}}\n', "a.jsonl:1: grade -1000000 for id d is outside -1000..1000"),
-    ('{"query_id": "q1", "relevance": {"d": 1e300}}\n', "a.jsonl:1: grade"),
+    ('{"query_id": "q1", "relevance": {"d": 1e300}}\n', "a.jsonl:1: grade 1e+300 for id d is outside -1000..1000"),
     ('["q1", "d", 1]\n', "a.jsonl:1: expected a JSON object"),
     ('{"query_id": "q1", "relevant_ids": 5}\n', 'a.jsonl:1: "relevant_ids" must be a list of ids'),
     (b'{"query_id": "q1", "relevant_ids": ["d\xff"]}\n', "a.jsonl:1: not UTF-8 text"),

@@ -26,7 +26,11 @@ def label_command(
 
     check_port(port)
     session = open_session(study, assessor, out=out, pool=pool, dataset=dataset, scale=scale)
-    dropped = session.material.dropped_line()
-    if dropped:
-        typer.echo(dropped, err=True)
+    from recall_kit.curate.assessor import doubts, outside_queries
+
+    for line in (session.material.dropped_line(),
+                 doubts(f"label: {session.out.path.name}", session.out.regraded,
+                        outside_queries(session.out.grades, session.queries), "what this page labels")):
+        if line:
+            typer.echo(line, err=True)
     serve(session, port, announce=lambda line: typer.echo(line, err=True))

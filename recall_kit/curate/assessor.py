@@ -50,6 +50,23 @@ def screen_grades(path: Path, grades: dict[str, dict[str, int]], known: Collecti
     return dropped
 
 
+def outside_queries(grades: dict[str, dict[str, int]], queries: Collection[str]) -> int:
+    """How many of a grades file's grades are of queries not in `queries` (they weigh in nothing)."""
+    return sum(len(judged) for query, judged in grades.items() if query not in queries)
+
+
+def doubts(name: str, regraded: int, outside: int, where: str = "the study") -> str | None:
+    """One line saying what a grades file holds that is not used as written (None when nothing):
+    pairs graded in two of its rows (the later row's grade is used) and grades of queries not in
+    `where`. Counts only: no id, no text."""
+    parts = []
+    if regraded:
+        parts.append(f"{regraded} pair(s) graded twice (in two rows of the file: the later row's grade is used)")
+    if outside:
+        parts.append(f"{outside} grade(s) of queries not in {where} (left out)")
+    return f"{name}: " + "; ".join(parts) + "." if parts else None
+
+
 def _line_of(path: Path, query: str) -> int:
     """The line of a grades file that holds `query`'s row (0 when none does)."""
     from recall_kit.dataset import read_jsonl
@@ -69,6 +86,8 @@ class AssessorFile:
     #: The assessor's own words on a pair, and the pairs they flagged (a doubt, a broken memory).
     notes: dict[str, dict[str, str]] = field(default_factory=dict)
     flagged: dict[str, list[str]] = field(default_factory=dict)
+    #: Pairs graded in two rows of the file (the later row's grade kept): counted, said by the callers.
+    regraded: int = 0
     #: Whether a link at `path` is written through (a path the user typed) or replaced (a study's own).
     follow_links: bool = True
     lock: HeldLock | None = None
@@ -107,7 +126,9 @@ class AssessorFile:
                 shown = "a number" if isinstance(grade, int) and abs(grade) > 10**6 else repr(grade)[:20]
                 raise DatasetError(f"{where}: grade of id {str(doc)[:40]!r} is {shown}, not one of "
                                    f"{', '.join(map(str, GRADES))}")
-            self.grades.setdefault(query, {})[str(doc)] = grade
+            judged = self.grades.setdefault(query, {})
+            self.regraded += str(doc) in judged
+            judged[str(doc)] = grade
         self.times[query] = {str(doc): str(value)[:64] for doc, value in times.items()}
         notes, flagged = row.get("notes") or {}, row.get("flagged") or []
         if not isinstance(notes, dict) or not isinstance(flagged, list):

@@ -265,7 +265,7 @@ def with_model_flags(
     import dataclasses
 
     merged = {name: dict(values) for name, values in (options or {}).items()}
-    for name, _ in requests:
+    for name, count in requests:
         declared = generators.get(name).obj.Options
         fields = {item.name for item in dataclasses.fields(declared)} if dataclasses.is_dataclass(declared) else set()
         for flag, key, value in (("--model", "model", model), ("--allow-remote", "allow_remote", allow_remote or None),
@@ -275,6 +275,13 @@ def with_model_flags(
             if key not in fields:
                 raise OptionError(f"Generator {name!r} takes no {flag}: generate its stratum in a run of its own.")
             merged.setdefault(name, {})[key] = value
+        model_field = next((item for item in dataclasses.fields(declared) if item.name == "model"), None) \
+            if dataclasses.is_dataclass(declared) else None
+        if model_field is not None and model_field.default == "" and not merged.get(name, {}).get("model"):
+            stratum = getattr(generators.get(name).obj, "stratum", name)
+            raise OptionError(f"--{stratum} {count}: its generator {name!r} writes queries with a language model, and "
+                              f"none is named: pass --model NAME (an `llm` model name; 'llm models' lists them) or "
+                              f"-o {name}.model=NAME.")
     return merged
 
 

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from recall_kit.dataset import Dataset, load_dataset, parse_grade, read_jsonl
+from recall_kit.dataset import MAX_ID_LENGTH, Dataset, as_id, load_dataset, parse_grade, read_jsonl
+from recall_kit.document_reader import shown
 from recall_kit.errors import DatasetError, OptionError, PluginRunError
 from recall_kit.fileio import keep_on_interrupt, write_jsonl_atomic
 from recall_kit.types import DocId, JudgingContext, Qrels, RelevanceJudge
@@ -48,7 +49,13 @@ def read_pool(path: str | Path) -> list[tuple[str, list[DocId]]]:
     for number, row in read_jsonl(source):
         if "query_id" not in row or not isinstance(row.get("doc_ids"), list):
             raise DatasetError(f'{source.name}:{number}: expected {{"query_id": ..., "doc_ids": [...]}}')
-        rows.append((str(row["query_id"]), [str(doc) for doc in row["doc_ids"]]))
+        query, docs = as_id(row["query_id"]), [as_id(doc) for doc in row["doc_ids"]]
+        if query is None or None in docs:  # null, "", a list, 1.5, a line break: no id, never its str()
+            bad = row["query_id"] if query is None else row["doc_ids"][docs.index(None)]
+            raise DatasetError(f"{source.name}:{number}: {'query_id' if query is None else 'doc_ids'} holds "
+                               f"{shown(bad)}, not an id (an integer, or text on one line of at most "
+                               f"{MAX_ID_LENGTH} characters)")
+        rows.append((query, [doc for doc in docs if doc is not None]))
     return rows
 
 

@@ -24,6 +24,7 @@ arrive and orders the holes by their summed weight over the comparisons that can
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
@@ -639,11 +640,29 @@ def bounds_of_comparison(comparison: object, qrels: Mapping[str, Mapping[str, in
     # each row's own Holm family, as the comparison tested it (primary, with or without its strata)
     contrasts = [Contrast(comparison.baseline, row.system, row.metric, row.scope, scopes[row.scope], family=row.family)
                  for row in comparison.rows if row.metric in metrics and row.scope in scopes]
-    holes = Holes(rankings, qrels, contrasts, test=comparison.test, n_resamples=comparison.n_resamples,
-                  seed=comparison.seed, relevance_level=base.relevance_level)  # eval -l: as the results were scored
-    check_scored_with(holes, {label: result.per_query for label, result in
-                              zip(comparison.labels, comparison.results, strict=True)}, source)
-    return holes.bounds()
+    try:
+        holes = Holes(rankings, qrels, contrasts, test=comparison.test, n_resamples=comparison.n_resamples,
+                      seed=comparison.seed, relevance_level=base.relevance_level)  # eval -l: as the results were scored
+        check_scored_with(holes, {label: result.per_query for label, result in
+                                  zip(comparison.labels, comparison.results, strict=True)}, source)
+        return holes.bounds()
+    except BoundsError as error:
+        if "unjudged ids" not in str(error):
+            raise
+        raise BoundsError(f"{error} To bound anyway: compare with -m {','.join(fitting(comparison.metrics))} (each "
+                          "metric at a k that always fits), or judge more of the tops first (recall-kit pool, then "
+                          "recall-kit label or judge).") from None
+
+
+def fitting(metrics: Sequence[str]) -> list[str]:
+    """`metrics` with each rank cutoff that can be too deep for the bounds (`cutoff_problem`) cut to
+    the deepest that always fits (recall@10 -> recall@6)."""
+    out = []
+    for name in metrics:
+        problem = cutoff_problem(name)
+        found = re.search(r"\(([^()]+@[0-9]+)\)$", problem) if problem else None
+        out.append(found.group(1) if found else name)
+    return list(dict.fromkeys(out))
 
 
 #: Result files round their values; a difference past this is another set of judgments.

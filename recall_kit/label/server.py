@@ -3,7 +3,10 @@ strict Content-Security-Policy, and no asset from another host (the page is thre
 
 Routes, all under ``/TOKEN/``: ``""`` the page, ``page.js`` and ``page.css``; ``api/state`` (GET);
 ``api/grade``, ``api/skip``, ``api/back``, ``api/open``, ``api/note`` (POST, JSON bodies); ``api/contrast``
-(GET). What they answer is `recall_kit.label.view`'s.
+(GET); ``api/memory`` (POST: one pair's memory whole). What they answer is `recall_kit.label.view`'s,
+each memory cut to `MEMORY_SHOWN` characters (the pair's) or `SNIPPET_SHOWN` (the judged list's, the
+contrast view's hits), with how many more there are: a study of 200 KB memories sends a few KB a pair,
+and the page shows the rest when asked (`api/memory`, the "a" key).
 Anything else, a wrong token, or a Host header other than this server's answers 404 or 403.
 
 Hostile requests are answered, never crash a handler: a Content-Length that is not a whole number
@@ -41,6 +44,39 @@ READ_TIMEOUT = 10.0
 #: Connections served at once; more are closed at once (each holds a thread).
 MAX_CONNECTIONS = 32
 _LENGTH = re.compile(r"^[0-9]{1,12}$")
+#: Characters of the pair's memory sent and shown at first; the rest comes with `api/memory`.
+MEMORY_SHOWN = 4000
+#: Characters of each memory in the judged list and in the contrast view's hits (a snippet).
+SNIPPET_SHOWN = 240
+
+
+def cut(text: str, limit: int) -> tuple[str, int]:
+    """`text` cut to at most `limit` characters (at a space in its last tenth, when there is one) and
+    how many characters were left out."""
+    if len(text) <= limit:
+        return text, 0
+    head = text[:limit]
+    space = head.rfind(" ", limit - limit // 10)
+    if space > 0:
+        head = head[:space]
+    return head, len(text) - len(head)
+
+
+def bounded(data: dict[str, Any]) -> dict[str, Any]:
+    """A `view.state` or `view.contrast` answer with every memory cut (`cut`): the pair's to
+    `MEMORY_SHOWN` characters (`memory_more`: how many more), the judged list's and the contrast
+    hits' to `SNIPPET_SHOWN` (`text_more`)."""
+    for item in [data.get("item"), *data.get("upcoming", [])]:
+        if item:
+            item["memory"], item["memory_more"] = cut(item["memory"], MEMORY_SHOWN)
+            for judged in item.get("judged", []):
+                judged["text"], judged["text_more"] = cut(judged["text"], SNIPPET_SHOWN)
+    for query in data.get("queries", []):
+        for side in ("baseline", "challenger"):
+            for hit in query.get(side, []):
+                if isinstance(hit.get("text"), str):
+                    hit["text"], hit["text_more"] = cut(hit["text"], SNIPPET_SHOWN)
+    return data
 
 
 class LabelServer(ThreadingHTTPServer):
@@ -161,10 +197,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(HTTPStatus.OK, files("recall_kit.label").joinpath("static", name).read_bytes(), content_type)
         elif route == "api/state":
             with self.server.lock:
-                self._json(view.state(self.server.session))
+                self._json(bounded(view.state(self.server.session)))
         elif route == "api/contrast":
             with self.server.lock:
-                self._json(view.contrast(self.server.session))
+                self._json(bounded(view.contrast(self.server.session)))
         else:
             self._send(HTTPStatus.NOT_FOUND, b"not found\n", "text/plain; charset=utf-8")
 
@@ -181,11 +217,19 @@ class _Handler(BaseHTTPRequestHandler):
             "api/note": lambda s, b: s.note(_id(b.get("query_id")), _id(b.get("doc_id")), _text(b.get("note")),
                                             b.get("flagged") is True),
         }
-        if route not in actions:
+        if route not in actions and route != "api/memory":
             self._send(HTTPStatus.NOT_FOUND, b"not found\n", "text/plain; charset=utf-8")
             return
         body = self._body()
         if body is None:
+            return
+        if route == "api/memory":  # one pair's memory whole ("show all"): a pair the page offers only
+            with self.server.lock:
+                session, pair = self.server.session, (_id(body.get("query_id")), _id(body.get("doc_id")))
+                if not session.on_page(*pair):
+                    self._json({"error": "not a pair this page offers"}, HTTPStatus.BAD_REQUEST)
+                else:
+                    self._json({"query_id": pair[0], "doc_id": pair[1], "memory": session.memories[pair[1]].content})
             return
         with self.server.lock:
             try:
@@ -196,7 +240,7 @@ class _Handler(BaseHTTPRequestHandler):
             except Exception as error:  # a bug: answered, said in one line, never a traceback
                 self._failed(route, error)
                 return
-            self._json(view.state(self.server.session))
+            self._json(bounded(view.state(self.server.session)))
 
     def _failed(self, route: str, error: Exception) -> None:
         """Answer 500 and say on stderr which route failed, by the error's type alone (its message

@@ -237,6 +237,10 @@ class LabelSession:
         self.sensitive = set(material.dataset.sensitive_ids)
         self.base = {q: dict(j) for q, j in material.dataset.qrels.items()}
         self.known = judged_by_others(self.base, material.others)
+        #: Queries another assessor began since this page opened (their files re-read as each query
+        #: group begins): left to them, so two people at once are offered different pairs (the
+        #: planned checks aside).
+        self.taken: set[str] = set()
         self.holes = decision_holes(material, self.known)
         if self.holes is not None and out.grades:  # resume: what this assessor already gave
             self.holes.label_many([(q, d, g) for q, grades in out.grades.items() for d, g in grades.items()
@@ -301,7 +305,8 @@ class LabelSession:
         weighted = self.holes.order() if self.holes is not None else []
         pinned = self.current[0] if self.current is not None else None
         order = label_order(weighted, self.material.pool, self.material.first, pinned, self.finished)
-        order = [pair for pair in order if pair not in self.skipped and not self.judged(*pair) and self.offerable(*pair)]
+        order = [pair for pair in order if pair not in self.skipped and not self.judged(*pair) and self.offerable(*pair)
+                 and (pair[0] not in self.taken or pair[0] == self.group_query)]
         if pinned is not None and pinned == self.group_query:  # pairs that joined the group late wait at the end
             late = [pair for pair in order if pair[0] == pinned and pair not in self.group_pairs]
             waiting = set(late)
@@ -313,12 +318,40 @@ class LabelSession:
         the pairs it holds now, and its plan of checks (`_plan`)."""
         if self.current is None or self.current[0] == self.group_query or self.resume is not None:
             return
+        taken = self._taken_by_others(self.current[0])
         if self.plan_apart and self.current[0] == self.plan_apart[0][0]:
+            return  # a check group: its checks, and its other pairs unless another assessor began the query
+        if taken:
+            self.advance()  # another assessor began it since this page opened: the next query
             return
         self.group_query = self.current[0]
         self.group_pairs = {pair for pair in self._order() if pair[0] == self.group_query}
         self._plan(self.group_query)
         self.changed()
+
+    def _taken_by_others(self, query: str) -> bool:
+        """Re-read the other assessors' files (a study's labels/) and note the queries they graded
+        since this page opened; whether `query` is one. A file that cannot be read now (being
+        replaced, removed) is passed over: the study reads it later and says what is wrong."""
+        folder = self.material.folder
+        if folder is None or not (folder / "labels").is_dir():
+            return False
+        from recall_kit.errors import RecallKitError
+        from recall_kit.study.people import read_people
+
+        for path in sorted((folder / "labels").glob("*.jsonl")):
+            if path.resolve() == self.out.path.resolve():
+                continue
+            try:
+                people = read_people([path])
+            except (RecallKitError, OSError):
+                continue
+            for name, grades in people.items():
+                if name == self.out.assessor:
+                    continue
+                self.taken.update(q for q, docs in grades.items() if any(d not in self.known.get(q, {}) for d in docs))
+        self.changed()
+        return query in self.taken
 
     def _plan(self, query: str) -> None:
         """The checks of the group of `query`: its own, and the check group to follow it (the first

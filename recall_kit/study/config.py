@@ -398,7 +398,10 @@ def _read_toml(path: str | Path) -> tuple[Path, dict[str, Any]]:
 
 def _systems(source: Path, data: dict[str, Any]) -> list[SystemConfig]:
     """`[[systems]]`: at least two, each name once."""
-    systems = [_system(source, index, entry) for index, entry in enumerate(data.get("systems") or [])]
+    entries = data.get("systems") or []
+    if not isinstance(entries, list):
+        raise _fail(source, f"systems = {type(entries).__name__}: write each system as a [[systems]] table.")
+    systems = [_system(source, index, entry) for index, entry in enumerate(entries)]
     if len(systems) < 2:
         raise _fail(source, "a study compares at least two [[systems]] (the baseline and a candidate).")
     names = [system.name for system in systems]

@@ -255,6 +255,9 @@ def init_study(out: str | Path, *, sqlite: str | Path | None = None, dataset: st
             if not path.is_file():
                 raise OptionError(f"{flag} {path}: no such file.")
     target = Path(out)
+    if target.exists() and not target.is_symlink() and not target.is_file():  # --force replaces a file, not these
+        raise OptionError(f"{target}: is not a regular file (a folder, a device or a pipe); study init writes a "
+                          "study file: name a file path such as study.toml.")
     if (target.exists() or target.is_symlink()) and not force:
         raise OptionError(f"{target}: exists; choose another path or pass --force.")
     kind, source = given[0]

@@ -98,10 +98,19 @@ def screen_people(paths: list[Path], evaluation: Path) -> tuple[dict[str, dict[s
     known = {str(row.get("id")) for row in rows} | {str(row["parent_id"]) for row in rows if row.get("parent_id")}
     listed = evaluation / SENSITIVE_IDS_FILE
     sensitive = set(listed.read_text(encoding="utf-8").split()) if listed.is_file() else set()
+    import sys
+
+    from recall_kit.curate.assessor import AssessorFile, doubts, outside_queries
+
+    queries = {str(row.get("query_id")) for row in read_rows(evaluation / "queries.jsonl")}
     people: dict[str, dict[str, dict[str, int]]] = {}
     dropped: dict[str, int] = {}
     for path in paths:
         for assessor, grades in read_people([path]).items():
+            said = doubts(f"study: {path.name}", AssessorFile.open(path, assessor).regraded,
+                          outside_queries(grades, queries))
+            if said:
+                print(said, file=sys.stderr)
             gone = screen_grades(path, grades, known, sensitive)
             if gone:
                 dropped[path.name] = dropped.get(path.name, 0) + gone

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -178,3 +179,13 @@ def test_bounds_of_results_scored_at_a_relevance_level_use_that_level(tmp_path: 
     (bound,) = [b for b in json.loads(done.stdout)["bounds"] if b["scope"] == "overall"]
     assert bound["delta"] == pytest.approx(json.loads(_cli("compare", *map(str, paths), "-m", "recall@5", "--resamples",
                                                             "100", "--report", "json").stdout)["rows"][0]["delta"])
+
+
+def test_the_default_metrics_too_deep_to_bound_say_how_to_bound_anyway(results: list[Path]) -> None:
+    """Issue 72: `compare --bounds` with its default metrics exited 2 (recall@10 has more than 12 holes)
+    suggesting only "k <= 6"; it now names the -m that bounds, which then runs."""
+    done = _cli("compare", *map(str, results), "--bounds", str(EXAMPLE / "qrels.jsonl"), "--resamples", "100")
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    found = re.search(r"To bound anyway: compare with -m (\S+) \(each metric at a k that always fits\)", done.stderr)
+    assert found, done.stderr
+    assert "recall@10" not in found.group(1).split(",") and "recall@6" in found.group(1).split(","), found.group(1)

@@ -199,3 +199,45 @@ def test_a_grade_shows_the_pair_the_page_prefetched(server: LabelServer) -> None
     assert (after["item"]["query_id"], after["item"]["doc_id"]) == (then["query_id"], then["doc_id"])
     assert after["item"]["grade"] is None  # a check pair never shows the qrels' grade
     assert after["progress"]["done"] == 1 and after["scale"][1]["name"] == "relevant"
+
+
+def test_a_long_memory_is_sent_up_to_a_bound_and_whole_when_asked(tmp_path: Path) -> None:
+    """Issue 72: a 200 KB memory was sent whole in every answer (4.5 MB for the contrast view); now
+    its first MEMORY_SHOWN characters and how many more, and the whole of it from api/memory."""
+    import shutil
+
+    from recall_kit.label.server import MEMORY_SHOWN, SNIPPET_SHOWN
+
+    data = tmp_path / "data"
+    shutil.copytree(EXAMPLE, data)
+    long = "lorem ipsum <i>dolor</i> " * 8000
+    rows = [json.loads(line) for line in (data / "corpus.jsonl").read_text(encoding="utf-8").splitlines()]
+    for row in rows:
+        if str(row["id"]) in ("10", "11"):
+            row["content"] = long
+    (data / "corpus.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    pool = tmp_path / "pool.jsonl"
+    pool.write_text(json.dumps({"query_id": "exact_001", "doc_ids": ["10", "11", "12"]}) + "\n", encoding="utf-8")
+    session = open_session(None, "alice", pool=pool, dataset=data)
+    served = LabelServer(session)
+    threading.Thread(target=served.serve_forever, daemon=True).start()
+    try:
+        state = _call(served.url + "api/state")[2]
+        item = state["item"]
+        assert item["doc_id"] == "10" and len(item["memory"]) <= MEMORY_SHOWN
+        assert long.startswith(item["memory"]) and item["memory_more"] == len(long) - len(item["memory"]) > 0
+        assert len(json.dumps(state)) < 3 * MEMORY_SHOWN + 20_000  # not 400 KB
+        graded = _call(served.url + "api/grade", {"query_id": "exact_001", "doc_id": "10", "grade": 1})[2]
+        judged = graded["item"]["judged"]
+        assert all(len(row["text"]) <= SNIPPET_SHOWN for row in judged)
+        cut = next(row for row in judged if row["doc_id"] == "10")
+        assert long.startswith(cut["text"]) and cut["text_more"] == len(long) - len(cut["text"]) > 0
+        whole = _call(served.url + "api/memory", {"query_id": "exact_001", "doc_id": "11"})[2]
+        assert whole["memory"] == long
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            _call(served.url + "api/memory", {"query_id": "exact_001", "doc_id": SENSITIVE})
+        assert refused.value.code == 400
+    finally:
+        served.shutdown()
+        served.server_close()
+        session.close()

@@ -335,3 +335,82 @@ def test_back_skip_reload_and_resume_then_the_study_takes_the_labels(second_stud
     # for one comparison is one number (the head-to-head, the verdicts, the bounds, the threats).
     assert {"eval/fts5", "eval/bm25", "compare"} <= set(build.computed)
     assert disagreements(read_numbers(markdown, result)) == {}
+
+
+#: Issue 72's long memory: ~200 KB of text with markup in it (shown as text, never as HTML).
+LONG = "lorem ipsum <i>dolor</i> " * 8000
+#: Records, in the page, the time from the "c" key to the contrast view laid out and painted (two frames).
+CONTRAST_TIMER = """(() => { window.contrastMs = []; let down = null;
+  document.addEventListener('keydown', (e) => { if (e.key === 'c') down = e.timeStamp; }, true);
+  new MutationObserver(() => { if (down === null) return; const d = down; down = null;
+    requestAnimationFrame(() => requestAnimationFrame(() => window.contrastMs.push(performance.now() - d))); })
+    .observe(document.getElementById('contrast'), {childList: true});
+  return true; })()"""
+
+
+@pytest.fixture(scope="module")
+def long_study(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The example study with every fourth memory ~200 KB long and every fourth a 300-glyph unbroken string."""
+    import shutil
+
+    root = tmp_path_factory.mktemp("label-long")
+    data = root / "data"
+    shutil.copytree(EXAMPLE, data)
+    rows = [json.loads(line) for line in (data / "corpus.jsonl").read_text(encoding="utf-8").splitlines()]
+    for index, row in enumerate(rows):
+        if index % 4 == 0:
+            row["content"] = f"{row['content']} {LONG}"
+        elif index % 4 == 1:
+            row["content"] = f"{row['content']} {'w' * 300}"
+    (data / "corpus.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    with plugins("recall-kit-fts5", "recall-kit-bm25"):
+        path = root / "study.toml"
+        path.write_text(STUDY.format(store=data.as_posix()), encoding="utf-8")
+        run_study(path)
+        yield path
+
+
+def test_200_kb_memories_keep_the_page_fast_narrow_and_whole_on_demand(long_study: Path, browser: Chromium) -> None:
+    """Issue 72: with 200 KB memories the contrast view took 7.3 s to open (4.5 MB sent, a box 1.28
+    million px tall) and a 300-glyph string made the page 6,233 px wide in an 1,100 px window."""
+    from recall_kit.label.server import MEMORY_SHOWN
+
+    served = Served(long_study, "dora")
+    try:
+        browser.navigate(served.server.url)
+        shown = browser.wait_for("document.getElementById('meta').textContent")
+        assert browser.evaluate(TIMER) and browser.evaluate(CONTRAST_TIMER)
+        widest, cut_seen = 0, False
+        for _ in range(24):
+            widest = max(widest, browser.evaluate("document.documentElement.scrollWidth"))
+            length = browser.evaluate("document.getElementById('memory').textContent.length")
+            assert length <= MEMORY_SHOWN
+            if not cut_seen and _visible(browser, "memory-more") is not None:
+                cut_seen = True
+                assert "a shows all" in browser.evaluate("document.getElementById('memory-more').textContent")
+                browser.key("a")  # the whole memory, on demand
+                browser.wait_for("document.getElementById('memory').textContent.length > 200000")
+                assert _visible(browser, "memory-more") is None
+                widest = max(widest, browser.evaluate("document.documentElement.scrollWidth"))
+            shown = _press_and_wait(browser, _grade_for(browser, lenient=False), shown)
+        assert cut_seen, "no long memory among the pairs graded"
+        switch = browser.evaluate("window.switchMs")
+        for _ in range(5):
+            browser.key("c")
+            browser.wait_for("document.querySelectorAll('#contrast .hit').length > 0 && window.contrastMs.length > 0")
+            _only_view(browser, "contrast")
+            widest = max(widest, browser.evaluate("document.documentElement.scrollWidth"))
+            tall = browser.evaluate("document.getElementById('contrast').scrollHeight")
+            assert browser.evaluate("[...document.querySelectorAll('#contrast .more')].length") > 0
+            browser.key("Escape")
+            _only_view(browser, "label")
+            browser.evaluate("document.getElementById('contrast').replaceChildren() || true")
+            browser.wait_for("window.contrastMs.length > 0")
+        opened = browser.evaluate("window.contrastMs")
+    finally:
+        served.stop()
+    print(f"\n200 KB memories: key to next pair median {statistics.median(switch):.1f} ms, max {max(switch):.1f} ms "
+          f"over {len(switch)} keys; contrast open median {statistics.median(opened):.1f} ms, max {max(opened):.1f} ms "
+          f"over {len(opened)}; contrast {tall:,} px tall; page {widest} px wide in 1,100")
+    assert widest <= 1100 and tall < 100_000
+    assert statistics.median(switch) <= 100 and statistics.median(opened) <= 300

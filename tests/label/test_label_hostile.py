@@ -477,3 +477,34 @@ def test_the_standard_librarys_refusals_carry_the_policy_and_echo_nothing(server
     head, _, body = answer.partition(b"\r\n\r\n")
     assert _status(answer) in (431, 501) and b"Content-Security-Policy: default-src 'none'" in head
     assert body in (b"431 Request Header Fields Too Large\n", b"501 Not Implemented\n")
+
+
+def test_two_assessors_at_once_are_offered_different_pairs_after_their_first_query(done_study: Path,
+                                                                                    tmp_path: Path) -> None:
+    """Issue 72: the others' files were read only at start, so two assessors who began together were
+    offered the same pairs; each page now re-reads them as a query begins and leaves a query another
+    assessor began to them (the planned checks aside: they are the pairs meant to be graded twice)."""
+    import shutil
+
+    shutil.copytree(done_study.parent, tmp_path / "copy")
+    study = tmp_path / "copy" / done_study.name
+    alice, bob = open_session(study, "alice"), open_session(study, "bob")
+
+    def group(session) -> list[tuple[str, str]]:  # noqa: ANN001 - the query on screen, graded to its end
+        query, graded = session.current[0], []
+        while session.current is not None and session.current[0] == query:
+            graded.append(session.current)
+            session.grade(*session.current, 0)
+        return graded
+
+    try:
+        assert alice.current[0] == bob.current[0]  # begun together: the same first query
+        group(alice), group(bob)
+        alices = [pair for _ in range(3) for pair in group(alice)]
+        bobs = [pair for _ in range(3) for pair in group(bob) if pair not in bob.checks]
+        assert alices and bobs
+        assert not set(alices) & set(bobs), sorted(set(alices) & set(bobs))
+        assert {q for q, _ in alices if (q, _) not in alice.checks} <= bob.taken
+    finally:
+        alice.close()
+        bob.close()

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from study_support import EXAMPLE, plugins, study_text
+from study_support import EXAMPLE, plugins, study_text, tmpfs
 
 from recall_kit.errors import RecallKitError, SpecError
 from recall_kit.fileio import write_text_atomic
@@ -315,3 +315,17 @@ def test_the_lock_file_alone_does_not_make_a_folder_foreign(tmp_path: Path) -> N
 
     check_study_folder(out, tmp_path / "s.toml")  # no error
     os.remove(out / LOCK_FILE)
+
+
+def test_a_read_only_study_folder_is_said_to_be_read_only_not_busy(tmp_path: Path) -> None:
+    """Issue 72: a read-only study folder was reported as "another study run ... is writing this study
+    folder". A real read-only filesystem (a tmpfs mounted ro; root only, else skipped)."""
+    with tmpfs(tmp_path / "out", "ro,size=64k") as out:
+        path = tmp_path / "study.toml"
+        path.write_text(study_text())
+        result = invoke_cli(["study", "run", str(path)])
+        assert result.exit_code == 2
+        message = result.stderr.strip().splitlines()[-1]
+        assert message == (f"Error: {out}: cannot make the lock file {LOCK_FILE} there (Read-only file system); "
+                           "make the folder writable, or choose another."), message
+        assert "another study run" not in result.stderr

@@ -4,6 +4,7 @@ a step needing one that comes after it is refused."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -55,3 +56,31 @@ def test_a_step_needing_a_later_one_is_refused(tmp_path: Path) -> None:
     with pytest.raises(RecallKitError, match="'first' needs 'second', which does not come before it"):
         StudyGraph(tmp_path, [Step("first", ["second"], dict, lambda out, inputs: None),
                               Step("second", [], dict, lambda out, inputs: None)])
+
+
+@pytest.fixture()
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 256 KB tmpfs at tmp_path/disk (root only: elsewhere the test is skipped)."""
+    from study_support import tmpfs
+
+    with tmpfs(tmp_path / "disk", "size=256k") as disk:
+        yield disk
+
+
+def test_a_full_disk_in_a_step_names_the_step_folder(small_disk: Path) -> None:
+    """Issue 72: a writer that names no file (a plain write() on a full disk) ended a study run with
+    "Error: No space left on device (OSError)." and no path, even with --debug."""
+    from recall_kit.errors import OutputError
+
+    def fill(out: Path, inputs: dict) -> None:
+        with (out / "big.bin").open("wb") as stream:
+            for _ in range(64):
+                stream.write(b"\0" * 16384)
+
+    graph = StudyGraph(small_disk / "study", [Step("big", [], dict, fill)])
+    with pytest.raises(OutputError) as refused:
+        graph.run()
+    message = str(refused.value)
+    assert message.startswith(f"{small_disk / 'study' / 'steps' / 'big'}: cannot write the step 'big' there "
+                              "(No space left on device)") and "\n" not in message
+    assert not [p for p in (small_disk / "study" / "steps").iterdir() if ".partial" in p.name]

@@ -381,3 +381,16 @@ def test_baseline_names_a_system_one_of_the_candidates_or_a_retriever(tmp_path: 
         bad = invoke_cli(["study", "init", str(tmp_path / "x.toml"), "--dataset", str(EXAMPLE),
                           "--baseline", "no-such-thing"])
     assert bad.exit_code == 2 and "--baseline 'no-such-thing'" in bad.output and not (tmp_path / "x.toml").exists()
+
+
+@pytest.mark.parametrize("where", ["/dev/null", "folder"])
+def test_init_refuses_a_target_that_is_no_regular_file_even_with_force(tmp_path: Path, where: str) -> None:
+    """Issue 72: `study init /dev/null --force` printed "Wrote /dev/null; next: recall-kit study run
+    /dev/null" and exited 0."""
+    target = where if where.startswith("/") else str(tmp_path / where)
+    if not where.startswith("/"):
+        (tmp_path / where).mkdir()
+    with plugins("recall-kit-fts5"):
+        result = invoke_cli(["study", "init", target, "--dataset", str(EXAMPLE), "--force"])
+    assert result.exit_code == 2 and "Wrote" not in result.output
+    assert f"{target}: is not a regular file" in result.stderr and len(result.stderr.strip().splitlines()) == 1

@@ -191,3 +191,26 @@ def test_each_assessor_is_measured_against_the_users_qrels_on_binary_relevance()
     assert by["alice"]["kappa"] == 1.0 and by["alice"]["n"] == 4  # a qrels grade of 2 is relevant, as 1 is
     assert by["bob"]["n"] == 3 and by["bob"]["kappa"] < 0
     assert found["between"][0]["n"] == 3 and people_agreement(people, None)["against_qrels"] == []
+
+
+def test_a_pair_graded_twice_and_grades_of_unknown_queries_are_counted_and_said(tmp_path: Path, capsys) -> None:
+    """Issue 72: a pair graded 1 then 0 in one file used the last grade and said nothing; grades of a
+    query not in the study were ignored silently (while an unknown memory id is refused)."""
+    from recall_kit.curate.assessor import AssessorFile
+    from recall_kit.study.judging_steps import screen_people
+
+    evaluation = tmp_path / "evaluation-set"
+    evaluation.mkdir()
+    (evaluation / "corpus.jsonl").write_text('{"id": "a", "content": "x"}\n{"id": "b", "content": "y"}\n')
+    (evaluation / "queries.jsonl").write_text('{"query_id": "q1", "text": "t"}\n')
+    labels = tmp_path / "ann.jsonl"
+    rows = [{"query_id": "q1", "relevance": {"a": 1}, "assessor": "ann"},
+            {"query_id": "q1", "relevance": {"a": 0, "b": 1}, "assessor": "ann"},
+            {"query_id": "gone", "relevance": {"a": 1, "b": 0}, "assessor": "ann"}]
+    labels.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    assert AssessorFile.open(labels, "ann").regraded == 1
+    people, _ = screen_people([labels], evaluation)
+    assert people["ann"]["q1"] == {"a": 0, "b": 1}  # the rule stays: the later grade wins
+    said = capsys.readouterr().err.strip().splitlines()
+    assert said == ["study: ann.jsonl: 1 pair(s) graded twice (in two rows of the file: the later row's grade is "
+                    "used); 2 grade(s) of queries not in the study (left out)."]

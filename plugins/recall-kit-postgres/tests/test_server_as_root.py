@@ -56,3 +56,34 @@ def test_a_temporary_folder_the_server_user_cannot_enter_is_refused_in_one_line(
     message = str(refused.value)
     assert "\n" not in message and str(private_install) in message and "TMPDIR" in message
     assert not list(hidden.iterdir())
+
+
+def test_root_starts_the_server_from_a_venv_that_is_a_link_into_a_private_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 72: `.venv` a link (in an open folder) into a 0700 folder: `unreachable` walked the path
+    as written, found every folder open, skipped the copy, and initdb was "Permission denied"."""
+    open_folder = Path(tempfile.mkdtemp(prefix="recall-kit-open-"))
+    try:
+        open_folder.chmod(0o755)
+        private = tmp_path / "private"
+        private.mkdir(mode=0o700)
+        inner = private / "venvs"  # open itself: only the folder above it is private
+        inner.mkdir(mode=0o755)
+        (inner / "pginstall").symlink_to(server.binaries().parent, target_is_directory=True)
+        (open_folder / ".venv").symlink_to(inner, target_is_directory=True)
+        bindir = open_folder / ".venv" / "pginstall" / "bin"
+        monkeypatch.setattr(server, "binaries", lambda package="pgserver": bindir)
+        user = server._server_user()
+        assert user is not None and server.unreachable(bindir, user) is not None
+        embedded = server.EmbeddedServer()
+        try:
+            import psycopg
+
+            with psycopg.connect(embedded.start()) as connection:
+                assert connection.execute("select 1").fetchone() == (1,)
+        finally:
+            embedded.stop()
+    finally:
+        for link in open_folder.iterdir():
+            link.unlink()
+        open_folder.rmdir()

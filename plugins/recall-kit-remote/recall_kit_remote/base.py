@@ -137,16 +137,15 @@ def follow(payload: Any, path: str) -> Any:
 
 
 def as_hit_id(value: Any) -> str | None:
-    """A hit's id as recall-kit writes ids: a string, or a number that is a whole number (`7`,
-    `7.0`); None for anything else."""
+    """A hit's id as recall-kit writes ids: a string, or an integer (`7`); None for anything else
+    (`7.0` too: a JSON number with a point is no integer id, and reading it as "7" would quietly
+    name another memory than the server meant)."""
     if isinstance(value, bool):
         return None
     if isinstance(value, str) and value:
         return value
     if isinstance(value, int):
         return str(value)
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
     return None
 
 
@@ -213,6 +212,10 @@ def _matched(pattern: re.Pattern[str] | None, value: Any, rank: int, what: str) 
     return found.group(1)
 
 
+#: A score key the hit does not hold.
+_ABSENT = object()
+
+
 def read_hits(payload: Any, results: str, id_key: str, score_key: str, reading: TextReading | None = None) -> list[Hit]:
     """Hits from an answer: the list at `results` (a path, `[]` allowed: `entities[].name` is the
     list of ids itself), each entry either an id or an object with its id at `id_key` and score at
@@ -238,13 +241,24 @@ def read_hits(payload: Any, results: str, id_key: str, score_key: str, reading: 
             continue
         doc = as_hit_id(_matched(reading.id_pattern, select(entry, id_key), rank, "id"))
         if doc is None:
-            raise AnswerMisread(f"hit {rank} has no string or integer {id_key!r}")
+            raise AnswerMisread(f"hit {rank} has no string or integer {id_key!r}" + (
+                " (a number with a point, such as 1.0, is no integer id)" if isinstance(select(entry, id_key), float)
+                else ""))
         score: Any = 1.0 / rank
         if score_key:
             try:
-                score = _matched(reading.score_pattern, follow(entry, score_key), rank, "score")
-            except QueryFailed:
-                score = 1.0 / rank
+                raw = follow(entry, score_key)
+            except QueryFailed:  # no score: the rank's
+                raw = _ABSENT
+            if isinstance(raw, str) and reading.score_pattern is None:
+                raise AnswerMisread(f"hit {rank}'s {score_key!r} is text, not a JSON number (a score sent as a "
+                                    f"string is not read as one; {reading.prefix or 'the'}.score_pattern reads "
+                                    "scores out of text)")
+            if raw is not _ABSENT:
+                try:
+                    score = _matched(reading.score_pattern, raw, rank, "score")
+                except QueryFailed:
+                    score = 1.0 / rank
         hits.append(Hit(doc, _number(score, rank)))
     return hits
 

@@ -15,9 +15,11 @@ from recall_kit_remote.base import (
     MEMORY_FIELDS,
     SEARCH_FIELDS,
     AnswerMisread,
+    AnswerOptions,
     FillOptions,
     QueryFailed,
     RemoteRetriever,
+    TextReading,
     check_url,
     compile_pattern,
     fill_template,
@@ -195,9 +197,7 @@ class HTTPRetriever(RemoteRetriever):
         return [_parsed(self._request(query, k).decode("utf-8", "replace"), as_text=True)]
 
     def ask(self, query: str, k: int) -> list[Hit]:
-        text = self._request(query, k).decode("utf-8", "replace")
-        payload = _parsed(text, self._reading.id_pattern is not None)
-        return self.mapped(self.options.read_answer(payload, "http", self._reading))
+        return self.mapped(answer_hits(self._request(query, k), self.options, self._reading))
 
     def _request(self, query: str, k: int) -> bytes:
         """One search request's answer body, timed as the wait on the server."""
@@ -305,6 +305,13 @@ def content_decoder(encoding: str) -> Any:
     if encoding == "deflate":
         return zlib.decompressobj()
     raise QueryFailed(f"the answer's content-encoding {encoding!r} is not one recall-kit asked for ({ACCEPTED_ENCODINGS})")
+
+
+def answer_hits(body: bytes, options: AnswerOptions, reading: TextReading) -> list[Hit]:
+    """The hits of one answer's body (bytes that are no UTF-8 read as U+FFFD): JSON, or text that
+    `reading`'s id pattern reads; an answer that cannot be read is `AnswerMisread`."""
+    payload = _parsed(body.decode("utf-8", "replace"), reading.id_pattern is not None)
+    return options.read_answer(payload, "http", reading)
 
 
 def _parsed(text: str, as_text: bool) -> Any:

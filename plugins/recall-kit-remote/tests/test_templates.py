@@ -5,6 +5,7 @@ ids mapped back; the REST snapshot importer (mem0's `get_all` shape); the scope 
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import sys
 from pathlib import Path
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 from http_server import SearchServer
 from memory_store import MemoryStore
-from recall_kit_remote.base import QueryFailed, fill_template, parse_template, read_hits
+from recall_kit_remote.base import QueryFailed, TextReading, fill_template, parse_template, read_hits
 from remote_helpers import EXAMPLE, SYSTEMS, run_cli
 
 from recall_kit import Hit, SystemSpec, load_dataset, run_benchmark
@@ -24,13 +25,28 @@ MEM0_ADD = '{"messages": [{"role": "user", "content": "{content}"}], "user_id": 
 
 
 def test_paths_with_arrays_rank_only_and_numeric_ids() -> None:
-    graph = {"entities": [{"name": "b", "observations": []}, {"name": 7}, {"name": 3.0}], "relations": []}
+    graph = {"entities": [{"name": "b", "observations": []}, {"name": 7}, {"name": "3"}], "relations": []}
     assert read_hits(graph, "entities[].name", "id", "score") == [Hit("b", 1.0), Hit("7", 0.5), Hit("3", 1 / 3)]
     assert read_hits(graph, "entities", "name", "") == read_hits(graph, "entities[].name", "", "")
     nested = {"data": {"matches": [{"doc": {"key": 12}, "s": 0.5}]}}
     assert read_hits(nested, "data.matches", "doc.key", "s") == [Hit("12", 0.5)]
     with pytest.raises(QueryFailed, match="hit 1"):
         read_hits({"results": [{"id": 1.5}]}, "results", "id", "score")
+
+
+def test_an_id_with_a_point_and_a_score_sent_as_text_are_refused_not_guessed() -> None:
+    """Issue 72: an id 1.0 quietly became "1" (another memory than the server may mean), and a score
+    "0.5" was read as a number; both are now a misread answer saying what is wrong."""
+    with pytest.raises(QueryFailed, match=r"hit 2 has no string or integer 'id' \(a number with a point"):
+        read_hits({"results": [{"id": 1, "score": 1.0}, {"id": 1.0, "score": 0.5}]}, "results", "id", "score")
+    with pytest.raises(QueryFailed, match=r"hit 1 is not a string or integer id"):
+        read_hits({"results": [2.0]}, "results", "id", "score")
+    with pytest.raises(QueryFailed, match=r"hit 1's 'score' is text, not a JSON number"):
+        read_hits({"results": [{"id": "a", "score": "0.5"}]}, "results", "id", "score")
+    # a score read out of text by a pattern is text by design; an absent score is the rank's
+    reading = TextReading(score_pattern=re.compile(r"([0-9.]+)"))
+    assert read_hits({"results": [{"id": "a", "score": "s=0.5"}]}, "results", "id", "score", reading) == [Hit("a", 0.5)]
+    assert read_hits({"results": [{"id": "a"}, {"id": "b"}]}, "results", "id", "score") == [Hit("a", 1.0), Hit("b", 0.5)]
 
 
 def test_templates_fill_once_and_keep_types() -> None:

@@ -136,7 +136,7 @@ function renderItem(item) {
   text($("meta"), `query ${item.query_id} (${item.stratum}) · memory ${item.doc_id}`);
   text($("query"), item.query);
   text($("memory-id"), `id ${item.doc_id}`);
-  text($("memory"), item.memory);
+  renderMemory(item);
   text($("current-grade"), item.grade === null || item.grade === undefined ? `not graded yet · ${more} more for this query`
     : `you graded it ${item.grade}`);
   $("note").value = item.note || "";
@@ -145,8 +145,27 @@ function renderItem(item) {
   for (const judged of item.judged) {
     const li = element("li");
     li.append(element("span", "grade", judged.grade), document.createTextNode(` ${judged.text}`));
+    if (judged.text_more) li.append(element("span", "more", ` … ${judged.text_more.toLocaleString("en")} more characters`));
     list.append(li);
   }
+}
+
+// The server sends a memory up to a bound (a few KB); the rest is asked for by the "a" key.
+function renderMemory(item) {
+  text($("memory"), item.memory);
+  const more = item.memory_more || 0;
+  $("memory-more").hidden = !more;
+  text($("memory-more"), more ? `… ${more.toLocaleString("en")} more characters: a shows all` : "");
+}
+
+async function showAll() {
+  const item = shown;
+  if (!item || !item.memory_more) return;
+  const answer = await call("api/memory", { query_id: item.query_id, doc_id: item.doc_id });
+  if (!answer || !same(item, shown)) return;
+  item.memory = answer.memory;
+  item.memory_more = 0;
+  renderMemory(item);
 }
 
 function same(a, b) { return !!a && !!b && a.query_id === b.query_id && a.doc_id === b.doc_id; }
@@ -222,6 +241,7 @@ function hitElement(query, side, hit, terms) {
   }
   row.append(element("span", "move", move), document.createElement("br"));
   if (hit.offerable) row.append(...highlighted(hit.text, terms));
+  if (hit.offerable && hit.text_more) row.append(element("span", "more", ` … ${hit.text_more.toLocaleString("en")} more characters`));
   else row.append(document.createTextNode("(not shown)"));
   if (hit.offerable) {
     row.classList.add("choosable");
@@ -294,7 +314,7 @@ async function onNoteKey(event) {
 }
 
 const LABEL_KEYS = {
-  s: skip, b: back, Backspace: back,
+  s: skip, b: back, Backspace: back, a: showAll,
   n: () => { $("note").focus(); },
   f: () => keepNote(!(shown && shown.flagged)),
 };

@@ -35,7 +35,7 @@ from recall_kit.measure.run.settings import ScoringSettings
 from recall_kit.measure.score.evaluation import aggregate, metric_values, summed_names
 from recall_kit.measure.score.join import judge_rankings
 from recall_kit.measure.score.metric_names import MAX_CUTOFF, resolve_metrics
-from recall_kit.measure.systems.adapters import coerce_hits
+from recall_kit.measure.systems.adapters import ScoreTypeError, coerce_hits
 from recall_kit.measure.systems.context import expand_corpus
 from recall_kit.measure.systems.system import Leg, System, SystemSpec, as_system
 from recall_kit.plugins import call_each
@@ -73,8 +73,8 @@ def checked_hits(leg: str, output: Any, k: int, corpus: Corpus, query_id: str, o
     try:
         hits = coerce_hits(output, k)
     except (TypeError, ValueError, OverflowError) as error:
-        raise PluginRunError(f"Retriever {leg!r} returned malformed hits for query {query_id}: "
-                             f"{describe_plugin_exception(error)}") from None
+        said = str(error) if isinstance(error, ScoreTypeError) else describe_plugin_exception(error)
+        raise PluginRunError(f"Retriever {leg!r} returned malformed hits for query {query_id}: {said}") from None
     ids = [hit.id for hit in hits]
     values = [hit.score for hit in hits]
     if not (corpus.holds_all(ids) and all(map(math.isfinite, values))):
@@ -286,8 +286,8 @@ def fuse_one(system: System, query: Query, legs: dict[str, list[Hit]], corpus: C
         try:
             ranking = sort_hits(coerce_hits(output, depth))
         except (TypeError, ValueError, OverflowError) as error:
-            raise PluginRunError(f"Fusion {name!r} returned malformed hits for query {query.query_id}: "
-                                 f"{describe_plugin_exception(error)}") from None
+            said = str(error) if isinstance(error, ScoreTypeError) else describe_plugin_exception(error)
+            raise PluginRunError(f"Fusion {name!r} returned malformed hits for query {query.query_id}: {said}") from None
         if not all(map(math.isfinite, [hit.score for hit in ranking])):
             raise PluginRunError(f"Fusion {name!r} returned a non-finite score for query {query.query_id}.")
     return ranking or []

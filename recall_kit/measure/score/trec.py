@@ -62,6 +62,8 @@ def _lines(path: Path, raw: bytes | None = None) -> Iterator[tuple[int, list[str
         fields = line.split()
         if not fields or fields[0].startswith(b"#"):
             continue
+        if b"\x00" in line:  # trec_eval's C strings end there: it would read another id than recall-kit
+            raise DatasetError(f"{path.name}:{number}: holds a NUL byte (\\x00), which ends an id in trec_eval")
         try:
             yield number, [field.decode("utf-8") for field in fields]
         except UnicodeDecodeError:
@@ -175,8 +177,8 @@ def read_run_table(path: Path | str) -> TrecTable:
     """
     path = Path(path)
     _keep_freed_memory()
-    with _mapped(path) as raw:
-        table = _fast_table_in_parts(raw, RUN_COLUMNS, score_column=4)
+    with _mapped(path) as raw:  # a NUL byte: the exact reader names its line (numpy's bytes would drop it)
+        table = None if raw.find(b"\x00") >= 0 else _fast_table_in_parts(raw, RUN_COLUMNS, score_column=4)
     if table is not None:
         return table
     run = read_run(path)
@@ -187,7 +189,7 @@ def read_qrels_table(path: Path | str) -> TrecTable:
     """Read TREC qrels as arrays: the fast reader for a regular file, else `read_qrels`'s rows."""
     path = Path(path)
     with _mapped(path) as raw:
-        table = _fast_table(raw, QRELS_COLUMNS, score_column=None)
+        table = None if raw.find(b"\x00") >= 0 else _fast_table(raw, QRELS_COLUMNS, score_column=None)
     if table is not None and len(table.values) and not (-1000 <= table.values.min() and table.values.max() <= 1000):
         table = None  # a grade out of range: the exact reader names its line
     if table is not None:

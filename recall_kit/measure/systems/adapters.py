@@ -12,6 +12,19 @@ from recall_kit.errors import SpecError
 from recall_kit.types import Corpus, Hit, Retriever
 
 
+class ScoreTypeError(TypeError):
+    """A hit's score that is no number (text such as "0.5", bytes, a bool): its message quotes no
+    memory text, so it is shown as it is."""
+
+
+def _score(value: Any, rank: int) -> float:
+    """A hit's score as a float; text ("0.5") or a bool is refused, never read as a number."""
+    if isinstance(value, (str, bytes, bool)):
+        raise ScoreTypeError(f"hit {rank}'s score is {type(value).__name__}, not a number (return a float: "
+                             "a score sent as text is a mistake to fix, not a number to guess)")
+    return float(value)
+
+
 def coerce_hits(output: Iterable[Any], k: int) -> list[Hit]:
     """Turn what a retriever returned into at most `k` hits, first occurrence of an id kept.
 
@@ -29,9 +42,9 @@ def coerce_hits(output: Iterable[Any], k: int) -> list[Hit]:
         if type(item) is Hit and type(item.id) is str and type(item.score) is float:
             hit = item  # already what it should be: no copy on the hot path
         elif isinstance(item, Hit):
-            hit = Hit(str(item.id), float(item.score))
+            hit = Hit(str(item.id), _score(item.score, rank))
         elif isinstance(item, tuple) and len(item) == 2:
-            hit = Hit(str(item[0]), float(item[1]))
+            hit = Hit(str(item[0]), _score(item[1], rank))
         else:
             hit = Hit(str(item), 1.0 / rank)
         if hit.id in seen:

@@ -11,6 +11,7 @@ decides). Nothing in the graph is a pickle: the manifest and the artefacts are J
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import shutil
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from recall_kit.errors import RecallKitError
+from recall_kit.errors import OutputError, RecallKitError
 from recall_kit.fileio import write_json_atomic
 from recall_kit.fingerprint import canonical_json
 from recall_kit.study.build.folder import MANIFEST_FILE, MANIFEST_SCHEMA, StudyFolderError
@@ -347,7 +348,14 @@ class StudyGraph:
         _remove(partial)
         partial.mkdir()
         try:
-            step.make(partial, inputs)
+            try:
+                step.make(partial, inputs)
+            except OSError as error:
+                if error.filename is None and error.errno in (errno.ENOSPC, errno.EDQUOT):
+                    # a writer that names no file (a database, a stream): the step's folder is where it wrote
+                    raise OutputError(f"{final}: cannot write the step {step.name!r} there ({error.strerror}); "
+                                      "free some space and run again (the steps done are kept).") from error
+                raise
             self.records.pop(step.name, None)  # from here until the manifest is written, not done
             self._write_manifest()
             if final.exists() or final.is_symlink():  # a link is replaced, never followed

@@ -126,6 +126,16 @@ class Unsorted(OverlapRetriever):
         return [Hit("1", 0.1), Hit("2", 0.9)]
 
 
+class TextScores(OverlapRetriever):  # issue 72: "0.5" was read as 0.5, quietly
+    def search(self, query: str, k: int) -> list[Hit]:
+        return [Hit("1", "0.5")]  # type: ignore[arg-type]
+
+
+class TextScorePairs(OverlapRetriever):
+    def search(self, query: str, k: int) -> list[Hit]:
+        return [("1", "0.5")]  # type: ignore[list-item]
+
+
 class Stranger(OverlapRetriever):
     def search(self, query: str, k: int) -> list[Hit]:
         return [Hit("999", 1.0)]
@@ -140,6 +150,8 @@ class Stranger(OverlapRetriever):
         (MinusInfinite, "Retriever 'MinusInfinite' returned a non-finite score (-inf) for query e1"),
         (Unsorted, "out of order for query e1"),
         (Stranger, "returned id '999' for query e1, which is not in the corpus"),
+        (TextScores, "hit 1's score is str, not a number"),
+        (TextScorePairs, "hit 1's score is str, not a number"),
     ],
 )
 def test_contract_violations_are_one_clear_error(tiny_dataset, retriever, message):

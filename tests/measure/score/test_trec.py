@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+from pathlib import Path
 
 import pytest
 import pytrec_eval
@@ -332,3 +333,20 @@ def test_short_fields_at_the_end_of_a_file_with_long_ones_read_alike(tmp_path):
     table = read_run_table(path)
     exact = sorted((q.encode(), h.id.encode(), h.score) for q, hits in read_run(path).items() for h in hits)
     assert sorted(zip(table.query_ids.tolist(), table.doc_ids.tolist(), table.values.tolist())) == exact
+
+
+def test_a_nul_byte_in_an_id_is_refused_by_both_readers(tmp_path: Path) -> None:
+    """Issue 72 (fuzzing): numpy's bytes arrays dropped a trailing NUL, so the fast reader read id "",
+    the exact one "\\x00" (and trec_eval's C strings end there): refused, naming the line."""
+    from recall_kit.errors import DatasetError
+    from recall_kit.measure.score.trec import read_qrels_table, read_run, read_run_table
+
+    run = tmp_path / "run.txt"
+    run.write_bytes(b"q Q0 a 1 1.0 t\nq Q0 b\x00 2 0.5 t\n")
+    for reader in (read_run, read_run_table):
+        with pytest.raises(DatasetError, match=r"run.txt:2: holds a NUL byte"):
+            reader(run)
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_bytes(b"\x00 0 a 1\n")
+    with pytest.raises(DatasetError, match=r"qrels.txt:1: holds a NUL byte"):
+        read_qrels_table(qrels)
