@@ -153,6 +153,13 @@ def main() -> int:
         print("no LoCoMo file given (--locomo PATH): nothing measured")
         return 0
     chosen = [name.strip() for name in args.constructions.split(",") if name.strip()]
+    unknown = sorted(set(chosen) - set(CONSTRUCTIONS))
+    if unknown:
+        print(f"bench_judges: unknown construction {', '.join(unknown)}; choose among {', '.join(CONSTRUCTIONS)}",
+              file=sys.stderr)
+        return 2
+    if args.quick:  # the answer judge alone: the constructions it grades
+        chosen = [name for name in chosen if set(QUICK) & set(JUDGES[name])]
     found: dict[str, dict[str, dict[str, object]]] = {}
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
