@@ -152,6 +152,8 @@ class Relevance:
 
     def __init__(self, model: str, device: str) -> None:
         self.tokens = TokenMatch(model, device)
+        #: The evidence the candidates were read from, and each query's candidates (read once a context).
+        self._candidates: tuple[Any, dict[str, list[str]]] = (None, {})
 
     def check(self) -> None:
         self.tokens.check()
@@ -164,12 +166,9 @@ class Relevance:
         import numpy as np
 
         texts = {query.query_id: query.text for query, _ in pairs}
-        memories = {memory.id: memory.content for _, memory in pairs}
-        candidates: dict[str, list[str]] = {}
-        for (query_id, doc), found in context.evidence.items():
-            if query_id in texts and doc in context.corpus and min(found.ranks.values(), default=0) <= CANDIDATE_DEPTH:
-                candidates.setdefault(query_id, []).append(doc)
-                memories.setdefault(doc, context.corpus[doc].content)
+        candidates = {query: self.candidates(context).get(query, []) for query in texts}
+        memories = {doc: context.corpus[doc].content for docs in candidates.values() for doc in docs}
+        memories.update({memory.id: memory.content for _, memory in pairs})
 
         def values(ids: Sequence[tuple[str, str]]) -> np.ndarray:
             read = [(texts[query], memories[doc]) for query, doc in ids]
@@ -182,5 +181,15 @@ class Relevance:
 
         read = [(query.text, memory.content) for query, memory in pairs]
         return np.column_stack([self.tokens.of(read), np.array([asked_for(*pair) for pair in read]),
-                                standing(values, [(query.query_id, memory.id) for query, memory in pairs],
-                                         {query: sorted(docs) for query, docs in candidates.items()})])
+                                standing(values, [(query.query_id, memory.id) for query, memory in pairs], candidates)])
+
+    def candidates(self, context: JudgingContext) -> dict[str, list[str]]:
+        """Each query's candidates: the memories of the corpus some system ranked in its top
+        `CANDIDATE_DEPTH`, in id order."""
+        if self._candidates[0] is not context.evidence:
+            found: dict[str, list[str]] = {}
+            for (query_id, doc), evidence in context.evidence.items():
+                if doc in context.corpus and min(evidence.ranks.values(), default=0) <= CANDIDATE_DEPTH:
+                    found.setdefault(query_id, []).append(doc)
+            self._candidates = (context.evidence, {query: sorted(docs) for query, docs in found.items()})
+        return self._candidates[1]
