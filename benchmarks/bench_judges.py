@@ -14,11 +14,15 @@ with `eval`; then two constructions, each judge measured by `recall-kit judge bm
 - pool: every question's bm25 top 10 and nothing else, labelled by the evidence (a labels file
   holding exactly those pairs): the pairs a study's judge grades. Only here are the systems' ranks a
   fair signal: in the evidence construction a turn outside the top 5 is there because it is relevant.
+- no-answers: the pool's pairs and labels, every reference answer removed from the queries (a copy
+  of the dataset whose queries.jsonl has no "answer"): a user's own store, where nobody wrote the
+  answer a query was asked for. The answer judge cannot grade there.
 
 The combined judge is cross-fitted over questions (5 folds): no pair is graded by a model fitted on
 its label.
 
-Bar (exit 1 when missed): at least one judge reaches kappa >= 0.6. Without --locomo (or when the
+Bars (exit 1 when missed): at least one judge reaches kappa >= 0.6; on no-answers, the best judge
+reaches kappa >= 0.65 with multi-hop and temporal each >= 0.5. Without --locomo (or when the
 file is absent) it says so and exits 0. The llm judge (Gemma 3 270M) is not rerun: its kappa on
 these pairs is -0.02 (docs/models.md).
 """
@@ -34,7 +38,9 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-RANKS = ["-o", "combined.signals=answer,question,similarity,ranks"]
+RANKS = ["-o", "combined.signals=answer,question,similarity,relevance,ranks"]
+#: The combined judge's signals before the relevance model (issue 68), measured beside it.
+BEFORE = ["-o", "combined.signals=answer,question,similarity"]
 #: construction -> name shown -> (judge, its options): every registered offline judge, the embedding
 #: judge's two texts, and on the pool the combined judge with the systems' ranks.
 JUDGES: dict[str, dict[str, tuple[str, list[str]]]] = {
@@ -46,13 +52,22 @@ JUDGES: dict[str, dict[str, tuple[str, list[str]]]] = {
     },
     "pool": {
         "answer": ("answer", []),
+        "combined (no relevance)": ("combined", BEFORE),
+        "combined": ("combined", []),
+        "combined + ranks": ("combined", RANKS),
+    },
+    "no-answers": {
+        "embedding (question)": ("embedding", []),
+        "combined (no relevance)": ("combined", BEFORE),
         "combined": ("combined", []),
         "combined + ranks": ("combined", RANKS),
     },
 }
-#: construction -> (depth, whether the sample is the top `depth` alone)
-CONSTRUCTIONS = {"evidence": (5, False), "pool": (10, True)}
+#: construction -> (depth, whether the sample is the top `depth` alone, whether queries keep their answers)
+CONSTRUCTIONS = {"evidence": (5, False, True), "pool": (10, True, True), "no-answers": (10, True, False)}
 QUICK = ("answer",)
+#: The bar on the no-answers construction (issue 68): overall, and on each of the hard strata.
+NO_ANSWERS_BAR, NO_ANSWERS_STRATUM_BAR, NO_ANSWERS_STRATA = 0.65, 0.5, ("multi-hop", "temporal")
 
 
 def recall_kit(*arguments: str) -> None:
@@ -76,13 +91,31 @@ def pool_labels(work: Path, depth: int) -> Path:
     return path
 
 
+def without_answers(work: Path) -> Path:
+    """A copy of the imported dataset whose queries carry no reference answer (made once)."""
+    folder = work / "locomo-no-answers"
+    if not folder.is_dir():
+        folder.mkdir()
+        for name in ("corpus.jsonl", "qrels.jsonl"):
+            (folder / name).write_bytes((work / "locomo" / name).read_bytes())
+        with (work / "locomo" / "queries.jsonl").open(encoding="utf-8") as source, \
+                (folder / "queries.jsonl").open("w", encoding="utf-8") as target:
+            for line in source:
+                if line.strip():
+                    query = json.loads(line)
+                    query.pop("answer", None)
+                    target.write(json.dumps(query) + "\n")
+    return folder
+
+
 def measure(work: Path, construction: str, name: str, judge: str, options: list[str]) -> dict[str, object]:
     """One judge's calibration on one construction, as `judge --calibrate --json` writes it."""
-    depth, pool_only = CONSTRUCTIONS[construction]
+    depth, pool_only, answers = CONSTRUCTIONS[construction]
+    dataset = work / "locomo" if answers else without_answers(work)
     stem = construction + "-" + name.replace(" ", "_").replace("(", "").replace(")", "").replace("+", "plus")
     report = work / f"{stem}.json"
     labels = ["--labels", str(pool_labels(work, depth))] if pool_only else []
-    recall_kit("judge", str(work / "bm25.json"), "-d", str(work / "locomo"), "--judge", judge, *options, *labels,
+    recall_kit("judge", str(work / "bm25.json"), "-d", str(dataset), "--judge", judge, *options, *labels,
                "--calibrate", "--depth", str(depth), "--output", str(work / f"{stem}.qrels.jsonl"), "--json", str(report))
     return json.loads(report.read_text(encoding="utf-8"))
 
@@ -112,13 +145,21 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--locomo", help="LoCoMo JSON file (locomo10.json or its dev part)")
     parser.add_argument("--quick", action="store_true", help="the answer judge only")
-    parser.add_argument("--constructions", default="evidence,pool", help="comma-separated: evidence, pool")
+    parser.add_argument("--constructions", default="evidence,pool,no-answers",
+                        help="comma-separated: evidence, pool, no-answers")
     parser.add_argument("--json", help="write every judge's calibration here")
     args = parser.parse_args()
     if not args.locomo or not os.path.isfile(args.locomo):
         print("no LoCoMo file given (--locomo PATH): nothing measured")
         return 0
     chosen = [name.strip() for name in args.constructions.split(",") if name.strip()]
+    unknown = sorted(set(chosen) - set(CONSTRUCTIONS))
+    if unknown:
+        print(f"bench_judges: unknown construction {', '.join(unknown)}; choose among {', '.join(CONSTRUCTIONS)}",
+              file=sys.stderr)
+        return 2
+    if args.quick:  # the answer judge alone: the constructions it grades
+        chosen = [name for name in chosen if set(QUICK) & set(JUDGES[name])]
     found: dict[str, dict[str, dict[str, object]]] = {}
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
@@ -128,8 +169,9 @@ def main() -> int:
             found[construction] = {name: measure(work, construction, name, *judge)
                                    for name, judge in JUDGES[construction].items() if not args.quick or name in QUICK}
     for construction in chosen:
-        depth, pool_only = CONSTRUCTIONS[construction]
-        print(f"\n{construction}: bm25 top {depth}" + ("" if pool_only else " plus the evidence turns"))
+        depth, pool_only, answers = CONSTRUCTIONS[construction]
+        print(f"\n{construction}: bm25 top {depth}" + ("" if pool_only else " plus the evidence turns")
+              + ("" if answers else ", every reference answer removed"))
         report(found[construction])
     if args.json:
         Path(args.json).write_text(json.dumps(found, indent=1), encoding="utf-8")
@@ -143,6 +185,15 @@ def main() -> int:
         return 0
     print(f"BAR best offline judge's kappa ({best[1]}, {best[0]}): {kappas[best]:.4g} (target >= 0.6) "
           f"{'PASS' if ok else 'FAIL'}")
+    if "no-answers" in found:  # issue 68's bar: a store without answers
+        name = max(found["no-answers"], key=lambda judge: kappas[("no-answers", judge)])
+        strata = found["no-answers"][name]["agreement"]["binary_against_a"]  # type: ignore[index]
+        hard = {stratum: strata[stratum]["kappa"] for stratum in NO_ANSWERS_STRATA if stratum in strata}
+        met = kappas[("no-answers", name)] >= NO_ANSWERS_BAR and all(v >= NO_ANSWERS_STRATUM_BAR for v in hard.values())
+        print(f"BAR without answers, best judge ({name}): kappa {kappas[('no-answers', name)]:.4g} (target >= "
+              f"{NO_ANSWERS_BAR}), " + ", ".join(f"{s} {v:.3g}" for s, v in hard.items())
+              + f" (each >= {NO_ANSWERS_STRATUM_BAR}) {'PASS' if met else 'FAIL'}")
+        ok = ok and met
     return 0 if ok else 1
 
 

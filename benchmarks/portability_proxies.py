@@ -86,7 +86,13 @@ def _flip_every_embedding() -> None:
         return flip_last_bit(onnx_encode(self, *args, **kwargs))
 
     def torch_flipped(self: Any, *args: Any, **kwargs: Any) -> Any:
-        return flip_last_bit(torch_encode(self, *args, **kwargs))
+        found = torch_encode(self, *args, **kwargs)
+        if isinstance(found, list) and found and isinstance(found[0], dict):  # token vectors (output_value=None)
+            import torch
+
+            return [{**item, "token_embeddings": torch.from_numpy(flip_last_bit(item["token_embeddings"].float().numpy()))}
+                    for item in found]
+        return flip_last_bit(found)
 
     onnx_backend.OnnxModel.encode = onnx_flipped  # type: ignore[method-assign]
     SentenceTransformer.encode = torch_flipped  # type: ignore[method-assign]

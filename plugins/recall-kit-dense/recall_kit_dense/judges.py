@@ -26,17 +26,20 @@ from recall_kit.plugin import (
     probabilities,
 )
 from recall_kit_dense.models import DEFAULT_MODEL, LoadedModel, load_model, resolve_model
+from recall_kit_dense.relevance import Relevance
 
 if TYPE_CHECKING:
     import numpy as np
 
 #: The signals the combined judge may use (its `signals` option names a subset): the answer's
 #: words in the memory, the question's words in it, similarities (question, answer, both, against
-#: the memory), and each system's rank and score and each leg's rank.
-SIGNALS = ("answer", "question", "similarity", "ranks")
-#: The default signals: the texts' alone. Ranks are opt-in: on a sample that adds the labelled
-#: relevant memories to the systems' top results, "not ranked" means "added because relevant".
-DEFAULT_SIGNALS = ("answer", "question", "similarity")
+#: the memory), the relevance model's columns (relevance.py: token match, what the question asks
+#: for, standing among the query's candidates), and each system's rank and score and each leg's rank.
+SIGNALS = ("answer", "question", "similarity", "relevance", "ranks")
+#: The default signals: the texts' alone (chosen on LoCoMo dev, docs/models.md). Ranks are opt-in:
+#: on a sample that adds the labelled relevant memories to the systems' top results, "not ranked"
+#: means "added because relevant".
+DEFAULT_SIGNALS = ("answer", "question", "similarity", "relevance")
 #: Words compared by their first letters: a crude stemmer ("painted", "painting" -> "paint").
 STEM = 5
 
@@ -170,8 +173,8 @@ class CombinedJudge(RelevanceJudge):
     """A logistic regression over the answer overlap, the similarity and the systems' ranks and
     scores, fitted on the labelled pairs by cross-fitting over queries."""
 
-    description = ("a logistic regression over answer and question words, similarity (and the systems' ranks), "
-                   "cross-fitted on labelled pairs")
+    description = ("a logistic regression over answer and question words, similarity, the relevance model (and the "
+                   "systems' ranks), cross-fitted on labelled pairs")
     learns = True
 
     @dataclass(frozen=True)
@@ -182,13 +185,14 @@ class CombinedJudge(RelevanceJudge):
         device: str = "cpu"
         #: Folds of the cross-fitting (queries split among them at random, by the context's seed).
         folds: int = 5
-        #: The signals used, comma-separated: answer, question, similarity, ranks (each system's
-        #: rank and score and each leg's rank; opt-in, see DEFAULT_SIGNALS).
+        #: The signals used, comma-separated: answer, question, similarity, relevance, ranks (each
+        #: system's rank and score and each leg's rank; opt-in, see DEFAULT_SIGNALS).
         signals: str = ",".join(DEFAULT_SIGNALS)
 
     def __init__(self, options: Any = None) -> None:
         super().__init__(options)
         self._similarity = Similarity(self.options.embedder, self.options.device)
+        self._relevance = Relevance(self.options.embedder, self.options.device)
         self._context: JudgingContext | None = None
         self._fold_of: dict[str, int] = {}
         self._fitted: dict[int, _Fitted] = {}
@@ -204,7 +208,7 @@ class CombinedJudge(RelevanceJudge):
                               f"choose among {', '.join(SIGNALS)}.")
         if self.options.folds < 2:
             raise OptionError(f"combined.folds must be at least 2, got {self.options.folds}.")
-        if "similarity" in self.signals:
+        if "similarity" in self.signals or "relevance" in self.signals:
             self._similarity.check()
 
     def features(self, pairs: Sequence[tuple[Query, Memory]]) -> np.ndarray:
@@ -221,6 +225,8 @@ class CombinedJudge(RelevanceJudge):
             columns += list(zip(*[word_shares(query.text, memory.content) for query, memory in pairs], strict=True))
         if "similarity" in self.signals:
             columns += self._similarities(pairs)
+        if "relevance" in self.signals:
+            columns += list(self._relevance.columns(pairs, context, self._read, "ranks" in self.signals).T)
         if "ranks" in self.signals:
             found = [context.evidence.get((query.query_id, memory.id), PairEvidence()) for query, memory in pairs]
             for system in context.systems:
@@ -229,6 +235,13 @@ class CombinedJudge(RelevanceJudge):
             for leg in context.legs:
                 columns.append([1 / item.leg_ranks[leg] if leg in item.leg_ranks else 0.0 for item in found])
         return np.column_stack([np.asarray(column, dtype=float) for column in columns])
+
+    def _read(self, texts: Sequence[tuple[str, str]]) -> np.ndarray:
+        """The question's similarity and word shares (whole, stemmed) with the memory, per (question, memory) text."""
+        import numpy as np
+
+        shares = np.array([word_shares(question, memory) for question, memory in texts]).reshape(len(texts), 2)
+        return np.column_stack([self._similarity.of(texts), shares])
 
     def _similarities(self, pairs: Sequence[tuple[Query, Memory]]) -> list[Any]:
         """Cosine similarity with the memory of the question, of its answer, and of both (0 without an answer)."""
