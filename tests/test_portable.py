@@ -101,8 +101,6 @@ def test_status_says_which_steps_another_machine_computed(tmp_path: Path) -> Non
 
 # -- the example study under proxies for another CPU -----------------------------------------------
 
-ROOT = Path(__file__).resolve().parents[1]
-
 
 def _timings_aside(text: str) -> str:
     """The study document without what a clock measured (latency, step seconds)."""
