@@ -1,7 +1,7 @@
 """Root test configuration: tests never pick up whatever plugins happen to be installed, nor read or
 write the user's cache folder; in a parallel run (`make test`: pytest-xdist, `--dist loadgroup`) a
-module with a module-scoped fixture runs on one worker, and the tests marked `slow` are handed out
-first."""
+module with a module-scoped fixture runs on one worker, and the longest work (the groups and
+tests holding the most tests marked `slow`) is handed out first."""
 
 import os
 import shutil
@@ -48,6 +48,10 @@ def pytest_configure(config: pytest.Config) -> None:
     if "PYTEST_XDIST_WORKER" not in os.environ and isinstance(workers, int) and workers > 1:
         for name in ONE_THREAD:
             os.environ.setdefault(name, "1")
+    # xdist would hand the groups out by their number of tests (largest first), then every test
+    # alone, overriding the order `pytest_collection_modifyitems` gives (the longest work first).
+    if getattr(config.option, "dist", None) == "loadgroup":
+        config.option.loadscopereorder = False
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -79,19 +83,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     - a module whose tests share a module- or class-scoped fixture becomes one group (or joins the
       group one of its tests is marked with), so the fixture is built once, not once per worker
       that happens to get one of its tests;
-    - the `slow` tests first (a stable sort), so that a run does not end with one worker on a long
-      test while the others idle."""
+    - the longest work first, so that a run does not end with one worker on a long test or group
+      while the others idle: the `slow` tests first (a stable sort) and, with `--dist loadgroup`,
+      the units a worker runs whole (a group, or a test of no group) by their number of `slow`
+      tests, then of tests, most first (xdist keeps this order: `pytest_configure`)."""
     if not hasattr(config, "workerinput"):
         return
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
     if not config.getvalue("loadgroup"):
         return
     _group_modules(items)
-    # The largest groups next (longest first: a group runs whole on one worker, and one that
-    # starts last leaves the other worker idle while it runs), then the rest in their order.
-    sizes = Counter(_group_of(item) for item in items)
-    items.sort(key=lambda item: (item.get_closest_marker("slow") is None,
-                                 -sizes[_group_of(item)] if _group_of(item) else 0))
+    # A unit runs whole on one worker, and one that starts last leaves the other worker idle while
+    # it runs: the one holding the most slow tests first (a group running the example study's
+    # proxies before a single slow test), then the largest.
+    slow = Counter(_unit_of(item) for item in items if item.get_closest_marker("slow") is not None)
+    sizes = Counter(_unit_of(item) for item in items)
+    items.sort(key=lambda item: (-slow[_unit_of(item)], -sizes[_unit_of(item)]))
 
 
 def _mark_name(mark: pytest.Mark) -> str:
@@ -101,6 +108,11 @@ def _mark_name(mark: pytest.Mark) -> str:
 def _group_of(item: pytest.Item) -> str | None:
     mark = item.get_closest_marker("xdist_group")
     return None if mark is None else _mark_name(mark)
+
+
+def _unit_of(item: pytest.Item) -> str:
+    """What `--dist loadgroup` hands a worker whole: the test's group, or the test alone."""
+    return _group_of(item) or item.nodeid
 
 
 def _group_modules(items: list[pytest.Item]) -> None:

@@ -57,3 +57,17 @@ def environment_left_as_make_made_it():
     yield
     after = _installed()
     assert after == before, f"the tests changed this environment: removed {sorted(before - after)}, added {sorted(after - before)}"
+
+
+@pytest.fixture(scope="session")
+def example_study_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The shipped example study, run once for the test process: `recall-kit study run
+    examples/study.toml` in a folder laid out as a clone's examples/ (study_support.run_example_study).
+    Returns that folder (its examples/study-out is the study folder). Its tests read it and change
+    none of its inputs (tests/study/test_example.py writes its Reproduce lines' outputs beside the
+    study's files); they share one xdist group (`example-study`), so a parallel run computes it once."""
+    from study_support import run_example_study
+
+    folder = tmp_path_factory.mktemp("example-study-run")
+    run_example_study(folder)
+    return folder

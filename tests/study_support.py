@@ -62,6 +62,34 @@ latency_sample = 3
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "memories"
 
 
+#: The plugins the example study's systems use.
+STUDY_PLUGINS = ("recall-kit-fts5", "recall-kit-bm25", "recall-kit-fusion", "recall-kit-dense", "recall-kit-graph")
+
+
+def run_example_study(folder: Path, proxy: str = "default", cache: Path | None = None) -> Path:
+    """`recall-kit study run examples/study.toml`, as docs/study.md runs it, in `folder` laid out as a
+    clone's examples/ (the store, the recipes and the study file copied), in a process of its own
+    through benchmarks/portability_proxies.py under `proxy` (``default``: nothing changed), with
+    `cache` as RECALL_KIT_CACHE (default: the test run's), loading the study's plugins. Returns the study folder
+    (`folder`/examples/study-out)."""
+    import shutil
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    examples = folder / "examples"
+    examples.mkdir(parents=True)
+    for name in ("memories", "systems"):
+        shutil.copytree(root / "examples" / name, examples / name, symlinks=False)
+    shutil.copy2(root / "examples" / "study.toml", examples / "study.toml")
+    env = {**subprocess_env(*STUDY_PLUGINS), "RECALL_KIT_CACHE": str(cache or os.environ["RECALL_KIT_CACHE"])}
+    done = subprocess.run([sys.executable, str(root / "benchmarks" / "portability_proxies.py"), proxy, "--",
+                           "study", "run", "examples/study.toml"], cwd=folder, env=env,
+                          capture_output=True, text=True, timeout=1200)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return examples / "study-out"
+
+
 def study_text(folder: str | None = "out", extra: str = "") -> str:
     """A small study file over the example store: two lexical systems, 50 resamples, `extra` lines
     in [study]; no `folder` line with `folder=None`."""

@@ -101,8 +101,6 @@ def test_status_says_which_steps_another_machine_computed(tmp_path: Path) -> Non
 
 # -- the example study under proxies for another CPU -----------------------------------------------
 
-ROOT = Path(__file__).resolve().parents[1]
-
 
 def _timings_aside(text: str) -> str:
     """The study document without what a clock measured (latency, step seconds)."""
@@ -122,33 +120,24 @@ def _timings_aside(text: str) -> str:
 
 
 def _study_under(proxy: str, folder: Path) -> str:
-    """The example study's document (timings aside), run under `proxy` in a process of its own.
-    The default runs on the test run's cache; a proxy on a cache of its own, so that every
-    embedding is made afresh under it, holding only the ONNX export (linked, not made again)."""
+    """The example study's document (timings aside), run under `proxy` in a process of its own, on
+    a cache of its own, so that every embedding is made afresh under it, holding only the ONNX
+    export (linked, not made again)."""
     import os
     import shutil
-    import subprocess
-    import sys
 
-    examples = folder / "examples"
-    examples.mkdir(parents=True)
-    for name in ("memories", "systems"):
-        shutil.copytree(ROOT / "examples" / name, examples / name, symlinks=False)
-    shutil.copy2(ROOT / "examples" / "study.toml", examples / "study.toml")
-    cache = Path(os.environ["RECALL_KIT_CACHE"])
-    if proxy != "default":
-        shutil.copytree(cache / "dense" / "onnx", folder / "cache" / "dense" / "onnx", copy_function=os.link)
-        cache = folder / "cache"
-    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "portability_proxies.py"), proxy, "--",
-                           "study", "run", "examples/study.toml"], cwd=folder,
-                          env={**os.environ, "RECALL_KIT_CACHE": str(cache)}, capture_output=True, text=True, timeout=1200)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return _timings_aside((examples / "study-out" / "study.md").read_text(encoding="utf-8"))
+    from study_support import run_example_study
+
+    cache = folder / "cache"
+    shutil.copytree(Path(os.environ["RECALL_KIT_CACHE"]) / "dense" / "onnx", cache / "dense" / "onnx",
+                    copy_function=os.link)
+    return _timings_aside((run_example_study(folder, proxy, cache) / "study.md").read_text(encoding="utf-8"))
 
 
 @pytest.fixture(scope="module")
-def example_document(tmp_path_factory: pytest.TempPathFactory) -> str:
-    return _study_under("default", tmp_path_factory.mktemp("default"))
+def example_document(example_study_run: Path) -> str:
+    """The default: the session's run of the example study (tests/conftest.py), on the test run's cache."""
+    return _timings_aside((example_study_run / "examples" / "study-out" / "study.md").read_text(encoding="utf-8"))
 
 
 #: The proxies the suite runs (each a whole study, ~40 s of CPU); ONNX Runtime unoptimised and one
@@ -157,7 +146,7 @@ PROXIES_RUN = ["last-bit", "openblas-haswell", "torch"]
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("portable-example-study")
+@pytest.mark.xdist_group("example-study")
 @pytest.mark.parametrize("proxy", PROXIES_RUN)
 def test_the_example_study_is_the_same_document_under_each_proxy(proxy: str, tmp_path_factory: pytest.TempPathFactory,
                                                                   example_document: str) -> None:

@@ -3,11 +3,10 @@ hand check of the example store finds."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
-from study_support import plugins
+from study_support import STUDY_PLUGINS, plugins
 
 from recall_kit.study import run_study
 from recall_kit.study.config import load_study
@@ -28,17 +27,20 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 EXPECTED = ["judge-agreement", "small-strata", "one-relevant", "unreachable-leg", "production-prior"]
 
 
+#: With test_portable.py: both read the session's one run of the example study (tests/conftest.py).
+pytestmark = pytest.mark.xdist_group("example-study")
+
+
 @pytest.fixture(scope="module")
-def example_study(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, StudyResult]:
-    folder = tmp_path_factory.mktemp("example-study")
-    text = (EXAMPLES / "study.toml").read_text(encoding="utf-8")
-    text = text.replace('folder = "study-out"', f'folder = "{(folder / "out").as_posix()}"')
-    text = text.replace('dataset = "memories"', f'dataset = "{(EXAMPLES / "memories").as_posix()}"')
-    text = re.sub(r'config = "systems/', f'config = "{(EXAMPLES / "systems").as_posix()}/', text)
-    path = folder / "study.toml"
-    path.write_text(text, encoding="utf-8")
-    with plugins("recall-kit-fts5", "recall-kit-bm25", "recall-kit-fusion", "recall-kit-dense", "recall-kit-graph"):
-        result, _ = run_study(path)
+def example_study(example_study_run: Path) -> tuple[Path, StudyResult]:
+    """The session's run of examples/study.toml (`study run` in a clone's layout, tests/conftest.py),
+    run again in this process: it computes nothing and gives the run's result. (A copy would not do:
+    the steps' fingerprints hold the store's and the recipes' absolute paths.) The Reproduce lines'
+    test writes its outputs into that study folder, beside what test_portable.py reads (study.md)."""
+    path = example_study_run / "examples" / "study.toml"
+    with plugins(*STUDY_PLUGINS):
+        result, build = run_study(path)
+    assert build.computed == []
     return path, result
 
 
