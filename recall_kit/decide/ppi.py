@@ -209,8 +209,9 @@ def _split(tables: Mapping[str, QueryHoles], sample: Sequence[str], people: Mapp
 
 
 def _person_delta(table: QueryHoles, labels: Mapping[str, int], relevance_level: int) -> float:
-    """The query's delta with a person's labels in its holes."""
-    return float(table.delta[labelling(table, lambda doc: labels[doc] >= relevance_level)])
+    """The query's delta with a person's labels in its holes, read with the metric's own gain (a
+    grade of 3 is not a 1 to nDCG: `QueryHoles.delta_with`)."""
+    return table.delta_with({doc: labels[doc] for doc in table.holes}, relevance_level)
 
 
 def interval(tables: Mapping[str, QueryHoles], sample: Sequence[str], people: Mapping[str, Mapping[str, int]],

@@ -1,5 +1,6 @@
-"""The intervals step: a hole-aware (prediction-powered) interval for each of the challenger's
-decision rows, the seeded sample of open queries a person labels for it, and the power analysis.
+"""The intervals step: a hole-aware (prediction-powered) interval for each candidate's decision
+rows (the document shows the verdict's system's), the seeded sample of open queries a person labels
+for them, and the power analysis.
 
 The frame is fixed by the evaluation set's own labels (the user's qrels): a query is *open* when
 some labelling of the unjudged ids in the two tops moves its delta. The step draws one seeded random
@@ -18,19 +19,12 @@ from recall_kit.study.reads import IntervalReads
 
 if TYPE_CHECKING:
     from recall_kit.decide.holes import Contrast, Holes
-    from recall_kit.measure.result import BenchmarkResult
     from recall_kit.study.build.declare import Artefacts
-    from recall_kit.study.result import HoleInterval, StudyResult
+    from recall_kit.study.result import HoleInterval, HoleIntervals, StudyResult
     from recall_kit.types import ReportTable
 
 FILE = "intervals.json"
 NO_JUDGE = "holes not relevant"
-
-
-def _challenger(reads: IntervalReads, results: dict[str, BenchmarkResult]) -> str:
-    """The study's challenger: the candidate with the best mean on the first decision metric."""
-    candidates = reads.systems[1:]
-    return max(candidates, key=lambda name: (results[name].mean(reads.decision[0]), -candidates.index(name)))
 
 
 def _predictions(reads: IntervalReads, graph: Artefacts) -> tuple[dict[str, dict[str, float]], str]:
@@ -44,7 +38,14 @@ def _predictions(reads: IntervalReads, graph: Artefacts) -> tuple[dict[str, dict
 
 
 def make_intervals(reads: IntervalReads, graph: Artefacts, folder: Path) -> None:
-    """intervals.json: the sample (query ids, then their (query, id) holes in order) and each row."""
+    """intervals.json: the sample (query ids, then their (query, id) holes in order) and each row.
+
+    Every candidate's decision rows against the baseline, so whichever system the verdict ends up
+    about (the document picks it: `attach_intervals`), its rows are here. The frame is the union of
+    the candidates' open queries, drawn in one seeded order; a sample query's pairs are the holes of
+    every system that can become the verdict (each system's unlabelled ids in its top k at the hook,
+    and each contrast's holes), so a labelled prefix stays labelled whatever the labels favour; each
+    contrast's labelled queries are a prefix of the same random order restricted to its open ones."""
     from recall_kit.dataset import load_dataset
     from recall_kit.decide import ppi
     from recall_kit.decide.holes import Holes, boundable, decision_contrasts
@@ -59,18 +60,21 @@ def make_intervals(reads: IntervalReads, graph: Artefacts, folder: Path) -> None
     dataset = load_dataset(graph.path("evaluation-set"))
     results = {name: load_result(graph.path(f"eval/{name}") / "result.json") for name in reads.systems}
     base = results[reads.systems[0]]
-    challenger = _challenger(reads, results)
-    contrasts = decision_contrasts(reads.systems[0], [challenger], metrics, base.query_ids, base.stratum_of())
-    holes = Holes({name: results[name].rankings() for name in (reads.systems[0], challenger)}, dataset.qrels,
-                  contrasts, n_resamples=100, seed=reads.seed)
+    contrasts = decision_contrasts(reads.systems[0], reads.systems[1:], metrics, base.query_ids, base.stratum_of())
+    rankings = {name: result.rankings() for name, result in results.items()}
+    holes = Holes(rankings, dataset.qrels, contrasts, n_resamples=100, seed=reads.seed)
     people = people_grades(read_people([Path(p) for p in reads.people]))
     predictions, predictor = _predictions(reads, graph)
     opened = {q for c in contrasts for q in c.query_ids if ppi.is_open(holes.table(c, q))}
     sample = ppi.draw_sample(sorted(opened), reads.seed)
-    pairs = list(dict.fromkeys((q, d) for q in sample for c in contrasts if q in c.query_ids
-                               for d in holes.table(c, q).holes))
+    pairs = []
+    for query in sample:
+        tops = [doc for name in reads.systems for doc in rankings[name].get(query, [])[:reads.hook_k]]
+        held = [doc for c in contrasts if query in c.query_ids for doc in holes.table(c, query).holes]
+        pairs += [(query, doc) for doc in dict.fromkeys([*held, *tops])
+                  if dataset.qrels.get(query, {}).get(doc, -1) < 0]
     rows = [_row(holes, contrast, sample, people, predictions, predictor, reads) for contrast in contrasts]
-    write_json_atomic(folder / FILE, {"challenger": challenger, "predictor": predictor, "sample": sample,
+    write_json_atomic(folder / FILE, {"challenger": None, "predictor": predictor, "sample": sample,
                                       "pairs": [list(p) for p in pairs], "rows": rows})
 
 
@@ -127,8 +131,19 @@ def attach_intervals(study: StudyResult, graph: Artefacts) -> None:
     path = graph.path("intervals") / FILE
     if not path.is_file():
         return
-    data = json.loads(path.read_text(encoding="utf-8"))
-    study.intervals = HoleIntervals.from_dict(data, str(path))
+    study.intervals = verdict_intervals(study, HoleIntervals.from_dict(json.loads(path.read_text(encoding="utf-8")),
+                                                                     str(path)))
+
+
+def verdict_intervals(study: StudyResult, found: HoleIntervals) -> HoleIntervals:
+    """The intervals step's rows of the system the verdict is about (`rules.verdict_subject`: the
+    recommended system, or the best candidate where the rule keeps the baseline), the others left out:
+    the document's intervals, its bottom line and the label page speak of one comparison."""
+    from recall_kit.study.rules import verdict_subject
+
+    found.challenger = verdict_subject(study)
+    found.rows = [row for row in found.rows if row.candidate == found.challenger]
+    return found
 
 
 def _overall(study: StudyResult) -> list[HoleInterval]:

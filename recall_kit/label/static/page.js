@@ -66,10 +66,14 @@ function duration(seconds) {
 
 function renderProgress() {
   const p = state.progress;
-  const settle = p.to_settle === null ? `${p.left} left in the pool` : `${p.to_settle} left to settle every verdict`;
+  const settle = (p.sample_left > 0 ? `the intervals' sample: ${p.sample_left} pairs left, ` +
+    `${p.sample_queries_done} of ${p.sample_queries} queries done · ` : "") +
+    (p.to_settle === null ? `${p.left} left in the pool` : `${p.to_settle} left to settle every verdict`);
   const pace = p.seconds_left === null ? "time left: after two grades"
     : `about ${duration(p.seconds_left)} left at your pace (${p.seconds_per_pair} s a pair)`;
-  text($("progress"), `${state.assessor}: ${p.done} done · ${settle} · ${pace}`);
+  const before = state.previous ? ` · the model judge graded the last pair ${state.previous.model_grade} ` +
+    `(you: ${state.previous.grade})` : "";
+  text($("progress"), `${state.assessor}: ${p.done} done · ${settle} · ${pace}${before}`);
   const decision = state.decision;
   if (decision) {
     const open = decision.verdicts.filter((v) => v.flip !== "cannot flip").length;
