@@ -99,7 +99,7 @@ def _row(holes: Holes, contrast: Contrast, sample: list[str], people: dict[str, 
     return {"candidate": contrast.candidate, "metric": contrast.metric, "scope": contrast.scope,
             "interval": None if found is None else found.to_dict(),
             "n": len(tables), "open": sum(1 for t in tables.values() if ppi.is_open(t)),
-            "labelled": len(ppi.labelled_prefix([q for q in order if ppi.is_open(tables[q])], tables, people)),
+            "labelled": len(ppi.labelled_prefix(order, tables, people)),
             "plan": dataclasses.asdict(plan), "plan_target": target}
 
 
