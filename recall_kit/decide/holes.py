@@ -368,7 +368,8 @@ class Holes:
     """The bounds of a set of contrasts, kept current as labels arrive, and the order to judge in.
 
     `rankings`: system -> query id -> ranking (best first); `qrels`: query id -> id -> grade (copied:
-    `label` adds to the copy). Each contrast's queries must be ranked by both its systems.
+    `label` adds to the copy). Each contrast's queries must be ranked by both its systems. `shapes`:
+    a cache of scored labellings to share with other Holes (benchmarks/bench_holes.py, over seeds).
     """
 
     def __init__(
@@ -382,6 +383,7 @@ class Holes:
         seed: int = 0,
         alpha: float = ALPHA,
         relevance_level: int = 1,
+        shapes: dict[tuple[object, ...], dict[str, np.ndarray]] | None = None,
     ) -> None:
         self.rankings = rankings
         self.qrels: dict[str, dict[str, int]] = {q: dict(j) for q, j in qrels.items()}
@@ -398,8 +400,9 @@ class Holes:
                     raise BoundsError(f"System {system!r} has no ranking for query {missing[0]!r}.")
         #: (baseline, candidate, query) -> metric -> QueryHoles
         self._tables: dict[tuple[str, str, str], dict[str, QueryHoles]] = {}
-        #: (metric names, the shape of a query's two tops) -> the values of every labelling.
-        self._shapes: dict[tuple[object, ...], dict[str, np.ndarray]] = {}
+        #: (metric names, the shape of a query's two tops) -> the values of every labelling; `shapes`
+        #: shares it between Holes of other judgments (a shape's values hold no id and no label).
+        self._shapes: dict[tuple[object, ...], dict[str, np.ndarray]] = {} if shapes is None else shapes
         self._ends = [_Ends() for _ in self.contrasts]
         pending = sorted({(c.baseline, c.candidate, q) for c in self.contrasts for q in c.query_ids})
         from recall_kit.progress import progress_bar

@@ -313,8 +313,6 @@ class LabelSession:
         """The unjudged pairs to offer, grouped by query (`label_order`), the query on screen first."""
         weighted = self.holes.order() if self.holes is not None else []
         pinned = self.current[0] if self.current is not None else None
-        if self.current is not None and self.current in self.checks and pinned != self.group_query:
-            pinned = None  # a check group's pair on screen: its query does not jump the order
         order = label_order(weighted, self.material.pool, self.material.first, pinned, self.finished,
                             self.material.sample)
         order = [pair for pair in order if pair not in self.skipped and not self.judged(*pair) and self.offerable(*pair)]

@@ -191,7 +191,12 @@ def ablation_table(study: StudyResult) -> ReportTable | None:
     metrics = study.decision_metrics
     rows = [[v.name, v.kind, *(_f(v.means.get(m)) for m in metrics)] for v in ablation.variants]
     notes = [f"{r.system} vs the full system, {r.metric}: {r.delta:+.4f} [{r.ci_low:+.4f}, "
-             f"{r.ci_high:+.4f}], {r.holm()}" for r in ablation.rows]
+             f"{r.ci_high:+.4f}] (95% CI, not Holm-adjusted), {r.holm()}" for r in ablation.rows]
+    if ablation.rows:  # a leg alone may be a system the simplicity table compares too: two families, two ps
+        notes.append("p (Holm) here is adjusted among the ablation's own rows (each variant against the full "
+                     "system); a variant that is also a system of the simplest-adequate table has another p there, "
+                     "adjusted among that table's rows: one raw test, two families of another size, so two "
+                     "corrected ps; each table's family is named beside its p.")
     notes += [f"reach: leg {r.leg} (weight {r.weight:g}) put an id only it found in the fused top "
               f"{study.hook_k} in {r.queries_reached} of {r.queries} queries" for r in ablation.reach]
     return ReportTable(f"Ablation of {ablation.system}", ["variant", "kind", *metrics], rows, notes)

@@ -12,6 +12,7 @@ or more: relevant), else every hole not relevant.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,7 +48,6 @@ def make_intervals(reads: IntervalReads, graph: Artefacts, folder: Path) -> None
     and each contrast's holes), so a labelled prefix stays labelled whatever the labels favour; each
     contrast's labelled queries are a prefix of the same random order restricted to its open ones."""
     from recall_kit.dataset import load_dataset
-    from recall_kit.decide import ppi
     from recall_kit.decide.holes import Holes, boundable, decision_contrasts
     from recall_kit.fileio import write_json_atomic
     from recall_kit.measure.result import load_result
@@ -65,24 +65,39 @@ def make_intervals(reads: IntervalReads, graph: Artefacts, folder: Path) -> None
     holes = Holes(rankings, dataset.qrels, contrasts, n_resamples=100, seed=reads.seed)
     people = people_grades(read_people([Path(p) for p in reads.people]))
     predictions, predictor = _predictions(reads, graph)
-    opened = {q for c in contrasts for q in c.query_ids if ppi.is_open(holes.table(c, q))}
-    sample = ppi.draw_sample(sorted(opened), reads.seed)
-    pairs = []
-    for query in sample:
-        tops = [doc for name in reads.systems for doc in rankings[name].get(query, [])[:reads.hook_k]]
-        held = [doc for c in contrasts if query in c.query_ids for doc in holes.table(c, query).holes]
-        pairs += [(query, doc) for doc in dict.fromkeys([*held, *tops])
-                  if dataset.qrels.get(query, {}).get(doc, -1) < 0]
-    rows = [_row(holes, contrast, sample, people, predictions, predictor, reads) for contrast in contrasts]
+    sample, pairs = draw_sample(holes, reads.systems, reads.hook_k, reads.seed)
+    rows = [interval_row(holes, contrast, sample, people, predictions, predictor, reads.resamples, reads.seed)
+            for contrast in contrasts]
     write_json_atomic(folder / FILE, {"challenger": None, "predictor": predictor, "sample": sample,
                                       "pairs": [list(p) for p in pairs], "rows": rows})
 
 
-def _row(holes: Holes, contrast: Contrast, sample: list[str], people: dict[str, dict[str, int]],
-         predictions: dict[str, dict[str, float]], predictor: str, reads: IntervalReads) -> dict[str, Any]:
+def draw_sample(holes: Holes, systems: Sequence[str], hook_k: int, seed: int) -> tuple[list[str], list[tuple[str, str]]]:
+    """The study's sample: a seeded random order of the queries open in any of `holes`' contrasts
+    (`ppi.draw_sample`), and each one's pairs to label, in order: every contrast's holes, then
+    every system's (of `systems`) unlabelled ids in its top `hook_k` (benchmarks/bench_holes.py
+    draws with it too)."""
+    from recall_kit.decide import ppi
+
+    contrasts = holes.contrasts
+    opened = {q for c in contrasts for q in c.query_ids if ppi.is_open(holes.table(c, q))}
+    sample = ppi.draw_sample(sorted(opened), seed)
+    pairs = []
+    for query in sample:
+        tops = [doc for name in systems for doc in list(holes.rankings[name].get(query, []))[:hook_k]]
+        held = [doc for c in contrasts if query in c.query_ids for doc in holes.table(c, query).holes]
+        pairs += [(query, doc) for doc in dict.fromkeys([*held, *tops])
+                  if holes.qrels.get(query, {}).get(doc, -1) < 0]
+    return sample, pairs
+
+
+def interval_row(holes: Holes, contrast: Contrast, sample: Sequence[str], people: Mapping[str, Mapping[str, int]],
+                 predictions: Mapping[str, Mapping[str, float]], predictor: str, resamples: int,
+                 seed: int) -> dict[str, Any]:
     """One decision row: its interval (None: too few labelled queries) and the labels one would need
     that tells the delta as scored from 0 (width twice the delta), or, when the scored delta's own
-    bootstrap interval is wider (it does not tell it from 0 either), one as narrow as that."""
+    bootstrap interval is wider (it does not tell it from 0 either), one as narrow as that
+    (benchmarks/bench_holes.py reads its intervals from it)."""
     import dataclasses
 
     from recall_kit.decide import ppi
@@ -92,7 +107,7 @@ def _row(holes: Holes, contrast: Contrast, sample: list[str], people: dict[str, 
     order = [q for q in sample if q in tables]
     found = ppi.interval(tables, order, people, predictions, predictor=predictor)
     scored = paired_bootstrap([t.baseline[0] for t in tables.values()], [t.candidate[0] for t in tables.values()],
-                              n_resamples=reads.resamples, seed=reads.seed)
+                              n_resamples=resamples, seed=seed)
     target = "zero" if 2 * abs(scored.delta) >= scored.high - scored.low else "today"
     width = max(2 * abs(scored.delta), scored.high - scored.low, 1e-6)
     plan = ppi.plan_labels(tables, order, people, width, predictions)
