@@ -107,6 +107,10 @@ def test_a_model_judges_grades_leave_the_sample_to_label_and_a_persons_grades_me
     assert any(s.unjudged_share > 0 for s in first.systems)  # ... and they are still holes
     session = open_session(path, "alice")
     try:
+        from recall_kit.study.rules import verdict_subject
+
+        # the page's verdicts, "why" lines and contrast view are about the system the bottom line states
+        assert session.material.challenger == verdict_subject(first) == first.intervals.challenger
         assert session.current in set(pairs) and not any(session.judged(*p) for p in pairs)
         shown = state(session)
         assert shown["previous"] is None and "model_grade" not in json.dumps(shown)  # never before the person's
