@@ -8,8 +8,12 @@ examples/systems/lexical.toml` and `hybrid-mpnet.toml` (`make mpnet`), once each
 keeps their result files for a rerun); then, for each of `--seeds` seeds, on the saved rankings:
 hide half of every question's evidence turns (seeded, as bench_labels.py), and compare
 hybrid-mpnet against lexical on `--metric` (hit@5: LoCoMo's success@5) over all questions. The
-truth is the delta with every evidence turn shown. A simulated person labels from the full
-evidence (an evidence turn is relevant, any other turn not). Intervals (95%):
+truth is the delta with every evidence turn shown. The flow is the study's own code, not a
+re-derivation: `Holes` on the visible judgments (the study's bounds and intervals steps),
+`recall_kit.study.intervals.draw_sample` (the seeded sample and each sample query's pairs: every
+system's unlabelled ids in its top k, as the label page offers them) and `interval_row` (the row
+the study's document prints). A simulated person labels every pair of the sample's first queries
+from the full evidence (an evidence turn is relevant, any other turn not). Intervals (95%):
 
 - today: the paired bootstrap of the delta with every unjudged hit not relevant;
 - bounds: the lowest and highest delta over every labelling of the unjudged hits (decide/holes.py);
@@ -164,52 +168,49 @@ def features_of(queries: list[str], rankings: dict, texts: dict[str, str],
     return out
 
 
-def tables_of(shown: dict, data: dict, metric: str) -> dict:
-    """Each question's table (decide/holes.py: both systems' value under every labelling of the
-    unjudged ids in the two tops), kept across seeds by what it depends on: the grades of the tops'
-    judged ids and the count of relevant ids outside them."""
-    from recall_kit.decide.holes import QueryHoles, holes_of, labelling_values, metric_spec
-
-    spec, cache = metric_spec(metric), data["tables"]
-    k = int(spec.rank_cutoff or 0)
-    out = {}
-    for q in data["queries"]:
-        judged = shown.get(q, {})
-        tops = [data["rankings"][name][q][:k] for name in SYSTEMS]
-        inside = set(tops[0]) | set(tops[1])
-        key = (q, tuple(sorted((d, g) for d, g in judged.items() if d in inside)),
-               sum(1 for d, g in judged.items() if d not in inside and g >= 1))
-        if key not in cache:
-            holes = holes_of(judged, *tops)
-            values = labelling_values([spec], tops, judged, holes)[spec.name]
-            cache[key] = QueryHoles(q, holes, values[0], values[1])
-        out[q] = cache[key]
-    return out
-
-
 def one_seed(seed: int, args: argparse.Namespace, data: dict) -> dict:
-    """Every interval of one seed's hidden evidence; the labels its PPI interval takes to settle."""
+    """Every interval of one seed's hidden evidence, as the study computes it; the labels its PPI
+    interval takes to settle.
+
+    The study's own code draws and computes: `Holes` over the two systems' rankings with the seed's
+    visible judgments (the study's bounds and intervals steps), `study.intervals.draw_sample` (the
+    seeded sample of open queries and each one's pairs: every system's unlabelled ids in its top k,
+    as the label page offers them) and `study.intervals.interval_row` (the study's row: its PPI++
+    interval from the labelled prefix, with or without the judge as predictor). The simulated person
+    labels every pair of the sample's first queries from the full evidence."""
     from recall_kit.decide import ppi
+    from recall_kit.decide.holes import Contrast, Holes, metric_spec
     from recall_kit.decide.stats import paired_bootstrap
+    from recall_kit.study.intervals import NO_JUDGE, draw_sample, interval_row
 
     queries, truth = data["queries"], data["truth"]
     shown = hide_half(truth, seed)
-    tables = tables_of(shown, data, args.metric)
+    contrast = Contrast(SYSTEMS[0], SYSTEMS[1], args.metric, "overall", tuple(queries))
+    holes = Holes(data["rankings"], shown, [contrast], n_resamples=100, seed=seed, shapes=data["shapes"])
+    tables = {q: holes.table(contrast, q) for q in queries}
     judge = data["judge"] if data["fitted"] is None else data["fitted"].of(shown, seed)
     # the bounds: each question at its lowest / highest delta over the labellings (Holes.bound's ends)
     bound = (float(np.mean([t.delta[t.low] for t in tables.values()])),
              float(np.mean([t.delta[t.high] for t in tables.values()])))
     today = paired_bootstrap([t.baseline[0] for t in tables.values()], [t.candidate[0] for t in tables.values()],
                              n_resamples=args.bootstrap, seed=seed)
-    sample = ppi.draw_sample([q for q in queries if ppi.is_open(tables[q])], seed)
+    sample, pairs = draw_sample(holes, SYSTEMS, int(metric_spec(args.metric).rank_cutoff or 0), seed)
     out = {"today": (today.low, today.high), "bounds": bound, "open": len(sample),
            "holes": sum(len(tables[q].holes) for q in sample), "sizes": {}}
     for size in args.sizes:
-        people = {q: {d: truth.get(q, {}).get(d, 0) for d in tables[q].holes} for q in sample[:size]}
-        # every size shown, also those below the study's minimum (they say why it has one)
-        got = {"labelled only": ppi.interval(tables, sample, people, method=ppi.LABELLED, min_labelled=2),
-               "ppi++ no judge": ppi.interval(tables, sample, people, min_labelled=2),
-               "ppi++ judge": ppi.interval(tables, sample, people, judge, predictor="judge", min_labelled=2)}
+        first = set(sample[:size])
+        people: dict[str, dict[str, int]] = {}
+        for q, d in pairs:
+            if q in first:
+                people.setdefault(q, {})[d] = truth.get(q, {}).get(d, 0)
+        got = {"labelled only": ppi.interval(tables, sample, people, method=ppi.LABELLED, min_labelled=2)}
+        if size >= ppi.MIN_LABELLED:  # the study's rows, as its intervals step computes them
+            for name, predictions, predictor in (("ppi++ no judge", {}, NO_JUDGE), ("ppi++ judge", judge, "judge")):
+                row = interval_row(holes, contrast, sample, people, predictions, predictor, 200, seed)["interval"]
+                got[name] = None if row is None else ppi.Interval.from_dict(row)
+        else:  # below the study's minimum it gives none: shown here to say why it has one
+            got["ppi++ no judge"] = ppi.interval(tables, sample, people, min_labelled=2)
+            got["ppi++ judge"] = ppi.interval(tables, sample, people, judge, predictor="judge", min_labelled=2)
         folds = ppi.cross_predictions(data["features"], people, sample[:size], folds=5, seed=seed)
         got["cross-ppi"] = ppi.interval(tables, sample, people, method=ppi.CROSS, cross=folds, min_labelled=2)
         out["sizes"][size] = {name: None if found is None else (found.low, found.high, found.labels)
@@ -325,7 +326,7 @@ def main() -> int:
             "combined (answer, question, similarity; fitted each seed on the visible judgments)"
     else:
         fitted, (judge, judge_name) = None, judge_predictions(args, queries, rankings, texts, answers)
-    data = {"queries": queries, "truth": truth, "rankings": rankings, "judge": judge, "fitted": fitted, "tables": {},
+    data = {"queries": queries, "truth": truth, "rankings": rankings, "judge": judge, "fitted": fitted, "shapes": {},
             "delta":
             float((values[1] - values[0]).mean()), "features": features_of(queries, rankings, texts, answers)}
     print(f"{len(queries)} questions; {SYSTEMS[1]} - {SYSTEMS[0]} {args.metric}; judge: {judge_name}", flush=True)

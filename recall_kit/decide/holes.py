@@ -227,6 +227,23 @@ class QueryHoles:
     #: (number of labellings,) the baseline's and the candidate's metric value under each labelling.
     baseline: np.ndarray
     candidate: np.ndarray
+    #: What `delta_with` scores a labelling with: the metric, the two tops (baseline's, candidate's) and
+    #: the query's judgments outside the holes (empty: a table built by hand, binary labellings only).
+    metric: str = field(default="", compare=False)
+    tops: tuple[tuple[str, ...], ...] = field(default=(), compare=False)
+    judgments: Mapping[str, int] = field(default_factory=dict, compare=False)
+
+    def delta_with(self, grades: Mapping[str, int], relevance_level: int = 1) -> float:
+        """The delta with each hole graded as `grades` says (absent: 0): the binary labelling's
+        column for a metric that reads relevance alone, else the metric scored with the grades
+        themselves (nDCG reads a 3 as more than a 1)."""
+        column = sum(1 << j for j, doc in enumerate(self.holes) if grades.get(doc, 0) >= relevance_level)
+        if not self.metric or not self.tops or not reads_grades(metric_spec(self.metric)):
+            return float(self.delta[column])
+        row = np.array([[max(int(grades.get(doc, 0)), 0) for doc in self.holes]], dtype=np.int64)
+        values = _score([metric_spec(self.metric)], self.tops, self.judgments, self.holes, row,
+                        relevance_level)[self.metric]
+        return float(values[1][0] - values[0][0])
 
     @cached_property
     def delta(self) -> np.ndarray:
@@ -352,7 +369,8 @@ class Holes:
     """The bounds of a set of contrasts, kept current as labels arrive, and the order to judge in.
 
     `rankings`: system -> query id -> ranking (best first); `qrels`: query id -> id -> grade (copied:
-    `label` adds to the copy). Each contrast's queries must be ranked by both its systems.
+    `label` adds to the copy). Each contrast's queries must be ranked by both its systems. `shapes`:
+    a cache of scored labellings to share with other Holes (benchmarks/bench_holes.py, over seeds).
     """
 
     def __init__(
@@ -366,6 +384,7 @@ class Holes:
         seed: int = 0,
         alpha: float = ALPHA,
         relevance_level: int = 1,
+        shapes: dict[tuple[object, ...], dict[str, np.ndarray]] | None = None,
     ) -> None:
         self.rankings = rankings
         self.qrels: dict[str, dict[str, int]] = {q: dict(j) for q, j in qrels.items()}
@@ -382,8 +401,9 @@ class Holes:
                     raise BoundsError(f"System {system!r} has no ranking for query {missing[0]!r}.")
         #: (baseline, candidate, query) -> metric -> QueryHoles
         self._tables: dict[tuple[str, str, str], dict[str, QueryHoles]] = {}
-        #: (metric names, the shape of a query's two tops) -> the values of every labelling.
-        self._shapes: dict[tuple[object, ...], dict[str, np.ndarray]] = {}
+        #: (metric names, the shape of a query's two tops) -> the values of every labelling; `shapes`
+        #: shares it between Holes of other judgments (a shape's values hold no id and no label).
+        self._shapes: dict[tuple[object, ...], dict[str, np.ndarray]] = {} if shapes is None else shapes
         self._ends = [_Ends() for _ in self.contrasts]
         pending = sorted({(c.baseline, c.candidate, q) for c in self.contrasts for q in c.query_ids})
         from recall_kit.progress import progress_bar
@@ -420,8 +440,11 @@ class Holes:
                 except BoundsError as error:
                     raise BoundsError(f"query {query!r}: {error}") from None
                 self._shapes[key] = values
+            judged = {doc: grade for doc, grade in judgments.items() if grade >= 0 and doc not in holes}
             for spec in specs:
-                tables[spec.name] = QueryHoles(query, holes, values[spec.name][0], values[spec.name][1])
+                tables[spec.name] = QueryHoles(query, holes, values[spec.name][0], values[spec.name][1],
+                                               metric=spec.name, tops=(tuple(tops[0]), tuple(tops[1])),
+                                               judgments=judged)
         self._tables[(baseline, candidate, query)] = tables
 
     def table(self, contrast: Contrast, query: str) -> QueryHoles:

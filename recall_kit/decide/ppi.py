@@ -12,7 +12,9 @@ queries), each query's table (`holes.QueryHoles`) holds its delta under every la
 
 - a *decided* query's delta is the same under every labelling: it counts exactly;
 - the *open* ones are the frame; a seeded random permutation of them is the sample, and the
-  sample's longest prefix whose holes a person has all labelled is the labelled set;
+  sample's longest prefix whose holes a person has all labelled is the labelled set (a sample drawn
+  over several contrasts' open queries, as the study's, is every contrast's frame: a query of it
+  that no label moves in one contrast has Y = Yhat there, so the labelled prefix is the same for all);
 - Y is a labelled query's delta with the person's labels in its holes; Yhat any query's delta with
   the predictor's labels (expected over its probabilities: a judge's grade turned binary, or 0:
   "holes not relevant"); the open part's mean comes from ppi-python's ``ppi_mean_ci`` (power-tuned:
@@ -192,14 +194,16 @@ class _Parts:
 
 def _split(tables: Mapping[str, QueryHoles], sample: Sequence[str], people: Mapping[str, Mapping[str, int]],
            predictions: Predictions, relevance_level: int) -> _Parts:
-    frame = [q for q in sample if q in tables and is_open(tables[q])]
-    decided = [q for q in tables if not is_open(tables[q])]
+    # the frame: the sample's queries of this contrast, in order; a query the sample holds that no label
+    # can move here (open for another contrast the sample serves) is in it too, its Y and Yhat equal
+    frame = [q for q in sample if q in tables]
+    framed = set(frame)
+    decided = [q for q in tables if q not in framed and not is_open(tables[q])]
     labelled = labelled_prefix(frame, tables, people)
     rest = frame[len(labelled):]
     y = np.array([_person_delta(tables[q], people[q], relevance_level) for q in labelled], dtype=float)
     yhat = np.array([predicted_delta(tables[q], predictions.get(q, {})) for q in labelled], dtype=float)
     yhat_rest = np.array([predicted_delta(tables[q], predictions.get(q, {})) for q in rest], dtype=float)
-    framed = set(frame)
     missing = [q for q in tables if is_open(tables[q]) and q not in framed]
     if missing:
         raise PPIError(f"Query {missing[0]!r} is open (a label can move its delta) but not in the sample.")
@@ -209,8 +213,9 @@ def _split(tables: Mapping[str, QueryHoles], sample: Sequence[str], people: Mapp
 
 
 def _person_delta(table: QueryHoles, labels: Mapping[str, int], relevance_level: int) -> float:
-    """The query's delta with a person's labels in its holes."""
-    return float(table.delta[labelling(table, lambda doc: labels[doc] >= relevance_level)])
+    """The query's delta with a person's labels in its holes, read with the metric's own gain (a
+    grade of 3 is not a 1 to nDCG: `QueryHoles.delta_with`)."""
+    return table.delta_with({doc: labels[doc] for doc in table.holes}, relevance_level)
 
 
 def interval(tables: Mapping[str, QueryHoles], sample: Sequence[str], people: Mapping[str, Mapping[str, int]],

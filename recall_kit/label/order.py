@@ -22,11 +22,14 @@ def label_order(
     first: Sequence[str] = (),
     pinned: str | None = None,
     done: Collection[str] = (),
+    sample: Sequence[Pair] = (),
 ) -> list[Pair]:
     """Every pair of `weighted` and `pool`, grouped by query, in three phases.
 
     1. The queries of `first` as given (a random sample the study must have labelled whole: every
-       pair of theirs, those that can move a verdict first, heaviest first).
+       pair of theirs, those that can move a verdict first, heaviest first; with `sample`, the
+       sample's pairs of each query (every system's holes), then its other pairs that can move a
+       verdict; its other pooled pairs wait for phase 3).
     2. The pairs that can move a verdict (`weighted`), one query's after another, the queries by
        their heaviest pair's weight (heaviest first, ties by query id), heaviest first within one.
     3. The rest of the pool, a query's pairs together, in the pool's order.
@@ -49,10 +52,27 @@ def label_order(
     for query, doc in pool:
         if doc not in weighted_docs.get(query, {}):
             pool_docs.setdefault(query, {})[doc] = None
-    sample = {query: [*weighted_docs.pop(query, {}), *pool_docs.pop(query, {})] for query in dict.fromkeys(first)}
+    if sample:
+        wanted: dict[str, dict[str, None]] = {}
+        for query, doc in sample:
+            wanted.setdefault(query, {})[doc] = None
+        chosen: dict[str, list[str]] = {}
+        for query in dict.fromkeys(first):
+            docs = wanted.get(query, {})
+            heavy = [doc for doc in weighted_docs.get(query, {}) if doc in docs]
+            chosen[query] = list(dict.fromkeys([*heavy, *docs, *weighted_docs.get(query, {})]))
+            for doc in chosen[query]:
+                weighted_docs.get(query, {}).pop(doc, None)
+                pool_docs.get(query, {}).pop(doc, None)
+        weighted_docs = {query: docs for query, docs in weighted_docs.items() if docs}
+        pool_docs = {query: docs for query, docs in pool_docs.items() if docs}
+        sample_phase = chosen
+    else:
+        sample_phase = {query: [*weighted_docs.pop(query, {}), *pool_docs.pop(query, {})]
+                        for query in dict.fromkeys(first)}
     decisive = {query: list(weighted_docs[query]) for query in sorted(weighted_docs, key=lambda q: (-heaviest[q], q))}
     rest = {query: list(docs) for query, docs in pool_docs.items()}
-    phases = [phase for phase in (sample, decisive, rest) if any(phase.values())]
+    phases = [phase for phase in (sample_phase, decisive, rest) if any(phase.values())]
     out: list[Pair] = []
     for number, phase in enumerate(phases):
         lead = [pinned] if pinned is not None and number == 0 and phase.get(pinned) else []

@@ -57,8 +57,12 @@ class Material:
     candidates: list[str] = field(default_factory=list)
     #: The grades offered (`[judging] scale`): "binary" or "graded".
     scale: str = "binary"
-    #: Queries to label before any other, in this order (a random sample an interval needs labelled).
+    #: Queries to label before any other, in this order (a random sample an interval needs labelled) ...
     first: list[str] = field(default_factory=list)
+    #: ... and their pairs: the holes of every system that can become the verdict (the intervals step's).
+    sample: list[Pair] = field(default_factory=list)
+    #: A model judge's grades (query -> id -> grade): predictions, shown only after the person's grade.
+    model: Grades = field(default_factory=dict)
     #: Other people's grades of the same pairs (assessor -> grades): checks are drawn from them too.
     others: dict[str, Grades] = field(default_factory=dict)
     #: Ids dropped as sensitive (a grades file's grades of them are left out, and counted here per file).
@@ -101,17 +105,25 @@ def study_folder(path: str | Path) -> Path:
 
 
 def study_material(path: str | Path, assessor: str) -> Material:
-    """A study's evaluation set, labels, rankings and decision, read from its folder; its scale from
-    its study.toml (when given); the other assessors' files in STUDY/labels/."""
+    """A study's evaluation set, labels (the user's qrels and people's grades: a model judge's grades
+    kept apart, `Material.model`), rankings and decision (the verdict's system against the baseline),
+    read from its folder; its scale from its study.toml (when given). The other assessors' files in
+    STUDY/labels/ are read by `open_session`, which knows the file this session writes."""
+    import dataclasses
+
     from recall_kit.curate.judge import read_pool
     from recall_kit.dataset import SENSITIVE_IDS_FILE, load_dataset
     from recall_kit.measure.result import load_result
     from recall_kit.study.intervals import sample_pairs
+    from recall_kit.study.judging_steps import labelled_qrels, model_grades
+    from recall_kit.study.rules import verdict_subject
 
     folder = study_folder(path)
     study = study_result(folder)
     steps = folder / "steps"
-    dataset = load_dataset(steps / "judgments" / "dataset")
+    # a model's grades are predictions, not labels: its pairs stay to label (its grade shown after the person's)
+    dataset = dataclasses.replace(load_dataset(steps / "judgments" / "dataset"),
+                                  qrels=labelled_qrels(steps / "judgments"))
     names = [system.name for system in study.systems]
     rankings = {name: load_result(steps / "eval" / name / "result.json").rankings() for name in names}
     pool_file = steps / "pool" / "pool.jsonl"
@@ -122,13 +134,13 @@ def study_material(path: str | Path, assessor: str) -> Material:
 
         scale = load_study(path).scale
     listed = steps / "evaluation-set" / SENSITIVE_IDS_FILE
-    material = Material(dataset=dataset, rankings=rankings, baseline=study.baseline, challenger=study.challenger,
+    sample = sample_pairs(folder)
+    material = Material(dataset=dataset, rankings=rankings, baseline=study.baseline, challenger=verdict_subject(study),
                         metrics=list(study.decision_metrics), hook_k=int(study.hook_k), pool=pool, folder=folder,
                         resamples=int(study.resamples), seed=int(study.seed),
                         candidates=[n for n in names if n != study.baseline], scale=scale,
-                        first=list(dict.fromkeys(query for query, _ in sample_pairs(folder))),
-                        sensitive=_listed_ids(listed))
-    material.others = other_assessors(folder / "labels", assessor, material)
+                        first=list(dict.fromkeys(query for query, _ in sample)), sample=sample,
+                        sensitive=_listed_ids(listed), model=model_grades(steps / "judgments"))
     return material
 
 
@@ -171,22 +183,23 @@ def _listed_ids(path: Path) -> set[str]:
         raise DatasetError(f"{path}: not UTF-8 text; run the study again.") from None
 
 
-def other_assessors(folder: Path, assessor: str, material: Material) -> dict[str, Grades]:
-    """The grades in FOLDER/*.jsonl of every assessor but `assessor` (each file its first row's
-    assessor), screened as the study screens them (`Material.screen`)."""
-    from recall_kit.study.people import check_people_count, read_people
+def other_assessors(folder: Path, assessor: str, material: Material, exclude: Path | None = None) -> dict[str, Grades]:
+    """The grades in FOLDER/*.jsonl but those of the file `exclude` (the one this session writes),
+    screened as the study screens them (`Material.screen`), each assessor's files merged
+    (`merge_files`): another file of `assessor` (their laptop's) counts as graded already.
+    Without `exclude`, every file of `assessor` is left out."""
+    from recall_kit.study.people import check_people_count, merge_files, read_files
 
     if not folder.is_dir():
         return {}
     paths = sorted(folder.glob("*.jsonl"))
     check_people_count(paths, str(folder))
-    out: dict[str, Grades] = {}
-    for path in paths:
-        for name, grades in read_people([path]).items():
-            if name != assessor:
-                material.screen(path, grades)
-                out[name] = grades
-    return out
+    skip = exclude.resolve() if exclude is not None else None
+    files = [found for found in read_files(paths) if (found.path.resolve() != skip if skip is not None
+                                                      else found.assessor != assessor)]
+    for found in files:
+        material.screen(found.path, found.grades)
+    return merge_files(files)[0]
 
 
 def pool_material(pool_path: str | Path, dataset_path: str | Path) -> Material:
@@ -304,7 +317,8 @@ class LabelSession:
         """The unjudged pairs to offer, grouped by query (`label_order`), the query on screen first."""
         weighted = self.holes.order() if self.holes is not None else []
         pinned = self.current[0] if self.current is not None else None
-        order = label_order(weighted, self.material.pool, self.material.first, pinned, self.finished)
+        order = label_order(weighted, self.material.pool, self.material.first, pinned, self.finished,
+                            self.material.sample)
         order = [pair for pair in order if pair not in self.skipped and not self.judged(*pair) and self.offerable(*pair)
                  and (pair[0] not in self.taken or pair[0] == self.group_query)]
         if pinned is not None and pinned == self.group_query:  # pairs that joined the group late wait at the end
@@ -555,6 +569,8 @@ def open_session(source: str | Path | None, assessor: str, out: str | Path | Non
     path = Path(out) if out is not None else default
     if path.exists() and not path.is_file():
         raise DatasetError(f"{path}: not a file")
+    if material.folder is not None:
+        material.others = other_assessors(material.folder / "labels", assessor, material, exclude=path)
     # the study's own folder: nothing written through a link out of it (a path the user typed is followed)
     inside = material.folder if out is None and pool is None else None
     grades = AssessorFile.open_for_writing(path, assessor, inside=inside)

@@ -27,7 +27,22 @@ def state(session: LabelSession) -> dict[str, Any]:
     return {"item": item, "upcoming": [item_of(session, pair) for pair in session.upcoming()],
             "assessor": session.out.assessor, "given": session.given, "total": len(session.out),
             "scale": [{"value": g.value, "name": g.name, "guide": g.guide} for g in session.scale],
-            "can_go_back": bool(session.history), "progress": progress(session), **verdicts(session)}
+            "can_go_back": bool(session.history), "progress": progress(session), "previous": previous(session),
+            **verdicts(session)}
+
+
+def previous(session: LabelSession) -> dict[str, Any] | None:
+    """The pair graded last, with the person's grade and the model judge's: the model's grade is
+    shown only once the person has given theirs (never before: no anchoring). None: no such pair,
+    or no model graded it."""
+    if not session.history:
+        return None
+    query, doc = session.history[-1]
+    mine = session.out.grades.get(query, {}).get(doc)
+    model = session.material.model.get(query, {}).get(doc)
+    if mine is None or model is None:
+        return None
+    return {"query_id": query, "doc_id": doc, "grade": mine, "model_grade": model}
 
 
 def item_of(session: LabelSession, pair: Pair) -> dict[str, Any]:
@@ -59,8 +74,9 @@ def why(session: LabelSession, query: str, doc: str) -> dict[str, Any]:
 
 
 def progress(session: LabelSession) -> dict[str, Any]:
-    """Pairs done, pairs left in the queue, pairs left to settle every verdict, and the time left at
-    this assessor's pace (None until two grades give a pace)."""
+    """Pairs done, pairs left in the queue, pairs left to settle every verdict, the intervals' sample
+    (its pairs still unlabelled, its queries done: a model's grade counts as no label), and the time
+    left at this assessor's pace (None until two grades give a pace)."""
     queue = session.queue()
     to_settle = session.holes.to_settle() if session.holes is not None else None
     pace = session.pace()
@@ -68,9 +84,14 @@ def progress(session: LabelSession) -> dict[str, Any]:
     ahead = [pair for pair in queue if pair != session.current]
     query = session.current[0] if session.current is not None else None
     in_query = next((i for i, pair in enumerate(ahead) if pair[0] != query), len(ahead))  # the rest of its group
+    sample = [pair for pair in session.material.sample if session.offerable(*pair)]
+    open_sample = [pair for pair in sample if not session.judged(*pair)]
+    waiting = {query for query, _ in open_sample}
     return {"done": len(session.out), "left": len(queue), "to_settle": to_settle,
             "seconds_per_pair": None if pace is None else round(pace, 2),
-            "seconds_left": None if pace is None else round(pace * left), "in_query": in_query}
+            "seconds_left": None if pace is None else round(pace * left), "in_query": in_query,
+            "sample_left": len(open_sample), "sample_queries": len(session.material.first),
+            "sample_queries_done": sum(1 for query in session.material.first if query not in waiting)}
 
 
 def verdicts(session: LabelSession) -> dict[str, Any]:

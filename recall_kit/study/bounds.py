@@ -30,12 +30,14 @@ class BoundsReads:
 def decision_bounds(reads: BoundsReads, artefacts: Artefacts) -> tuple[list[PairedBounds], list[PairedBounds]]:
     """The bounds of every decision row: each candidate against the baseline on each decision metric
     with a rank cutoff, overall and per stratum (one Holm family, as the comparison); and the best
-    candidate against each simpler one, overall (their own family, as the compare-down step)."""
-    from recall_kit.dataset import load_dataset
+    candidate against each simpler one, overall (their own family, as the compare-down step). The
+    holes are the pairs no label judges: a pair only a model judge graded is one (its grade is a
+    prediction), so a row says whether what the model alone graded can flip it."""
     from recall_kit.decide.holes import Holes, boundable, decision_contrasts
     from recall_kit.measure.result import load_result
+    from recall_kit.study.judging_steps import labelled_qrels
 
-    dataset = load_dataset(artefacts.path("judgments") / "dataset")
+    labelled = labelled_qrels(artefacts.path("judgments"))  # a model's grade is not a label: its pairs are holes
     names = list(dict.fromkeys([*reads.systems, *reads.simpler]))
     results = {name: load_result(artefacts.path(f"eval/{name}") / "result.json") for name in names}
     base = results[reads.systems[0]]
@@ -45,7 +47,7 @@ def decision_bounds(reads: BoundsReads, artefacts: Artefacts) -> tuple[list[Pair
                               dict.fromkeys(base.query_ids, ""), family="simpler") if reads.simpler else []
     if not head and not down:
         return [], []
-    holes = Holes({name: result.rankings() for name, result in results.items()}, dataset.qrels, [*head, *down],
+    holes = Holes({name: result.rankings() for name, result in results.items()}, labelled, [*head, *down],
                   n_resamples=reads.resamples, seed=reads.seed)
     found = holes.bounds()
     return found[:len(head)], found[len(head):]
@@ -85,6 +87,7 @@ def attach_bounds(study: StudyResult, found: Mapping[str, Any], people: Mapping[
     if people or agreement:
         study.people = PeopleSummary(
             assessors=agreement.get("assessors", {}), added=(people or {}).get("added"),
+            conflicts=dict((people or {}).get("conflicts") or {}),
             between=[from_json(KappaBetween, row, "agreement.json") for row in agreement.get("between", [])],
             against_model=[from_json(KappaAgainst, row, "agreement.json") for row in agreement.get("against_model", [])],
             against_qrels=[from_json(KappaAgainst, row, "agreement.json") for row in agreement.get("against_qrels", [])])

@@ -155,11 +155,13 @@ def leg_reach(result: BenchmarkResult, hook_k: int, saturated: Collection[str] =
 
 
 def system_summary(name: str, result: BenchmarkResult, dataset: Dataset, hook_k: int,
-                   saturated: Collection[str] = ()) -> SystemSummary:
-    """One system's means, holes at the hook's k, first-hit shares, leg reach, latency and storage."""
+                   saturated: Collection[str] = (), labelled: Mapping[str, Mapping[str, int]] | None = None) -> SystemSummary:
+    """One system's means, holes at the hook's k (the ids no label judges: `labelled`, else the
+    dataset's qrels; a model's grade is not a label), first-hit shares, leg reach, latency and storage."""
     rankings = result.rankings()
     returned = [(q, doc) for q, ranking in rankings.items() for doc in ranking[:hook_k]]
-    unjudged = sum(1 for q, doc in returned if doc not in dataset.qrels.get(q, {}))
+    judged = dataset.qrels if labelled is None else labelled
+    unjudged = sum(1 for q, doc in returned if doc not in judged.get(q, {}))
     first: dict[str, list[bool]] = {}
     for query in result.queries:
         rel = relevant(dataset, query.query_id)
@@ -241,7 +243,7 @@ def collect(reads: DocumentReads, artefacts: Artefacts) -> StudyResult:
     from recall_kit.dataset import load_dataset
     from recall_kit.decide.compare import SavedComparison
     from recall_kit.measure.result import load_result
-    from recall_kit.study.rules import recommend, recommend_simplest
+    from recall_kit.study.rules import mark_provisional, recommend, recommend_simplest
     from recall_kit.study.threats import detect
 
     dataset = load_dataset(artefacts.path("judgments") / "dataset")
@@ -249,7 +251,10 @@ def collect(reads: DocumentReads, artefacts: Artefacts) -> StudyResult:
     comparison = SavedComparison.load(artefacts.path("compare") / "comparison.json")
     saturated = saturation(results, reads.decision)
     full = {stratum for stratum, metrics in saturated.items() if metrics}
-    systems = [system_summary(name, result, dataset, reads.hook_k, full) for name, result in results.items()]
+    from recall_kit.study.judging_steps import labelled_qrels
+
+    labelled = labelled_qrels(artefacts.path("judgments"))
+    systems = [system_summary(name, result, dataset, reads.hook_k, full, labelled) for name, result in results.items()]
     pool = read_output(PoolOutput, artefacts.path("pool") / "pool.json")
     judgments = read_output(JudgmentsOutput, artefacts.path("judgments") / "judgments.json")
     agreement = read_output(AgreementOutput, artefacts.path("agreement") / "agreement.json")
@@ -278,6 +283,7 @@ def collect(reads: DocumentReads, artefacts: Artefacts) -> StudyResult:
     attach_bounds(study, read_json(artefacts.path("bounds") / "bounds.json"),
                   dataclasses.asdict(judgments.people) if judgments.people else None, agreement.people)
     attach_intervals(study, artefacts)
+    mark_provisional(study)
     study.threats, study.clear = detect(study, min_queries=reads.min_queries)
     study.commands = dict(reads.commands)
     study.timings = artefacts.seconds()

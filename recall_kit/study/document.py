@@ -50,8 +50,15 @@ def bottom_line(study: StudyResult) -> list[str]:
     whether the unjudged pairs can flip its decision rows), and how many threats stand."""
     if not study.verdicts:
         return ["No candidate besides the baseline: nothing to decide."]
+    from recall_kit.study.rules import at_ceiling_everywhere
+
     overall = study.verdicts[0]
     lines = []
+    ceiling = at_ceiling_everywhere(study)
+    if ceiling is not None:  # nothing tells the systems apart: no decision, whatever the rules pick
+        lines.append(f"Inconclusive: every system scores 1.000 on {ceiling}; add queries the store's words do not "
+                     "answer ([evaluation_set] generate = {paraphrase = 40} with recall-kit-llm, or your users' own "
+                     "questions: queries = FILE with qrels = FILE), then `recall-kit study run` again.")
     recommendation = study.recommendation
     if recommendation is not None:
         lines.append(("Provisional recommendation" if recommendation.provisional else "Recommendation")
@@ -61,24 +68,28 @@ def bottom_line(study: StudyResult) -> list[str]:
         lines += [f"What the {kind} leg buys: {words}." for kind, words in recommendation.legs.items()]
     lines.append(f"{overall.verdict.capitalize()}: {overall.system} against {study.baseline} over all queries "
                  f"({overall.because})." + (" (provisional)" if overall.provisional else "") + _flips(study, overall))
+    if overall.provisional and recommendation is None:
+        lines.append(f"Provisional because {overall.provisional_why}.")
     if recommendation is not None and recommendation.system != overall.system:
         lines.append(f"The verdicts are about {overall.system}, the best candidate on {study.decision_metrics[0]}; "
                      f"the recommendation stays with {recommendation.system} for the reason above.")
     holes = interval_line(study)
     lines += [holes] if holes else []
-    lines += [f"Stratum {v.scope}: {v.verdict}." + _flips(study, v) for v in study.verdicts[1:]]
+    lines += [f"Stratum {v.scope}: {v.verdict}" + (" (provisional)" if v.provisional else "") + "." + _flips(study, v)
+              for v in study.verdicts[1:]]
     lines.append(f"{len(study.threats)} threat(s) to validity detected from the study's own data "
                  f"({', '.join(t.key for t in study.threats) or 'none'}); read them before acting.")
     return lines
 
 
 def _flips(study: StudyResult, verdict: Any) -> str:
-    """" Unjudged pairs: recall@5 cannot flip; mrr@5 can flip." for one verdict's decision rows."""
+    """" Pairs no person labelled: recall@5 cannot flip; mrr@5 can flip." for one verdict's decision rows
+    (a pair only a model judge graded is one of them: its grade is a prediction)."""
     rows = [b for b in study.bounds if b.candidate == verdict.system and b.scope == verdict.scope]
     if not rows:
         return ""
-    return " Unjudged pairs: " + "; ".join(f"{b.metric} {'can flip' if b.can_flip else 'cannot flip'}"
-                                            for b in rows) + "."
+    return " Pairs no person labelled: " + "; ".join(f"{b.metric} {'can flip' if b.can_flip else 'cannot flip'}"
+                                                     for b in rows) + "."
 
 
 def methodology(study: StudyResult) -> list[tuple[str, str]]:
@@ -99,7 +110,8 @@ def methodology(study: StudyResult) -> list[tuple[str, str]]:
                                + " (cross-fitted: each pair graded by a model fitted on other queries)"
                                if labels.judge_kappa is not None else "") + _sensitive(study)))
     items.append(("pool", f"depth {labels.pool_depth} from every system: {labels.pool_ids} unjudged ids "
-                          f"over {labels.pool_queries} queries; share of each top {study.hook_k} judged: "
+                          f"over {labels.pool_queries} queries; share of each top {study.hook_k} labelled (the user's qrels "
+                          "and people's grades; a model's grade is a prediction, not a label): "
                           + ", ".join(f"{s.name} {1 - s.unjudged_share:.0%}" for s in study.systems)))
     items.append(("judge agreement", f"kappa {agreement.kappa} on {agreement.n} pairs"
                                      + (f" ({agreement.against})" if agreement.against else "")
@@ -139,7 +151,9 @@ def head_to_head_table(study: StudyResult) -> ReportTable:
     return ReportTable(f"Head-to-head against {study.baseline}, per stratum",
                        ["scope", "system", "metric", "n", study.baseline, "system value", "delta", "95% CI",
                         "p (Holm)", "significant"], rows,
-                       ["delta = system - baseline over the same queries; Holm over every row of this table.",
+                       ["delta = system - baseline over the same queries; Holm over every row of this table. The 95% "
+                        "CI is each row's own paired bootstrap, not Holm-adjusted: an interval that excludes 0 beside "
+                        "a Holm p above 0.05 is that row alone, before the family's correction.",
                         *holm_families(study.head_to_head)])
 
 
@@ -177,7 +191,12 @@ def ablation_table(study: StudyResult) -> ReportTable | None:
     metrics = study.decision_metrics
     rows = [[v.name, v.kind, *(_f(v.means.get(m)) for m in metrics)] for v in ablation.variants]
     notes = [f"{r.system} vs the full system, {r.metric}: {r.delta:+.4f} [{r.ci_low:+.4f}, "
-             f"{r.ci_high:+.4f}], {r.holm()}" for r in ablation.rows]
+             f"{r.ci_high:+.4f}] (95% CI, not Holm-adjusted), {r.holm()}" for r in ablation.rows]
+    if ablation.rows:  # a leg alone may be a system the simplicity table compares too: two families, two ps
+        notes.append("p (Holm) here is adjusted among the ablation's own rows (each variant against the full "
+                     "system); a variant that is also a system of the simplest-adequate table has another p there, "
+                     "adjusted among that table's rows: one raw test, two families of another size, so two "
+                     "corrected ps; each table's family is named beside its p.")
     notes += [f"reach: leg {r.leg} (weight {r.weight:g}) put an id only it found in the fused top "
               f"{study.hook_k} in {r.queries_reached} of {r.queries} queries" for r in ablation.reach]
     return ReportTable(f"Ablation of {ablation.system}", ["variant", "kind", *metrics], rows, notes)

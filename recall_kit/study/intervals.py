@@ -1,5 +1,6 @@
-"""The intervals step: a hole-aware (prediction-powered) interval for each of the challenger's
-decision rows, the seeded sample of open queries a person labels for it, and the power analysis.
+"""The intervals step: a hole-aware (prediction-powered) interval for each candidate's decision
+rows (the document shows the verdict's system's), the seeded sample of open queries a person labels
+for them, and the power analysis.
 
 The frame is fixed by the evaluation set's own labels (the user's qrels): a query is *open* when
 some labelling of the unjudged ids in the two tops moves its delta. The step draws one seeded random
@@ -11,6 +12,7 @@ or more: relevant), else every hole not relevant.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,19 +20,12 @@ from recall_kit.study.reads import IntervalReads
 
 if TYPE_CHECKING:
     from recall_kit.decide.holes import Contrast, Holes
-    from recall_kit.measure.result import BenchmarkResult
     from recall_kit.study.build.declare import Artefacts
-    from recall_kit.study.result import HoleInterval, StudyResult
+    from recall_kit.study.result import HoleInterval, HoleIntervals, StudyResult
     from recall_kit.types import ReportTable
 
 FILE = "intervals.json"
 NO_JUDGE = "holes not relevant"
-
-
-def _challenger(reads: IntervalReads, results: dict[str, BenchmarkResult]) -> str:
-    """The study's challenger: the candidate with the best mean on the first decision metric."""
-    candidates = reads.systems[1:]
-    return max(candidates, key=lambda name: (results[name].mean(reads.decision[0]), -candidates.index(name)))
 
 
 def _predictions(reads: IntervalReads, graph: Artefacts) -> tuple[dict[str, dict[str, float]], str]:
@@ -44,9 +39,15 @@ def _predictions(reads: IntervalReads, graph: Artefacts) -> tuple[dict[str, dict
 
 
 def make_intervals(reads: IntervalReads, graph: Artefacts, folder: Path) -> None:
-    """intervals.json: the sample (query ids, then their (query, id) holes in order) and each row."""
+    """intervals.json: the sample (query ids, then their (query, id) holes in order) and each row.
+
+    Every candidate's decision rows against the baseline, so whichever system the verdict ends up
+    about (the document picks it: `attach_intervals`), its rows are here. The frame is the union of
+    the candidates' open queries, drawn in one seeded order; a sample query's pairs are the holes of
+    every system that can become the verdict (each system's unlabelled ids in its top k at the hook,
+    and each contrast's holes), so a labelled prefix stays labelled whatever the labels favour; each
+    contrast's labelled queries are a prefix of the same random order restricted to its open ones."""
     from recall_kit.dataset import load_dataset
-    from recall_kit.decide import ppi
     from recall_kit.decide.holes import Holes, boundable, decision_contrasts
     from recall_kit.fileio import write_json_atomic
     from recall_kit.measure.result import load_result
@@ -59,26 +60,44 @@ def make_intervals(reads: IntervalReads, graph: Artefacts, folder: Path) -> None
     dataset = load_dataset(graph.path("evaluation-set"))
     results = {name: load_result(graph.path(f"eval/{name}") / "result.json") for name in reads.systems}
     base = results[reads.systems[0]]
-    challenger = _challenger(reads, results)
-    contrasts = decision_contrasts(reads.systems[0], [challenger], metrics, base.query_ids, base.stratum_of())
-    holes = Holes({name: results[name].rankings() for name in (reads.systems[0], challenger)}, dataset.qrels,
-                  contrasts, n_resamples=100, seed=reads.seed)
+    contrasts = decision_contrasts(reads.systems[0], reads.systems[1:], metrics, base.query_ids, base.stratum_of())
+    rankings = {name: result.rankings() for name, result in results.items()}
+    holes = Holes(rankings, dataset.qrels, contrasts, n_resamples=100, seed=reads.seed)
     people = people_grades(read_people([Path(p) for p in reads.people]))
     predictions, predictor = _predictions(reads, graph)
-    opened = {q for c in contrasts for q in c.query_ids if ppi.is_open(holes.table(c, q))}
-    sample = ppi.draw_sample(sorted(opened), reads.seed)
-    pairs = list(dict.fromkeys((q, d) for q in sample for c in contrasts if q in c.query_ids
-                               for d in holes.table(c, q).holes))
-    rows = [_row(holes, contrast, sample, people, predictions, predictor, reads) for contrast in contrasts]
-    write_json_atomic(folder / FILE, {"challenger": challenger, "predictor": predictor, "sample": sample,
+    sample, pairs = draw_sample(holes, reads.systems, reads.hook_k, reads.seed)
+    rows = [interval_row(holes, contrast, sample, people, predictions, predictor, reads.resamples, reads.seed)
+            for contrast in contrasts]
+    write_json_atomic(folder / FILE, {"challenger": None, "predictor": predictor, "sample": sample,
                                       "pairs": [list(p) for p in pairs], "rows": rows})
 
 
-def _row(holes: Holes, contrast: Contrast, sample: list[str], people: dict[str, dict[str, int]],
-         predictions: dict[str, dict[str, float]], predictor: str, reads: IntervalReads) -> dict[str, Any]:
+def draw_sample(holes: Holes, systems: Sequence[str], hook_k: int, seed: int) -> tuple[list[str], list[tuple[str, str]]]:
+    """The study's sample: a seeded random order of the queries open in any of `holes`' contrasts
+    (`ppi.draw_sample`), and each one's pairs to label, in order: every contrast's holes, then
+    every system's (of `systems`) unlabelled ids in its top `hook_k` (benchmarks/bench_holes.py
+    draws with it too)."""
+    from recall_kit.decide import ppi
+
+    contrasts = holes.contrasts
+    opened = {q for c in contrasts for q in c.query_ids if ppi.is_open(holes.table(c, q))}
+    sample = ppi.draw_sample(sorted(opened), seed)
+    pairs = []
+    for query in sample:
+        tops = [doc for name in systems for doc in list(holes.rankings[name].get(query, []))[:hook_k]]
+        held = [doc for c in contrasts if query in c.query_ids for doc in holes.table(c, query).holes]
+        pairs += [(query, doc) for doc in dict.fromkeys([*held, *tops])
+                  if holes.qrels.get(query, {}).get(doc, -1) < 0]
+    return sample, pairs
+
+
+def interval_row(holes: Holes, contrast: Contrast, sample: Sequence[str], people: Mapping[str, Mapping[str, int]],
+                 predictions: Mapping[str, Mapping[str, float]], predictor: str, resamples: int,
+                 seed: int) -> dict[str, Any]:
     """One decision row: its interval (None: too few labelled queries) and the labels one would need
     that tells the delta as scored from 0 (width twice the delta), or, when the scored delta's own
-    bootstrap interval is wider (it does not tell it from 0 either), one as narrow as that."""
+    bootstrap interval is wider (it does not tell it from 0 either), one as narrow as that
+    (benchmarks/bench_holes.py reads its intervals from it)."""
     import dataclasses
 
     from recall_kit.decide import ppi
@@ -88,14 +107,14 @@ def _row(holes: Holes, contrast: Contrast, sample: list[str], people: dict[str, 
     order = [q for q in sample if q in tables]
     found = ppi.interval(tables, order, people, predictions, predictor=predictor)
     scored = paired_bootstrap([t.baseline[0] for t in tables.values()], [t.candidate[0] for t in tables.values()],
-                              n_resamples=reads.resamples, seed=reads.seed)
+                              n_resamples=resamples, seed=seed)
     target = "zero" if 2 * abs(scored.delta) >= scored.high - scored.low else "today"
     width = max(2 * abs(scored.delta), scored.high - scored.low, 1e-6)
     plan = ppi.plan_labels(tables, order, people, width, predictions)
     return {"candidate": contrast.candidate, "metric": contrast.metric, "scope": contrast.scope,
             "interval": None if found is None else found.to_dict(),
             "n": len(tables), "open": sum(1 for t in tables.values() if ppi.is_open(t)),
-            "labelled": len(ppi.labelled_prefix([q for q in order if ppi.is_open(tables[q])], tables, people)),
+            "labelled": len(ppi.labelled_prefix(order, tables, people)),
             "plan": dataclasses.asdict(plan), "plan_target": target}
 
 
@@ -127,8 +146,19 @@ def attach_intervals(study: StudyResult, graph: Artefacts) -> None:
     path = graph.path("intervals") / FILE
     if not path.is_file():
         return
-    data = json.loads(path.read_text(encoding="utf-8"))
-    study.intervals = HoleIntervals.from_dict(data, str(path))
+    study.intervals = verdict_intervals(study, HoleIntervals.from_dict(json.loads(path.read_text(encoding="utf-8")),
+                                                                     str(path)))
+
+
+def verdict_intervals(study: StudyResult, found: HoleIntervals) -> HoleIntervals:
+    """The intervals step's rows of the system the verdict is about (`rules.verdict_subject`: the
+    recommended system, or the best candidate where the rule keeps the baseline), the others left out:
+    the document's intervals, its bottom line and the label page speak of one comparison."""
+    from recall_kit.study.rules import verdict_subject
+
+    found.challenger = verdict_subject(study)
+    found.rows = [row for row in found.rows if row.candidate == found.challenger]
+    return found
 
 
 def _overall(study: StudyResult) -> list[HoleInterval]:

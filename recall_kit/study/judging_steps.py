@@ -20,6 +20,25 @@ if TYPE_CHECKING:
     from recall_kit.types import RelevanceJudge
 
 DATASET_FILES = ("corpus.jsonl", "queries.jsonl", "qrels.jsonl")
+#: The judgments step's labels without a model's grades (the user's qrels and people's grades).
+LABELLED = "labelled.jsonl"
+
+
+def labelled_qrels(judgments: Path) -> dict[str, dict[str, int]]:
+    """The study's labels, a model judge's grades left out: what a person or the store's own qrels
+    judged. A pair only a model graded is a prediction, not a label: the bounds, the holes threat,
+    the label page's order and progress count it as a hole (`judgments`: the judgments step's folder)."""
+    from recall_kit.curate.judge import read_qrels_file
+
+    path = judgments / LABELLED
+    return read_qrels_file(path if path.is_file() else judgments / "dataset" / "qrels.jsonl")
+
+
+def model_grades(judgments: Path) -> dict[str, dict[str, int]]:
+    """A model judge's grades of the pool (empty: the study's judge is its qrels)."""
+    from recall_kit.curate.judge import read_qrels_file
+
+    return read_qrels_file(judgments / "model-grades.jsonl")
 
 
 def make_pool(reads: PoolReads, artefacts: Artefacts, folder: Path) -> None:
@@ -58,7 +77,7 @@ def make_judgments(reads: JudgmentsReads, artefacts: Artefacts, folder: Path) ->
     out.mkdir()
     for name in DATASET_FILES:
         shutil.copyfile(evaluation / name, out / name)
-    people, sensitive = screen_people([Path(path) for path in reads.people], evaluation)
+    people, sensitive, conflicts = screen_people([Path(path) for path in reads.people], evaluation)
     layers = [people_grades(people)] if people else []
     info = JudgmentsOutput(source="qrels", pooled_labels=0)
     if reads.judge != "qrels":
@@ -79,20 +98,26 @@ def make_judgments(reads: JudgmentsReads, artefacts: Artefacts, folder: Path) ->
     if layers:
         merged, added = merge_labels(read_rows(evaluation / "qrels.jsonl"), *layers)
         write_jsonl_atomic(out / "qrels.jsonl", merged)
+        # the labels alone (the user's qrels and people's grades): a pair only a model graded is still a hole
+        write_jsonl_atomic(folder / LABELLED, merge_labels(read_rows(evaluation / "qrels.jsonl"), *layers[:1])[0]
+                           if people else read_rows(evaluation / "qrels.jsonl"))
         info.pooled_labels = sum(added)
         if people:
-            info.people = PeopleAdded(assessors=sorted(people), added=added[0], sensitive_dropped=sensitive)
+            info.people = PeopleAdded(assessors=sorted(people), added=added[0], sensitive_dropped=sensitive,
+                                      conflicts=conflicts)
     write_output(folder / "judgments.json", info)
 
 
-def screen_people(paths: list[Path], evaluation: Path) -> tuple[dict[str, dict[str, dict[str, int]]], dict[str, int]]:
+def screen_people(paths: list[Path], evaluation: Path) -> tuple[dict[str, dict[str, dict[str, int]]], dict[str, int],
+                                                               dict[str, int]]:
     """People's grades (assessor -> query -> id -> grade), each id checked against the evaluation set
     (`screen_grades`): a grade of a memory the corpus step dropped as sensitive is dropped and counted
     per file (the document says how many, from whose file); an id the corpus does not hold is
-    refused, naming the person's file and line (not the study's own merged qrels.jsonl)."""
+    refused, naming the person's file and line (not the study's own merged qrels.jsonl). One assessor's
+    several files are merged (`merge_files`); also assessor -> the pairs their files grade differently."""
     from recall_kit.curate.assessor import screen_grades
     from recall_kit.dataset import SENSITIVE_IDS_FILE
-    from recall_kit.study.people import read_people
+    from recall_kit.study.people import merge_files, read_files
 
     rows = read_rows(evaluation / "corpus.jsonl")
     known = {str(row.get("id")) for row in rows} | {str(row["parent_id"]) for row in rows if row.get("parent_id")}
@@ -100,22 +125,20 @@ def screen_people(paths: list[Path], evaluation: Path) -> tuple[dict[str, dict[s
     sensitive = set(listed.read_text(encoding="utf-8").split()) if listed.is_file() else set()
     import sys
 
-    from recall_kit.curate.assessor import AssessorFile, doubts, outside_queries
+    from recall_kit.curate.assessor import doubts, outside_queries
 
     queries = {str(row.get("query_id")) for row in read_rows(evaluation / "queries.jsonl")}
-    people: dict[str, dict[str, dict[str, int]]] = {}
     dropped: dict[str, int] = {}
-    for path in paths:
-        for assessor, grades in read_people([path]).items():
-            said = doubts(f"study: {path.name}", AssessorFile.open(path, assessor).regraded,
-                          outside_queries(grades, queries))
-            if said:
-                print(said, file=sys.stderr)
-            gone = screen_grades(path, grades, known, sensitive)
-            if gone:
-                dropped[path.name] = dropped.get(path.name, 0) + gone
-            people[assessor] = grades
-    return people, dropped
+    files = read_files(paths)
+    for found in files:
+        said = doubts(f"study: {found.path.name}", found.regraded, outside_queries(found.grades, queries))
+        if said:
+            print(said, file=sys.stderr)
+        gone = screen_grades(found.path, found.grades, known, sensitive)
+        if gone:
+            dropped[found.path.name] = dropped.get(found.path.name, 0) + gone
+    people, conflicts = merge_files(files)
+    return people, dropped, conflicts
 
 
 def _judging_context(learning: LearningReads, artefacts: Artefacts, people: Mapping[str, Mapping[str, int]]) -> Any:

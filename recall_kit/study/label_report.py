@@ -75,6 +75,10 @@ def people_line(study: StudyResult) -> str | None:
         return None
     counts = ", ".join(f"{name} {n} grades" for name, n in people.assessors.items())
     parts = [counts + (f"; {people.added} of their labels joined the judged set" if people.added is not None else "")]
+    from recall_kit.study.people import conflicts_line
+
+    conflicts = conflicts_line(people.conflicts)
+    parts += [conflicts] if conflicts else []
     parts += [f"kappa {p.a} / {p.b} {_kappa(p)}" for p in people.between]
     parts += [f"kappa {p.assessor} / the model judge {_kappa(p)}" for p in people.against_model]
     parts += [f"kappa {p.assessor} / the user's qrels {_kappa(p)}" for p in people.against_qrels]

@@ -41,6 +41,8 @@ class PeopleAdded:
     added: int
     #: A person's file name -> their grades of memories dropped as sensitive, dropped in turn.
     sensitive_dropped: dict[str, int] = field(default_factory=dict)
+    #: Assessor -> pairs two of their files grade differently (the most recent grade kept).
+    conflicts: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass

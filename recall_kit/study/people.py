@@ -7,6 +7,7 @@ from __future__ import annotations
 import glob
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -46,14 +47,61 @@ def check_people_count(paths: Sequence[Path], where: str) -> None:
 
 
 def read_people(paths: Sequence[Path]) -> dict[str, Grades]:
-    """Assessor -> their grades, each file read as `recall-kit label` writes it."""
+    """Assessor -> their grades, each file read as `recall-kit label` writes it; one assessor's
+    several files merged (`merge_files`: the most recent grade of a pair wins)."""
+    return merge_files(read_files(paths))[0]
+
+
+@dataclass
+class PeopleFile:
+    """One grades file: its assessor, grades and when each was given (`judged_at`, ISO time)."""
+
+    path: Path
+    assessor: str
+    grades: Grades
+    times: dict[str, dict[str, str]]
+    #: Pairs the file grades more than once (the last grade is kept): said, never silent.
+    regraded: int = 0
+
+
+def read_files(paths: Sequence[Path]) -> list[PeopleFile]:
+    """Each file as `recall-kit label` writes it, in the order given."""
     from recall_kit.curate.assessor import AssessorFile
 
-    out: dict[str, Grades] = {}
+    out = []
     for path in paths:
-        assessor = _assessor_of(path)
-        out[assessor] = AssessorFile.open(path, assessor).grades
+        found = AssessorFile.open(path, _assessor_of(path))
+        out.append(PeopleFile(path, found.assessor, found.grades, found.times, found.regraded))
     return out
+
+
+def merge_files(files: Sequence[PeopleFile]) -> tuple[dict[str, Grades], dict[str, int]]:
+    """Assessor -> their grades over all their files, and assessor -> the pairs two of their files
+    grade differently (a conflict: the most recent grade, by its `judged_at` time, wins; with no time
+    or the same one, the later file in the order given). Never a grade dropped for its file."""
+    people: dict[str, Grades] = {}
+    when: dict[str, dict[tuple[str, str], str]] = {}
+    conflicts: dict[str, int] = {}
+    for found in files:
+        grades, times = people.setdefault(found.assessor, {}), when.setdefault(found.assessor, {})
+        for query, judged in found.grades.items():
+            for doc, grade in judged.items():
+                at = found.times.get(query, {}).get(doc, "")
+                before = grades.get(query, {}).get(doc)
+                if before is not None and before != grade:
+                    conflicts[found.assessor] = conflicts.get(found.assessor, 0) + 1
+                if before is None or at >= times.get((query, doc), ""):
+                    grades.setdefault(query, {})[doc] = grade
+                    times[(query, doc)] = at
+    return people, conflicts
+
+
+def conflicts_line(conflicts: Mapping[str, int]) -> str | None:
+    """``x: 3 pairs graded differently in two of their files (the most recent grade kept)``, or None."""
+    if not any(conflicts.values()):
+        return None
+    return "; ".join(f"{name}: {n} pair{'' if n == 1 else 's'} graded differently in two of their files "
+                     "(the most recent grade kept)" for name, n in sorted(conflicts.items()) if n)
 
 
 def _assessor_of(path: Path) -> str:

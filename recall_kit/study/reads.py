@@ -301,13 +301,15 @@ class IntervalReads:
     resamples: int
     seed: int
     people: dict[str, str | None] = field(default_factory=dict)
+    #: The hook's k: a sample query's pairs are every system's unlabelled ids in its top k.
+    hook_k: int = 5
 
 
 def interval_reads(config: StudyConfig) -> IntervalReads:
     """The intervals step's reads: the head-to-head's systems, the decision metrics, the judge, people's files."""
     head = compare_reads(config)
     return IntervalReads(head.systems, list(config.decision_metrics), config.judge, config.resamples, config.seed,
-                         people=hashes(people_paths(config)))
+                         people=hashes(people_paths(config)), hook_k=config.hook_k)
 
 
 @dataclass(frozen=True)

@@ -330,6 +330,8 @@ class PeopleSummary:
     against_model: list[KappaAgainst] = field(default_factory=list)
     #: Each assessor against the user's qrels, on the judged pairs the label page mixed in.
     against_qrels: list[KappaAgainst] = field(default_factory=list)
+    #: Assessor -> pairs two of their files grade differently (the most recent grade kept).
+    conflicts: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, object]:
         """As study.json holds it: a kappa row's `why` only where kappa is undefined."""
@@ -338,7 +340,7 @@ class PeopleSummary:
 
         return {"assessors": self.assessors, "added": self.added, "between": [row(p) for p in self.between],
                 "against_model": [row(p) for p in self.against_model],
-                "against_qrels": [row(p) for p in self.against_qrels]}
+                "against_qrels": [row(p) for p in self.against_qrels], "conflicts": self.conflicts}
 
 
 @dataclass
@@ -350,10 +352,12 @@ class Verdict:
     verdict: str  # "adopt", "do not adopt", "inconclusive"
     because: str
     trades: str = ""
-    #: True when the study's own evidence (judge agreement) does not support a firm verdict.
+    #: True when the study's own evidence (judge agreement, the pairs no person labelled) does not
+    #: support a firm verdict; `provisional_why` says what holds it back.
     provisional: bool = False
     #: Per-verdict evidence a later step adds (hole bounds); None until it does.
     bounds: HoleBounds | None = None
+    provisional_why: str = ""
 
 
 @dataclass

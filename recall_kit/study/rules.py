@@ -58,7 +58,7 @@ def at_ceiling(row: HeadToHead) -> bool:
 def _row(row: HeadToHead) -> str:
     if at_ceiling(row):
         return f"{row.metric}: cannot show a difference (both at the ceiling, 1.0000; n {row.n})"
-    return (f"{row.metric} {row.delta:+.4f} [{row.ci_low:+.4f}, {row.ci_high:+.4f}], "
+    return (f"{row.metric} {row.delta:+.4f} [{row.ci_low:+.4f}, {row.ci_high:+.4f}] (95% CI, not Holm-adjusted), "
             f"{row.holm()}, n {row.n}")
 
 
@@ -141,6 +141,94 @@ def provisional_why(study: StudyResult, min_kappa: float | None = None) -> str:
     if study.labels.source != "qrels":
         return f"the model judge {study.labels.source!r} labelled the pool and its agreement was never measured"
     return ""
+
+
+def at_ceiling_everywhere(study: StudyResult) -> str | None:
+    """The first decision metric when every system scores 1.000 on it over all queries (nothing
+    can tell the systems apart there), else None."""
+    metric = study.decision_metrics[0] if study.decision_metrics else None
+    if metric is None or not study.systems:
+        return None
+    values = [system.means.get("overall", {}).get(metric) for system in study.systems]
+    return metric if all(value is not None and value >= 1 - 1e-9 for value in values) else None
+
+
+def judge_holds_back(study: StudyResult) -> str:
+    """Why the judge's grades cannot yet be trusted (empty: they can, or no model judged): its
+    agreement with a person never measured, or a measured kappa below `[judging] min_kappa`."""
+    agreement, floor = study.agreement, study.agreement.threshold
+    if study.labels.source == "qrels" and not agreement.measured:
+        return ""
+    if agreement.measured:
+        if agreement.kappa is not None and agreement.kappa >= floor:
+            return ""
+        ci = agreement.kappa_ci
+        shown = "undefined" if agreement.kappa is None else f"{agreement.kappa:.3f}" + (
+            f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
+        return (f"judge agreement kappa {shown} on {agreement.n} pairs ({agreement.against}) is below {floor:g} "
+                "([judging] min_kappa)")
+    return (f"the model judge {study.labels.source!r} graded the pool and its agreement was never measured against "
+            "a person's grades (yours of the intervals' sample measure it: `recall-kit label` offers it first)")
+
+
+def interval_verdict(intervals: Sequence[object]) -> str:
+    """The verdict the hole-aware intervals of one scope's decision rows give by `RULES`: adopt when
+    one excludes 0 above and none below, do not adopt when one excludes 0 below, else inconclusive."""
+    if any(iv.high < 0 for iv in intervals):  # type: ignore[attr-defined]
+        return "do not adopt"
+    if any(iv.low > 0 for iv in intervals):  # type: ignore[attr-defined]
+        return "adopt"
+    return "inconclusive"
+
+
+def holes_hold_back(study: StudyResult, verdict: Verdict) -> str:
+    """Why the pairs no person labelled hold `verdict` back (empty: they do not): a decision row they
+    can flip (a model's grade counts as no label) and no hole-aware interval that supports the verdict
+    yet, with the labels that would give one."""
+    rows = [b for b in study.bounds if b.candidate == verdict.system and b.scope == verdict.scope]
+    flips = [b.metric for b in rows if b.can_flip]
+    if not flips:
+        return ""
+    found = study.intervals
+    mine = [] if found is None or found.challenger != verdict.system else [
+        row for row in found.rows if row.scope == verdict.scope]
+    intervals = [row.interval for row in mine if row.interval is not None]
+    if mine and len(intervals) == len(mine):
+        given = interval_verdict(intervals)
+        if given == verdict.verdict:
+            return ""
+        need = max(mine, key=lambda row: row.plan.labels)
+        return (f"{', '.join(flips)} can flip on the pairs no person labelled, and the hole-aware intervals say "
+                f"{given!r}, not {verdict.verdict!r} (about {need.plan.labels:,} labels, {need.plan.queries} "
+                "queries of the seeded sample, would narrow them to the planned width)")
+    if mine:
+        need = max(mine, key=lambda row: row.plan.labels)
+        from recall_kit.decide.ppi import MIN_LABELLED
+
+        done = min(row.labelled for row in mine)
+        return (f"{', '.join(flips)} can flip on the pairs no person labelled, and no hole-aware interval yet "
+                f"({done} of the {MIN_LABELLED} sample queries it needs labelled; about {need.plan.labels:,} labels, "
+                f"{need.plan.queries} queries of the seeded sample, settle it: `recall-kit label` offers them first)")
+    return f"{', '.join(flips)} can flip on the pairs no person labelled"
+
+
+def mark_provisional(study: StudyResult) -> None:
+    """Once the bounds and intervals are on the study: each verdict (and the recommendation) is
+    provisional while the judge is unmeasured or below `[judging] min_kappa`, while a decision row
+    the unlabelled pairs can flip has no hole-aware interval that supports it, or when every
+    system is at the ceiling; `provisional_why` says which, and what would settle it."""
+    judge = judge_holds_back(study)
+    ceiling = at_ceiling_everywhere(study)
+    for verdict in study.verdicts:
+        reasons = [why for why in (judge, holes_hold_back(study, verdict)) if why]
+        if ceiling and verdict.scope == "overall":
+            reasons.insert(0, f"every system scores 1.000 on {ceiling}")
+        verdict.provisional, verdict.provisional_why = bool(reasons), "; and ".join(reasons)
+    recommendation = study.recommendation
+    if recommendation is not None:
+        overall = next((v for v in study.verdicts if v.scope == "overall"), None)
+        why = overall.provisional_why if overall is not None else judge
+        recommendation.provisional, recommendation.provisional_why = bool(why), why
 
 
 def simplicity_key(system: SystemSummary, baseline: str) -> tuple[float, ...]:

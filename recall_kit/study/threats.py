@@ -57,8 +57,10 @@ def holes(study: StudyResult, **_: object) -> Threat | None:
     if max(shares.values(), default=0.0) <= HOLES_SHARE:
         return None
     flips = [flip_line(verdict, rows) for verdict, rows in verdict_bounds(study) if rows]
-    return Threat("holes", f"Holes: much of each system's top {study.hook_k} is unjudged",
-                  [f"{name}: {_percent(share)} of its top-{study.hook_k} ids are unjudged (counted as not relevant)"
+    scored = ("scored as not relevant" if study.labels.source == "qrels"
+              else f"graded by the model judge {study.labels.source!r}: a prediction, not a label")
+    return Threat("holes", f"Holes: much of each system's top {study.hook_k} is unlabelled",
+                  [f"{name}: {_percent(share)} of its top-{study.hook_k} ids are unjudged by a person or the qrels ({scored})"
                    for name, share in shares.items()] + flips,
                   "Label the pairs that can flip a verdict, heaviest first: `recall-kit label` on this study "
                   "(each judgment it asks for can move a verdict that can flip), then rerun the study; or judge the "
@@ -88,8 +90,9 @@ def judge_agreement(study: StudyResult, **_: object) -> Threat | None:
     if not agreement.measured:
         return Threat("judge-agreement", "Judge agreement was not measured",
                       [f"no second judge: {agreement.why or 'not measured'}"],
-                      "Grade a sample of the pooled pairs yourself (`recall-kit judge`) and set [judging] "
-                      "agreement to the file: Cohen's kappa against the labels the study used.")
+                      "Label the intervals' sample yourself (`recall-kit label` on this study offers it first), then "
+                      "rerun the study: your grades measure the judge's Cohen's kappa (with its interval) and give "
+                      "the hole-aware interval; or set [judging] agreement to a second judge's grades file.")
     kappa, floor = agreement.kappa, agreement.threshold
     if kappa is None or kappa < floor:
         return Threat("judge-agreement", f"Judge agreement below {floor:g}",

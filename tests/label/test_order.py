@@ -18,6 +18,14 @@ def test_the_sample_comes_first_whole() -> None:
     assert label_order(WEIGHTED, POOL, first=["q3", "q2"])[:3] == [("q3", "x"), ("q2", "a"), ("q2", "c")]
 
 
+def test_a_studys_sample_offers_its_own_pairs_of_each_query_first() -> None:
+    # the sample's pairs of q1 (b, and z: a hole of another system no pool holds) and of q3; q1's pooled y
+    # is no sample pair: it waits for the pool's phase; q2 (not in the sample) comes after the sample
+    sample = [("q1", "z"), ("q1", "b"), ("q3", "x")]
+    order = label_order(WEIGHTED, POOL, first=["q1", "q3"], sample=sample)
+    assert order == [("q1", "b"), ("q1", "z"), ("q3", "x"), ("q2", "a"), ("q2", "c"), ("q1", "y")]
+
+
 def test_the_query_on_screen_is_finished_before_the_next() -> None:
     assert label_order(WEIGHTED, POOL, pinned="q2")[:2] == [("q2", "a"), ("q2", "c")]
     # when no pair can move a verdict any more, the pool's pinned query goes first

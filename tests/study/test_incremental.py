@@ -171,7 +171,7 @@ def edits(study: Study) -> list[tuple[str, Callable[[], None], set[str]]]:
         ("[study] exploratory_metrics", toml('exploratory_metrics = ["recall@10", "ndcg@10"]',
                                              'exploratory_metrics = ["recall@10", "ndcg@10", "hit@3"]'),
          {*SYSTEMS, *EVALS, "compare", "simpler", "ablation", "sweep", "document"}),
-        ("[study] hook_k", toml("hook_k = 5 ", "hook_k = 4 "), {"pool", "document"}),
+        ("[study] hook_k", toml("hook_k = 5 ", "hook_k = 4 "), {"pool", "intervals", "document"}),
         ("[study] seed", toml("seed = 0", "seed = 1"),
          {*SYSTEMS, *EVALS, "agreement", *DECIDING, "ablation", "sweep", "document"}),
         ("[study] resamples", toml("resamples = 300", "resamples = 250"),

@@ -37,6 +37,7 @@ def test_the_sample_is_offered_first_and_its_labels_make_the_interval(tmp_path: 
     saved = json.loads((folder / "steps" / "intervals" / "intervals.json").read_text(encoding="utf-8"))
     rows = first.intervals.rows
     assert first.intervals.challenger == first.challenger and first.intervals.sample == saved["sample"]
+    assert saved["challenger"] is None and {r["candidate"] for r in saved["rows"]} == {"bm25"}  # every candidate's rows
     assert {(r.scope, r.metric) for r in rows} == {(v.scope, m) for v in first.verdicts for m in ("recall@5", "mrr@5")}
     assert all(r.interval is None and r.labelled == 0 and r.plan.labels > 0 for r in rows)
     line = next(x for x in first_bottom_line(first) if "assume every unjudged hit is not relevant" in x)
@@ -52,10 +53,11 @@ def test_the_sample_is_offered_first_and_its_labels_make_the_interval(tmp_path: 
         queue = [p for p in session.queue() if not session.already_judged(*p)]
     finally:
         session.close()
-    # each sample query whole (its holes, and the rest of its pool), one after another, before any other
-    head = queue[:max(i for i, (q, _) in enumerate(queue) if q in queries) + 1]
+    # each sample query's pairs (every system's holes at the hook), one query after another, before any
+    # other pair (its pooled pairs beyond the hook wait for the pool's phase)
+    head = queue[:len(offered)]
     assert [q for q, _ in itertools.groupby(q for q, _ in head)] == queries
-    assert set(offered) <= set(head)
+    assert set(offered) == set(head)
     groups = [q for q, _ in itertools.groupby(q for q, _ in pairs)]  # one query's holes together, in the sample's order
     assert groups == saved["sample"] and len(groups) == len(set(groups))
 

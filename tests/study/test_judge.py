@@ -66,9 +66,11 @@ def test_a_model_judge_labels_the_pool_and_agreement_is_measured(tmp_path: Path,
     path.write_text(STUDY.format(agreement=""))
     study, _ = run_study(path)
     assert study.labels.source == "words" and study.labels.pooled_labels > 0
-    assert max(s.unjudged_share for s in study.systems) == 0.0  # the top 5 is inside the pool: all judged
+    # the top 5 is inside the pool: the model graded all of it, yet a model's grade is a prediction, not a
+    # label: its pairs are still holes (the bounds, the holes threat)
+    assert min(s.unjudged_share for s in study.systems) > 0
     keys = [t.key for t in study.threats]
-    assert "holes" not in keys and "unpooled-labels" not in keys
+    assert "holes" in keys and "unpooled-labels" not in keys
     assert "judge-agreement" in keys and not study.agreement.measured
     # A model judge never measured: every verdict provisional, and the bottom line says why.
     assert study.recommendation is not None and study.recommendation.provisional
@@ -85,7 +87,8 @@ def test_a_model_judge_labels_the_pool_and_agreement_is_measured(tmp_path: Path,
     assert build.computed == ["agreement", "document"]
     assert study.agreement.measured and study.agreement.kappa == 1.0
     assert "judge-agreement" not in [t.key for t in study.threats]
-    assert study.recommendation is not None and not study.recommendation.provisional
+    assert study.recommendation is not None and "judge agreement" not in study.recommendation.provisional_why
+    assert "never measured" not in study.recommendation.provisional_why  # what holds it back now: the holes alone
     # A person who disagrees (every grade flipped): kappa below 0.6, the verdict provisional again.
     mine.write_text("".join(json.dumps({"query_id": row["query_id"],
                                         "relevance": {d: 0 if g else 2 for d, g in row["relevance"].items()}}) + "\n"

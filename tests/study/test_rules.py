@@ -208,7 +208,7 @@ def test_the_verdicts_are_about_the_recommended_system_and_say_whether_the_holes
     assert lines[0].startswith("Recommendation: lexical")
     adopt = next(line for line in lines if line.startswith("Adopt: "))
     assert adopt.startswith("Adopt: lexical against fts5")
-    assert adopt.endswith("Unjudged pairs: recall@5 cannot flip; mrr@5 can flip.")
+    assert adopt.endswith("Pairs no person labelled: recall@5 cannot flip; mrr@5 can flip.")
 
 
 def test_every_p_value_the_document_prints_names_the_size_of_its_family() -> None:
@@ -225,10 +225,103 @@ def test_every_p_value_the_document_prints_names_the_size_of_its_family() -> Non
     study.strata = []
     study.recommendation = rules.recommend_simplest(study, simpler)
     study.verdicts = rules.recommend(study)
-    assert "recall@5 +0.2500 [+0.2200, +0.2800], Holm p 0.0040 among 4 primary rows, n 200" in study.verdicts[0].because
+    assert ("recall@5 +0.2500 [+0.2200, +0.2800] (95% CI, not Holm-adjusted), Holm p 0.0040 among 4 primary rows, n 200"
+            in study.verdicts[0].because)
     document = render_markdown(study)
     assert "p (Holm): adjusted among 4 primary rows" in document.split("## Head-to-head")[1]
     simplest = document.split("## Simplest adequate system")[1].split("## ")[0]
     assert "p (Holm): adjusted among 4 primary rows" in simplest
     printed = re.findall(r"Holm p [0-9.e-]+ ?[a-z]*", document)
     assert printed and all(p.endswith(" among") for p in printed), printed
+
+
+# -- one system in the conclusion; a headline no stronger than its rows (issue 71) ------------------
+
+
+def _lexical_adopted() -> StudyResult:
+    """The recommendation lexical (the best, hybrid-graph, does not earn its legs over it), adopted
+    against fts5 on both decision metrics; mrr@5's low end can flip on the pairs no person labelled."""
+    from recall_kit.decide.holes import PairedBounds
+
+    study, simpler = study_of((-0.01, 0.01), (-0.05, -0.05), significant=(False, False))
+    study.head_to_head += [_row("lexical", "fts5", m, 0.25, True) for m in ("recall@5", "mrr@5")]
+    study.strata = []
+    study.recommendation = rules.recommend_simplest(study, simpler)
+    study.verdicts = rules.recommend(study)
+    study.bounds = [PairedBounds("fts5", "lexical", m, "overall", 200, 0.25, low, 0.4, 0.3, 0.001, p_low, 0.001, 10, 4)
+                    for m, low, p_low in (("recall@5", 0.1, 0.01), ("mrr@5", -0.1, 0.01))]
+    return study
+
+
+def _intervals(study: StudyResult, low: float | None) -> Any:
+    """The intervals step's rows for lexical and hybrid-graph: each `low`..`low + 0.2` (None: too
+    few labelled queries yet), 300 labels planned."""
+    from recall_kit.decide.ppi import Interval, LabelPlan
+    from recall_kit.study.intervals import verdict_intervals
+    from recall_kit.study.result import HoleInterval, HoleIntervals
+
+    def row(candidate: str, metric: str) -> HoleInterval:
+        found = None if low is None else Interval("ppi++", low + 0.1, low, low + 0.2, 200, 150, 50, 50, 300, "judge")
+        return HoleInterval(candidate, metric, "overall", 200, 50, 0 if low is None else 50, found,
+                            LabelPlan(0.2, 45, 300, None, False), "zero")
+
+    found = HoleIntervals(None, "the judge", ["q1"], [row(c, m) for c in ("hybrid-graph", "lexical")
+                                                     for m in ("recall@5", "mrr@5")])
+    return verdict_intervals(study, found)
+
+
+def test_the_intervals_speak_of_the_recommended_system_not_the_best_candidate() -> None:
+    study = _lexical_adopted()
+    assert study.challenger == "hybrid-graph" and study.recommendation.system == "lexical"
+    study.intervals = _intervals(study, None)
+    assert study.intervals.challenger == "lexical"
+    assert {row.candidate for row in study.intervals.rows} == {"lexical"}
+
+
+def test_the_headline_is_provisional_while_a_row_can_flip_and_no_interval_supports_it() -> None:
+    from recall_kit.study.document import bottom_line
+
+    study = _lexical_adopted()
+    study.intervals = _intervals(study, None)
+    rules.mark_provisional(study)  # the judge agrees (kappa 0.74): only the holes hold it back
+    lines = bottom_line(study)
+    assert lines[0].startswith("Provisional recommendation: lexical")
+    assert "mrr@5 can flip on the pairs no person labelled, and no hole-aware interval yet (0 of the 50" in lines[0]
+    assert "about 300 labels, 45 queries of the seeded sample, settle it" in lines[0]
+    study.intervals = _intervals(study, -0.3)  # labelled: the intervals say "do not adopt", not "adopt"
+    rules.mark_provisional(study)
+    assert "the hole-aware intervals say 'do not adopt', not 'adopt'" in bottom_line(study)[0]
+    study.intervals = _intervals(study, 0.05)  # they exclude 0 above: they support "adopt"
+    rules.mark_provisional(study)
+    assert bottom_line(study)[0].startswith("Recommendation: lexical") and not study.verdicts[0].provisional
+
+
+def test_the_judge_holds_the_verdict_back_until_its_kappa_reaches_min_kappa() -> None:
+    from recall_kit.study.document import bottom_line
+
+    study = _lexical_adopted()
+    study.intervals = _intervals(study, 0.05)
+    study.labels = dataclasses.replace(study.labels, source="combined")
+    study.agreement = AgreementSummary(measured=True, kappa=0.55, n=300, kappa_ci=[0.45, 0.65], against="alice",
+                                       threshold=0.6)
+    rules.mark_provisional(study)
+    assert "judge agreement kappa 0.550 [0.450, 0.650] on 300 pairs (alice) is below 0.6" in bottom_line(study)[0]
+    study.agreement = dataclasses.replace(study.agreement, kappa=0.6)
+    rules.mark_provisional(study)
+    assert not study.recommendation.provisional
+    study.agreement = AgreementSummary(measured=False, why="never compared")
+    rules.mark_provisional(study)
+    assert "its agreement was never measured against a person's grades" in bottom_line(study)[0]
+
+
+def test_every_system_at_the_ceiling_is_inconclusive_in_the_first_line() -> None:
+    from recall_kit.study.document import bottom_line
+
+    study = _lexical_adopted()
+    for system in study.systems:
+        system.means["overall"]["recall@5"] = 1.0
+    rules.mark_provisional(study)
+    lines = bottom_line(study)
+    assert lines[0].startswith("Inconclusive: every system scores 1.000 on recall@5; add queries the store's words "
+                               "do not answer")
+    assert lines[1].startswith("Provisional recommendation: lexical") and "every system scores 1.000" in lines[1]

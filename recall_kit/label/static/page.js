@@ -64,19 +64,23 @@ function duration(seconds) {
   return `${(seconds / 3600).toFixed(1)} h`;
 }
 
-// The progress line: done, what is left, the time left at this pace; with nothing left, says so
-// (not "0 left · time left: after two grades").
+// The progress line: done, the intervals' sample left, what is left, the time left at this pace;
+// with nothing left, says so (not "0 left · time left: after two grades").
 function progressWords(assessor, p) {
   if (p.left === 0) return `${assessor}: ${p.done} done · nothing left to grade`;
-  if (p.to_settle === 0) return `${assessor}: ${p.done} done · every verdict settled · ${p.left} more in the pool if you wish`;
-  const settle = p.to_settle === null ? `${p.left} left in the pool` : `${p.to_settle} left to settle every verdict`;
+  const sample = p.sample_left > 0 ? `the intervals' sample: ${p.sample_left} pairs left, ` +
+    `${p.sample_queries_done} of ${p.sample_queries} queries done · ` : "";
+  if (p.to_settle === 0 && !sample) return `${assessor}: ${p.done} done · every verdict settled · ${p.left} more in the pool if you wish`;
+  const settle = sample + (p.to_settle === null ? `${p.left} left in the pool` : `${p.to_settle} left to settle every verdict`);
   const pace = p.seconds_left === null ? "time left: after two grades"
     : `about ${duration(p.seconds_left)} left at your pace (${p.seconds_per_pair} s a pair)`;
   return `${assessor}: ${p.done} done · ${settle} · ${pace}`;
 }
 
 function renderProgress() {
-  text($("progress"), progressWords(state.assessor, state.progress));
+  const before = state.previous ? ` · the model judge graded the last pair ${state.previous.model_grade} ` +
+    `(you: ${state.previous.grade})` : "";
+  text($("progress"), progressWords(state.assessor, state.progress) + before);
   const decision = state.decision;
   if (decision) {
     const open = decision.verdicts.filter((v) => v.flip !== "cannot flip").length;
