@@ -9,8 +9,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
-from recall_kit.errors import RecallKitError, SpecError
 from recall_kit.decide.stats import MAX_RESAMPLES
+from recall_kit.errors import RecallKitError, SpecError
 from recall_kit.study.config import StudyConfig, load_study
 
 _T = TypeVar("_T")
