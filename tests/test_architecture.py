@@ -787,3 +787,14 @@ def test_the_pipeline_check_catches_an_import_of_the_study_result():
     planted = "def f():\n    from recall_kit.study.result import from_json\n"
     assert _pipeline_imports_outside(planted, "recall_kit.study.pipeline.declare") == [
         "recall_kit.study.result", "recall_kit.study.result.from_json"]
+
+
+def test_ci_runs_every_linter_before_the_tests():
+    # .ci/run: `make lint` (ruff, mypy, import-linter's contracts) and then `make test`; a lint
+    # failure stops CI before the tests (set -e)
+    script = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    commands = [line.strip() for line in script.splitlines() if line.strip().startswith("make ")]
+    assert commands == ["make lint", "make test"] and "set -euo pipefail" in script
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    recipe = makefile.split("\nlint: ", 1)[1].split("\n\n", 1)[0]
+    assert all(tool in recipe for tool in ("ruff check recall_kit plugins", "mypy recall_kit", "lint-imports"))
