@@ -1,142 +1,15 @@
-"""`recall-kit label`'s server and session without a browser: the token, the host check, the
-security headers, grades written as qrels with assessor and time, resuming, sensitive memories."""
+"""`recall-kit label` (recall_kit/cli/label.py) as a command: it prints its URL, serves the page and
+stops on Ctrl-C with the grades written; a folder that is no study is one line. (The server:
+test_server.py; the session: test_session.py; in a browser: test_label_browser.py.)"""
 
 from __future__ import annotations
 
-import json
-import threading
-import urllib.error
-import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
+from label.test_server import _call
+from label.test_session import EXAMPLE  # tests/ is on sys.path (tests/conftest.py)
 
-from recall_kit.curate.assessor import AssessorFile
 from recall_kit.dataset import read_qrels_jsonl
-from recall_kit.errors import DatasetError, OptionError
-from recall_kit.label.server import CONTENT_SECURITY_POLICY, LabelServer
-from recall_kit.label.session import open_session
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "memories"
-SENSITIVE = "152"  # is_sensitive in the example corpus
-
-
-@pytest.fixture()
-def pool(tmp_path: Path) -> Path:
-    path = tmp_path / "pool.jsonl"
-    rows = [{"query_id": "exact_001", "doc_ids": [SENSITIVE, "10", "11"]},
-            {"query_id": "exact_002", "doc_ids": ["12", "no-such-id", "13"]}]
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    return path
-
-
-@pytest.fixture()
-def server(pool: Path) -> Iterator[LabelServer]:
-    session = open_session(None, "alice", pool=pool, dataset=EXAMPLE)
-    server = LabelServer(session)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
-    session.close()
-
-
-def _call(url: str, body: dict | None = None, headers: dict | None = None):
-    data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json", **(headers or {})})
-    with urllib.request.urlopen(request, timeout=10) as response:
-        return response.status, dict(response.headers), json.loads(response.read() or b"null") \
-            if response.headers.get("Content-Type", "").startswith("application/json") else response.read()
-
-
-def test_the_page_needs_the_token_and_carries_a_strict_policy(server: LabelServer) -> None:
-    status, headers, body = _call(server.url)
-    assert status == 200 and b"page.js" in body
-    assert headers["Content-Security-Policy"] == CONTENT_SECURITY_POLICY
-    assert "default-src 'none'" in CONTENT_SECURITY_POLICY and "unsafe-inline" not in CONTENT_SECURITY_POLICY
-    assert headers["X-Content-Type-Options"] == "nosniff"
-    root = server.url.rsplit("/", 2)[0] + "/"
-    with pytest.raises(urllib.error.HTTPError) as missing:
-        _call(root + "wrong-token/api/state")
-    assert missing.value.code == 404
-    with pytest.raises(urllib.error.HTTPError) as rebound:
-        _call(server.url + "api/state", headers={"Host": "evil.example:80"})
-    assert rebound.value.code == 403
-
-
-def test_the_page_loads_nothing_from_another_host() -> None:
-    from importlib.resources import files
-
-    static = files("recall_kit.label").joinpath("static")
-    for name in ("page.html", "page.js", "page.css"):
-        text = static.joinpath(name).read_text(encoding="utf-8")
-        assert "http://" not in text and "https://" not in text and "//" + "cdn" not in text
-    assert "<script>" not in static.joinpath("page.html").read_text(encoding="utf-8")  # no inline code
-
-
-def test_a_grade_is_written_at_once_with_assessor_and_time(server: LabelServer) -> None:
-    _, _, state = _call(server.url + "api/state")
-    item = state["item"]
-    assert item["doc_id"] != SENSITIVE  # the sensitive memory is never offered
-    _, _, after = _call(server.url + "api/grade", {"query_id": item["query_id"], "doc_id": item["doc_id"], "grade": 1})
-    path = server.session.out.path
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-    assert rows[0]["assessor"] == "alice" and rows[0]["relevance"] == {item["doc_id"]: 1}
-    assert rows[0]["judged_at"][item["doc_id"]].endswith("+00:00")
-    assert read_qrels_jsonl(path) == {item["query_id"]: {item["doc_id"]: 1}}  # plain qrels to every reader
-    assert after["total"] == 1 and after["item"]["doc_id"] != item["doc_id"]
-
-
-def test_every_pair_offered_is_a_known_non_sensitive_memory(pool: Path) -> None:
-    session = open_session(None, "alice", pool=pool, dataset=EXAMPLE)
-    # the pool's order, one query's pairs together; a pair the qrels judge (275) mixed in as a check,
-    # then a check group of a query the qrels judge both ways (one not relevant, one relevant)
-    assert session.queue() == [("exact_001", "10"), ("exact_001", "11"), ("exact_001", "275"), ("multi_001", "310"),
-                               ("multi_001", "305"), ("exact_002", "12"), ("exact_002", "13")]
-    assert session.checks[("exact_001", "275")] == 1 and session.checks[("multi_001", "310")] == 0
-    with pytest.raises(OptionError):
-        session.grade("exact_001", SENSITIVE, 1)
-    with pytest.raises(OptionError):
-        session.open("exact_001", SENSITIVE)
-
-
-def test_skip_back_and_resume(pool: Path) -> None:
-    session = open_session(None, "alice", pool=pool, dataset=EXAMPLE)
-    first = session.current
-    session.grade(*first, 1)
-    second = session.current
-    session.skip()
-    assert session.current not in (first, second)
-    session.back()
-    assert session.current == second
-    session.back()
-    assert session.current == first
-    session.grade(*first, 0)  # a new grade replaces the old one
-    session.close()  # the server stops (its lock goes with it)
-    again = open_session(None, "alice", pool=pool, dataset=EXAMPLE)  # after Ctrl-C: the file resumes it
-    assert len(again.out) == 1 and again.out.grades[first[0]][first[1]] == 0
-    assert again.current == second
-
-
-def test_a_bad_post_is_refused_in_one_line(server: LabelServer) -> None:
-    with pytest.raises(urllib.error.HTTPError) as bad:
-        _call(server.url + "api/grade", {"query_id": "exact_001", "doc_id": "10", "grade": 9})
-    assert bad.value.code == 400 and "grade 9" in json.loads(bad.value.read())["error"]
-    request = urllib.request.Request(server.url + "api/skip", data=b"{}", headers={"Content-Type": "text/plain"})
-    with pytest.raises(urllib.error.HTTPError) as form:  # a cross-site form cannot post JSON
-        urllib.request.urlopen(request, timeout=10)
-    assert form.value.code == 415
-
-
-def test_another_assessors_file_is_refused(pool: Path, tmp_path: Path) -> None:
-    path = tmp_path / "alice.jsonl"
-    AssessorFile.open(path, "bob").grade("exact_001", "10", 1)
-    with pytest.raises(DatasetError, match="graded by 'bob'"):
-        open_session(None, "alice", pool=pool, dataset=EXAMPLE, out=path)
-    with pytest.raises(OptionError, match="--assessor"):
-        AssessorFile.open(tmp_path / "x.jsonl", "../etc")
 
 
 def _label_cli(*args: str, **kwargs):
@@ -171,31 +44,3 @@ def test_a_folder_that_is_no_study_is_one_line(tmp_path: Path) -> None:
     process = _label_cli(str(tmp_path))
     _, err = process.communicate(timeout=120)
     assert process.returncode == 2 and err.count("\n") == 1 and "not a study that has run" in err
-
-
-def test_the_scale_is_binary_unless_asked_and_a_note_and_flag_are_kept(pool: Path) -> None:
-    session = open_session(None, "alice", pool=pool, dataset=EXAMPLE)
-    with pytest.raises(OptionError, match="grade 2: one of 0, 1"):
-        session.grade("exact_001", "10", 2)
-    session.note("exact_001", "10", "  which release?  ", flagged=True)
-    session.close()
-    again = open_session(None, "alice", pool=pool, dataset=EXAMPLE, scale="graded")
-    try:
-        assert again.out.notes == {"exact_001": {"10": "which release?"}} and again.out.flagged == {"exact_001": ["10"]}
-        again.grade("exact_001", "10", 3)
-    finally:
-        again.close()
-    with pytest.raises(OptionError, match="scale"):
-        open_session(None, "alice", pool=pool, dataset=EXAMPLE, scale="stars")
-
-
-def test_a_grade_shows_the_pair_the_page_prefetched(server: LabelServer) -> None:
-    _, _, state = _call(server.url + "api/state")
-    item, ahead = state["item"], state["upcoming"]
-    assert [row["doc_id"] for row in ahead] == ["11", "275", "310"]  # what the page shows on the next keys
-    then = {"query_id": ahead[1]["query_id"], "doc_id": ahead[1]["doc_id"]}
-    _, _, after = _call(server.url + "api/grade", {"query_id": item["query_id"], "doc_id": item["doc_id"], "grade": 0,
-                                                   "then": then})
-    assert (after["item"]["query_id"], after["item"]["doc_id"]) == (then["query_id"], then["doc_id"])
-    assert after["item"]["grade"] is None  # a check pair never shows the qrels' grade
-    assert after["progress"]["done"] == 1 and after["scale"][1]["name"] == "relevant"
