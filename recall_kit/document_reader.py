@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
-from collections.abc import Callable
+import types
+import typing
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -103,6 +106,44 @@ class DocumentReader:
         if value < 0:
             raise self.error(f"{where} is {value}, below 0")
         return value
+
+
+def from_json(kind: type[_T], value: Mapping[str, object], source: str, schema: str) -> _T:
+    """`value` (JSON) as the dataclass `kind`, field by field (lists, dicts and optionals inside). A key
+    no field declares, or a required field missing, is one `ResultFileError` naming the file and the key:
+    `<source>: unknown key <Kind>.<path>; not a valid <schema> document.`"""
+    return typing.cast(_T, _read(kind, value, DocumentReader(source, schema), kind.__name__))
+
+
+def _read(kind: object, value: object, reader: DocumentReader, where: str) -> object:
+    """One value as `kind` (`where`: its path in the document, for the error)."""
+    origin = typing.get_origin(kind)
+    if value is None:
+        return None
+    if origin in (typing.Union, types.UnionType):
+        return _read(next(arg for arg in typing.get_args(kind) if arg is not type(None)), value, reader, where)
+    if origin is list and isinstance(value, list):
+        (item,) = typing.get_args(kind)
+        return [_read(item, entry, reader, f"{where}[{index}]") for index, entry in enumerate(value)]
+    if origin is dict and isinstance(value, dict):
+        _, item = typing.get_args(kind)
+        return {key: _read(item, entry, reader, f"{where}.{key}") for key, entry in value.items()}
+    if isinstance(kind, type) and dataclasses.is_dataclass(kind) and isinstance(value, Mapping):
+        return _dataclass(kind, value, reader, where)
+    return value
+
+
+def _dataclass(kind: type, value: Mapping[str, object], reader: DocumentReader, where: str) -> object:
+    hints = typing.get_type_hints(kind)
+    fields = [f for f in dataclasses.fields(kind) if f.init]
+    names = {f.name for f in fields}
+    for key in value:
+        if key not in names:
+            raise reader.error(f"unknown key {where}.{key}")
+    for f in fields:
+        if f.name not in value and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            raise reader.error(f"missing {where}.{f.name}")
+    return kind(**{key: _read(hints[key], entry, reader, f"{where}.{key}") for key, entry in value.items()})
 
 
 def read_saved(path: str | Path, parse: Callable[[dict[str, Any]], _T]) -> _T:

@@ -722,3 +722,79 @@ def test_the_facade_check_catches_facade_relative_and_private_imports():
     assert _imports_past_the_front("from .. import registry\n", "recall_kit.measure.x") == [("facade", "registry")]
     assert _imports_past_the_front("from . import registry\n", "recall_kit.__init__") == [("facade", "registry")]
     assert _imports_past_the_front("from .trec import TrecTable\n", "recall_kit.measure.score.evaluation") == []
+
+
+# -- where the code lives ----------------------------------------------------------------------------
+
+
+def _ignored_source_folders() -> list[str]:
+    """Each folder holding a tracked file that `.gitignore` would match a new module in: a file added
+    there would be silently left out of a commit (and out of ruff, and out of any tool that honours
+    .gitignore), as `recall_kit/study/build/` was."""
+    import shutil
+    import subprocess
+
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("needs a git checkout")
+    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
+    folders = sorted({str(Path(name).parent) for name in tracked.decode().split("\0") if name})
+    assert len(folders) > 20 and "recall_kit/study/pipeline" in folders
+    return _check_ignore([f"{folder}/new_module.py" for folder in folders])
+
+
+def _check_ignore(paths: list[str]) -> list[str]:
+    import subprocess
+
+    found = subprocess.run(["git", "check-ignore", "--no-index", "--stdin"], cwd=ROOT, input="\n".join(paths),
+                           capture_output=True, text=True)
+    assert found.returncode in (0, 1), found.stderr  # 1: none matched
+    return found.stdout.split()
+
+
+def test_no_tracked_source_folder_is_matched_by_an_ignore_rule():
+    assert _ignored_source_folders() == []
+
+
+def test_the_ignore_check_catches_a_folder_named_like_a_build_output():
+    _ignored_source_folders()  # skips without git
+    assert _check_ignore(["recall_kit/study/build/new_module.py", "recall_kit/study/pipeline/new_module.py"]) == [
+        "recall_kit/study/build/new_module.py"]
+
+
+#: What the study's build machinery (recall_kit/study/pipeline/) may import: itself and the bottom layers.
+PIPELINE_MAY_IMPORT = ("recall_kit.study.pipeline", "recall_kit.errors", "recall_kit.fileio", "recall_kit.fingerprint",
+                       "recall_kit.locking", "recall_kit.document_reader")
+
+
+def _pipeline_imports_outside(source: str, module: str) -> list[str]:
+    from recall_kit.study.pipeline.code import imported_names
+
+    return sorted(name for name in imported_names(source, module, module.endswith("pipeline"))
+                  if name.startswith("recall_kit") and not name.startswith(PIPELINE_MAY_IMPORT))
+
+
+def test_the_study_pipeline_knows_nothing_of_retrieval():
+    # docs/architecture.md: study/pipeline/ imports nothing of the study's steps, results or retrieval
+    modules = sorted((ROOT / "recall_kit" / "study" / "pipeline").glob("*.py"))
+    assert len(modules) >= 4
+    found = {path.name: _pipeline_imports_outside(path.read_text(encoding="utf-8"),
+                                                  f"recall_kit.study.pipeline.{path.stem}".removesuffix(".__init__"))
+             for path in modules}
+    assert {name: names for name, names in found.items() if names} == {}
+
+
+def test_the_pipeline_check_catches_an_import_of_the_study_result():
+    planted = "def f():\n    from recall_kit.study.result import from_json\n"
+    assert _pipeline_imports_outside(planted, "recall_kit.study.pipeline.declare") == [
+        "recall_kit.study.result", "recall_kit.study.result.from_json"]
+
+
+def test_ci_runs_every_linter_before_the_tests():
+    # .ci/run: `make lint` (ruff, mypy, import-linter's contracts) and then `make test`; a lint
+    # failure stops CI before the tests (set -e)
+    script = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    commands = [line.strip() for line in script.splitlines() if line.strip().startswith("make ")]
+    assert commands == ["make lint", "make test"] and "set -euo pipefail" in script
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    recipe = makefile.split("\nlint: ", 1)[1].split("\n\n", 1)[0]
+    assert all(tool in recipe for tool in ("ruff check recall_kit plugins", "mypy recall_kit", "lint-imports"))

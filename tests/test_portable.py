@@ -21,7 +21,7 @@ from recall_kit.portable import (
     paired_inner_products,
     probabilities,
 )
-from recall_kit.study.build.graph import Step, StudyGraph
+from recall_kit.study.pipeline.graph import Step, StudyGraph
 
 
 def test_on_grid_by_hand() -> None:

@@ -5,19 +5,24 @@ building the adapters costs about 0.1 s of every command's start (a third of `re
 start-up). The values recall-kit's commands take are mostly plain: text, whole numbers, paths,
 lists of those. `fast_coercion` gives such a parameter a coercion that yields exactly what the
 adapter yields for them (the same str, int, `pathlib.Path`, list), and hands anything else (a
-value it is not sure of, a bad number, an enum, a range) to typer's own adapter, built then: the
-results and the error messages stay typer's.
+value it is not sure of, a bad number, an enum, a range, a path typer must check) to typer's own
+coercion, built then: the results and the error messages stay typer's.
+
+typer has no public way to coerce a parameter otherwise. This module imports nothing of typer and
+names no private name of it; it reads two attributes a typer parameter carries: `type_descriptor`
+(the annotation and the `typer.Option`/`typer.Argument` info) and `get_runtime_param()`, which
+typer calls for the coercion of every value, replaced on the parameter. Where a typer lacks them,
+its own coercion stays (slower, the same values). pyproject.toml pins the typer releases this was
+written against; tests/cli/test_coercion.py says why and checks both the pin and the equality.
 """
 
 from __future__ import annotations
 
+import os
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, get_args, get_origin
-
-from typer._coercion import RuntimeParam, build_runtime_param
-from typer._param_types import coerce_cli_path
 
 #: A whole number that every reader turns into the same int (no sign, spaces, underscores or
 #: leading zeros to interpret; at most 18 digits).
@@ -27,29 +32,37 @@ _PLAIN_INT = re.compile(r"-?(?:0|[1-9][0-9]{0,17})")
 _UNSURE = object()
 
 
-@dataclass(frozen=True)
-class _PlainRuntimeParam(RuntimeParam):
-    """typer's coercion for text, whole numbers, flags and paths (and lists of them) without pydantic."""
+class PlainCoercion:
+    """typer's coercion for text, whole numbers, flags and paths (and lists of them) without pydantic;
+    `typers` builds typer's own (`get_runtime_param`) for any value it is not sure of."""
 
-    descriptor: Any
+    def __init__(self, annotation: Any, info: Any, typers: Callable[[], Any]) -> None:
+        self.annotation = annotation
+        self.info = info
+        self.typers = typers
 
-    def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
+    def coerce(self, value: Any, param: Any, ctx: Any) -> Any:
+        """A value as typer's `RuntimeParam.coerce` gives it: None as None (or () for a list)."""
+        if value is None:
+            return () if param.multiple or param.nargs == -1 else None
         if get_origin(self.annotation) is list and isinstance(value, (list, tuple)):
             (item_type,) = get_args(self.annotation)
-            items = [self._leaf(item_type, item, param, ctx) for item in value]
+            items = [self._leaf(item_type, item) for item in value]
             if all(item is not _UNSURE for item in items):
                 return items
         elif get_origin(self.annotation) is None:
-            result = self._leaf(self.annotation, value, param, ctx)
+            result = self._leaf(self.annotation, value)
             if result is not _UNSURE:
                 return result
-        return build_runtime_param(self.descriptor)._coerce_value(value, param=param, ctx=ctx)
+        return self.typers().coerce(value, param=param, ctx=ctx)
 
-    def _leaf(self, annotation: Any, value: Any, param: Any, ctx: Any) -> Any:
+    def _leaf(self, annotation: Any, value: Any) -> Any:
         if annotation is Path and isinstance(value, (str, Path)):
-            # typer's own path checks, given the Path pydantic would make
+            # typer's path checks, where the parameter asks for none: an existing path must be readable
             path = value if isinstance(value, Path) else Path(value)
-            return coerce_cli_path(path, self.parameter_info, path_type=Path, param=param, ctx=ctx)
+            if self.info.readable and os.path.exists(path) and not os.access(path, os.R_OK):
+                return _UNSURE
+            return path
         if type(value) is annotation:  # a default, or text for text: the adapter returns it as it is
             return value
         if annotation is int and type(value) is str and _PLAIN_INT.fullmatch(value):
@@ -59,19 +72,24 @@ class _PlainRuntimeParam(RuntimeParam):
 
 def fast_coercion(param: Any) -> None:
     """Give a typer parameter of text, whole numbers, flags or paths (or a list of one of them)
-    the coercion above; leave every other parameter as typer made it."""
+    the coercion above; leave every other parameter, and any parameter typer made without the two
+    attributes this reads, as typer made it."""
     descriptor = getattr(param, "type_descriptor", None)
-    if descriptor is None or getattr(param, "_runtime_param", False) is not None:
-        return
+    typers = getattr(param, "get_runtime_param", None)
+    if descriptor is None or not callable(typers) or "get_runtime_param" in vars(param):
+        return  # not typer's parameter as 0.29 makes it, or given the coercion already
     info = descriptor.parameter_info
     annotation = descriptor.annotation
     leaf = get_args(annotation)[0] if get_origin(annotation) is list and len(get_args(annotation)) == 1 else annotation
     plain = (
-        descriptor.file_annotation is None
+        getattr(descriptor, "file_annotation", None) is None
         and getattr(info, "parser", None) is None
         and getattr(info, "path_type", None) is None
         and leaf in (str, int, bool, Path)
         and not (leaf is int and (info.min is not None or info.max is not None or info.clamp))
+        and not (leaf is Path and (info.exists or not info.file_okay or not info.dir_okay or info.writable
+                                   or info.resolve_path))
     )
     if plain:
-        param._runtime_param = _PlainRuntimeParam(info, annotation, descriptor)
+        coercion = PlainCoercion(annotation, info, typers)
+        param.get_runtime_param = lambda: coercion

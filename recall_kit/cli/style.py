@@ -78,12 +78,9 @@ def _coercing_plainly(command: Any, parse_args: Any) -> Any:
 
 
 def _coerce_plainly(params: list[Any]) -> None:
-    """`fast_coercion` for each parameter; nothing where typer's internals it builds on have moved
-    (a newer typer): its own coercion then stays."""
-    try:
-        from recall_kit.cli.coercion import fast_coercion
-    except ImportError:
-        return
+    """`fast_coercion` for each parameter (a parameter a typer made otherwise keeps typer's own)."""
+    from recall_kit.cli.coercion import fast_coercion
+
     for param in params:
         fast_coercion(param)
 

@@ -14,6 +14,7 @@ from copy import deepcopy
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from recall_kit.errors import DatasetError, OptionError, OutputError
 from recall_kit.locking import HeldLock, take_lock
@@ -190,7 +191,7 @@ class AssessorFile:
     def _kept_only_when_written(self, query: str) -> Iterator[None]:
         """Change `query`'s row in the block, then write the file; when the write fails the row is put
         back as it was, so what the page counts is what the file holds."""
-        tables = (self.grades, self.times, self.notes, self.flagged)
+        tables: tuple[dict[str, Any], ...] = (self.grades, self.times, self.notes, self.flagged)
         before = [deepcopy(table.get(query)) for table in tables]
         try:
             yield
@@ -200,7 +201,7 @@ class AssessorFile:
                 if kept is None:
                     table.pop(query, None)
                 else:
-                    table[query] = kept  # type: ignore[assignment]
+                    table[query] = kept
             raise
 
     def save(self) -> None:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from recall_kit.errors import DatasetError, OptionError, RecallKitError, ResultFileError
+from recall_kit.errors import DatasetError, OptionError, ResultFileError
 from recall_kit.measure.score.evaluation import RunScores, score_run_files
 from recall_kit.measure.score.metric_names import canonical_metric_name, display_names
 from recall_kit.reporting.formats import FOUR_PLACES, StreamedTable, four_places, numeric_cells, plain_cells

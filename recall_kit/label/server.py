@@ -197,10 +197,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(HTTPStatus.OK, files("recall_kit.label").joinpath("static", name).read_bytes(), content_type)
         elif route == "api/state":
             with self.server.lock:
-                self._json(bounded(view.state(self.server.session)))
+                self._json(bounded(view.state(self.server.session).to_json()))
         elif route == "api/contrast":
             with self.server.lock:
-                self._json(bounded(view.contrast(self.server.session)))
+                self._json(bounded(view.contrast(self.server.session).to_json()))
         else:
             self._send(HTTPStatus.NOT_FOUND, b"not found\n", "text/plain; charset=utf-8")
 
@@ -240,7 +240,7 @@ class _Handler(BaseHTTPRequestHandler):
             except Exception as error:  # a bug: answered, said in one line, never a traceback
                 self._failed(route, error)
                 return
-            self._json(bounded(view.state(self.server.session)))
+            self._json(bounded(view.state(self.server.session).to_json()))
 
     def _failed(self, route: str, error: Exception) -> None:
         """Answer 500 and say on stderr which route failed, by the error's type alone (its message

@@ -2,9 +2,10 @@
 
 `init_study` writes a commented study.toml; `run_study` runs the build graph (steps.py) and writes
 the document; `study_status` says which steps are done, stale or missing. The pieces: config.py
-(study.toml), graph.py (fingerprints, the manifest), steps.py (the library calls), collect.py (the
-typed result from the artefacts), rules.py (the recommendation), threats.py (the detectors),
-people.py and bounds.py (people's labels, the bounds step), document.py (markdown and HTML).
+(study.toml), pipeline/ (the build graph: fingerprints, the manifest, the folder's rules and lock,
+a step's declaration), steps.py (the library calls), collect.py (the typed result from the artefacts),
+rules.py (the recommendation), threats.py (the detectors), people.py and bounds.py (people's labels,
+the bounds step), document.py (markdown and HTML).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING
 from recall_kit.lazy import lazy_attributes
 
 if TYPE_CHECKING:
-    from recall_kit.study.build.graph import BuildLog, StepState, StudyGraph
+    from recall_kit.study.pipeline.graph import BuildLog, StepState, StudyGraph
     from recall_kit.study.result import StudyResult
 
 _LAZY = {
@@ -32,11 +33,11 @@ def run_study(path: str | Path, log: Callable[[str], None] = lambda line: None) 
     """Run (or finish) the study of `path`: every step whose inputs changed, then the document.
 
     The study folder is checked first (new, empty or made by recall-kit for this study file; see
-    `recall_kit.study.build.folder`) and locked for the run. Returns the `StudyResult` (read back from
+    `recall_kit.study.pipeline.folder`) and locked for the run. Returns the `StudyResult` (read back from
     study.json) and the `BuildLog` (what was computed)."""
     import json
 
-    from recall_kit.study.build.folder import check_study_folder, study_lock, study_reference
+    from recall_kit.study.pipeline.folder import check_study_folder, study_lock, study_reference
     from recall_kit.study.result import StudyResult
     from recall_kit.study.steps import build_graph
     from recall_kit.study.validate import check_study_file
@@ -56,7 +57,7 @@ def run_study(path: str | Path, log: Callable[[str], None] = lambda line: None) 
 def _place_document(graph: StudyGraph) -> None:
     """The document beside the steps, where it is looked for; a link at its name is replaced, not followed."""
     from recall_kit.fileio import write_text_atomic
-    from recall_kit.study.build.folder import DOCUMENT_FILES
+    from recall_kit.study.pipeline.folder import DOCUMENT_FILES
 
     for name in DOCUMENT_FILES:
         text = (graph.path("document") / name).read_text(encoding="utf-8")

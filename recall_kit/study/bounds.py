@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from recall_kit.decide.holes import PairedBounds
-    from recall_kit.study.build.declare import Artefacts
+    from recall_kit.study.pipeline.declare import Artefacts
     from recall_kit.study.result import HoleBounds, StudyResult, Verdict
 
 
@@ -70,7 +70,8 @@ def attach_bounds(study: StudyResult, found: Mapping[str, Any], people: Mapping[
     summary (`Verdict.bounds`) and each compare-down pair's (`SimplerComparison.bounds`); and the
     people's labels with their agreement (`study.people`)."""
     from recall_kit.decide.holes import PairedBounds
-    from recall_kit.study.result import KappaAgainst, KappaBetween, PeopleSummary, from_json
+    from recall_kit.document_reader import from_json
+    from recall_kit.study.result import SCHEMA, KappaAgainst, KappaBetween, PeopleSummary
 
     study.bounds = [PairedBounds.from_dict(row) for row in found.get("rows", [])]
     down = [PairedBounds.from_dict(row) for row in found.get("simpler", [])]
@@ -88,9 +89,9 @@ def attach_bounds(study: StudyResult, found: Mapping[str, Any], people: Mapping[
         study.people = PeopleSummary(
             assessors=agreement.get("assessors", {}), added=(people or {}).get("added"),
             conflicts=dict((people or {}).get("conflicts") or {}),
-            between=[from_json(KappaBetween, row, "agreement.json") for row in agreement.get("between", [])],
-            against_model=[from_json(KappaAgainst, row, "agreement.json") for row in agreement.get("against_model", [])],
-            against_qrels=[from_json(KappaAgainst, row, "agreement.json") for row in agreement.get("against_qrels", [])])
+            between=[from_json(KappaBetween, row, "agreement.json", SCHEMA) for row in agreement.get("between", [])],
+            against_model=[from_json(KappaAgainst, row, "agreement.json", SCHEMA) for row in agreement.get("against_model", [])],
+            against_qrels=[from_json(KappaAgainst, row, "agreement.json", SCHEMA) for row in agreement.get("against_qrels", [])])
 
 
 def hole_bounds(rows: Sequence[PairedBounds], sign: float = 1.0) -> HoleBounds | None:

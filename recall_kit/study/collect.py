@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from recall_kit.dataset import Dataset
     from recall_kit.decide.compare import SavedComparison
     from recall_kit.measure.result import BenchmarkResult
-    from recall_kit.study.build.declare import Artefacts
+    from recall_kit.study.pipeline.declare import Artefacts
     from recall_kit.study.reads import DocumentReads
 
 #: z(1 - 0.05 / 2) + z(0.8): the minimum detectable delta of a paired test is this many standard

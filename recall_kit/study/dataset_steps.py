@@ -10,9 +10,9 @@ from typing import Any
 
 from recall_kit.errors import DatasetError
 from recall_kit.fileio import write_json_atomic, write_jsonl_atomic
-from recall_kit.study.build.declare import Artefacts
 from recall_kit.study.config import shown_path
 from recall_kit.study.outputs import write_output
+from recall_kit.study.pipeline.declare import Artefacts
 from recall_kit.study.reads import CorpusReads, EvaluationSetReads, LintReads
 from recall_kit.study.result import CorpusSummary
 from recall_kit.study.validate import check_copied_queries, check_corpus_rows, check_generated

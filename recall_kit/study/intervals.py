@@ -20,7 +20,7 @@ from recall_kit.study.reads import IntervalReads
 
 if TYPE_CHECKING:
     from recall_kit.decide.holes import Contrast, Holes
-    from recall_kit.study.build.declare import Artefacts
+    from recall_kit.study.pipeline.declare import Artefacts
     from recall_kit.study.result import HoleInterval, HoleIntervals, StudyResult
     from recall_kit.types import ReportTable
 

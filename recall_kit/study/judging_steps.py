@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 from recall_kit.errors import DatasetError
 from recall_kit.fileio import write_jsonl_atomic
-from recall_kit.study.build.declare import Artefacts
 from recall_kit.study.dataset_steps import read_rows
 from recall_kit.study.outputs import AgreementOutput, JudgmentsOutput, PeopleAdded, PoolOutput, write_output
+from recall_kit.study.pipeline.declare import Artefacts
 from recall_kit.study.reads import AgreementReads, JudgmentsReads, LearningReads, PoolReads
 
 if TYPE_CHECKING:

@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from recall_kit.document_reader import from_json
 from recall_kit.fileio import write_json_atomic
-from recall_kit.study.result import from_json
+from recall_kit.study.result import SCHEMA
 
 Output = TypeVar("Output")
 
@@ -85,5 +86,5 @@ def write_output(path: Path, output: Any) -> None:
 
 
 def read_output(kind: type[Output], path: Path) -> Output:
-    """A step's typed output read back (study/result.py `from_json`: field by field, nested types too)."""
-    return from_json(kind, json.loads(path.read_text(encoding="utf-8")))  # type: ignore[no-any-return]
+    """A step's typed output read back (document_reader.py `from_json`: field by field, nested types too)."""
+    return from_json(kind, json.loads(path.read_text(encoding="utf-8")), path.name, SCHEMA)  # type: ignore[no-any-return]

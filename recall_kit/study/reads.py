@@ -1,4 +1,4 @@
-"""What each study step reads of study.toml: one small frozen dataclass per step (study/build/declare.py).
+"""What each study step reads of study.toml: one small frozen dataclass per step (study/pipeline/declare.py).
 
 A field here is a key a step reads (or a value derived from keys, such as the ranking depth),
 written as JSON values so the fingerprint covers it and the make function receives it. To make a
@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 from recall_kit.errors import SpecError
 from recall_kit.study.bounds import BoundsReads
-from recall_kit.study.build.graph import file_hash
 from recall_kit.study.config import StudyConfig, SystemConfig
 from recall_kit.study.people import people_files
+from recall_kit.study.pipeline.graph import file_hash
 
 if TYPE_CHECKING:
     from recall_kit.measure.systems.system import SystemSpec
-    from recall_kit.study.build.declare import Artefacts
+    from recall_kit.study.pipeline.declare import Artefacts
 
 
 def hashes(paths: list[Path]) -> dict[str, str | None]:

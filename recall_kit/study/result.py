@@ -7,21 +7,18 @@ recommendation's rules read it; `document.py` renders it as markdown and HTML.
 from __future__ import annotations
 
 import dataclasses
-import types
 import typing
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from recall_kit.decide.holes import PairedBounds
 from recall_kit.decide.ppi import Interval, LabelPlan
-from recall_kit.errors import ResultFileError
+from recall_kit.document_reader import from_json
 
 if typing.TYPE_CHECKING:
     from recall_kit.decide.compare import ComparisonRow
 
 SCHEMA = "recall-kit/study/2"
-
-_T = typing.TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -289,7 +286,7 @@ class HoleIntervals:
     def from_dict(cls, data: Mapping[str, object], source: str = "study.json") -> HoleIntervals:
         """The intervals step's intervals.json (or study.json's `intervals`) read back: its `pairs` (the
         label page's) left out, no challenger where the step had no contrast to draw."""
-        return from_json(cls, {"challenger": None, **{k: v for k, v in data.items() if k != "pairs"}}, source)
+        return from_json(cls, {"challenger": None, **{k: v for k, v in data.items() if k != "pairs"}}, source, SCHEMA)
 
 
 @dataclass
@@ -465,41 +462,4 @@ class StudyResult:
     @classmethod
     def from_dict(cls, data: Mapping[str, object], source: str = "study.json") -> StudyResult:
         """study.json read back; a key it does not declare is one error naming the key (`from_json`)."""
-        return from_json(cls, {key: value for key, value in data.items() if key != "schema"}, source)
-
-
-def from_json(kind: type[_T], value: Mapping[str, object], source: str = "study.json") -> _T:
-    """`value` (JSON) as the dataclass `kind`, field by field (lists, dicts and optionals inside). A key
-    no field declares, or a required field missing, is one `ResultFileError` naming the file and the key."""
-    return typing.cast(_T, _read(kind, value, source, kind.__name__))
-
-
-def _read(kind: object, value: object, source: str, where: str) -> object:
-    """One value as `kind` (`where`: its path in the document, for the error)."""
-    origin = typing.get_origin(kind)
-    if value is None:
-        return None
-    if origin in (typing.Union, types.UnionType):
-        return _read(next(arg for arg in typing.get_args(kind) if arg is not type(None)), value, source, where)
-    if origin is list and isinstance(value, list):
-        (item,) = typing.get_args(kind)
-        return [_read(item, entry, source, f"{where}[{index}]") for index, entry in enumerate(value)]
-    if origin is dict and isinstance(value, dict):
-        _, item = typing.get_args(kind)
-        return {key: _read(item, entry, source, f"{where}.{key}") for key, entry in value.items()}
-    if isinstance(kind, type) and dataclasses.is_dataclass(kind) and isinstance(value, Mapping):
-        return _dataclass(kind, value, source, where)
-    return value
-
-
-def _dataclass(kind: type, value: Mapping[str, object], source: str, where: str) -> object:
-    hints = typing.get_type_hints(kind)
-    fields = [f for f in dataclasses.fields(kind) if f.init]
-    names = {f.name for f in fields}
-    for key in value:
-        if key not in names:
-            raise ResultFileError(f"{source}: unknown key {where}.{key}; not a valid {SCHEMA} document.")
-    for f in fields:
-        if f.name not in value and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-            raise ResultFileError(f"{source}: missing {where}.{f.name}; not a valid {SCHEMA} document.")
-    return kind(**{key: _read(hints[key], entry, source, f"{where}.{key}") for key, entry in value.items()})
+        return from_json(cls, {key: value for key, value in data.items() if key != "schema"}, source, SCHEMA)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from recall_kit.study.build.declare import Artefacts
+    from recall_kit.study.pipeline.declare import Artefacts
     from recall_kit.study.reads import SampleReads
     from recall_kit.types import RelevanceJudge
 

@@ -1,4 +1,4 @@
-"""The study's steps declared once (study/build/declare.py): each the library call a single recall-kit
+"""The study's steps declared once (study/pipeline/declare.py): each the library call a single recall-kit
 command makes, with the dataclass of what it reads (study/reads.py) and its Reproduce line.
 
 corpus (the store, sensitive rows dropped) -> evaluation-set -> lint; run/NAME for every system;
@@ -18,8 +18,6 @@ from typing import TYPE_CHECKING, Any
 from recall_kit.fileio import write_json_atomic
 from recall_kit.study import reads as declared
 from recall_kit.study.bounds import BoundsReads, make_bounds
-from recall_kit.study.build.declare import Artefacts, Rule
-from recall_kit.study.build.graph import StudyGraph, file_hash
 from recall_kit.study.config import StudyConfig
 from recall_kit.study.dataset_steps import lint_command, make_corpus, make_evaluation_set, make_lint
 from recall_kit.study.intervals import make_intervals
@@ -31,6 +29,8 @@ from recall_kit.study.judging_steps import (
     make_pool,
     pool_command,
 )
+from recall_kit.study.pipeline.declare import Artefacts, Rule
+from recall_kit.study.pipeline.graph import StudyGraph, file_hash
 from recall_kit.study.reads import (
     AblationReads,
     AgreementReads,
@@ -116,13 +116,12 @@ def names_used(config: StudyConfig) -> set[str]:
 
 @cache
 def renderer_hash() -> str:
-    """A hash of this package's source: a change to the rules, detectors or document re-renders it."""
-    import hashlib
+    """A hash of the code that makes the document: the module of `make_document` and every module of
+    recall_kit it imports, followed through the imports (study/pipeline/code.py): a change to the
+    rules, the detectors, the renderers (reporting/html.py, decide/holes_report.py, ...) re-renders it."""
+    from recall_kit.study.pipeline.code import code_hash
 
-    digest = hashlib.sha256()
-    for path in sorted(Path(__file__).parent.glob("*.py")):
-        digest.update(path.read_bytes())
-    return digest.hexdigest()
+    return code_hash(make_document.__module__)
 
 
 # -- systems ---------------------------------------------------------------------------------------

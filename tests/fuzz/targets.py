@@ -260,8 +260,8 @@ RELATIVE = st.lists(st.from_regex(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,8}", fullmatch=
 
 @st.composite
 def _manifests(draw: st.DrawFn) -> Case:
-    from recall_kit.study.build.folder import MANIFEST_SCHEMA
-    from recall_kit.study.build.graph import StepRecord
+    from recall_kit.study.pipeline.folder import MANIFEST_SCHEMA
+    from recall_kit.study.pipeline.graph import StepRecord
 
     steps, records = {}, {}
     for name in draw(st.lists(STEP, max_size=4, unique=True)):
@@ -274,7 +274,7 @@ def _manifests(draw: st.DrawFn) -> Case:
 
 
 def _read_manifest(root: Path) -> Any:
-    from recall_kit.study.build.graph import StudyGraph
+    from recall_kit.study.pipeline.graph import StudyGraph
 
     records = StudyGraph(root, []).records
     for record in records.values():  # what a run then uses: text fingerprints and paths, a time
@@ -436,7 +436,7 @@ def targets() -> list[Target]:
         Target("labels", "an assessor's labels file (`AssessorFile.open`)", _labels(), _read_labels, ["ann.jsonl"],
                examples=list(LABELS_EXAMPLES)),
         Target("manifest", "a study folder's manifest.json (`StudyGraph`)", _manifests(), _read_manifest,
-               ["manifest.json"], imports=["recall_kit.study.build.graph"], examples=list(MANIFEST_EXAMPLES)),
+               ["manifest.json"], imports=["recall_kit.study.pipeline.graph"], examples=list(MANIFEST_EXAMPLES)),
         Target("pool", "a pool file (`read_pool`)", _pools(), _read_pool, ["pool.jsonl"], examples=list(POOL_EXAMPLES)),
         Target("recipe", "a recipe, a system's TOML (`load_config`)", _recipes(), _read_recipe, ["system.toml"],
                examples=list(RECIPE_EXAMPLES)),

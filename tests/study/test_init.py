@@ -117,9 +117,9 @@ def test_no_sensitive_text_reaches_any_artefact(tmp_path: Path) -> None:
 
 
 def test_generated_exact_queries_stay_apart_from_the_stores_own_exact_stratum(tmp_path: Path) -> None:
-    from recall_kit.study.build.declare import Artefacts
-    from recall_kit.study.build.graph import StudyGraph
     from recall_kit.study.dataset_steps import make_corpus, make_evaluation_set
+    from recall_kit.study.pipeline.declare import Artefacts
+    from recall_kit.study.pipeline.graph import StudyGraph
     from recall_kit.study.reads import corpus_reads, evaluation_set_reads
 
     path = tmp_path / "study.toml"

@@ -19,7 +19,6 @@ from recall_kit.curate.assessor import AssessorFile
 from recall_kit.errors import SpecError
 from recall_kit.study import run_study
 from recall_kit.study.people import merge_labels, people_grades
-from recall_kit.study.sample import stratified
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "memories"
 STUDY = """
@@ -72,13 +71,6 @@ def test_the_users_labels_win_then_each_layer_in_turn() -> None:
     merged, added = merge_labels(rows, {"q": {"1": 0, "2": 1}}, {"q": {"2": 0, "3": 2}})
     assert merged == [{"query_id": "q", "relevance": {"1": 1, "2": 1, "3": 2}}]
     assert added == [1, 1]
-
-
-def test_a_stratified_sample_keeps_each_strata_share_and_the_order() -> None:
-    pairs = [("a1", "x"), ("b1", "x"), ("a2", "x"), ("a3", "x"), ("b2", "x"), ("a4", "x")]
-    strata = {"a1": "A", "a2": "A", "a3": "A", "a4": "A", "b1": "B", "b2": "B"}
-    assert stratified(pairs, strata, 3) == [("a1", "x"), ("b1", "x"), ("a2", "x")]
-    assert stratified(pairs, strata, 10) == pairs
 
 
 def test_every_verdict_says_whether_it_can_flip_and_labels_rerun_only_what_they_change(tmp_path: Path) -> None:

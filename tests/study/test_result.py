@@ -10,6 +10,7 @@ import json
 import pytest
 from study.test_threats import clean_study  # tests/ is on sys.path (conftest.py)
 
+from recall_kit.document_reader import from_json
 from recall_kit.errors import ResultFileError
 from recall_kit.study.result import (
     HoleIntervals,
@@ -17,7 +18,6 @@ from recall_kit.study.result import (
     KappaBetween,
     PeopleSummary,
     StudyResult,
-    from_json,
 )
 
 
@@ -69,5 +69,8 @@ def test_the_intervals_file_reads_without_its_pairs_or_a_challenger() -> None:
 
 
 def test_from_json_builds_nested_dataclasses() -> None:
-    row = from_json(KappaAgainst, {"assessor": "bob", "kappa": 0.25, "n": 8, "interval": [0.0, 0.5], "agreed": 6})
+    row = from_json(KappaAgainst, {"assessor": "bob", "kappa": 0.25, "n": 8, "interval": [0.0, 0.5], "agreed": 6},
+                    "agreement.json", "recall-kit/study/2")
     assert row == KappaAgainst("bob", 0.25, 8, [0.0, 0.5], 6, None)
+    with pytest.raises(ResultFileError, match=r"^agreement\.json: missing KappaAgainst\.n; not a valid x/1 document\.$"):
+        from_json(KappaAgainst, {"assessor": "bob", "kappa": 0.25, "interval": [0.0, 0.5]}, "agreement.json", "x/1")

@@ -202,7 +202,7 @@ def test_a_step_whose_files_were_changed_is_stale_and_rebuilt_alone(small_study:
 def test_a_long_step_off_a_terminal_says_it_is_alive_and_on_a_terminal_does_not() -> None:
     import time
 
-    from recall_kit.study.build.graph import heartbeat
+    from recall_kit.study.pipeline.graph import heartbeat
 
     lines: list[str] = []
     with heartbeat("ablation", lines.append, every=0.05, terminal=False):

@@ -25,7 +25,7 @@ from typing import Any
 from recall_kit.errors import OutputError, RecallKitError
 from recall_kit.fileio import write_json_atomic
 from recall_kit.fingerprint import canonical_json
-from recall_kit.study.build.folder import MANIFEST_FILE, MANIFEST_SCHEMA, StudyFolderError
+from recall_kit.study.pipeline.folder import MANIFEST_FILE, MANIFEST_SCHEMA, StudyFolderError
 
 STEPS_FOLDER = "steps"
 

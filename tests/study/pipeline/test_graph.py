@@ -1,4 +1,4 @@
-"""The study's build graph (recall_kit.study.build.graph) on two tiny real steps: a run computes what is
+"""The study's build graph (recall_kit.study.pipeline.graph) on two tiny real steps: a run computes what is
 missing, a second run nothing, a changed input reruns the step and what needs it; status says why;
 a step needing one that comes after it is refused."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from recall_kit.errors import RecallKitError
-from recall_kit.study.build.graph import Step, StudyGraph, folder_hashes
+from recall_kit.study.pipeline.graph import Step, StudyGraph, folder_hashes
 
 
 def _graph(folder: Path, settings: dict[str, int], made: list[str]) -> StudyGraph:

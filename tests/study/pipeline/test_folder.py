@@ -18,8 +18,8 @@ from study_support import EXAMPLE, plugins, study_text, tmpfs
 from recall_kit.errors import RecallKitError, SpecError
 from recall_kit.fileio import write_text_atomic
 from recall_kit.study import run_study, study_status
-from recall_kit.study.build.folder import LOCK_FILE, StudyFolderError
 from recall_kit.study.config import load_study
+from recall_kit.study.pipeline.folder import LOCK_FILE, StudyFolderError
 from recall_kit.testing import invoke_cli
 
 
@@ -214,7 +214,7 @@ def test_a_manifest_naming_a_path_outside_the_folder_is_refused(tmp_path: Path, 
 def test_a_recorded_file_that_links_out_of_the_folder_is_never_done(tmp_path: Path, done_study: Path) -> None:
     import shutil
 
-    from recall_kit.study.build.graph import file_hash
+    from recall_kit.study.pipeline.graph import file_hash
 
     folder = tmp_path / "study"
     shutil.copytree(done_study.parent, folder, symlinks=True)
@@ -233,7 +233,7 @@ def test_a_recorded_file_that_links_out_of_the_folder_is_never_done(tmp_path: Pa
 HOLDER = """
 import sys, time
 from pathlib import Path
-from recall_kit.study.build.folder import study_lock
+from recall_kit.study.pipeline.folder import study_lock
 with study_lock(Path(sys.argv[1])):
     print("holding", flush=True)
     time.sleep(60)
@@ -311,7 +311,7 @@ def test_the_lock_file_alone_does_not_make_a_folder_foreign(tmp_path: Path) -> N
     out = tmp_path / "out"
     out.mkdir()
     (out / LOCK_FILE).write_text("")
-    from recall_kit.study.build.folder import check_study_folder
+    from recall_kit.study.pipeline.folder import check_study_folder
 
     check_study_folder(out, tmp_path / "s.toml")  # no error
     os.remove(out / LOCK_FILE)

@@ -1,4 +1,4 @@
-"""A step declared once (recall_kit.study.build.declare): its fingerprinted inputs are its dataclass's fields
+"""A step declared once (recall_kit.study.pipeline.declare): its fingerprinted inputs are its dataclass's fields
 plus what every step shares, `make` gets the dataclass back (nested ones too), the Reproduce line comes
 from it, and `Artefacts` opens only the folders the rule names."""
 
@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from recall_kit.errors import RecallKitError
-from recall_kit.study.build.declare import Artefacts, Rule
-from recall_kit.study.build.graph import StudyGraph
+from recall_kit.study.pipeline.declare import Artefacts, Rule
+from recall_kit.study.pipeline.graph import StudyGraph
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+from recall_kit.document_reader import from_json
 from recall_kit.errors import RecallKitError
-from recall_kit.study.build.graph import Step, StudyGraph
-from recall_kit.study.result import from_json
+from recall_kit.study.pipeline.folder import MANIFEST_SCHEMA
+from recall_kit.study.pipeline.graph import Step, StudyGraph
 
 R = TypeVar("R")
 
@@ -84,4 +85,4 @@ class Rule(Generic[R]):
     def rebuild(self, values: dict[str, Any]) -> R:
         """The dataclass from its fingerprinted values (nested dataclasses included)."""
         fields = {f.name for f in dataclasses.fields(self.kind)}  # type: ignore[arg-type]
-        return from_json(self.kind, {key: value for key, value in values.items() if key in fields}, "the manifest")
+        return from_json(self.kind, {key: value for key, value in values.items() if key in fields}, "the manifest", MANIFEST_SCHEMA)

@@ -1,0 +1,118 @@
+"""The study's dataset steps (recall_kit.study.dataset_steps): the corpus step drops sensitive rows
+before anything is written and keeps only their ids, the evaluation-set step drops the user's labels
+of those memories (and a query left with none) and says how many, and lint writes its report."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from study_support import LEXICAL_PAIR
+
+from recall_kit.errors import DatasetError
+from recall_kit.study.config import load_study
+from recall_kit.study.dataset_steps import lint_command, make_corpus, make_evaluation_set, make_lint
+from recall_kit.study.outputs import read_output
+from recall_kit.study.pipeline.declare import Artefacts
+from recall_kit.study.pipeline.graph import StudyGraph
+from recall_kit.study.reads import LintReads, corpus_reads, evaluation_set_reads
+from recall_kit.study.result import CorpusSummary
+
+SECRET = "the vault code is 4471"
+CORPUS = [
+    {"id": "a", "content": "The team moved standup to 10:15 on Mondays.", "importance": 3},
+    {"id": "b", "content": "Deploys freeze every Friday after noon."},
+    {"id": "c", "content": SECRET, "is_sensitive": True},
+    {"id": "d", "content": "The on-call rota changes on the first of the month.", "is_sensitive": False},
+]
+QUERIES = [{"query_id": "q1", "text": "when is standup"}, {"query_id": "q2", "text": "vault code"},
+           {"query_id": "q3", "text": "deploy freeze"}]
+QRELS = [{"query_id": "q1", "relevant_ids": ["a", "c"]}, {"query_id": "q2", "relevant_ids": ["c"]},
+         {"query_id": "q3", "relevance": {"b": 2}}]
+
+
+def _jsonl(path: Path, rows: list[dict[str, object]]) -> Path:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+def _study(folder: Path, corpus: list[dict[str, object]] = CORPUS) -> Path:
+    store = folder / "store"
+    store.mkdir(parents=True)
+    _jsonl(store / "corpus.jsonl", corpus)
+    _jsonl(store / "queries.jsonl", QUERIES)
+    _jsonl(store / "qrels.jsonl", QRELS)
+    path = folder / "study.toml"
+    path.write_text('[store]\ndataset = "store"\n[evaluation_set]\nqueries = "dataset"\n' + LEXICAL_PAIR)
+    return path
+
+
+def _steps(folder: Path) -> tuple[StudyGraph, Path]:
+    """An empty graph whose corpus folder exists (the make functions are given their folders)."""
+    graph = StudyGraph(folder / "out", [])
+    graph.path("corpus").mkdir(parents=True)
+    return graph, graph.path("corpus")
+
+
+def test_the_corpus_step_drops_sensitive_rows_and_keeps_only_their_ids(tmp_path: Path) -> None:
+    config = load_study(_study(tmp_path))
+    graph, corpus = _steps(tmp_path)
+    make_corpus(corpus_reads(config), Artefacts(lambda: graph, "corpus", []), corpus)
+    rows = [json.loads(line) for line in (corpus / "corpus.jsonl").read_text().splitlines()]
+    assert [row["id"] for row in rows] == ["a", "b", "d"]
+    assert (corpus / "sensitive_ids.txt").read_text() == "c\n"
+    assert [path.name for path in corpus.iterdir() if SECRET in path.read_text()] == []
+    summary = read_output(CorpusSummary, corpus / "corpus.json")
+    assert (summary.source, summary.memories, summary.sensitive_dropped, summary.importance_share) == (
+        "dataset", 3, 1, round(1 / 3, 4))
+
+
+def test_a_flag_the_corpus_step_cannot_read_refuses_the_store_naming_its_line(tmp_path: Path) -> None:
+    config = load_study(_study(tmp_path, [*CORPUS[:2], {"id": "c", "content": SECRET, "is_sensitive": "maybe"}]))
+    graph, corpus = _steps(tmp_path)
+    with pytest.raises(DatasetError, match=r"^corpus\.jsonl:3: is_sensitive 'maybe' is not true or false"):
+        make_corpus(corpus_reads(config), Artefacts(lambda: graph, "corpus", []), corpus)
+    assert list(corpus.iterdir()) == []  # nothing written
+
+
+def test_a_store_with_no_corpus_file_is_named_with_the_study_file(tmp_path: Path) -> None:
+    config = load_study(_study(tmp_path))
+    (tmp_path / "store" / "corpus.jsonl").unlink()
+    graph, corpus = _steps(tmp_path)
+    with pytest.raises(DatasetError, match=r"corpus\.jsonl: not found \(\[store\] dataset in study\.toml\)\.$"):
+        make_corpus(corpus_reads(config), Artefacts(lambda: graph, "corpus", []), corpus)
+
+
+def test_the_evaluation_set_drops_labels_of_sensitive_memories_and_queries_left_without_any(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = load_study(_study(tmp_path))
+    graph, corpus = _steps(tmp_path)
+    make_corpus(corpus_reads(config), Artefacts(lambda: graph, "corpus", []), corpus)
+    folder = graph.path("evaluation-set")
+    folder.mkdir()
+    make_evaluation_set(evaluation_set_reads(config), Artefacts(lambda: graph, "evaluation-set", ["corpus"]), folder)
+    qrels = [json.loads(line) for line in (folder / "qrels.jsonl").read_text().splitlines()]
+    assert qrels == [{"query_id": "q1", "relevant_ids": ["a"]}, {"query_id": "q3", "relevance": {"b": 2}}]
+    assert [json.loads(line)["query_id"] for line in (folder / "queries.jsonl").read_text().splitlines()] == ["q1", "q3"]
+    assert json.loads((folder / "sensitive.json").read_text()) == {"labels_dropped": 2, "queries_dropped": 1,
+                                                                    "file": "qrels.jsonl"}
+    assert (folder / "sensitive_ids.txt").read_text() == "c\n"
+    assert "2 judgment(s) dropped because their memory is sensitive; 1 query(ies)" in capsys.readouterr().err
+    assert json.loads((folder / "strata.json").read_text()) == {
+        "all": {"built": "supplied with the store's queries and qrels", "generated": False}}
+    # lint reads the set and writes its report; one command reproduces it
+    graph.path("lint").mkdir()
+    make_lint(LintReads(), Artefacts(lambda: graph, "lint", ["evaluation-set"]), graph.path("lint"))
+    report = json.loads((graph.path("lint") / "lint.json").read_text())
+    assert report["queries"] == 2 and list(report["strata"]) == ["all"]
+    assert lint_command(LintReads(), tmp_path) == "recall-kit dataset lint steps/evaluation-set"
+
+
+def test_a_step_opens_only_the_folders_its_rule_names(tmp_path: Path) -> None:
+    config = load_study(_study(tmp_path))
+    graph, _ = _steps(tmp_path)
+    folder = graph.path("evaluation-set")
+    folder.mkdir()
+    with pytest.raises(Exception, match="reads 'corpus', which its rule does not declare"):
+        make_evaluation_set(evaluation_set_reads(config), Artefacts(lambda: graph, "evaluation-set", []), folder)
