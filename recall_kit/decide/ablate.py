@@ -106,7 +106,7 @@ class Ablation:
         if not brief:
             tables += [delta_table(self.comparison, v.name, title=f"{v.name} vs {self.full} (full system)")
                        for v in self.variants[1:]]
-        from recall_kit.measure.run.diagnostics import merge_leg_warnings
+        from recall_kit.measure.run import merge_leg_warnings
 
         notes = list(self.comparison.warnings)  # a leg above several hybrids: one warning, not one each
         notes += merge_leg_warnings([(variant.name, warning) for variant in self.variants

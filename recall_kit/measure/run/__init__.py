@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from recall_kit.lazy import lazy_attributes
 
 if TYPE_CHECKING:
+    from recall_kit.measure.run.diagnostics import merge_leg_warnings
     from recall_kit.measure.run.distribute import distinct_legs, leg_key, run_systems, score_systems, search_legs
     from recall_kit.measure.run.executor import Executor, LocalExecutor, RayExecutor, checkpoint_for, make_executor
     from recall_kit.measure.run.failures import (
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from recall_kit.measure.run.settings import ScoringSettings
 
 _LAZY = {
+    "merge_leg_warnings": "recall_kit.measure.run.diagnostics",
     "distinct_legs": "recall_kit.measure.run.distribute",
     "leg_key": "recall_kit.measure.run.distribute",
     "run_systems": "recall_kit.measure.run.distribute",
@@ -50,5 +52,5 @@ __all__ = [
     "Executor", "LocalExecutor", "MaxFailed", "RayExecutor", "ScoringSettings", "checkpoint_for",
     "distinct_legs", "failed_queries_warning", "leg_key", "make_executor", "parse_max_failed",
     "refuse_failed_results", "run_benchmark", "run_system", "run_systems", "score_systems", "search_depth",
-    "search_legs",
+    "search_legs", "merge_leg_warnings",
 ]
