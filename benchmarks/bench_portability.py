@@ -50,8 +50,9 @@ def _old_ways() -> dict[str, object]:
     }
 
 
-def worker(proxy: str, dataset_path: str, out: str) -> None:
-    """Under `proxy`: the rankings and grades, before and after, as JSON in `out`."""
+def worker(proxy: str, dataset_path: str, out: str, judged_queries: str = "0") -> None:
+    """Under `proxy`: the rankings and grades, before and after, as JSON in `out`; the judge
+    grades the pools of the first `judged_queries` queries (0: all)."""
     apply(proxy)
     from recall_kit_dense import judges
     from recall_kit_dense.ann import portable_top_k
@@ -82,7 +83,8 @@ def worker(proxy: str, dataset_path: str, out: str) -> None:
     # As a study fits it: the qrels taken as complete over the pool (a pooled id they do not list: 0)
     labels = {q: {doc: int(dataset.qrels.get(q, {}).get(doc, 0)) for doc in docs} for q, docs in pool.items()}
     context = JudgingContext(labels=labels, queries={q.query_id: q for q in queries}, corpus=by_id, seed=0)
-    pairs = [(q, by_id[doc]) for q in queries for doc in pool[q.query_id] if doc in by_id]
+    judged = queries[:int(judged_queries)] if int(judged_queries) > 0 else queries
+    pairs = [(q, by_id[doc]) for q in judged for doc in pool[q.query_id] if doc in by_id]
     keys = [f"{q.query_id}\t{m.id}" for q, m in pairs]
     grades = {}
     for when in ("after", "before"):
@@ -96,10 +98,10 @@ def worker(proxy: str, dataset_path: str, out: str) -> None:
     Path(out).write_text(json.dumps({"rankings": {"before": before, "after": after}, "grades": grades}), encoding="utf-8")
 
 
-def run_worker(proxy: str, dataset: Path, work: Path) -> dict[str, dict[str, dict[str, object]]]:
+def run_worker(proxy: str, dataset: Path, work: Path, judged: int) -> dict[str, dict[str, dict[str, object]]]:
     out = work / f"{dataset.name}-{proxy}.json"
     env = {**os.environ, **environment(proxy), "RECALL_KIT_CACHE": str(work / f"cache-{dataset.name}-{proxy}")}
-    done = subprocess.run([sys.executable, __file__, "--worker", proxy, str(dataset), str(out)], env=env,
+    done = subprocess.run([sys.executable, __file__, "--worker", proxy, str(dataset), str(out), str(judged)], env=env,
                           capture_output=True, text=True)
     if done.returncode != 0:
         sys.stderr.write(done.stderr[-3000:])
@@ -110,12 +112,15 @@ def run_worker(proxy: str, dataset: Path, work: Path) -> dict[str, dict[str, dic
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--locomo", help="LoCoMo JSON file (its dev part)")
-    parser.add_argument("--worker", nargs=3, metavar=("PROXY", "DATASET", "OUT"), help=argparse.SUPPRESS)
+    parser.add_argument("--locomo-judged", type=int, default=150, metavar="N",
+                        help="LoCoMo questions whose pools the judge grades under each proxy (0: all; "
+                             "the relevance signal costs ~30 s per 1,000 pairs on 2 cores)")
+    parser.add_argument("--worker", nargs=4, metavar=("PROXY", "DATASET", "OUT", "JUDGED"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         worker(*args.worker)
         return 0
-    missed = False
+    changed_after = 0
     with tempfile.TemporaryDirectory(prefix="bench-portability-") as temporary:
         work = Path(temporary)
         datasets = [ROOT / "examples" / "memories"]
@@ -126,11 +131,13 @@ def main() -> int:
         else:
             print("no LoCoMo file given (--locomo PATH): the example store only")
         for dataset in datasets:
-            found = {proxy: run_worker(proxy, dataset, work) for proxy in PROXIES}
+            judged = args.locomo_judged if dataset.name == "locomo" else 0
+            found = {proxy: run_worker(proxy, dataset, work, judged) for proxy in PROXIES}
             default = found["default"]
             queries = len(default["rankings"]["after"])
             pairs = len(default["grades"]["after"])
-            print(f"\n{dataset.name}: {queries} queries' top 10, {pairs} judged pairs")
+            print(f"\n{dataset.name}: {queries} queries' top 10, {pairs} judged pairs"
+                  + (f" (the pools of its first {judged} queries)" if judged else ""))
             print("| proxy | rankings changed before | after | grades changed before | after |")
             print("| --- | ---: | ---: | ---: | ---: |")
             for proxy in PROXIES[1:]:
@@ -139,10 +146,11 @@ def main() -> int:
                     rankings = sum(found[proxy]["rankings"][when][q] != ranking for q, ranking in default["rankings"][when].items())
                     grades = sum(found[proxy]["grades"][when][key] != grade for key, grade in default["grades"][when].items())
                     counts.append((rankings, grades))
-                    missed |= when == "after" and (rankings or grades) > 0
+                    changed_after += (rankings + grades) if when == "after" else 0
                 print(f"| {proxy} | {counts[0][0]} | {counts[1][0]} | {counts[0][1]} | {counts[1][1]} |")
-    print(f"\nBAR portability: 0 rankings and 0 grades changed after the grid under every proxy: {'FAIL' if missed else 'PASS'}")
-    return 1 if missed else 0
+    print(f"\nBAR rankings and grades changed after the grid, every proxy: {changed_after} (target 0) "
+          f"{'FAIL' if changed_after else 'PASS'}")
+    return 1 if changed_after else 0
 
 
 if __name__ == "__main__":

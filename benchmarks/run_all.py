@@ -49,6 +49,7 @@ SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     "bench_dense_study.py": (["--conversations", "2", "--sessions", "4"], []),
     "bench_judges.py": (["--quick"], []),
     "bench_distributed.py": (["--memories", "5000", "--queries", "100"], []),
+    "bench_portability.py": ([], []),
 }
 
 
