@@ -15,6 +15,8 @@ against a threshold), those bits can move a grade, and a grade moves a study's n
   to a gradient of 1e-10), not to a loose tolerance where the iterate's path, and so the CPU,
   decides where it stops.
 
+What a machine is made of, as a study's manifest records it, is `recall_kit.machine`.
+
 A grid cannot promise equality: two machines whose inputs differ (say embeddings a last bit apart)
 may still put a value on either side of a grid point. It makes such a move rare and, with the first
 two rules, needs the inputs themselves to differ; docs/study.md gives what was measured.
@@ -72,73 +74,3 @@ def fit_logistic(rows: np.ndarray, truth: np.ndarray) -> Any:
 def probabilities(model: Any, rows: np.ndarray) -> np.ndarray:
     """`model`'s probability of the positive class for each row, on the grid."""
     return on_grid(model.predict_proba(rows)[:, 1])
-
-
-#: The vector extensions that choose a numeric kernel (OpenBLAS, ONNX Runtime's MLAS, oneDNN,
-#: numpy's own loops), as /proc/cpuinfo names them.
-VECTOR_EXTENSIONS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "avx512_fp16",
-                     "amx_tile", "amx_bf16", "amx_int8", "neon", "asimd", "sve")
-
-
-def machine() -> dict[str, str]:
-    """What decides a number's last bits here: the CPU (model and vector extensions), the BLAS
-    numpy uses (library, version and the kernel it chose for this CPU) and the versions of numpy,
-    torch, onnxruntime and scikit-learn. A study's manifest records it for every step it computes."""
-    import platform
-    from importlib.metadata import PackageNotFoundError, version
-
-    import numpy  # noqa: F401 - loaded so that threadpoolctl sees its BLAS
-
-    described = {"cpu": _cpu_model() or platform.machine() or "unknown",
-                 "vector_extensions": " ".join(flag for flag in VECTOR_EXTENSIONS if flag in _cpu_flags())}
-    try:
-        from threadpoolctl import threadpool_info
-
-        blas = [info for info in threadpool_info() if info.get("user_api") == "blas" and "numpy" in info.get("filepath", "")]
-    except Exception:  # noqa: BLE001 - a description, never a failure
-        blas = []
-    if blas:
-        described["blas"] = " ".join(str(blas[0].get(key) or "") for key in ("internal_api", "version", "architecture")).strip()
-    for package in ("numpy", "torch", "onnxruntime", "scikit-learn"):
-        try:
-            described[package] = version(package)
-        except PackageNotFoundError:
-            continue
-    return described
-
-
-def _cpuinfo_field(name: str) -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as info:
-            for line in info:
-                key, _, value = line.partition(":")
-                if key.strip() == name:
-                    return value.strip()
-    except OSError:
-        pass
-    return ""
-
-
-def _cpu_model() -> str:
-    return _cpuinfo_field("model name")
-
-
-def _cpu_flags() -> set[str]:
-    return set((_cpuinfo_field("flags") or _cpuinfo_field("Features")).split())
-
-
-def machine_key(described: dict[str, str]) -> str:
-    """A short name for a machine description (the first 12 hex digits of its hash)."""
-    import hashlib
-    import json
-
-    return hashlib.sha256(json.dumps(described, sort_keys=True).encode()).hexdigest()[:12]
-
-
-def machine_summary(described: dict[str, str]) -> str:
-    """One line naming what differs between machines: the CPU, its widest vector extension, the BLAS kernel."""
-    extensions = described.get("vector_extensions", "").split()
-    widest = next((flag for flag in ("amx_tile", "avx512f", "avx2", "avx", "sve", "asimd", "neon") if flag in extensions), "")
-    blas = described.get("blas", "")
-    return ", ".join(part for part in (described.get("cpu", "unknown CPU"), widest.upper().replace("_TILE", ""),
-                                      f"BLAS {blas}" if blas else "") if part)

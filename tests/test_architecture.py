@@ -763,7 +763,7 @@ def test_the_ignore_check_catches_a_folder_named_like_a_build_output():
 
 #: What the study's build machinery (recall_kit/study/pipeline/) may import: itself and the bottom layers.
 PIPELINE_MAY_IMPORT = ("recall_kit.study.pipeline", "recall_kit.errors", "recall_kit.fileio", "recall_kit.fingerprint",
-                       "recall_kit.locking", "recall_kit.document_reader")
+                       "recall_kit.locking", "recall_kit.document_reader", "recall_kit.machine")
 
 
 def _pipeline_imports_outside(source: str, module: str) -> list[str]:

@@ -10,13 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from recall_kit.machine import machine, machine_key, machine_summary
 from recall_kit.portable import (
     GRID,
     fit_logistic,
     inner_products,
-    machine,
-    machine_key,
-    machine_summary,
     on_grid,
     paired_inner_products,
     probabilities,

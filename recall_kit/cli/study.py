@@ -68,9 +68,9 @@ def study_init(
 
 def _init_live(out: Path, retriever: str, option: list[str] | None, dataset: Path | None, snapshot: str | None,
                snapshot_from: Path | None, snapshot_option: list[str] | None, hook_k: int, force: bool) -> None:
-    """`study init --retriever ...`: the live system as the baseline (recall_kit.study.init_live)."""
+    """`study init --retriever ...`: the live system as the baseline (recall_kit.study.init.live)."""
     from recall_kit.errors import OptionError
-    from recall_kit.study.init_live import init_live_study
+    from recall_kit.study.init.live import init_live_study
 
     pairs = [entry.partition("=") for entry in snapshot_option or []]
     if any(not sep or not key for key, sep, _ in pairs):

@@ -35,7 +35,7 @@ def decision_bounds(reads: BoundsReads, artefacts: Artefacts) -> tuple[list[Pair
     prediction), so a row says whether what the model alone graded can flip it."""
     from recall_kit.decide.holes import Holes, boundable, decision_contrasts
     from recall_kit.measure.result import load_result
-    from recall_kit.study.judging_steps import labelled_qrels
+    from recall_kit.study.people import labelled_qrels
 
     labelled = labelled_qrels(artefacts.path("judgments"))  # a model's grade is not a label: its pairs are holes
     names = list(dict.fromkeys([*reads.systems, *reads.simpler]))

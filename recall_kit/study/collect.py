@@ -251,7 +251,7 @@ def collect(reads: DocumentReads, artefacts: Artefacts) -> StudyResult:
     comparison = SavedComparison.load(artefacts.path("compare") / "comparison.json")
     saturated = saturation(results, reads.decision)
     full = {stratum for stratum, metrics in saturated.items() if metrics}
-    from recall_kit.study.judging_steps import labelled_qrels
+    from recall_kit.study.people import labelled_qrels
 
     labelled = labelled_qrels(artefacts.path("judgments"))
     systems = [system_summary(name, result, dataset, reads.hook_k, full, labelled) for name, result in results.items()]

@@ -13,6 +13,7 @@ from recall_kit.errors import DatasetError
 from recall_kit.fileio import write_jsonl_atomic
 from recall_kit.study.dataset_steps import read_rows
 from recall_kit.study.outputs import AgreementOutput, JudgmentsOutput, PeopleAdded, PoolOutput, write_output
+from recall_kit.study.people import LABELLED
 from recall_kit.study.pipeline.declare import Artefacts
 from recall_kit.study.reads import AgreementReads, JudgmentsReads, LearningReads, PoolReads
 
@@ -20,25 +21,6 @@ if TYPE_CHECKING:
     from recall_kit.types import RelevanceJudge
 
 DATASET_FILES = ("corpus.jsonl", "queries.jsonl", "qrels.jsonl")
-#: The judgments step's labels without a model's grades (the user's qrels and people's grades).
-LABELLED = "labelled.jsonl"
-
-
-def labelled_qrels(judgments: Path) -> dict[str, dict[str, int]]:
-    """The study's labels, a model judge's grades left out: what a person or the store's own qrels
-    judged. A pair only a model graded is a prediction, not a label: the bounds, the holes threat,
-    the label page's order and progress count it as a hole (`judgments`: the judgments step's folder)."""
-    from recall_kit.curate.judge import read_qrels_file
-
-    path = judgments / LABELLED
-    return read_qrels_file(path if path.is_file() else judgments / "dataset" / "qrels.jsonl")
-
-
-def model_grades(judgments: Path) -> dict[str, dict[str, int]]:
-    """A model judge's grades of the pool (empty: the study's judge is its qrels)."""
-    from recall_kit.curate.judge import read_qrels_file
-
-    return read_qrels_file(judgments / "model-grades.jsonl")
 
 
 def make_pool(reads: PoolReads, artefacts: Artefacts, folder: Path) -> None:

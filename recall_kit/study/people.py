@@ -184,3 +184,24 @@ def people_agreement(people: Mapping[str, Grades], model: Grades | None, seed: i
                 against_qrels.append({"assessor": name, **found})
     return {"assessors": {name: sum(len(d) for d in people[name].values()) for name in names},
             "between": pairs, "against_model": against, "against_qrels": against_qrels}
+
+
+#: The judgments step's file of labels: the user's qrels and people's grades, a model's left out.
+LABELLED = "labelled.jsonl"
+
+
+def labelled_qrels(judgments: Path) -> dict[str, dict[str, int]]:
+    """The study's labels, a model judge's grades left out: what a person or the store's own qrels
+    judged. A pair only a model graded is a prediction, not a label: the bounds, the holes threat,
+    the label page's order and progress count it as a hole (`judgments`: the judgments step's folder)."""
+    from recall_kit.curate.judge import read_qrels_file
+
+    path = judgments / LABELLED
+    return read_qrels_file(path if path.is_file() else judgments / "dataset" / "qrels.jsonl")
+
+
+def model_grades(judgments: Path) -> dict[str, dict[str, int]]:
+    """A model judge's grades of the pool (empty: the study's judge is its qrels)."""
+    from recall_kit.curate.judge import read_qrels_file
+
+    return read_qrels_file(judgments / "model-grades.jsonl")

@@ -249,7 +249,7 @@ def check_corpus_rows(source: Path) -> None:
             seen[memory_id] = number
 
 
-def check_init_choices(baseline: str, hook_k: int) -> None:
+def check_init_choices(baseline: str, hook_k: int, recipe: dict[str, Any]) -> None:
     """`study init`'s own flags, in its words: the baseline names a folder and a registered
     retriever, the hook's k is one a study runs with."""
     import re
@@ -262,9 +262,6 @@ def check_init_choices(baseline: str, hook_k: int) -> None:
     if len(baseline) > MAX_NAME_LENGTH or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", baseline):
         raise OptionError(f"--baseline {baseline[:40]!r}: name one system (letters, digits, '.', '_', '-'; "
                           f"at most {MAX_NAME_LENGTH} characters), e.g. fts5 or hybrid.")
-    from recall_kit.study.init import baseline_system
-
-    recipe = baseline_system(baseline)
     try:
         build_system(SystemSpec(retriever=recipe["retriever"], fusions=[recipe["fusion"]] if "fusion" in recipe else [],
                                 weights=recipe.get("weights", {})))

@@ -32,7 +32,11 @@ process.stdout.write(vm.runInContext("progressWords(...args)", context));
 """
 
 
-def words(assessor: str, state: dict[str, object]) -> str:
+def words(assessor: str, state: object) -> str:
+    import dataclasses
+
+    if dataclasses.is_dataclass(state) and not isinstance(state, type):
+        state = dataclasses.asdict(state)
     node = shutil.which("node")
     if node is None:
         pytest.skip("needs node to run page.js")

@@ -26,7 +26,7 @@ def test_the_page_state_is_typed_and_its_json_keeps_the_keys_the_page_reads(tmp_
         assert all(isinstance(rank, Rank) for rank in shown.item.why.ranks) and shown.decision is None
         data = json.loads(json.dumps(shown.to_json()))
         assert list(data) == ["item", "upcoming", "assessor", "given", "total", "scale", "can_go_back", "progress",
-                              "decision"]
+                              "previous", "decision"]
         assert list(data["item"]) == ["query_id", "query", "stratum", "doc_id", "memory", "grade", "judged", "note",
                                       "flagged", "why"]
         assert (data["item"]["query_id"], data["item"]["doc_id"], data["assessor"]) == ("exact_001", "10", "alice")

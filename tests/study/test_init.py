@@ -1,5 +1,5 @@
-"""`recall-kit study init`: a study file from an SQLite table, a dataset folder or a JSONL corpus;
-and no sensitive row's text in any artefact of a study of an SQLite store."""
+"""`recall-kit study init` (recall_kit.study.init): a study file from an SQLite table, a dataset folder
+or a JSONL corpus; and no sensitive row's text in any artefact of a study of an SQLite store."""
 
 from __future__ import annotations
 

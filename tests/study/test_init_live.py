@@ -1,4 +1,4 @@
-"""`study init --retriever http|mcp|command` (recall_kit.study.init_live): the running system becomes the
+"""`study init --retriever http|mcp|command` (recall_kit.study.init.live): the running system becomes the
 baseline with its options, on a dataset folder; what it cannot do is one clear error."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 
 from recall_kit.errors import OptionError
 from recall_kit.study.config import load_study
-from recall_kit.study.init_live import LIVE_NAME, init_live_study
+from recall_kit.study.init.live import LIVE_NAME, init_live_study
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "memories"
 

@@ -1,4 +1,4 @@
-"""`study init --sqlite` reads the store first (issue 70): a table whose names match none of the
+"""`study init --sqlite` (recall_kit.study.init.sqlite) reads the store first (issue 70): a table whose names match none of the
 defaults is studied in one `init` and one `run`; an ambiguous choice is one line naming the
 candidates and the flag; a missing, unreadable or foreign file is one line naming the path."""
 

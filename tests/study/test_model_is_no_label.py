@@ -112,15 +112,15 @@ def test_a_model_judges_grades_leave_the_sample_to_label_and_a_persons_grades_me
         # the page's verdicts, "why" lines and contrast view are about the system the bottom line states
         assert session.material.challenger == verdict_subject(first) == first.intervals.challenger
         assert session.current in set(pairs) and not any(session.judged(*p) for p in pairs)
-        shown = state(session)
+        shown = state(session).to_json()
         assert shown["previous"] is None and "model_grade" not in json.dumps(shown)  # never before the person's
         assert shown["progress"]["sample_left"] == len(pairs)
         query, doc = session.current
         session.grade(query, doc, 1 - model[query][doc])
-        after = state(session)["previous"]
+        after = state(session).to_json()["previous"]
         assert after == {"query_id": query, "doc_id": doc, "grade": 1 - model[query][doc],
                          "model_grade": model[query][doc]}
-        assert state(session)["progress"]["sample_left"] == len(pairs) - 1
+        assert state(session).progress.sample_left == len(pairs) - 1
     finally:
         session.close()
     # a person who agrees with the model on the sample: kappa 1, the judge no longer holds the verdict back

@@ -201,7 +201,7 @@ def test_a_pair_graded_twice_and_grades_of_unknown_queries_are_counted_and_said(
             {"query_id": "gone", "relevance": {"a": 1, "b": 0}, "assessor": "ann"}]
     labels.write_text("".join(json.dumps(row) + "\n" for row in rows))
     assert AssessorFile.open(labels, "ann").regraded == 1
-    people, _ = screen_people([labels], evaluation)
+    people, _, _ = screen_people([labels], evaluation)
     assert people["ann"]["q1"] == {"a": 0, "b": 1}  # the rule stays: the later grade wins
     said = capsys.readouterr().err.strip().splitlines()
     assert said == ["study: ann.jsonl: 1 pair(s) graded twice (in two rows of the file: the later row's grade is "

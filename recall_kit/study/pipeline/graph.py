@@ -70,7 +70,7 @@ class StepRecord:
     fingerprint: str
     files: dict[str, str]
     seconds: float
-    #: The machine that computed it (`recall_kit.portable.machine_key`; "" in older manifests).
+    #: The machine that computed it (`recall_kit.machine.machine_key`; "" in older manifests).
     machine: str = ""
 
     @property
@@ -147,7 +147,7 @@ class StudyGraph:
                     raise RecallKitError(f"study step {step.name!r} needs {need!r}, which does not come before it.")
         #: The study file, relative to the folder, as the manifest records it ("" before `claim`).
         self.study = ""
-        #: The machines that computed the recorded steps, by key (`recall_kit.portable.machine`).
+        #: The machines that computed the recorded steps, by key (`recall_kit.machine.machine`).
         self.machines: dict[str, dict[str, str]] = {}
         self._here: str | None = None
         self.records = self._read_manifest()
@@ -249,7 +249,7 @@ class StudyGraph:
     def here(self) -> str:
         """This machine's key, its description kept in `machines` (described once per graph)."""
         if self._here is None:
-            from recall_kit.portable import machine, machine_key
+            from recall_kit.machine import machine, machine_key
 
             described = machine()
             self._here = machine_key(described)
@@ -260,7 +260,7 @@ class StudyGraph:
         """For a step computed on another machine: which, and what that means for its numbers."""
         if not record.machine or record.machine == self.here():
             return ""
-        from recall_kit.portable import machine_summary
+        from recall_kit.machine import machine_summary
 
         other = self.machines.get(record.machine)
         where = machine_summary(other) if other else "a machine the manifest does not describe"

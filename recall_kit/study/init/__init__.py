@@ -66,10 +66,10 @@ def importer_options(columns: dict[str, str]) -> dict[str, Any]:
 def _sqlite_lines(source: Path, columns: dict[str, str], log: Callable[[str], None] | None = None,
                   ) -> tuple[list[str], dict[str, Any]]:
     """[store]'s column mapping for an SQLite table, after reading its tables and columns and choosing
-    the memory table and its columns (recall_kit.study.init_sqlite: the choices printed by `log`),
+    the memory table and its columns (recall_kit.study.init.sqlite: the choices printed by `log`),
     then reading the table; the facts `init` reports (counts and column names, never text)."""
     import recall_kit.registry as registry
-    from recall_kit.study.init_sqlite import choose_columns
+    from recall_kit.study.init.sqlite import choose_columns
 
     mapping = choose_columns(source, columns)
     if log is not None:
@@ -263,7 +263,7 @@ def init_study(out: str | Path, *, sqlite: str | Path | None = None, dataset: st
     kind, source = given[0]
     said: list[str] = []  # the mapping chosen, said once the file is written (a refusal is one line)
     text = render_study(kind, source, target, columns, hook_k, baseline, queries=pair, log=said.append)  # the store checked first
-    check_init_choices(baseline, hook_k)  # then the flags, in init's words
+    check_init_choices(baseline, hook_k, baseline_system(baseline))  # then the flags, in init's words
     write_checked_study(target, text, baseline)
     if log is not None:
         for line in said:
