@@ -80,10 +80,11 @@ def worker(proxy: str, dataset_path: str, out: str, judged_queries: str = "0") -
     pool = {q.query_id: dict.fromkeys([*(hit.id for hit in fts5.search(q.text, 10)), *dataset.qrels.get(q.query_id, {})])
             for q in queries}
     by_id = {memory.id: memory for memory in corpus}
-    # As a study fits it: the qrels taken as complete over the pool (a pooled id they do not list: 0)
-    labels = {q: {doc: int(dataset.qrels.get(q, {}).get(doc, 0)) for doc in docs} for q, docs in pool.items()}
-    context = JudgingContext(labels=labels, queries={q.query_id: q for q in queries}, corpus=by_id, seed=0)
     judged = queries[:int(judged_queries)] if int(judged_queries) > 0 else queries
+    # As a study fits it: the qrels taken as complete over the pool (a pooled id they do not list: 0)
+    labels = {q.query_id: {doc: int(dataset.qrels.get(q.query_id, {}).get(doc, 0)) for doc in pool[q.query_id]}
+              for q in judged}
+    context = JudgingContext(labels=labels, queries={q.query_id: q for q in queries}, corpus=by_id, seed=0)
     pairs = [(q, by_id[doc]) for q in judged for doc in pool[q.query_id] if doc in by_id]
     keys = [f"{q.query_id}\t{m.id}" for q, m in pairs]
     grades = {}
@@ -113,7 +114,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--locomo", help="LoCoMo JSON file (its dev part)")
     parser.add_argument("--locomo-judged", type=int, default=150, metavar="N",
-                        help="LoCoMo questions whose pools the judge grades under each proxy (0: all; "
+                        help="LoCoMo questions whose pools the judge learns from and grades under each proxy (0: all; "
                              "the relevance signal costs ~30 s per 1,000 pairs on 2 cores)")
     parser.add_argument("--worker", nargs=4, metavar=("PROXY", "DATASET", "OUT", "JUDGED"), help=argparse.SUPPRESS)
     args = parser.parse_args()
