@@ -307,27 +307,10 @@ class MCPSession:
             else:
                 self._held.cancel()
             self._finished.wait(timeout=CLOSE_TIMEOUT_SECONDS)
-        self._kill_if_alive()
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=10)
         if not self._loop.is_running():
             self._loop.close()
-
-
-    def _kill_if_alive(self) -> None:
-        """A stdio server the SDK's transport left running (its end cut short, as by a Ctrl-C while
-        the server trickles an answer): killed here, so no command leaves one behind."""
-        import os
-        import signal
-
-        process = self._process
-        pid = getattr(process, "pid", None)
-        if process is None or pid is None or getattr(process, "returncode", None) is not None:
-            return
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            return
 
 
 #: Tools listed before the listing is given up (the calls then say what is wrong), and named in a message.
