@@ -4,9 +4,11 @@ signal (130 for Ctrl-C), never the signal itself (-2)."""
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -168,3 +170,33 @@ def test_two_ctrl_c_in_quick_succession_during_a_study_run_exit_130(tmp_path) ->
         if process.returncode == 0 and "computed" in err:
             continue  # the study finished before the first Ctrl-C: nothing to interrupt
         assert process.returncode == 130, err
+
+
+THROUGH_EXEC_SCRIPT = """
+import recall_kit.cli as cli
+from recall_kit.study import dataset_steps
+
+def interrupted(*args, **kwargs):
+    exec("raise KeyboardInterrupt")  # as a Ctrl-C during scipy's `exec("from numpy import *")` mid-import
+
+dataset_steps.check_corpus_rows = interrupted
+cli.main()
+"""
+
+
+def test_a_ctrl_c_that_left_an_exec_of_a_string_still_exits_130(tmp_path) -> None:
+    """Under `python -m`, CPython ends the process by SIGINT (-2) once a KeyboardInterrupt has left
+    any exec() of a string, even one caught later: two Ctrl-C during a study's first steps exited -2
+    in 6 runs of 40 (one landing in scipy's `exec("from numpy import *")`); a handled interrupt exits 130."""
+    example = Path(__file__).resolve().parents[1] / "examples" / "memories"
+    study = tmp_path / "study.toml"
+    study.write_text(f'[study]\nname = "t"\nfolder = "out"\n\n[store]\ndataset = "{example.as_posix()}"\n'
+                     '\n[[systems]]\nname = "fts5"\nretriever = "fts5"\n\n[[systems]]\nname = "bm25"\nretriever = "bm25"\n')
+    # run with -m, as `python -m recall_kit`: CPython checks its mark after a module's run, not a -c script's
+    (tmp_path / "through_exec.py").write_text(THROUGH_EXEC_SCRIPT, encoding="utf-8")
+    env = {**os.environ, "RECALL_KIT_LOAD_PLUGINS": "recall-kit-bm25,recall-kit-fts5",
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run([sys.executable, "-m", "through_exec", "study", "run", str(study)], env=env,
+                          capture_output=True, text=True, timeout=120, preexec_fn=_default_signals)
+    assert "Interrupted" in done.stderr, done.stderr
+    assert done.returncode == 130, done.stderr

@@ -66,6 +66,7 @@ class _Group(ClickStyleGroup):
             raise typer.Exit(2) from None
         except KeyboardInterrupt as error:
             signum = error.signum if isinstance(error, Terminated) else signal.SIGINT
+            _handled_signals.append(signum)
             typer.echo(f"{_SIGNAL_WORDS.get(signum, 'Interrupted')}: {_what_is_on_disk()}", err=True)
             raise typer.Exit(128 + signum) from None
         except OSError as error:
@@ -263,6 +264,13 @@ def app_with_plugin_commands() -> typer.Typer:
 #: Signals that arrived while recall-kit was exiting, in order: remembered, not raised, so the
 #: cleanup then running (atexit: an embedded server stopped and its folder deleted) is not cut short.
 _late_signals: list[int] = []
+#: Signals this command was interrupted by and handled (its status is 128 + the first). CPython
+#: marks a KeyboardInterrupt "unhandled" once it leaves any exec() or eval() of a string, even one
+#: caught later (scipy runs `exec("from numpy import *")` while it imports, so a Ctrl-C during a
+#: lazy import is one), and then ends the process by SIGINT (-2) whatever the status: seen in 1 run
+#: of 6 with two Ctrl-C 0-80 ms apart during a study's first steps. `_exit_for_late_signal` ends it
+#: with the status instead.
+_handled_signals: list[int] = []
 
 
 def _remember_signal(signum: int, frame: Any) -> None:
@@ -283,15 +291,15 @@ _EXIT_SIGNALS = (signal.SIGINT, signal.SIGTERM, *((signal.SIGHUP,) if hasattr(si
 
 def _exit_for_late_signal() -> None:
     """Registered with atexit before anything else, so it runs last: when a signal arrived during
-    the exit, the process ends 128 + that signal (130 for Ctrl-C) once every cleanup has run.
-    Otherwise the signals are ignored from here: Python's own teardown, which follows, puts the
+    the exit, or the command was interrupted (`_handled_signals`), the process ends 128 + that
+    signal (130 for Ctrl-C) once every cleanup has run. Otherwise the signals are ignored from here: Python's own teardown, which follows, puts the
     default handlers back, and a Ctrl-C there (tens of milliseconds after a first) killed the
     process by the signal (exit -2) instead of the status already decided."""
     if not _late_signals:
         for number in _EXIT_SIGNALS:
             if signal.getsignal(number) is _remember_signal:
                 signal.signal(number, signal.SIG_IGN)
-        if not _late_signals:  # one that arrived just now: remembered, handled below
+        if not _late_signals and not _handled_signals:  # one that arrived just now: remembered, handled below
             return
     import os
 
@@ -301,7 +309,7 @@ def _exit_for_late_signal() -> None:
                 stream.flush()
         except (OSError, ValueError):
             pass
-    os._exit(128 + _late_signals[0])
+    os._exit(128 + (_late_signals or _handled_signals)[0])
 
 
 #: OpenBLAS's idle threads spin-wait 2**28 cycles (about 0.1 s) after every call they work on, and
@@ -323,6 +331,7 @@ def main() -> None:
         finally:
             _hold_signals_for_exit()
     except KeyboardInterrupt:  # a Ctrl-C in the moment between `_main`'s own handling and the hold: 130, not -2
+        _handled_signals.append(signal.SIGINT)
         raise SystemExit(130) from None
 
 
@@ -341,6 +350,7 @@ def _main() -> None:
         print(f"Error: {error}", file=sys.stderr)
         raise SystemExit(2) from None
     except KeyboardInterrupt:
+        _handled_signals.append(signal.SIGINT)
         print("Interrupted.", file=sys.stderr)
         raise SystemExit(130) from None
     try:
@@ -348,6 +358,7 @@ def _main() -> None:
     except SystemExit:
         raise
     except KeyboardInterrupt:  # a second Ctrl-C after the command had handled the first: 130, not -2
+        _handled_signals.append(signal.SIGINT)
         raise SystemExit(130) from None
     except OSError as error:  # outside a command (`--version` with stdout closed)
         print(f"Error: {_describe_os_error(error)}", file=sys.stderr)

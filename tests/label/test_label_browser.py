@@ -338,7 +338,9 @@ def test_back_skip_reload_and_resume_then_the_study_takes_the_labels(second_stud
 
 
 #: Issue 72's long memory: ~200 KB of text with markup in it (shown as text, never as HTML).
-LONG = "lorem ipsum <i>dolor</i> " * 8000
+#: 200 KB of markup and punctuation with no word in it: the lexical systems' pool still holds the
+#: lengthened memories (8,000 "lorem ipsum" words made them too long for BM25 to rank: none was pooled).
+LONG = "<…> & — “·” ; " * 15000
 #: Records, in the page, the time from the "c" key to the contrast view laid out and painted (two frames).
 CONTRAST_TIMER = """(() => { window.contrastMs = []; let down = null;
   document.addEventListener('keydown', (e) => { if (e.key === 'c') down = e.timeStamp; }, true);
