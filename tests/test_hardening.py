@@ -397,7 +397,7 @@ def test_a_corpus_that_is_a_named_pipe_is_refused_not_waited_on(tmp_path):
     os.mkfifo(pipe)
     result = invoke("dataset", "import", "locomo", str(pipe), str(tmp_path / "out"))
     assert result.exit_code == 2 and "not a regular file" in result.stderr
-    result = invoke("gate", "--baseline", str(pipe), "--current", str(pipe))
+    result = invoke("gate", "--accepted", str(pipe), "--current", str(pipe))
     assert result.exit_code == 2 and "not a regular file" in result.stderr
 
 
@@ -427,7 +427,7 @@ def test_gate_debug_on_a_missing_result_is_2_not_1(tmp_path):
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, "-m", "recall_kit", "gate", "--debug", "--baseline", str(tmp_path / "no.json"),
+    done = subprocess.run([sys.executable, "-m", "recall_kit", "gate", "--debug", "--accepted", str(tmp_path / "no.json"),
                            "--current", str(tmp_path / "no.json")], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "Traceback" in done.stderr and "no such result file" in done.stderr
 
@@ -490,7 +490,7 @@ def test_a_nan_or_negative_latency_does_not_pass_gate(tmp_path, where, value):
         data["latency_ms"][where] = value
     current = tmp_path / "b.json"
     current.write_text(json.dumps(data))
-    result = invoke("gate", "--baseline", str(baseline), "--current", str(current), "--latency-max-rise", "0.2")
+    result = invoke("gate", "--accepted", str(baseline), "--current", str(current), "--latency-max-rise", "0.2")
     assert result.exit_code == 2 and "latency_ms" in result.stderr and "unexpected" not in result.stderr
 
 
@@ -500,7 +500,7 @@ def test_a_five_thousand_digit_metric_is_bad_input(tmp_path):
     value = load_result(baseline).mean("recall@10")
     current = tmp_path / "b.json"
     current.write_text(text.replace(f'"recall@10": {value}', '"recall@10": 1' + "0" * 5000, 1))
-    result = invoke("gate", "--baseline", str(baseline), "--current", str(current))
+    result = invoke("gate", "--accepted", str(baseline), "--current", str(current))
     # Issue 37: the message named the file alone ("not a JSON result file (Exceeds the limit ...").
     assert result.exit_code == 2 and "metrics.overall.recall@10 is inf, not a finite number" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and "0" * 50 not in result.stderr
@@ -525,7 +525,7 @@ def test_pool_of_results_that_share_no_query_with_the_dataset_is_refused(tmp_pat
 ])
 def test_gate_bootstrap_below_one_is_bad_input(tmp_path, args, message):
     baseline = _result_file(tmp_path)
-    result = invoke("gate", "--baseline", str(baseline), "--current", str(_result_file(tmp_path, "b.json")), *args)
+    result = invoke("gate", "--accepted", str(baseline), "--current", str(_result_file(tmp_path, "b.json")), *args)
     note = "recall-kit: gate --bootstrap is now --resamples (the old spelling goes in the next release).\n"
     assert result.exit_code == 2 and result.stderr == (note if "--bootstrap" in args else "") + f"Error: {message}\n"
 

@@ -63,7 +63,7 @@ def test_gate_refuses_non_finite_thresholds(tmp_path, flag, value):
     # MRR falls by 0.19: with `--max-drop nan` every comparison was False, so the gate passed.
     base = _result(tmp_path / "base.json", [0.69] * 30)
     cur = _result(tmp_path / "cur.json", [0.50] * 30)
-    result = invoke("gate", "--baseline", str(base), "--current", str(cur), flag, value, "--resamples", "200")
+    result = invoke("gate", "--accepted", str(base), "--current", str(cur), flag, value, "--resamples", "200")
     assert result.exit_code == 2, result.output
     assert f"{flag} must be a finite number" in _only_line(result.stderr)
     with pytest.raises(OptionError):
@@ -334,7 +334,7 @@ def test_gate_compare_and_pool_exit_2_on_bad_input(tmp_path, command, bad):
         target = tmp_path / "bad.json"
         target.write_text(good.read_text().replace('"mrr": 0.5}', '"mrr": NaN}', 1))
     args = {
-        "gate": ["gate", "--baseline", str(good), "--current", str(target)],
+        "gate": ["gate", "--accepted", str(good), "--current", str(target)],
         "compare": ["compare", str(good), str(target)],
         "pool": ["pool", str(good), str(target), "--out", str(tmp_path / "pool.jsonl")],
     }[command]

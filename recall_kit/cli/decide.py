@@ -138,10 +138,10 @@ def _ablation_variants(results: list[Path]) -> "list[Variant] | None":
 
 
 def gate_command(
-    baseline: Annotated[Path, typer.Option("--baseline", help="The accepted result JSON.")],
-    current: Annotated[Path, typer.Option("--current", help="The result JSON to check.")],
+    accepted: Annotated[Path, typer.Option("--accepted", "--baseline", metavar="PATH", help="The accepted result JSON (committed).")],
+    current: Annotated[Path, typer.Option("--current", metavar="PATH", help="The result JSON to check.")],
     max_drop: Annotated[float, typer.Option("--max-drop", help="Largest drop allowed per metric.")] = 0.02,
-    relative: Annotated[bool, typer.Option("--relative", help="--max-drop is a share of the baseline, not an absolute drop.")] = False,
+    relative: Annotated[bool, typer.Option("--relative", help="--max-drop is a share of the accepted value, not an absolute drop.")] = False,
     metrics: MetricsOption = None,
     latency_max_rise: Annotated[float | None, typer.Option("--latency-max-rise", help="Largest relative latency rise allowed (0.2: +20%); off when not given.")] = None,
     latency_stat: Annotated[str, typer.Option("--latency-stat", help="Latency statistic gated: p50, p95, p99, mean.")] = "p95",
@@ -156,8 +156,8 @@ def gate_command(
     from recall_kit.decide.gate import run_gate
     from recall_kit.fileio import check_outputs
 
-    check_outputs({"--output": output}, inputs={"--baseline": baseline, "--current": current})
-    outcome = run_gate(baseline, current, max_drop=max_drop, relative=relative, metrics=split_names(metrics),
+    check_outputs({"--output": output}, inputs={"--accepted": accepted, "--current": current})
+    outcome = run_gate(accepted, current, max_drop=max_drop, relative=relative, metrics=split_names(metrics),
                        latency_max_rise=latency_max_rise, latency_stat=latency_stat, significant=significant,
                        per_stratum=per_stratum, n_resamples=bootstrap, seed=seed)
     emit_report(outcome.report(), report, output)

@@ -102,6 +102,7 @@ OLD_SPELLINGS: dict[str, dict[str, str]] = {
     "pool": {"--output": "--out"},
     "judge": {"--output": "--out"},
     "probe": {"-q": "--query"},
+    "gate": {"--baseline": "--accepted"},  # --baseline names a system everywhere else (study init)
 }
 #: trec_eval's own short flags a command keeps, hidden, with no note (trec_eval users type them):
 #: by parameter name. score's --complete is trec_eval's -c; `-c` shown is --config everywhere.

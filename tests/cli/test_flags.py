@@ -38,7 +38,7 @@ def one_line(result) -> str:  # type: ignore[no-untyped-def]
     ["ablate", "-d", "DATA", "-r", "fts5+bm25", "--out-dir", "OUT"],
     ["sweep", "-d", "DATA", "-r", "fts5+bm25", "--grid", "bm25=0.5,1", "-t", "recall@5", "--out-dir", "OUT"],
     ["compare", "a.json", "b.json"],
-    ["gate", "--baseline", "a.json", "--current", "b.json"],
+    ["gate", "--accepted", "a.json", "--current", "b.json"],
     ["pool", "a.json", "--out", "OUT"],
 ])
 def test_report_trec_eval_is_refused_before_anything_runs_where_it_does_not_render(

@@ -129,6 +129,7 @@ def test_no_negated_flag_is_spelled_twice(walked: dict[str, Any]) -> None:
     (["pool", "missing.json", "--output", "pool.jsonl"], "recall-kit: pool --output is now --out"),
     (["ablate", "-d", "missing", "-r", "fts5+bm25", "--out=results"], "recall-kit: ablate --out is now --out-dir"),
     (["compare", "a.json", "b.json", "--bootstrap", "100"], "recall-kit: compare --bootstrap is now --resamples"),
+    (["gate", "--baseline", "a.json", "--current", "b.json"], "recall-kit: gate --baseline is now --accepted"),
 ])
 def test_an_old_spelling_still_parses_with_a_one_line_note(args: list[str], note: str) -> None:
     result = CliRunner().invoke(get_app(), args)

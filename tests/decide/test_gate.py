@@ -78,17 +78,17 @@ def test_cli_exit_codes_and_latency(tmp_path):
     same = write_result(tmp_path / "same.json", [0.5] * 40, latency_p95=11.0)
     slow = write_result(tmp_path / "slow.json", [0.5] * 40, latency_p95=13.0)
     worse = write_result(tmp_path / "worse.json", [0.4] * 40)
-    assert _gate("--baseline", str(base), "--current", str(same), "--latency-max-rise", "0.2").returncode == 0
-    done = _gate("--baseline", str(base), "--current", str(slow), "--latency-max-rise", "0.2")
+    assert _gate("--accepted", str(base), "--current", str(same), "--latency-max-rise", "0.2").returncode == 0
+    done = _gate("--accepted", str(base), "--current", str(slow), "--latency-max-rise", "0.2")
     assert done.returncode == 1 and "Regressions" in done.stdout and "latency p95 ms" in done.stdout
     # The rise as a percentage of the baseline and the latencies in ms (was "+0.3000" and "10.0000").
     latency_row = next(line for line in done.stdout.splitlines() if line.startswith("latency p95 ms"))
     assert latency_row.split()[4:8] == ["10.00", "13.00", "+30.0%", "20.0%"]
-    done = _gate("--baseline", str(base), "--current", str(worse), "--resamples", "500")
+    done = _gate("--accepted", str(base), "--current", str(worse), "--resamples", "500")
     assert done.returncode == 1 and "REGRESSED" in done.stdout
-    done = _gate("--baseline", str(base), "--current", str(tmp_path / "missing.json"))
+    done = _gate("--accepted", str(base), "--current", str(tmp_path / "missing.json"))
     assert done.returncode == 2 and "no such result file" in done.stderr
-    done = _gate("--baseline", str(base), "--current", str(worse), "--max-drop", "-1")
+    done = _gate("--accepted", str(base), "--current", str(worse), "--max-drop", "-1")
     assert done.returncode == 2 and "--max-drop" in done.stderr
 
 
@@ -102,7 +102,7 @@ def test_gate_end_to_end_on_the_example(tmp_path):
                               check=False, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
     # The stemmed system is the better one: gating it against the plain one passes ...
-    assert _gate("--baseline", str(paths["plain"]), "--current", str(paths["stem"])).returncode == 0
+    assert _gate("--accepted", str(paths["plain"]), "--current", str(paths["stem"])).returncode == 0
     # ... and the other way round it is a regression of recall@10 beyond 0.02.
-    done = _gate("--baseline", str(paths["stem"]), "--current", str(paths["plain"]), "--resamples", "2000")
+    done = _gate("--accepted", str(paths["stem"]), "--current", str(paths["plain"]), "--resamples", "2000")
     assert done.returncode == 1 and "recall@10" in done.stdout

@@ -38,6 +38,6 @@ def test_the_readmes_first_screen_names_the_two_commands_and_where_next() -> Non
     first_screen = "\n".join(readme.splitlines()[:40])
     assert "recall-kit study init --sqlite" in first_screen and "recall-kit study run study.toml" in first_screen
     assert "docs/README.md" in first_screen
-    for target, anchor in _links(ROOT / "README.md"):
+    for target, _anchor in _links(ROOT / "README.md"):
         assert target.exists(), target
     assert "commit 3f6aafb" not in readme  # the timing history lives in docs/performance.md

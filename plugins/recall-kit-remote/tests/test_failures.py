@@ -115,7 +115,7 @@ def test_max_failed_accepts_records_and_compare_and_gate_refuse(tmp_path: Path, 
     whole = tmp_path / "whole.json"
     assert run_cli("eval", "--dataset", str(folder), "-r", "fts5", "--latency-sample", "0", "--no-progress", "--json",
                    str(whole)).returncode == 0
-    for command in (["compare", str(whole), str(out)], ["gate", "--baseline", str(out), "--current", str(whole)]):
+    for command in (["compare", str(whole), str(out)], ["gate", "--accepted", str(out), "--current", str(whole)]):
         refused = run_cli(*command)
         assert refused.returncode == 2, refused.stderr
         assert "\n" not in refused.stderr.strip() and "2 queries failed on leg http" in refused.stderr
