@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import contextvars
 import json
+import os
 import shlex
+import signal
 import threading
 import time
 from contextlib import AsyncExitStack
@@ -42,6 +45,11 @@ CONNECT_TIMEOUT_SECONDS = 60.0
 #: SIGTERM, waits 2 s more, then SIGKILL.
 CLOSE_TIMEOUT_SECONDS = 15.0
 
+
+#: Seconds between SIGTERM and SIGKILL when a server is ended at once (a Ctrl-C during the close).
+KILL_GRACE_SECONDS = 0.5
+#: How often that grace checks whether the group has ended.
+KILL_POLL_SECONDS = 0.02
 
 #: Seconds a failed call waits for a stdio server's exit status (a dead server's is there at once).
 EXIT_WAIT_SECONDS = 0.5
@@ -152,8 +160,10 @@ class MCPSession:
         self._garbled = 0
         #: The server's tool names (None: it would not list them).
         self.tools: list[str] | None = None
-        #: The stdio server's process (None over HTTP, or when the SDK hides it).
+        #: The stdio server's process (None over HTTP, or when the SDK hides it), and its process
+        #: group when the SDK started it as one of its own (the SDK ends the group at close).
         self._process: Any = None
+        self._group: int | None = None
         _quiet_sdk_logs()
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
@@ -200,6 +210,7 @@ class MCPSession:
             with open(os.devnull, "w") as quiet:  # noqa: PTH123 - the server's stderr is not ours to print
                 streams = await stack.enter_async_context(stdio_client(params, errlog=quiet))
             self._process = spawned[0] if spawned else None
+            self._group = _own_group(self._process)
         return streams[0], streams[1]
 
     async def _hold(self, ready: concurrent.futures.Future[None]) -> None:
@@ -300,17 +311,75 @@ class MCPSession:
     def close(self) -> None:
         """End the session and, over stdio, the server process, however far it got: a session
         that is up is closed; one still connecting (a server hanging at initialize) is cancelled.
-        Either way the SDK's transport ends the process (SIGKILL at last), and this waits for it."""
+        Either way the SDK's transport ends the process (its input closed, 2 s, SIGTERM to its
+        group, 2 s, SIGKILL), and this waits for it. A Ctrl-C (or SIGTERM) during that wait, as
+        a second Ctrl-C after the one that began the close, ends the server's group at once and
+        goes on up: before, the process exited without the SDK's end, and the server (in a
+        session of its own, out of the terminal's reach) ran on until it next wrote."""
         if not self._finished.is_set():
-            if self._session is not None and self._stop is not None:
-                self._loop.call_soon_threadsafe(self._stop.set)
-            else:
-                self._held.cancel()
-            self._finished.wait(timeout=CLOSE_TIMEOUT_SECONDS)
+            try:
+                if self._session is not None and self._stop is not None:
+                    self._loop.call_soon_threadsafe(self._stop.set)
+                else:
+                    self._held.cancel()
+                if not self._finished.wait(timeout=CLOSE_TIMEOUT_SECONDS):
+                    self._end_server()
+            except KeyboardInterrupt:
+                self._end_server()
+                raise
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=10)
         if not self._loop.is_running():
             self._loop.close()
+
+
+    def _end_server(self) -> None:
+        """End the stdio server now (over HTTP, nothing): its process group, as the SDK would, by
+        SIGTERM and, after KILL_GRACE_SECONDS (or at another Ctrl-C), SIGKILL; the process alone
+        (killed) when the SDK gave it no group of its own (Windows, an older SDK): never the
+        group recall-kit itself is in."""
+        process, group = self._process, self._group
+        if process is None:
+            return
+        if group is None:
+            if process.returncode is None:
+                with contextlib.suppress(OSError):
+                    process.kill()
+            return
+        try:
+            os.killpg(group, signal.SIGTERM)
+            deadline = time.monotonic() + KILL_GRACE_SECONDS
+            while _group_left(group) and time.monotonic() < deadline:
+                time.sleep(KILL_POLL_SECONDS)
+        except KeyboardInterrupt:  # another Ctrl-C: no more grace
+            pass
+        except OSError:  # the group is gone already, or none of it is ours to signal
+            return
+        if _group_left(group):
+            with contextlib.suppress(OSError):
+                os.killpg(group, signal.SIGKILL)
+
+
+def _own_group(process: Any) -> int | None:
+    """The process group a stdio server leads (the SDK starts it in a session of its own), else None."""
+    pid, getpgid = getattr(process, "pid", None), getattr(os, "getpgid", None)
+    if pid is None or getpgid is None:
+        return None
+    try:
+        return pid if getpgid(pid) == pid != getpgid(0) else None
+    except OSError:
+        return None
+
+
+def _group_left(group: int) -> bool:
+    """Whether any process of the group is left (a dead one not yet reaped counts)."""
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: a member is there, not ours to signal
+        return True
+    return True
 
 
 #: Tools listed before the listing is given up (the calls then say what is wrong), and named in a message.
