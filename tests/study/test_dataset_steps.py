@@ -1,4 +1,5 @@
-"""The study's dataset steps (recall_kit.study.dataset_steps): the corpus step drops sensitive rows
+"""The study's dataset steps (recall_kit.study.steps.corpus,
+recall_kit.study.steps.evaluation_set, recall_kit.study.steps.lint): the corpus step drops sensitive rows
 before anything is written and keeps only their ids, the evaluation-set step drops the user's labels
 of those memories (and a query left with none) and says how many, and lint writes its report."""
 
@@ -12,12 +13,13 @@ from study_support import LEXICAL_PAIR
 
 from recall_kit.errors import DatasetError
 from recall_kit.study.config import load_study
-from recall_kit.study.dataset_steps import lint_command, make_corpus, make_evaluation_set, make_lint
 from recall_kit.study.outputs import read_output
 from recall_kit.study.pipeline.declare import Artefacts
 from recall_kit.study.pipeline.graph import StudyGraph
-from recall_kit.study.reads import LintReads, corpus_reads, evaluation_set_reads
 from recall_kit.study.result import CorpusSummary
+from recall_kit.study.steps.corpus import corpus_reads, make_corpus
+from recall_kit.study.steps.evaluation_set import evaluation_set_reads, make_evaluation_set
+from recall_kit.study.steps.lint import LintReads, lint_command, make_lint
 
 SECRET = "the vault code is 4471"
 CORPUS = [

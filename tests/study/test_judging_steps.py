@@ -1,4 +1,5 @@
-"""The study's judging steps (recall_kit.study.judging_steps): the pool of every system's unjudged top
+"""The study's judging steps (recall_kit.study.steps.pool, recall_kit.study.steps.judgments,
+recall_kit.study.steps.agreement): the pool of every system's unjudged top
 ids, the judgments (the user's qrels first, then people's grades, a grade of a sensitive memory
 dropped and counted, an unknown id refused naming the person's file) and the agreement step."""
 
@@ -15,18 +16,14 @@ from recall_kit.errors import DatasetError
 from recall_kit.measure.run.runner import run_benchmark
 from recall_kit.measure.systems.system import SystemSpec
 from recall_kit.study.config import load_study
-from recall_kit.study.dataset_steps import make_corpus, make_evaluation_set
-from recall_kit.study.judging_steps import (
-    agreement_command,
-    make_judgments,
-    make_pool,
-    measure_agreement,
-    pool_command,
-)
 from recall_kit.study.outputs import JudgmentsOutput, PoolOutput, read_output
 from recall_kit.study.pipeline.declare import Artefacts
 from recall_kit.study.pipeline.graph import StudyGraph
-from recall_kit.study.reads import AgreementReads, JudgmentsReads, PoolReads, corpus_reads, evaluation_set_reads
+from recall_kit.study.steps.agreement import AgreementReads, agreement_command, measure_agreement
+from recall_kit.study.steps.corpus import corpus_reads, make_corpus
+from recall_kit.study.steps.evaluation_set import evaluation_set_reads, make_evaluation_set
+from recall_kit.study.steps.judgments import JudgmentsReads, make_judgments
+from recall_kit.study.steps.pool import PoolReads, make_pool, pool_command
 
 
 def _evaluation_set(tmp_path: Path) -> StudyGraph:
