@@ -10,7 +10,7 @@ hide half of every question's evidence turns (seeded, as bench_labels.py), and c
 hybrid-mpnet against lexical on `--metric` (hit@5: LoCoMo's success@5) over all questions. The
 truth is the delta with every evidence turn shown. The flow is the study's own code, not a
 re-derivation: `Holes` on the visible judgments (the study's bounds and intervals steps),
-`recall_kit.study.intervals.draw_sample` (the seeded sample and each sample query's pairs: every
+`recall_kit.study.steps.intervals.draw_sample` (the seeded sample and each sample query's pairs: every
 system's unlabelled ids in its top k, as the label page offers them) and `interval_row` (the row
 the study's document prints). A simulated person labels every pair of the sample's first queries
 from the full evidence (an evidence turn is relevant, any other turn not). Intervals (95%):
@@ -173,15 +173,15 @@ def one_seed(seed: int, args: argparse.Namespace, data: dict) -> dict:
     interval takes to settle.
 
     The study's own code draws and computes: `Holes` over the two systems' rankings with the seed's
-    visible judgments (the study's bounds and intervals steps), `study.intervals.draw_sample` (the
+    visible judgments (the study's bounds and intervals steps), `study.steps.intervals.draw_sample` (the
     seeded sample of open queries and each one's pairs: every system's unlabelled ids in its top k,
-    as the label page offers them) and `study.intervals.interval_row` (the study's row: its PPI++
+    as the label page offers them) and `study.steps.intervals.interval_row` (the study's row: its PPI++
     interval from the labelled prefix, with or without the judge as predictor). The simulated person
     labels every pair of the sample's first queries from the full evidence."""
     from recall_kit.decide import ppi
     from recall_kit.decide.holes import Contrast, Holes, metric_spec
     from recall_kit.decide.stats import paired_bootstrap
-    from recall_kit.study.intervals import NO_JUDGE, draw_sample, interval_row
+    from recall_kit.study.steps.intervals import NO_JUDGE, draw_sample, interval_row
 
     queries, truth = data["queries"], data["truth"]
     shown = hide_half(truth, seed)

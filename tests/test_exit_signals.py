@@ -174,12 +174,12 @@ def test_two_ctrl_c_in_quick_succession_during_a_study_run_exit_130(tmp_path) ->
 
 THROUGH_EXEC_SCRIPT = """
 import recall_kit.cli as cli
-from recall_kit.study import dataset_steps
+from recall_kit.study.steps import corpus
 
 def interrupted(*args, **kwargs):
     exec("raise KeyboardInterrupt")  # as a Ctrl-C during scipy's `exec("from numpy import *")` mid-import
 
-dataset_steps.check_corpus_rows = interrupted
+corpus.check_corpus_rows = interrupted
 cli.main()
 """
 

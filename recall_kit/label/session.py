@@ -114,9 +114,9 @@ def study_material(path: str | Path, assessor: str) -> Material:
     from recall_kit.curate.judge import read_pool
     from recall_kit.dataset import SENSITIVE_IDS_FILE, load_dataset
     from recall_kit.measure.result import load_result
-    from recall_kit.study.intervals import sample_pairs
     from recall_kit.study.people import labelled_qrels, model_grades
     from recall_kit.study.rules import verdict_subject
+    from recall_kit.study.steps.intervals import sample_pairs
 
     folder = study_folder(path)
     study = study_result(folder)

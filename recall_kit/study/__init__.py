@@ -1,11 +1,11 @@
 """`recall-kit study`: from a memory store to a decision document that names its own weaknesses.
 
-`init_study` writes a commented study.toml; `run_study` runs the build graph (steps.py) and writes
+`init_study` writes a commented study.toml; `run_study` runs the build graph (steps/) and writes
 the document; `study_status` says which steps are done, stale or missing. The pieces: config.py
 (study.toml), pipeline/ (the build graph: fingerprints, the manifest, the folder's rules and lock,
-a step's declaration), steps.py (the library calls), collect.py (the typed result from the artefacts),
-rules.py (the recommendation), threats.py (the detectors), people.py and bounds.py (people's labels,
-the bounds step), document.py (markdown and HTML).
+a step's declaration), steps/ (one module per step: what it reads, its library call, its Reproduce
+line, its RULE), collect.py (the typed result from the artefacts), rules.py (the recommendation),
+threats.py (the detectors), people.py (people's labels), document.py (markdown and HTML).
 """
 
 from __future__ import annotations

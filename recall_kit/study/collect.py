@@ -14,8 +14,6 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from recall_kit.study.bounds import attach_bounds
-from recall_kit.study.intervals import attach_intervals
 from recall_kit.study.outputs import AgreementOutput, JudgmentsOutput, PoolOutput, read_output
 from recall_kit.study.result import (
     AblationSummary,
@@ -31,13 +29,15 @@ from recall_kit.study.result import (
     SweepSummary,
     SystemSummary,
 )
+from recall_kit.study.steps.bounds import attach_bounds
+from recall_kit.study.steps.intervals import attach_intervals
 
 if TYPE_CHECKING:
     from recall_kit.dataset import Dataset
     from recall_kit.decide.compare import SavedComparison
     from recall_kit.measure.result import BenchmarkResult
     from recall_kit.study.pipeline.declare import Artefacts
-    from recall_kit.study.reads import DocumentReads
+    from recall_kit.study.steps.document import DocumentReads
 
 #: z(1 - 0.05 / 2) + z(0.8): the minimum detectable delta of a paired test is this many standard
 #: errors of the mean paired difference (two-sided alpha 0.05, power 0.8).

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from recall_kit.study.pipeline.declare import Artefacts
-    from recall_kit.study.reads import SampleReads
+    from recall_kit.study.steps.judgments import SampleReads
     from recall_kit.types import RelevanceJudge
 
 #: Pairs judged before the first estimate, and per batch after it.

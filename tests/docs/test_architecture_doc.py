@@ -1,5 +1,6 @@
 """docs/architecture.md's claims about where things live, checked against the code: the three ways a
-command is registered, the study steps' Reads dataclasses, the document's Rule made by build_graph,
+command is registered, the study steps' Reads dataclasses beside their steps, the document's Rule last in `rules`, the
+worked example of a step,
 no import pending the facade and private-name rule. (The paths and calls the map names are checked
 by tests/test_architecture.py; study/pipeline/'s imports there too.)"""
 
@@ -16,9 +17,11 @@ ROOT = Path(__file__).resolve().parents[2]
 DOC = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
 
 
-def _entry(name: str) -> str:
-    """The map's text for one file of recall_kit/study/ (from its line to the next entry's)."""
-    found = re.search(rf"^    {re.escape(name)} +(.*?)(?=^    \S)", DOC, re.MULTILINE | re.DOTALL)
+def _entry(name: str, indent: int = 4) -> str:
+    """The map's text for one file of recall_kit/study/ (from its line to the next entry's); `indent` 6:
+    one of its sub-folders (the first entry of that name)."""
+    pad = " " * indent
+    found = re.search(rf"^{pad}{re.escape(name)} +(.*?)(?=^ {{4,{indent}}}\S)", DOC, re.MULTILINE | re.DOTALL)
     assert found, f"docs/architecture.md: no entry for {name}"
     return " ".join(found.group(1).split())
 
@@ -52,30 +55,58 @@ def test_every_host_command_is_in_the_tuple_or_a_sub_app_in_the_tuples_order() -
     assert "register_commands" in DOC.split("### Commands", 1)[1].split("\n## ", 1)[0]
 
 
-def test_each_reads_dataclass_is_in_reads_py_or_named_beside_its_step() -> None:
-    outside: dict[str, str] = {}
-    inside: set[str] = set()
-    for path in sorted((ROOT / "recall_kit" / "study").glob("*.py")):
-        for node in ast.parse(path.read_text(encoding="utf-8")).body:
-            if isinstance(node, ast.ClassDef) and node.name.endswith("Reads") and path.name == "reads.py":
-                inside.add(node.name)
-            elif isinstance(node, ast.ClassDef) and node.name.endswith("Reads"):
-                outside[node.name] = path.name
-    assert len(inside) >= 10
-    entry = _entry("reads.py")
-    assert {name: module for name, module in outside.items() if name not in entry or module not in entry} == {}
+def test_each_reads_dataclass_is_in_its_steps_module_or_the_shared_one_the_map_names() -> None:
+    # a step's reads live with it (study/steps/<step>.py); those several steps read, in common.py
+    import importlib
+
+    from recall_kit.study.steps import STEPS
+
+    found: dict[str, str] = {}
+    for path in sorted((ROOT / "recall_kit" / "study").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef) and node.name.endswith("Reads"):
+                found[node.name] = path.relative_to(ROOT / "recall_kit" / "study").as_posix()
+    assert len(found) >= 10
+    assert {name for name, where in found.items() if not where.startswith("steps/")} == set()
+    for module in STEPS:
+        kind = module.RULE.kind
+        assert kind.__module__ in (module.__name__, "recall_kit.study.steps.common"), (module.__name__, kind)
+    shared = {name for name, where in found.items() if where == "steps/common.py"}
+    assert shared and all(name in _entry("common.py", indent=6) for name in shared)
+    assert importlib.import_module("recall_kit.study.steps.common").RunReads.__name__ in shared
 
 
-def test_rules_declares_every_step_but_the_document_which_build_graph_adds(tmp_path: Path) -> None:
+def test_rules_declares_every_step_the_document_last(tmp_path: Path) -> None:
     from study.test_run import write_study  # tests/ is on sys.path (conftest.py)
 
     from recall_kit.study.config import load_study
     from recall_kit.study.steps import build_graph, rules
 
     config = load_study(write_study(tmp_path))
-    assert "document" not in [rule.name for rule in rules(config)]
-    assert build_graph(config).steps[-1].name == "document"
-    assert "every step but the document" in _entry("steps.py")
+    names = [rule.name for rule in rules(config)]
+    assert names[-1] == "document" and [step.name for step in build_graph(config).steps] == names
+    assert "the document's last" in _entry("__init__.py", indent=6)
+
+
+def _code_blocks(text: str) -> list[str]:
+    return re.findall(r"^```python\n(.*?)^```$", text, re.MULTILINE | re.DOTALL)
+
+
+def test_the_worked_example_of_a_step_is_the_smallest_steps_module_whole() -> None:
+    # "Adding a study step" shows lint.py whole but for its docstring and imports; it is the smallest step
+    section = DOC.split("## Adding a study step", 1)[1].split("\n## ", 1)[0]
+    (shown,) = _code_blocks(section)
+    source = (ROOT / "recall_kit" / "study" / "steps" / "lint.py").read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    body = [node for node in tree.body if not isinstance(node, (ast.Import, ast.ImportFrom, ast.Expr))]
+    lines = source.splitlines()
+    start = min([body[0].lineno, *(d.lineno for d in getattr(body[0], "decorator_list", []))])
+    assert shown.strip() == "\n".join(lines[start - 1:]).strip()
+    steps = ROOT / "recall_kit" / "study" / "steps"
+    whole = {path.name: len(text.splitlines()) for path in steps.glob("*.py")
+             for text in [path.read_text(encoding="utf-8")]
+             if "@dataclass(frozen=True)" in text and "\ndef make_" in text and "_command(" in text and "\nRULE = " in text}
+    assert len(whole) >= 5 and min(whole, key=lambda name: whole[name]) == "lint.py"
 
 
 def test_no_import_is_pending_the_facade_and_private_name_rule() -> None:

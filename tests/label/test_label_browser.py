@@ -197,7 +197,7 @@ def _assess(browser: Chromium, served: Served, folder: Path, lenient: bool, cont
     _only_view(browser, "label")
     assert "done" in browser.evaluate("document.getElementById('progress').textContent")
     why = browser.evaluate("document.getElementById('why').textContent")
-    # the study's sample of open queries comes first (study/intervals.py), then what can move a verdict
+    # the study's sample of open queries comes first (study/steps/intervals.py), then what can move a verdict
     assert re.search(r"Ranked by fts5 #\d|bm25 #\d", why), why
     assert "Can move recall@5" in why or "random sample of open queries" in why, why
     guide = browser.evaluate("document.getElementById('grades').textContent")

@@ -19,7 +19,7 @@ from label.test_label_browser import Served
 from study_support import plugins
 
 from recall_kit.study import run_study
-from recall_kit.study.intervals import sample_pairs
+from recall_kit.study.steps.intervals import sample_pairs
 
 pytestmark = [
     pytest.mark.skipif(chromium_path() is None, reason="needs chromium (Debian's `chromium`; .ci/run installs it)"),

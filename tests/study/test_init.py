@@ -117,10 +117,10 @@ def test_no_sensitive_text_reaches_any_artefact(tmp_path: Path) -> None:
 
 
 def test_generated_exact_queries_stay_apart_from_the_stores_own_exact_stratum(tmp_path: Path) -> None:
-    from recall_kit.study.dataset_steps import make_corpus, make_evaluation_set
     from recall_kit.study.pipeline.declare import Artefacts
     from recall_kit.study.pipeline.graph import StudyGraph
-    from recall_kit.study.reads import corpus_reads, evaluation_set_reads
+    from recall_kit.study.steps.corpus import corpus_reads, make_corpus
+    from recall_kit.study.steps.evaluation_set import evaluation_set_reads, make_evaluation_set
 
     path = tmp_path / "study.toml"
     path.write_text(f'[store]\ndataset = "{EXAMPLE.as_posix()}"\n[evaluation_set]\nexact = 12\n'
@@ -141,8 +141,7 @@ def test_generated_exact_queries_stay_apart_from_the_stores_own_exact_stratum(tm
 
 
 def test_a_jsonl_stores_sensitive_rows_are_dropped_before_the_corpus_is_written(tmp_path: Path) -> None:
-    from recall_kit.study.dataset_steps import make_corpus
-    from recall_kit.study.reads import corpus_reads
+    from recall_kit.study.steps.corpus import corpus_reads, make_corpus
 
     rows = [json.loads(line) for line in (EXAMPLE / "corpus.jsonl").read_text().splitlines()]
     rows.append({"id": 9999, "content": f"The {CANARY} is here.", "is_sensitive": "yes"})
@@ -253,8 +252,7 @@ def test_no_sensitive_col_says_the_table_has_none_and_unmapped_columns_are_repor
     text = (tmp_path / "s.toml").read_text()
     assert 'sensitive_col = ""' in text and "Columns not mapped: private, conversation." in text
     assert "(0 sensitive rows left out)" in text
-    from recall_kit.study.dataset_steps import make_corpus
-    from recall_kit.study.reads import corpus_reads
+    from recall_kit.study.steps.corpus import corpus_reads, make_corpus
 
     (tmp_path / "corpus").mkdir()
     make_corpus(corpus_reads(load_study(tmp_path / "s.toml")), None, tmp_path / "corpus")  # type: ignore[arg-type]  # the run does not refuse it either

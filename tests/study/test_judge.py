@@ -1,5 +1,6 @@
 """A study with a model judge: the pool labelled, the candidates scored on it, agreement measured
-(the judgments and agreement steps, recall_kit.study.judging_steps)."""
+(the judgments and agreement steps, recall_kit.study.steps.judgments,
+recall_kit.study.steps.agreement)."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ from study.test_people import IdJudge, JudgePlugin, write
 from study_support import plugins
 
 from recall_kit.study import run_study
-from recall_kit.study.intervals import sample_pairs
+from recall_kit.study.steps.intervals import sample_pairs
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -1,6 +1,6 @@
 """The study with people's labels: bounds for every decision row and `can flip`/`cannot flip` for
 every verdict; assessors' files merged, their kappa, a rerun that runs no system again; a model
-judge on a stratified sample of the ordered pairs (recall_kit.study.people, recall_kit.study.bounds,
+judge on a stratified sample of the ordered pairs (recall_kit.study.people, recall_kit.study.steps.bounds,
 recall_kit.study.label_report, recall_kit.study.sample)."""
 
 from __future__ import annotations
@@ -189,7 +189,7 @@ def test_a_pair_graded_twice_and_grades_of_unknown_queries_are_counted_and_said(
     """Issue 72: a pair graded 1 then 0 in one file used the last grade and said nothing; grades of a
     query not in the study were ignored silently (while an unknown memory id is refused)."""
     from recall_kit.curate.assessor import AssessorFile
-    from recall_kit.study.judging_steps import screen_people
+    from recall_kit.study.steps.judgments import screen_people
 
     evaluation = tmp_path / "evaluation-set"
     evaluation.mkdir()

@@ -13,11 +13,11 @@ from study_support import EXAMPLE
 from recall_kit.dataset import load_dataset
 from recall_kit.measure.run.runner import run_benchmark
 from recall_kit.measure.systems.system import SystemSpec
-from recall_kit.study.judging_steps import make_pool
 from recall_kit.study.pipeline.declare import Artefacts
 from recall_kit.study.pipeline.graph import StudyGraph
-from recall_kit.study.reads import PoolReads, SampleReads
 from recall_kit.study.sample import ordered_pairs, stratified
+from recall_kit.study.steps.judgments import SampleReads
+from recall_kit.study.steps.pool import PoolReads, make_pool
 
 
 def test_a_stratified_sample_keeps_each_strata_share_and_the_order() -> None:

@@ -42,6 +42,10 @@ class Artefacts:
         """Step -> the seconds it took when last computed (timings: never evidence)."""
         return {name: round(record.seconds, 1) for name, record in self._graph().records.items()}
 
+    def commands(self) -> dict[str, str]:
+        """Each step of the graph that one recall-kit command reproduces -> that command (the document reads them)."""
+        return self._graph().commands()
+
     @property
     def folder(self) -> Path:
         """The study folder (where Reproduce lines run from)."""

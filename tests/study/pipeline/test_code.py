@@ -14,7 +14,7 @@ from study_support import EXAMPLE, LEXICAL_PAIR, plugins
 from recall_kit.study import run_study, study_status
 from recall_kit.study.pipeline import code
 from recall_kit.study.pipeline.code import code_hash, imported_names, module_closure, package_folder
-from recall_kit.study.steps import make_document, renderer_hash
+from recall_kit.study.steps.document import make_document, renderer_hash
 
 ROOT = Path(__file__).resolve().parents[3]
 DOCUMENT = make_document.__module__

@@ -13,19 +13,43 @@ or more: relevant), else every hole not relevant.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from recall_kit.study.reads import IntervalReads
+from recall_kit.study.config import StudyConfig
+from recall_kit.study.pipeline.declare import Artefacts
+from recall_kit.study.steps.common import StepRule, compare_reads, eval_steps, hashes, people_paths
 
 if TYPE_CHECKING:
     from recall_kit.decide.holes import Contrast, Holes
-    from recall_kit.study.pipeline.declare import Artefacts
     from recall_kit.study.result import HoleInterval, HoleIntervals, StudyResult
     from recall_kit.types import ReportTable
 
 FILE = "intervals.json"
 NO_JUDGE = "holes not relevant"
+
+
+@dataclass(frozen=True)
+class IntervalReads:
+    """What the intervals step reads: the baseline and candidates, the decision metrics, the judge
+    (its grades are the predictor), people's label files and their hashes, resamples and seed."""
+
+    systems: list[str]
+    decision: list[str]
+    judge: str
+    resamples: int
+    seed: int
+    people: dict[str, str | None] = field(default_factory=dict)
+    #: The hook's k: a sample query's pairs are every system's unlabelled ids in its top k.
+    hook_k: int = 5
+
+
+def interval_reads(config: StudyConfig) -> IntervalReads:
+    """The intervals step's reads: the head-to-head's systems, the decision metrics, the judge, people's files."""
+    head = compare_reads(config)
+    return IntervalReads(head.systems, list(config.decision_metrics), config.judge, config.resamples, config.seed,
+                         people=hashes(people_paths(config)), hook_k=config.hook_k)
 
 
 def _predictions(reads: IntervalReads, graph: Artefacts) -> tuple[dict[str, dict[str, float]], str]:
@@ -70,6 +94,10 @@ def make_intervals(reads: IntervalReads, graph: Artefacts, folder: Path) -> None
             for contrast in contrasts]
     write_json_atomic(folder / FILE, {"challenger": None, "predictor": predictor, "sample": sample,
                                       "pairs": [list(p) for p in pairs], "rows": rows})
+
+
+RULE = StepRule("intervals", IntervalReads, lambda at, _: interval_reads(at.config), make_intervals,
+                needs=lambda at: ["evaluation-set", "judgments", *eval_steps(at)])
 
 
 def draw_sample(holes: Holes, systems: Sequence[str], hook_k: int, seed: int) -> tuple[list[str], list[tuple[str, str]]]:

@@ -1,4 +1,5 @@
-"""What each step reads of study.toml (recall_kit.study.reads): a system's reads rebuild its spec and its
+"""What each step reads of study.toml (recall_kit.study.steps.common,
+recall_kit.study.steps.corpus): a system's reads rebuild its spec and its
 command-line flags; file hashes cover files not there yet; the corpus and run reads follow the file."""
 
 from __future__ import annotations
@@ -8,7 +9,8 @@ from pathlib import Path
 from study.test_run import write_study  # tests/ is on sys.path (conftest.py)
 
 from recall_kit.study.config import load_study
-from recall_kit.study.reads import SystemReads, corpus_reads, hashes, run_reads
+from recall_kit.study.steps.common import SystemReads, hashes, run_reads
+from recall_kit.study.steps.corpus import corpus_reads
 
 
 def test_hashes_name_each_file_and_none_for_one_not_there(tmp_path: Path) -> None:

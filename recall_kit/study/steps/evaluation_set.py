@@ -1,87 +1,57 @@
-"""The study's dataset steps: corpus (the store, sensitive rows dropped), evaluation-set (the user's
-queries and qrels, or none, and the queries generated from the corpus alone) and lint. Each make
-function receives its step's declared reads (study/reads.py) and the artefacts it needs."""
+"""The evaluation-set step: the corpus, the user's queries and qrels (or none; their labels of
+memories dropped as sensitive dropped too) and the queries generated from the corpus alone."""
 
 from __future__ import annotations
 
 import shutil
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from recall_kit.errors import DatasetError
+from recall_kit.errors import DatasetError, SpecError
 from recall_kit.fileio import write_json_atomic, write_jsonl_atomic
-from recall_kit.study.config import shown_path
-from recall_kit.study.outputs import write_output
+from recall_kit.study.config import StudyConfig, shown_path
 from recall_kit.study.pipeline.declare import Artefacts
-from recall_kit.study.reads import CorpusReads, EvaluationSetReads, LintReads
-from recall_kit.study.result import CorpusSummary
-from recall_kit.study.validate import check_copied_queries, check_corpus_rows, check_generated
+from recall_kit.study.steps.common import StepRule, hashes, read_rows
+from recall_kit.study.validate import check_copied_queries, check_generated
 
 
-def read_rows(path: Path) -> list[dict[str, Any]]:
-    """A JSONL file's rows."""
-    from recall_kit.dataset import read_jsonl
+@dataclass(frozen=True)
+class EvaluationSetReads:
+    """[evaluation_set]: the user's queries and qrels (files and hashes) and the queries generated
+    (exact = N, generate, their options, and the seed they are drawn with)."""
 
-    return [row for _, row in read_jsonl(path)]
-
-
-# -- corpus ---------------------------------------------------------------------------------------
-
-
-def make_corpus(reads: CorpusReads, _: Artefacts, folder: Path) -> None:
-    """The store's memories as corpus.jsonl; sensitive rows are dropped before anything is written,
-    their ids (never their text) kept in sensitive_ids.txt. A flag that cannot be read is no
-    "not sensitive": it refuses the store, naming the row, before anything is written."""
-    path = Path(reads.path)
-    if reads.kind == "sqlite":
-        import recall_kit.registry as registry
-        from recall_kit.study.init import importer_options
-
-        importer = registry.importers.create("sqlite", importer_options(reads.columns))
-        rows, counts = importer.read_memories(path)
-        sensitive, dropped = sorted(importer.sensitive_ids), int(counts["dropped"].get("rows_sensitive", 0))
-    else:
-        source = path / "corpus.jsonl" if reads.kind == "dataset" else path
-        if not source.is_file():
-            raise DatasetError(f"{shown_path(source)}: not found ([store] {reads.kind} in {reads.study_file}).")
-        check_corpus_rows(source)  # problems named in the user's file and line, not the copy's
-        rows, sensitive, dropped = _readable_rows(source)
-    if not rows:
-        raise DatasetError(f"{shown_path(path)}: holds no memories that may be studied.")
-    write_jsonl_atomic(folder / "corpus.jsonl", rows)
-    if sensitive:
-        from recall_kit.dataset import SENSITIVE_IDS_FILE
-
-        (folder / SENSITIVE_IDS_FILE).write_text("".join(f"{doc}\n" for doc in sensitive), encoding="utf-8")
-    importance = sum(1 for row in rows if row.get("importance") is not None)
-    write_output(folder / "corpus.json", CorpusSummary(source=reads.kind, memories=len(rows), sensitive_dropped=dropped,
-                                                       importance_share=round(importance / len(rows), 4)))
+    study_file: str
+    queries: str
+    files: list[str]
+    data: dict[str, str | None]
+    exact: int = 0
+    exact_options: dict[str, Any] = field(default_factory=dict)
+    generate: dict[str, int] = field(default_factory=dict)
+    generate_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: The seed of the generators (None: nothing is generated, the seed is not read).
+    seed: int | None = None
 
 
-def _readable_rows(source: Path) -> tuple[list[dict[str, Any]], list[str], int]:
-    """A JSONL corpus's rows that are not sensitive, the sensitive rows' ids and how many they are;
-    a flag that cannot be read ('maybe', [1]) is a DatasetError naming its line."""
-    from recall_kit.dataset import as_id, read_jsonl, sensitive_flag, shown_flag
-
-    rows: list[dict[str, Any]] = []
-    sensitive: list[str] = []
-    dropped = 0
-    for number, row in read_jsonl(source):
-        flag = sensitive_flag(row.get("is_sensitive"))
-        if flag is None:
-            raise DatasetError(f"{source.name}:{number}: is_sensitive {shown_flag(row.get('is_sensitive'))} is not "
-                               "true or false; a flag recall-kit cannot read is never taken as \"not sensitive\".")
-        if flag:
-            dropped += 1
-            doc = as_id(row.get("id"))
-            if doc is not None:
-                sensitive.append(doc)
-        else:
-            rows.append(row)
-    return rows, sorted(set(sensitive)), dropped
+def evaluation_set_reads(config: StudyConfig) -> EvaluationSetReads:
+    files = _query_files(config)
+    generating = bool(config.exact or config.generate)
+    return EvaluationSetReads(config.source.name, config.queries, [str(f) for f in files], hashes(files),
+                              config.exact, dict(config.exact_options), dict(config.generate),
+                              dict(config.generate_options), config.seed if generating else None)
 
 
-# -- evaluation set ---------------------------------------------------------------------------------
+def _query_files(config: StudyConfig) -> list[Path]:
+    if config.queries == "dataset":
+        if config.store.kind != "dataset":
+            raise SpecError(f"{config.source}: [evaluation_set] queries = \"dataset\" needs [store] dataset = DIR; "
+                            "name queries = FILE and qrels = FILE, or queries = \"generated\" with exact = N.")
+        return [config.store.path / "queries.jsonl", config.store.path / "qrels.jsonl"]
+    if config.queries == "generated":
+        return []
+    assert config.qrels is not None
+    return [Path(config.queries) if Path(config.queries).is_absolute() else config.source.parent / config.queries,
+            config.qrels]
 
 
 def make_evaluation_set(reads: EvaluationSetReads, artefacts: Artefacts, folder: Path) -> None:
@@ -180,19 +150,5 @@ def _drop_sensitive_labels(corpus: Path, folder: Path, source: str) -> None:
              else "") + ".", file=sys.stderr)
 
 
-
-
-# -- lint -------------------------------------------------------------------------------------------
-
-
-def make_lint(_: LintReads, artefacts: Artefacts, folder: Path) -> None:
-    """`recall-kit dataset lint`: every stratum against its construction rule (ids only)."""
-    from recall_kit.curate.lint import lint_dataset
-    from recall_kit.dataset import load_dataset
-
-    report = lint_dataset(load_dataset(artefacts.path("evaluation-set")))
-    write_json_atomic(folder / "lint.json", report.to_dict())
-
-
-def lint_command(_: LintReads, folder: Path) -> str:
-    return "recall-kit dataset lint steps/evaluation-set"
+RULE = StepRule("evaluation-set", EvaluationSetReads, lambda at, _: evaluation_set_reads(at.config),
+                make_evaluation_set, needs=lambda _: ["corpus"])

@@ -1,4 +1,4 @@
-"""The study's hole-aware intervals (study/intervals.py): the seeded sample of open queries, offered
+"""The study's hole-aware intervals (recall_kit.study.steps.intervals): the seeded sample of open queries, offered
 first by `recall-kit label`; the bottom line's assumption and power analysis without labels; the
 prediction-powered interval once a person labelled the sample's first queries."""
 
@@ -15,7 +15,7 @@ from study_support import plugins
 
 from recall_kit.curate.assessor import AssessorFile
 from recall_kit.study import run_study
-from recall_kit.study.intervals import sample_pairs
+from recall_kit.study.steps.intervals import sample_pairs
 
 
 @pytest.fixture(scope="module", autouse=True)

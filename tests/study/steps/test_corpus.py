@@ -1,6 +1,6 @@
-"""The study's dataset steps (recall_kit.study.dataset_steps): the corpus step drops sensitive rows
-before anything is written and keeps only their ids, the evaluation-set step drops the user's labels
-of those memories (and a query left with none) and says how many, and lint writes its report."""
+"""The corpus step (recall_kit.study.steps.corpus): sensitive rows dropped before anything is written,
+only their ids kept; a flag it cannot read refuses the store; a missing store named. The store here
+(c is sensitive) is the one the later steps' tests build on (`evaluation_set`)."""
 
 from __future__ import annotations
 
@@ -12,12 +12,12 @@ from study_support import LEXICAL_PAIR
 
 from recall_kit.errors import DatasetError
 from recall_kit.study.config import load_study
-from recall_kit.study.dataset_steps import lint_command, make_corpus, make_evaluation_set, make_lint
 from recall_kit.study.outputs import read_output
 from recall_kit.study.pipeline.declare import Artefacts
 from recall_kit.study.pipeline.graph import StudyGraph
-from recall_kit.study.reads import LintReads, corpus_reads, evaluation_set_reads
 from recall_kit.study.result import CorpusSummary
+from recall_kit.study.steps.corpus import corpus_reads, make_corpus
+from recall_kit.study.steps.evaluation_set import evaluation_set_reads, make_evaluation_set
 
 SECRET = "the vault code is 4471"
 CORPUS = [
@@ -55,6 +55,18 @@ def _steps(folder: Path) -> tuple[StudyGraph, Path]:
     return graph, graph.path("corpus")
 
 
+def evaluation_set(tmp_path: Path) -> StudyGraph:
+    """The corpus and evaluation-set steps run on this file's store (c is sensitive):
+    q1 judged a, q3 judged b."""
+    config = load_study(_study(tmp_path))
+    graph, corpus = _steps(tmp_path)
+    make_corpus(corpus_reads(config), Artefacts(lambda: graph, "corpus", []), corpus)
+    graph.path("evaluation-set").mkdir()
+    make_evaluation_set(evaluation_set_reads(config), Artefacts(lambda: graph, "evaluation-set", ["corpus"]),
+                        graph.path("evaluation-set"))
+    return graph
+
+
 def test_the_corpus_step_drops_sensitive_rows_and_keeps_only_their_ids(tmp_path: Path) -> None:
     config = load_study(_study(tmp_path))
     graph, corpus = _steps(tmp_path)
@@ -82,37 +94,3 @@ def test_a_store_with_no_corpus_file_is_named_with_the_study_file(tmp_path: Path
     graph, corpus = _steps(tmp_path)
     with pytest.raises(DatasetError, match=r"corpus\.jsonl: not found \(\[store\] dataset in study\.toml\)\.$"):
         make_corpus(corpus_reads(config), Artefacts(lambda: graph, "corpus", []), corpus)
-
-
-def test_the_evaluation_set_drops_labels_of_sensitive_memories_and_queries_left_without_any(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    config = load_study(_study(tmp_path))
-    graph, corpus = _steps(tmp_path)
-    make_corpus(corpus_reads(config), Artefacts(lambda: graph, "corpus", []), corpus)
-    folder = graph.path("evaluation-set")
-    folder.mkdir()
-    make_evaluation_set(evaluation_set_reads(config), Artefacts(lambda: graph, "evaluation-set", ["corpus"]), folder)
-    qrels = [json.loads(line) for line in (folder / "qrels.jsonl").read_text().splitlines()]
-    assert qrels == [{"query_id": "q1", "relevant_ids": ["a"]}, {"query_id": "q3", "relevance": {"b": 2}}]
-    assert [json.loads(line)["query_id"] for line in (folder / "queries.jsonl").read_text().splitlines()] == ["q1", "q3"]
-    assert json.loads((folder / "sensitive.json").read_text()) == {"labels_dropped": 2, "queries_dropped": 1,
-                                                                    "file": "qrels.jsonl"}
-    assert (folder / "sensitive_ids.txt").read_text() == "c\n"
-    assert "2 judgment(s) dropped because their memory is sensitive; 1 query(ies)" in capsys.readouterr().err
-    assert json.loads((folder / "strata.json").read_text()) == {
-        "all": {"built": "supplied with the store's queries and qrels", "generated": False}}
-    # lint reads the set and writes its report; one command reproduces it
-    graph.path("lint").mkdir()
-    make_lint(LintReads(), Artefacts(lambda: graph, "lint", ["evaluation-set"]), graph.path("lint"))
-    report = json.loads((graph.path("lint") / "lint.json").read_text())
-    assert report["queries"] == 2 and list(report["strata"]) == ["all"]
-    assert lint_command(LintReads(), tmp_path) == "recall-kit dataset lint steps/evaluation-set"
-
-
-def test_a_step_opens_only_the_folders_its_rule_names(tmp_path: Path) -> None:
-    config = load_study(_study(tmp_path))
-    graph, _ = _steps(tmp_path)
-    folder = graph.path("evaluation-set")
-    folder.mkdir()
-    with pytest.raises(Exception, match="reads 'corpus', which its rule does not declare"):
-        make_evaluation_set(evaluation_set_reads(config), Artefacts(lambda: graph, "evaluation-set", []), folder)

@@ -9,9 +9,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from recall_kit.study.config import StudyConfig
+from recall_kit.study.pipeline.declare import Artefacts
+from recall_kit.study.steps.common import StepRule, compare_reads, eval_steps, simpler_reads
+
 if TYPE_CHECKING:
     from recall_kit.decide.holes import PairedBounds
-    from recall_kit.study.pipeline.declare import Artefacts
     from recall_kit.study.result import HoleBounds, StudyResult, Verdict
 
 
@@ -25,6 +28,13 @@ class BoundsReads:
     decision: list[str]
     resamples: int
     seed: int
+
+
+def bounds_reads(config: StudyConfig, artefacts: Artefacts) -> BoundsReads:
+    """The bounds step's rows: the head-to-head's (the baseline first) and the compare-down's (the best first)."""
+    head = compare_reads(config)
+    simpler = simpler_reads(config, artefacts).systems if len(head.systems) > 2 else []
+    return BoundsReads(head.systems, simpler, list(config.decision_metrics), config.resamples, config.seed)
 
 
 def decision_bounds(reads: BoundsReads, artefacts: Artefacts) -> tuple[list[PairedBounds], list[PairedBounds]]:
@@ -62,6 +72,8 @@ def make_bounds(reads: BoundsReads, artefacts: Artefacts, folder: Path) -> None:
                                                "simpler": [b.to_dict() for b in down]})
 
 
+RULE = StepRule("bounds", BoundsReads, lambda at, artefacts: bounds_reads(at.config, artefacts), make_bounds,
+                needs=lambda at: ["judgments", *eval_steps(at)])
 
 
 def attach_bounds(study: StudyResult, found: Mapping[str, Any], people: Mapping[str, Any] | None,
@@ -113,5 +125,3 @@ def verdict_bounds(study: StudyResult) -> list[tuple[Verdict, list[PairedBounds]
     """Each verdict with the bounds of its decision rows (the challenger's, in its scope)."""
     return [(verdict, [b for b in study.bounds if b.candidate == verdict.system and b.scope == verdict.scope])
             for verdict in study.verdicts]
-
-

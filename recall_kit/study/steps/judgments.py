@@ -1,0 +1,193 @@
+"""The judgments step: the labels the study scores with: the user's qrels, then people's grades
+(`recall-kit label`'s files), then a model judge's grades of the pool (or of `[judging] sample` pairs
+of it, study/sample.py), each only where nothing before it judged the pair."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from recall_kit.fileio import write_jsonl_atomic
+from recall_kit.study.config import StudyConfig
+from recall_kit.study.outputs import JudgmentsOutput, PeopleAdded, write_output
+from recall_kit.study.people import LABELLED
+from recall_kit.study.pipeline.declare import Artefacts
+from recall_kit.study.steps.common import DATASET_FILES, Declaring, StepRule, hashes, people_paths, read_rows
+
+if TYPE_CHECKING:
+    from recall_kit.types import RelevanceJudge
+
+
+@dataclass(frozen=True)
+class SampleReads:
+    """`[judging] sample`: how many pairs, and what orders them (the decision rows' bounds: the
+    baseline against every other system on the decision metrics, resampled with the seed)."""
+
+    size: int
+    systems: list[str]
+    baseline: str
+    decision: list[str]
+    resamples: int
+    seed: int
+
+
+@dataclass(frozen=True)
+class LearningReads:
+    """What a judge that learns (`RelevanceJudge.learns`: `combined`) is fitted on besides the labels:
+    the systems' runs (their ranks and scores), and the seed and resamples of its cross-fitting and
+    of the kappa measured on the labelled pairs."""
+
+    systems: list[str]
+    resamples: int
+    seed: int
+
+
+@dataclass(frozen=True)
+class JudgmentsReads:
+    """The labels: people's files (and their hashes), and a model judge with its options and sample
+    (None where judge = "qrels": neither is read then), and what a learning judge is fitted on."""
+
+    study_file: str
+    judge: str
+    people: dict[str, str | None]
+    options: dict[str, Any] | None = None
+    sample: SampleReads | None = None
+    learning: LearningReads | None = None
+
+
+def judge_learns(name: str) -> bool:
+    """Whether the registered judge `name` learns from labelled pairs (False for "qrels" or unknown)."""
+    import recall_kit.registry as registry
+
+    if name == "qrels" or name not in registry.judges.names():
+        return False
+    return bool(getattr(registry.judges.get(name).obj, "learns", False))
+
+
+def judgments_reads(config: StudyConfig) -> JudgmentsReads:
+    model = config.judge != "qrels"
+    sample = (SampleReads(config.sample, [s.name for s in config.systems], config.baseline,
+                          list(config.decision_metrics), config.resamples, config.seed)
+              if model and config.sample else None)
+    learning = (LearningReads([s.name for s in config.systems], config.resamples, config.seed)
+                if judge_learns(config.judge) else None)
+    return JudgmentsReads(config.source.name, config.judge, hashes(people_paths(config)),
+                          dict(config.judge_options) if model else None, sample, learning)
+
+
+def make_judgments(reads: JudgmentsReads, artefacts: Artefacts, folder: Path) -> None:
+    """The labels the study scores with: the user's qrels, then people's grades (`recall-kit label`'s
+    files), then a model judge's grades of the pool, each only where nothing before it judged the pair."""
+    from recall_kit.study.people import merge_labels, people_grades
+
+    evaluation = artefacts.path("evaluation-set")
+    out = folder / "dataset"
+    out.mkdir()
+    for name in DATASET_FILES:
+        shutil.copyfile(evaluation / name, out / name)
+    people, sensitive, conflicts = screen_people([Path(path) for path in reads.people], evaluation)
+    layers = [people_grades(people)] if people else []
+    info = JudgmentsOutput(source="qrels", pooled_labels=0)
+    if reads.judge != "qrels":
+        from recall_kit.curate.judge import build_judge, read_qrels_file
+
+        judge = build_judge(reads.judge, {reads.judge: reads.options} if reads.options else None)
+        grades_path = folder / "model-grades.jsonl"
+        learning = reads.learning if judge.learns else None
+        context = _judging_context(learning, artefacts, layers[0] if people else {}) if learning else None
+        _judge_pool(reads, artefacts, judge, grades_path, folder, context)
+        layers.append(read_qrels_file(grades_path) if grades_path.exists() else {})
+        info = JudgmentsOutput(source=reads.judge, pooled_labels=0, provenance=dict(judge.provenance()))
+        if learning is not None and context is not None:  # cross-fitted: its grades of the labelled pairs are out of fold
+            from recall_kit.curate.evidence import measured_on_labels
+
+            measured = measured_on_labels(judge, context, learning.resamples, learning.seed)
+            info.judge_measured = measured.to_dict() if measured is not None else None
+    if layers:
+        merged, added = merge_labels(read_rows(evaluation / "qrels.jsonl"), *layers)
+        write_jsonl_atomic(out / "qrels.jsonl", merged)
+        # the labels alone (the user's qrels and people's grades): a pair only a model graded is still a hole
+        write_jsonl_atomic(folder / LABELLED, merge_labels(read_rows(evaluation / "qrels.jsonl"), *layers[:1])[0]
+                           if people else read_rows(evaluation / "qrels.jsonl"))
+        info.pooled_labels = sum(added)
+        if people:
+            info.people = PeopleAdded(assessors=sorted(people), added=added[0], sensitive_dropped=sensitive,
+                                      conflicts=conflicts)
+    write_output(folder / "judgments.json", info)
+
+
+def screen_people(paths: list[Path], evaluation: Path) -> tuple[dict[str, dict[str, dict[str, int]]], dict[str, int],
+                                                               dict[str, int]]:
+    """People's grades (assessor -> query -> id -> grade), each id checked against the evaluation set
+    (`screen_grades`): a grade of a memory the corpus step dropped as sensitive is dropped and counted
+    per file (the document says how many, from whose file); an id the corpus does not hold is
+    refused, naming the person's file and line (not the study's own merged qrels.jsonl). One assessor's
+    several files are merged (`merge_files`); also assessor -> the pairs their files grade differently."""
+    from recall_kit.curate.assessor import screen_grades
+    from recall_kit.dataset import SENSITIVE_IDS_FILE
+    from recall_kit.study.people import merge_files, read_files
+
+    rows = read_rows(evaluation / "corpus.jsonl")
+    known = {str(row.get("id")) for row in rows} | {str(row["parent_id"]) for row in rows if row.get("parent_id")}
+    listed = evaluation / SENSITIVE_IDS_FILE
+    sensitive = set(listed.read_text(encoding="utf-8").split()) if listed.is_file() else set()
+    import sys
+
+    from recall_kit.curate.assessor import doubts, outside_queries
+
+    queries = {str(row.get("query_id")) for row in read_rows(evaluation / "queries.jsonl")}
+    dropped: dict[str, int] = {}
+    files = read_files(paths)
+    for found in files:
+        said = doubts(f"study: {found.path.name}", found.regraded, outside_queries(found.grades, queries))
+        if said:
+            print(said, file=sys.stderr)
+        gone = screen_grades(found.path, found.grades, known, sensitive)
+        if gone:
+            dropped[found.path.name] = dropped.get(found.path.name, 0) + gone
+    people, conflicts = merge_files(files)
+    return people, dropped, conflicts
+
+
+def _judging_context(learning: LearningReads, artefacts: Artefacts, people: Mapping[str, Mapping[str, int]]) -> Any:
+    """What a judge that learns (`combined`) is fitted on: the user's qrels and people's grades, taken
+    as complete over the systems' runs (a ranked id neither lists counts as not relevant), and
+    the runs' ranks and scores. It is cross-fitted: no pair is graded by a model fitted on its query."""
+    from recall_kit.curate.evidence import complete_labels, judging_context, pair_evidence
+    from recall_kit.dataset import load_dataset
+    from recall_kit.measure.result import load_result
+
+    dataset = load_dataset(artefacts.path("evaluation-set"))
+    named = [(name, load_result(artefacts.path(f"run/{name}") / "result.json")) for name in learning.systems]
+    labels = {query: dict(grades) for query, grades in dataset.qrels.items()}
+    for query, grades in people.items():
+        for doc, grade in grades.items():
+            labels.setdefault(query, {}).setdefault(doc, grade)
+    return judging_context(dataset, named, complete_labels(labels, pair_evidence(named)), learning.seed)
+
+
+def _judge_pool(reads: JudgmentsReads, artefacts: Artefacts, judge: RelevanceJudge, grades_path: Path, folder: Path,
+                context: Any = None) -> None:
+    """A model judge over the pool, or over `[judging] sample` pairs of it (study/sample.py)."""
+    from recall_kit.curate.judge import judge_with
+
+    if reads.sample is not None:
+        from recall_kit.study.sample import judge_sample
+
+        judge_sample(reads.sample, artefacts, judge, grades_path, folder, context)
+        return
+    judge_with(judge, artefacts.path("pool") / "pool.jsonl", artefacts.path("evaluation-set"), grades_path,
+               show=lambda line: None, context=context)
+
+
+def _needs(at: Declaring) -> list[str]:
+    """The evaluation set and the pool; the runs too where a sample is drawn or a judge learns (both read them)."""
+    reads = judgments_reads(at.config)
+    runs = [f"run/{s.name}" for s in at.config.systems] if reads.sample is not None or reads.learning is not None else []
+    return ["evaluation-set", "pool", *runs]
+
+
+RULE = StepRule("judgments", JudgmentsReads, lambda at, _: judgments_reads(at.config), make_judgments, needs=_needs)
