@@ -7,14 +7,11 @@ the study folder and puts them together.
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from recall_kit.study.outputs import AgreementOutput, JudgmentsOutput, PoolOutput, read_output
 from recall_kit.study.result import (
     AblationSummary,
     AblationVariant,
@@ -29,8 +26,14 @@ from recall_kit.study.result import (
     SweepSummary,
     SystemSummary,
 )
-from recall_kit.study.steps.bounds import attach_bounds
+from recall_kit.study.steps.agreement import AgreementOutput
+from recall_kit.study.steps.bounds import BoundsOutput, attach_bounds
+from recall_kit.study.steps.common import Skipped, read_output
+from recall_kit.study.steps.evaluation_set import SensitiveDropped, Strata
 from recall_kit.study.steps.intervals import attach_intervals
+from recall_kit.study.steps.judgments import JudgmentsOutput
+from recall_kit.study.steps.lint import LintOutput
+from recall_kit.study.steps.pool import PoolOutput
 
 if TYPE_CHECKING:
     from recall_kit.dataset import Dataset
@@ -45,11 +48,6 @@ DETECTABLE_Z = 1.959964 + 0.841621
 
 #: Exact strata: lint's kinds that break "the phrase occurs in exactly its judged memories".
 EXACT_RULE_BROKEN = ("exact_not_unique", "exact_not_found")
-
-
-def read_json(path: Path) -> Any:
-    """A step's JSON artefact, read back."""
-    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def relevant(dataset: Dataset, query_id: str) -> set[str]:
@@ -110,7 +108,7 @@ def mark_reach(strata: Sequence[StratumSummary], family_rows: int, resamples: in
 
 
 def stratum_summaries(dataset: Dataset, baseline: BenchmarkResult, challenger: BenchmarkResult | None,
-                      decision: Sequence[str], built: Mapping[str, Mapping[str, Any]],
+                      decision: Sequence[str], built: Strata,
                       lint_findings: Sequence[Mapping[str, Any]]) -> list[StratumSummary]:
     """Per stratum: size, construction, label shape, lint counts and the minimum detectable deltas."""
     by_stratum: dict[str, list[str]] = {}
@@ -119,7 +117,7 @@ def stratum_summaries(dataset: Dataset, baseline: BenchmarkResult, challenger: B
     out = []
     for stratum, ids in by_stratum.items():
         lint = Counter(str(f["kind"]) for f in lint_findings if f.get("stratum") == stratum)
-        how = built.get(stratum, {})
+        how = built.get(stratum)
         exact_rule = stratum.startswith("exact") and not any(lint[kind] for kind in EXACT_RULE_BROKEN)
         mde = {}
         for metric in decision:
@@ -128,8 +126,8 @@ def stratum_summaries(dataset: Dataset, baseline: BenchmarkResult, challenger: B
             value = minimum_detectable([base[q] for q in ids], [other[q] for q in ids])
             mde[metric] = round(value, 4) if math.isfinite(value) else None
         out.append(StratumSummary(
-            name=stratum, queries=len(ids), built=str(how.get("built", "supplied by the user")),
-            corpus_rule=bool(how.get("generated")) or exact_rule,
+            name=stratum, queries=len(ids), built=how.built if how else "supplied by the user",
+            corpus_rule=(how is not None and how.generated) or exact_rule,
             one_relevant_share=round(sum(1 for q in ids if len(relevant(dataset, q)) == 1) / len(ids), 4),
             graded_share=round(sum(1 for q in ids if any(g > 1 for g in dataset.qrels.get(q, {}).values()))
                                / len(ids), 4),
@@ -195,7 +193,7 @@ def ablation_summary(graph: Artefacts, hook_k: int, decision: Sequence[str],
 
     folder = graph.path("ablation")
     if (folder / "skipped.json").exists():
-        return AblationSummary(skipped=str(read_json(folder / "skipped.json")["why"]))
+        return AblationSummary(skipped=read_output(Skipped, folder / "skipped.json").why)
     saved = SavedAblation.load(folder / "ablation" / "ablation.json")
     full = load_result(folder / "ablation" / str(saved.variants[0].file))
     return AblationSummary(
@@ -212,7 +210,7 @@ def sweep_summary(graph: Artefacts, system: str) -> SweepSummary:
 
     folder = graph.path("sweep")
     if (folder / "skipped.json").exists():
-        return SweepSummary(skipped=str(read_json(folder / "skipped.json")["why"]))
+        return SweepSummary(skipped=read_output(Skipped, folder / "skipped.json").why)
     saved = SavedSweep.load(folder / "sweep" / "sweep.json")
     held_out = ([HeadToHead.of(row, saved.comparison.rows) for row in saved.comparison.rows
                  if row.scope == "overall"]
@@ -280,7 +278,7 @@ def collect(reads: DocumentReads, artefacts: Artefacts) -> StudyResult:
                                               margin=reads.margin)
     _strata(study, reads, artefacts, dataset, results, saturated)
     study.verdicts = recommend(study)
-    attach_bounds(study, read_json(artefacts.path("bounds") / "bounds.json"),
+    attach_bounds(study, read_output(BoundsOutput, artefacts.path("bounds") / "bounds.json"),
                   dataclasses.asdict(judgments.people) if judgments.people else None, agreement.people)
     attach_intervals(study, artefacts)
     mark_provisional(study)
@@ -299,8 +297,8 @@ def _strata(study: StudyResult, reads: DocumentReads, artefacts: Artefacts, data
     challenger = verdict_subject(study)
     study.strata = stratum_summaries(
         dataset, results[reads.baseline], results[challenger] if challenger else None, reads.decision,
-        read_json(artefacts.path("evaluation-set") / "strata.json"),
-        read_json(artefacts.path("lint") / "lint.json")["findings"])
+        read_output(Strata, artefacts.path("evaluation-set") / "strata.json"),
+        read_output(LintOutput, artefacts.path("lint") / "lint.json").findings)
     for stratum in study.strata:
         stratum.saturated = saturated.get(stratum.name, [])
     mark_reach(study.strata, len(study.head_to_head), reads.resamples)
@@ -310,10 +308,10 @@ def sensitive_labels(artefacts: Artefacts, judgments: JudgmentsOutput) -> dict[s
     """How many labels named a sensitive memory and were dropped, per file: the user's qrels (the
     evaluation-set step's sensitive.json) and each person's grades (the judgments step's)."""
     listed = artefacts.path("evaluation-set") / "sensitive.json"
-    own = read_json(listed) if listed.is_file() else {}
-    dropped = {str(own.get("file", "qrels.jsonl")): int(own["labels_dropped"])} if own.get("labels_dropped") else {}
+    own = read_output(SensitiveDropped, listed) if listed.is_file() else None
+    dropped = {own.file: own.labels_dropped} if own and own.labels_dropped else {}
     dropped.update(judgments.people.sensitive_dropped if judgments.people else {})
-    return {"sensitive_dropped": dropped, "sensitive_queries_dropped": int(own.get("queries_dropped", 0))}
+    return {"sensitive_dropped": dropped, "sensitive_queries_dropped": own.queries_dropped if own else 0}
 
 
 def unjudged_left(dataset: Dataset, results: Mapping[str, BenchmarkResult], depth: int) -> int:

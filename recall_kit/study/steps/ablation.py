@@ -6,10 +6,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from recall_kit.fileio import write_json_atomic
 from recall_kit.study.config import StudyConfig
 from recall_kit.study.pipeline.declare import Artefacts
-from recall_kit.study.steps.common import JUDGED, StepRule, SystemReads, best_of, eval_steps, executor, scoring
+from recall_kit.study.steps.common import (
+    JUDGED,
+    Skipped,
+    StepRule,
+    SystemReads,
+    best_of,
+    eval_steps,
+    executor,
+    scoring,
+    write_output,
+)
 
 
 @dataclass(frozen=True)
@@ -40,7 +49,7 @@ def ablation_reads(config: StudyConfig, artefacts: Artefacts) -> AblationReads:
 def make_ablation(reads: AblationReads, artefacts: Artefacts, folder: Path) -> None:
     """`recall-kit ablate`: every single leg, leave-one-out and the full system, from one search per leg."""
     if reads.system is None:
-        write_json_atomic(folder / "skipped.json", {"why": "no candidate has two legs or more"})
+        write_output(folder / "skipped.json", Skipped("no candidate has two legs or more"))
         return
     from recall_kit.dataset import load_dataset
     from recall_kit.decide.ablate import run_ablation

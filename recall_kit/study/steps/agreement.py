@@ -10,10 +10,27 @@ from typing import Any
 
 from recall_kit.errors import DatasetError
 from recall_kit.study.config import StudyConfig
-from recall_kit.study.outputs import AgreementOutput, write_output
 from recall_kit.study.pipeline.declare import Artefacts
 from recall_kit.study.pipeline.graph import file_hash
-from recall_kit.study.steps.common import StepRule, hashes, people_paths
+from recall_kit.study.steps.common import StepRule, hashes, people_paths, write_output
+
+
+@dataclass
+class AgreementOutput:
+    """agreement.json: judge agreement, measured (Cohen's kappa, on how many pairs, against what) or why not."""
+
+    measured: bool
+    #: What the second judge (or the person) was compared with.
+    against: str | None = None
+    kappa: float | None = None
+    n: int | None = None
+    kappa_ci: list[float] | None = None
+    #: Why it was not measured.
+    why: str | None = None
+    #: People's agreement, between them and with the judge or the qrels (study/people.py `people_agreement`).
+    people: dict[str, Any] | None = None
+    #: `recall-kit agreement`'s whole result, when `[judging] agreement` names a grades file.
+    detail: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)

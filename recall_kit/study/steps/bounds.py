@@ -5,17 +5,26 @@ those bounds (with people's labels and their agreement) put on the study result.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from recall_kit.study.config import StudyConfig
 from recall_kit.study.pipeline.declare import Artefacts
-from recall_kit.study.steps.common import StepRule, compare_reads, eval_steps, simpler_reads
+from recall_kit.study.steps.common import StepRule, compare_reads, eval_steps, simpler_reads, write_output
 
 if TYPE_CHECKING:
     from recall_kit.decide.holes import PairedBounds
     from recall_kit.study.result import HoleBounds, StudyResult, Verdict
+
+
+@dataclass
+class BoundsOutput:
+    """bounds.json: the head-to-head's decision rows' bounds (`rows`) and the compare-down's (`simpler`),
+    each `PairedBounds.to_dict` (its fields and the verdicts they give), read back by `PairedBounds.from_dict`."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    simpler: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -65,18 +74,15 @@ def decision_bounds(reads: BoundsReads, artefacts: Artefacts) -> tuple[list[Pair
 
 def make_bounds(reads: BoundsReads, artefacts: Artefacts, folder: Path) -> None:
     """The bounds step: bounds.json."""
-    from recall_kit.fileio import write_json_atomic
-
     head, down = decision_bounds(reads, artefacts)
-    write_json_atomic(folder / "bounds.json", {"rows": [b.to_dict() for b in head],
-                                               "simpler": [b.to_dict() for b in down]})
+    write_output(folder / "bounds.json", BoundsOutput([b.to_dict() for b in head], [b.to_dict() for b in down]))
 
 
 RULE = StepRule("bounds", BoundsReads, lambda at, artefacts: bounds_reads(at.config, artefacts), make_bounds,
                 needs=lambda at: ["judgments", *eval_steps(at)])
 
 
-def attach_bounds(study: StudyResult, found: Mapping[str, Any], people: Mapping[str, Any] | None,
+def attach_bounds(study: StudyResult, found: BoundsOutput, people: Mapping[str, Any] | None,
                   agreement: Mapping[str, Any] | None) -> None:
     """Put the bounds step's rows on the study result: every row (`study.bounds`), each verdict's
     summary (`Verdict.bounds`) and each compare-down pair's (`SimplerComparison.bounds`); and the
@@ -85,8 +91,8 @@ def attach_bounds(study: StudyResult, found: Mapping[str, Any], people: Mapping[
     from recall_kit.document_reader import from_json
     from recall_kit.study.result import SCHEMA, KappaAgainst, KappaBetween, PeopleSummary
 
-    study.bounds = [PairedBounds.from_dict(row) for row in found.get("rows", [])]
-    down = [PairedBounds.from_dict(row) for row in found.get("simpler", [])]
+    study.bounds = [PairedBounds.from_dict(row) for row in found.rows]
+    down = [PairedBounds.from_dict(row) for row in found.simpler]
     for verdict in study.verdicts:
         verdict.bounds = hole_bounds([b for b in study.bounds if b.candidate == verdict.system
                                       and b.scope == verdict.scope])

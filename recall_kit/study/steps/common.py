@@ -5,22 +5,27 @@ own pieces; what two or more use is here, once.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import dataclasses
+import json
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from recall_kit.document_reader import from_json
 from recall_kit.fileio import write_json_atomic
 from recall_kit.study.config import StudyConfig, SystemConfig
 from recall_kit.study.people import people_files
 from recall_kit.study.pipeline.declare import Artefacts, Rule
 from recall_kit.study.pipeline.graph import file_hash
+from recall_kit.study.result import SCHEMA
 
 if TYPE_CHECKING:
     from recall_kit.measure.run.executor import Executor
     from recall_kit.measure.systems.system import SystemSpec
 
 R = TypeVar("R")
+Output = TypeVar("Output")
 
 #: The judged set and the evaluation set, as a Reproduce line (run from the study folder) names them.
 JUDGED, EVALUATION = "steps/judgments/dataset", "steps/evaluation-set"
@@ -73,6 +78,36 @@ class StepRule(Generic[R]):
 
     def _reads(self, at: Declaring) -> Callable[[Artefacts], R]:
         return lambda artefacts: self.reads(at, artefacts)
+
+
+# -- the outputs the document reads ----------------------------------------------------------------
+
+
+def write_output(path: Path, output: Any) -> None:
+    """A step's typed output as JSON (`dataclasses.asdict`; optional fields left unset are left out).
+    A mapping of name -> dataclass (strata.json's stratum -> how it was built) is written entry by entry."""
+    if isinstance(output, Mapping):
+        write_json_atomic(path, {key: _plain(value) for key, value in output.items()})
+    else:
+        write_json_atomic(path, _plain(output))
+
+
+def _plain(output: Any) -> dict[str, Any]:
+    return {key: value for key, value in dataclasses.asdict(output).items() if value is not None}
+
+
+def read_output(kind: type[Output], path: Path) -> Output:
+    """A step's typed output read back (document_reader.py `from_json`: field by field, nested types too);
+    a key the type does not declare, or a field it needs missing, is one error naming the file."""
+    return from_json(kind, json.loads(path.read_text(encoding="utf-8")), path.name, SCHEMA)
+
+
+@dataclass
+class Skipped:
+    """skipped.json: why a step that runs only when the study asks for it (compare with one system,
+    ablation, sweep) did not run."""
+
+    why: str
 
 
 # -- readers ----------------------------------------------------------------------------------------
@@ -232,7 +267,7 @@ def make_compare(reads: CompareReads, artefacts: Artefacts, folder: Path) -> Non
     from recall_kit.measure.result import load_result
 
     if len(reads.systems) < 2:
-        write_json_atomic(folder / "skipped.json", {"why": "no other system to compare with"})
+        write_output(folder / "skipped.json", Skipped("no other system to compare with"))
         return
     named = [(name, load_result(artefacts.path(f"eval/{name}") / "result.json")) for name in reads.systems]
     comparison = compare_results(named, metrics=reads.metrics, n_resamples=reads.resamples, seed=reads.seed,

@@ -10,10 +10,9 @@ from typing import Any
 from recall_kit.errors import DatasetError
 from recall_kit.fileio import write_jsonl_atomic
 from recall_kit.study.config import StudyConfig, shown_path
-from recall_kit.study.outputs import write_output
 from recall_kit.study.pipeline.declare import Artefacts
 from recall_kit.study.result import CorpusSummary
-from recall_kit.study.steps.common import StepRule, hashes
+from recall_kit.study.steps.common import StepRule, hashes, write_output
 from recall_kit.study.validate import check_corpus_rows
 
 

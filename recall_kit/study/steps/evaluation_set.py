@@ -9,11 +9,34 @@ from pathlib import Path
 from typing import Any
 
 from recall_kit.errors import DatasetError, SpecError
-from recall_kit.fileio import write_json_atomic, write_jsonl_atomic
+from recall_kit.fileio import write_jsonl_atomic
 from recall_kit.study.config import StudyConfig, shown_path
 from recall_kit.study.pipeline.declare import Artefacts
-from recall_kit.study.steps.common import StepRule, hashes, read_rows
+from recall_kit.study.steps.common import StepRule, hashes, read_rows, write_output
 from recall_kit.study.validate import check_copied_queries, check_generated
+
+
+@dataclass
+class StratumBuilt:
+    """strata.json, stratum -> how its queries were made (`built`, said in the document) and whether
+    they were generated from the corpus alone (`generated`: the corpus is the rule they follow)."""
+
+    built: str
+    generated: bool
+
+
+#: strata.json: every stratum of the evaluation set, as its step wrote it.
+Strata = dict[str, StratumBuilt]
+
+
+@dataclass
+class SensitiveDropped:
+    """sensitive.json: the user's labels of memories dropped as sensitive, dropped in turn; the queries
+    left without labels, dropped with them; and the name of the user's qrels file they came from."""
+
+    labels_dropped: int
+    queries_dropped: int
+    file: str
 
 
 @dataclass(frozen=True)
@@ -73,9 +96,9 @@ def make_evaluation_set(reads: EvaluationSetReads, artefacts: Artefacts, folder:
              else "supplied by the user (queries and qrels files)" for stratum in supplied}
     _generate(reads, folder, supplied, built)
     dataset = load_dataset(folder)
-    write_json_atomic(folder / "strata.json", {stratum: {"built": built.get(stratum, "supplied by the user"),
-                                                         "generated": "alone by 'exact'" in built.get(stratum, "")}
-                                               for stratum in dataset.strata})
+    write_output(folder / "strata.json", {stratum: StratumBuilt(built.get(stratum, "supplied by the user"),
+                                                                "alone by 'exact'" in built.get(stratum, ""))
+                                          for stratum in dataset.strata})
 
 
 def _generate(reads: EvaluationSetReads, folder: Path, supplied: set[str], built: dict[str, str]) -> None:
@@ -137,8 +160,7 @@ def _drop_sensitive_labels(corpus: Path, folder: Path, source: str) -> None:
             dropped_queries.add(as_id(row.get("query_id")))
             continue
         kept.append(row)
-    write_json_atomic(folder / "sensitive.json", {"labels_dropped": dropped_labels,
-                                                  "queries_dropped": len(dropped_queries), "file": source})
+    write_output(folder / "sensitive.json", SensitiveDropped(dropped_labels, len(dropped_queries), source))
     if not dropped_labels:
         return
     write_jsonl_atomic(folder / "qrels.jsonl", kept)

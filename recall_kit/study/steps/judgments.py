@@ -6,19 +6,55 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from recall_kit.fileio import write_jsonl_atomic
 from recall_kit.study.config import StudyConfig
-from recall_kit.study.outputs import JudgmentsOutput, PeopleAdded, write_output
 from recall_kit.study.people import LABELLED
 from recall_kit.study.pipeline.declare import Artefacts
-from recall_kit.study.steps.common import DATASET_FILES, Declaring, StepRule, hashes, people_paths, read_rows
+from recall_kit.study.steps.common import (
+    DATASET_FILES,
+    Declaring,
+    StepRule,
+    hashes,
+    people_paths,
+    read_rows,
+    write_output,
+)
 
 if TYPE_CHECKING:
     from recall_kit.types import RelevanceJudge
+
+
+@dataclass
+class PeopleAdded:
+    """People's grades (`recall-kit label`'s files) the judgments step merged."""
+
+    assessors: list[str]
+    #: Grades they added where nothing before them judged the pair.
+    added: int
+    #: A person's file name -> their grades of memories dropped as sensitive, dropped in turn.
+    sensitive_dropped: dict[str, int] = field(default_factory=dict)
+    #: Assessor -> pairs two of their files grade differently (the most recent grade kept).
+    conflicts: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class JudgmentsOutput:
+    """judgments.json: where the study's labels come from."""
+
+    #: "qrels" or the model judge's name.
+    source: str
+    #: Labels added to the user's qrels (people's grades and the judge's, where nothing judged the pair).
+    pooled_labels: int
+    #: The model judge's provenance (its model, prompt, version), None without one.
+    provenance: dict[str, Any] | None = None
+    people: PeopleAdded | None = None
+    #: A judge that learns, measured on the labelled pairs it learnt from (cross-fitted):
+    #: `recall_kit.curate.evidence.measured_on_labels`'s numbers (kappa, kappa_ci, n, ...).
+    judge_measured: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)

@@ -5,10 +5,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from recall_kit.fileio import write_json_atomic
 from recall_kit.study.pipeline.declare import Artefacts
-from recall_kit.study.steps.common import StepRule
+from recall_kit.study.steps.common import StepRule, write_output
+
+
+@dataclass
+class LintOutput:
+    """lint.json: `recall-kit dataset lint`'s report (curate/lint.py `LintReport.to_dict`). A finding's
+    keys vary with its kind (those it lacks are left out), so each finding stays a mapping."""
+
+    path: str
+    settings: dict[str, Any]
+    queries: int
+    strata: dict[str, int]
+    near_duplicate_pairs: list[list[Any]]
+    counts: dict[str, int]
+    findings: list[dict[str, Any]]
+    ok: bool
 
 
 @dataclass(frozen=True)
@@ -22,7 +37,7 @@ def make_lint(_: LintReads, artefacts: Artefacts, folder: Path) -> None:
     from recall_kit.dataset import load_dataset
 
     report = lint_dataset(load_dataset(artefacts.path("evaluation-set")))
-    write_json_atomic(folder / "lint.json", report.to_dict())
+    write_output(folder / "lint.json", LintOutput(**report.to_dict()))
 
 
 def lint_command(_: LintReads, folder: Path) -> str:

@@ -3,14 +3,27 @@ unjudged ids in each system's top k at the hook."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from recall_kit.fileio import write_jsonl_atomic
 from recall_kit.study.config import StudyConfig
-from recall_kit.study.outputs import PoolOutput, write_output
 from recall_kit.study.pipeline.declare import Artefacts
-from recall_kit.study.steps.common import StepRule
+from recall_kit.study.steps.common import StepRule, write_output
+
+
+@dataclass
+class PoolOutput:
+    """pool.json: the pool of unjudged ids every system returned at `depth`, and the holes at the hook's k."""
+
+    depth: int
+    #: System -> {"returned": ids in its tops, "unjudged": of those, how many no label judges}.
+    counts: dict[str, dict[str, int]]
+    #: Unjudged ids pooled, over how many queries.
+    ids: int
+    queries: int
+    #: System -> the share of its top `hook_k` that no label judges.
+    unjudged_share_at_hook_k: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

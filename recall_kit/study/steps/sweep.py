@@ -6,10 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from recall_kit.fileio import write_json_atomic
 from recall_kit.study.config import StudyConfig
 from recall_kit.study.pipeline.declare import Artefacts
-from recall_kit.study.steps.common import JUDGED, StepRule, SystemReads, executor, scoring
+from recall_kit.study.steps.common import JUDGED, Skipped, StepRule, SystemReads, executor, scoring, write_output
 
 
 @dataclass(frozen=True)
@@ -40,7 +39,7 @@ def sweep_reads(config: StudyConfig) -> SweepReads:
 def make_sweep(reads: SweepReads, artefacts: Artefacts, folder: Path) -> None:
     """`recall-kit sweep --holdout --guard`: the grid, chosen on the tuning half, reported on the held-out one."""
     if reads.system is None:
-        write_json_atomic(folder / "skipped.json", {"why": "no [sweep] system and grid configured"})
+        write_output(folder / "skipped.json", Skipped("no [sweep] system and grid configured"))
         return
     from recall_kit.dataset import load_dataset
     from recall_kit.decide.sweep import run_sweep

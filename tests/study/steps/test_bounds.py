@@ -10,7 +10,7 @@ from study.test_threats import clean_study  # tests/ is on sys.path (conftest.py
 
 from recall_kit.decide.holes import PairedBounds
 from recall_kit.study.result import KappaAgainst, StudyResult, Verdict
-from recall_kit.study.steps.bounds import attach_bounds, hole_bounds, verdict_bounds
+from recall_kit.study.steps.bounds import BoundsOutput, attach_bounds, hole_bounds, verdict_bounds
 
 
 def _row(candidate: str, scope: str, delta: float, high: float, p_high: float, metric: str = "recall@5",
@@ -49,8 +49,8 @@ def test_each_verdict_gets_only_its_own_rows() -> None:
 
 def test_attach_bounds_puts_rows_verdict_summaries_and_typed_people_on_the_result() -> None:
     study = _study()
-    found = {"rows": [_row("hybrid", "overall", 0.2, 0.3, 0.001).to_dict(), _row("hybrid", "exact", 0.1, 0.2, 0.5).to_dict()],
-             "simpler": []}
+    found = BoundsOutput([_row("hybrid", "overall", 0.2, 0.3, 0.001).to_dict(),
+                          _row("hybrid", "exact", 0.1, 0.2, 0.5).to_dict()])
     agreement = {"assessors": {"alice": 4}, "between": [],
                  "against_qrels": [{"assessor": "alice", "kappa": 1.0, "n": 4, "interval": None, "agreed": 4}]}
     attach_bounds(study, found, {"added": 2}, agreement)
@@ -59,5 +59,5 @@ def test_attach_bounds_puts_rows_verdict_summaries_and_typed_people_on_the_resul
     assert study.people is not None and study.people.added == 2
     assert study.people.against_qrels == [KappaAgainst("alice", 1.0, 4, None, 4)]
     bare = _study()
-    attach_bounds(bare, {"rows": []}, None, None)
+    attach_bounds(bare, BoundsOutput(), None, None)
     assert bare.people is None and all(v.bounds is None for v in bare.verdicts)

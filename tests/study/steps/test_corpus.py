@@ -12,10 +12,10 @@ from study_support import LEXICAL_PAIR
 
 from recall_kit.errors import DatasetError
 from recall_kit.study.config import load_study
-from recall_kit.study.outputs import read_output
 from recall_kit.study.pipeline.declare import Artefacts
 from recall_kit.study.pipeline.graph import StudyGraph
 from recall_kit.study.result import CorpusSummary
+from recall_kit.study.steps.common import read_output
 from recall_kit.study.steps.corpus import corpus_reads, make_corpus
 from recall_kit.study.steps.evaluation_set import evaluation_set_reads, make_evaluation_set
 

@@ -11,10 +11,10 @@ import pytest
 from study.steps.test_corpus import _jsonl, evaluation_set  # tests/ is on sys.path (conftest.py)
 
 from recall_kit.errors import DatasetError
-from recall_kit.study.outputs import JudgmentsOutput, read_output
 from recall_kit.study.pipeline.declare import Artefacts
 from recall_kit.study.pipeline.graph import StudyGraph
-from recall_kit.study.steps.judgments import JudgmentsReads, make_judgments
+from recall_kit.study.steps.common import read_output
+from recall_kit.study.steps.judgments import JudgmentsOutput, JudgmentsReads, make_judgments
 
 
 def _person(path: Path, assessor: str, grades: dict[str, dict[str, int]]) -> str:

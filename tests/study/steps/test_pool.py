@@ -11,9 +11,9 @@ from study.steps.test_corpus import evaluation_set  # tests/ is on sys.path (con
 from recall_kit.dataset import load_dataset
 from recall_kit.measure.run.runner import run_benchmark
 from recall_kit.measure.systems.system import SystemSpec
-from recall_kit.study.outputs import PoolOutput, read_output
 from recall_kit.study.pipeline.declare import Artefacts
-from recall_kit.study.steps.pool import PoolReads, make_pool, pool_command
+from recall_kit.study.steps.common import read_output
+from recall_kit.study.steps.pool import PoolOutput, PoolReads, make_pool, pool_command
 
 
 def test_the_pool_holds_each_systems_unjudged_top_ids(tmp_path: Path, overlap_plugin: object) -> None:
