@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from recall_kit.study.hole_evidence import attach_bounds, attach_intervals
 from recall_kit.study.result import (
     AblationSummary,
     AblationVariant,
@@ -27,10 +28,9 @@ from recall_kit.study.result import (
     SystemSummary,
 )
 from recall_kit.study.steps.agreement import AgreementOutput
-from recall_kit.study.steps.bounds import BoundsOutput, attach_bounds
+from recall_kit.study.steps.bounds import BoundsOutput
 from recall_kit.study.steps.common import Skipped, read_output
 from recall_kit.study.steps.evaluation_set import SensitiveDropped, Strata
-from recall_kit.study.steps.intervals import attach_intervals
 from recall_kit.study.steps.judgments import JudgmentsOutput
 from recall_kit.study.steps.lint import LintOutput
 from recall_kit.study.steps.pool import PoolOutput

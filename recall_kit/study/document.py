@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from recall_kit.study.hole_evidence import interval_line, intervals_table
 from recall_kit.study.result import HeadToHead, StudyResult
 from recall_kit.study.rules import RULES, SIMPLICITY_RULES
-from recall_kit.study.steps.intervals import interval_line, intervals_table
 from recall_kit.types import Chart, Report, ReportTable
 
 #: The section whose numbers change from run to run (seconds): kept last, so the rest of the

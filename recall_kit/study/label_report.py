@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from recall_kit.study.steps.bounds import verdict_bounds
+from recall_kit.study.hole_evidence import verdict_bounds
 
 if TYPE_CHECKING:
     from recall_kit.decide.holes import PairedBounds

@@ -50,8 +50,8 @@ def circular_stratum(study: StudyResult, **_: object) -> Threat | None:
 
 def holes(study: StudyResult, **_: object) -> Threat | None:
     """Unjudged ids in each system's top k, scored as not relevant; per verdict, whether they can flip it."""
+    from recall_kit.study.hole_evidence import verdict_bounds
     from recall_kit.study.label_report import flip_line
-    from recall_kit.study.steps.bounds import verdict_bounds
 
     shares = {s.name: s.unjudged_share for s in study.systems}
     if max(shares.values(), default=0.0) <= HOLES_SHARE:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 
-from study.steps.test_bounds import _row, _study  # tests/ is on sys.path (conftest.py)
+from study.test_hole_evidence import _row, _study  # tests/ is on sys.path (conftest.py)
 
 from recall_kit.study.label_report import bounds_table, flip_line, people_line
 from recall_kit.study.result import KappaAgainst, KappaBetween, PeopleSummary, Verdict

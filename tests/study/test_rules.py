@@ -257,8 +257,8 @@ def _intervals(study: StudyResult, low: float | None) -> Any:
     """The intervals step's rows for lexical and hybrid-graph: each `low`..`low + 0.2` (None: too
     few labelled queries yet), 300 labels planned."""
     from recall_kit.decide.ppi import Interval, LabelPlan
+    from recall_kit.study.hole_evidence import verdict_intervals
     from recall_kit.study.result import HoleInterval, HoleIntervals
-    from recall_kit.study.steps.intervals import verdict_intervals
 
     def row(candidate: str, metric: str) -> HoleInterval:
         found = None if low is None else Interval("ppi++", low + 0.1, low, low + 0.2, 200, 150, 50, 50, 300, "judge")

@@ -1,10 +1,9 @@
-"""The bounds step: what the pairs still unjudged could do to every decision row (bounds.json), and
-those bounds (with people's labels and their agreement) put on the study result.
+"""The bounds step: what the pairs still unjudged could do to every decision row (bounds.json).
+The document puts them on the study result (study/hole_evidence.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,7 +14,6 @@ from recall_kit.study.steps.common import StepRule, compare_reads, eval_steps, s
 
 if TYPE_CHECKING:
     from recall_kit.decide.holes import PairedBounds
-    from recall_kit.study.result import HoleBounds, StudyResult, Verdict
 
 
 @dataclass
@@ -80,54 +78,3 @@ def make_bounds(reads: BoundsReads, artefacts: Artefacts, folder: Path) -> None:
 
 RULE = StepRule("bounds", BoundsReads, lambda at, artefacts: bounds_reads(at.config, artefacts), make_bounds,
                 needs=lambda at: ["judgments", *eval_steps(at)])
-
-
-def attach_bounds(study: StudyResult, found: BoundsOutput, people: Mapping[str, Any] | None,
-                  agreement: Mapping[str, Any] | None) -> None:
-    """Put the bounds step's rows on the study result: every row (`study.bounds`), each verdict's
-    summary (`Verdict.bounds`) and each compare-down pair's (`SimplerComparison.bounds`); and the
-    people's labels with their agreement (`study.people`)."""
-    from recall_kit.decide.holes import PairedBounds
-    from recall_kit.document_reader import from_json
-    from recall_kit.study.result import SCHEMA, KappaAgainst, KappaBetween, PeopleSummary
-
-    study.bounds = [PairedBounds.from_dict(row) for row in found.rows]
-    down = [PairedBounds.from_dict(row) for row in found.simpler]
-    for verdict in study.verdicts:
-        verdict.bounds = hole_bounds([b for b in study.bounds if b.candidate == verdict.system
-                                      and b.scope == verdict.scope])
-    if study.recommendation is not None:
-        for pair in study.recommendation.comparisons:
-            pair.bounds = hole_bounds([b for b in down if b.baseline == pair.best and b.candidate == pair.simpler])
-            if pair.bounds is None and pair.simpler == study.baseline:  # the head-to-head's row, the other way round
-                pair.bounds = hole_bounds([b for b in study.bounds if b.candidate == pair.best and b.scope == "overall"],
-                                          sign=-1.0)
-    agreement = agreement or {}
-    if people or agreement:
-        study.people = PeopleSummary(
-            assessors=agreement.get("assessors", {}), added=(people or {}).get("added"),
-            conflicts=dict((people or {}).get("conflicts") or {}),
-            between=[from_json(KappaBetween, row, "agreement.json", SCHEMA) for row in agreement.get("between", [])],
-            against_model=[from_json(KappaAgainst, row, "agreement.json", SCHEMA) for row in agreement.get("against_model", [])],
-            against_qrels=[from_json(KappaAgainst, row, "agreement.json", SCHEMA) for row in agreement.get("against_qrels", [])])
-
-
-def hole_bounds(rows: Sequence[PairedBounds], sign: float = 1.0) -> HoleBounds | None:
-    """One verdict's (or pair's) `HoleBounds`: it can flip when any of its rows can; the deltas are its
-    first decision metric's (times `sign`: -1 reads a row the other way round). None without rows."""
-    from recall_kit.study.result import HoleBounds
-
-    if not rows:
-        return None
-    first = rows[0]
-    judged_only = (None if first.condensed_baseline is None or first.condensed_candidate is None
-                   else first.condensed_candidate - first.condensed_baseline)
-    return HoleBounds(can_flip=any(b.can_flip for b in rows), delta_if_all_relevant=sign * first.all_relevant,
-                      delta_if_none_relevant=sign * first.delta,
-                      judged_only_delta=None if judged_only is None else sign * judged_only)
-
-
-def verdict_bounds(study: StudyResult) -> list[tuple[Verdict, list[PairedBounds]]]:
-    """Each verdict with the bounds of its decision rows (the challenger's, in its scope)."""
-    return [(verdict, [b for b in study.bounds if b.candidate == verdict.system and b.scope == verdict.scope])
-            for verdict in study.verdicts]

@@ -23,8 +23,6 @@ from recall_kit.study.steps.common import StepRule, compare_reads, eval_steps, h
 
 if TYPE_CHECKING:
     from recall_kit.decide.holes import Contrast, Holes
-    from recall_kit.study.result import HoleInterval, HoleIntervals, StudyResult
-    from recall_kit.types import ReportTable
 
 FILE = "intervals.json"
 NO_JUDGE = "holes not relevant"
@@ -66,7 +64,7 @@ def make_intervals(reads: IntervalReads, graph: Artefacts, folder: Path) -> None
     """intervals.json: the sample (query ids, then their (query, id) holes in order) and each row.
 
     Every candidate's decision rows against the baseline, so whichever system the verdict ends up
-    about (the document picks it: `attach_intervals`), its rows are here. The frame is the union of
+    about (the document picks it: `hole_evidence.attach_intervals`), its rows are here. The frame is the union of
     the candidates' open queries, drawn in one seeded order; a sample query's pairs are the holes of
     every system that can become the verdict (each system's unlabelled ids in its top k at the hook,
     and each contrast's holes), so a labelled prefix stays labelled whatever the labels favour; each
@@ -160,91 +158,3 @@ def sample_pairs(folder: str | Path) -> list[tuple[str, str]]:
         return [(str(q), str(d)) for q, d in json.loads(path.read_text(encoding="utf-8")).get("pairs", [])]
     except (ValueError, TypeError, AttributeError, RecursionError):  # not JSON, not pairs, too deep
         raise DatasetError(f"{path}: not as the study's intervals step writes it; run the study again.") from None
-
-
-# -- what the document says -----------------------------------------------------------------------
-
-
-def attach_intervals(study: StudyResult, graph: Artefacts) -> None:
-    """Put the intervals step's evidence on the study result (`study.intervals`)."""
-    import json
-
-    from recall_kit.study.result import HoleIntervals
-
-    path = graph.path("intervals") / FILE
-    if not path.is_file():
-        return
-    study.intervals = verdict_intervals(study, HoleIntervals.from_dict(json.loads(path.read_text(encoding="utf-8")),
-                                                                     str(path)))
-
-
-def verdict_intervals(study: StudyResult, found: HoleIntervals) -> HoleIntervals:
-    """The intervals step's rows of the system the verdict is about (`rules.verdict_subject`: the
-    recommended system, or the best candidate where the rule keeps the baseline), the others left out:
-    the document's intervals, its bottom line and the label page speak of one comparison."""
-    from recall_kit.study.rules import verdict_subject
-
-    found.challenger = verdict_subject(study)
-    found.rows = [row for row in found.rows if row.candidate == found.challenger]
-    return found
-
-
-def _overall(study: StudyResult) -> list[HoleInterval]:
-    found = study.intervals
-    return [] if found is None else [row for row in found.rows if row.scope == "overall"]
-
-
-def interval_line(study: StudyResult) -> str | None:
-    """The bottom line's sentence on the holes: the hole-aware interval of each overall decision row
-    once people labelled enough of the sample, else what the printed intervals assume and how many
-    labels would give one that does not. None when no row has a hole that can move it."""
-    found, rows = study.intervals, _overall(study)
-    if found is None or not rows or all(row.open == 0 for row in rows):
-        return None
-    predictor = found.predictor
-    labelled = [(row.metric, row.interval) for row in rows if row.interval is not None]
-    if labelled:
-        first = labelled[0][1]
-        parts = [f"{metric} {iv.delta:+.4f} [{iv.low:+.4f}, {iv.high:+.4f}]" + (" (includes 0)" if iv.low <= 0 <= iv.high else "")
-                 for metric, iv in labelled]
-        return (f"Hole-aware interval ({found.challenger} against {study.baseline}, prediction-powered: "
-                f"people's labels on {first.labelled} of the {first.open} open queries drawn at random, "
-                f"{first.labels} labels; predictor: {predictor}): " + "; ".join(parts) + ".")
-    need = max(rows, key=lambda row: row.plan.labels)
-    how = (f"labelling every open query's holes ({need.plan.labels:,} labels)" if need.plan.everything else
-           f"about {need.plan.labels:,} labels ({need.plan.queries} queries of the seeded sample)")
-    goal = ("narrow enough to tell the delta as scored from 0, if it holds" if need.plan_target == "zero"
-            else "as narrow as the printed one")
-    assumed = ("every unjudged hit is not relevant" if predictor == NO_JUDGE else
-               f"{predictor}'s grades of the unjudged hits are right")
-    return (f"These intervals assume {assumed} ({need.open} of {need.n} queries have a hole in the"
-            f" store's own labels that can move their {need.metric} delta). A prediction-powered interval "
-            f"that does not, {goal} (width {need.plan.width:.3f}), needs {how} (ppi-python's power "
-            f"analysis; `recall-kit label` offers the sample first).")
-
-
-def intervals_table(study: StudyResult) -> ReportTable | None:
-    """The document's table: each of the challenger's decision rows with its hole-aware interval."""
-    from recall_kit.decide.ppi import MIN_LABELLED
-    from recall_kit.types import ReportTable
-
-    found = study.intervals
-    if found is None or not found.rows:
-        return None
-    rows = []
-    for row in found.rows:
-        iv = row.interval
-        rows.append([row.scope, row.metric, row.open, row.labelled,
-                     "" if iv is None else f"{iv.delta:+.4f}",
-                     f"not yet (fewer than {MIN_LABELLED} labelled)" if iv is None else f"[{iv.low:+.4f}, {iv.high:+.4f}]",
-                     "" if iv is None else iv.method, "" if iv is None else iv.labels,
-                     "all" if row.plan.everything else f"{row.plan.labels:,} ({row.plan.queries})"])
-    return ReportTable(
-        "Hole-aware intervals",
-        ["scope", "metric", "open queries", "labelled", "delta", "95% interval", "method", "labels",
-         "labels (queries) for the planned width"],
-        rows,
-        [f"{found.challenger} against {study.baseline}. Prediction-powered inference (ppi-python, PPI++): a "
-         f"person's labels on a seeded random sample of the open queries (a label can move their delta; the others "
-         f"count exactly), the predictor ({found.predictor}) on the rest. Valid whatever the predictor's errors; "
-         f"the sample's first queries: {', '.join(found.sample[:5])}{' ...' if len(found.sample) > 5 else ''}."])

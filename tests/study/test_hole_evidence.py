@@ -1,4 +1,4 @@
-"""The bounds step's rows on the study result (recall_kit.study.steps.bounds): each verdict gets the summary of
+"""The bounds step's rows on the study result (recall_kit.study.hole_evidence): each verdict gets the summary of
 its own rows (its challenger, its scope), a compare-down pair its own or the head-to-head's row read the
 other way round, and people's kappa rows become typed."""
 
@@ -10,7 +10,8 @@ from study.test_threats import clean_study  # tests/ is on sys.path (conftest.py
 
 from recall_kit.decide.holes import PairedBounds
 from recall_kit.study.result import KappaAgainst, StudyResult, Verdict
-from recall_kit.study.steps.bounds import BoundsOutput, attach_bounds, hole_bounds, verdict_bounds
+from recall_kit.study.hole_evidence import attach_bounds, hole_bounds, verdict_bounds
+from recall_kit.study.steps.bounds import BoundsOutput
 
 
 def _row(candidate: str, scope: str, delta: float, high: float, p_high: float, metric: str = "recall@5",
