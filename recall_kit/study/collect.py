@@ -1,46 +1,36 @@
 """The study result gathered from the steps' artefacts: the evidence, then the rules and the threats.
 
-Each summary is a function of a dataset and results (so a test can plant either); `collect` reads
-the study folder and puts them together.
+Each summary is a function of a dataset and results (so a test can plant either); the document
+step's `collect` (study/steps/document.py) reads the study folder and puts them together.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from recall_kit.study.hole_evidence import attach_bounds, attach_intervals
 from recall_kit.study.result import (
     AblationSummary,
     AblationVariant,
     AgreementSummary,
-    CorpusSummary,
     HeadToHead,
-    LabelsSummary,
     LegReach,
-    ProductionSummary,
     StratumSummary,
-    StudyResult,
     SweepSummary,
     SystemSummary,
 )
 from recall_kit.study.steps.agreement import AgreementOutput
-from recall_kit.study.steps.bounds import BoundsOutput
 from recall_kit.study.steps.common import Skipped, read_output
 from recall_kit.study.steps.evaluation_set import SensitiveDropped, Strata
 from recall_kit.study.steps.judgments import JudgmentsOutput
-from recall_kit.study.steps.lint import LintOutput
-from recall_kit.study.steps.pool import PoolOutput
 
 if TYPE_CHECKING:
     from recall_kit.dataset import Dataset
     from recall_kit.decide.compare import SavedComparison
     from recall_kit.measure.result import BenchmarkResult
     from recall_kit.study.pipeline.declare import Artefacts
-    from recall_kit.study.steps.document import DocumentReads
 
 #: z(1 - 0.05 / 2) + z(0.8): the minimum detectable delta of a paired test is this many standard
 #: errors of the mean paired difference (two-sided alpha 0.05, power 0.8).
@@ -234,74 +224,6 @@ def agreement_summary(data: AgreementOutput, threshold: float) -> AgreementSumma
     """The agreement step's output as the study keeps it."""
     return AgreementSummary(measured=data.measured, kappa=data.kappa, n=data.n, kappa_ci=data.kappa_ci,
                             why=data.why or "", against=data.against or "", threshold=threshold)
-
-
-def collect(reads: DocumentReads, artefacts: Artefacts) -> StudyResult:
-    """Read every step's artefacts into the typed study result; apply the rules; run the detectors."""
-    from recall_kit.dataset import load_dataset
-    from recall_kit.decide.compare import SavedComparison
-    from recall_kit.measure.result import load_result
-    from recall_kit.study.rules import mark_provisional, recommend, recommend_simplest
-    from recall_kit.study.threats import detect
-
-    dataset = load_dataset(artefacts.path("judgments") / "dataset")
-    results = {name: load_result(artefacts.path(f"eval/{name}") / "result.json") for name in reads.systems}
-    comparison = SavedComparison.load(artefacts.path("compare") / "comparison.json")
-    saturated = saturation(results, reads.decision)
-    full = {stratum for stratum, metrics in saturated.items() if metrics}
-    from recall_kit.study.people import labelled_qrels
-
-    labelled = labelled_qrels(artefacts.path("judgments"))
-    systems = [system_summary(name, result, dataset, reads.hook_k, full, labelled) for name, result in results.items()]
-    pool = read_output(PoolOutput, artefacts.path("pool") / "pool.json")
-    judgments = read_output(JudgmentsOutput, artefacts.path("judgments") / "judgments.json")
-    agreement = read_output(AgreementOutput, artefacts.path("agreement") / "agreement.json")
-    production = reads.production
-    study = StudyResult(
-        name=reads.name, hook_k=reads.hook_k, decision_metrics=reads.decision,
-        exploratory_metrics=reads.exploratory, baseline=reads.baseline, seed=reads.seed,
-        resamples=reads.resamples,
-        corpus=read_output(CorpusSummary, artefacts.path("corpus") / "corpus.json"),
-        strata=[], labels=LabelsSummary(judgments.source, judgments.pooled_labels, pool.depth, pool.ids, pool.queries,
-                                        unjudged_left=unjudged_left(dataset, results, pool.depth),
-                                        **judge_measured(judgments), **sensitive_labels(artefacts, judgments)),
-        agreement=agreement_summary(agreement, reads.min_kappa), systems=systems,
-        head_to_head=head_to_head(comparison, reads.baseline),
-        ablation=ablation_summary(artefacts, reads.hook_k, reads.decision, full),
-        sweep=sweep_summary(artefacts, reads.sweep_system),
-        production=ProductionSummary(system=production.get("system"), substrate=production.get("substrate"),
-                                     embedding_model=production.get("embedding_model"),
-                                     priors=production.get("priors")),
-    )
-    simpler = artefacts.path("simpler") / "comparison.json"
-    study.recommendation = recommend_simplest(study, SavedComparison.load(simpler) if simpler.is_file() else None,
-                                              margin=reads.margin)
-    _strata(study, reads, artefacts, dataset, results, saturated)
-    study.verdicts = recommend(study)
-    attach_bounds(study, read_output(BoundsOutput, artefacts.path("bounds") / "bounds.json"),
-                  dataclasses.asdict(judgments.people) if judgments.people else None, agreement.people)
-    attach_intervals(study, artefacts)
-    mark_provisional(study)
-    study.threats, study.clear = detect(study, min_queries=reads.min_queries)
-    study.commands = dict(reads.commands)
-    study.timings = artefacts.seconds()
-    return study
-
-
-def _strata(study: StudyResult, reads: DocumentReads, artefacts: Artefacts, dataset: Dataset,
-            results: Mapping[str, BenchmarkResult], saturated: Mapping[str, list[str]]) -> None:
-    """The strata's summaries (the smallest detectable delta of the verdicts' system against the
-    baseline), saturation and reach, on the study result."""
-    from recall_kit.study.rules import verdict_subject
-
-    challenger = verdict_subject(study)
-    study.strata = stratum_summaries(
-        dataset, results[reads.baseline], results[challenger] if challenger else None, reads.decision,
-        read_output(Strata, artefacts.path("evaluation-set") / "strata.json"),
-        read_output(LintOutput, artefacts.path("lint") / "lint.json").findings)
-    for stratum in study.strata:
-        stratum.saturated = saturated.get(stratum.name, [])
-    mark_reach(study.strata, len(study.head_to_head), reads.resamples)
 
 
 def sensitive_labels(artefacts: Artefacts, judgments: JudgmentsOutput) -> dict[str, Any]:

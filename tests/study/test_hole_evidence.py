@@ -9,8 +9,8 @@ import copy
 from study.test_threats import clean_study  # tests/ is on sys.path (conftest.py)
 
 from recall_kit.decide.holes import PairedBounds
-from recall_kit.study.result import KappaAgainst, StudyResult, Verdict
 from recall_kit.study.hole_evidence import attach_bounds, hole_bounds, verdict_bounds
+from recall_kit.study.result import KappaAgainst, StudyResult, Verdict
 from recall_kit.study.steps.bounds import BoundsOutput
 
 

@@ -1,7 +1,7 @@
 """The study with people's labels: bounds for every decision row and `can flip`/`cannot flip` for
 every verdict; assessors' files merged, their kappa, a rerun that runs no system again; a model
 judge on a stratified sample of the ordered pairs (recall_kit.study.people, recall_kit.study.steps.bounds,
-recall_kit.study.label_report, recall_kit.study.sample)."""
+recall_kit.study.label_report, recall_kit.study.steps.judgments)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`[judging] sample = N` (recall_kit.study.sample): the unjudged pairs ordered by how far their label
+"""`[judging] sample = N` (recall_kit.study.steps.judgments): the unjudged pairs ordered by how far their label
 can move a decision delta, then the rest of the pool, each once; a sample of them stratified by the
 query's stratum in that order. (A model judge grading such a sample: tests/study/test_people.py.)"""
 
@@ -15,8 +15,7 @@ from recall_kit.measure.run.runner import run_benchmark
 from recall_kit.measure.systems.system import SystemSpec
 from recall_kit.study.pipeline.declare import Artefacts
 from recall_kit.study.pipeline.graph import StudyGraph
-from recall_kit.study.sample import ordered_pairs, stratified
-from recall_kit.study.steps.judgments import SampleReads
+from recall_kit.study.steps.judgments import SampleReads, ordered_pairs, stratified
 from recall_kit.study.steps.pool import PoolReads, make_pool
 
 
