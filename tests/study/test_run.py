@@ -139,18 +139,25 @@ def test_status_says_missing_before_a_run(tmp_path: Path) -> None:
 
 
 def test_ctrl_c_mid_run_then_a_rerun_gives_the_same_document(tmp_path: Path, small_study: Path) -> None:
-    path = write_study(tmp_path / "interrupted")
-    manifest = path.parent / "out" / "manifest.json"
     env = subprocess_env(*PLUGINS)
-    process = subprocess.Popen([sys.executable, "-m", "recall_kit", "study", "run", str(path)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:  # interrupt once the first system's run is recorded
-        if manifest.exists() and "run/fts5" in manifest.read_text():
+    for attempt in range(4):
+        path = write_study(tmp_path / f"interrupted-{attempt}")
+        manifest = path.parent / "out" / "manifest.json"
+        process = subprocess.Popen([sys.executable, "-m", "recall_kit", "study", "run", str(path)],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:  # interrupt once the first system's run is recorded
+            if manifest.exists() and "run/fts5" in manifest.read_text():
+                break
+            time.sleep(0.05)
+        process.send_signal(signal.SIGINT)  # what `timeout -s INT` sends
+        _, stderr = process.communicate(timeout=120)
+        # the rest of the study takes about 3 s: on a loaded CI machine this test was once not
+        # scheduled again before the study had finished (exit 0, every step computed); try again
+        if not (process.returncode == 0 and b"computed" in stderr):
             break
-        time.sleep(0.05)
-    process.send_signal(signal.SIGINT)  # what `timeout -s INT` sends
-    _, stderr = process.communicate(timeout=120)
+    else:
+        pytest.fail("the study finished before each of 4 interrupts could land")
     # 130, or killed by the SIGINT itself (-2): seen once in three fresh-clone runs, after the CLI had
     # printed its "Interrupted" line (a KeyboardInterrupt escaping at exit; the closing note has it).
     # What this test is about holds either way: nothing partial, and the rerun below.
