@@ -6,7 +6,7 @@ Each proxy is applied in the process that runs the study (`apply(name)`, before 
 embedded), or through the environment before numpy loads (`environment(name)`):
 
 - ``default``: nothing changed;
-- ``torch``: every dense leg and the judge's similarities on torch instead of ONNX Runtime;
+- ``torch``: every dense leg and the judge's similarities and token vectors on torch instead of ONNX Runtime;
 - ``ort-no-opt``: ONNX Runtime with its graph optimisations off, and no rewritten model;
 - ``one-thread``: ONNX Runtime, torch and the BLAS on one thread (the machine has two);
 - ``openblas-haswell``: ``OPENBLAS_CORETYPE=Haswell``, OpenBLAS's AVX2 kernels (this
@@ -51,11 +51,12 @@ def apply(name: str) -> None:
     from recall_kit_dense import onnx_backend, retriever
 
     if name == "torch":
-        from recall_kit_dense import judges, models
+        from recall_kit_dense import judges, models, relevance
 
         retriever.DenseRetriever._backend = lambda self: "torch"  # type: ignore[method-assign]
-        judges.Similarity._loaded = lambda self: models.load_model(  # type: ignore[method-assign]
-            models.resolve_model(self.model), self.device)
+        for reader in (judges.Similarity, relevance.TokenMatch):
+            reader._loaded = lambda self: models.load_model(  # type: ignore[method-assign]
+                models.resolve_model(self.model), self.device)
     elif name == "ort-no-opt":
         original = onnx_backend._inference_session
 
@@ -80,10 +81,14 @@ def _flip_every_embedding() -> None:
     from sentence_transformers import SentenceTransformer
 
     onnx_encode = onnx_backend.OnnxModel.encode
+    onnx_tokens = onnx_backend.OnnxModel.token_vectors
     torch_encode = SentenceTransformer.encode
 
     def onnx_flipped(self: Any, *args: Any, **kwargs: Any) -> Any:
         return flip_last_bit(onnx_encode(self, *args, **kwargs))
+
+    def onnx_tokens_flipped(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return [(flip_last_bit(vectors), tokens) for vectors, tokens in onnx_tokens(self, *args, **kwargs)]
 
     def torch_flipped(self: Any, *args: Any, **kwargs: Any) -> Any:
         found = torch_encode(self, *args, **kwargs)
@@ -95,6 +100,7 @@ def _flip_every_embedding() -> None:
         return flip_last_bit(found)
 
     onnx_backend.OnnxModel.encode = onnx_flipped  # type: ignore[method-assign]
+    onnx_backend.OnnxModel.token_vectors = onnx_tokens_flipped  # type: ignore[method-assign]
     SentenceTransformer.encode = torch_flipped  # type: ignore[method-assign]
 
 

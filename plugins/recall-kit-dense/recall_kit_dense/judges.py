@@ -6,7 +6,6 @@ model fitted on other queries' labels."""
 
 from __future__ import annotations
 
-import os
 import random
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -25,8 +24,8 @@ from recall_kit.plugin import (
     paired_inner_products,
     probabilities,
 )
-from recall_kit_dense.models import DEFAULT_MODEL, LoadedModel, load_model, resolve_model
-from recall_kit_dense.relevance import Relevance
+from recall_kit_dense.models import DEFAULT_MODEL, LoadedModel, resolve_model
+from recall_kit_dense.relevance import Relevance, reading_model
 
 if TYPE_CHECKING:
     import numpy as np
@@ -73,18 +72,7 @@ class Similarity:
         resolve_model(self.model)
 
     def _loaded(self) -> LoadedModel:
-        """The model on ONNX Runtime on a CPU where it is installed (as the dense leg's `auto`
-        backend; 3-4x faster than torch here), else on torch."""
-        source = resolve_model(self.model)
-        if self.device == "cpu":
-            from recall_kit_dense.onnx_backend import load_onnx_model, runtime_available
-
-            if runtime_available():
-                threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-                loaded = load_onnx_model(source, None, threads)
-                if loaded is not None:
-                    return loaded
-        return load_model(source, self.device)
+        return reading_model(self.model, self.device)
 
     def of(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
         """The cosine similarity of each (query text, memory text), summed in float64 and on the

@@ -142,13 +142,38 @@ class OnnxModel:
                                    feed["attention_mask"])
         return out
 
+    def token_vectors(self, texts: list[str], batch_size: int = 64,
+                      threads: int | None = None) -> list[tuple[np.ndarray, list[str]]]:
+        """Each text's contextual token vectors (float32, the model's last hidden state, one row
+        per token the attention mask keeps, special tokens included) and its tokens, as
+        sentence-transformers' `encode(output_value=None)` gives them; batched longest first."""
+        if not texts:
+            return []
+        session = self.session(self.model_path(), threads or self.threads)
+        lowered = [text.lower() for text in texts] if self._lower_case else list(texts)
+        order = sorted(range(len(lowered)), key=lambda i: -len(lowered[i]))
+        out: list[tuple[np.ndarray, list[str]]] = [(np.zeros((0, 0), dtype=np.float32), [])] * len(texts)
+        for start in range(0, len(order), batch_size):
+            rows = order[start:start + batch_size]
+            encodings = self._tokenizer.encode_batch([lowered[i] for i in rows], add_special_tokens=True)
+            feed = self._arrays(encodings)
+            hidden = session.run(None, {name: feed[name] for name in self._inputs})[0]
+            for position, (row, encoding) in enumerate(zip(rows, encodings, strict=True)):
+                length = len(encoding)
+                out[row] = (np.ascontiguousarray(hidden[position, :length], dtype=np.float32),
+                            list(encoding.tokens))
+        return out
+
     def _feed(self, texts: list[str]) -> dict[str, np.ndarray]:
         """input_ids, attention_mask and token_type_ids of `texts`, cut at the window, padded."""
-        encodings = self._tokenizer.encode_batch(texts, add_special_tokens=True)
+        return self._arrays(self._tokenizer.encode_batch(texts, add_special_tokens=True))
+
+    def _arrays(self, encodings: list[Any]) -> dict[str, np.ndarray]:
+        """The padded arrays of tokenized texts."""
         width = max(len(encoding) for encoding in encodings)
-        ids = np.full((len(texts), width), int(self.settings.get("pad_id") or 0), dtype=np.int64)
-        mask = np.zeros((len(texts), width), dtype=np.int64)
-        types = np.full((len(texts), width), int(self.settings.get("pad_type_id") or 0), dtype=np.int64)
+        ids = np.full((len(encodings), width), int(self.settings.get("pad_id") or 0), dtype=np.int64)
+        mask = np.zeros((len(encodings), width), dtype=np.int64)
+        types = np.full((len(encodings), width), int(self.settings.get("pad_type_id") or 0), dtype=np.int64)
         for row, encoding in enumerate(encodings):
             length = len(encoding)
             ids[row, :length] = encoding.ids

@@ -18,12 +18,13 @@ kappa on the bm25 top-10 pool goes from 0.34 (question words and similarity) to 
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from recall_kit.plugin import JudgingContext, Memory, PairEvidence, Query, content_words, inner_products, on_grid
-from recall_kit_dense.models import load_model, resolve_model
+from recall_kit_dense.models import LoadedModel, load_model, resolve_model
 
 if TYPE_CHECKING:
     import numpy as np
@@ -42,7 +43,8 @@ SPEAKER = re.compile(r"^\s*([^:\n]{1,40}):")
 
 
 class TokenMatch:
-    """MaxSim of (query, memory) texts under one model's token vectors, each text encoded once."""
+    """MaxSim of (query, memory) texts under one model's token vectors (`reading_model`'s: ONNX
+    Runtime's last hidden state on a CPU, else sentence-transformers'), each text encoded once."""
 
     def __init__(self, model: str, device: str) -> None:
         self.model, self.device = model, device
@@ -70,22 +72,44 @@ class TokenMatch:
             out[row] = float(best.mean()), float(best[kept].mean()) if any(kept) else float(best.mean())
         return on_grid(out)
 
+    def _loaded(self) -> LoadedModel:
+        return reading_model(self.model, self.device)
+
     def _encode(self, texts: Sequence[str]) -> None:
         import numpy as np
 
         missing = list(dict.fromkeys(text for text in texts if text not in self._tokens))
         if not missing:
             return
-        loaded = load_model(resolve_model(self.model), self.device)
+        loaded = self._loaded()
         with loaded.lock:
-            found = loaded.model.encode(missing, batch_size=64, output_value=None, show_progress_bar=False)
-            tokenizer = loaded.model.tokenizer
-        for text, output in zip(missing, found, strict=True):
-            tokens = tokenizer.convert_ids_to_tokens(output["input_ids"].tolist())
+            if loaded.backend == "onnx":
+                found = loaded.model.token_vectors(missing, 64)
+            else:
+                outputs = loaded.model.encode(missing, batch_size=64, output_value=None, show_progress_bar=False)
+                tokenizer = loaded.model.tokenizer
+                found = [(output["token_embeddings"].float().numpy(),
+                          tokenizer.convert_ids_to_tokens(output["input_ids"].tolist())) for output in outputs]
+        for text, (vectors, tokens) in zip(missing, found, strict=True):
             kept = [index for index, token in enumerate(tokens) if token not in _SPECIAL]
-            vectors = output["token_embeddings"].float().numpy()[kept]
+            vectors = np.asarray(vectors, dtype=np.float32)[kept]
             norms = np.linalg.norm(vectors, axis=1, keepdims=True)
             self._tokens[text] = (vectors / np.where(norms > 0, norms, 1.0), [tokens[index] for index in kept])
+
+
+def reading_model(model: str, device: str) -> LoadedModel:
+    """The model a judge reads texts with: on ONNX Runtime on a CPU where it is installed (as the
+    dense leg's `auto` backend: no torch imported once the model is exported), else on torch."""
+    source = resolve_model(model)
+    if device == "cpu":
+        from recall_kit_dense.onnx_backend import load_onnx_model, runtime_available
+
+        if runtime_available():
+            threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+            loaded = load_onnx_model(source, None, threads)
+            if loaded is not None:
+                return loaded
+    return load_model(source, device)
 
 
 def _is_content(token: str, words: set[str]) -> bool:

@@ -25,6 +25,34 @@ def test_token_match_prefers_the_memory_that_answers() -> None:
     assert np.allclose(found[2], 1.0, atol=1e-5)  # every token finds itself
 
 
+def test_token_vectors_on_onnx_runtime_are_torchs_and_import_no_torch() -> None:
+    """The judge reads token vectors on ONNX Runtime (no torch imported once the model is
+    exported): the same tokens as sentence-transformers' `output_value=None`, the same vectors to
+    float32's last bits, also for a text cut at the model's window and an empty one."""
+    import subprocess
+    import sys
+
+    from recall_kit_dense import models
+
+    texts = ["Where does the cat sleep?", "The cat sleeps on the warm windowsill.", "word " * 400, "",
+             "Caroline: I went to the LGBTQ support group yesterday — it was so powerful!"]
+    onnx, torch_path = TokenMatch(DEFAULT_MODEL, "cpu"), TokenMatch(DEFAULT_MODEL, "cpu")
+    assert onnx._loaded().backend == "onnx"
+    torch_path._loaded = lambda: models.load_model(models.resolve_model(DEFAULT_MODEL), "cpu")  # type: ignore[method-assign]
+    onnx._encode(texts)
+    torch_path._encode(texts)
+    for text in texts:
+        (ours, tokens), (theirs, expected) = onnx._tokens[text], torch_path._tokens[text]
+        assert tokens == expected, text
+        assert ours.shape == theirs.shape and np.allclose(ours, theirs, atol=1e-5), text
+    assert len(onnx._tokens["word " * 400][1]) == 254  # 256 positions, [CLS] and [SEP] dropped
+    script = ("import sys; from recall_kit_dense.relevance import TokenMatch; "
+              f"TokenMatch({DEFAULT_MODEL!r}, 'cpu').of([('a question', 'a memory')]); "
+              "print('torch' in sys.modules)")
+    found = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert found.stdout.strip() == "False", found.stderr[-2000:]
+
+
 def test_asked_for_by_hand() -> None:
     assert len(ASKED_FOR) == 6
     got = asked_for("When did Caroline go to the support group?", "Caroline: I went to the group yesterday.")
