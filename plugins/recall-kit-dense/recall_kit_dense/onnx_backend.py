@@ -101,6 +101,11 @@ class OnnxModel:
                 options = runtime.SessionOptions()
                 options.intra_op_num_threads = threads
                 options.inter_op_num_threads = 1
+                # Its threads sleep between batches rather than spin: on a shared machine (two test
+                # workers, a study beside a browser) spinning took CPU from the other work. The
+                # example study, one core busy beside it: 22.3 s -> 18.6 s (24.8 -> 19.8 s of CPU);
+                # quiet, the same 13.9 s (docs/performance.md). The numbers do not change.
+                options.add_session_config_entry("session.intra_op.allow_spinning", "0")
                 self._sessions[key] = _inference_session(runtime, path, options)
             return self._sessions[key]
 

@@ -89,6 +89,26 @@ def test_a_damaged_export_is_not_used_but_made_again(tmp_path: Path, monkeypatch
     assert retriever.search(QUERIES[0], 1)[0].id == "3"
 
 
+def test_sessions_sleep_rather_than_spin_and_embed_alike(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       with_exports: Callable[[Path], Path]) -> None:
+    """The sessions' threads sleep between runs (ONNX Runtime's `allow_spinning` off: on a shared
+    machine spinning took CPU from the work beside it), and the embeddings are a spinning
+    session's, bit for bit."""
+    cache = with_exports(tmp_path / "seed")
+    monkeypatch.setattr(onnx_backend, "_LOADED", {})
+    retriever = built(cache, monkeypatch, backend="onnx", cache=False)
+    model = retriever._model().model
+    (session,) = model._sessions.values()
+    assert session.get_session_options().get_session_config_entry("session.intra_op.allow_spinning") == "0"
+    spinning = onnxruntime.SessionOptions()
+    spinning.intra_op_num_threads = model.threads
+    spinning.inter_op_num_threads = 1
+    other = onnx_backend._inference_session(onnxruntime, model.model_path(), spinning)
+    feed = model._feed([memory.content for memory in MEMORIES])
+    inputs = {name: feed[name] for name in model._inputs}
+    np.testing.assert_array_equal(session.run(None, inputs)[0], other.run(None, inputs)[0])
+
+
 def test_the_runtime_rewrite_is_saved_once_and_embeds_alike(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                            with_exports: Callable[[Path], Path]) -> None:
     """The export's graph as ONNX Runtime rewrites it (fused) is saved once beside it, named by the
