@@ -26,6 +26,12 @@ from recall_kit_dense.models import LoadedModel, ModelSource, weights_signature
 #: Bumped when the quantisation recipe changes (a new file name: an old int8 file is not reused).
 QUANTIZE_FORMAT = 2
 _QUANTIZE_LOCK = threading.Lock()
+#: The most texts one ONNX Runtime run embeds, whatever batch size is asked (a smaller one is
+#: kept): long texts in big batches spill the attention's intermediates out of the CPU's caches.
+#: Measured on the Intel Xeon (2 threads, all-MiniLM-L6-v2, best of 2): LoCoMo's context-expanded
+#: turns (153, 109 tokens on average) 5.41 s in runs of 64, 3.57 s of 32, 2.49 s of 16, 2.09 s of
+#: 8, 2.36 s of 4; the example's 340 memories 1.50 s -> 1.15 s (docs/performance.md).
+RUN_BATCH = 8
 _LOADED: dict[tuple[Any, ...], LoadedModel] = {}
 _LOADED_LOCK = threading.Lock()
 #: Models already said to stay on torch in this process (said once each).
@@ -125,8 +131,8 @@ class OnnxModel:
     def encode(self, texts: list[str], prompt: str = "", batch_size: int = 64, threads: int | None = None,
                quantize: bool = False, watch: Any = None) -> np.ndarray:
         """Unit-length float32 embeddings, one row per text (`prompt` put before each), in batches
-        of `batch_size` texts taken longest first (padding is per batch, as sentence-transformers
-        does), on `threads` intra-op threads (default: the model's). `watch` (truncation.Watch)
+        of `batch_size` texts (at most `RUN_BATCH`) taken longest first (padding is per batch, as
+        sentence-transformers does), on `threads` intra-op threads (default: the model's). `watch` (truncation.Watch)
         is told each batch's texts and attention mask."""
         dimension = int(self.settings["dimension"])
         if not texts:
@@ -137,8 +143,9 @@ class OnnxModel:
             prompted = [text.lower() for text in prompted]
         order = sorted(range(len(prompted)), key=lambda i: -len(prompted[i]))
         out = np.empty((len(prompted), dimension), dtype=np.float32)
-        for start in range(0, len(order), batch_size):
-            rows = order[start:start + batch_size]
+        step = min(batch_size, RUN_BATCH)
+        for start in range(0, len(order), step):
+            rows = order[start:start + step]
             batch = [prompted[i] for i in rows]
             feed = self._feed(batch)
             if watch is not None:
@@ -158,8 +165,9 @@ class OnnxModel:
         lowered = [text.lower() for text in texts] if self._lower_case else list(texts)
         order = sorted(range(len(lowered)), key=lambda i: -len(lowered[i]))
         out: list[tuple[np.ndarray, list[str]]] = [(np.zeros((0, 0), dtype=np.float32), [])] * len(texts)
-        for start in range(0, len(order), batch_size):
-            rows = order[start:start + batch_size]
+        step = min(batch_size, RUN_BATCH)
+        for start in range(0, len(order), step):
+            rows = order[start:start + step]
             encodings = self._tokenizer.encode_batch([lowered[i] for i in rows], add_special_tokens=True)
             feed = self._arrays(encodings)
             hidden = session.run(None, {name: feed[name] for name in self._inputs})[0]

@@ -109,6 +109,39 @@ def test_sessions_sleep_rather_than_spin_and_embed_alike(tmp_path: Path, monkeyp
     np.testing.assert_array_equal(session.run(None, inputs)[0], other.run(None, inputs)[0])
 
 
+def test_runs_embed_at_most_run_batch_texts_and_agree_with_one_run_each(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, with_exports: Callable[[Path], Path]) -> None:
+    """Whatever batch size is asked, one ONNX Runtime run embeds at most `RUN_BATCH` texts (a
+    smaller batch size is kept), longest first; each text's vector is the one it gets alone, to
+    float32's last bits (padding is per run), memories and token vectors alike."""
+    cache = with_exports(tmp_path / "seed")
+    monkeypatch.setattr(onnx_backend, "_LOADED", {})
+    model = built(cache, monkeypatch, backend="onnx", cache=False)._model().model
+    texts = [f"{memory.content} " * (1 + index % 4) for index, memory in enumerate(MEMORIES * 4)]
+    rows: list[int] = []
+
+    class Recording:
+        def __init__(self, session: object) -> None:
+            self.session = session
+
+        def run(self, names: object, feed: dict[str, np.ndarray]) -> object:
+            rows.append(len(feed["input_ids"]))
+            return self.session.run(names, feed)  # type: ignore[attr-defined]
+
+    model._sessions = {key: Recording(value) for key, value in model._sessions.items()}
+    together = model.encode(texts, "", 64)
+    assert rows == [onnx_backend.RUN_BATCH, onnx_backend.RUN_BATCH, len(texts) - 2 * onnx_backend.RUN_BATCH]
+    rows.clear()
+    model.encode(texts, "", 3)
+    assert max(rows) == 3
+    alone = np.stack([model.encode([text], "", 64)[0] for text in texts])
+    np.testing.assert_allclose(together, alone, atol=2e-6)
+    rows.clear()
+    tokens = model.token_vectors(texts, 64)
+    assert max(rows) == onnx_backend.RUN_BATCH and [len(found) for _, found in tokens] == [
+        len(found) for _, found in (model.token_vectors([text])[0] for text in texts)]
+
+
 def test_the_runtime_rewrite_is_saved_once_and_embeds_alike(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                            with_exports: Callable[[Path], Path]) -> None:
     """The export's graph as ONNX Runtime rewrites it (fused) is saved once beside it, named by the
