@@ -263,6 +263,12 @@ class LoadedModel:
     backend: str = "torch"
 
 
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity where the platform says, else all)."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    return len(affinity(0)) if affinity is not None else (os.cpu_count() or 1)
+
+
 _LOADED: dict[tuple[Any, ...], LoadedModel] = {}
 _LOADED_LOCK = threading.Lock()
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -138,16 +139,8 @@ class OnnxModel:
         if not texts:
             return np.zeros((0, dimension), dtype=np.float32)
         session = self.session(self.model_path(quantize), threads or self.threads)
-        prompted = [prompt + text for text in texts]
-        if self._lower_case:
-            prompted = [text.lower() for text in prompted]
-        order = sorted(range(len(prompted)), key=lambda i: -len(prompted[i]))
-        out = np.empty((len(prompted), dimension), dtype=np.float32)
-        step = min(batch_size, RUN_BATCH)
-        for start in range(0, len(order), step):
-            rows = order[start:start + step]
-            batch = [prompted[i] for i in rows]
-            feed = self._feed(batch)
+        out = np.empty((len(texts), dimension), dtype=np.float32)
+        for rows, batch, _, feed in self._runs([prompt + text for text in texts], batch_size):
             if watch is not None:
                 watch.note(batch, None, {"attention_mask": feed["attention_mask"]})
             out[rows] = self._pool(session.run(None, {name: feed[name] for name in self._inputs})[0],
@@ -158,24 +151,32 @@ class OnnxModel:
                       threads: int | None = None) -> list[tuple[np.ndarray, list[str]]]:
         """Each text's contextual token vectors (float32, the model's last hidden state, one row
         per token the attention mask keeps, special tokens included) and its tokens, as
-        sentence-transformers' `encode(output_value=None)` gives them; batched longest first."""
+        sentence-transformers' `encode(output_value=None)` gives them; in `encode`'s runs."""
         if not texts:
             return []
         session = self.session(self.model_path(), threads or self.threads)
-        lowered = [text.lower() for text in texts] if self._lower_case else list(texts)
-        order = sorted(range(len(lowered)), key=lambda i: -len(lowered[i]))
         out: list[tuple[np.ndarray, list[str]]] = [(np.zeros((0, 0), dtype=np.float32), [])] * len(texts)
+        for rows, _, encodings, feed in self._runs(list(texts), batch_size):
+            hidden = session.run(None, {name: feed[name] for name in self._inputs})[0]
+            for position, (row, encoding) in enumerate(zip(rows, encodings, strict=True)):
+                out[row] = (np.ascontiguousarray(hidden[position, :len(encoding)], dtype=np.float32),
+                            list(encoding.tokens))
+        return out
+
+    def _runs(self, texts: list[str], batch_size: int) -> Iterator[tuple[list[int], list[str], list[Any],
+                                                                        dict[str, np.ndarray]]]:
+        """The runs that embed `texts` (lower-cased where the model says so): longest first, at most
+        `min(batch_size, RUN_BATCH)` a run; each run's row numbers in `texts`, its texts, their
+        encodings and the padded arrays."""
+        if self._lower_case:
+            texts = [text.lower() for text in texts]
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
         step = min(batch_size, RUN_BATCH)
         for start in range(0, len(order), step):
             rows = order[start:start + step]
-            encodings = self._tokenizer.encode_batch([lowered[i] for i in rows], add_special_tokens=True)
-            feed = self._arrays(encodings)
-            hidden = session.run(None, {name: feed[name] for name in self._inputs})[0]
-            for position, (row, encoding) in enumerate(zip(rows, encodings, strict=True)):
-                length = len(encoding)
-                out[row] = (np.ascontiguousarray(hidden[position, :length], dtype=np.float32),
-                            list(encoding.tokens))
-        return out
+            batch = [texts[i] for i in rows]
+            encodings = self._tokenizer.encode_batch(batch, add_special_tokens=True)
+            yield rows, batch, encodings, self._arrays(encodings)
 
     def _feed(self, texts: list[str]) -> dict[str, np.ndarray]:
         """input_ids, attention_mask and token_type_ids of `texts`, cut at the window, padded."""

@@ -18,13 +18,12 @@ kappa on the bm25 top-10 pool goes from 0.34 (question words and similarity) to 
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from recall_kit.plugin import JudgingContext, Memory, PairEvidence, Query, content_words, inner_products, on_grid
-from recall_kit_dense.models import LoadedModel, load_model, resolve_model
+from recall_kit_dense.models import LoadedModel, load_model, resolve_model, usable_cpus
 
 if TYPE_CHECKING:
     import numpy as np
@@ -105,8 +104,7 @@ def reading_model(model: str, device: str) -> LoadedModel:
         from recall_kit_dense.onnx_backend import load_onnx_model, runtime_available
 
         if runtime_available():
-            threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-            loaded = load_onnx_model(source, None, threads)
+            loaded = load_onnx_model(source, None, usable_cpus())
             if loaded is not None:
                 return loaded
     return load_model(source, device)

@@ -4,7 +4,6 @@ inner product, exact or ANN."""
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import sys
 import time
@@ -19,6 +18,7 @@ from recall_kit_dense.models import (
     load_model,
     resolve_model,
     token_lengths,
+    usable_cpus,
 )
 from recall_kit_dense.prefixes import Prefixes, resolve_prefixes
 
@@ -256,8 +256,7 @@ class DenseRetriever(Retriever):
     @staticmethod
     def _memory_threads() -> int:
         """ONNX Runtime's intra-op threads for memories and query batches: the CPUs this process may use."""
-        affinity = getattr(os, "sched_getaffinity", None)
-        return len(affinity(0)) if affinity is not None else (os.cpu_count() or 1)
+        return usable_cpus()
 
     def _encode(self, texts: list[str], prefix: str, threads: int | None = None,
                 quantize: bool = False) -> np.ndarray:
