@@ -172,6 +172,42 @@ def test_two_ctrl_c_in_quick_succession_during_a_study_run_exit_130(tmp_path) ->
         assert process.returncode == 130, err
 
 
+IMPORT_CUT_SHORT_SCRIPT = """
+import recall_kit.cli as cli
+from recall_kit.study.steps import corpus
+
+def interrupted(*args, **kwargs):
+    # as pybind11 does when a Ctrl-C lands in an extension module's initialisation (scipy.spatial's)
+    try:
+        raise KeyboardInterrupt
+    except KeyboardInterrupt as error:
+        raise ImportError("initialization failed") from error
+
+corpus.check_corpus_rows = interrupted
+cli.main()
+"""
+
+
+def test_a_ctrl_c_inside_an_extensions_import_is_an_interrupt_not_an_error(tmp_path) -> None:
+    """A Ctrl-C while a pybind11 extension module is imported reaches recall-kit as
+    `ImportError("initialization failed")` raised from the KeyboardInterrupt: it printed "Error:
+    unexpected ImportError" and exited 2 (once in a `make test` of two Ctrl-C 10 ms apart)."""
+    example = Path(__file__).resolve().parents[1] / "examples" / "memories"
+    study = tmp_path / "study.toml"
+    study.write_text(f'[study]\nname = "t"\nfolder = "out"\n\n[store]\ndataset = "{example.as_posix()}"\n'
+                     '\n[[systems]]\nname = "fts5"\nretriever = "fts5"\n\n[[systems]]\nname = "bm25"\nretriever = "bm25"\n',
+                     encoding="utf-8")
+    script = tmp_path / "import_cut_short.py"
+    script.write_text(IMPORT_CUT_SHORT_SCRIPT, encoding="utf-8")
+    env = {**os.environ, "RECALL_KIT_LOAD_PLUGINS": "recall-kit-bm25,recall-kit-fts5"}
+    for debug in ([], ["--debug"]):
+        done = subprocess.run([sys.executable, str(script), *debug, "study", "run", str(study)], env=env,
+                              capture_output=True, text=True, timeout=120, preexec_fn=_default_signals)
+        assert "Interrupted" in done.stderr, done.stderr
+        assert "ImportError" not in done.stderr and "Traceback" not in done.stderr, done.stderr
+        assert done.returncode == 130, done.stderr
+
+
 THROUGH_EXEC_SCRIPT = """
 import recall_kit.cli as cli
 from recall_kit.study.steps import corpus

@@ -10,7 +10,7 @@ from __future__ import annotations
 import errno
 import signal
 import sys
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 
@@ -60,29 +60,46 @@ class _Group(ClickStyleGroup):
             # tool killed by SIGPIPE (141), never 1: that says the verdict is bad (lint found problems).
             _quiet_closed_stdout()
             raise typer.Exit(128 + getattr(signal, "SIGPIPE", 13)) from None
-        except RecallKitError as error:
-            _traceback_if_debug(ctx)
-            typer.echo(f"Error: {_one_line(error)}", err=True)
-            raise typer.Exit(2) from None
         except KeyboardInterrupt as error:
-            signum = error.signum if isinstance(error, Terminated) else signal.SIGINT
-            _handled_signals.append(signum)
-            typer.echo(f"{_SIGNAL_WORDS.get(signum, 'Interrupted')}: {_what_is_on_disk()}", err=True)
-            raise typer.Exit(128 + signum) from None
-        except OSError as error:
-            _traceback_if_debug(ctx)
-            typer.echo(f"Error: {_describe_os_error(error)}", err=True)
-            raise typer.Exit(2) from None
+            _interrupted(error)
         except SystemExit:  # a plugin command's own exit status
             raise
-        except Exception as error:  # RecursionError, bugs
+        except Exception as error:
+            interrupt = _interrupt_behind(error)
+            if interrupt is not None:
+                _interrupted(interrupt)
             _traceback_if_debug(ctx)
-            typer.echo(
-                f"Error: unexpected {type(error).__name__}: {_one_line(error)} "
-                "(rerun with --debug for the traceback)",
-                err=True,
-            )
+            if isinstance(error, RecallKitError):
+                typer.echo(f"Error: {_one_line(error)}", err=True)
+            elif isinstance(error, OSError):
+                typer.echo(f"Error: {_describe_os_error(error)}", err=True)
+            else:  # RecursionError, bugs
+                typer.echo(f"Error: unexpected {type(error).__name__}: {_one_line(error)} "
+                           "(rerun with --debug for the traceback)", err=True)
             raise typer.Exit(2) from None
+
+
+def _interrupted(error: KeyboardInterrupt) -> NoReturn:
+    """A Ctrl-C (or SIGTERM, SIGHUP) the command did not handle itself: one line on what is on disk, 128 + the signal."""
+    signum = error.signum if isinstance(error, Terminated) else signal.SIGINT
+    _handled_signals.append(signum)
+    typer.echo(f"{_SIGNAL_WORDS.get(signum, 'Interrupted')}: {_what_is_on_disk()}", err=True)
+    raise typer.Exit(128 + signum) from None
+
+
+def _interrupt_behind(error: BaseException) -> KeyboardInterrupt | None:
+    """The Ctrl-C an error stands for, when one caused it: an extension module built with pybind11
+    (scipy.spatial's, onnxruntime's) that a Ctrl-C interrupts while it is imported raises
+    `ImportError("initialization failed")` from the KeyboardInterrupt (seen once in a CI-sized run of
+    two Ctrl-C 10 ms apart during a study's first steps, as "Error: unexpected ImportError", exit 2)."""
+    seen: set[int] = set()
+    cause: BaseException | None = error
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return cause
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return None
 
 
 def _what_is_on_disk() -> str:
@@ -345,10 +362,13 @@ def _main() -> None:
     if hasattr(signal, "SIGHUP") and signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:  # nohup keeps it ignored
         signal.signal(signal.SIGHUP, _on_sigterm)
     try:
-        application = get_app()
-    except RecallKitError as error:
-        print(f"Error: {error}", file=sys.stderr)
-        raise SystemExit(2) from None
+        try:
+            application = get_app()
+        except RecallKitError as error:
+            if _interrupt_behind(error) is None:  # a plugin's import cut short by a Ctrl-C is the Ctrl-C
+                print(f"Error: {error}", file=sys.stderr)
+                raise SystemExit(2) from None
+            raise KeyboardInterrupt from None
     except KeyboardInterrupt:
         _handled_signals.append(signal.SIGINT)
         print("Interrupted.", file=sys.stderr)
