@@ -103,12 +103,12 @@ $(MCP_MEMORY):
 
 node-servers: $(if $(NPM),$(MCP_MEMORY))
 
-# The tests in parallel (pytest-xdist): one worker per core and one more, each test handed to the
-# next free worker, the tests marked `slow` first; tests marked xdist_group("NAME") run on one worker,
-# one at a time (docs/architecture.md: Tests). The extra worker fills the time the others wait on a
-# server, a timeout or a child process (2 cores: 3 workers 634 s, 2 workers 701-744 s, the same
-# tests). TEST_WORKERS=0 runs them one at a time in this process.
-TEST_WORKERS ?= $(shell python3 -c "import os; print(len(os.sched_getaffinity(0)) + 1 if hasattr(os, 'sched_getaffinity') else (os.cpu_count() or 1) + 1)")
+# The tests in parallel (pytest-xdist): one worker per core, each test handed to the next free
+# worker, the tests marked `slow` first; tests marked xdist_group("NAME") run on one worker, one at
+# a time (docs/architecture.md: Tests). TEST_WORKERS=0 runs them one at a time in this process.
+# A third worker on 2 cores was measured and gained nothing on a fresh clone (700 s against 704 s;
+# docs/performance.md), with each worker holding up to 7 GB by the end.
+TEST_WORKERS ?= auto
 # The checkout's own modules byte-compiled first: where PYTHONDONTWRITEBYTECODE is set (as on these
 # machines) no process writes them, so each of the hundreds of CLI processes the tests start would
 # compile recall_kit and the plugins again (measured: `recall-kit eval` on the example 1.47 s -> 1.16 s).
