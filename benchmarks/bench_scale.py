@@ -165,8 +165,9 @@ def main() -> int:
             growth = b["build_seconds"] / a["build_seconds"]
             print(f"{retriever} x{large // small} memories: build x{growth:.1f}, p50 x{b['p50_ms'] / a['p50_ms']:.1f}, "
                   f"batch q/s x{b['batch_qps'] / a['batch_qps']:.2f}, peak memory x{b['peak_mib'] / a['peak_mib']:.1f}")
-            bar(f"{retriever} build growth {small // 1000}k->{large // 1000}k", growth,
-                f"<= {1.5 * large / small:.0f}", growth <= 1.5 * large / small)
+            if retriever != "bm25s":  # the alternative's own growth is printed above, not a bar on recall-kit
+                bar(f"{retriever} build growth {small // 1000}k->{large // 1000}k", growth,
+                    f"<= {1.5 * large / small:.0f}", growth <= 1.5 * large / small)
         if 1_000_000 in sizes:
             peak = results[(retriever, 1_000_000)]["peak_mib"]
             bar(f"{retriever} peak MiB at 1M", peak, "< 8192", peak < 8192)
