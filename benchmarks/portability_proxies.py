@@ -76,19 +76,22 @@ def apply(name: str) -> None:
 
 
 def _flip_every_embedding() -> None:
-    """Wrap both encoders (ONNX Runtime's and sentence-transformers') so what they return is flipped."""
+    """Wrap both encoders (ONNX Runtime's and sentence-transformers') so what they return is flipped:
+    ONNX Runtime's embeddings (`encode`) and its embeddings and token vectors read in one pass
+    (`read`, which `token_vectors` returns part of: flipped once)."""
     from recall_kit_dense import onnx_backend
     from sentence_transformers import SentenceTransformer
 
     onnx_encode = onnx_backend.OnnxModel.encode
-    onnx_tokens = onnx_backend.OnnxModel.token_vectors
+    onnx_read = onnx_backend.OnnxModel.read
     torch_encode = SentenceTransformer.encode
 
     def onnx_flipped(self: Any, *args: Any, **kwargs: Any) -> Any:
         return flip_last_bit(onnx_encode(self, *args, **kwargs))
 
-    def onnx_tokens_flipped(self: Any, *args: Any, **kwargs: Any) -> Any:
-        return [(flip_last_bit(vectors), tokens) for vectors, tokens in onnx_tokens(self, *args, **kwargs)]
+    def onnx_read_flipped(self: Any, *args: Any, **kwargs: Any) -> Any:
+        embeddings, tokens = onnx_read(self, *args, **kwargs)
+        return flip_last_bit(embeddings), [(flip_last_bit(vectors), words) for vectors, words in tokens]
 
     def torch_flipped(self: Any, *args: Any, **kwargs: Any) -> Any:
         found = torch_encode(self, *args, **kwargs)
@@ -100,7 +103,7 @@ def _flip_every_embedding() -> None:
         return flip_last_bit(found)
 
     onnx_backend.OnnxModel.encode = onnx_flipped  # type: ignore[method-assign]
-    onnx_backend.OnnxModel.token_vectors = onnx_tokens_flipped  # type: ignore[method-assign]
+    onnx_backend.OnnxModel.read = onnx_read_flipped  # type: ignore[method-assign]
     SentenceTransformer.encode = torch_flipped  # type: ignore[method-assign]
 
 

@@ -25,7 +25,7 @@ from recall_kit.plugin import (
     probabilities,
 )
 from recall_kit_dense.models import DEFAULT_MODEL, LoadedModel, resolve_model
-from recall_kit_dense.relevance import Relevance, reading_model
+from recall_kit_dense.relevance import Relevance, TokenMatch, reading_model
 
 if TYPE_CHECKING:
     import numpy as np
@@ -63,9 +63,12 @@ def grade_of(value: float, threshold: float) -> int:
 class Similarity:
     """Cosine similarities of (query, memory) texts under one model, each text embedded once."""
 
-    def __init__(self, model: str, device: str) -> None:
+    def __init__(self, model: str, device: str, reader: TokenMatch | None = None) -> None:
         self.model, self.device = model, device
         self._vectors: dict[str, Any] = {}
+        #: Where the same model's token vectors are read too (the combined judge's relevance
+        #: signal): each text's embedding then comes from that one pass.
+        self.reader = reader
 
     def check(self) -> None:
         """Find the model (an unknown name fails here, before any file is written)."""
@@ -80,7 +83,10 @@ class Similarity:
         import numpy as np
 
         missing = list(dict.fromkeys(text for pair in pairs for text in pair if text not in self._vectors))
-        if missing:
+        read = self.reader.embeddings_of(missing) if missing and self.reader is not None else None
+        if read is not None:
+            self._vectors.update(zip(missing, read, strict=True))
+        elif missing:
             loaded = self._loaded()
             with loaded.lock:
                 if loaded.backend == "onnx":
@@ -179,8 +185,9 @@ class CombinedJudge(RelevanceJudge):
 
     def __init__(self, options: Any = None) -> None:
         super().__init__(options)
-        self._similarity = Similarity(self.options.embedder, self.options.device)
         self._relevance = Relevance(self.options.embedder, self.options.device)
+        self._similarity = Similarity(self.options.embedder, self.options.device,
+                                      self._relevance.tokens if "relevance" in self.signals else None)
         self._context: JudgingContext | None = None
         self._fold_of: dict[str, int] = {}
         self._fitted: dict[int, _Fitted] = {}

@@ -152,16 +152,26 @@ class OnnxModel:
         """Each text's contextual token vectors (float32, the model's last hidden state, one row
         per token the attention mask keeps, special tokens included) and its tokens, as
         sentence-transformers' `encode(output_value=None)` gives them; in `encode`'s runs."""
-        if not texts:
-            return []
-        session = self.session(self.model_path(), threads or self.threads)
+        return self.read(texts, batch_size, threads)[1]
+
+    def read(self, texts: list[str], batch_size: int = 64,
+             threads: int | None = None) -> tuple[np.ndarray, list[tuple[np.ndarray, list[str]]]]:
+        """Each text's embedding (as `encode(texts, "", batch_size)` gives it: the same runs, the
+        same pooling) and its token vectors (as `token_vectors`), from one forward pass: a judge
+        that compares both reads each text once (the example study's judge: 1.6 s of 13 s saved)."""
+        dimension = int(self.settings["dimension"])
+        pooled = np.empty((len(texts), dimension), dtype=np.float32)
         out: list[tuple[np.ndarray, list[str]]] = [(np.zeros((0, 0), dtype=np.float32), [])] * len(texts)
+        if not texts:
+            return pooled, out
+        session = self.session(self.model_path(), threads or self.threads)
         for rows, _, encodings, feed in self._runs(list(texts), batch_size):
             hidden = session.run(None, {name: feed[name] for name in self._inputs})[0]
+            pooled[rows] = self._pool(hidden, feed["attention_mask"])
             for position, (row, encoding) in enumerate(zip(rows, encodings, strict=True)):
                 out[row] = (np.ascontiguousarray(hidden[position, :len(encoding)], dtype=np.float32),
                             list(encoding.tokens))
-        return out
+        return pooled, out
 
     def _runs(self, texts: list[str], batch_size: int) -> Iterator[tuple[list[int], list[str], list[Any],
                                                                         dict[str, np.ndarray]]]:

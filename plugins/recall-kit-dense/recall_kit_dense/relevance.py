@@ -48,10 +48,21 @@ class TokenMatch:
     def __init__(self, model: str, device: str) -> None:
         self.model, self.device = model, device
         self._tokens: dict[str, tuple[Any, list[str]]] = {}
+        #: Each text's embedding, from the forward pass that gave its token vectors (ONNX Runtime
+        #: only): `embeddings_of` hands them to the judge's similarity, which then runs no pass of its own.
+        self._embeddings: dict[str, Any] = {}
 
     def check(self) -> None:
         """Find the model (an unknown name fails here, before any file is written)."""
         resolve_model(self.model)
+
+    def embeddings_of(self, texts: Sequence[str]) -> list[Any] | None:
+        """Each text's embedding (unit length, float32, as the ONNX model's `encode` gives it), read
+        in the same pass as its token vectors; None where the model runs on torch."""
+        self._encode(texts)
+        if any(text not in self._embeddings for text in texts):
+            return None
+        return [self._embeddings[text] for text in texts]
 
     def of(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
         """Per pair: the mean over the query's tokens of each one's best cosine with the memory's
@@ -83,7 +94,8 @@ class TokenMatch:
         loaded = self._loaded()
         with loaded.lock:
             if loaded.backend == "onnx":
-                found = loaded.model.token_vectors(missing, 64)
+                embeddings, found = loaded.model.read(missing, 64)
+                self._embeddings.update(zip(missing, embeddings, strict=True))
             else:
                 outputs = loaded.model.encode(missing, batch_size=64, output_value=None, show_progress_bar=False)
                 tokenizer = loaded.model.tokenizer
