@@ -127,6 +127,7 @@ def serve_http(answers: Answers, port: int, sse: bool, trickle: float, call_stat
                bomb: float = 0.0) -> None:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # the body is not held for the client's delayed ACK of the headers
 
         def log_message(self, *args: Any) -> None:
             pass
