@@ -116,11 +116,21 @@ def serve_stdio(answers: Answers, trickle: float, cut: bool = False, slow_list: 
 
 
 def _gzip_bomb(mib: float, start: bytes) -> bytes:
-    """A gzip member that inflates to `start` and `mib` MiB of spaces (made a MiB at a time)."""
+    """A gzip member that inflates to `start` and `mib` MiB of spaces. A MiB of spaces deflated
+    after a full flush is the same bytes every time: deflated once and repeated, not deflated a
+    thousand times (5 s of the server's CPU a bomb of 1,000 MiB)."""
+    import struct
     import zlib
 
-    packer = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
-    return packer.compress(start) + b"".join(packer.compress(b" " * (1 << 20)) for _ in range(int(mib))) + packer.flush()
+    spaces, count = b" " * (1 << 20), max(1, int(mib))
+    packer = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)  # raw deflate: the gzip frame is written here
+    first = packer.compress(start) + packer.compress(spaces) + packer.flush(zlib.Z_FULL_FLUSH)
+    piece = packer.compress(spaces) + packer.flush(zlib.Z_FULL_FLUSH)
+    crc = zlib.crc32(start)
+    for _ in range(count):
+        crc = zlib.crc32(spaces, crc)
+    return (b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\xff" + first + piece * (count - 1) + packer.flush()
+            + struct.pack("<II", crc, (len(start) + count * len(spaces)) & 0xFFFFFFFF))
 
 
 def serve_http(answers: Answers, port: int, sse: bool, trickle: float, call_status: int = 200,
