@@ -139,7 +139,7 @@ def test_any_http_status_of_a_call_is_one_line(raw_mcp_http, answer_file, status
 @pytest.mark.parametrize(("name", "arguments", "says"), [
     ("an answer, then the server exits before its newline", ["--exit-after-call"], "exited"),
     ("half an answer, then the server exits", ["--exit-after-call", "--half"], "exited"),
-    ("an answer a byte every 0.1 s", ["--trickle", "0.1"], f"no answer within {SHORT_TIMEOUT} s"),
+    ("an answer a byte every 0.1 s", ["--trickle", "0.1", "--exit-at-eof"], f"no answer within {SHORT_TIMEOUT} s"),
 ])
 def test_a_server_that_dies_or_dawdles_mid_answer_is_named(answer_file, name: str, arguments: list[str],
                                                            says: str) -> None:
