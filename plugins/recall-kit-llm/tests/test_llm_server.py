@@ -63,7 +63,7 @@ def _no_canary(*texts_or_folders: object) -> None:
 
 
 def test_judge_through_the_server_same_file_at_any_concurrency_and_no_key_anywhere(serve, tmp_path, llm_home):
-    server = serve(delay=0.05)
+    server = serve(delay=0.01)  # one call at a time: two in flight would overlap even so
     pool, data = _pool(tmp_path)
     one = _judge(pool, data, tmp_path / "one" / "qrels.jsonl", "--concurrency", "1")
     assert one.exit_code == 0, one.output
@@ -75,6 +75,7 @@ def test_judge_through_the_server_same_file_at_any_concurrency_and_no_key_anywhe
     assert "judge: about 60 model calls (0 answers cached)" in one.output
     assert "judge: 60 model calls, 0 cached, 0 retried" in one.output
     shutil.rmtree(tmp_path / "cache")  # every call again, now 8 in flight
+    server.delay = 0.05  # long enough for the calls to overlap
     many = _judge(pool, data, tmp_path / "many" / "qrels.jsonl", "--concurrency", "8")
     assert many.exit_code == 0, many.output
     assert server.requests == 2 * requests and server.most_in_flight > 1

@@ -165,6 +165,7 @@ class MCPSession:
         self._process: Any = None
         self._group: int | None = None
         _quiet_sdk_logs()
+        _import_sdk(bool(url))  # before the connect timeout starts: the import is not the server's time
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._thread.start()
@@ -423,6 +424,18 @@ def _capped_http(streamable_http: Any, url: str, cap: MessageCap, stack: AsyncEx
     stack.push_async_callback(client.aclose)
     extra = {"max_sse_event_size": cap.limit} if "max_sse_event_size" in inspect.signature(opener).parameters else {}
     return opener(url, http_client=client, **extra)
+
+
+def _import_sdk(over_http: bool) -> None:
+    """Import the parts of the SDK a session uses (1.3 s on a busy machine): before, they were
+    imported inside `mcp.connect_timeout`, so a short one could end a session before its server
+    was started."""
+    import mcp  # noqa: F401 - imported for the session's task, which finds it loaded
+
+    if over_http:
+        import mcp.client.streamable_http
+    else:
+        import mcp.client.stdio  # noqa: F401
 
 
 def _quiet_sdk_logs() -> None:

@@ -102,6 +102,7 @@ class RawServer:
     def __init__(self, answer: Callable[[], bytes], trickle: float = 0.0) -> None:
         self.answer = answer
         self.trickle = trickle  # seconds between two bytes of the search's answer (0: all at once)
+        self.answering = threading.Event()  # set as the search's answer begins
         self.socket = socket.create_server(("127.0.0.1", 0))
         self.port = self.socket.getsockname()[1]
         self.thread = threading.Thread(target=self._serve, daemon=True)
@@ -131,6 +132,7 @@ class RawServer:
                     if not chunk:
                         return
                     data += chunk
+            self.answering.set()
             try:
                 if not self.trickle:
                     connection.sendall(self.answer())

@@ -56,8 +56,8 @@ def raw_server(raw_mcp_http: Callable[..., str]) -> Callable[..., str]:
     (stdio: its command line; "http"/"sse" first: over streamable HTTP on a free port)."""
 
     def start(transport: str, *arguments: str) -> str:
-        if transport == "stdio":
-            return f"mcp.command={sys.executable} {RAW_SERVER} {' '.join(arguments)}"
+        if transport == "stdio":  # a server that exits when its input closes: no 2 s wait for SIGTERM
+            return f"mcp.command={sys.executable} {RAW_SERVER} --exit-at-eof {' '.join(arguments)}"
         return "mcp.url=" + raw_mcp_http(*(["--sse"] if transport == "sse" else []), *arguments)
 
     return start

@@ -49,9 +49,9 @@ def hits(*, text: str = SENTENCE, **extra: object) -> bytes:
                                    for i, word in enumerate(["", *MEMORIES])]}).encode()
 
 
-def probe_http(server: RawServer, *options: str) -> tuple[int, str, float]:
+def probe_http(server: RawServer, *options: str, timeout: str = "3") -> tuple[int, str, float]:
     return invoke("remote", "probe", "http", "--query", "coffee", "-o", f"http.url={server.url()}",
-                  "-o", "http.timeout=3", "-o", "http.tries=1", "-o", "http.max_bytes=1000000", *options)
+                  "-o", f"http.timeout={timeout}", "-o", "http.tries=1", "-o", "http.max_bytes=1000000", *options)
 
 
 # HTTP status codes, each as the search's answer (the HEAD check answered 200).
@@ -183,16 +183,19 @@ def test_any_answer_body_is_read_or_refused_in_one_line(serve, name: str) -> Non
     held_to_the_rules(code, output, seconds)
 
 
-@pytest.mark.parametrize(("name", "trickle", "answer"), [
-    ("a body a byte every 0.2 s", 0.2, lambda: _http("200 OK", hits())),
-    ("the headers a byte a second", 1.0, lambda: _http("200 OK", hits())),
-    ("nothing at all", 0.0, lambda: _wait(10)),
+@pytest.mark.parametrize(("name", "trickle", "answer", "timeout"), [
+    # The timeout is a deadline for the whole answer: twice the time between two bytes or more,
+    # so that a timeout of each read (which every byte restarts) would not end it.
+    ("a body a byte every 0.2 s", 0.2, lambda: _http("200 OK", hits()), "1"),
+    ("the headers a byte a second", 1.0, lambda: _http("200 OK", hits()), "2"),
+    ("nothing at all", 0.0, lambda: _wait(10), "1"),
 ])
-def test_a_slow_answer_ends_at_the_timeout(serve, name: str, trickle: float, answer: Callable[[], bytes]) -> None:
+def test_a_slow_answer_ends_at_the_timeout(serve, name: str, trickle: float, answer: Callable[[], bytes],
+                                           timeout: str) -> None:
     server = serve(answer, trickle)
-    code, output, seconds = probe_http(server)
+    code, output, seconds = probe_http(server, timeout=timeout)
     held_to_the_rules(code, output, seconds, bound=10)
-    assert code == 2 and "no answer within 3 s" in output, output
+    assert code == 2 and f"no answer within {timeout} s" in output, output
 
 
 def _wait(seconds: float) -> bytes:
@@ -310,7 +313,9 @@ def test_ctrl_c_while_an_http_answer_trickles_in_exits_130_in_one_line(serve) ->
     process = subprocess.Popen([sys.executable, "-m", "recall_kit", "remote", "probe", "http", "--query", "x",
                                 "-o", f"http.url={server.url()}", "-o", "http.timeout=60"], cwd=ROOT, env=environment,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(4)  # the interpreter's start, and the answer's first bytes
+    # The interpreter's start, and the answer's first bytes (a byte every 0.5 s, for 30 s or more).
+    server.answering.wait(60)
+    time.sleep(1)
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=30)
     assert process.returncode == 130 and err.count("\n") == 1 and "Traceback" not in err, (process.returncode, err)

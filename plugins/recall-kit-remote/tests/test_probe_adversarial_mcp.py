@@ -78,9 +78,10 @@ def answer_file(tmp_path: Path) -> Callable[[bytes], str]:
     return write
 
 
-def probe_mcp(reach: str, *options: str) -> tuple[int, str, float]:
+def probe_mcp(reach: str, *options: str, timeout: str = "3") -> tuple[int, str, float]:
+    """The probe; `timeout` for its call (the server is up by then: connect_timeout covers its start)."""
     return invoke("remote", "probe", "mcp", "--query", "coffee", "-o", reach, "-o", "mcp.tool=search",
-                  "-o", "mcp.timeout=3", "-o", "mcp.tries=1", "-o", "mcp.connect_timeout=15", *options)
+                  "-o", f"mcp.timeout={timeout}", "-o", "mcp.tries=1", "-o", "mcp.connect_timeout=15", *options)
 
 
 def stdio(*arguments: str) -> str:
@@ -89,16 +90,22 @@ def stdio(*arguments: str) -> str:
 
 #: Answers the SDK cannot read at all: the call times out, and says what came instead.
 GARBLED = ("not JSON", "JSON, not JSON-RPC")
+#: Answers the SDK never turns into the call's result, so that the call waits out its timeout: a
+#: short one, as the server answers at once (only a message that is not MCP is read meanwhile).
+UNANSWERED = (*GARBLED, "a null result", "a NUL byte", "structured content 10,000 deep", "5000-digit numbers")
+SHORT_TIMEOUT = "1"
 
 
 @pytest.mark.parametrize("name", list(ANSWERS))
 def test_any_stdio_answer_is_read_or_refused_in_one_line(answer_file, name: str) -> None:
-    code, output, seconds = probe_mcp(stdio("--answer-file", answer_file(ANSWERS[name])))
+    timeout = SHORT_TIMEOUT if name in UNANSWERED else "3"
+    code, output, seconds = probe_mcp(stdio("--answer-file", answer_file(ANSWERS[name])), timeout=timeout)
     held_to_the_rules(code, output, seconds)
     if name == "non-UTF-8 bytes":  # read as U+FFFD, as over HTTP; before: no answer within 3 s (the SDK's reader died)
         assert code == 2 and "No list of hits with ids found" in output, output
     if name in GARBLED:  # before: only "no answer within 3 s"
-        assert "no answer within 3 s; meanwhile the server sent" in output and "not MCP (JSON-RPC)" in output, output
+        assert f"no answer within {timeout} s; meanwhile the server sent" in output, output
+        assert "not MCP (JSON-RPC)" in output, output
 
 
 def test_tool_names_that_are_text_or_escapes_are_not_printed() -> None:
@@ -132,14 +139,16 @@ def test_any_http_status_of_a_call_is_one_line(raw_mcp_http, answer_file, status
 @pytest.mark.parametrize(("name", "arguments", "says"), [
     ("an answer, then the server exits before its newline", ["--exit-after-call"], "exited"),
     ("half an answer, then the server exits", ["--exit-after-call", "--half"], "exited"),
-    ("an answer a byte every 0.1 s", ["--trickle", "0.1"], "no answer within 3 s"),
+    ("an answer a byte every 0.1 s", ["--trickle", "0.1", "--exit-at-eof"], f"no answer within {SHORT_TIMEOUT} s"),
 ])
 def test_a_server_that_dies_or_dawdles_mid_answer_is_named(answer_file, name: str, arguments: list[str],
                                                            says: str) -> None:
-    answer = _text("id: m1 score: 0.9")
+    answer = _text("id: m1 score: 0.9")  # about 100 bytes: 10 s at a byte every 0.1 s
+    # A server that dawdles is waited for a short while; one that exits, the time to notice it.
+    timeout = SHORT_TIMEOUT if "--trickle" in arguments else "3"
     if "--half" in arguments:
         arguments, answer = ["--exit-after-call"], answer[: len(answer) // 2]
-    code, output, seconds = probe_mcp(stdio("--answer-file", answer_file(answer), *arguments))
+    code, output, seconds = probe_mcp(stdio("--answer-file", answer_file(answer), *arguments), timeout=timeout)
     held_to_the_rules(code, output, seconds)
     assert code == 2 and says in output, output
 

@@ -3,14 +3,15 @@ over a MemoryStore (the `fts5` plugin's SQLite FTS5 search).
 
     python mcp_server.py [--dataset FOLDER] [--transport stdio|streamable-http] [--port N] [--faults]
                          [--crash-on-call N] [--hang-at-initialize] [--garbage-on-stdout] [--pid-file PATH]
+                         [--hang-stamp PATH]
 
 Tools: `recall(query, k, user_id)` answers `{"results": [{"id", "score"}]}` as structured content;
 `recall_text` answers the same as JSON text only; `add(content, id, user_id)` stores a memory and
 answers `{"id": "m-<id>"}`, the server's own id (recall-kit maps it back).
 
 Faults for the failure tests: with `--faults`, a query naming one gets it ("toolerror": the tool raises; "hangforever":
-no answer; "nanscore": a NaN score; "schemalie": `results` is an object, not the list the tool
-promises); `--crash-on-call N` exits the process on the Nth `recall` call (`--crash-stamp PATH`: writing the time first); `--hang-at-initialize`
+no answer, `--hang-stamp PATH` written when such a call begins; "nanscore": a NaN score; "schemalie": `results` is an
+object, not the list the tool promises); `--crash-on-call N` exits the process on the Nth `recall` call (`--crash-stamp PATH`: writing the time first); `--hang-at-initialize`
 never answers the client's `initialize` (and ignores SIGTERM); `--garbage-on-stdout` writes a line
 that is not JSON-RPC first; `--pid-file` records the server's process id (to check it is ended).
 """
@@ -32,7 +33,8 @@ if TYPE_CHECKING:  # imported when a server is built: a hang at initialize begin
     from memory_store import MemoryStore
 
 
-def build_server(store: MemoryStore, faults: bool = False, crash_on_call: int = 0, crash_stamp: str = "") -> MCPServer:
+def build_server(store: MemoryStore, faults: bool = False, crash_on_call: int = 0, crash_stamp: str = "",
+                 hang_stamp: str = "") -> MCPServer:
     from mcp.server.mcpserver import MCPServer
 
     server = MCPServer("recall-kit test memory")
@@ -50,6 +52,8 @@ def build_server(store: MemoryStore, faults: bool = False, crash_on_call: int = 
         if faults and "toolerror" in query:
             raise ValueError("the tool failed")
         if faults and "hangforever" in query:
+            if hang_stamp:  # the hanging call has begun: for the test that signals recall-kit meanwhile
+                Path(hang_stamp).write_text(repr(time.time()))
             await asyncio.sleep(60)  # longer than any test waits
         hits = store.search(query, k, user_id)
         if faults and "nanscore" in query:
@@ -83,6 +87,7 @@ def main() -> None:
     parser.add_argument("--garbage-on-stdout", action="store_true")
     parser.add_argument("--pid-file")
     parser.add_argument("--crash-stamp", default="", help="write the time of the crash here (--crash-on-call)")
+    parser.add_argument("--hang-stamp", default="", help="write the time here when a hanging call begins (--faults)")
     arguments = parser.parse_args()
     if arguments.pid_file:
         Path(arguments.pid_file).write_text(str(os.getpid()))
@@ -96,7 +101,7 @@ def main() -> None:
 
     store = MemoryStore.from_dataset(arguments.dataset) if arguments.dataset else MemoryStore()
     server = build_server(store, faults=arguments.faults, crash_on_call=arguments.crash_on_call,
-                          crash_stamp=arguments.crash_stamp)
+                          crash_stamp=arguments.crash_stamp, hang_stamp=arguments.hang_stamp)
     if arguments.transport == "stdio":
         server.run("stdio")
     else:

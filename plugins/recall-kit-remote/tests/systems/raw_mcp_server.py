@@ -5,7 +5,7 @@ and `tools/call` with whatever a test asks for, including what no SDK server wou
     python raw_mcp_server.py [--http PORT] [--sse] [--tools N] [--extra-tool NAME] [--list-mib M]
                              [--call-mib M] [--answer-file PATH] [--trickle SECONDS] [--slow-list]
                              [--exit-after-call] [--call-status N] [--gzip-bomb-mib M] [--endless-pages]
-                             [--pid-file PATH]
+                             [--pid-file PATH] [--exit-at-eof]
 
 `--tools N`: tools/list answers N tools (`tool000001`, ..., `search` and each `--extra-tool`) in
 one message; `--list-mib M` / `--call-mib M`: tools/list / tools/call answers one message of M
@@ -16,7 +16,8 @@ tools/call answer (`--slow-list`: of the tools/list answer too, over stdio); `--
 over stdio, exit once a tools/call answer is written, before its newline; `--call-status`: over
 HTTP, the status a tools/call answer comes with; `--gzip-bomb-mib M`: over HTTP, tools/call
 answers a gzip member that inflates to M MiB; `--endless-pages`: tools/list answers an empty page
-with a cursor to the next, forever.
+with a cursor to the next, forever; `--exit-at-eof`: over stdio, exit once the input closes, even
+mid-answer (as a stdio server should; without it, one writing an answer is ended by SIGTERM).
 """
 
 from __future__ import annotations
@@ -94,9 +95,28 @@ def _written(chunks: Iterator[bytes], write: Callable[[bytes], Any], trickle: fl
             time.sleep(trickle)
 
 
-def serve_stdio(answers: Answers, trickle: float, cut: bool = False, slow_list: bool = False) -> None:
+def _lines_until_eof() -> Iterator[bytes]:
+    """The input's lines, read by a thread that exits the process when the input closes, whatever
+    the server is doing then (writing an answer the client no longer reads, say)."""
+    import queue
+    import threading
+
+    lines: queue.Queue[bytes] = queue.Queue()
+
+    def read() -> None:
+        for line in sys.stdin.buffer:
+            lines.put(line)
+        os._exit(0)
+
+    threading.Thread(target=read, daemon=True).start()
+    while True:
+        yield lines.get()
+
+
+def serve_stdio(answers: Answers, trickle: float, cut: bool = False, slow_list: bool = False,
+                exit_at_eof: bool = False) -> None:
     out = sys.stdout.buffer
-    for line in sys.stdin.buffer:
+    for line in _lines_until_eof() if exit_at_eof else sys.stdin.buffer:
         try:
             message = json.loads(line)
         except ValueError:
@@ -116,17 +136,28 @@ def serve_stdio(answers: Answers, trickle: float, cut: bool = False, slow_list: 
 
 
 def _gzip_bomb(mib: float, start: bytes) -> bytes:
-    """A gzip member that inflates to `start` and `mib` MiB of spaces (made a MiB at a time)."""
+    """A gzip member that inflates to `start` and `mib` MiB of spaces. A MiB of spaces deflated
+    after a full flush is the same bytes every time: deflated once and repeated, not deflated a
+    thousand times (5 s of the server's CPU a bomb of 1,000 MiB)."""
+    import struct
     import zlib
 
-    packer = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
-    return packer.compress(start) + b"".join(packer.compress(b" " * (1 << 20)) for _ in range(int(mib))) + packer.flush()
+    spaces, count = b" " * (1 << 20), max(1, int(mib))
+    packer = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)  # raw deflate: the gzip frame is written here
+    first = packer.compress(start) + packer.compress(spaces) + packer.flush(zlib.Z_FULL_FLUSH)
+    piece = packer.compress(spaces) + packer.flush(zlib.Z_FULL_FLUSH)
+    crc = zlib.crc32(start)
+    for _ in range(count):
+        crc = zlib.crc32(spaces, crc)
+    return (b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\xff" + first + piece * (count - 1) + packer.flush()
+            + struct.pack("<II", crc, (len(start) + count * len(spaces)) & 0xFFFFFFFF))
 
 
 def serve_http(answers: Answers, port: int, sse: bool, trickle: float, call_status: int = 200,
                bomb: float = 0.0) -> None:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # the body is not held for the client's delayed ACK of the headers
 
         def log_message(self, *args: Any) -> None:
             pass
@@ -187,6 +218,7 @@ def main() -> None:
     parser.add_argument("--slow-list", action="store_true", help="over stdio, trickle the tools/list answer too")
     parser.add_argument("--exit-after-call", action="store_true", help="over stdio, exit after a tools/call answer, before its newline")
     parser.add_argument("--call-status", type=int, default=200, help="over HTTP, the status of a tools/call answer")
+    parser.add_argument("--exit-at-eof", action="store_true", help="over stdio, exit once the input closes")
     arguments = parser.parse_args()
     if arguments.pid_file:
         Path(arguments.pid_file).write_text(str(os.getpid()))
@@ -195,7 +227,7 @@ def main() -> None:
         serve_http(answers, arguments.http, arguments.sse, arguments.trickle, arguments.call_status,
                    arguments.gzip_bomb_mib)
     else:
-        serve_stdio(answers, arguments.trickle, arguments.exit_after_call, arguments.slow_list)
+        serve_stdio(answers, arguments.trickle, arguments.exit_after_call, arguments.slow_list, arguments.exit_at_eof)
 
 
 if __name__ == "__main__":
