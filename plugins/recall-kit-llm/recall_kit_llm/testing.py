@@ -52,6 +52,13 @@ def embedding(text: str, dimensions: int = 32) -> list[float]:
     return vector
 
 
+class _Server(ThreadingHTTPServer):
+    #: A judge opens up to 16 connections at once; the default listen backlog of 5, with the accepting
+    #: thread slow on a busy machine, turned some into connection errors, retried and counted beside
+    #: the 429s (test_rate_limited_answers_are_retried_and_the_file_is_the_same, about 1 run in 10).
+    request_queue_size = 128
+
+
 class OpenAICompatibleServer:
     """A threaded HTTP server on 127.0.0.1 (a free port) speaking the part of OpenAI's API that llm
     uses. `delay`: seconds before each answer. `rate_limit`: request number (1, 2, ...) -> answer
@@ -66,7 +73,7 @@ class OpenAICompatibleServer:
         self.requests = self.answered = self.rate_limited = self.in_flight = self.most_in_flight = 0
         self.max_tokens_seen: list[int] = []
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server = _Server(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
         self._thread: threading.Thread | None = None
 
