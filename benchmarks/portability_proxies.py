@@ -14,8 +14,9 @@ embedded), or through the environment before numpy loads (`environment(name)`):
 - ``last-bit``: the last bit of every embedding's every float32 entry flipped, query and memory,
   retriever and judge.
 
-tests/study/test_portable.py runs the example study under each; benchmarks/bench_portability.py
-counts what each changes before and after the grid.
+Proxies join with "+" (``last-bit+openblas-haswell``: both at once). tests/test_portable.py runs
+the example study under ``torch`` and under ``last-bit+openblas-haswell``; benchmarks/bench_portability.py
+counts what each proxy alone changes before and after the grid.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ PROXIES = ("default", "torch", "ort-no-opt", "one-thread", "openblas-haswell", "
 
 def environment(name: str) -> dict[str, str]:
     """The variables the proxy sets before the process starts (empty where `apply` does it all)."""
+    if "+" in name:
+        return {key: value for part in name.split("+") for key, value in environment(part).items()}
     if name == "openblas-haswell":
         return {"OPENBLAS_CORETYPE": "Haswell"}
     if name == "one-thread":
@@ -46,6 +49,10 @@ def flip_last_bit(vectors: Any) -> Any:
 
 def apply(name: str) -> None:
     """Patch this process's dense plugin for the proxy `name` (see the module's docstring)."""
+    if "+" in name:
+        for part in name.split("+"):
+            apply(part)
+        return
     if name not in PROXIES:
         raise SystemExit(f"unknown proxy {name!r}; choose among {', '.join(PROXIES)}")
     from recall_kit_dense import onnx_backend, retriever
