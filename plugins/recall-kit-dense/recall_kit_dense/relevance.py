@@ -58,10 +58,11 @@ class TokenMatch:
 
     def embeddings_of(self, texts: Sequence[str]) -> list[Any] | None:
         """Each text's embedding (unit length, float32, as the ONNX model's `encode` gives it), read
-        in the same pass as its token vectors; None where the model runs on torch."""
-        self._encode(texts)
-        if any(text not in self._embeddings for text in texts):
+        in the same pass as its token vectors; None where the model runs on torch (nothing read then:
+        the caller's own pass embeds them)."""
+        if self._loaded().backend != "onnx":
             return None
+        self._encode(texts)
         return [self._embeddings[text] for text in texts]
 
     def of(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
