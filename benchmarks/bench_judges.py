@@ -39,6 +39,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 RANKS = ["-o", "combined.signals=answer,question,similarity,relevance,ranks"]
+#: The opt-in neighbours signal (the turns beside a memory in its session), alone and with the ranks.
+NEIGHBOURS = ["-o", "combined.signals=answer,question,similarity,relevance,neighbours"]
+NEIGHBOURS_RANKS = ["-o", "combined.signals=answer,question,similarity,relevance,neighbours,ranks"]
 #: The combined judge's signals before the relevance model (issue 68), measured beside it.
 BEFORE = ["-o", "combined.signals=answer,question,similarity"]
 #: construction -> name shown -> (judge, its options): every registered offline judge, the embedding
@@ -55,12 +58,15 @@ JUDGES: dict[str, dict[str, tuple[str, list[str]]]] = {
         "combined (no relevance)": ("combined", BEFORE),
         "combined": ("combined", []),
         "combined + ranks": ("combined", RANKS),
+        "combined + neighbours": ("combined", NEIGHBOURS),
     },
     "no-answers": {
         "embedding (question)": ("embedding", []),
         "combined (no relevance)": ("combined", BEFORE),
         "combined": ("combined", []),
         "combined + ranks": ("combined", RANKS),
+        "combined + neighbours": ("combined", NEIGHBOURS),
+        "combined + neighbours + ranks": ("combined", NEIGHBOURS_RANKS),
     },
 }
 #: construction -> (depth, whether the sample is the top `depth` alone, whether queries keep their answers)

@@ -15,8 +15,8 @@ embedded), or through the environment before numpy loads (`environment(name)`):
   retriever and judge.
 
 Proxies join with "+" (``last-bit+openblas-haswell``: both at once). tests/test_portable.py runs
-the example study under ``torch`` and under ``last-bit+openblas-haswell``; benchmarks/bench_portability.py
-counts what each proxy alone changes before and after the grid.
+the example study under ``torch+last-bit+openblas-haswell`` (the three at once);
+benchmarks/bench_portability.py counts what each proxy alone changes before and after the grid.
 """
 
 from __future__ import annotations

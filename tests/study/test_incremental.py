@@ -29,6 +29,8 @@ EVALS = [name.replace("run/", "eval/") for name in SYSTEMS]
 DECIDING = ["compare", "simpler", "bounds", "intervals"]
 #: Queries kept of each of the example's three strata (40 each).
 QUERIES_PER_STRATUM = 15
+#: Of the memories no kept query's qrels name, every MEMORY_STRIDE-th is kept.
+MEMORY_STRIDE = 3
 
 
 @dataclass(frozen=True)
@@ -114,9 +116,9 @@ class Study:
 
 
 def _keep_queries(store: Path, per_stratum: int) -> None:
-    """The store's first `per_stratum` queries of each stratum and their qrels: what the test checks
-    (which steps rerun, and that the rerun equals a clean run) does not depend on the number of
-    queries, and each of the ~60 study runs costs about half of the whole example's (1.5 s, not 2.9)."""
+    """The store's first `per_stratum` queries of each stratum, their qrels, and part of its memories:
+    what the test checks (which steps rerun, and that the rerun equals a clean run) does not depend
+    on the store's size, and each of the ~60 study runs costs a fraction of the whole example's."""
     queries = [json.loads(line) for line in (store / "queries.jsonl").read_text(encoding="utf-8").splitlines()]
     by_stratum: dict[str, list[dict[str, Any]]] = {}
     for query in queries:
@@ -127,6 +129,18 @@ def _keep_queries(store: Path, per_stratum: int) -> None:
              if json.loads(line)["query_id"] in ids]
     (store / "queries.jsonl").write_text("".join(json.dumps(query) + "\n" for query in kept), encoding="utf-8")
     (store / "qrels.jsonl").write_text("".join(line + "\n" for line in qrels), encoding="utf-8")
+    # The memories those queries' qrels name, and every third other one (the rest of the pool):
+    # fewer memories to index and search in each run, the same steps reading them.
+    relevant = {str(doc) for line in qrels for doc in _judged(json.loads(line))}
+    lines = (store / "corpus.jsonl").read_text(encoding="utf-8").splitlines()
+    memories = [line for number, line in enumerate(lines)
+                if number % MEMORY_STRIDE == 0 or str(json.loads(line)["id"]) in relevant]
+    (store / "corpus.jsonl").write_text("".join(line + "\n" for line in memories), encoding="utf-8")
+
+
+def _judged(row: dict[str, Any]) -> list[Any]:
+    """The memory ids a qrels row judges, in either of its shapes."""
+    return list(row.get("relevant_ids") or row.get("relevance") or [])
 
 
 def comparable(path: Path) -> dict[str, Any]:

@@ -98,3 +98,29 @@ def test_threshold_kappas_agree_with_sklearn(seed: int) -> None:
     theirs = [cohen_kappa_score(truth, (probabilities >= t).astype(int)) if 0 < (probabilities >= t).sum() < 400
               else 0.0 for t in thresholds]
     assert ours == pytest.approx(theirs, abs=1e-12)
+
+
+def test_the_neighbours_signal_reads_the_turns_beside_a_memory_in_its_session_alone() -> None:
+    """A chat's reply does not repeat the question's words; the turn before it does. The memory's
+    neighbours are the turns just before and after it in its session (never across sessions nor
+    scopes), and a store without sessions or parents gives the columns as zeros."""
+    turns = [("a1", "a", 1, "Mel: What have you been researching lately, Caroline?"),
+             ("a2", "a", 1, "Caroline: Adoption agencies, mostly."),
+             ("a3", "a", 1, "Mel: That sounds wonderful."),
+             ("a4", "a", 2, "Caroline: I painted a lake at sunrise."),
+             ("b1", "b", 1, "Jon: Researching what Caroline has been researching is odd.")]
+    corpus = {doc: Memory(doc, text, scope=scope, extra={"session": session}) for doc, scope, session, text in turns}
+    query = Query("q", "What has Caroline been researching?")
+    context = JudgingContext(labels={}, queries={"q": query}, corpus=corpus)
+    judge = CombinedJudge(CombinedJudge.Options(signals="neighbours"))
+    judge._context = context
+    assert judge._neighbours(context) == {"a1": ["a2"], "a2": ["a1", "a3"], "a3": ["a2"], "a4": [], "b1": []}
+    best, whole, stemmed = judge._neighbour_columns([(query, corpus["a2"]), (query, corpus["a3"]),
+                                                     (query, corpus["a4"]), (query, corpus["b1"])], context)
+    assert best[0] > best[1] > 0 and best[2] == best[3] == 0  # a2 sits beside the question turn; a4, b1 alone
+    assert whole[0] == 1.0 and whole[2] == whole[3] == 0  # every question word in a1 + a2 + a3
+    assert stemmed[0] == 1.0
+    loose = {doc: Memory(doc, memory.content) for doc, memory in corpus.items()}
+    plain = JudgingContext(labels={}, queries={"q": query}, corpus=loose)
+    fresh = CombinedJudge(CombinedJudge.Options(signals="neighbours"))
+    assert all(not column.any() for column in fresh._neighbour_columns([(query, loose["a2"])], plain))
