@@ -40,7 +40,8 @@ SIGNALS = ("answer", "question", "similarity", "relevance", "ranks", "neighbours
 #: on a sample that adds the labelled relevant memories to the systems' top results, "not ranked"
 #: means "added because relevant". Neighbours are opt-in: on LoCoMo dev they lift the kappa without
 #: answers (0.568 -> 0.590) but not with them (0.730 -> 0.725), nor on multi-hop questions (0.45 ->
-#: 0.43), for half again the judge's time (docs/models.md).
+#: 0.43), for more of the judge's time (2.94 against 2.74 s per 1,000 pairs without answers in the
+#: same run; docs/models.md).
 DEFAULT_SIGNALS = ("answer", "question", "similarity", "relevance")
 #: Words compared by their first letters: a crude stemmer ("painted", "painting" -> "paint").
 STEM = 5
