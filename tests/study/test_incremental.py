@@ -20,6 +20,7 @@ from study_support import plugins
 
 from recall_kit import Memory, Query, RelevanceJudge, hookimpl
 from recall_kit.curate.assessor import AssessorFile
+from recall_kit.dataset import read_qrels_jsonl
 from recall_kit.study import run_study, study_status
 from recall_kit.testing import registered_plugin
 
@@ -131,16 +132,11 @@ def _keep_queries(store: Path, per_stratum: int) -> None:
     (store / "qrels.jsonl").write_text("".join(line + "\n" for line in qrels), encoding="utf-8")
     # The memories those queries' qrels name, and every third other one (the rest of the pool):
     # fewer memories to index and search in each run, the same steps reading them.
-    relevant = {str(doc) for line in qrels for doc in _judged(json.loads(line))}
+    relevant = {doc for judged in read_qrels_jsonl(store / "qrels.jsonl").values() for doc in judged}
     lines = (store / "corpus.jsonl").read_text(encoding="utf-8").splitlines()
     memories = [line for number, line in enumerate(lines)
                 if number % MEMORY_STRIDE == 0 or str(json.loads(line)["id"]) in relevant]
     (store / "corpus.jsonl").write_text("".join(line + "\n" for line in memories), encoding="utf-8")
-
-
-def _judged(row: dict[str, Any]) -> list[Any]:
-    """The memory ids a qrels row judges, in either of its shapes."""
-    return list(row.get("relevant_ids") or row.get("relevance") or [])
 
 
 def comparable(path: Path) -> dict[str, Any]:
