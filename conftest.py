@@ -78,11 +78,15 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
 
 
 def _module_scoped(item: pytest.Item) -> bool:
-    """Whether the test uses a fixture built once per module or class (a model, an index, a run)."""
+    """Whether the test uses a fixture built once per module or class (a model, an index, a run),
+    or one built once per session by its own module (test_executor's local Ray cluster: one
+    cluster for the run, not one per worker that happens to get one of its tests)."""
     definitions = getattr(item, "_fixtureinfo", None)
     if definitions is None:
         return False
+    module = getattr(getattr(item, "module", None), "__name__", None)
     return any(definition.scope in ("module", "class")
+               or (definition.scope == "session" and getattr(definition.func, "__module__", None) == module)
                for chain in definitions.name2fixturedefs.values() for definition in chain)
 
 

@@ -791,10 +791,13 @@ def test_the_pipeline_check_catches_an_import_of_the_study_result():
 
 def test_ci_runs_every_linter_before_the_tests():
     # .ci/run: `make lint` (ruff, mypy, import-linter's contracts) and then `make test`; a lint
-    # failure stops CI before the tests (set -e)
+    # failure stops CI before the tests (set -e). The npm server installs in the background
+    # meanwhile, and its failure stops CI too (its status waited for before the tests).
     script = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     commands = [line.strip() for line in script.splitlines() if line.strip().startswith("make ")]
-    assert commands == ["make lint", "make test"] and "set -euo pipefail" in script
+    assert commands == ['make node-servers >"$node_log" 2>&1 &', "make lint", "make test"]
+    assert "set -euo pipefail" in script
+    assert 'if ! wait "$node_pid"; then' in script.split("\nmake lint\n", 1)[1].split("\nmake test", 1)[0]
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     recipe = makefile.split("\nlint: ", 1)[1].split("\n\n", 1)[0]
     assert all(tool in recipe for tool in ("ruff check recall_kit plugins", "mypy recall_kit", "lint-imports"))

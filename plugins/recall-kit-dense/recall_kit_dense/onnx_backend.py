@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -100,20 +101,11 @@ class OnnxModel:
         return counter
 
     def session(self, path: Path, threads: int) -> Any:
-        """The ONNX Runtime session of `path` on `threads` intra-op threads (made once)."""
+        """The ONNX Runtime session of `path` on `threads` intra-op threads (made once: `_shared_session`)."""
         key = (str(path), threads)
         with self._lock:
             if key not in self._sessions:
-                runtime = _require_runtime()
-                options = runtime.SessionOptions()
-                options.intra_op_num_threads = threads
-                options.inter_op_num_threads = 1
-                # Its threads sleep between batches rather than spin: on a shared machine (two test
-                # workers, a study beside a browser) spinning took CPU from the other work. The
-                # example study, one core busy beside it: 22.3 s -> 18.6 s (24.8 -> 19.8 s of CPU);
-                # quiet, the same 13.9 s (docs/performance.md). The numbers do not change.
-                options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-                self._sessions[key] = _inference_session(runtime, path, options)
+                self._sessions[key] = _shared_session(path, threads)
             return self._sessions[key]
 
     def model_path(self, quantize: bool = False) -> Path:
@@ -213,6 +205,36 @@ class OnnxModel:
             vectors = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         return np.ascontiguousarray(vectors / np.clip(norms, 1e-12, None), dtype=np.float32)
+
+
+#: The sessions this process holds, by their model file's identity (device, inode, size, time of
+#: its last change) and thread count, while a model holds them: an export linked into another
+#: cache folder (`onnx_export.copy_seen`) is the same file, read once (MiniLM: 0.15-0.4 s of CPU a
+#: session). A file changed or replaced is another identity, so a new session reads it.
+_SHARED: weakref.WeakValueDictionary[tuple[int, int, int, int, int], Any] = weakref.WeakValueDictionary()
+_SHARED_LOCK = threading.Lock()
+
+
+def _shared_session(path: Path, threads: int) -> Any:
+    """The session of the model file `path` on `threads` intra-op threads, shared with every model of
+    this process that reads the same file."""
+    runtime = _require_runtime()
+    stat = path.stat()
+    identity = (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, threads)
+    with _SHARED_LOCK:
+        session = _SHARED.get(identity)
+        if session is None:
+            options = runtime.SessionOptions()
+            options.intra_op_num_threads = threads
+            options.inter_op_num_threads = 1
+            # Its threads sleep between batches rather than spin: on a shared machine (two test
+            # workers, a study beside a browser) spinning took CPU from the other work. The
+            # example study, one core busy beside it: 22.3 s -> 18.6 s (24.8 -> 19.8 s of CPU);
+            # quiet, the same 13.9 s (docs/performance.md). The numbers do not change.
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+            session = _inference_session(runtime, path, options)
+            _SHARED[identity] = session
+        return session
 
 
 def _inference_session(runtime: Any, path: Path, options: Any) -> Any:

@@ -146,6 +146,14 @@ def _copy(seen: Path, work: Path, signature: str) -> dict[str, Any] | None:
             os.link(seen / name, work / name)
         except OSError:
             shutil.copy2(seen / name, work / name)
+    # ONNX Runtime's rewrite of the graph (onnx_backend._rewritten), linked where it can be: made
+    # of the same export by the same runtime, it is the same file, and linking it saves making it
+    # again (0.4 s of CPU and 90 MB written for MiniLM). Not copied: a copy costs what making it does.
+    for rewrite in seen.glob(f"{Path(MODEL_FILE).stem}.ort-*.onnx"):
+        try:
+            os.link(rewrite, work / rewrite.name)
+        except OSError:
+            pass
     return read_manifest(work, signature)
 
 

@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 
@@ -69,6 +70,9 @@ def test_the_export_is_made_once_whole_and_checked(tmp_path: Path, monkeypatch: 
     elsewhere = built(tmp_path / "elsewhere", monkeypatch, backend="onnx")  # another cache: a copy (links)
     (copied,) = (tmp_path / "elsewhere" / "dense" / "onnx").iterdir()
     assert copied.name == folder.name and (copied / MODEL_FILE).read_bytes() == (folder / MODEL_FILE).read_bytes()
+    assert (copied / rewrite).stat().st_ino == (folder / rewrite).stat().st_ino  # the runtime's rewrite linked, not made again
+    sessions = {id(session) for session in onnx_side._model().model._sessions.values()}  # type: ignore[union-attr]
+    assert {id(session) for session in elsewhere._model().model._sessions.values()} <= sessions  # type: ignore[union-attr]
     assert elsewhere.embeddings is not None
     np.testing.assert_array_equal(elsewhere.embeddings, onnx_side.embeddings)
     built(tmp_path, monkeypatch, backend="onnx", max_seq_length=128)
@@ -159,6 +163,7 @@ def test_the_runtime_rewrite_is_saved_once_and_embeds_alike(tmp_path: Path, monk
 
     def embedded(**patched: object) -> tuple[np.ndarray, np.ndarray]:
         monkeypatch.setattr(onnx_backend, "_LOADED", {})  # a new process: new sessions
+        monkeypatch.setattr(onnx_backend, "_SHARED", weakref.WeakValueDictionary())
         for name, value in patched.items():
             monkeypatch.setattr(onnx_backend, name, value)
         retriever = built(cache, monkeypatch, backend="onnx", cache=False)
