@@ -72,3 +72,39 @@ def test_server_command_that_fails_is_one_line_exit_2(sample_folder: Path) -> No
     result = run_cli("eval", "--dataset", str(sample_folder), "-r", "mcp", "-o", "mcp.command=no-such-mcp-server --stdio")
     assert result.returncode == 2
     assert "\n" not in result.stderr.strip() and "no-such-mcp-server" in result.stderr
+
+
+def test_close_lets_the_tasks_on_its_loop_end_and_closes_its_async_generators() -> None:
+    """The HTTP transport's async generators are closed by tasks the session's loop schedules as
+    they are collected: a loop stopped with one pending printed "Task was destroyed but it is
+    pending!" on stderr beside the run's one line. `close` now lets such a task end and closes a
+    generator left open, as `asyncio.run` does."""
+    import asyncio
+
+    from recall_kit_remote.mcp_tool import MCPSession
+
+    session = MCPSession("", SERVERS["mcp_sample"])
+    loop = session._loop
+    ended: list[str] = []
+
+    async def generator():  # type: ignore[no-untyped-def]
+        try:
+            yield 1
+        finally:
+            ended.append("generator")
+
+    async def open_generator():  # type: ignore[no-untyped-def]
+        held = generator()
+        await held.__anext__()
+        return held
+
+    async def closing() -> None:
+        await asyncio.sleep(0.5)
+        ended.append("task")
+
+    held = asyncio.run_coroutine_threadsafe(open_generator(), loop).result(10)
+    task = asyncio.run_coroutine_threadsafe(closing(), loop)
+    session.close()
+    assert sorted(ended) == ["generator", "task"] and task.done() and not task.cancelled()
+    assert loop.is_closed()
+    del held
