@@ -25,7 +25,8 @@ from the full evidence (an evidence turn is relevant, any other turn not). Inter
   for each seed as the study fits it, on the judgments it can see taken as complete over the two
   systems' top 10 (the visible evidence turns relevant, every other ranked turn not: the hidden
   evidence counts as not relevant), cross-fitted over questions, and not refitted as the simulated
-  person's labels arrive (the study refits on them; this does not simulate that); `--judge FILE`, a
+  person's labels arrive (the study refits on them; this does not simulate that), its probability of
+  relevance as the predictor (the expected delta over it, as the study's intervals take it); `--judge FILE`, a
   qrels JSONL of grades 0-3; else the answer-overlap rule: a turn is predicted relevant when it
   holds at least half the non-stop words of the question's gold answer), and cross-prediction
   (crossppi_mean_ci, a logistic regression on each pair's reciprocal ranks in both systems and its
@@ -107,7 +108,7 @@ def judge_predictions(args: argparse.Namespace, queries: list[str], rankings: di
 
 class FittedJudge:
     """The `combined` judge, fitted for each seed on what that seed shows: `of(shown, seed)` -> the
-    predictor on every top-5 pair (1.0 relevant: a grade >= 1)."""
+    predictor on every top-5 pair (its probability of relevance, as the study's intervals take it)."""
 
     def __init__(self, dataset, results: dict, rankings: dict) -> None:
         from recall_kit_dense.judges import CombinedJudge
@@ -149,10 +150,11 @@ class FittedJudge:
         return judge
 
     def of(self, shown: dict, seed: int) -> dict[str, dict[str, float]]:
+        """The predictor as the study's intervals take it: the judge's probability of relevance."""
         judge = self.fit(shown, seed)
         out: dict[str, dict[str, float]] = {}
-        for (query, memory), grade in zip(self.pairs, judge.grade_many(self.pairs), strict=True):
-            out.setdefault(query.query_id, {})[memory.id] = float(grade is not None and grade >= 1)
+        for (query, memory), value in zip(self.pairs, judge.probabilities(self.pairs), strict=True):
+            out.setdefault(query.query_id, {})[memory.id] = value
         return out
 
 
@@ -285,6 +287,8 @@ def main() -> int:
     parser.add_argument("--bootstrap", type=int, default=2000, help="resamples of today's interval")
     parser.add_argument("--judge", help="the predictor: `combined` (the study's default judge, fitted each seed) "
                         "or a judge's grades (qrels JSONL, 0-3); default the answer-overlap rule")
+    parser.add_argument("--no-answers", action="store_true",
+                        help="every reference answer removed from the questions (a store without answers: issue 68)")
     parser.add_argument("--runs", type=Path, help="keep the imported data and result files here (reused)")
     parser.add_argument("--save", type=Path, help="write every seed's intervals here (JSON)")
     parser.add_argument("--quick", action="store_true", help="for run_all.py: 20 seeds")
@@ -321,15 +325,21 @@ def main() -> int:
               for n in SYSTEMS]
     texts = {m.id: m.content for m in dataset.corpus}
     answers = {q: content_words(a) for q, a in answers_of(args.locomo).items()}
+    if args.no_answers:  # the judge and the cross-fitted predictor see no reference answer
+        import dataclasses
+
+        dataset = dataclasses.replace(dataset, queries=[dataclasses.replace(q, answer=None) for q in dataset.queries])
+        answers = {}
     if args.judge == "combined":
         fitted, judge, judge_name = FittedJudge(dataset, results, rankings), None, \
-            "combined (answer, question, similarity; fitted each seed on the visible judgments)"
+            "combined (its default signals, fitted each seed on the visible judgments; its probabilities)"
     else:
         fitted, (judge, judge_name) = None, judge_predictions(args, queries, rankings, texts, answers)
     data = {"queries": queries, "truth": truth, "rankings": rankings, "judge": judge, "fitted": fitted, "shapes": {},
             "delta":
             float((values[1] - values[0]).mean()), "features": features_of(queries, rankings, texts, answers)}
-    print(f"{len(queries)} questions; {SYSTEMS[1]} - {SYSTEMS[0]} {args.metric}; judge: {judge_name}", flush=True)
+    print(f"{len(queries)} questions; {SYSTEMS[1]} - {SYSTEMS[0]} {args.metric}; judge: {judge_name}"
+          + ("; every reference answer removed" if args.no_answers else ""), flush=True)
     started, results = time.perf_counter(), []
     for seed in range(args.seeds):
         results.append(one_seed(seed, args, data))

@@ -686,6 +686,14 @@ class RelevanceJudge(ABC):
         for query, memory in pairs:
             yield self.grade(query, memory)
 
+    def probabilities(self, pairs: Sequence[tuple[Query, Memory]]) -> list[float] | None:
+        """The probability that each of `pairs` is relevant (a grade of 1 or more), in [0, 1] and
+        the same on every CPU, where the judge has one (a fitted model's: `combined`); None where
+        it has none (the default). A study's hole-aware intervals take them as their predictor
+        (the expected delta over them, which tracks the truth better than a grade cut at one
+        threshold); without them, the grades. Called after the pairs were graded."""
+        return None
+
     def provenance(self) -> Mapping[str, Any]:
         """How the grades were made (model, prompt version), written as ``_``-prefixed fields on
         each qrels row; never memory text."""

@@ -37,6 +37,7 @@ import numpy as np
 
 from recall_kit.decide.holes import QueryHoles
 from recall_kit.errors import RecallKitError
+from recall_kit.portable import on_grid
 
 ALPHA = 0.05
 #: Fewer labelled queries than this give no interval: the interval is a normal (CLT) one, and with
@@ -147,7 +148,7 @@ def predicted_delta(table: QueryHoles, probability: Mapping[str, float]) -> floa
         return float(table.delta[sum(1 << j for j, value in enumerate(p) if value == 1.0)])
     bits = (np.arange(1 << len(p))[:, None] >> np.arange(len(p))) & 1
     weights = np.where(bits == 1, np.array(p), 1.0 - np.array(p)).prod(axis=1)
-    return float(weights @ table.delta)
+    return float(on_grid(weights @ table.delta))  # on the grid: the same on every CPU, however the sum ran
 
 
 def fully_labelled(table: QueryHoles, labels: Mapping[str, int]) -> bool:

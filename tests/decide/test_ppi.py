@@ -8,6 +8,7 @@ import pytest
 
 from recall_kit.decide import ppi
 from recall_kit.decide.holes import Contrast, Holes, QueryHoles
+from recall_kit.portable import on_grid
 
 
 def _table(query: str, baseline: list[float], candidate: list[float], holes: tuple[str, ...]) -> QueryHoles:
@@ -118,6 +119,9 @@ def test_predicted_delta_is_the_expectation_over_the_holes():
     assert ppi.predicted_delta(table, {"x": 1.0}) == 0.5
     assert ppi.predicted_delta(table, {"x": 0.5, "y": 0.5}) == pytest.approx((0 + 0.5 + 1 + 1) / 4)
     assert ppi.labelling(table, lambda d: d == "y") == 2
+    # a judge's probabilities (the study's predictor): the expectation, on the grid, the same on every CPU
+    third = ppi.predicted_delta(table, {"x": 0.1, "y": 0.3})
+    assert third == on_grid(0.1 * 0.7 * 0.5 + 0.9 * 0.3 * 1.0 + 0.1 * 0.3 * 1.0) and third == on_grid(third)
 
 
 def test_tables_from_holes_give_the_same_truth_as_scoring_with_every_label():

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import recall_kit
 from study.test_people import IdJudge, JudgePlugin, write
 from study_support import plugins
 
@@ -140,3 +141,55 @@ def test_a_model_judges_grades_leave_the_sample_to_label_and_a_persons_grades_me
     disagreed, _ = run_study(path)
     assert disagreed.agreement.kappa < 0.6 and disagreed.recommendation.provisional
     assert "is below 0.6 ([judging] min_kappa)" in bottom_line(disagreed)[0]
+
+
+class ChanceJudge(IdJudge):
+    """The parity judge with a probability of relevance for each pair (0.875 odd ids, 0.125 even)."""
+
+    def probabilities(self, pairs):
+        return [0.875 if int(memory.id) % 2 else 0.125 for _, memory in pairs]
+
+
+class BrokenChanceJudge(IdJudge):
+    def probabilities(self, pairs):
+        return [1.5 for _ in pairs]
+
+
+class ChancePlugin:
+    @recall_kit.hookimpl
+    def register_judges(self, register):
+        register("chance", ChanceJudge)
+        register("broken-chance", BrokenChanceJudge)
+
+
+def test_a_judges_probabilities_are_the_intervals_predictor_and_grades_stand_in_without_them(
+        tmp_path: Path, recall_kit_plugin) -> None:
+    """A judge with a probability of relevance (`RelevanceJudge.probabilities`: `combined`'s) has
+    them written beside its grades, for every pair it graded, and the intervals take them as their
+    predictor; a judge without them (the parity judge) is read by its grades; one whose
+    probabilities lie outside [0, 1] fails the run in one line."""
+    from recall_kit.curate.judge import read_qrels_file
+    from recall_kit.errors import PluginRunError
+    from recall_kit.study.steps.judgments import PROBABILITIES, read_probabilities
+
+    recall_kit_plugin(JudgePlugin(), name="parity-judge")
+    recall_kit_plugin(ChancePlugin(), name="chance-judge")
+    path = write(tmp_path / "chance", 'judge = "chance"')
+    run_study(path)
+    steps = tmp_path / "chance" / "out" / "steps"
+    grades = read_qrels_file(steps / "judgments" / "model-grades.jsonl")
+    chances = read_probabilities(steps / "judgments" / PROBABILITIES)
+    assert grades and {q: set(d) for q, d in chances.items()} == {q: set(d) for q, d in grades.items()}
+    assert all(p == (0.875 if int(d) % 2 else 0.125) for docs in chances.values() for d, p in docs.items())
+    intervals = json.loads((steps / "intervals" / "intervals.json").read_text(encoding="utf-8"))
+    assert intervals["predictor"] == "the chance judge's probabilities"
+    parity = write(tmp_path / "parity", 'judge = "parity"')
+    run_study(parity)
+    steps = tmp_path / "parity" / "out" / "steps"
+    assert not (steps / "judgments" / PROBABILITIES).exists()
+    assert json.loads((steps / "intervals" / "intervals.json").read_text(encoding="utf-8"))["predictor"] == \
+        "the parity judge"
+    broken = write(tmp_path / "broken", 'judge = "broken-chance"')
+    with pytest.raises(PluginRunError, match=r"outside \[0, 1\]") as refused:
+        run_study(broken)
+    assert len(str(refused.value).splitlines()) == 1

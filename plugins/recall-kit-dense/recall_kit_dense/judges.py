@@ -195,6 +195,8 @@ class CombinedJudge(RelevanceJudge):
         self._context: JudgingContext | None = None
         self._fold_of: dict[str, int] = {}
         self._fitted: dict[int, _Fitted] = {}
+        #: (query id, memory id) -> the probability its grade came from, since the last fit.
+        self._probability: dict[tuple[str, Any], float] = {}
         self._near: dict[Any, list[Any]] | None = None
 
     @property
@@ -304,6 +306,7 @@ class CombinedJudge(RelevanceJudge):
 
         self._context = context
         self._near = None
+        self._probability = {}
         labelled = [(context.queries[qid], context.corpus[doc], int(grade >= 1))
                     for qid, grades in sorted(context.labels.items()) if qid in context.queries
                     for doc, grade in sorted(grades.items()) if doc in context.corpus]
@@ -325,18 +328,34 @@ class CombinedJudge(RelevanceJudge):
         return next(self.grade_many([(query, memory)]))
 
     def grade_many(self, pairs: Sequence[tuple[Query, Memory]]) -> Iterator[int | None]:
+        values, thresholds = self._probabilities(pairs)
+        yield from (grade_of(value, threshold) for value, threshold in zip(values, thresholds, strict=True))
+
+    def probabilities(self, pairs: Sequence[tuple[Query, Memory]]) -> list[float]:
+        """Each pair's probability of relevance under the model its grade came from (its query's
+        fold model; the model of all for a query nobody labelled), on the grid: remembered from
+        `grade_many`, computed for pairs it did not grade."""
+        missing = [pair for pair in pairs if (pair[0].query_id, pair[1].id) not in self._probability]
+        if missing:
+            self._probabilities(missing)
+        return [self._probability[(query.query_id, memory.id)] for query, memory in pairs]
+
+    def _probabilities(self, pairs: Sequence[tuple[Query, Memory]]) -> tuple[list[float], list[float]]:
+        """Each pair's probability and the threshold of the model that gave it (remembered)."""
         if self._context is None:
             raise OptionError("The combined judge grades only after it was fitted on labelled pairs.")
         import numpy as np
 
         rows = self.features(pairs)
         models = np.array([self._fold_of.get(query.query_id, -1) for query, _ in pairs])
-        grades = np.zeros(len(pairs), dtype=int)
+        values, thresholds = np.zeros(len(pairs)), np.zeros(len(pairs))
         for key in np.unique(models):  # each pair by its query's fold model; unlabelled queries by the model of all
             fitted, chosen = self._fitted[int(key)], models == key
-            grades[chosen] = [grade_of(float(value), fitted.threshold)
-                              for value in probabilities(fitted.model, rows[chosen])]
-        yield from (int(grade) for grade in grades)
+            values[chosen] = probabilities(fitted.model, rows[chosen])
+            thresholds[chosen] = fitted.threshold
+        for (query, memory), value in zip(pairs, values.tolist(), strict=True):
+            self._probability[(query.query_id, memory.id)] = value
+        return values.tolist(), thresholds.tolist()
 
     def provenance(self) -> Mapping[str, Any]:
         return {"judge": "combined", "judge_model": self.options.embedder, "judge_signals": self.options.signals,

@@ -71,6 +71,35 @@ def test_combined_judge_is_cross_fitted_over_queries() -> None:
     assert judge.provenance()["judge_signals"] == "answer,question,ranks"
 
 
+def test_combined_judge_gives_the_probability_each_grade_came_from() -> None:
+    """The probabilities a study's intervals take as their predictor: each pair's from the model its
+    grade came from (a grade >= 1 exactly where it reaches that model's threshold), on the grid,
+    remembered from grading and computed for a pair not graded; forgotten at the next fit."""
+    from recall_kit.plugin import on_grid
+
+    context, pairs = _context(10)
+    judge = CombinedJudge(CombinedJudge.Options(signals="answer,question,ranks", folds=5))
+    judge.prepare()
+    judge.fit(context)
+    graded = list(judge.grade_many(pairs[:6]))
+    values = judge.probabilities(pairs)
+    assert len(values) == len(pairs) and all(0 <= v <= 1 and v == on_grid(v) for v in values)
+    for (query, memory), grade, value in zip(pairs, graded, values, strict=False):
+        fitted = judge._fitted[judge._fold_of[query.query_id]]
+        assert value == on_grid(float(fitted.model.predict_proba(judge.features([(query, memory)]))[0, 1]))
+        assert (grade >= 1) == (value >= fitted.threshold)
+    assert [v > 0.5 for v in values] == [memory.id.startswith("p") for _, memory in pairs]
+    unlabelled = (Query("new", "which colour is number 3", answer="teal 3"), context.corpus["p3"])
+    (value,) = judge.probabilities([unlabelled])
+    assert value == on_grid(float(judge._fitted[-1].model.predict_proba(judge.features([unlabelled]))[0, 1]))
+    judge.fit(context)
+    assert judge._probability == {}
+
+
+def test_a_judge_without_a_model_gives_no_probabilities() -> None:
+    assert EmbeddingJudge().probabilities([]) is None
+
+
 def test_combined_judge_refusals() -> None:
     context, _ = _context(3)
     one_kind = JudgingContext(labels={"q0": {"p0": 1}, "q1": {"p1": 1}}, queries=context.queries,

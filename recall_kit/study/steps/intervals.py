@@ -6,8 +6,9 @@ The frame is fixed by the evaluation set's own labels (the user's qrels): a quer
 some labelling of the unjudged ids in the two tops moves its delta. The step draws one seeded random
 order of the open queries (`decide.ppi.draw_sample`); `recall-kit label` offers their holes first
 (`sample_pairs`), and each row's interval uses the longest prefix of that order a person has fully
-labelled (docs/labelling.md). The predictor is the model judge's grades where one ran (a grade of 1
-or more: relevant), else every hole not relevant.
+labelled (docs/labelling.md). The predictor is the model judge's probability of relevance where it
+gives one (`combined`), else its grades where one ran (a grade of 1 or more: relevant), else every
+hole not relevant.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ NO_JUDGE = "holes not relevant"
 @dataclass(frozen=True)
 class IntervalReads:
     """What the intervals step reads: the baseline and candidates, the decision metrics, the judge
-    (its grades are the predictor), people's label files and their hashes, resamples and seed."""
+    (its probabilities, else its grades, are the predictor), people's label files and their hashes, resamples and seed."""
 
     systems: list[str]
     decision: list[str]
@@ -51,13 +52,23 @@ def interval_reads(config: StudyConfig) -> IntervalReads:
 
 
 def _predictions(reads: IntervalReads, graph: Artefacts) -> tuple[dict[str, dict[str, float]], str]:
+    """The predictor: the model judge's probability of relevance for each pair it graded where it
+    gives one (`combined`), else its grade (1 or more: relevant); without a model judge, none."""
+    from recall_kit.study.steps.judgments import PROBABILITIES, read_probabilities
+
     grades_path = graph.path("judgments") / "model-grades.jsonl"
     if reads.judge == "qrels" or not grades_path.is_file():
         return {}, NO_JUDGE
     from recall_kit.curate.judge import read_qrels_file
 
     grades = read_qrels_file(grades_path)
-    return {q: {str(d): float(g >= 1) for d, g in docs.items()} for q, docs in grades.items()}, f"the {reads.judge} judge"
+    found = {q: {str(d): float(g >= 1) for d, g in docs.items()} for q, docs in grades.items()}
+    chances = graph.path("judgments") / PROBABILITIES
+    if chances.is_file():
+        for query, values in read_probabilities(chances).items():
+            found.setdefault(query, {}).update(values)
+        return found, f"the {reads.judge} judge's probabilities"
+    return found, f"the {reads.judge} judge"
 
 
 def make_intervals(reads: IntervalReads, graph: Artefacts, folder: Path) -> None:

@@ -28,6 +28,10 @@ from recall_kit.study.steps.common import (
 if TYPE_CHECKING:
     from recall_kit.types import RelevanceJudge
 
+#: A model judge's probabilities of relevance for the pairs it graded, where it has them
+#: (`write_probabilities`): the intervals step's predictor.
+PROBABILITIES = "model-probabilities.jsonl"
+
 
 @dataclass
 class PeopleAdded:
@@ -137,6 +141,7 @@ def make_judgments(reads: JudgmentsReads, artefacts: Artefacts, folder: Path) ->
         context = _judging_context(learning, artefacts, layers[0] if people else {}) if learning else None
         _judge_pool(reads, artefacts, judge, grades_path, folder, context)
         layers.append(read_qrels_file(grades_path) if grades_path.exists() else {})
+        write_probabilities(judge, layers[-1], evaluation, folder / PROBABILITIES)
         info = JudgmentsOutput(source=reads.judge, pooled_labels=0, provenance=dict(judge.provenance()))
         if learning is not None and context is not None:  # cross-fitted: its grades of the labelled pairs are out of fold
             from recall_kit.curate.evidence import measured_on_labels
@@ -154,6 +159,39 @@ def make_judgments(reads: JudgmentsReads, artefacts: Artefacts, folder: Path) ->
             info.people = PeopleAdded(assessors=sorted(people), added=added[0], sensitive_dropped=sensitive,
                                       conflicts=conflicts)
     write_output(folder / "judgments.json", info)
+
+
+def write_probabilities(judge: RelevanceJudge, graded: Mapping[str, Mapping[str, int]], evaluation: Path,
+                        path: Path) -> None:
+    """The judge's probability of relevance for each pair it graded (`RelevanceJudge.probabilities`),
+    one row per query ({"query_id", "probability": {id: p}}), where the judge has them: the intervals
+    step's predictor. Nothing is written for a judge without them."""
+    import math
+
+    from recall_kit.dataset import load_dataset
+    from recall_kit.errors import PluginRunError
+
+    dataset = load_dataset(evaluation)
+    queries = {query.query_id: query for query in dataset.queries}
+    pairs = [(queries[qid], memory) for qid, docs in graded.items() if qid in queries
+             for doc in docs if (memory := dataset.corpus.get(doc)) is not None]
+    values = judge.probabilities(pairs) if pairs else None
+    if values is None:
+        return
+    values = list(values)
+    if len(values) != len(pairs) or not all(isinstance(v, float | int) and math.isfinite(v) and 0 <= v <= 1
+                                            for v in values):
+        raise PluginRunError(f"Judge {type(judge).__name__} gave {len(values)} probabilities for {len(pairs)} pairs, "
+                             "or one outside [0, 1]; each pair needs one in [0, 1].")
+    rows: dict[str, dict[str, float]] = {}
+    for (query, memory), value in zip(pairs, values, strict=True):
+        rows.setdefault(query.query_id, {})[str(memory.id)] = float(value)
+    write_jsonl_atomic(path, [{"query_id": qid, "probability": found} for qid, found in rows.items()])
+
+
+def read_probabilities(path: Path) -> dict[str, dict[str, float]]:
+    """`write_probabilities`'s file: query id -> memory id -> probability."""
+    return {row["query_id"]: {str(doc): float(p) for doc, p in row["probability"].items()} for row in read_rows(path)}
 
 
 def screen_people(paths: list[Path], evaluation: Path) -> tuple[dict[str, dict[str, dict[str, int]]], dict[str, int],
