@@ -405,6 +405,11 @@ class Holes:
         #: shares it between Holes of other judgments (a shape's values hold no id and no label).
         self._shapes: dict[tuple[object, ...], dict[str, np.ndarray]] = {} if shapes is None else shapes
         self._ends = [_Ends() for _ in self.contrasts]
+        #: `order()`'s answer until the next label (`_refresh` forgets it): the label page asks for
+        #: it several times a grade.
+        self._order: list[tuple[str, str, float]] | None = None
+        #: `_weights(index)`'s answers until the next label (the order and the bounds read them).
+        self._weighed: dict[int, dict[tuple[str, str], float]] = {}
         pending = sorted({(c.baseline, c.candidate, q) for c in self.contrasts for q in c.query_ids})
         from recall_kit.progress import progress_bar
 
@@ -486,6 +491,7 @@ class Holes:
         rerun the tests of each end whose values moved."""
         from recall_kit.decide.stats import paired_test_p
 
+        self._order, self._weighed = None, {}
         for contrast, ends in zip(self.contrasts, self._ends, strict=True):
             if ends.stale is not None and not ends.stale:
                 continue
@@ -571,26 +577,32 @@ class Holes:
     # -- the order ---------------------------------------------------------------------------------
 
     def _weights(self, index: int) -> dict[tuple[str, str], float]:
-        contrast = self.contrasts[index]
-        n = len(contrast.query_ids)
-        out = {}
-        for query in contrast.query_ids:
-            for doc, weight in self.table(contrast, query).weights().items():
-                out[(query, doc)] = weight / n
-        return out
+        """Each hole's weight in contrast `index` (kept until the next label; callers only read it)."""
+        if index not in self._weighed:
+            contrast = self.contrasts[index]
+            n = len(contrast.query_ids)
+            out = {}
+            for query in contrast.query_ids:
+                for doc, weight in self.table(contrast, query).weights().items():
+                    out[(query, doc)] = weight / n
+            self._weighed[index] = out
+        return self._weighed[index]
 
     def order(self) -> list[tuple[str, str, float]]:
         """(query, id, weight) of every hole that can move a contrast that can flip, heaviest first.
 
-        A hole's weight is the sum of its weights over those contrasts; ties go by query, then id."""
-        total: dict[tuple[str, str], float] = {}
-        for index, contrast in enumerate(self.contrasts):
-            if not contrast.watched or not self.can_flip(index):
-                continue
-            for pair, weight in self._weights(index).items():
-                if weight > 0:
-                    total[pair] = total.get(pair, 0.0) + weight
-        return [(q, d, w) for (q, d), w in sorted(total.items(), key=lambda item: (-item[1], item[0]))]
+        A hole's weight is the sum of its weights over those contrasts; ties go by query, then id.
+        Computed once between labels."""
+        if self._order is None:
+            total: dict[tuple[str, str], float] = {}
+            for index, contrast in enumerate(self.contrasts):
+                if not contrast.watched or not self.can_flip(index):
+                    continue
+                for pair, weight in self._weights(index).items():
+                    if weight > 0:
+                        total[pair] = total.get(pair, 0.0) + weight
+            self._order = [(q, d, w) for (q, d), w in sorted(total.items(), key=lambda item: (-item[1], item[0]))]
+        return list(self._order)
 
     def moved_by(self, query: str, doc: str) -> list[Contrast]:
         """The watched contrasts that can still flip and whose delta the label of `doc` for `query` can move."""

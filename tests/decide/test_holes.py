@@ -181,7 +181,9 @@ def test_labels_narrow_the_bounds_until_settled():
     while not holes.settled:
         query, doc, weight = holes.order()[0]
         assert weight > 0
+        holes.order().clear()  # each call's list is the caller's: the order kept between labels is not touched
         holes.label(query, doc, truth[query][doc])
+        assert (query, doc) not in {(q, d) for q, d, _ in holes.order()}  # a label forgets the order kept
         steps += 1
     assert steps <= first.movers
     final = holes.bound(0)
