@@ -144,10 +144,13 @@ def test_a_model_judges_grades_leave_the_sample_to_label_and_a_persons_grades_me
 
 
 class ChanceJudge(IdJudge):
-    """The parity judge with a probability of relevance for each pair (0.875 odd ids, 0.125 even)."""
+    """The parity judge with a probability of relevance for each pair (0.875 odd ids, 0.125 even),
+    as numpy scalars (a number all the same)."""
 
     def probabilities(self, pairs):
-        return [0.875 if int(memory.id) % 2 else 0.125 for _, memory in pairs]
+        import numpy as np
+
+        return [np.float32(0.875 if int(memory.id) % 2 else 0.125) for _, memory in pairs]
 
 
 class BrokenChanceJudge(IdJudge):
@@ -155,11 +158,17 @@ class BrokenChanceJudge(IdJudge):
         return [1.5 for _ in pairs]
 
 
+class WordyChanceJudge(IdJudge):
+    def probabilities(self, pairs):
+        return ["likely" for _ in pairs]
+
+
 class ChancePlugin:
     @recall_kit.hookimpl
     def register_judges(self, register):
         register("chance", ChanceJudge)
         register("broken-chance", BrokenChanceJudge)
+        register("wordy-chance", WordyChanceJudge)
 
 
 def test_a_judges_probabilities_are_the_intervals_predictor_and_grades_stand_in_without_them(
@@ -167,7 +176,7 @@ def test_a_judges_probabilities_are_the_intervals_predictor_and_grades_stand_in_
     """A judge with a probability of relevance (`RelevanceJudge.probabilities`: `combined`'s) has
     them written beside its grades, for every pair it graded, and the intervals take them as their
     predictor; a judge without them (the parity judge) is read by its grades; one whose
-    probabilities lie outside [0, 1] fails the run in one line."""
+    probabilities are not numbers in [0, 1] fails the run in one line."""
     from recall_kit.curate.judge import read_qrels_file
     from recall_kit.errors import PluginRunError
     from recall_kit.study.steps.judgments import PROBABILITIES, read_probabilities
@@ -189,7 +198,8 @@ def test_a_judges_probabilities_are_the_intervals_predictor_and_grades_stand_in_
     assert not (steps / "judgments" / PROBABILITIES).exists()
     assert json.loads((steps / "intervals" / "intervals.json").read_text(encoding="utf-8"))["predictor"] == \
         "the parity judge"
-    broken = write(tmp_path / "broken", 'judge = "broken-chance"')
-    with pytest.raises(PluginRunError, match=r"outside \[0, 1\]") as refused:
-        run_study(broken)
-    assert len(str(refused.value).splitlines()) == 1
+    for name in ("broken-chance", "wordy-chance"):
+        broken = write(tmp_path / name, f'judge = "{name}"')
+        with pytest.raises(PluginRunError, match=r"not a number in \[0, 1\]") as refused:
+            run_study(broken)
+        assert len(str(refused.value).splitlines()) == 1

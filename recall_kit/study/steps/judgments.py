@@ -178,14 +178,17 @@ def write_probabilities(judge: RelevanceJudge, graded: Mapping[str, Mapping[str,
     values = judge.probabilities(pairs) if pairs else None
     if values is None:
         return
-    values = list(values)
-    if len(values) != len(pairs) or not all(isinstance(v, float | int) and math.isfinite(v) and 0 <= v <= 1
-                                            for v in values):
-        raise PluginRunError(f"Judge {type(judge).__name__} gave {len(values)} probabilities for {len(pairs)} pairs, "
-                             "or one outside [0, 1]; each pair needs one in [0, 1].")
+    given = list(values)
+    try:  # a numpy scalar is a number too
+        numbers = [float(value) for value in given]
+    except (TypeError, ValueError):
+        numbers = [math.nan]
+    if len(numbers) != len(pairs) or not all(math.isfinite(v) and 0 <= v <= 1 for v in numbers):
+        raise PluginRunError(f"Judge {type(judge).__name__} gave {len(given)} probabilities for {len(pairs)} pairs, "
+                             "or one that is not a number in [0, 1]; each pair needs one in [0, 1].")
     rows: dict[str, dict[str, float]] = {}
-    for (query, memory), value in zip(pairs, values, strict=True):
-        rows.setdefault(query.query_id, {})[str(memory.id)] = float(value)
+    for (query, memory), value in zip(pairs, numbers, strict=True):
+        rows.setdefault(query.query_id, {})[str(memory.id)] = value
     write_jsonl_atomic(path, [{"query_id": qid, "probability": found} for qid, found in rows.items()])
 
 
