@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from recall_kit.study.pipeline.declare import Artefacts
 from recall_kit.study.steps.bounds import BoundsOutput
-from recall_kit.study.steps.intervals import FILE, NO_JUDGE
+from recall_kit.study.steps.intervals import BY_PROBABILITIES, FILE, NO_JUDGE
 
 if TYPE_CHECKING:
     from recall_kit.decide.holes import PairedBounds
@@ -122,7 +122,7 @@ def interval_line(study: StudyResult) -> str | None:
     goal = ("narrow enough to tell the delta as scored from 0, if it holds" if need.plan_target == "zero"
             else "as narrow as the printed one")
     assumed = ("every unjudged hit is not relevant" if predictor == NO_JUDGE else
-               f"{predictor} for the unjudged hits are right" if predictor.endswith("probabilities") else
+               f"{predictor} for the unjudged hits are right" if predictor.endswith(BY_PROBABILITIES) else
                f"{predictor}'s grades of the unjudged hits are right")
     return (f"These intervals assume {assumed} ({need.open} of {need.n} queries have a hole in the"
             f" store's own labels that can move their {need.metric} delta). A prediction-powered interval "

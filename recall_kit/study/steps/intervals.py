@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 
 FILE = "intervals.json"
 NO_JUDGE = "holes not relevant"
+#: How the predictor's name ends when it is a judge's probabilities (its grades otherwise).
+BY_PROBABILITIES = "'s probabilities"
 
 
 @dataclass(frozen=True)
@@ -67,7 +69,7 @@ def _predictions(reads: IntervalReads, graph: Artefacts) -> tuple[dict[str, dict
     if chances.is_file():
         for query, values in read_probabilities(chances).items():
             found.setdefault(query, {}).update(values)
-        return found, f"the {reads.judge} judge's probabilities"
+        return found, f"the {reads.judge} judge{BY_PROBABILITIES}"
     return found, f"the {reads.judge} judge"
 
 

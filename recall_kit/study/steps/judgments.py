@@ -170,7 +170,10 @@ def write_probabilities(judge: RelevanceJudge, graded: Mapping[str, Mapping[str,
 
     from recall_kit.dataset import load_dataset
     from recall_kit.errors import PluginRunError
+    from recall_kit.types import RelevanceJudge
 
+    if type(judge).probabilities is RelevanceJudge.probabilities:  # none to give: nothing to read
+        return
     dataset = load_dataset(evaluation)
     queries = {query.query_id: query for query in dataset.queries}
     pairs = [(queries[qid], memory) for qid, docs in graded.items() if qid in queries
