@@ -433,11 +433,16 @@ class LabelSession:
 
     def advance(self) -> None:
         """Show the next pair of the queue (None when none is left): the query on screen keeps it."""
+        self._next()
+        self._pin()
+
+    def _next(self) -> None:
+        """The queue's next pair on screen, its group not yet fixed (`_pin`): a query just left is
+        marked finished first (`_leave`), so the next group's plan does not pick it for checks."""
         self.changed()
         upcoming = self.queue()
         self.current = upcoming[0] if upcoming else None
         self.changed()
-        self._pin()
 
     def upcoming(self, count: int = PREFETCH) -> list[Pair]:
         """The pairs the page shows after the current one, if it is graded (what the page prefetches)."""
@@ -468,19 +473,23 @@ class LabelSession:
             else:
                 self.advance()
             return
-        if then is not None and self._may_show(then):
+        if then is not None and self._may_show(then, query):
             self.current = then
             self.changed()
         else:
-            self.advance()
+            self._next()
         self._leave(query)
 
-    def _may_show(self, pair: Pair) -> bool:
-        """Whether the page may show `pair` next, as it prefetched it: any pair still in the queue.
-        When it is another query's while the graded query still holds pairs (the order changed after
-        the page looked ahead), that query is left: what it still holds waits for the pool's phase,
-        so a query never comes back on screen."""
-        return pair in self.queue()
+    def _may_show(self, pair: Pair, graded: str) -> bool:
+        """Whether the page may show `pair` next, as it prefetched it after a pair of `graded`: a
+        pair still in the queue, and another query's only when `graded` holds no pair next (the
+        order changed after the page looked ahead: the queue's next pair is shown instead, so a
+        query is not left with pairs that would bring it back). The page itself guesses within a
+        query only (static/page.js)."""
+        queue = self.queue()
+        if pair not in queue:
+            return False
+        return pair[0] == graded or not queue or queue[0][0] != graded
 
     def _leave(self, query: str) -> None:
         """Mark `query` finished when the pair now shown is another query's (whose group begins)."""
@@ -494,9 +503,11 @@ class LabelSession:
         if left is not None:
             self.skipped.add(left)
             self.history.append(left)
-        self.advance()
+        self._next()
         if left is not None and self.resume is None:
             self._leave(left[0])
+        else:
+            self._pin()
 
     def back(self) -> None:
         """Show the pair before this one again (its grade, if any, can be given anew)."""

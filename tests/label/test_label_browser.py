@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from chromium import Chromium, chromium_path
+from label.conftest import run_label_study  # tests/ is on sys.path (tests/conftest.py)
 from study_support import disagreements, plugins, read_numbers
 
 from recall_kit.label.server import LabelServer
@@ -34,28 +35,6 @@ websocket = pytest.importorskip("websocket", reason="needs websocket-client (the
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "memories"
-STUDY = """
-[study]
-name = "label"
-folder = "out"
-hook_k = 5
-baseline = "fts5"
-resamples = 200
-
-[store]
-dataset = "{store}"
-
-[[systems]]
-name = "fts5"
-retriever = "fts5"
-
-[[systems]]
-name = "bm25"
-retriever = "bm25"
-
-[cost]
-latency_sample = 2
-"""
 #: Records, in the page, the time from each key's event to the frame after #meta changed.
 TIMER = """(() => { window.switchMs = []; let down = null;
   document.addEventListener('keydown', (e) => { down = e.timeStamp; }, true);
@@ -66,15 +45,6 @@ TIMER = """(() => { window.switchMs = []; let down = null;
 VISIBLE = """((id) => { const e = document.getElementById(id); const s = getComputedStyle(e);
   const r = e.getBoundingClientRect(); return s.display !== 'none' && s.visibility !== 'hidden'
   && r.width > 0 && r.height > 0 ? {top: r.top, height: r.height} : null; })"""
-
-
-@pytest.fixture(scope="module")
-def study(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    with plugins("recall-kit-fts5", "recall-kit-bm25"):
-        path = tmp_path_factory.mktemp("label-study") / "study.toml"
-        path.write_text(STUDY.format(store=EXAMPLE.as_posix()), encoding="utf-8")
-        run_study(path)
-        yield path
 
 
 @pytest.fixture()
@@ -275,10 +245,7 @@ def test_two_assessors_grade_by_keyboard_one_query_at_a_time(study: Path, browse
 @pytest.fixture(scope="module")
 def second_study(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     with plugins("recall-kit-fts5", "recall-kit-bm25"):
-        path = tmp_path_factory.mktemp("label-study-2") / "study.toml"
-        path.write_text(STUDY.format(store=EXAMPLE.as_posix()), encoding="utf-8")
-        run_study(path)
-        yield path
+        yield run_label_study(tmp_path_factory.mktemp("label-study-2"))
 
 
 def _done(browser: Chromium) -> int:
@@ -366,10 +333,7 @@ def long_study(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
             row["content"] = f"{row['content']} {'w' * 300}"
     (data / "corpus.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     with plugins("recall-kit-fts5", "recall-kit-bm25"):
-        path = root / "study.toml"
-        path.write_text(STUDY.format(store=data.as_posix()), encoding="utf-8")
-        run_study(path)
-        yield path
+        yield run_label_study(root, data)
 
 
 def test_200_kb_memories_keep_the_page_fast_narrow_and_whole_on_demand(long_study: Path, browser: Chromium) -> None:

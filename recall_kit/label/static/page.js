@@ -191,8 +191,12 @@ async function gradeShown(value) {
   if (!shown || !state.scale.some((g) => g.value === value)) return;
   const item = shown;
   const fromContrast = returnTo === "contrast";
-  const next = fromContrast ? null : upcoming.shift() || null;
+  // The next pair shows at once when it is this query's; the next query is the server's to choose
+  // (the order moves as grades come in: a query left on an old guess would come back later).
+  const ahead = fromContrast ? null : upcoming.shift() || null;
+  const next = ahead && ahead.query_id === item.query_id ? ahead : null;
   if (next) renderItem(next);
+  else { upcoming = []; shown = null; }  // keys wait for the server's answer: the graded pair is not graded twice
   inflight += 1;
   const answer = await call("api/grade", { query_id: item.query_id, doc_id: item.doc_id, grade: value,
     then: next ? { query_id: next.query_id, doc_id: next.doc_id } : null });
