@@ -122,7 +122,11 @@ def _into_place(folder: Path, signature: str, name: str,
             manifest = fill(work)
             if manifest is None:
                 raise OnnxExportError(f"the copied export of {name!r} is incomplete")
-            if folder.exists():  # an incomplete or stale export (a complete one returned above)
+            moved_in = read_manifest(folder, signature)
+            if moved_in is not None:  # another process moved a complete one in while this one filled its own
+                shutil.rmtree(work, ignore_errors=True)
+                return moved_in
+            if folder.exists():  # an incomplete or stale export
                 shutil.rmtree(folder)
             try:
                 os.replace(work, folder)

@@ -93,6 +93,27 @@ def test_a_damaged_export_is_not_used_but_made_again(tmp_path: Path, monkeypatch
     assert retriever.search(QUERIES[0], 1)[0].id == "3"
 
 
+def test_an_export_another_process_moved_in_while_this_one_copied_is_kept(tmp_path: Path,
+                                                                         with_exports: Callable[[Path], Path]) -> None:
+    """Before: a process that found no export, made its own and meanwhile saw another process move
+    a complete one in, removed that one to move its own in; the other, already reading it, failed
+    ("model.onnx: No such file or directory": a fresh clone's CI, the example study beside the docs
+    pages' export). Now the one moved in first is kept and the second process's copy dropped."""
+    (seen,) = (with_exports(tmp_path / "seed") / "dense" / "onnx").iterdir()
+    signature = json.loads((seen / MANIFEST).read_text(encoding="utf-8"))["weights"]
+    folder = tmp_path / "cache" / "dense" / "onnx" / seen.name
+
+    def fill_while_another_moves_in(work: Path) -> dict[str, object] | None:
+        shutil.copytree(seen, folder, copy_function=os.link)  # the other process, done first
+        (folder / "theirs").write_text("")
+        return onnx_export._copy(seen, work, signature)
+
+    manifest = onnx_export._into_place(folder, signature, "MiniLM", fill_while_another_moves_in)
+    assert manifest == onnx_export.read_manifest(folder, signature)
+    assert (folder / "theirs").exists()  # theirs is kept
+    assert [path.name for path in folder.parent.iterdir()] == [seen.name]  # no work folder left
+
+
 def test_sessions_sleep_rather_than_spin_and_embed_alike(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                        with_exports: Callable[[Path], Path]) -> None:
     """The sessions' threads sleep between runs (ONNX Runtime's `allow_spinning` off: on a shared
