@@ -59,13 +59,11 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     """What every test imported at collection (torch, transformers, scipy, the plugins: millions of
     objects that live as long as the process) is moved out of the garbage collector's reach: a full
     collection no longer walks them, again and again, in a long run (measured: 53 s of the workers'
-    CPU in a full run before, 24 s after; docs/performance.md, the test suite). The collections
-    left run less often (the youngest every 5,000 net allocations, not 700; the middle every 20 of
-    those, not 10; a full one every 100 middle ones, not 10): tests/study, tests/decide and tests/measure at -n 2, 13.3 s of the workers' CPU in the
-    collector -> 3.2 s; in a full run 13.7 s, each worker's peak resident 3.0-3.6 GB."""
+    CPU in a full run before, 24 s after; docs/performance.md, the test suite). Rarer collections
+    after it were tried and left out (thresholds 5,000 / 20 / 100: 13.3 -> 3.2 s in the collector
+    over tests/study, tests/decide and tests/measure, but a fresh clone's tests 551 s -> 585 s)."""
     gc.collect()
     gc.freeze()
-    gc.set_threshold(5000, 20, 100)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
