@@ -61,7 +61,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     collection no longer walks them, again and again, in a long run (measured: 53 s of the workers'
     CPU in a full run before, 24 s after; docs/performance.md, the test suite). Rarer collections
     after it were tried and left out (thresholds 5,000 / 20 / 100: 13.3 -> 3.2 s in the collector
-    over tests/study, tests/decide and tests/measure, but a fresh clone's tests 551 s -> 585 s)."""
+    over tests/study, tests/decide and tests/measure, but no gain a fresh clone could show: its
+    tests 589 s and 585 s with them, 551 s and 607 s without, the machine drifting more than that)."""
     gc.collect()
     gc.freeze()
 
