@@ -489,7 +489,7 @@ class LabelSession:
         queue = self.queue()
         if pair not in queue:
             return False
-        return pair[0] == graded or not queue or queue[0][0] != graded
+        return pair[0] == graded or queue[0][0] != graded
 
     def _leave(self, query: str) -> None:
         """Mark `query` finished when the pair now shown is another query's (whose group begins)."""
