@@ -687,9 +687,9 @@ class RelevanceJudge(ABC):
             yield self.grade(query, memory)
 
     def probabilities(self, pairs: Sequence[tuple[Query, Memory]]) -> list[float] | None:
-        """The probability that each of `pairs` is relevant (a grade of 1 or more), in [0, 1] and
-        the same on every CPU, where the judge has one (a fitted model's: `combined`); None where
-        it has none (the default). A study's hole-aware intervals take them as their predictor
+        """The probability that each of `pairs` is relevant (a grade of 1 or more): a real number
+        in [0, 1] (a numpy scalar is one; a string or a bool is refused), the same on every CPU,
+        where the judge has one (a fitted model's: `combined`); None where it has none (the default). A study's hole-aware intervals take them as their predictor
         (the expected delta over them, which tracks the truth better than a grade cut at one
         threshold); without them, the grades. Called after the pairs were graded."""
         return None

@@ -203,3 +203,28 @@ def test_a_judges_probabilities_are_the_intervals_predictor_and_grades_stand_in_
         with pytest.raises(PluginRunError, match=r"not a number in \[0, 1\]") as refused:
             run_study(broken)
         assert len(str(refused.value).splitlines()) == 1
+
+
+@pytest.mark.parametrize("given", [["0.5", "0.5"], [True, False], [0.5, "0.5"]], ids=["strings", "bools", "one string"])
+def test_probabilities_that_float_reads_but_are_not_numbers_are_refused(tmp_path: Path, given: list[object]) -> None:
+    """A judge's probability is a real number (a numpy scalar is one): "0.5" or True, which float()
+    would read as 0.5 and 1.0, are refused in one line and nothing is written."""
+    import numpy as np
+
+    from recall_kit.errors import PluginRunError
+    from recall_kit.study.steps.judgments import read_probabilities, write_probabilities
+
+    class Giving(IdJudge):
+        def probabilities(self, pairs):
+            return list(values)
+
+    evaluation = Path(__file__).resolve().parents[2] / "examples" / "memories"
+    graded = {"exact_001": {"275": 2}, "exact_002": {"75": 0}}
+    out = tmp_path / "probabilities.jsonl"
+    values: list[object] = given
+    with pytest.raises(PluginRunError, match=r"not a number in \[0, 1\]") as refused:
+        write_probabilities(Giving(), graded, evaluation, out)
+    assert len(str(refused.value).splitlines()) == 1 and not out.exists()
+    values = [np.float32(0.25), np.float64(0.75)]  # numbers, whatever their type
+    write_probabilities(Giving(), graded, evaluation, out)
+    assert read_probabilities(out) == {"exact_001": {"275": 0.25}, "exact_002": {"75": 0.75}}

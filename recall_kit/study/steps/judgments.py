@@ -167,6 +167,7 @@ def write_probabilities(judge: RelevanceJudge, graded: Mapping[str, Mapping[str,
     one row per query ({"query_id", "probability": {id: p}}), where the judge has them: the intervals
     step's predictor. Nothing is written for a judge without them."""
     import math
+    from numbers import Real
 
     from recall_kit.dataset import load_dataset
     from recall_kit.errors import PluginRunError
@@ -182,10 +183,8 @@ def write_probabilities(judge: RelevanceJudge, graded: Mapping[str, Mapping[str,
     if values is None:
         return
     given = list(values)
-    try:  # a numpy scalar is a number too
-        numbers = [float(value) for value in given]
-    except (TypeError, ValueError):
-        numbers = [math.nan]
+    # A real number (a numpy scalar is one too); not a string or a bool, which float() would also read.
+    numbers = [float(value) if isinstance(value, Real) and not isinstance(value, bool) else math.nan for value in given]
     if len(numbers) != len(pairs) or not all(math.isfinite(v) and 0 <= v <= 1 for v in numbers):
         raise PluginRunError(f"Judge {type(judge).__name__} gave {len(given)} probabilities for {len(pairs)} pairs, "
                              "or one that is not a number in [0, 1]; each pair needs one in [0, 1].")
