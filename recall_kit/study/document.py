@@ -113,7 +113,7 @@ def methodology(study: StudyResult) -> list[tuple[str, str]]:
                           f"over {labels.pool_queries} queries; share of each top {study.hook_k} labelled (the user's qrels "
                           "and people's grades; a model's grade is a prediction, not a label): "
                           + ", ".join(f"{s.name} {1 - s.unjudged_share:.0%}" for s in study.systems)))
-    items.append(("judge agreement", f"kappa {agreement.kappa} on {agreement.n} pairs"
+    items.append(("judge agreement", f"kappa {agreement.kappa_words()} on {agreement.n} pairs"
                                      + (f" ({agreement.against})" if agreement.against else "")
                                      + f"; verdicts are provisional below {agreement.threshold:g}"
                   if agreement.measured else f"not measured: {agreement.why}"))

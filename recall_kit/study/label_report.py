@@ -65,7 +65,7 @@ def _kappa(found: KappaBetween | KappaAgainst) -> str:
     agreed = f", {found.agreed} agreed" if found.agreed is not None else ""
     if found.kappa is None:
         return f"undefined on {found.n} pairs ({found.why or 'one grade only'}{agreed})"
-    return f"{found.kappa} on {found.n} pairs" + (f" ({found.agreed} agreed)" if agreed else "")
+    return f"{found.kappa:.3f} on {found.n} pairs" + (f" ({found.agreed} agreed)" if agreed else "")
 
 
 def people_line(study: StudyResult) -> str | None:

@@ -186,6 +186,14 @@ class AgreementSummary:
     #: Kappa below this makes the verdicts provisional (`[judging] min_kappa`).
     threshold: float = 0.6
 
+    def kappa_words(self) -> str:
+        """The measured kappa as the document says it: ``0.571 [0.201, 0.812]``, or ``undefined``
+        where it says nothing (one side graded every shared pair alike)."""
+        if self.kappa is None:
+            return "undefined"
+        ci = self.kappa_ci
+        return f"{self.kappa:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
+
 
 @dataclass
 class AblationVariant:

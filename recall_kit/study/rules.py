@@ -124,23 +124,8 @@ def recommend(study: StudyResult) -> list[Verdict]:
             verdict = "inconclusive"
             because = "no decision metric moved beyond noise (" + "; ".join(_row(r) for r in rows) + ")" + hint
         verdicts.append(Verdict(scope=scope, system=challenger, verdict=verdict, because=because, trades=traded,
-                                provisional=bool(provisional_why(study))))
+                                provisional=bool(judge_holds_back(study))))
     return verdicts
-
-
-def provisional_why(study: StudyResult, min_kappa: float | None = None) -> str:
-    """Why the verdicts are provisional (empty: they are not): the labels' agreement is too low, or
-    a model judge's was never measured."""
-    floor = study.agreement.threshold if min_kappa is None else min_kappa
-    agreement = study.agreement
-    if agreement.measured:
-        if agreement.kappa is None or agreement.kappa < floor:
-            return (f"judge agreement kappa {agreement.kappa} on {agreement.n} pairs is below {floor:g} "
-                    "([judging] min_kappa)")
-        return ""
-    if study.labels.source != "qrels":
-        return f"the model judge {study.labels.source!r} labelled the pool and its agreement was never measured"
-    return ""
 
 
 def at_ceiling_everywhere(study: StudyResult) -> str | None:
@@ -155,18 +140,19 @@ def at_ceiling_everywhere(study: StudyResult) -> str | None:
 
 def judge_holds_back(study: StudyResult) -> str:
     """Why the judge's grades cannot yet be trusted (empty: they can, or no model judged): its
-    agreement with a person never measured, or a measured kappa below `[judging] min_kappa`."""
+    agreement with a person never measured, or a measured kappa below `[judging] min_kappa` or
+    undefined. Any reason makes every verdict provisional."""
     agreement, floor = study.agreement, study.agreement.threshold
     if study.labels.source == "qrels" and not agreement.measured:
         return ""
     if agreement.measured:
         if agreement.kappa is not None and agreement.kappa >= floor:
             return ""
-        ci = agreement.kappa_ci
-        shown = "undefined" if agreement.kappa is None else f"{agreement.kappa:.3f}" + (
-            f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
-        return (f"judge agreement kappa {shown} on {agreement.n} pairs ({agreement.against}) is below {floor:g} "
-                "([judging] min_kappa)")
+        if agreement.kappa is None:
+            return (f"judge agreement on {agreement.n} pairs ({agreement.against}) is undefined: one side graded every "
+                    f"shared pair alike, and a kappa of at least {floor:g} ([judging] min_kappa) is needed")
+        return (f"judge agreement kappa {agreement.kappa_words()} on {agreement.n} pairs ({agreement.against}) is "
+                f"below {floor:g} ([judging] min_kappa)")
     return (f"the model judge {study.labels.source!r} graded the pool and its agreement was never measured against "
             "a person's grades (yours of the intervals' sample measure it: `recall-kit label` offers it first)")
 
@@ -299,7 +285,7 @@ def recommend_simplest(study: StudyResult, simpler: SavedComparison | None,
     else:
         because = (f"{best} is not significantly better than {chosen.simpler} on any decision metric without being "
                    "significantly worse on another")
-    why = provisional_why(study)
+    why = judge_holds_back(study)
     return Recommendation(system=chosen.simpler if chosen else best, because=because,
                           order=[*order, best], comparisons=comparisons, legs=leg_worth(study, best, simpler),
                           margin=margin, provisional=bool(why), provisional_why=why)

@@ -95,8 +95,10 @@ def judge_agreement(study: StudyResult, **_: object) -> Threat | None:
                       "the hole-aware interval; or set [judging] agreement to a second judge's grades file.")
     kappa, floor = agreement.kappa, agreement.threshold
     if kappa is None or kappa < floor:
-        return Threat("judge-agreement", f"Judge agreement below {floor:g}",
-                      [f"Cohen's kappa {kappa} on {agreement.n} pairs"],
+        return Threat("judge-agreement", f"Judge agreement below {floor:g}" if kappa is not None else
+                      "Judge agreement undefined",
+                      [f"Cohen's kappa {agreement.kappa_words()} on {agreement.n} pairs ({agreement.against})"
+                       + (": one side graded every shared pair alike" if kappa is None else "")],
                       "Improve the judge (prompt, model) or the grading guide until kappa is at least "
                       f"{floor:g}, or label by hand.")
     return None

@@ -150,7 +150,7 @@ def test_a_person_labels_the_shipped_studys_sample_and_the_verdict_follows(tmp_p
     lines = bottom_line(second)
     markdown = (folder / "study.md").read_text(encoding="utf-8")
     assert any(line.startswith(f"Hole-aware interval ({subject} against {second.baseline}") for line in lines)
-    assert f"kappa alice / the model judge {agreement.kappa}" in markdown
+    assert f"kappa alice / the model judge {agreement.kappa:.3f}" in markdown
     below = agreement.kappa < agreement.threshold
     assert ("is below" in second.recommendation.provisional_why) == below
     assert "never measured" not in second.recommendation.provisional_why

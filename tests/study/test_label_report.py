@@ -34,4 +34,4 @@ def test_the_people_line_says_each_kappa_or_why_it_is_undefined() -> None:
                                  against_qrels=[KappaAgainst("alice", 0.5, 4, [0.1, 0.9], 3)])
     assert people_line(study) == ("alice 4 grades, bob 3 grades; 2 of their labels joined the judged set; "
                                   "kappa alice / bob undefined on 3 pairs (one side grades alike, 3 agreed); "
-                                  "kappa alice / the user's qrels 0.5 on 4 pairs (3 agreed)")
+                                  "kappa alice / the user's qrels 0.500 on 4 pairs (3 agreed)")

@@ -141,6 +141,19 @@ def test_a_model_judges_grades_leave_the_sample_to_label_and_a_persons_grades_me
     disagreed, _ = run_study(path)
     assert disagreed.agreement.kappa < 0.6 and disagreed.recommendation.provisional
     assert "is below 0.6 ([judging] min_kappa)" in bottom_line(disagreed)[0]
+    document = (folder / "study.md").read_text(encoding="utf-8")
+    assert f"**judge agreement**: kappa {disagreed.agreement.kappa:.3f} [" in document  # as the bottom line says it
+    # one who grades every pair alike: kappa says nothing, said as undefined (not "None", not "below")
+    for q, d in pairs:
+        out.grade(q, d, 0)
+    alike, _ = run_study(path)
+    assert alike.agreement.measured and alike.agreement.kappa is None and alike.recommendation.provisional
+    assert (f"judge agreement on {len(pairs)} pairs (the model judge 'parity''s grades, by alice) is undefined: "
+            "one side graded every shared pair alike") in bottom_line(alike)[0]
+    document = (folder / "study.md").read_text(encoding="utf-8")
+    assert "None" not in document and "undefined is below" not in document
+    assert f"**judge agreement**: kappa undefined on {len(pairs)} pairs" in document
+    assert [t.title for t in alike.threats if t.key == "judge-agreement"] == ["Judge agreement undefined"]
 
 
 class ChanceJudge(IdJudge):
