@@ -464,7 +464,14 @@ STUDY_EXAMPLES: list[Case] = [
     unknown({"study.toml": b'"systems" = true\n["study"]\n"name" = "0"\n"seed" = 0\n\n["store"]\n"dataset" = "a"\n'}),
 ]
 LABELS_EXAMPLES: list[Case] = []
-MANIFEST_EXAMPLES: list[Case] = []
+MANIFEST_EXAMPLES: list[Case] = [
+    # A file's hash null (or a number, a fingerprint not text, seconds infinite) was kept as read: every
+    # step's entry is now checked, and a manifest recall-kit did not write is refused whole.
+    unknown({"manifest.json": b'{"schema": "recall-kit/study-manifest/1", "study": "../study.toml", "steps": {"a": '
+                              b'{"fingerprint": "00", "files": {"0": null}, "seconds": 0.0}}}'}),
+    unknown({"manifest.json": b'{"schema": "recall-kit/study-manifest/1", "study": "../study.toml", "steps": {"a": '
+                              b'{"fingerprint": 7, "files": {}, "seconds": 1e999}}}'}),
+]
 POOL_EXAMPLES: list[Case] = [
     # Ids that are no ids (empty, null, a list, a line break) were read through str(): "", "None", "[1]".
     unknown({"pool.jsonl": b'{"query_id": "0", "doc_ids": [""]}\n'}),

@@ -83,6 +83,22 @@ class StepRecord:
                 "seconds": round(self.seconds, 3), **({"machine": self.machine} if self.machine else {})}
 
 
+def _step_record(entry: Any) -> StepRecord:
+    """One step's entry of a manifest: a text fingerprint, text hashes by text path, a finite
+    non-negative number of seconds and a text machine key; ValueError for anything else (a manifest
+    recall-kit did not write, which the caller refuses whole)."""
+    import math
+
+    fingerprint, files = entry["fingerprint"], entry["files"]
+    seconds, machine = entry.get("seconds", 0), entry.get("machine", "")
+    if not (isinstance(fingerprint, str) and isinstance(files, dict) and isinstance(machine, str)
+            and all(isinstance(path, str) and isinstance(digest, str) for path, digest in files.items())
+            and isinstance(seconds, int | float) and not isinstance(seconds, bool)
+            and math.isfinite(seconds) and seconds >= 0):
+        raise ValueError("not a step record")
+    return StepRecord(fingerprint, dict(files), float(seconds), machine)
+
+
 @dataclass
 class StepState:
     """A step as `study status` reports it."""
@@ -173,9 +189,7 @@ class StudyGraph:
             steps = data["steps"] if data.get("schema") == MANIFEST_SCHEMA else None
             if not isinstance(steps, dict):
                 raise ValueError("not a study manifest")
-            records = {name: StepRecord(entry["fingerprint"], dict(entry["files"]), float(entry.get("seconds", 0)),
-                                        str(entry.get("machine", "")))
-                       for name, entry in steps.items()}
+            records = {name: _step_record(entry) for name, entry in steps.items()}
             self.study = data.get("study") if isinstance(data.get("study"), str) else ""
             machines = data.get("machines", {})
             self.machines = {str(key): {str(k): str(v) for k, v in value.items()}
