@@ -370,12 +370,14 @@ def _has_study_table(path: Path) -> bool:
 
 def shown_path(path: str | Path) -> str:
     """A path as errors name it: relative to the current folder when it is inside it
-    (`examples/study.toml`), else absolute; the same whether the user typed it relative or not."""
+    (`examples/study.toml`), else absolute, and the current folder itself absolute (not "."); the
+    same whether the user typed it relative or not."""
     absolute = Path(os.path.abspath(path))
     try:
-        return str(absolute.relative_to(Path.cwd()))
+        inside = absolute.relative_to(Path.cwd())
     except ValueError:
         return str(absolute)
+    return str(inside) if inside.parts else str(absolute)
 
 
 def _read_toml(path: str | Path) -> tuple[Path, dict[str, Any]]:

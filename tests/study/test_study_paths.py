@@ -59,6 +59,8 @@ def test_a_folder_with_one_other_study_file_is_taken_and_one_with_none_or_two_is
         none = invoke_cli(["study", "run", "empty"])
         assert none.exit_code == 2 and none.output.startswith("Error: empty: a folder with no study file")
         assert none.output.strip().count("\n") == 0
+        here = invoke_cli(["study", "run", "."])  # the current folder by its path, not "."
+        assert here.exit_code == 2 and here.output.startswith(f"Error: {Path.cwd()}: a folder with no study file")
 
 
 def test_a_study_files_mistakes_name_it_the_same_way_typed_relative_or_absolute(in_tmp: Path) -> None:
