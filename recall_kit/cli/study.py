@@ -50,9 +50,21 @@ def study_init(
     from recall_kit.errors import OptionError
     from recall_kit.study.init import init_study
 
+    live = {"-o/--option": bool(option), "--snapshot": snapshot is not None,
+            "--snapshot-from": snapshot_from is not None, "--snapshot-option": bool(snapshot_option)}
+    store = {"--sqlite": sqlite is not None, "--jsonl": jsonl is not None, "--queries": queries is not None,
+             "--qrels": qrels is not None, "--no-sensitive-col": no_sensitive_col, "--baseline": baseline != "fts5",
+             **{f"--{name.replace('_', '-')}": value is not None for name, value in (
+                 ("table", table), ("id_col", id_col), ("text_col", text_col), ("sensitive_col", sensitive_col),
+                 ("category_col", category_col), ("tags_col", tags_col), ("importance_col", importance_col),
+                 ("created_at_col", created_at_col), ("scope_col", scope_col))}}
     if retriever is not None:
+        _refuse_unused(store, "with --retriever (the running system is the baseline, on --dataset or --snapshot)")
+        if snapshot is None:
+            _refuse_unused({k: v for k, v in live.items() if k.startswith("--snapshot-")}, "without --snapshot")
         _init_live(out, retriever, option, dataset, snapshot, snapshot_from, snapshot_option, hook_k, force)
         return
+    _refuse_unused(live, "without --retriever")
     if sensitive_col and no_sensitive_col:
         raise OptionError("--sensitive-col and --no-sensitive-col contradict each other; give one.")
     columns = {key: value for key, value in (
@@ -64,6 +76,17 @@ def study_init(
     path = init_study(out, sqlite=sqlite, dataset=dataset, jsonl=jsonl, columns=columns, hook_k=hook_k,
                       baseline=baseline, force=force, queries=queries, qrels=qrels, log=typer.echo)
     typer.echo(f"Wrote {path}; next: recall-kit study run {path}")
+
+
+def _refuse_unused(given: dict[str, bool], where: str) -> None:
+    """OptionError naming the flags that were given but mean nothing `where` (none: nothing)."""
+    from recall_kit.errors import OptionError
+
+    unused = [flag for flag, present in given.items() if present]
+    if len(unused) == 1:
+        raise OptionError(f"{unused[0]} has no effect {where}; leave it out.")
+    if unused:
+        raise OptionError(f"{', '.join(unused)} have no effect {where}; leave them out.")
 
 
 def _init_live(out: Path, retriever: str, option: list[str] | None, dataset: Path | None, snapshot: str | None,

@@ -381,6 +381,11 @@ def generate_into(
         summary.query_ids[name] = ids
     all_queries = raw_queries + new_queries
     all_qrels = raw_qrels + new_qrels
+    if not all_queries:  # said as what happened, not as the empty file it would leave
+        asked = ", ".join(f"{name} {count}" for name, count in requests)
+        raise DatasetError(f"the query generators asked ({asked}) made no query from the {len(dataset.corpus)} "
+                           "memories (a generated query needs a memory with a distinctive run of words to ask "
+                           "about); give queries and labels of your own (queries.jsonl and qrels.jsonl).")
     summary.total_queries = len(all_queries)
     _write_checked(source_path, out_path, all_queries, all_qrels)
     return summary

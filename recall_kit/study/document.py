@@ -96,7 +96,8 @@ def methodology(study: StudyResult) -> list[tuple[str, str]]:
     corpus, labels, agreement = study.corpus, study.labels, study.agreement
     items = [
         ("corpus", f"{corpus.memories} memories from the {corpus.source} store; "
-                   f"{corpus.sensitive_dropped} sensitive rows dropped before anything was written"),
+                   f"{corpus.sensitive_dropped} sensitive rows dropped before anything was written"
+                   + (f"; {corpus.left_out_words()}" if corpus.rows_left_out else "")),
     ]
     items += [(f"stratum {s.name}", f"{s.queries} queries, {s.built}; {s.one_relevant_share:.0%} with one "
                                     f"relevant id, {s.graded_share:.0%} graded; lint: "

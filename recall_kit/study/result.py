@@ -142,6 +142,15 @@ class CorpusSummary:
     sensitive_dropped: int
     #: Share of the memories that carry an importance value.
     importance_share: float = 0.0
+    #: Rows of an SQLite store left out, by reason ("no readable id", "no text"): counts only.
+    rows_left_out: dict[str, int] = field(default_factory=dict)
+
+    def left_out_words(self) -> str:
+        """``"5 rows left out: no readable id 2, no text 3"``, or "" when none was."""
+        if not self.rows_left_out:
+            return ""
+        reasons = ", ".join(f"{reason} {n}" for reason, n in self.rows_left_out.items())
+        return f"{sum(self.rows_left_out.values())} rows left out: {reasons}"
 
 
 @dataclass

@@ -37,3 +37,22 @@ def test_an_existing_file_is_kept_without_force(tmp_path: Path) -> None:
     with pytest.raises(OptionError, match="exists; choose another path or pass --force"):
         init_live_study(tmp_path / "study.toml", "http", dataset=EXAMPLE)
     assert (tmp_path / "study.toml").read_text(encoding="utf-8") == "mine"
+
+
+@pytest.mark.parametrize(("flags", "said"), [
+    (["--dataset", str(EXAMPLE), "-o", "http.url=http://x"], "-o/--option has no effect without --retriever"),
+    (["--dataset", str(EXAMPLE), "--snapshot", "http", "--snapshot-option", "url=http://x"],
+     "--snapshot, --snapshot-option have no effect without --retriever"),
+    (["--retriever", "http", "--dataset", str(EXAMPLE), "--table", "notes", "--baseline", "bm25"],
+     "--baseline, --table have no effect with --retriever"),
+    (["--retriever", "http", "--dataset", str(EXAMPLE), "--snapshot-from", str(EXAMPLE)],
+     "--snapshot-from has no effect without --snapshot"),
+], ids=["option", "snapshot", "store flags", "snapshot-from"])
+def test_a_flag_that_means_nothing_with_the_others_is_one_line_not_ignored(tmp_path: Path, flags: list[str],
+                                                                          said: str) -> None:
+    """Before: `-o` without --retriever, --sqlite or --baseline beside it, were dropped silently."""
+    from recall_kit.testing import invoke_cli
+
+    result = invoke_cli(["study", "init", str(tmp_path / "study.toml"), *flags])
+    assert result.exit_code == 2 and result.output.startswith(f"Error: {said}"), result.output
+    assert result.output.strip().count("\n") == 0 and not (tmp_path / "study.toml").exists()

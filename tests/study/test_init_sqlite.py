@@ -30,6 +30,9 @@ def notes_store(path: Path) -> tuple[Path, int]:
         db.execute("INSERT INTO notes VALUES (?, ?, ?, ?)",
                    (f"n{row['id']}", row["content"], 1_700_000_000 + number, int(bool(row.get("is_sensitive")))))
     db.execute("INSERT INTO notes VALUES ('n9999', ?, 1800000000, 1)", (f"The {CANARY} is under the mat.",))
+    # rows a study cannot read, left out and counted: one without an id, two without a text
+    db.execute("INSERT INTO notes VALUES (NULL, 'a note nobody can name', 1800000001, 0)")
+    db.executemany("INSERT INTO notes VALUES (?, NULL, 1800000002, 0)", [("n9990",), ("n9991",)])
     db.commit()
     db.close()
     return path, private + 1
@@ -53,7 +56,8 @@ def test_a_store_named_unlike_the_defaults_is_studied_in_one_init_and_one_run(tm
     assert config.store.columns == {"table": "notes", "id_col": "note_id", "text_col": "body",
                                     "sensitive_col": "private", "created_at_col": "ts"}
     text = (tmp_path / "study.toml").read_text()
-    assert f"({private} sensitive rows left out)" in text and CANARY not in text
+    assert f"({private} sensitive rows left out; 3 rows left out: no readable id 1, no text 2)" in text
+    assert CANARY not in text
     # lighter systems and resamples for the test's time; the store's mapping is init's, untouched
     (tmp_path / "study.toml").write_text(text.replace("resamples = 2000", "resamples = 50")
                                          .split("\n[[systems]]")[0] + "\n" + LEXICAL_PAIR)
@@ -61,7 +65,9 @@ def test_a_store_named_unlike_the_defaults_is_studied_in_one_init_and_one_run(tm
         run = invoke_cli(["study", "run", str(tmp_path / "study.toml")])
     assert run.exit_code == 0, run.output
     out = tmp_path / "study-out"
-    assert json.loads((out / "study.json").read_text())["corpus"]["sensitive_dropped"] == private
+    corpus = json.loads((out / "study.json").read_text())["corpus"]
+    assert corpus["sensitive_dropped"] == private and corpus["rows_left_out"] == {"no readable id": 1, "no text": 2}
+    assert "3 rows left out: no readable id 1, no text 2" in (out / "study.md").read_text()
     written = [path for path in out.rglob("*") if path.is_file()]
     assert [path for path in written if CANARY.encode() in path.read_bytes()] == []
     assert any(b"Brightmoor" in path.read_bytes() for path in written)  # the check can see text
@@ -138,3 +144,32 @@ def test_a_store_that_is_no_sqlite_file_is_one_line_naming_the_path(tmp_path: Pa
     assert result.exit_code == 2 and result.output.strip().count("\n") == 0, result.output
     assert result.output.startswith(f"Error: {path}: ") and "unexpected" not in result.output
     assert not (tmp_path / "s.toml").exists()
+
+
+def test_a_store_whose_rows_repeat_ids_or_hold_none_is_one_line_at_init_and_at_run(tmp_path: Path) -> None:
+    """Rows that repeat an id were dropped silently (30 rows read as 10 memories): which row is the
+    memory a label names? Refused, naming the table and the column. A table with no row a study
+    can read is said at init, not at the first step; generators that make no query say so."""
+    repeated = _db(tmp_path / "r.db", "CREATE TABLE memories (id TEXT, content TEXT)",
+                   *(f"INSERT INTO memories VALUES ('{n % 10}', 'memory {n} about the garden shed')" for n in range(30)))
+    said = init([str(tmp_path / "r.toml"), "--sqlite", str(repeated)])
+    assert said.exit_code == 2 and said.output.strip() == (
+        "Error: r.db: table 'memories': 20 rows repeat the id of an earlier row in column 'id'; a memory's id names "
+        "one row: choose a column of unique ids (study init --id-col, [store] id_col).")
+    assert not (tmp_path / "r.toml").exists()
+    unreadable = _db(tmp_path / "u.db", "CREATE TABLE memories (id TEXT, content TEXT)",
+                     "INSERT INTO memories VALUES (NULL, 'a memory without its id')",
+                     "INSERT INTO memories VALUES ('2', NULL)")
+    said = init([str(tmp_path / "u.toml"), "--sqlite", str(unreadable)])
+    assert said.exit_code == 2 and said.output.strip() == (
+        f"Error: {unreadable}: holds no memories that may be studied (2 rows left out: no readable id 1, no text 1).")
+    assert not (tmp_path / "u.toml").exists()
+    short = _db(tmp_path / "s.db", "CREATE TABLE memories (id INTEGER PRIMARY KEY, content TEXT)",
+                *(f"INSERT INTO memories VALUES ({n}, 'note {n}')" for n in range(20)))
+    assert init([str(tmp_path / "s.toml"), "--sqlite", str(short)]).exit_code == 0
+    text = (tmp_path / "s.toml").read_text()
+    (tmp_path / "s.toml").write_text(text.split("\n[[systems]]")[0] + "\n" + LEXICAL_PAIR)
+    with plugins("recall-kit-fts5", "recall-kit-bm25"):
+        run = invoke_cli(["study", "run", str(tmp_path / "s.toml")])
+    assert run.exit_code == 2 and run.output.strip().splitlines()[-1].startswith(
+        "Error: the query generators asked (exact 20) made no query from the 20 memories")

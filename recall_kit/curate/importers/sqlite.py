@@ -217,10 +217,17 @@ class SqliteImporter(Importer):
 
     def read_memories(self, source: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         """The table's memories alone (sensitive rows dropped, never read into the result) and the
-        counts: a corpus with no queries, for `recall-kit study` (same column mapping as `run`)."""
+        counts (rows without an id or a text left out, and counted): a corpus with no queries, for
+        `recall-kit study` (same column mapping as `run`). Rows that repeat an id are refused: a
+        study cannot tell which of them is the memory its labels name."""
         counts = Counts()
         self._sensitive_ids = set()
         memories = self._memories(source, counts)
+        repeated = counts.dropped.get("rows_duplicate_id", 0)
+        if repeated:  # which of the rows is the memory? A study does not guess (a JSONL corpus is refused so too).
+            raise DatasetError(f"{source.name}: table {self.options.table!r}: {repeated} rows repeat the id of an "
+                               f"earlier row in column {self.options.id_col!r}; a memory's id names one row: choose a "
+                               "column of unique ids (study init --id-col, [store] id_col).")
         return memories, counts.result(memories=len(memories), queries=0, judgments=0, **self.mapping)
 
     @property

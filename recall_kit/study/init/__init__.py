@@ -90,7 +90,14 @@ def _sqlite_lines(source: Path, columns: dict[str, str], log: Callable[[str], No
                         "maps it).")
     else:
         created_said = "Created-at column: none."
-    lines = [f"# {facts['memories']} memories ({facts['sensitive']} sensitive rows left out).",
+    from recall_kit.study.result import CorpusSummary
+    from recall_kit.study.steps.corpus import no_memories, rows_left_out
+
+    others = CorpusSummary("sqlite", len(memories), facts["sensitive"], rows_left_out=rows_left_out(counts))
+    if not memories:  # nothing a study could run on: said now, not at the study's first step
+        raise no_memories(source, others)
+    lines = [f"# {facts['memories']} memories ({facts['sensitive']} sensitive rows left out"
+             + (f"; {others.left_out_words()}" if others.rows_left_out else "") + ").",
              "# The sqlite importer's column mapping (study init chose what no flag named; rows whose "
              "sensitive column is true never leave the store).",
              " ".join(f"# Sensitive column: {facts['sensitive_column']}. {created_said} Columns not mapped: "

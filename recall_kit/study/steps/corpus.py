@@ -38,6 +38,7 @@ def make_corpus(reads: CorpusReads, _: Artefacts, folder: Path) -> None:
     their ids (never their text) kept in sensitive_ids.txt. A flag that cannot be read is no
     "not sensitive": it refuses the store, naming the row, before anything is written."""
     path = Path(reads.path)
+    left_out: dict[str, int] = {}
     if reads.kind == "sqlite":
         import recall_kit.registry as registry
         from recall_kit.study.init import importer_options
@@ -45,6 +46,7 @@ def make_corpus(reads: CorpusReads, _: Artefacts, folder: Path) -> None:
         importer = registry.importers.create("sqlite", importer_options(reads.columns))
         rows, counts = importer.read_memories(path)
         sensitive, dropped = sorted(importer.sensitive_ids), int(counts["dropped"].get("rows_sensitive", 0))
+        left_out = rows_left_out(counts)
     else:
         source = path / "corpus.jsonl" if reads.kind == "dataset" else path
         if not source.is_file():
@@ -52,7 +54,7 @@ def make_corpus(reads: CorpusReads, _: Artefacts, folder: Path) -> None:
         check_corpus_rows(source)  # problems named in the user's file and line, not the copy's
         rows, sensitive, dropped = _readable_rows(source)
     if not rows:
-        raise DatasetError(f"{shown_path(path)}: holds no memories that may be studied.")
+        raise no_memories(path, CorpusSummary(reads.kind, 0, dropped, rows_left_out=left_out))
     write_jsonl_atomic(folder / "corpus.jsonl", rows)
     if sensitive:
         from recall_kit.dataset import SENSITIVE_IDS_FILE
@@ -60,7 +62,23 @@ def make_corpus(reads: CorpusReads, _: Artefacts, folder: Path) -> None:
         (folder / SENSITIVE_IDS_FILE).write_text("".join(f"{doc}\n" for doc in sensitive), encoding="utf-8")
     importance = sum(1 for row in rows if row.get("importance") is not None)
     write_output(folder / "corpus.json", CorpusSummary(source=reads.kind, memories=len(rows), sensitive_dropped=dropped,
-                                                       importance_share=round(importance / len(rows), 4)))
+                                                       importance_share=round(importance / len(rows), 4),
+                                                       rows_left_out=left_out))
+
+
+def no_memories(path: Path, summary: CorpusSummary) -> DatasetError:
+    """A store that holds no memories a study may read, said with the rows it left out and why."""
+    said = summary.left_out_words() or (f"its {summary.sensitive_dropped} rows are sensitive"
+                                        if summary.sensitive_dropped else "")
+    return DatasetError(f"{shown_path(path)}: holds no memories that may be studied" + (f" ({said})." if said else "."))
+
+
+def rows_left_out(counts: dict[str, Any]) -> dict[str, int]:
+    """The rows an SQLite store's read left out other than the sensitive ones, by reason, as the
+    study says them (`SqliteImporter.read_memories`'s counts)."""
+    dropped = counts.get("dropped", {})
+    return {words: int(dropped[key]) for key, words in (("rows_missing_id", "no readable id"), ("rows_missing_text", "no text"))
+            if dropped.get(key)}
 
 
 def _readable_rows(source: Path) -> tuple[list[dict[str, Any]], list[str], int]:
