@@ -344,11 +344,18 @@ class SqliteImporter(Importer):
 
 
 def _row_id(value: Any) -> str | None:
-    """A row's id as text: integers (and whole REALs) as digits, text as itself."""
+    """A row's id as text: integers (and whole REALs) as digits, text as itself, a BLOB as its text
+    where it is UTF-8 that makes an id, else as its bytes in hex (a 16-byte UUID: 32 hex digits).
+    Decoding a BLOB with replacement characters, as before, made different ids one (and most UUIDs,
+    holding a control byte, none)."""
     if isinstance(value, float):
         return str(int(value)) if value.is_integer() else repr(value)
     if isinstance(value, bytes):
-        value = value.decode("utf-8", "replace")
+        try:
+            text = as_id(value.decode("utf-8"))
+        except UnicodeDecodeError:
+            text = None
+        return text if text is not None else (value.hex() if value else None)
     return as_id(value)
 
 

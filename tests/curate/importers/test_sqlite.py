@@ -138,3 +138,22 @@ def test_cli_sqlite_flags(tmp_path: Path) -> None:
     assert "dropped.rows_sensitive: 1" in done.stdout.splitlines()
     assert "PRIVATE" not in done.stdout + done.stderr
     assert read_dataset(out)[1] == []
+
+
+def test_blob_ids_are_their_text_where_it_is_one_else_their_hex(tmp_path: Path) -> None:
+    """A store keyed by 16-byte UUIDs: before, each BLOB was decoded with replacement characters, so
+    most (holding a control byte) had no id and the rest could merge into one."""
+    import uuid
+
+    keys = [uuid.UUID(int=n * 0x0101010101010101).bytes for n in range(1, 6)] + [b"note-7", b"", b"\xff\x00"]
+    db = sqlite3.connect(tmp_path / "store.db")
+    db.execute("CREATE TABLE memories (id BLOB, content TEXT)")
+    db.executemany("INSERT INTO memories VALUES (?, ?)", [(key, f"memory {n}") for n, key in enumerate(keys)])
+    db.commit()
+    db.close()
+    import recall_kit.registry as registry
+
+    importer = registry.importers.create("sqlite", {})
+    memories, counts = importer.read_memories(tmp_path / "store.db")
+    assert [m["id"] for m in memories] == [key.hex() for key in keys[:5]] + ["note-7", "ff00"]
+    assert counts["dropped"] == {"rows_missing_id": 1}  # the empty BLOB: no id at all
