@@ -71,6 +71,21 @@ def test_init_from_a_dataset_folder_and_a_jsonl_corpus(tmp_path: Path) -> None:
     assert again.exit_code == 2 and "exists" in again.output
 
 
+@pytest.mark.parametrize(("rows", "said"), [
+    ([{"id": 1, "content": "a memory"}, {"id": 1, "content": "another"}], "c.jsonl:2: duplicate id 1 (first on line 1)"),
+    ([{"id": 1, "content": None}], 'c.jsonl:1: "content" missing (memory 1)'),
+], ids=["repeated id", "no content"])
+def test_init_refuses_a_jsonl_corpus_the_run_would_refuse_naming_its_line(tmp_path: Path, rows: list[Any],
+                                                                        said: str) -> None:
+    """Before: init wrote a study of it and the run's first step refused the corpus."""
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    with plugins("recall-kit-fts5"):
+        result = invoke_cli(["study", "init", str(tmp_path / "s.toml"), "--jsonl", str(corpus)])
+    assert result.exit_code == 2 and result.output.strip() == f"Error: {tmp_path}/{said}", result.output
+    assert not (tmp_path / "s.toml").exists()
+
+
 def test_init_names_a_missing_column_in_one_line(tmp_path: Path) -> None:
     store = write_store(tmp_path / "memories.db")
     result = invoke_cli(["study", "init", str(tmp_path / "s.toml"), "--sqlite", str(store), "--text-col", "text"])

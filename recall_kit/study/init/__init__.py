@@ -112,6 +112,8 @@ def _sqlite_lines(source: Path, columns: dict[str, str], log: Callable[[str], No
 def _store_lines(kind: str, source: Path, columns: dict[str, str], base: Path,
                  log: Callable[[str], None] | None = None) -> tuple[list[str], dict[str, Any]]:
     """The [store] table, after checking the store opens (and the columns exist); counts, never text."""
+    from recall_kit.study.validate import check_corpus_rows
+
     relative = os.path.relpath(source.resolve(), base.resolve())
     lines = ["[store]", f"{kind} = {toml_value(relative)}"]
     facts: dict[str, Any] = {}
@@ -122,25 +124,23 @@ def _store_lines(kind: str, source: Path, columns: dict[str, str], base: Path,
     elif kind == "dataset":
         if not (source / "corpus.jsonl").is_file():
             raise OptionError(f"{source}: no corpus.jsonl (a dataset folder holds corpus.jsonl, queries.jsonl, qrels.jsonl).")
+        check_corpus_rows(source / "corpus.jsonl")  # what the run would refuse, refused now
         facts = {"queries": (source / "queries.jsonl").is_file() and (source / "qrels.jsonl").is_file(),
                  "memories": _studied_rows(source / "corpus.jsonl")}
     elif not source.is_file():
         raise OptionError(f"{source}: no such corpus file.")
     else:
+        check_corpus_rows(source)
         facts = {"memories": _studied_rows(source)}
     return lines, facts
 
 
-def _studied_rows(corpus: Path) -> int | None:
-    """How many rows of a JSONL corpus a study keeps (those not flagged sensitive); None when the file
-    cannot be read (the run names what is wrong with it)."""
+def _studied_rows(corpus: Path) -> int:
+    """How many rows of a JSONL corpus a study keeps (those not flagged sensitive); the corpus was
+    checked row by row first (`check_corpus_rows`)."""
     from recall_kit.dataset import read_jsonl, sensitive_flag
-    from recall_kit.errors import DatasetError
 
-    try:
-        return sum(1 for _, row in read_jsonl(corpus) if sensitive_flag(row.get("is_sensitive")) is not True)
-    except (DatasetError, OSError):
-        return None
+    return sum(1 for _, row in read_jsonl(corpus) if sensitive_flag(row.get("is_sensitive")) is not True)
 
 
 def _evaluation_lines(facts: dict[str, Any], queries: tuple[Path, Path] | None, base: Path) -> list[str]:
