@@ -175,9 +175,12 @@ def _strings(path: Path, where: str, value: Any) -> list[str]:
     return list(value)
 
 
-def _resolve(base: Path, value: str) -> Path:
+def _resolve(source: Path, where: str, value: str) -> Path:
+    """A path the study file `source` names (`where`: its key), relative to the file's folder."""
+    if "\x00" in value:  # no filesystem takes one; Python's path functions raise ValueError on it
+        raise _fail(source, f"{where} {value!r}: a path cannot hold a NUL character.")
     candidate = Path(value).expanduser()
-    return candidate if candidate.is_absolute() else (base / candidate).resolve()
+    return candidate if candidate.is_absolute() else (source.parent / candidate).resolve()
 
 
 def _store(path: Path, data: dict[str, Any]) -> StoreConfig:
@@ -188,7 +191,7 @@ def _store(path: Path, data: dict[str, Any]) -> StoreConfig:
     kind = kinds[0]
     _check_keys(path, "store", store, {kind, *STORE_KEYS[kind]})
     columns = {key: _typed(path, f"[store] {key}", store[key], str) for key in STORE_KEYS[kind] if key in store}
-    return StoreConfig(kind=kind, path=_resolve(path.parent, _typed(path, f"[store] {kind}", store[kind], str)),
+    return StoreConfig(kind=kind, path=_resolve(path, f"[store] {kind}", _typed(path, f"[store] {kind}", store[kind], str)),
                        columns=columns)
 
 
@@ -206,7 +209,7 @@ def _system(path: Path, index: int, entry: Any) -> SystemConfig:
                               "(put the rest in that file).")
         from recall_kit.measure.systems.system import load_config
 
-        config = _resolve(path.parent, _typed(path, f"{where} config", entry["config"], str))
+        config = _resolve(path, f"{where} config", _typed(path, f"{where} config", entry["config"], str))
         spec = load_config(config)
         override = _typed(path, f"{where} ({name}) options", entry.get("options", {}), dict)
         return SystemConfig(name=name, retriever=spec.retriever, fusions=list(spec.fusions),
@@ -301,11 +304,13 @@ def load_study(path: str | Path) -> StudyConfig:
     judging = _table(source, data, "judging")
     sweep = _table(source, data, "sweep")
     queries = _typed(source, "[evaluation_set] queries", evaluation.get("queries", "dataset"), str)
+    if queries not in ("dataset", "generated"):
+        _resolve(source, "[evaluation_set] queries", queries)  # a path: checked as every path the file names
     config = StudyConfig(
         source=source,
         name=_typed(source, "[study] name", study.get("name", source.stem), str),
-        folder=_resolve(source.parent, _typed(source, "[study] folder", study.get("folder", default_folder(source)),
-                                              str)),
+        folder=_resolve(source, "[study] folder", _typed(source, "[study] folder",
+                                                                  study.get("folder", default_folder(source)), str)),
         store=_store(source, data),
         systems=systems,
         baseline=_typed(source, "[study] baseline", study.get("baseline", systems[0].name), str),
@@ -415,7 +420,7 @@ def _systems(source: Path, data: dict[str, Any]) -> list[SystemConfig]:
 def _evaluation_set(source: Path, evaluation: dict[str, Any]) -> dict[str, Any]:
     """`[evaluation_set]`'s fields of the StudyConfig (its `queries` aside)."""
     return {
-        "qrels": _resolve(source.parent, evaluation["qrels"]) if "qrels" in evaluation else None,
+        "qrels": _resolve(source, "[evaluation_set] qrels", evaluation["qrels"]) if "qrels" in evaluation else None,
         "exact": _number(source, "[evaluation_set] exact", evaluation.get("exact", 0), 0),
         "exact_options": _typed(source, "[evaluation_set] exact_options", evaluation.get("exact_options", {}), dict),
         "generate": {str(name): _number(source, f"[evaluation_set] generate.{name}", count, 1)
@@ -433,8 +438,8 @@ def _judging(source: Path, judging: dict[str, Any]) -> dict[str, Any]:
         "pool_depth": _number(source, "[judging] pool_depth", judging.get("pool_depth", 10), 1),
         "judge": _typed(source, "[judging] judge", judging.get("judge", "qrels"), str),
         "judge_options": _typed(source, "[judging] options", judging.get("options", {}), dict),
-        "agreement": _resolve(source.parent, judging["agreement"]) if judging.get("agreement") else None,
-        "people": [str(_resolve(source.parent, p)) for p in _strings(source, "[judging] people", judging["people"])]
+        "agreement": _resolve(source, "[judging] agreement", judging["agreement"]) if judging.get("agreement") else None,
+        "people": [str(_resolve(source, "[judging] people", p)) for p in _strings(source, "[judging] people", judging["people"])]
         if "people" in judging else None,
         "sample": _number(source, "[judging] sample", judging.get("sample", 0), 0),
     }

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -219,7 +220,8 @@ def _read_study(root: Path) -> Any:
     from recall_kit.study.config import load_study
 
     config = load_study(root / "study.toml")
-    return (config.name, config.store.kind, config.store.path.relative_to(root.resolve()).as_posix(),
+    # The store's path as written, relative to the study file's folder (it may lie outside it: "..").
+    return (config.name, config.store.kind, Path(os.path.relpath(config.store.path, root.resolve())).as_posix(),
             [(system.name, system.retriever, system.fusions, system.weights) for system in config.systems],
             config.hook_k, config.seed, config.baseline, config.decision_metrics)
 
@@ -462,6 +464,14 @@ DATASET_EXAMPLES: list[Case] = []
 STUDY_EXAMPLES: list[Case] = [
     # `systems = true` (not an array of tables): a TypeError from the loop over it (issue 72's first run).
     unknown({"study.toml": b'"systems" = true\n["study"]\n"name" = "0"\n"seed" = 0\n\n["store"]\n"dataset" = "a"\n'}),
+    # A NUL in a path the file names: ValueError("embedded null byte") from resolving it (make fuzz, 2026-12-07).
+    unknown({"study.toml": b'["study"]\n"name" = "0"\n"seed" = 0\n\n["store"]\n"dataset" = "\\u0000"\n\n'
+                           b'[["systems"]]\n"name" = "0"\n"retriever" = "fts5"\n[["systems"]]\n"name" = "9"\n'
+                           b'"retriever" = "fts5"\n'}),
+    # A store outside the study's folder is a store like any other (the target once assumed inside).
+    unknown({"study.toml": b'["study"]\n"name" = "0"\n"seed" = 0\n\n["store"]\n"dataset" = ".."\n\n'
+                           b'[["systems"]]\n"name" = "D"\n"retriever" = "fts5"\n[["systems"]]\n"name" = "0"\n'
+                           b'"retriever" = "fts5"\n'}),
 ]
 LABELS_EXAMPLES: list[Case] = []
 MANIFEST_EXAMPLES: list[Case] = [
