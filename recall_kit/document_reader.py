@@ -63,15 +63,18 @@ class DocumentReader:
         return values
 
     def number(self, data: dict[str, Any], key: str, where: str | None = None) -> float:
-        value = self._get(data, key, where)
+        return self.finite(self._get(data, key, where), where or key)
+
+    def finite(self, value: Any, where: str) -> float:
+        """`value` as a finite float; a string, a bool, anything else or a non-finite number is refused."""
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise self.error(f"{where or key} is {shown(value)}, not a finite number")
+            raise self.error(f"{where} is {shown(value)}, not a finite number")
         try:
             number = float(value)
         except OverflowError:  # an integer past the largest double
             number = math.inf
         if not math.isfinite(number):
-            raise self.error(f"{where or key} is {shown(value)}, not a finite number")
+            raise self.error(f"{where} is {shown(value)}, not a finite number")
         return number
 
     def object(self, value: Any, where: str) -> dict[str, Any]:

@@ -60,7 +60,11 @@ class QueryResult:
             _check_share(read, name, read.number(values, name, f"{where}.metrics.{name}"),
                          f"{where} (query {query_id!r})", bounds[name])
         ranking = read.strings(entry, "ranking", f"{where}.ranking")
-        scores = [float(s) for s in read.sequence(entry, "scores", f"{where}.scores")]
+        if len(set(ranking)) != len(ranking):
+            twice = next(doc for position, doc in enumerate(ranking) if doc in ranking[:position])
+            raise read.error(f"{where}.ranking holds {twice!r} twice")
+        scores = [read.finite(score, f"{where}.scores[{position}]")
+                  for position, score in enumerate(read.sequence(entry, "scores", f"{where}.scores"))]
         if len(scores) != len(ranking):
             raise read.error(f"{where}: {len(ranking)} ranked ids but {len(scores)} scores")
         latency = entry.get("latency_ms")

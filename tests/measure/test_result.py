@@ -128,6 +128,15 @@ def test_write_run_scores_back_to_the_same_rankings(result, tmp_path):
         (lambda d: d["queries"][0]["metrics"].pop("mrr"), r"missing 'queries\[0\]\.metrics\.mrr'"),
         (lambda d: d["queries"][0].update(ranking="1"), r"queries\[0\]\.ranking is not a list"),
         (lambda d: d["queries"][0].update(scores=[]), "ranked ids but 0 scores"),
+        # a score that is no number was an "unexpected ValueError" (a string) or TypeError (a list), or read
+        # as a number ("NaN", true); an id twice in a ranking was kept (recall-kit writes each once)
+        (lambda d: d["queries"][0]["scores"].__setitem__(0, "abc"), r"queries\[0\]\.scores\[0\] is 'abc'"),
+        (lambda d: d["queries"][0]["scores"].__setitem__(0, [1]), r"queries\[0\]\.scores\[0\] is \[1\]"),
+        (lambda d: d["queries"][0]["scores"].__setitem__(0, "NaN"), r"queries\[0\]\.scores\[0\] is 'NaN'"),
+        (lambda d: d["queries"][0]["scores"].__setitem__(0, True), r"queries\[0\]\.scores\[0\] is True"),
+        (lambda d: (d["queries"][0]["ranking"].append(d["queries"][0]["ranking"][0]),
+                    d["queries"][0]["scores"].append(d["queries"][0]["scores"][-1])),
+         r"queries\[0\]\.ranking holds '.+' twice"),
         (lambda d: d["metrics"].update(names="mrr"), "metrics.names is not a list"),
         (lambda d: d.update(k="five"), "k is 'five'"),
         (lambda d: d["system"]["legs"][0].update(weight="heavy"), r"system\.legs\[0\]\.weight is 'heavy'"),
