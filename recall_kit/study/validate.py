@@ -7,11 +7,14 @@ import tomllib
 from collections.abc import Callable, Mapping
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from recall_kit.decide.stats import MAX_RESAMPLES
-from recall_kit.errors import RecallKitError, SpecError
+from recall_kit.errors import DatasetError, RecallKitError, SpecError
 from recall_kit.study.config import StudyConfig, load_study, shown_path, study_file
+
+if TYPE_CHECKING:
+    from recall_kit.study.result import CorpusSummary
 
 _T = TypeVar("_T")
 
@@ -287,3 +290,18 @@ def write_checked_study(target: Path, text: str, baseline: str) -> None:
         except SpecError as error:
             raise SpecError(str(error).replace(str(trial), str(target))) from None
     write_text_atomic(target, text, follow_links=False)  # a link at `target` is replaced, not written through
+
+
+def no_memories(path: Path, summary: CorpusSummary) -> DatasetError:
+    """A store that holds no memories a study may read, said with the rows it left out and why."""
+    said = summary.left_out_words() or (f"its {summary.sensitive_dropped} rows are sensitive"
+                                        if summary.sensitive_dropped else "")
+    return DatasetError(f"{shown_path(path)}: holds no memories that may be studied" + (f" ({said})." if said else "."))
+
+
+def rows_left_out(counts: dict[str, Any]) -> dict[str, int]:
+    """The rows an SQLite store's read left out other than the sensitive ones, by reason, as the
+    study says them (`SqliteImporter.read_memories`'s counts)."""
+    dropped = counts.get("dropped", {})
+    return {words: int(dropped[key]) for key, words in (("rows_missing_id", "no readable id"), ("rows_missing_text", "no text"))
+            if dropped.get(key)}

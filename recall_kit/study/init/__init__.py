@@ -91,7 +91,7 @@ def _sqlite_lines(source: Path, columns: dict[str, str], log: Callable[[str], No
     else:
         created_said = "Created-at column: none."
     from recall_kit.study.result import CorpusSummary
-    from recall_kit.study.steps.corpus import no_memories, rows_left_out
+    from recall_kit.study.validate import no_memories, rows_left_out
 
     others = CorpusSummary("sqlite", len(memories), facts["sensitive"], rows_left_out=rows_left_out(counts))
     if not memories:  # nothing a study could run on: said now, not at the study's first step

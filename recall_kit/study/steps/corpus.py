@@ -13,7 +13,7 @@ from recall_kit.study.config import StudyConfig, shown_path
 from recall_kit.study.pipeline.declare import Artefacts
 from recall_kit.study.result import CorpusSummary
 from recall_kit.study.steps.common import StepRule, hashes, write_output
-from recall_kit.study.validate import check_corpus_rows
+from recall_kit.study.validate import check_corpus_rows, no_memories, rows_left_out
 
 
 @dataclass(frozen=True)
@@ -64,21 +64,6 @@ def make_corpus(reads: CorpusReads, _: Artefacts, folder: Path) -> None:
     write_output(folder / "corpus.json", CorpusSummary(source=reads.kind, memories=len(rows), sensitive_dropped=dropped,
                                                        importance_share=round(importance / len(rows), 4),
                                                        rows_left_out=left_out))
-
-
-def no_memories(path: Path, summary: CorpusSummary) -> DatasetError:
-    """A store that holds no memories a study may read, said with the rows it left out and why."""
-    said = summary.left_out_words() or (f"its {summary.sensitive_dropped} rows are sensitive"
-                                        if summary.sensitive_dropped else "")
-    return DatasetError(f"{shown_path(path)}: holds no memories that may be studied" + (f" ({said})." if said else "."))
-
-
-def rows_left_out(counts: dict[str, Any]) -> dict[str, int]:
-    """The rows an SQLite store's read left out other than the sensitive ones, by reason, as the
-    study says them (`SqliteImporter.read_memories`'s counts)."""
-    dropped = counts.get("dropped", {})
-    return {words: int(dropped[key]) for key, words in (("rows_missing_id", "no readable id"), ("rows_missing_text", "no text"))
-            if dropped.get(key)}
 
 
 def _readable_rows(source: Path) -> tuple[list[dict[str, Any]], list[str], int]:
