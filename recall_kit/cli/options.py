@@ -49,7 +49,7 @@ def _check_latency_sample(value: int) -> int:
 DatasetOption = Annotated[Path, typer.Option("--dataset", "-d", metavar="PATH", help="Dataset folder (corpus.jsonl, queries.jsonl, qrels.jsonl), or example:memories (shipped).")]
 RetrieverOption = Annotated[str | None, typer.Option("--retriever", "-r", metavar="SPEC", autocompletion=complete_retriever, help="Legs joined by '+': fts5, fts5+dense, pkg.module:Class. Required, unless --config gives [system] retriever.")]
 FusionOption = Annotated[list[str] | None, typer.Option("--fusion", "-f", metavar="NAME", autocompletion=complete_fusion, help="Fusion step; repeat to chain (--fusion rrf --fusion exact-bonus).")]
-WeightsOption = Annotated[str | None, typer.Option("--weights", "-w", metavar="LIST", help="Leg weights, comma-separated: fts5=1,dense=0.5.")]
+WeightsOption = Annotated[list[str] | None, typer.Option("--weights", "-w", metavar="LIST", help="Leg weights, comma-separated: fts5=1,dense=0.5; repeat to add legs (-w fts5=1 -w dense=0.5).")]
 OptionOption = Annotated[list[str] | None, typer.Option("--option", "-o", metavar="NAME.KEY=VALUE", help="An option of a leg or fusion: dense.model=PATH, rrf.k=60; repeat.")]
 ConfigOption = Annotated[Path | None, typer.Option("--config", "-c", metavar="PATH", help="TOML experiment file; flags override it.")]
 #: eval's --config: repeatable, one system per file.
@@ -83,7 +83,8 @@ class SystemFlags:
 
     retriever: str | None = None
     fusion: list[str] | None = None
-    weights: str | None = None
+    #: Each --weights given (repeated: their legs together; a leg named twice is refused).
+    weights: list[str] | None = None
     option: list[str] | None = None
     configs: tuple[Path, ...] = ()
 
@@ -107,7 +108,7 @@ class SystemFlags:
         if self.retriever is None and base is None:
             raise SpecError("Missing --retriever (or --config with [system] retriever).")
         override = SystemSpec(retriever=self.retriever or "", fusions=list(self.fusion or []),
-                              weights=parse_weights(self.weights),
+                              weights=parse_weights(",".join(self.weights) if self.weights else None),
                               options=parse_option_assignments(self.option or []))
         return merge_specs(base, override)
 
