@@ -66,10 +66,10 @@ class GateOutcome:
                     "" if check.p_holm is None else f"{check.p_holm:.4f}",
                     "REGRESSED" if check.regressed else "ok", check.note]
 
-        headers = ["check", "scope", "baseline", "current", "change", "allowed",
+        headers = ["check", "scope", "accepted", "current", "change", "allowed",
                    "p (Holm)", "verdict", "note"]
-        unit = "relative to the baseline" if self.settings["relative"] else "absolute"
-        notes = [(f"change = current - baseline, as in compare (for a metric: {unit}, a drop is "
+        unit = "relative to the accepted value" if self.settings["relative"] else "absolute"
+        notes = [(f"change = current - accepted, as in compare (for a metric: {unit}, a drop is "
                   f"negative and fails below -allowed; for latency: relative change of "
                   f"{self.settings['latency_stat']}, failing above +allowed).")]
         if self.settings["significant"]:

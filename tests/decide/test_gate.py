@@ -47,10 +47,10 @@ def test_absolute_and_relative_drops(tmp_path):
     outcome = run_gate(base, cur, max_drop=0.02, n_resamples=500)
     assert not outcome.passed
     (check,) = outcome.regressions
-    # change = current - baseline, as compare's delta: a drop is negative.
+    # change = current - accepted, as compare's delta: a drop is negative.
     assert check.change == pytest.approx(-0.03)
     assert check.change == pytest.approx(outcome.comparison.row("cur", "recall@10").delta)
-    assert "change = current - baseline" in outcome.report().tables[0].notes[0]
+    assert "change = current - accepted" in outcome.report().tables[0].notes[0]
     assert run_gate(base, cur, max_drop=0.05, n_resamples=500).passed
     relative = run_gate(base, cur, max_drop=0.05, relative=True, n_resamples=500)
     assert relative.checks[0].change == pytest.approx(-0.06) and not relative.passed
