@@ -65,6 +65,13 @@ class DocumentReader:
     def number(self, data: dict[str, Any], key: str, where: str | None = None) -> float:
         return self.finite(self._get(data, key, where), where or key)
 
+    def finite_list(self, values: list[Any], where: str) -> list[float]:
+        """Each of `values` as a finite float (`finite`), `where[i]` naming the one that is not. The
+        common case, JSON floats all finite, in one pass (a result file holds 100 scores a query)."""
+        if all(type(value) is float for value in values) and all(map(math.isfinite, values)):
+            return values
+        return [self.finite(value, f"{where}[{position}]") for position, value in enumerate(values)]
+
     def finite(self, value: Any, where: str) -> float:
         """`value` as a finite float; a string, a bool, anything else or a non-finite number is refused."""
         if isinstance(value, bool) or not isinstance(value, (int, float)):

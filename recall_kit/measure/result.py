@@ -63,8 +63,7 @@ class QueryResult:
         if len(set(ranking)) != len(ranking):
             twice = next(doc for position, doc in enumerate(ranking) if doc in ranking[:position])
             raise read.error(f"{where}.ranking holds {twice!r} twice")
-        scores = [read.finite(score, f"{where}.scores[{position}]")
-                  for position, score in enumerate(read.sequence(entry, "scores", f"{where}.scores"))]
+        scores = read.finite_list(read.sequence(entry, "scores", f"{where}.scores"), f"{where}.scores")
         if len(scores) != len(ranking):
             raise read.error(f"{where}: {len(ranking)} ranked ids but {len(scores)} scores")
         latency = entry.get("latency_ms")
