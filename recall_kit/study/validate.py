@@ -230,16 +230,19 @@ def check_copied_queries(folder: Path, copies: Mapping[str, Path]) -> None:
         read_qrels_jsonl(copies["qrels.jsonl"])  # names the user's file and line
 
 
-def check_corpus_rows(source: Path) -> None:
+def check_corpus_rows(source: Path) -> int:
     """The store's corpus file checked row by row where the user wrote it (`c.jsonl:51`): the
-    study's corpus.jsonl is a copy, its lines shifted by the sensitive rows it leaves out."""
+    study's corpus.jsonl is a copy, its lines shifted by the sensitive rows it leaves out. Returns
+    how many rows are not flagged sensitive (what `study init` reports), from the same one read."""
     from recall_kit.dataset import Problem, as_id, read_jsonl, sensitive_flag
     from recall_kit.dataset import parse_memory as parse_memory_row  # the loader's own row check
-    from recall_kit.errors import DatasetError
 
     seen: dict[str, int] = {}
+    kept = 0
     for number, row in read_jsonl(source):
-        if sensitive_flag(row.get("is_sensitive")) is not False:
+        flag = sensitive_flag(row.get("is_sensitive"))
+        kept += flag is not True
+        if flag is not False:
             continue  # never read further (an unreadable flag is the sensitive rule's to refuse)
         problems: list[Problem] = []
         memory = parse_memory_row(number, row, problems)
@@ -250,6 +253,7 @@ def check_corpus_rows(source: Path) -> None:
             if memory_id in seen:
                 raise DatasetError(f"{shown_path(source)}:{number}: duplicate id {memory_id} (first on line {seen[memory_id]})")
             seen[memory_id] = number
+    return kept
 
 
 def check_init_choices(baseline: str, hook_k: int, recipe: dict[str, Any]) -> None:

@@ -124,23 +124,14 @@ def _store_lines(kind: str, source: Path, columns: dict[str, str], base: Path,
     elif kind == "dataset":
         if not (source / "corpus.jsonl").is_file():
             raise OptionError(f"{source}: no corpus.jsonl (a dataset folder holds corpus.jsonl, queries.jsonl, qrels.jsonl).")
-        check_corpus_rows(source / "corpus.jsonl")  # what the run would refuse, refused now
+        # what the run would refuse, refused now; and the rows a study keeps, counted in the same read
         facts = {"queries": (source / "queries.jsonl").is_file() and (source / "qrels.jsonl").is_file(),
-                 "memories": _studied_rows(source / "corpus.jsonl")}
+                 "memories": check_corpus_rows(source / "corpus.jsonl")}
     elif not source.is_file():
         raise OptionError(f"{source}: no such corpus file.")
     else:
-        check_corpus_rows(source)
-        facts = {"memories": _studied_rows(source)}
+        facts = {"memories": check_corpus_rows(source)}
     return lines, facts
-
-
-def _studied_rows(corpus: Path) -> int:
-    """How many rows of a JSONL corpus a study keeps (those not flagged sensitive); the corpus was
-    checked row by row first (`check_corpus_rows`)."""
-    from recall_kit.dataset import read_jsonl, sensitive_flag
-
-    return sum(1 for _, row in read_jsonl(corpus) if sensitive_flag(row.get("is_sensitive")) is not True)
 
 
 def _evaluation_lines(facts: dict[str, Any], queries: tuple[Path, Path] | None, base: Path) -> list[str]:
